@@ -1,0 +1,147 @@
+//! The aligned buffer pool an engine owns: one contiguous allocation cut
+//! into equal, aligned buffers, filled with incompressible data.
+
+use crate::EngineError;
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::ptr::NonNull;
+
+/// `count` buffers of `size` bytes, each aligned to `alignment`.
+pub struct BufferPool {
+    ptr: NonNull<u8>,
+    layout: Layout,
+    count: usize,
+    stride: usize,
+    size: usize,
+}
+
+// SAFETY: the pool is a plain heap allocation with no interior sharing; it
+// is moved between threads as a whole and only touched through &mut self or
+// by the kernel for I/Os the owning engine has in flight.
+unsafe impl Send for BufferPool {}
+
+impl BufferPool {
+    /// Allocates the pool. Every byte is filled with pseudo-random data from
+    /// `seed`, so written data is incompressible and never zero pages.
+    pub fn new(count: usize, size: usize, alignment: usize, seed: u64) -> Result<Self, EngineError> {
+        let alignment = alignment.max(4096).next_power_of_two();
+        let stride = size.max(1).div_ceil(alignment) * alignment;
+        let bytes = stride
+            .checked_mul(count.max(1))
+            .ok_or(EngineError::Alloc { bytes: usize::MAX })?;
+        let layout = Layout::from_size_align(bytes, alignment)
+            .map_err(|_| EngineError::Alloc { bytes })?;
+        // SAFETY: layout has a non-zero size.
+        let raw = unsafe { alloc_zeroed(layout) };
+        let ptr = NonNull::new(raw).ok_or(EngineError::Alloc { bytes })?;
+        let mut pool = BufferPool {
+            ptr,
+            layout,
+            count: count.max(1),
+            stride,
+            size,
+        };
+        fill_random(pool.as_mut_slice(), seed);
+        Ok(pool)
+    }
+
+    /// Number of buffers.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// Usable bytes per buffer.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// Start of buffer `idx`, for handing to the kernel.
+    pub(crate) fn ptr(&self, idx: u32) -> *mut u8 {
+        assert!((idx as usize) < self.count, "buffer index out of range");
+        // SAFETY: idx < count, so the offset stays inside the allocation.
+        unsafe { self.ptr.as_ptr().add(idx as usize * self.stride) }
+    }
+
+    /// Buffer `idx`.
+    pub fn get_mut(&mut self, idx: u32) -> &mut [u8] {
+        let p = self.ptr(idx);
+        // SAFETY: p points at `size` bytes inside our allocation, borrowed
+        // mutably through &mut self.
+        unsafe { std::slice::from_raw_parts_mut(p, self.size) }
+    }
+
+    /// Buffer `idx`, read-only, `len` bytes.
+    pub(crate) fn get(&self, idx: u32, len: usize) -> &[u8] {
+        let p = self.ptr(idx);
+        // SAFETY: as in get_mut; len is checked against the buffer size.
+        unsafe { std::slice::from_raw_parts(p, len.min(self.size)) }
+    }
+
+    /// Buffer `idx` as a mutable slice of `len` bytes from a shared borrow.
+    ///
+    /// # Safety
+    /// The caller must be the only one touching buffer `idx` for the
+    /// lifetime of the slice (one buffer per in-flight slot).
+    pub(crate) unsafe fn get_unchecked_mut(&self, idx: u32, len: usize) -> &mut [u8] {
+        let p = self.ptr(idx);
+        std::slice::from_raw_parts_mut(p, len.min(self.size))
+    }
+
+    /// One `iovec` per buffer, for registering with io_uring.
+    pub(crate) fn iovecs(&self) -> Vec<libc::iovec> {
+        (0..self.count as u32)
+            .map(|i| libc::iovec {
+                iov_base: self.ptr(i).cast(),
+                iov_len: self.size,
+            })
+            .collect()
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: the whole allocation, borrowed mutably through &mut self.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.layout.size()) }
+    }
+}
+
+impl Drop for BufferPool {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout. Engines drain their
+        // in-flight I/O before the pool drops (field order and Drop impls).
+        unsafe { dealloc(self.ptr.as_ptr(), self.layout) }
+    }
+}
+
+/// Fills `buf` with xorshift output: incompressible, and no zero blocks.
+pub fn fill_random(buf: &mut [u8], seed: u64) {
+    let mut x = seed | 1;
+    let mut chunks = buf.chunks_exact_mut(8);
+    for c in &mut chunks {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        c.copy_from_slice(&x.to_le_bytes());
+    }
+    for b in chunks.into_remainder() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        *b = x as u8 | 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_are_aligned_and_filled() {
+        let mut pool = BufferPool::new(3, 5000, 512, 7).unwrap();
+        for i in 0..3 {
+            assert_eq!(pool.ptr(i) as usize % 4096, 0);
+            let b = pool.get_mut(i);
+            assert_eq!(b.len(), 5000);
+            assert!(b.chunks(512).all(|blk| blk.iter().any(|&x| x != 0)));
+        }
+        let first = pool.get_mut(0)[..64].to_vec();
+        assert_ne!(first, pool.get_mut(1)[..64]);
+    }
+}

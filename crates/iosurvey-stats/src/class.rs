@@ -1,0 +1,80 @@
+//! Everything measured for one class of I/O (say, the reads of one stream).
+
+use crate::{Histogram, Series};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Ops, bytes, errors, latency and the interval series of one class.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClassStats {
+    pub ops: u64,
+    pub bytes: u64,
+    /// Failed ops by errno. A failed op is not in `ops` nor in the latency.
+    pub errors: BTreeMap<i32, u64>,
+    pub latency: Histogram,
+    pub series: Series,
+}
+
+/// The first failed I/O of a class, kept so that a report can say where.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FirstError {
+    pub errno: i32,
+    pub offset: u64,
+}
+
+impl ClassStats {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records one completed op.
+    #[inline]
+    pub fn record(&mut self, interval: usize, bytes: u64, lat_ns: u64) {
+        self.ops += 1;
+        self.bytes += bytes;
+        self.latency.record(lat_ns);
+        self.series.record(interval, bytes, lat_ns);
+    }
+
+    /// Records one failed op.
+    pub fn record_error(&mut self, errno: i32) {
+        *self.errors.entry(errno).or_insert(0) += 1;
+    }
+
+    /// Total failed ops.
+    pub fn error_count(&self) -> u64 {
+        self.errors.values().sum()
+    }
+
+    /// Adds `other` into `self`. Exact and associative.
+    pub fn merge(&mut self, other: &ClassStats) {
+        self.ops += other.ops;
+        self.bytes += other.bytes;
+        for (e, n) in &other.errors {
+            *self.errors.entry(*e).or_insert(0) += n;
+        }
+        self.latency.merge(&other.latency);
+        self.series.merge(&other.series);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_are_counted_by_errno_and_merged() {
+        let mut a = ClassStats::new();
+        a.record_error(5);
+        a.record_error(28);
+        let mut b = ClassStats::new();
+        b.record_error(5);
+        b.record(0, 512, 100);
+        a.merge(&b);
+        assert_eq!(a.errors[&5], 2);
+        assert_eq!(a.errors[&28], 1);
+        assert_eq!(a.error_count(), 3);
+        assert_eq!(a.ops, 1);
+        assert_eq!(a.latency.count(), 1);
+    }
+}

@@ -1,0 +1,282 @@
+//! A latency histogram in integer nanoseconds, 3 significant digits from
+//! 1 ns to one hour, with an exact merge and a lossless encoding.
+
+use serde::{Deserialize, Serialize};
+
+/// Lowest value the histogram distinguishes, in nanoseconds.
+pub const LOWEST_NS: u64 = 1;
+/// Highest value the histogram holds, in nanoseconds (one hour). Larger
+/// values are clamped to it, and counted in [`Histogram::clamped`].
+pub const HIGHEST_NS: u64 = 3_600_000_000_000;
+/// Significant decimal digits kept for every value.
+pub const SIGFIG: u8 = 3;
+
+/// The percentiles every summary carries.
+pub const PERCENTILES: [f64; 6] = [50.0, 90.0, 99.0, 99.9, 99.99, 99.999];
+
+/// A latency histogram.
+#[derive(Clone, Debug)]
+pub struct Histogram {
+    inner: hdrhistogram::Histogram<u64>,
+    clamped: u64,
+}
+
+impl Default for Histogram {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PartialEq for Histogram {
+    fn eq(&self, other: &Self) -> bool {
+        self.clamped == other.clamped && self.inner == other.inner
+    }
+}
+
+impl Histogram {
+    /// An empty histogram covering 1 ns to one hour.
+    pub fn new() -> Self {
+        let inner = hdrhistogram::Histogram::new_with_bounds(LOWEST_NS, HIGHEST_NS, SIGFIG)
+            .expect("static histogram bounds are valid");
+        Histogram { inner, clamped: 0 }
+    }
+
+    /// Records one value in nanoseconds.
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        let v = ns.clamp(LOWEST_NS, HIGHEST_NS);
+        if v != ns && ns > HIGHEST_NS {
+            self.clamped += 1;
+        }
+        // Cannot fail: the value is inside the bounds.
+        let _ = self.inner.record(v);
+    }
+
+    /// Adds every count of `other` into `self`. Exact and associative.
+    pub fn merge(&mut self, other: &Histogram) {
+        self.inner
+            .add(&other.inner)
+            .expect("histograms share the same bounds");
+        self.clamped += other.clamped;
+    }
+
+    /// Number of recorded values.
+    pub fn count(&self) -> u64 {
+        self.inner.len()
+    }
+
+    /// Values that were above one hour and were clamped to it.
+    pub fn clamped(&self) -> u64 {
+        self.clamped
+    }
+
+    /// The value at percentile `p` (0..=100), in nanoseconds, as the highest
+    /// value equivalent to the bucket that holds it.
+    pub fn percentile(&self, p: f64) -> u64 {
+        if self.count() == 0 {
+            return 0;
+        }
+        self.inner
+            .highest_equivalent(self.inner.value_at_percentile(p))
+    }
+
+    /// Smallest recorded value (bucket-precise).
+    pub fn min(&self) -> u64 {
+        if self.count() == 0 {
+            0
+        } else {
+            self.inner.min()
+        }
+    }
+
+    /// Largest recorded value (bucket-precise).
+    pub fn max(&self) -> u64 {
+        if self.count() == 0 {
+            0
+        } else {
+            self.inner.highest_equivalent(self.inner.max())
+        }
+    }
+
+    /// Mean of the recorded values, in nanoseconds.
+    pub fn mean(&self) -> f64 {
+        if self.count() == 0 {
+            0.0
+        } else {
+            self.inner.mean()
+        }
+    }
+
+    /// Standard deviation of the recorded values, in nanoseconds.
+    pub fn stdev(&self) -> f64 {
+        if self.count() == 0 {
+            0.0
+        } else {
+            self.inner.stdev()
+        }
+    }
+
+    /// The summary that reports print.
+    pub fn summary(&self) -> LatencySummary {
+        LatencySummary {
+            min_ns: self.min(),
+            mean_ns: self.mean(),
+            stdev_ns: self.stdev(),
+            max_ns: self.max(),
+            percentiles_ns: PERCENTILES
+                .iter()
+                .map(|&p| (format_percentile(p), self.percentile(p)))
+                .collect(),
+        }
+    }
+
+    /// The lossless encoding: every non-empty bucket as `[value, count]`,
+    /// where `value` is the highest value equivalent to that bucket.
+    pub fn to_data(&self) -> HistogramData {
+        let counts = self
+            .inner
+            .iter_recorded()
+            .map(|v| [v.value_iterated_to(), v.count_at_value()])
+            .collect();
+        HistogramData {
+            lowest_ns: LOWEST_NS,
+            highest_ns: HIGHEST_NS,
+            significant_digits: SIGFIG,
+            clamped: self.clamped,
+            counts,
+        }
+    }
+
+    /// Rebuilds a histogram from its encoding; `to_data` of the result equals
+    /// the input.
+    pub fn from_data(data: &HistogramData) -> Histogram {
+        let mut h = Histogram::new();
+        for &[v, c] in &data.counts {
+            let _ = h.inner.record_n(v.clamp(LOWEST_NS, HIGHEST_NS), c);
+        }
+        h.clamped = data.clamped;
+        h
+    }
+}
+
+/// `99.9` -> `"99.9"`, `50.0` -> `"50"`.
+fn format_percentile(p: f64) -> String {
+    let s = format!("{p}");
+    s.trim_end_matches(".0").to_string()
+}
+
+/// The lossless, serialisable form of a [`Histogram`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HistogramData {
+    pub lowest_ns: u64,
+    pub highest_ns: u64,
+    pub significant_digits: u8,
+    pub clamped: u64,
+    /// `[bucket value in ns, count]` for every non-empty bucket, ascending.
+    pub counts: Vec<[u64; 2]>,
+}
+
+/// Latency figures for one class.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    pub min_ns: u64,
+    pub mean_ns: f64,
+    pub stdev_ns: f64,
+    pub max_ns: u64,
+    /// Percentile name (`"99.9"`) to nanoseconds, ascending by percentile.
+    pub percentiles_ns: Vec<(String, u64)>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn hist(values: &[u64]) -> Histogram {
+        let mut h = Histogram::new();
+        for &v in values {
+            h.record(v);
+        }
+        h
+    }
+
+    #[test]
+    fn three_significant_digits_across_the_range() {
+        for &v in &[1u64, 999, 1_234, 98_765, 12_345_678, 3_000_000_000_000] {
+            let h = hist(&[v]);
+            let got = h.percentile(50.0) as f64;
+            assert!((got - v as f64).abs() / v as f64 <= 0.001, "{v} -> {got}");
+        }
+    }
+
+    #[test]
+    fn values_beyond_an_hour_are_clamped_and_counted() {
+        let h = hist(&[HIGHEST_NS * 2, 5]);
+        assert_eq!(h.count(), 2);
+        assert_eq!(h.clamped(), 1);
+        assert!(h.max() >= HIGHEST_NS);
+    }
+
+    #[test]
+    fn empty_histogram_reports_zeros() {
+        let h = Histogram::new();
+        assert_eq!(h.percentile(99.0), 0);
+        assert_eq!(h.min(), 0);
+        assert_eq!(h.max(), 0);
+        assert_eq!(h.mean(), 0.0);
+    }
+
+    #[test]
+    fn percentile_names() {
+        assert_eq!(format_percentile(50.0), "50");
+        assert_eq!(format_percentile(99.99), "99.99");
+    }
+
+    proptest! {
+        #[test]
+        fn merge_is_associative_and_commutative(
+            a in proptest::collection::vec(1u64..10_000_000_000, 0..200),
+            b in proptest::collection::vec(1u64..10_000_000_000, 0..200),
+            c in proptest::collection::vec(1u64..10_000_000_000, 0..200),
+        ) {
+            let (ha, hb, hc) = (hist(&a), hist(&b), hist(&c));
+            let mut left = ha.clone();
+            left.merge(&hb);
+            left.merge(&hc);
+            let mut bc = hb.clone();
+            bc.merge(&hc);
+            let mut right = ha.clone();
+            right.merge(&bc);
+            let mut swapped = hc.clone();
+            swapped.merge(&hb);
+            swapped.merge(&ha);
+            prop_assert_eq!(&left, &right);
+            prop_assert_eq!(&left, &swapped);
+            let all: Vec<u64> = a.iter().chain(&b).chain(&c).copied().collect();
+            prop_assert_eq!(left, hist(&all));
+        }
+
+        #[test]
+        fn percentiles_are_monotonic(v in proptest::collection::vec(1u64..100_000_000_000, 1..500)) {
+            let h = hist(&v);
+            let s = h.summary();
+            let mut last = h.min();
+            for (_, x) in &s.percentiles_ns {
+                prop_assert!(*x >= last);
+                last = *x;
+            }
+            prop_assert!(h.max() >= last);
+        }
+
+        #[test]
+        fn encoding_is_lossless(v in proptest::collection::vec(1u64..5_000_000_000_000, 0..300)) {
+            let h = hist(&v);
+            let data = h.to_data();
+            let json = serde_json::to_string(&data).unwrap();
+            let back: HistogramData = serde_json::from_str(&json).unwrap();
+            let h2 = Histogram::from_data(&back);
+            prop_assert_eq!(&h, &h2);
+            prop_assert_eq!(h2.to_data(), data);
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! A non-cumulative series: what happened in each interval of a job.
+
+use serde::{Deserialize, Serialize};
+
+/// What completed within one interval. Values are sums over the interval,
+/// not running totals.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IntervalSample {
+    pub ops: u64,
+    pub bytes: u64,
+    /// Sum of the latencies of the ops that completed in the interval.
+    pub lat_sum_ns: u64,
+    /// Largest latency of an op that completed in the interval.
+    pub lat_max_ns: u64,
+}
+
+impl IntervalSample {
+    fn merge(&mut self, o: &IntervalSample) {
+        self.ops += o.ops;
+        self.bytes += o.bytes;
+        self.lat_sum_ns += o.lat_sum_ns;
+        self.lat_max_ns = self.lat_max_ns.max(o.lat_max_ns);
+    }
+}
+
+/// Samples indexed by interval number from the start of the measured phase.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Series {
+    pub samples: Vec<IntervalSample>,
+}
+
+impl Series {
+    /// Adds one completed op to interval `index`.
+    #[inline]
+    pub fn record(&mut self, index: usize, bytes: u64, lat_ns: u64) {
+        if index >= self.samples.len() {
+            self.samples.resize(index + 1, IntervalSample::default());
+        }
+        let s = &mut self.samples[index];
+        s.ops += 1;
+        s.bytes += bytes;
+        s.lat_sum_ns += lat_ns;
+        s.lat_max_ns = s.lat_max_ns.max(lat_ns);
+    }
+
+    /// Sums `other` into `self`, interval by interval.
+    pub fn merge(&mut self, other: &Series) {
+        if other.samples.len() > self.samples.len() {
+            self.samples
+                .resize(other.samples.len(), IntervalSample::default());
+        }
+        for (a, b) in self.samples.iter_mut().zip(&other.samples) {
+            a.merge(b);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn series_is_per_interval_not_cumulative() {
+        let mut s = Series::default();
+        s.record(0, 10, 5);
+        s.record(2, 20, 7);
+        s.record(2, 20, 3);
+        assert_eq!(s.samples.len(), 3);
+        assert_eq!(s.samples[1], IntervalSample::default());
+        assert_eq!(s.samples[2].ops, 2);
+        assert_eq!(s.samples[2].bytes, 40);
+        assert_eq!(s.samples[2].lat_max_ns, 7);
+    }
+
+    #[test]
+    fn merge_extends_the_shorter_series() {
+        let mut a = Series::default();
+        a.record(0, 1, 1);
+        let mut b = Series::default();
+        b.record(3, 2, 9);
+        a.merge(&b);
+        assert_eq!(a.samples.len(), 4);
+        assert_eq!(a.samples[0].ops + a.samples[3].ops, 2);
+    }
+}

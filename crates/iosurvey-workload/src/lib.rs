@@ -1,0 +1,25 @@
+//! The model every iosurvey mode builds: a [`Plan`] of [`Point`]s, each one
+//! [`Job`] of targets, stream classes and bounds, plus the offset patterns
+//! the workers draw from and each mode's pure `expand` function.
+//!
+//! A mode never does I/O: expanding is a pure function, so `--dry-run` can
+//! print any plan and tests can check any expansion.
+//!
+//! ```
+//! use iosurvey_workload::{modes::run::{expand, RunSpec}, units::parse_size};
+//! let mut spec = RunSpec::new(vec!["/dev/zram1".into()]);
+//! spec.bs = parse_size("4k").unwrap();
+//! spec.rw = "randread".parse().unwrap();
+//! let plan = expand(&spec).unwrap();
+//! assert_eq!(plan.points.len(), 1);
+//! assert_eq!(plan.points[0].job.streams[0].bs, 4096);
+//! ```
+#![deny(unsafe_code)]
+
+pub mod model;
+pub mod modes;
+pub mod pattern;
+pub mod rng;
+pub mod units;
+
+pub use model::{Bounds, Job, Mix, Pattern, Plan, Point, StreamClass, TargetSpec};

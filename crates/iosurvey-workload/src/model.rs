@@ -1,0 +1,173 @@
+//! The model: a Plan is an ordered list of Points, each Point one Job of
+//! targets, stream classes and bounds.
+
+use iosurvey_engine::{EngineKind, Op};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A file, block device, or (later) a directory holding test files.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TargetSpec {
+    pub path: PathBuf,
+    /// Size to create a new regular file at. An existing file or device is
+    /// used at its own size.
+    pub create_size: Option<u64>,
+}
+
+/// The order in which a stream walks its area.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pattern {
+    /// Sequential, upwards, block by block.
+    Forward,
+    /// Sequential, downwards, block by block; wraps to the top after block 0.
+    Backward,
+    /// Uniform over the area's blocks, seeded.
+    Random,
+}
+
+impl Pattern {
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::Forward => "forward",
+            Pattern::Backward => "backward",
+            Pattern::Random => "random",
+        }
+    }
+
+    /// Whether the pattern is sequential (and so splits into regions).
+    pub fn is_sequential(self) -> bool {
+        !matches!(self, Pattern::Random)
+    }
+}
+
+/// What a stream does: read, write, or a mix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mix {
+    Read,
+    Write,
+    /// Each op is a read with probability `read_pct` percent.
+    Mixed { read_pct: u8 },
+}
+
+impl Mix {
+    /// Whether any op of this mix writes.
+    pub fn writes(self) -> bool {
+        match self {
+            Mix::Read => false,
+            Mix::Write => true,
+            Mix::Mixed { read_pct } => read_pct < 100,
+        }
+    }
+
+    /// Whether any op of this mix reads.
+    pub fn reads(self) -> bool {
+        match self {
+            Mix::Read => true,
+            Mix::Write => false,
+            Mix::Mixed { read_pct } => read_pct > 0,
+        }
+    }
+
+    /// The op a stream of this mix issues when `roll` (0..100) is drawn.
+    #[inline]
+    pub fn op(self, roll: u64) -> Op {
+        match self {
+            Mix::Read => Op::Read,
+            Mix::Write => Op::Write,
+            Mix::Mixed { read_pct } => {
+                if roll < u64::from(read_pct) {
+                    Op::Read
+                } else {
+                    Op::Write
+                }
+            }
+        }
+    }
+}
+
+/// One class of I/O: operation, pattern, block size, outstanding I/Os and
+/// the area of its target. Stats are kept apart by class.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamClass {
+    /// e.g. `main`, `small`, `large`.
+    pub label: String,
+    /// Index into [`Job::targets`].
+    pub target: usize,
+    pub mix: Mix,
+    pub pattern: Pattern,
+    /// Bytes per I/O.
+    pub bs: u64,
+    /// Outstanding I/Os per worker.
+    pub outstanding: u32,
+    /// Start of the area, in bytes from the start of the target.
+    pub offset: u64,
+    /// Length of the area; `None` runs to the end of the target.
+    pub span: Option<u64>,
+    /// Sequential streams the area is split into, over all workers; `0`
+    /// means one per worker.
+    pub regions: u32,
+}
+
+/// When a job ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bounds {
+    /// Measured duration.
+    pub time: Option<Duration>,
+    /// Bytes per stream class; `None` with no `time` means one pass over
+    /// the area.
+    pub bytes: Option<u64>,
+    /// Unmeasured warm-up before the measured phase.
+    pub ramp: Duration,
+}
+
+/// One job: what runs at one Point.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Job {
+    pub targets: Vec<TargetSpec>,
+    pub streams: Vec<StreamClass>,
+    pub bounds: Bounds,
+    /// Worker threads; each runs its share of every stream.
+    pub workers: u32,
+    pub engine: EngineKind,
+    /// O_DIRECT (true) or buffered through the page cache.
+    pub direct: bool,
+    /// Seed for random offsets and op mixes; recorded in the results.
+    pub seed: u64,
+    /// Length of one interval of the series.
+    pub interval: Duration,
+    /// Keep going after a failed I/O (counting it) instead of stopping.
+    pub continue_on_error: bool,
+}
+
+impl Job {
+    /// Whether any stream writes.
+    pub fn writes(&self) -> bool {
+        self.streams.iter().any(|s| s.mix.writes())
+    }
+
+    /// Whether any stream writes to target `t`.
+    pub fn writes_target(&self, t: usize) -> bool {
+        self.streams.iter().any(|s| s.target == t && s.mix.writes())
+    }
+
+    /// The largest block size of any stream.
+    pub fn max_bs(&self) -> u64 {
+        self.streams.iter().map(|s| s.bs).max().unwrap_or(0)
+    }
+}
+
+/// One step of a plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Point {
+    pub index: usize,
+    pub label: String,
+    pub job: Job,
+}
+
+/// What a command will run, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// The mode that expanded it (`run`, `diskperf`, ...).
+    pub mode: String,
+    pub points: Vec<Point>,
+}

@@ -1,0 +1,3 @@
+//! Every mode's pure `expand` function.
+
+pub mod run;

@@ -1,0 +1,331 @@
+//! `iosurvey run`: one fio-style workload, one stream per target.
+
+use crate::model::{Bounds, Job, Mix, Pattern, Plan, Point, StreamClass, TargetSpec};
+use iosurvey_engine::EngineKind;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// The `--rw` workloads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rw {
+    Read,
+    Write,
+    BackRead,
+    BackWrite,
+    RandRead,
+    RandWrite,
+    RandRw,
+}
+
+impl Rw {
+    pub const NAMES: [&'static str; 7] = [
+        "read",
+        "write",
+        "backread",
+        "backwrite",
+        "randread",
+        "randwrite",
+        "randrw",
+    ];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    fn pattern(self) -> Pattern {
+        match self {
+            Rw::Read | Rw::Write => Pattern::Forward,
+            Rw::BackRead | Rw::BackWrite => Pattern::Backward,
+            Rw::RandRead | Rw::RandWrite | Rw::RandRw => Pattern::Random,
+        }
+    }
+}
+
+impl FromStr for Rw {
+    type Err = RunSpecError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(match s {
+            "read" => Rw::Read,
+            "write" => Rw::Write,
+            "backread" => Rw::BackRead,
+            "backwrite" => Rw::BackWrite,
+            "randread" => Rw::RandRead,
+            "randwrite" => Rw::RandWrite,
+            "randrw" => Rw::RandRw,
+            _ => return Err(RunSpecError::Rw(s.to_string())),
+        })
+    }
+}
+
+/// Everything `iosurvey run` was asked for, already parsed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunSpec {
+    pub targets: Vec<PathBuf>,
+    pub size: Option<u64>,
+    pub rw: Rw,
+    /// Percentage of reads for `randrw`.
+    pub mix: Option<u8>,
+    pub bs: u64,
+    pub qd: u32,
+    pub workers: u32,
+    pub engine: EngineKind,
+    pub direct: bool,
+    pub time: Option<Duration>,
+    pub bytes: Option<u64>,
+    pub ramp: Duration,
+    pub offset: u64,
+    pub span: Option<u64>,
+    pub regions: u32,
+    pub seed: u64,
+    pub interval: Duration,
+    pub continue_on_error: bool,
+}
+
+impl RunSpec {
+    /// Defaults: sequential 1 MiB reads, QD 1, one worker, io_uring,
+    /// O_DIRECT, one pass over the area.
+    pub fn new(targets: Vec<PathBuf>) -> Self {
+        RunSpec {
+            targets,
+            size: None,
+            rw: Rw::Read,
+            mix: None,
+            bs: 1 << 20,
+            qd: 1,
+            workers: 1,
+            engine: EngineKind::Uring,
+            direct: true,
+            time: None,
+            bytes: None,
+            ramp: Duration::ZERO,
+            offset: 0,
+            span: None,
+            regions: 0,
+            seed: 0,
+            interval: Duration::from_secs(1),
+            continue_on_error: false,
+        }
+    }
+}
+
+/// A run that cannot be expanded, whatever the targets are.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RunSpecError {
+    #[error("unknown --rw '{0}': use one of read, write, backread, backwrite, randread, randwrite, randrw")]
+    Rw(String),
+    #[error("no target given: name a file or a block device")]
+    NoTarget,
+    #[error("--{0} must be greater than zero")]
+    Zero(&'static str),
+    #[error("--bs {0} is too large: at most 2GiB per I/O")]
+    BsTooLarge(u64),
+    #[error("--mix {0} is out of range: give the percentage of reads, 0 to 100")]
+    MixRange(u32),
+    #[error("--mix only applies to --rw randrw")]
+    MixWithoutRandrw,
+    #[error("--engine sync has one outstanding I/O per worker; use --workers {0} or --engine uring for --qd {0}")]
+    SyncDepth(u32),
+    #[error("--qd {qd} x --workers {workers} is more than 65536 outstanding I/Os per target")]
+    TooDeep { qd: u32, workers: u32 },
+    #[error("--regions applies to sequential patterns (read, write, backread, backwrite), not {0}")]
+    RegionsRandom(&'static str),
+    #[error("--regions {regions} is fewer than --workers {workers}: every worker needs a region")]
+    FewerRegionsThanWorkers { regions: u32, workers: u32 },
+    #[error("--interval must be at least 1ms")]
+    Interval,
+}
+
+/// Expands a run into a one-point plan.
+pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
+    if spec.targets.is_empty() {
+        return Err(RunSpecError::NoTarget);
+    }
+    if spec.bs == 0 {
+        return Err(RunSpecError::Zero("bs"));
+    }
+    if spec.bs > 1 << 31 {
+        return Err(RunSpecError::BsTooLarge(spec.bs));
+    }
+    if spec.qd == 0 {
+        return Err(RunSpecError::Zero("qd"));
+    }
+    if spec.workers == 0 {
+        return Err(RunSpecError::Zero("workers"));
+    }
+    if spec.time == Some(Duration::ZERO) {
+        return Err(RunSpecError::Zero("time"));
+    }
+    if spec.bytes == Some(0) {
+        return Err(RunSpecError::Zero("bytes"));
+    }
+    if spec.size == Some(0) {
+        return Err(RunSpecError::Zero("size"));
+    }
+    if spec.span == Some(0) {
+        return Err(RunSpecError::Zero("span"));
+    }
+    if spec.interval < Duration::from_millis(1) {
+        return Err(RunSpecError::Interval);
+    }
+    if u64::from(spec.qd) * u64::from(spec.workers) > 65536 {
+        return Err(RunSpecError::TooDeep {
+            qd: spec.qd,
+            workers: spec.workers,
+        });
+    }
+    if spec.engine == EngineKind::Sync && spec.qd > 1 {
+        return Err(RunSpecError::SyncDepth(spec.qd));
+    }
+    let mix = match (spec.rw, spec.mix) {
+        (Rw::RandRw, Some(p)) if p > 100 => return Err(RunSpecError::MixRange(p.into())),
+        (Rw::RandRw, p) => Mix::Mixed {
+            read_pct: p.unwrap_or(50),
+        },
+        (_, Some(_)) => return Err(RunSpecError::MixWithoutRandrw),
+        (Rw::Read | Rw::BackRead | Rw::RandRead, None) => Mix::Read,
+        (Rw::Write | Rw::BackWrite | Rw::RandWrite, None) => Mix::Write,
+    };
+    let pattern = spec.rw.pattern();
+    if spec.regions > 0 {
+        if !pattern.is_sequential() {
+            return Err(RunSpecError::RegionsRandom(spec.rw.name()));
+        }
+        if spec.regions < spec.workers {
+            return Err(RunSpecError::FewerRegionsThanWorkers {
+                regions: spec.regions,
+                workers: spec.workers,
+            });
+        }
+    }
+    let targets = spec
+        .targets
+        .iter()
+        .map(|p| TargetSpec {
+            path: p.clone(),
+            create_size: spec.size,
+        })
+        .collect();
+    let streams = (0..spec.targets.len())
+        .map(|t| StreamClass {
+            label: "main".into(),
+            target: t,
+            mix,
+            pattern,
+            bs: spec.bs,
+            outstanding: spec.qd,
+            offset: spec.offset,
+            span: spec.span,
+            regions: spec.regions,
+        })
+        .collect();
+    let job = Job {
+        targets,
+        streams,
+        bounds: Bounds {
+            time: spec.time,
+            bytes: spec.bytes,
+            ramp: spec.ramp,
+        },
+        workers: spec.workers,
+        engine: spec.engine,
+        direct: spec.direct,
+        seed: spec.seed,
+        interval: spec.interval,
+        continue_on_error: spec.continue_on_error,
+    };
+    Ok(Plan {
+        mode: "run".into(),
+        points: vec![Point {
+            index: 0,
+            label: format!(
+                "{} bs={} qd={} workers={}",
+                spec.rw.name(),
+                crate::units::format_size(spec.bs),
+                spec.qd,
+                spec.workers
+            ),
+            job,
+        }],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> RunSpec {
+        RunSpec::new(vec!["/a".into(), "/b".into()])
+    }
+
+    #[test]
+    fn one_stream_per_target() {
+        let mut s = spec();
+        s.rw = Rw::RandRw;
+        s.mix = Some(70);
+        s.qd = 16;
+        let plan = expand(&s).unwrap();
+        let job = &plan.points[0].job;
+        assert_eq!(job.streams.len(), 2);
+        assert_eq!(job.streams[1].target, 1);
+        assert_eq!(job.streams[0].mix, Mix::Mixed { read_pct: 70 });
+        assert_eq!(job.streams[0].pattern, Pattern::Random);
+        assert_eq!(job.streams[0].outstanding, 16);
+    }
+
+    #[test]
+    fn every_rw_name_parses_back() {
+        for name in Rw::NAMES {
+            assert_eq!(name.parse::<Rw>().unwrap().name(), name);
+        }
+        assert!("randwrtie".parse::<Rw>().is_err());
+    }
+
+    #[test]
+    fn backward_workloads_are_backward() {
+        let mut s = spec();
+        s.rw = Rw::BackWrite;
+        let job = &expand(&s).unwrap().points[0].job;
+        assert_eq!(job.streams[0].pattern, Pattern::Backward);
+        assert_eq!(job.streams[0].mix, Mix::Write);
+        assert!(job.writes());
+    }
+
+    #[test]
+    fn bad_specs_are_refused() {
+        let cases: Vec<(Box<dyn Fn(&mut RunSpec)>, RunSpecError)> = vec![
+            (Box::new(|s| s.bs = 0), RunSpecError::Zero("bs")),
+            (Box::new(|s| s.qd = 0), RunSpecError::Zero("qd")),
+            (Box::new(|s| s.workers = 0), RunSpecError::Zero("workers")),
+            (Box::new(|s| s.time = Some(Duration::ZERO)), RunSpecError::Zero("time")),
+            (Box::new(|s| s.mix = Some(50)), RunSpecError::MixWithoutRandrw),
+            (
+                Box::new(|s| {
+                    s.rw = Rw::RandRw;
+                    s.mix = Some(101)
+                }),
+                RunSpecError::MixRange(101),
+            ),
+            (
+                Box::new(|s| {
+                    s.engine = EngineKind::Sync;
+                    s.qd = 4
+                }),
+                RunSpecError::SyncDepth(4),
+            ),
+            (
+                Box::new(|s| {
+                    s.rw = Rw::RandRead;
+                    s.regions = 2
+                }),
+                RunSpecError::RegionsRandom("randread"),
+            ),
+            (Box::new(|s| s.targets.clear()), RunSpecError::NoTarget),
+        ];
+        for (edit, want) in cases {
+            let mut s = spec();
+            edit(&mut s);
+            assert_eq!(expand(&s), Err(want));
+        }
+    }
+}

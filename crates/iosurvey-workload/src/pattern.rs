@@ -1,0 +1,256 @@
+//! Offset generators: forward, backward, random and regions, over a
+//! resolved area, all aligned to the block size.
+
+use crate::rng::Rng;
+use crate::Pattern;
+
+/// The byte range a stream covers on its target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Area {
+    pub start: u64,
+    pub len: u64,
+}
+
+/// Why an area does not fit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AreaError {
+    #[error("--offset {offset} is at or past the end of the target ({size} bytes)")]
+    OffsetPastEnd { offset: u64, size: u64 },
+    #[error("the area ({span} bytes from offset {offset}) runs past the end of the target ({size} bytes); lower --span or --offset")]
+    SpanPastEnd { offset: u64, span: u64, size: u64 },
+    #[error("block size {bs} is larger than the area ({len} bytes)")]
+    BlockLargerThanArea { bs: u64, len: u64 },
+    #[error("{regions} regions of {bs}-byte blocks do not fit in {len} bytes; lower --regions")]
+    TooManyRegions { regions: u32, bs: u64, len: u64 },
+}
+
+/// Resolves `offset`/`span` against a target of `size` bytes.
+pub fn resolve_area(size: u64, offset: u64, span: Option<u64>, bs: u64) -> Result<Area, AreaError> {
+    if offset >= size {
+        return Err(AreaError::OffsetPastEnd { offset, size });
+    }
+    let len = match span {
+        None => size - offset,
+        Some(span) => {
+            if offset.checked_add(span).is_none_or(|end| end > size) {
+                return Err(AreaError::SpanPastEnd { offset, span, size });
+            }
+            span
+        }
+    };
+    if bs > len {
+        return Err(AreaError::BlockLargerThanArea { bs, len });
+    }
+    Ok(Area { start: offset, len })
+}
+
+/// One sequential region: `blocks` blocks from `base`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Region {
+    pub base: u64,
+    pub blocks: u64,
+}
+
+/// Splits `area` into `regions` equal regions of whole blocks and returns
+/// the ones worker `worker` of `workers` runs (region r goes to worker
+/// r mod workers).
+pub fn worker_regions(
+    area: Area,
+    bs: u64,
+    regions: u32,
+    worker: u32,
+    workers: u32,
+) -> Result<Vec<Region>, AreaError> {
+    let total_blocks = area.len / bs;
+    let per = total_blocks / u64::from(regions.max(1));
+    if per == 0 {
+        return Err(AreaError::TooManyRegions {
+            regions,
+            bs,
+            len: area.len,
+        });
+    }
+    Ok((0..regions)
+        .filter(|r| r % workers == worker)
+        .map(|r| Region {
+            base: area.start + u64::from(r) * per * bs,
+            blocks: per,
+        })
+        .collect())
+}
+
+/// Draws the offsets of one stream on one worker.
+#[derive(Clone, Debug)]
+pub struct OffsetGen {
+    pattern: Pattern,
+    bs: u64,
+    area: Area,
+    area_blocks: u64,
+    regions: Vec<(Region, u64)>,
+    next_region: usize,
+    rng: Rng,
+}
+
+impl OffsetGen {
+    /// A generator over `regions` (sequential patterns) or the whole `area`
+    /// (random), seeded with `seed`.
+    pub fn new(pattern: Pattern, bs: u64, area: Area, regions: Vec<Region>, seed: u64) -> Self {
+        let regions = regions
+            .into_iter()
+            .map(|r| {
+                let first = match pattern {
+                    Pattern::Backward => r.blocks - 1,
+                    _ => 0,
+                };
+                (r, first)
+            })
+            .collect();
+        OffsetGen {
+            pattern,
+            bs,
+            area,
+            area_blocks: area.len / bs,
+            regions,
+            next_region: 0,
+            rng: Rng::new(seed),
+        }
+    }
+
+    /// The next offset, in bytes from the start of the target.
+    #[inline]
+    pub fn next_offset(&mut self) -> u64 {
+        match self.pattern {
+            Pattern::Random => self.area.start + self.rng.below(self.area_blocks) * self.bs,
+            Pattern::Forward => {
+                let i = self.pick_region();
+                let (r, cur) = &mut self.regions[i];
+                let off = r.base + *cur * self.bs;
+                *cur += 1;
+                if *cur == r.blocks {
+                    *cur = 0;
+                }
+                off
+            }
+            Pattern::Backward => {
+                let i = self.pick_region();
+                let (r, cur) = &mut self.regions[i];
+                let off = r.base + *cur * self.bs;
+                *cur = if *cur == 0 { r.blocks - 1 } else { *cur - 1 };
+                off
+            }
+        }
+    }
+
+    /// A roll in 0..100 for choosing the op of a mixed stream.
+    #[inline]
+    pub fn roll_percent(&mut self) -> u64 {
+        self.rng.below(100)
+    }
+
+    #[inline]
+    fn pick_region(&mut self) -> usize {
+        let i = self.next_region;
+        self.next_region += 1;
+        if self.next_region == self.regions.len() {
+            self.next_region = 0;
+        }
+        i
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn gen(pattern: Pattern, bs: u64, area: Area, regions: u32, seed: u64) -> OffsetGen {
+        let r = worker_regions(area, bs, regions, 0, 1).unwrap();
+        OffsetGen::new(pattern, bs, area, r, seed)
+    }
+
+    #[test]
+    fn backward_goes_down_block_by_block_and_wraps_once_per_pass() {
+        let area = Area { start: 4096, len: 4 * 4096 };
+        let mut g = gen(Pattern::Backward, 4096, area, 1, 0);
+        let offs: Vec<u64> = (0..8).map(|_| g.next_offset()).collect();
+        assert_eq!(offs, [16384, 12288, 8192, 4096, 16384, 12288, 8192, 4096]);
+    }
+
+    #[test]
+    fn regions_are_evenly_spaced_sequential_streams() {
+        let area = Area { start: 0, len: 8 * 512 };
+        let mut g = gen(Pattern::Forward, 512, area, 2, 0);
+        let offs: Vec<u64> = (0..4).map(|_| g.next_offset()).collect();
+        assert_eq!(offs, [0, 2048, 512, 2560]);
+    }
+
+    #[test]
+    fn regions_are_shared_out_among_workers() {
+        let area = Area { start: 0, len: 1 << 20 };
+        let w0 = worker_regions(area, 4096, 4, 0, 2).unwrap();
+        let w1 = worker_regions(area, 4096, 4, 1, 2).unwrap();
+        assert_eq!(w0.iter().map(|r| r.base).collect::<Vec<_>>(), [0, 512 << 10]);
+        assert_eq!(w1.iter().map(|r| r.base).collect::<Vec<_>>(), [256 << 10, 768 << 10]);
+        assert!(worker_regions(area, 4096, 1000, 0, 1).is_err());
+    }
+
+    #[test]
+    fn area_must_fit_the_target() {
+        assert_eq!(resolve_area(100, 0, None, 10), Ok(Area { start: 0, len: 100 }));
+        assert!(resolve_area(100, 100, None, 10).is_err());
+        assert!(resolve_area(100, 50, Some(60), 10).is_err());
+        assert!(resolve_area(100, 0, Some(8), 10).is_err());
+        assert!(resolve_area(100, 10, Some(u64::MAX), 10).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn sequential_patterns_cover_the_area_exactly_once_per_pass(
+            blocks in 1u64..300, bs_shift in 9u32..14, start_blocks in 0u64..50,
+            backward in any::<bool>(), regions in 1u32..5,
+        ) {
+            let bs = 1u64 << bs_shift;
+            let blocks = blocks.max(u64::from(regions));
+            let per = blocks / u64::from(regions);
+            let area = Area { start: start_blocks * bs, len: blocks * bs };
+            let pattern = if backward { Pattern::Backward } else { Pattern::Forward };
+            let mut g = gen(pattern, bs, area, regions, 1);
+            let pass = per * u64::from(regions);
+            let mut seen: Vec<u64> = (0..pass).map(|_| g.next_offset()).collect();
+            seen.sort_unstable();
+            seen.dedup();
+            prop_assert_eq!(seen.len() as u64, pass);
+            for &o in &seen {
+                prop_assert_eq!(o % bs, 0);
+                prop_assert!(o >= area.start && o + bs <= area.start + area.len);
+            }
+        }
+
+        #[test]
+        fn random_offsets_are_aligned_inside_and_seeded(
+            blocks in 1u64..10_000, bs_shift in 9u32..21, start_blocks in 0u64..50, seed in any::<u64>(),
+        ) {
+            let bs = 1u64 << bs_shift;
+            let area = Area { start: start_blocks * bs, len: blocks * bs };
+            let mut a = gen(Pattern::Random, bs, area, 1, seed);
+            let mut b = gen(Pattern::Random, bs, area, 1, seed);
+            for _ in 0..200 {
+                let o = a.next_offset();
+                prop_assert_eq!(o, b.next_offset());
+                prop_assert_eq!(o % bs, 0);
+                prop_assert!(o >= area.start && o + bs <= area.start + area.len);
+            }
+        }
+    }
+
+    #[test]
+    fn random_offsets_reach_every_block() {
+        let area = Area { start: 0, len: 64 * 4096 };
+        let mut g = gen(Pattern::Random, 4096, area, 1, 9);
+        let mut hit = [false; 64];
+        for _ in 0..2000 {
+            hit[(g.next_offset() / 4096) as usize] = true;
+        }
+        assert!(hit.iter().all(|&h| h));
+    }
+}
