@@ -22,14 +22,19 @@ unsafe impl Send for BufferPool {}
 impl BufferPool {
     /// Allocates the pool. Every byte is filled with pseudo-random data from
     /// `seed`, so written data is incompressible and never zero pages.
-    pub fn new(count: usize, size: usize, alignment: usize, seed: u64) -> Result<Self, EngineError> {
+    pub fn new(
+        count: usize,
+        size: usize,
+        alignment: usize,
+        seed: u64,
+    ) -> Result<Self, EngineError> {
         let alignment = alignment.max(4096).next_power_of_two();
         let stride = size.max(1).div_ceil(alignment) * alignment;
         let bytes = stride
             .checked_mul(count.max(1))
             .ok_or(EngineError::Alloc { bytes: usize::MAX })?;
-        let layout = Layout::from_size_align(bytes, alignment)
-            .map_err(|_| EngineError::Alloc { bytes })?;
+        let layout =
+            Layout::from_size_align(bytes, alignment).map_err(|_| EngineError::Alloc { bytes })?;
         // SAFETY: layout has a non-zero size.
         let raw = unsafe { alloc_zeroed(layout) };
         let ptr = NonNull::new(raw).ok_or(EngineError::Alloc { bytes })?;

@@ -92,6 +92,10 @@ pub enum EngineError {
 
 /// A per-worker I/O queue.
 pub trait Engine {
+    /// Whether the engine completes each request inside `submit_and_wait`,
+    /// one after another. The worker then submits one request per call, so
+    /// each latency covers that request alone.
+    const ONE_AT_A_TIME: bool = false;
     /// Queues one request. The caller keeps no more requests in flight than
     /// there are buffers.
     fn push(&mut self, req: Request);

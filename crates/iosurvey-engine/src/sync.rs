@@ -24,6 +24,8 @@ impl SyncEngine {
 }
 
 impl Engine for SyncEngine {
+    const ONE_AT_A_TIME: bool = true;
+
     #[inline]
     fn push(&mut self, req: Request) {
         self.queued.push(req);
@@ -104,7 +106,13 @@ mod tests {
         e.submit_and_wait(1).unwrap();
         let mut got = Vec::new();
         e.reap(|c| got.push(c));
-        assert_eq!(got[0], Completion { tag: 42, result: 4096 });
+        assert_eq!(
+            got[0],
+            Completion {
+                tag: 42,
+                result: 4096
+            }
+        );
         // The file is open read-only: the write fails with EBADF.
         assert_eq!(got[1].tag, 43);
         assert_eq!(got[1].result, -libc::EBADF);

@@ -38,8 +38,8 @@ impl UringEngine {
         let iovecs = pool.iovecs();
         // SAFETY: the iovecs describe the pool's buffers, which live as long
         // as the ring (the pool is dropped after the ring).
-        let fixed_buffers = iovecs.len() <= 16384
-            && unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+        let fixed_buffers =
+            iovecs.len() <= 16384 && unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
         Ok(UringEngine {
             ring,
             pool,
@@ -82,11 +82,15 @@ impl UringEngine {
                 .build(),
             (false, _, Op::Read) => {
                 let fd = types::Fd(self.raw_fds[req.file as usize]);
-                opcode::Read::new(fd, ptr, req.len).offset(req.offset).build()
+                opcode::Read::new(fd, ptr, req.len)
+                    .offset(req.offset)
+                    .build()
             }
             (false, _, Op::Write) => {
                 let fd = types::Fd(self.raw_fds[req.file as usize]);
-                opcode::Write::new(fd, ptr, req.len).offset(req.offset).build()
+                opcode::Write::new(fd, ptr, req.len)
+                    .offset(req.offset)
+                    .build()
             }
         };
         e.user_data(req.tag)
@@ -213,11 +217,17 @@ mod tests {
         }
         got.sort_by_key(|c| c.tag);
         assert!(got.iter().all(|c| c.result == 4096), "{got:?}");
-        assert_eq!(got.iter().map(|c| c.tag).collect::<Vec<_>>(), [100, 101, 102, 103]);
+        assert_eq!(
+            got.iter().map(|c| c.tag).collect::<Vec<_>>(),
+            [100, 101, 102, 103]
+        );
         assert!(e.buffer_mut(0).iter().all(|&b| b == 9));
         assert_eq!(e.in_flight(), 0);
         drop(e);
         let data = std::fs::read(f.path()).unwrap();
-        assert!(data[12288..].iter().any(|&b| b != 9), "write reached the file");
+        assert!(
+            data[12288..].iter().any(|&b| b != 9),
+            "write reached the file"
+        );
     }
 }

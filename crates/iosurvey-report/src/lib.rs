@@ -1,14 +1,20 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! Reports for iosurvey: a serialisable [`RunReport`] built from what ran,
+//! and pure presenters from it to bytes (text, JSON).
+//!
+//! Presenters never do I/O and never look at anything but the report, so the
+//! same report always prints the same way, and saved reports can be
+//! re-presented or merged later.
+#![deny(unsafe_code)]
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+mod errno;
+mod json;
+mod model;
+mod text;
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub use errno::errno_name;
+pub use json::{to_json, SCHEMA_VERSION};
+pub use model::{
+    ClassReport, ErrorCount, FailureReport, LatencyReport, PointReport, RunReport, Settings,
+    StreamReport, TargetReport, ToolInfo,
+};
+pub use text::{format_rate, render_text, TextOptions};

@@ -1,14 +1,20 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! Running iosurvey's Jobs: opening targets, spawning workers that drive an
+//! engine, and merging what they measured into a [`JobResult`].
+//!
+//! A plan runs one Point at a time. Workers are started at one barrier, stop
+//! at the job's bound, at a stop signal or at the first failed I/O, and
+//! publish live totals that an [`Observer`] sees about ten times a second.
+#![deny(unsafe_code)]
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+pub mod host;
+pub mod observer;
+pub mod result;
+pub mod runner;
+pub mod target;
+mod worker;
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub use host::HostInfo;
+pub use observer::{NoObserver, Observer, Progress};
+pub use result::{CpuTime, IoFailure, JobResult, StreamResult};
+pub use runner::{run_point, validate, RunError};
+pub use target::{open_target, OpenTarget, TargetError, TargetKind};

@@ -46,7 +46,9 @@ pub enum Mix {
     Read,
     Write,
     /// Each op is a read with probability `read_pct` percent.
-    Mixed { read_pct: u8 },
+    Mixed {
+        read_pct: u8,
+    },
 }
 
 impl Mix {

@@ -170,7 +170,10 @@ mod tests {
 
     #[test]
     fn backward_goes_down_block_by_block_and_wraps_once_per_pass() {
-        let area = Area { start: 4096, len: 4 * 4096 };
+        let area = Area {
+            start: 4096,
+            len: 4 * 4096,
+        };
         let mut g = gen(Pattern::Backward, 4096, area, 1, 0);
         let offs: Vec<u64> = (0..8).map(|_| g.next_offset()).collect();
         assert_eq!(offs, [16384, 12288, 8192, 4096, 16384, 12288, 8192, 4096]);
@@ -178,7 +181,10 @@ mod tests {
 
     #[test]
     fn regions_are_evenly_spaced_sequential_streams() {
-        let area = Area { start: 0, len: 8 * 512 };
+        let area = Area {
+            start: 0,
+            len: 8 * 512,
+        };
         let mut g = gen(Pattern::Forward, 512, area, 2, 0);
         let offs: Vec<u64> = (0..4).map(|_| g.next_offset()).collect();
         assert_eq!(offs, [0, 2048, 512, 2560]);
@@ -186,17 +192,29 @@ mod tests {
 
     #[test]
     fn regions_are_shared_out_among_workers() {
-        let area = Area { start: 0, len: 1 << 20 };
+        let area = Area {
+            start: 0,
+            len: 1 << 20,
+        };
         let w0 = worker_regions(area, 4096, 4, 0, 2).unwrap();
         let w1 = worker_regions(area, 4096, 4, 1, 2).unwrap();
-        assert_eq!(w0.iter().map(|r| r.base).collect::<Vec<_>>(), [0, 512 << 10]);
-        assert_eq!(w1.iter().map(|r| r.base).collect::<Vec<_>>(), [256 << 10, 768 << 10]);
+        assert_eq!(
+            w0.iter().map(|r| r.base).collect::<Vec<_>>(),
+            [0, 512 << 10]
+        );
+        assert_eq!(
+            w1.iter().map(|r| r.base).collect::<Vec<_>>(),
+            [256 << 10, 768 << 10]
+        );
         assert!(worker_regions(area, 4096, 1000, 0, 1).is_err());
     }
 
     #[test]
     fn area_must_fit_the_target() {
-        assert_eq!(resolve_area(100, 0, None, 10), Ok(Area { start: 0, len: 100 }));
+        assert_eq!(
+            resolve_area(100, 0, None, 10),
+            Ok(Area { start: 0, len: 100 })
+        );
         assert!(resolve_area(100, 100, None, 10).is_err());
         assert!(resolve_area(100, 50, Some(60), 10).is_err());
         assert!(resolve_area(100, 0, Some(8), 10).is_err());
@@ -245,7 +263,10 @@ mod tests {
 
     #[test]
     fn random_offsets_reach_every_block() {
-        let area = Area { start: 0, len: 64 * 4096 };
+        let area = Area {
+            start: 0,
+            len: 64 * 4096,
+        };
         let mut g = gen(Pattern::Random, 4096, area, 1, 9);
         let mut hit = [false; 64];
         for _ in 0..2000 {

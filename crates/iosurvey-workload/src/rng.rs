@@ -63,6 +63,9 @@ mod tests {
             let v = r.below(10);
             hist[v as usize] += 1;
         }
-        assert!(hist.iter().all(|&c| (9_000..11_000).contains(&c)), "{hist:?}");
+        assert!(
+            hist.iter().all(|&c| (9_000..11_000).contains(&c)),
+            "{hist:?}"
+        );
     }
 }

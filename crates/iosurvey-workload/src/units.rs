@@ -109,7 +109,18 @@ mod tests {
 
     #[test]
     fn bad_sizes_are_refused() {
-        for bad in ["", "k", "4x", "-4k", "4.k", ".5k", "1.2.3k", "0.3", "99999999999999999999", "16777216t"] {
+        for bad in [
+            "",
+            "k",
+            "4x",
+            "-4k",
+            "4.k",
+            ".5k",
+            "1.2.3k",
+            "0.3",
+            "99999999999999999999",
+            "16777216t",
+        ] {
             assert!(parse_size(bad).is_err(), "{bad:?} accepted");
         }
     }

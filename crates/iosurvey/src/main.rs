@@ -1,3 +1,36 @@
-fn main() {
-    println!("Hello, world!");
+//! The `iosurvey` binary: parse the command line, run the mode, map the
+//! outcome to an exit code (0 ok, 1 run failed, 2 bad usage or refused,
+//! 130 interrupted).
+#![deny(unsafe_code)]
+
+mod cli;
+mod exit;
+mod output;
+mod run_cmd;
+mod targets;
+
+use clap::Parser;
+use exit::Failure;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    let cli = match cli::Cli::try_parse_from(&args) {
+        Ok(c) => c,
+        Err(e) => return exit::clap_error(e),
+    };
+    let outcome = match cli.command {
+        cli::Command::Run(a) => run_cmd::run(a, &args),
+    };
+    match outcome {
+        Ok(code) => code.into(),
+        Err(Failure::Usage(e)) => {
+            eprintln!("iosurvey: {e:#}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Run(e)) => {
+            eprintln!("iosurvey: {e:#}");
+            ExitCode::from(1)
+        }
+    }
 }

@@ -128,7 +128,9 @@ pub enum RunSpecError {
     SyncDepth(u32),
     #[error("--qd {qd} x --workers {workers} is more than 65536 outstanding I/Os per target")]
     TooDeep { qd: u32, workers: u32 },
-    #[error("--regions applies to sequential patterns (read, write, backread, backwrite), not {0}")]
+    #[error(
+        "--regions applies to sequential patterns (read, write, backread, backwrite), not {0}"
+    )]
     RegionsRandom(&'static str),
     #[error("--regions {regions} is fewer than --workers {workers}: every worker needs a region")]
     FewerRegionsThanWorkers { regions: u32, workers: u32 },
@@ -297,8 +299,14 @@ mod tests {
             (Box::new(|s| s.bs = 0), RunSpecError::Zero("bs")),
             (Box::new(|s| s.qd = 0), RunSpecError::Zero("qd")),
             (Box::new(|s| s.workers = 0), RunSpecError::Zero("workers")),
-            (Box::new(|s| s.time = Some(Duration::ZERO)), RunSpecError::Zero("time")),
-            (Box::new(|s| s.mix = Some(50)), RunSpecError::MixWithoutRandrw),
+            (
+                Box::new(|s| s.time = Some(Duration::ZERO)),
+                RunSpecError::Zero("time"),
+            ),
+            (
+                Box::new(|s| s.mix = Some(50)),
+                RunSpecError::MixWithoutRandrw,
+            ),
             (
                 Box::new(|s| {
                     s.rw = Rw::RandRw;

@@ -1,0 +1,277 @@
+//! The report document: what ran, where, and what it measured. Raw counts in
+//! bytes and nanoseconds, lossless histograms, and a few derived rates.
+
+use iosurvey_engine::Op;
+use iosurvey_run::{HostInfo, JobResult, OpenTarget, TargetKind};
+use iosurvey_stats::{ClassStats, HistogramData, IntervalSample};
+use iosurvey_workload::{Mix, Point};
+use serde::{Deserialize, Serialize};
+
+/// The whole run: one entry per point of the plan.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunReport {
+    pub schema_version: u32,
+    pub tool: ToolInfo,
+    pub command_line: Vec<String>,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+    pub host: HostInfo,
+    pub mode: String,
+    pub points: Vec<PointReport>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolInfo {
+    pub name: String,
+    pub version: String,
+}
+
+impl Default for ToolInfo {
+    fn default() -> Self {
+        ToolInfo {
+            name: "iosurvey".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
+/// One point: its settings, targets and results.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PointReport {
+    pub index: usize,
+    pub label: String,
+    pub settings: Settings,
+    pub targets: Vec<TargetReport>,
+    pub elapsed_ns: u64,
+    pub first_done_ns: u64,
+    pub interrupted: bool,
+    pub cpu_user_ns: u64,
+    pub cpu_system_ns: u64,
+    pub cpu_workers_ns: u64,
+    pub failure: Option<FailureReport>,
+    pub streams: Vec<StreamReport>,
+    /// Every stream's reads and writes added up.
+    pub total: StreamTotals,
+}
+
+/// The job's settings, as run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Settings {
+    pub engine: String,
+    pub workers: u32,
+    pub direct: bool,
+    pub seed: u64,
+    pub time_ns: Option<u64>,
+    pub bytes: Option<u64>,
+    pub ramp_ns: u64,
+    pub interval_ns: u64,
+    pub continue_on_error: bool,
+}
+
+/// A target as it was opened.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetReport {
+    pub path: String,
+    pub kind: TargetKind,
+    pub size_bytes: u64,
+    pub logical_block_size: u64,
+    pub physical_block_size: u64,
+    pub rotational: Option<bool>,
+    pub direct: bool,
+    pub created: bool,
+}
+
+/// The first failed I/O.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailureReport {
+    pub stream: usize,
+    pub op: String,
+    pub offset: u64,
+    pub errno: i32,
+    pub error: String,
+    pub at_ns: u64,
+}
+
+/// One stream class: its settings and its reads and writes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StreamReport {
+    pub label: String,
+    pub target: usize,
+    pub rw: String,
+    pub read_pct: u8,
+    pub pattern: String,
+    pub bs: u64,
+    pub outstanding: u32,
+    pub offset: u64,
+    pub span: Option<u64>,
+    pub regions: u32,
+    pub read: ClassReport,
+    pub write: ClassReport,
+}
+
+/// Reads and writes over all streams.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StreamTotals {
+    pub read: ClassReport,
+    pub write: ClassReport,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorCount {
+    pub errno: i32,
+    pub name: String,
+    pub count: u64,
+}
+
+/// Latency figures in nanoseconds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LatencyReport {
+    pub min_ns: u64,
+    pub mean_ns: f64,
+    pub stdev_ns: f64,
+    pub max_ns: u64,
+    /// `[percentile, ns]`, ascending.
+    pub percentiles_ns: Vec<(String, u64)>,
+}
+
+/// One class (reads or writes) of a stream.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClassReport {
+    pub ops: u64,
+    pub bytes: u64,
+    /// ops / elapsed, derived.
+    pub iops: f64,
+    /// bytes / elapsed, derived.
+    pub bytes_per_sec: f64,
+    pub errors: Vec<ErrorCount>,
+    pub latency: LatencyReport,
+    /// Lossless: merge two runs by adding these counts.
+    pub histogram: HistogramData,
+    /// Non-cumulative, one entry per interval of `settings.interval_ns`.
+    pub series: Vec<IntervalSample>,
+}
+
+impl ClassReport {
+    /// Builds a class report, deriving rates over `elapsed_ns`.
+    pub fn new(c: &ClassStats, elapsed_ns: u64) -> Self {
+        let secs = elapsed_ns as f64 / 1e9;
+        let per_sec = |v: u64| if secs > 0.0 { v as f64 / secs } else { 0.0 };
+        let s = c.latency.summary();
+        ClassReport {
+            ops: c.ops,
+            bytes: c.bytes,
+            iops: per_sec(c.ops),
+            bytes_per_sec: per_sec(c.bytes),
+            errors: c
+                .errors
+                .iter()
+                .map(|(&errno, &count)| ErrorCount {
+                    errno,
+                    name: crate::errno_name(errno),
+                    count,
+                })
+                .collect(),
+            latency: LatencyReport {
+                min_ns: s.min_ns,
+                mean_ns: s.mean_ns,
+                stdev_ns: s.stdev_ns,
+                max_ns: s.max_ns,
+                percentiles_ns: s.percentiles_ns,
+            },
+            histogram: c.latency.to_data(),
+            series: c.series.samples.clone(),
+        }
+    }
+
+    /// Whether anything was attempted in this class.
+    pub fn is_empty(&self) -> bool {
+        self.ops == 0 && self.errors.is_empty()
+    }
+}
+
+fn op_name(op: Op) -> &'static str {
+    match op {
+        Op::Read => "read",
+        Op::Write => "write",
+    }
+}
+
+impl PointReport {
+    /// Builds the report of `point`, which ran on `targets` and gave `r`.
+    pub fn new(point: &Point, targets: &[OpenTarget], r: &JobResult) -> Self {
+        let job = &point.job;
+        let streams = job
+            .streams
+            .iter()
+            .zip(&r.streams)
+            .map(|(s, res)| {
+                let (rw, read_pct) = match s.mix {
+                    Mix::Read => ("read", 100),
+                    Mix::Write => ("write", 0),
+                    Mix::Mixed { read_pct } => ("mixed", read_pct),
+                };
+                StreamReport {
+                    label: s.label.clone(),
+                    target: s.target,
+                    rw: rw.into(),
+                    read_pct,
+                    pattern: s.pattern.name().into(),
+                    bs: s.bs,
+                    outstanding: s.outstanding,
+                    offset: s.offset,
+                    span: s.span,
+                    regions: s.regions,
+                    read: ClassReport::new(&res.read, r.elapsed_ns),
+                    write: ClassReport::new(&res.write, r.elapsed_ns),
+                }
+            })
+            .collect();
+        PointReport {
+            index: point.index,
+            label: point.label.clone(),
+            settings: Settings {
+                engine: job.engine.name().into(),
+                workers: job.workers,
+                direct: job.direct,
+                seed: job.seed,
+                time_ns: job.bounds.time.map(|t| t.as_nanos() as u64),
+                bytes: job.bounds.bytes,
+                ramp_ns: job.bounds.ramp.as_nanos() as u64,
+                interval_ns: job.interval.as_nanos() as u64,
+                continue_on_error: job.continue_on_error,
+            },
+            targets: targets
+                .iter()
+                .map(|t| TargetReport {
+                    path: t.path.display().to_string(),
+                    kind: t.kind,
+                    size_bytes: t.size,
+                    logical_block_size: t.logical_block_size,
+                    physical_block_size: t.physical_block_size,
+                    rotational: t.rotational,
+                    direct: t.direct,
+                    created: t.created,
+                })
+                .collect(),
+            elapsed_ns: r.elapsed_ns,
+            first_done_ns: r.first_done_ns,
+            interrupted: r.interrupted,
+            cpu_user_ns: r.cpu.user_ns,
+            cpu_system_ns: r.cpu.system_ns,
+            cpu_workers_ns: r.cpu.workers_ns,
+            failure: r.first_failure.map(|f| FailureReport {
+                stream: f.stream,
+                op: op_name(f.op).into(),
+                offset: f.offset,
+                errno: f.errno,
+                error: crate::errno_name(f.errno),
+                at_ns: f.at_ns,
+            }),
+            streams,
+            total: StreamTotals {
+                read: ClassReport::new(&r.total(Op::Read), r.elapsed_ns),
+                write: ClassReport::new(&r.total(Op::Write), r.elapsed_ns),
+            },
+        }
+    }
+}

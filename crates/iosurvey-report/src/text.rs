@@ -1,0 +1,198 @@
+//! The human summary: one block per point, per target and in total.
+
+use crate::{ClassReport, PointReport, RunReport, StreamReport};
+use std::fmt::Write;
+
+/// Display choices.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TextOptions {
+    /// MiB/s (2^20) instead of MB/s (10^6).
+    pub mib: bool,
+}
+
+/// `bytes_per_sec` as `"1413.6 MB/s"` or `"1348.1 MiB/s"`.
+pub fn format_rate(bytes_per_sec: f64, opts: TextOptions) -> String {
+    if opts.mib {
+        format!("{:.1} MiB/s", bytes_per_sec / 1048576.0)
+    } else {
+        format!("{:.1} MB/s", bytes_per_sec / 1e6)
+    }
+}
+
+fn format_count(v: f64) -> String {
+    if v >= 1e9 {
+        format!("{:.2}G", v / 1e9)
+    } else if v >= 1e6 {
+        format!("{:.2}M", v / 1e6)
+    } else if v >= 1e4 {
+        format!("{:.1}k", v / 1e3)
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+fn format_bytes(v: u64, opts: TextOptions) -> String {
+    let v = v as f64;
+    if opts.mib {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+        let mut x = v;
+        let mut i = 0;
+        while x >= 1024.0 && i < units.len() - 1 {
+            x /= 1024.0;
+            i += 1;
+        }
+        format!("{x:.2} {}", units[i])
+    } else {
+        let units = ["B", "kB", "MB", "GB", "TB"];
+        let mut x = v;
+        let mut i = 0;
+        while x >= 1000.0 && i < units.len() - 1 {
+            x /= 1000.0;
+            i += 1;
+        }
+        format!("{x:.2} {}", units[i])
+    }
+}
+
+/// Nanoseconds with a unit that keeps three or four digits.
+pub fn format_ns(ns: f64) -> String {
+    if ns < 1e3 {
+        format!("{ns:.0}ns")
+    } else if ns < 1e6 {
+        format!("{:.2}us", ns / 1e3)
+    } else if ns < 1e9 {
+        format!("{:.2}ms", ns / 1e6)
+    } else {
+        format!("{:.3}s", ns / 1e9)
+    }
+}
+
+fn class_lines(out: &mut String, name: &str, c: &ClassReport, elapsed_ns: u64, opts: TextOptions) {
+    if c.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "  {name:<5} {} IOPS  {}  {} ops  {} in {:.3} s",
+        format_count(c.iops),
+        format_rate(c.bytes_per_sec, opts),
+        c.ops,
+        format_bytes(c.bytes, opts),
+        elapsed_ns as f64 / 1e9
+    );
+    if c.ops > 0 {
+        let l = &c.latency;
+        let _ = writeln!(
+            out,
+            "        lat min {}  mean {}  stdev {}  max {}",
+            format_ns(l.min_ns as f64),
+            format_ns(l.mean_ns),
+            format_ns(l.stdev_ns),
+            format_ns(l.max_ns as f64)
+        );
+        let pct: Vec<String> = l
+            .percentiles_ns
+            .iter()
+            .map(|(p, v)| format!("p{p} {}", format_ns(*v as f64)))
+            .collect();
+        let _ = writeln!(out, "        {}", pct.join("  "));
+    }
+    if !c.errors.is_empty() {
+        let errs: Vec<String> = c
+            .errors
+            .iter()
+            .map(|e| format!("{} x{}", e.name, e.count))
+            .collect();
+        let _ = writeln!(out, "        errors: {}", errs.join(", "));
+    }
+}
+
+fn stream_title(p: &PointReport, s: &StreamReport) -> String {
+    let t = &p.targets[s.target];
+    let rot = match t.rotational {
+        Some(true) => ", rotational",
+        Some(false) => ", non-rotational",
+        None => "",
+    };
+    format!(
+        "{} [{} {}, {} bytes, lbs {}{}]",
+        t.path,
+        match t.kind {
+            iosurvey_run::TargetKind::File => "file",
+            iosurvey_run::TargetKind::Block => "block",
+        },
+        if t.direct { "O_DIRECT" } else { "buffered" },
+        t.size_bytes,
+        t.logical_block_size,
+        rot
+    )
+}
+
+/// Renders a report as the human summary.
+pub fn render_text(report: &RunReport, opts: TextOptions) -> String {
+    let mut out = String::new();
+    for p in &report.points {
+        let s = &p.settings;
+        let _ = writeln!(
+            out,
+            "{}: {} (engine {}, {}, seed {})",
+            report.mode,
+            p.label,
+            s.engine,
+            if s.direct { "O_DIRECT" } else { "buffered" },
+            s.seed
+        );
+        if p.interrupted {
+            let _ = writeln!(out, "  INTERRUPTED: partial results");
+        }
+        for st in &p.streams {
+            let _ = writeln!(out, "{}", stream_title(p, st));
+            class_lines(&mut out, "read", &st.read, p.elapsed_ns, opts);
+            class_lines(&mut out, "write", &st.write, p.elapsed_ns, opts);
+        }
+        if p.streams.len() > 1 {
+            let _ = writeln!(out, "all {} streams:", p.streams.len());
+            class_lines(&mut out, "read", &p.total.read, p.elapsed_ns, opts);
+            class_lines(&mut out, "write", &p.total.write, p.elapsed_ns, opts);
+        }
+        if let Some(f) = &p.failure {
+            let _ = writeln!(
+                out,
+                "  first failed I/O: {} at offset {} on {}: {} (errno {})",
+                f.op, f.offset, p.targets[p.streams[f.stream].target].path, f.error, f.errno
+            );
+        }
+        let secs = p.elapsed_ns as f64 / 1e9;
+        if secs > 0.0 {
+            let _ = writeln!(
+                out,
+                "  cpu: user {:.1}%  sys {:.1}%  (of one core)",
+                p.cpu_user_ns as f64 / 1e9 / secs * 100.0,
+                p.cpu_system_ns as f64 / 1e9 / secs * 100.0
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_are_labelled_with_their_unit() {
+        assert_eq!(format_rate(1e6, TextOptions { mib: false }), "1.0 MB/s");
+        assert_eq!(
+            format_rate(1048576.0, TextOptions { mib: true }),
+            "1.0 MiB/s"
+        );
+    }
+
+    #[test]
+    fn latency_units_scale() {
+        assert_eq!(format_ns(950.0), "950ns");
+        assert_eq!(format_ns(88_060.0), "88.06us");
+        assert_eq!(format_ns(1_500_000.0), "1.50ms");
+        assert_eq!(format_ns(2e9), "2.000s");
+    }
+}

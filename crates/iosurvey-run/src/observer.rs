@@ -1,0 +1,28 @@
+//! Hooks the runner calls while a plan runs: progress bars, live interval
+//! streams and saving each point as it finishes implement them.
+
+use crate::JobResult;
+use iosurvey_workload::Point;
+
+/// Running totals of the measured phase so far, over all workers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    pub ops: u64,
+    pub bytes: u64,
+    /// Nanoseconds since the job's workers started (ramp included).
+    pub elapsed_ns: u64,
+}
+
+/// Every hook has a no-op default.
+pub trait Observer {
+    /// A point is about to run.
+    fn point_started(&mut self, _point: &Point) {}
+    /// Called about ten times a second while a point runs.
+    fn tick(&mut self, _point: &Point, _progress: Progress) {}
+    /// A point has finished (or was cut short).
+    fn point_finished(&mut self, _point: &Point, _result: &JobResult) {}
+}
+
+/// Observes nothing.
+pub struct NoObserver;
+impl Observer for NoObserver {}

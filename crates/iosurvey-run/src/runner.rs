@@ -1,0 +1,242 @@
+//! Runs one Job: checks it against the opened targets, shares its streams
+//! out to workers, starts them at one barrier, and merges what they measured.
+
+use crate::host::process_cpu_ns;
+use crate::observer::{Observer, Progress};
+use crate::result::JobResult;
+use crate::target::{drop_cache, OpenTarget};
+use crate::worker::{now_ns, run_worker, LiveCounters, WorkerBounds, WorkerStream};
+use iosurvey_engine::{EngineConfig, EngineError, EngineKind, SyncEngine, UringEngine};
+use iosurvey_workload::pattern::{resolve_area, worker_regions, AreaError, OffsetGen};
+use iosurvey_workload::{Job, Point};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Barrier;
+use std::time::Duration;
+
+/// Why a job could not run. Messages say what to change.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{path}: --bs {bs} is not a multiple of the logical block size {lbs}, which O_DIRECT needs; use a multiple of {lbs} or --buffered")]
+    BsAlignment { path: PathBuf, bs: u64, lbs: u64 },
+    #[error("{path}: --offset {offset} is not a multiple of the logical block size {lbs}, which O_DIRECT needs")]
+    OffsetAlignment {
+        path: PathBuf,
+        offset: u64,
+        lbs: u64,
+    },
+    #[error("{path}: {source}")]
+    Area {
+        path: PathBuf,
+        #[source]
+        source: AreaError,
+    },
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error("duplicating the descriptor of {path}: {err}")]
+    Dup { path: PathBuf, err: std::io::Error },
+    #[error("a worker failed: {0}")]
+    Worker(std::io::Error),
+}
+
+/// Checks that `job` fits `targets` (alignment, areas) without doing I/O.
+pub fn validate(job: &Job, targets: &[OpenTarget]) -> Result<(), RunError> {
+    build_streams(job, targets, 0).map(|_| ())
+}
+
+/// Per-worker shares of every stream of `job`, for worker `w`.
+fn build_streams(job: &Job, targets: &[OpenTarget], w: u32) -> Result<Vec<WorkerStream>, RunError> {
+    let workers = job.workers;
+    let mut out = Vec::with_capacity(job.streams.len());
+    for (si, s) in job.streams.iter().enumerate() {
+        let t = &targets[s.target];
+        let path = t.path.clone();
+        if t.direct && s.bs % t.logical_block_size != 0 {
+            return Err(RunError::BsAlignment {
+                path,
+                bs: s.bs,
+                lbs: t.logical_block_size,
+            });
+        }
+        if t.direct && s.offset % t.logical_block_size != 0 {
+            return Err(RunError::OffsetAlignment {
+                path,
+                offset: s.offset,
+                lbs: t.logical_block_size,
+            });
+        }
+        let area =
+            resolve_area(t.size, s.offset, s.span, s.bs).map_err(|source| RunError::Area {
+                path: path.clone(),
+                source,
+            })?;
+        let (regions, pass_ops) = if s.pattern.is_sequential() {
+            let n = if s.regions == 0 { workers } else { s.regions };
+            let mine =
+                worker_regions(area, s.bs, n, w, workers).map_err(|source| RunError::Area {
+                    path: path.clone(),
+                    source,
+                })?;
+            let mine_ops: u64 = mine.iter().map(|r| r.blocks).sum();
+            (mine, mine_ops)
+        } else {
+            (Vec::new(), (area.len / s.bs).div_ceil(u64::from(workers)))
+        };
+        let budget = match (job.bounds.bytes, job.bounds.time) {
+            (Some(bytes), _) => {
+                let ops = bytes.div_ceil(s.bs);
+                let share =
+                    ops / u64::from(workers) + u64::from(u64::from(w) < ops % u64::from(workers));
+                Some(share)
+            }
+            (None, Some(_)) => None,
+            (None, None) => Some(pass_ops),
+        };
+        let seed = job.seed
+            ^ (si as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            ^ (u64::from(w) + 1).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
+        out.push(WorkerStream {
+            file: s.target as u32,
+            mix: s.mix,
+            bs: s.bs as u32,
+            slots: s.outstanding,
+            gen: OffsetGen::new(s.pattern, s.bs, area, regions, seed),
+            budget,
+        });
+    }
+    Ok(out)
+}
+
+/// Runs `point` on `targets` (opened for its job), stopping early when
+/// `stop` is set.
+pub fn run_point(
+    point: &Point,
+    targets: &[OpenTarget],
+    stop: &AtomicBool,
+    observer: &mut dyn Observer,
+) -> Result<JobResult, RunError> {
+    let job = &point.job;
+    let workers = job.workers as usize;
+    let mut shares = Vec::with_capacity(workers);
+    for w in 0..job.workers {
+        shares.push(build_streams(job, targets, w)?);
+    }
+    let mut files_per_worker = Vec::with_capacity(workers);
+    for _ in 0..workers {
+        let mut files = Vec::with_capacity(targets.len());
+        for t in targets {
+            files.push(t.fd.try_clone().map_err(|err| RunError::Dup {
+                path: t.path.clone(),
+                err,
+            })?);
+        }
+        files_per_worker.push(files);
+    }
+    if !job.direct && job.streams.iter().any(|s| s.mix.reads()) {
+        targets.iter().for_each(drop_cache);
+    }
+
+    observer.point_started(point);
+    let live: Vec<LiveCounters> = (0..workers).map(|_| LiveCounters::default()).collect();
+    let barrier = Barrier::new(workers + 1);
+    let finished = AtomicUsize::new(0);
+    let buffer_size = job.max_bs() as usize;
+    let alignment = targets
+        .iter()
+        .map(|t| t.logical_block_size as usize)
+        .max()
+        .unwrap_or(4096);
+    let (user0, sys0) = process_cpu_ns();
+
+    let outcomes: Vec<Result<JobResult, RunError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = shares
+            .into_iter()
+            .zip(files_per_worker)
+            .enumerate()
+            .map(|(w, (streams, files))| {
+                let (barrier, finished, live) = (&barrier, &finished, &live[w]);
+                let seed = job.seed.wrapping_add(w as u64);
+                std::thread::Builder::new()
+                    .name(format!("iosurvey-w{w}"))
+                    .spawn_scoped(scope, move || {
+                        let slots: usize = streams.iter().map(|s| s.slots as usize).sum();
+                        let cfg = EngineConfig {
+                            files,
+                            buffers: slots,
+                            buffer_size,
+                            alignment,
+                        };
+                        let bounds = WorkerBounds {
+                            ramp: job.bounds.ramp,
+                            time: job.bounds.time,
+                            interval: job.interval,
+                            continue_on_error: job.continue_on_error,
+                            stop,
+                            live,
+                        };
+                        let out = match job.engine {
+                            EngineKind::Uring => match UringEngine::new(cfg, slots as u32, seed) {
+                                Ok(mut e) => {
+                                    barrier.wait();
+                                    run_worker(&mut e, streams, &bounds, now_ns())
+                                        .map_err(RunError::Worker)
+                                }
+                                Err(err) => {
+                                    barrier.wait();
+                                    Err(err.into())
+                                }
+                            },
+                            EngineKind::Sync => match SyncEngine::new(cfg, seed) {
+                                Ok(mut e) => {
+                                    barrier.wait();
+                                    run_worker(&mut e, streams, &bounds, now_ns())
+                                        .map_err(RunError::Worker)
+                                }
+                                Err(err) => {
+                                    barrier.wait();
+                                    Err(err.into())
+                                }
+                            },
+                        };
+                        finished.fetch_add(1, Ordering::Release);
+                        out
+                    })
+                    .expect("spawning a worker thread")
+            })
+            .collect();
+        barrier.wait();
+        let t0 = now_ns();
+        while finished.load(Ordering::Acquire) < workers {
+            std::thread::sleep(Duration::from_millis(100));
+            let mut p = Progress {
+                elapsed_ns: now_ns() - t0,
+                ..Default::default()
+            };
+            for l in &live {
+                p.ops += l.ops.load(Ordering::Relaxed);
+                p.bytes += l.bytes.load(Ordering::Relaxed);
+            }
+            observer.tick(point, p);
+        }
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("worker thread panicked"))
+            .collect()
+    });
+
+    let (user1, sys1) = process_cpu_ns();
+    let mut merged: Option<JobResult> = None;
+    for o in outcomes {
+        let r = o?;
+        match &mut merged {
+            None => merged = Some(r),
+            Some(m) => m.merge(&r),
+        }
+    }
+    let mut result = merged.unwrap_or_default();
+    result.cpu.user_ns = user1.saturating_sub(user0);
+    result.cpu.system_ns = sys1.saturating_sub(sys0);
+    result.interrupted |= stop.load(Ordering::Relaxed);
+    observer.point_finished(point, &result);
+    Ok(result)
+}

@@ -1,0 +1,213 @@
+//! The hot loop of one worker: keep every slot's I/O in flight, time each
+//! one, and count it against the job's bounds. No allocation, no lock and no
+//! syscall beyond the engine's own per batch.
+
+use crate::result::{IoFailure, JobResult, StreamResult};
+use iosurvey_engine::{Completion, Engine, Op, Request};
+use iosurvey_workload::{pattern::OffsetGen, Mix};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// One stream's share on one worker.
+pub(crate) struct WorkerStream {
+    pub file: u32,
+    pub mix: Mix,
+    pub bs: u32,
+    pub slots: u32,
+    pub gen: OffsetGen,
+    /// Ops left to issue in the measured phase; `None` is unbounded.
+    pub budget: Option<u64>,
+}
+
+/// Live totals one worker publishes for the progress display.
+#[derive(Default)]
+#[repr(align(64))]
+pub(crate) struct LiveCounters {
+    pub ops: AtomicU64,
+    pub bytes: AtomicU64,
+}
+
+/// Shared bounds and signals.
+pub(crate) struct WorkerBounds<'a> {
+    pub ramp: Duration,
+    pub time: Option<Duration>,
+    pub interval: Duration,
+    pub continue_on_error: bool,
+    pub stop: &'a AtomicBool,
+    pub live: &'a LiveCounters,
+}
+
+#[derive(Clone, Copy)]
+struct Slot {
+    stream: u32,
+    req: Request,
+    submitted_ns: u64,
+}
+
+/// Monotonic nanoseconds.
+#[inline]
+pub(crate) fn now_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+fn thread_cpu_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// Runs one worker until its bounds are met, then drains its in-flight I/O.
+/// `start_ns` is when the shared barrier released the workers.
+pub(crate) fn run_worker<E: Engine>(
+    engine: &mut E,
+    mut streams: Vec<WorkerStream>,
+    bounds: &WorkerBounds<'_>,
+    start_ns: u64,
+) -> std::io::Result<JobResult> {
+    let cpu0 = thread_cpu_ns();
+    let measure_start = start_ns + bounds.ramp.as_nanos() as u64;
+    let end = bounds
+        .time
+        .map(|t| measure_start + t.as_nanos() as u64)
+        .unwrap_or(u64::MAX);
+    let interval_ns = (bounds.interval.as_nanos() as u64).max(1);
+
+    let mut result = JobResult {
+        streams: vec![StreamResult::default(); streams.len()],
+        ..Default::default()
+    };
+    let total_slots: usize = streams.iter().map(|s| s.slots as usize).sum();
+    let mut slots: Vec<Slot> = Vec::with_capacity(total_slots);
+    let mut ready: VecDeque<u32> = VecDeque::with_capacity(total_slots);
+    let mut completions: Vec<Completion> = Vec::with_capacity(total_slots);
+
+    // Arm every slot. Slots of different streams interleave so that a
+    // one-at-a-time engine serves the streams in turn.
+    let max_slots = streams.iter().map(|s| s.slots).max().unwrap_or(0);
+    for k in 0..max_slots {
+        for (si, st) in streams.iter_mut().enumerate() {
+            if k >= st.slots {
+                continue;
+            }
+            let idx = slots.len() as u32;
+            let req = next_request(st, idx, start_ns >= measure_start);
+            if let Some(req) = req {
+                slots.push(Slot {
+                    stream: si as u32,
+                    req,
+                    submitted_ns: 0,
+                });
+                ready.push_back(idx);
+            }
+        }
+    }
+    let mut active = ready.len();
+    let mut stopping = false;
+    let mut last_done = start_ns;
+    let (mut live_ops, mut live_bytes) = (0u64, 0u64);
+
+    while active > 0 {
+        let ts = now_ns();
+        if E::ONE_AT_A_TIME {
+            if let Some(i) = ready.pop_front() {
+                let s = &mut slots[i as usize];
+                s.submitted_ns = ts;
+                engine.push(s.req);
+            }
+        } else {
+            for &i in &ready {
+                let s = &mut slots[i as usize];
+                s.submitted_ns = ts;
+                engine.push(s.req);
+            }
+            ready.clear();
+        }
+        engine.submit_and_wait(1)?;
+        let tc = now_ns();
+        engine.reap(|c| completions.push(c));
+        if tc >= end || bounds.stop.load(Ordering::Relaxed) {
+            stopping = true;
+        }
+        let measuring = tc >= measure_start;
+        let interval = if measuring {
+            ((tc - measure_start) / interval_ns) as usize
+        } else {
+            0
+        };
+        for c in completions.drain(..) {
+            let slot = &mut slots[c.tag as usize];
+            let stats = result.streams[slot.stream as usize].class_mut(slot.req.op);
+            if c.result < 0 {
+                if measuring {
+                    stats.record_error(-c.result);
+                }
+                if result.first_failure.is_none() {
+                    result.first_failure = Some(IoFailure {
+                        stream: slot.stream as usize,
+                        op: slot.req.op,
+                        offset: slot.req.offset,
+                        errno: -c.result,
+                        at_ns: tc.saturating_sub(measure_start),
+                    });
+                }
+                if !bounds.continue_on_error {
+                    stopping = true;
+                }
+            } else if measuring {
+                let lat = tc - slot.submitted_ns;
+                stats.record(interval, c.result as u64, lat);
+                live_ops += 1;
+                live_bytes += c.result as u64;
+                last_done = tc;
+            }
+            let next = if stopping {
+                None
+            } else {
+                next_request(&mut streams[slot.stream as usize], c.tag as u32, measuring)
+            };
+            match next {
+                Some(req) => {
+                    slot.req = req;
+                    ready.push_back(c.tag as u32);
+                }
+                None => active -= 1,
+            }
+        }
+        bounds.live.ops.store(live_ops, Ordering::Relaxed);
+        bounds.live.bytes.store(live_bytes, Ordering::Relaxed);
+    }
+    debug_assert_eq!(engine.in_flight(), 0);
+    result.elapsed_ns = last_done.saturating_sub(measure_start);
+    result.first_done_ns = result.elapsed_ns;
+    result.interrupted = bounds.stop.load(Ordering::Relaxed);
+    result.cpu.workers_ns = thread_cpu_ns() - cpu0;
+    Ok(result)
+}
+
+/// The next request of `st` for slot `slot`, or `None` once its budget is
+/// spent. Ops issued during the ramp do not count against the budget.
+#[inline]
+fn next_request(st: &mut WorkerStream, slot: u32, measuring: bool) -> Option<Request> {
+    if measuring {
+        if let Some(b) = &mut st.budget {
+            if *b == 0 {
+                return None;
+            }
+            *b -= 1;
+        }
+    }
+    let op = match st.mix {
+        Mix::Read => Op::Read,
+        Mix::Write => Op::Write,
+        mixed => mixed.op(st.gen.roll_percent()),
+    };
+    Some(Request {
+        file: st.file,
+        op,
+        offset: st.gen.next_offset(),
+        len: st.bs,
+        buf: slot,
+        tag: u64::from(slot),
+    })
+}

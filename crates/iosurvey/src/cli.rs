@@ -1,0 +1,144 @@
+//! Command-line flags (clap derive). Nothing else in iosurvey imports clap;
+//! flags are validated into a Plan in each command's module.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use iosurvey_workload::units::{parse_duration, parse_size};
+use std::path::PathBuf;
+use std::time::Duration;
+
+const EXIT_CODES: &str =
+    "Exit codes: 0 ok, 1 run failed (I/O errors), 2 bad usage or refused, 130 interrupted.";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "iosurvey",
+    version,
+    about = "Storage surveys and fio-style workloads: what your storage really does.",
+    after_help = EXIT_CODES
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run one fio-style workload on files or block devices.
+    #[command(after_help = EXIT_CODES)]
+    Run(RunArgs),
+}
+
+fn size(s: &str) -> Result<u64, String> {
+    parse_size(s).map_err(|e| e.to_string())
+}
+
+fn duration(s: &str) -> Result<Duration, String> {
+    parse_duration(s).map_err(|e| e.to_string())
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EngineArg {
+    /// io_uring: registered files, fixed buffers, batched submit and reap.
+    Uring,
+    /// pread/pwrite, one I/O at a time per worker.
+    Sync,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OutputArg {
+    Text,
+    Json,
+}
+
+/// Output flags every mode takes.
+#[derive(Args, Debug, Clone)]
+pub struct OutputFlags {
+    /// Write the full JSON report to FILE (rewritten after every point).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// What goes to stdout: the text summary or the JSON report.
+    #[arg(long, value_enum, default_value = "text")]
+    pub output: OutputArg,
+    /// Show rates in MiB/s (2^20) instead of MB/s (10^6).
+    #[arg(long)]
+    pub mib: bool,
+    /// Print no messages on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Target and safety flags every mode takes.
+#[derive(Args, Debug, Clone)]
+pub struct TargetFlags {
+    /// Allow writes to block devices and to existing files iosurvey did not create.
+    #[arg(long)]
+    pub allow_destroy: bool,
+    /// Refuse every write workload, whatever else is given.
+    #[arg(long)]
+    pub readonly: bool,
+    /// Go through the page cache instead of O_DIRECT (the cache is dropped before reads).
+    #[arg(long)]
+    pub buffered: bool,
+    /// I/O engine.
+    #[arg(long, value_enum, default_value = "uring")]
+    pub engine: EngineArg,
+    /// Keep test files iosurvey created instead of removing them at the end.
+    #[arg(long)]
+    pub keep: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Files or block devices; one stream per target.
+    #[arg(required = true, value_name = "TARGET")]
+    pub targets: Vec<PathBuf>,
+    /// Workload: read, write, backread, backwrite, randread, randwrite, randrw.
+    #[arg(long, default_value = "read")]
+    pub rw: String,
+    /// Percentage of reads for randrw (0-100; default 50).
+    #[arg(long, value_name = "PCT")]
+    pub mix: Option<u32>,
+    /// Block size per I/O (4k = 4KiB = 4096; 4KB = 4000).
+    #[arg(long, value_parser = size, default_value = "1m")]
+    pub bs: u64,
+    /// Outstanding I/Os per worker.
+    #[arg(long, default_value_t = 1)]
+    pub qd: u32,
+    /// Worker threads.
+    #[arg(long, default_value_t = 1)]
+    pub workers: u32,
+    /// Size to create a missing test file at (laid out fully before any read).
+    #[arg(long, value_parser = size)]
+    pub size: Option<u64>,
+    /// Measured duration (10s, 2m, 500ms).
+    #[arg(long, value_parser = duration)]
+    pub time: Option<Duration>,
+    /// Bytes to transfer per target (with --time, the first reached ends the job). Default: one pass.
+    #[arg(long, value_parser = size)]
+    pub bytes: Option<u64>,
+    /// Unmeasured warm-up before the measured phase.
+    #[arg(long, value_parser = duration, default_value = "0s")]
+    pub ramp: Duration,
+    /// Start of the area, in bytes.
+    #[arg(long, value_parser = size, default_value = "0")]
+    pub offset: u64,
+    /// Length of the area (default: to the end of the target).
+    #[arg(long, value_parser = size)]
+    pub span: Option<u64>,
+    /// Split the area into N evenly spaced sequential streams (default: one per worker).
+    #[arg(long, default_value_t = 0)]
+    pub regions: u32,
+    /// Seed for random offsets and mixes; recorded in the results.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Length of one interval of the series.
+    #[arg(long, value_parser = duration, default_value = "1s")]
+    pub interval: Duration,
+    /// Keep going after a failed I/O, counting it, instead of stopping.
+    #[arg(long)]
+    pub continue_on_error: bool,
+    #[command(flatten)]
+    pub target: TargetFlags,
+    #[command(flatten)]
+    pub out: OutputFlags,
+}

@@ -1,0 +1,64 @@
+//! Exit codes and the two kinds of failure.
+
+use std::process::ExitCode;
+
+/// How a command ended when it did not fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Everything ran (exit 0).
+    Ok,
+    /// It ran, but I/O failed (exit 1).
+    IoFailed,
+    /// Stopped by SIGINT or SIGTERM (exit 130).
+    Interrupted,
+}
+
+impl From<Outcome> for ExitCode {
+    fn from(o: Outcome) -> ExitCode {
+        ExitCode::from(match o {
+            Outcome::Ok => 0,
+            Outcome::IoFailed => 1,
+            Outcome::Interrupted => 130,
+        })
+    }
+}
+
+/// A command that did not run to the end.
+#[derive(Debug)]
+pub enum Failure {
+    /// Bad input or a refusal, before any I/O (exit 2).
+    Usage(anyhow::Error),
+    /// The run itself failed (exit 1).
+    Run(anyhow::Error),
+}
+
+/// `Err(Failure::Usage(..))` from anything printable.
+pub fn usage<T>(e: impl Into<anyhow::Error>) -> Result<T, Failure> {
+    Err(Failure::Usage(e.into()))
+}
+
+/// Prints clap's verdict: help and version in full on stdout, errors as one
+/// line on stderr with exit code 2.
+pub fn clap_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            print!("{e}");
+            ExitCode::SUCCESS
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            eprint!("{e}");
+            ExitCode::from(2)
+        }
+        _ => {
+            let text = e.to_string();
+            let line = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid arguments")
+                .trim_start_matches("error: ");
+            eprintln!("iosurvey: {line}");
+            ExitCode::from(2)
+        }
+    }
+}

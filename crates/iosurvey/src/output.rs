@@ -1,0 +1,28 @@
+//! Where reports go: the JSON file (rewritten after every point, so a later
+//! failure loses nothing) and stdout.
+
+use crate::cli::{OutputArg, OutputFlags};
+use crate::exit::Failure;
+use anyhow::Context;
+use iosurvey_report::{render_text, to_json, RunReport, TextOptions};
+
+/// Saves the report to `--json FILE` if asked. Written to a temporary name
+/// and renamed, so the file is always a whole document.
+pub fn save(report: &RunReport, flags: &OutputFlags) -> Result<(), Failure> {
+    let Some(path) = &flags.json else {
+        return Ok(());
+    };
+    let tmp = path.with_extension("json.partial");
+    std::fs::write(&tmp, to_json(report))
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .with_context(|| format!("writing {}", path.display()))
+        .map_err(Failure::Run)
+}
+
+/// Prints the report on stdout in the requested form.
+pub fn print(report: &RunReport, flags: &OutputFlags) {
+    match flags.output {
+        OutputArg::Json => print!("{}", to_json(report)),
+        OutputArg::Text => print!("{}", render_text(report, TextOptions { mib: flags.mib })),
+    }
+}
