@@ -12,7 +12,7 @@
 
 mod buffers;
 mod sync;
-mod uring;
+pub mod uring;
 
 pub use buffers::BufferPool;
 pub use sync::SyncEngine;
@@ -100,7 +100,10 @@ pub trait Engine {
     /// there are buffers.
     fn push(&mut self, req: Request);
     /// Submits everything queued and waits until at least `min_complete`
-    /// completions are ready (fewer if fewer are in flight).
+    /// completions are ready (fewer if fewer are in flight). An engine may
+    /// return earlier with at least one ready: io_uring does once
+    /// [`uring::REAP_WINDOW_US`] have passed, so batching never holds a
+    /// finished I/O longer than that.
     fn submit_and_wait(&mut self, min_complete: usize) -> std::io::Result<()>;
     /// Hands every ready completion to `f`.
     fn reap(&mut self, f: impl FnMut(Completion));

@@ -5,6 +5,11 @@ use crate::{BufferPool, Completion, Engine, EngineConfig, EngineError, Op, Reque
 use io_uring::{opcode, squeue, types, IoUring};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
+/// How long a batched wait may hold a completion that is already there
+/// before returning it, in microseconds. It bounds what batching adds to a
+/// measured latency.
+pub const REAP_WINDOW_US: u32 = 10;
+
 /// io_uring with registered files and (when the kernel allows) fixed
 /// buffers.
 ///
@@ -18,7 +23,11 @@ pub struct UringEngine {
     registered_files: bool,
     fixed_buffers: bool,
     /// Requests pushed to the SQ and not yet reaped.
+    /// Requests pushed and not yet in the submission queue.
+    queued: Vec<Request>,
     in_flight: usize,
+    /// The kernel can bound a batched wait in time (6.12+).
+    min_timeout: bool,
 }
 
 impl UringEngine {
@@ -34,6 +43,7 @@ impl UringEngine {
             .or_else(|_| IoUring::builder().setup_cqsize(entries * 2).build(entries))
             .map_err(EngineError::UringSetup)?;
         let raw_fds: Vec<RawFd> = cfg.files.iter().map(|f| f.as_raw_fd()).collect();
+        let min_timeout = ring.params().is_feature_min_timeout();
         let registered_files = ring.submitter().register_files(&raw_fds).is_ok();
         let iovecs = pool.iovecs();
         // SAFETY: the iovecs describe the pool's buffers, which live as long
@@ -47,7 +57,9 @@ impl UringEngine {
             raw_fds,
             registered_files,
             fixed_buffers,
+            queued: Vec::with_capacity(depth as usize),
             in_flight: 0,
+            min_timeout,
         })
     }
 
@@ -61,9 +73,46 @@ impl UringEngine {
         self.fixed_buffers
     }
 
-    fn entry(&self, req: &Request) -> squeue::Entry {
-        let ptr = self.pool.ptr(req.buf);
-        let e = match (self.registered_files, self.fixed_buffers, req.op) {
+    /// Moves queued requests into the submission queue, syncing it once.
+    fn flush_queued(&mut self) {
+        let mut start = 0;
+        while start < self.queued.len() {
+            let mut sq = self.ring.submission();
+            for req in &self.queued[start..] {
+                let sqe = entry(
+                    &self.pool,
+                    &self.raw_fds,
+                    self.registered_files,
+                    self.fixed_buffers,
+                    req,
+                );
+                // SAFETY: the buffer and the file belong to this engine and
+                // outlive the I/O (drained in Drop); one request per buffer.
+                if unsafe { sq.push(&sqe) }.is_err() {
+                    break;
+                }
+                start += 1;
+            }
+            drop(sq);
+            if start < self.queued.len() {
+                // Queue full: hand what is queued to the kernel and go on.
+                let _ = self.ring.submit();
+            }
+        }
+        self.queued.clear();
+    }
+}
+
+fn entry(
+    pool: &BufferPool,
+    raw_fds: &[RawFd],
+    registered_files: bool,
+    fixed_buffers: bool,
+    req: &Request,
+) -> squeue::Entry {
+    {
+        let ptr = pool.ptr(req.buf);
+        let e = match (registered_files, fixed_buffers, req.op) {
             (true, true, Op::Read) => {
                 opcode::ReadFixed::new(types::Fixed(req.file), ptr, req.len, req.buf as u16)
                     .offset(req.offset)
@@ -81,13 +130,13 @@ impl UringEngine {
                 .offset(req.offset)
                 .build(),
             (false, _, Op::Read) => {
-                let fd = types::Fd(self.raw_fds[req.file as usize]);
+                let fd = types::Fd(raw_fds[req.file as usize]);
                 opcode::Read::new(fd, ptr, req.len)
                     .offset(req.offset)
                     .build()
             }
             (false, _, Op::Write) => {
-                let fd = types::Fd(self.raw_fds[req.file as usize]);
+                let fd = types::Fd(raw_fds[req.file as usize]);
                 opcode::Write::new(fd, ptr, req.len)
                     .offset(req.offset)
                     .build()
@@ -102,26 +151,30 @@ impl Engine for UringEngine {
     fn push(&mut self, req: Request) {
         debug_assert!((req.buf as usize) < self.pool.count());
         debug_assert!((req.file as usize) < self.files.len());
-        let sqe = self.entry(&req);
-        loop {
-            // SAFETY: the buffer and the file belong to this engine and
-            // outlive the I/O (drained in Drop); one request per buffer.
-            let pushed = unsafe { self.ring.submission().push(&sqe) };
-            if pushed.is_ok() {
-                break;
-            }
-            // Queue full: hand what is queued to the kernel and retry.
-            let _ = self.ring.submit();
-        }
+        self.queued.push(req);
         self.in_flight += 1;
     }
 
     #[inline]
     fn submit_and_wait(&mut self, min_complete: usize) -> std::io::Result<()> {
-        let want = min_complete.min(self.in_flight);
+        self.flush_queued();
+        let mut want = min_complete.min(self.in_flight);
+        let args = types::SubmitArgs::new().min_wait_usec(REAP_WINDOW_US);
+        if want > 1 && !self.min_timeout {
+            // Without a time bound a batched wait could hold early
+            // completions for long: wait for one.
+            want = 1;
+        }
         loop {
-            match self.ring.submit_and_wait(want) {
+            let res = if want > 1 {
+                self.ring.submitter().submit_with_args(want, &args)
+            } else {
+                self.ring.submit_and_wait(want)
+            };
+            match res {
                 Ok(_) => return Ok(()),
+                // The batch window closed: reap whatever is there.
+                Err(e) if e.raw_os_error() == Some(libc::ETIME) => return Ok(()),
                 Err(e)
                     if e.raw_os_error() == Some(libc::EINTR)
                         || e.raw_os_error() == Some(libc::EAGAIN)
