@@ -14,7 +14,7 @@ mod text;
 pub use errno::errno_name;
 pub use json::{to_json, SCHEMA_VERSION};
 pub use model::{
-    ClassReport, ErrorCount, FailureReport, LatencyReport, PointReport, RunReport, Settings,
-    StreamReport, TargetReport, ToolInfo,
+    ClassReport, ErrorCount, FailureReport, LatencyReport, Percentile, PointReport, RunReport,
+    Settings, StreamReport, StreamTotals, TargetReport, ToolInfo,
 };
 pub use text::{format_rate, render_text, TextOptions};

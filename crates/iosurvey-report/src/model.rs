@@ -130,8 +130,16 @@ pub struct LatencyReport {
     pub mean_ns: f64,
     pub stdev_ns: f64,
     pub max_ns: u64,
-    /// `[percentile, ns]`, ascending.
-    pub percentiles_ns: Vec<(String, u64)>,
+    /// Ascending by percentile.
+    pub percentiles: Vec<Percentile>,
+}
+
+/// One percentile of a latency distribution.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Percentile {
+    /// 0 to 100, e.g. 99.9.
+    pub percentile: f64,
+    pub ns: u64,
 }
 
 /// One class (reads or writes) of a stream.
@@ -176,7 +184,11 @@ impl ClassReport {
                 mean_ns: s.mean_ns,
                 stdev_ns: s.stdev_ns,
                 max_ns: s.max_ns,
-                percentiles_ns: s.percentiles_ns,
+                percentiles: s
+                    .percentiles_ns
+                    .iter()
+                    .map(|&(percentile, ns)| Percentile { percentile, ns })
+                    .collect(),
             },
             histogram: c.latency.to_data(),
             series: c.series.samples.clone(),

@@ -91,9 +91,9 @@ fn class_lines(out: &mut String, name: &str, c: &ClassReport, elapsed_ns: u64, o
             format_ns(l.max_ns as f64)
         );
         let pct: Vec<String> = l
-            .percentiles_ns
+            .percentiles
             .iter()
-            .map(|(p, v)| format!("p{p} {}", format_ns(*v as f64)))
+            .map(|p| format!("p{} {}", p.percentile, format_ns(p.ns as f64)))
             .collect();
         let _ = writeln!(out, "        {}", pct.join("  "));
     }

@@ -125,7 +125,7 @@ impl Histogram {
             max_ns: self.max(),
             percentiles_ns: PERCENTILES
                 .iter()
-                .map(|&p| (format_percentile(p), self.percentile(p)))
+                .map(|&p| (p, self.percentile(p)))
                 .collect(),
         }
     }
@@ -159,12 +159,6 @@ impl Histogram {
     }
 }
 
-/// `99.9` -> `"99.9"`, `50.0` -> `"50"`.
-fn format_percentile(p: f64) -> String {
-    let s = format!("{p}");
-    s.trim_end_matches(".0").to_string()
-}
-
 /// The lossless, serialisable form of a [`Histogram`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HistogramData {
@@ -183,8 +177,8 @@ pub struct LatencySummary {
     pub mean_ns: f64,
     pub stdev_ns: f64,
     pub max_ns: u64,
-    /// Percentile name (`"99.9"`) to nanoseconds, ascending by percentile.
-    pub percentiles_ns: Vec<(String, u64)>,
+    /// `(percentile, nanoseconds)`, ascending by percentile.
+    pub percentiles_ns: Vec<(f64, u64)>,
 }
 
 #[cfg(test)]
@@ -224,12 +218,6 @@ mod tests {
         assert_eq!(h.min(), 0);
         assert_eq!(h.max(), 0);
         assert_eq!(h.mean(), 0.0);
-    }
-
-    #[test]
-    fn percentile_names() {
-        assert_eq!(format_percentile(50.0), "50");
-        assert_eq!(format_percentile(99.99), "99.99");
     }
 
     proptest! {

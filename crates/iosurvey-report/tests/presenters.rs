@@ -1,0 +1,178 @@
+//! Snapshot tests of the text layout and schema checks of the JSON, both
+//! from fixed results (no I/O).
+
+use iosurvey_report::*;
+use iosurvey_run::{HostInfo, TargetKind};
+use iosurvey_stats::ClassStats;
+
+fn class(ops: u64, bs: u64, base_ns: u64) -> ClassStats {
+    let mut c = ClassStats::new();
+    for i in 0..ops {
+        c.record(
+            (i * 2 / ops.max(1)) as usize,
+            bs,
+            base_ns + (i * 7919) % 50_000,
+        );
+    }
+    c
+}
+
+fn stream(target: usize, read: &ClassStats, write: &ClassStats, elapsed: u64) -> StreamReport {
+    StreamReport {
+        label: "main".into(),
+        target,
+        rw: "mixed".into(),
+        read_pct: 70,
+        pattern: "random".into(),
+        bs: 4096,
+        outstanding: 16,
+        offset: 0,
+        span: None,
+        regions: 0,
+        read: ClassReport::new(read, elapsed),
+        write: ClassReport::new(write, elapsed),
+    }
+}
+
+fn report() -> RunReport {
+    let elapsed = 2_000_000_000;
+    let (r0, w0) = (class(7000, 4096, 40_000), class(3000, 4096, 90_000));
+    let (r1, mut w1) = (class(700, 4096, 400_000), class(300, 4096, 900_000));
+    w1.record_error(28);
+    let mut tr = r0.clone();
+    tr.merge(&r1);
+    let mut tw = w0.clone();
+    tw.merge(&w1);
+    let target = |path: &str, kind| TargetReport {
+        path: path.into(),
+        kind,
+        size_bytes: 1 << 30,
+        logical_block_size: 512,
+        physical_block_size: 4096,
+        rotational: if kind == TargetKind::Block {
+            Some(false)
+        } else {
+            None
+        },
+        direct: true,
+        created: kind == TargetKind::File,
+    };
+    RunReport {
+        schema_version: SCHEMA_VERSION,
+        tool: ToolInfo {
+            name: "iosurvey".into(),
+            version: "0.0.0-test".into(),
+        },
+        command_line: vec!["iosurvey".into(), "run".into()],
+        started_at: "2026-11-30T00:00:00Z".into(),
+        host: HostInfo {
+            hostname: "h".into(),
+            kernel: "6.0".into(),
+            os: "Linux".into(),
+            arch: "x86_64".into(),
+            cpu_model: "cpu".into(),
+            cpus: 2,
+            memory_bytes: 1 << 34,
+        },
+        mode: "run".into(),
+        points: vec![PointReport {
+            index: 0,
+            label: "randrw bs=4KiB qd=16 workers=1".into(),
+            settings: Settings {
+                engine: "uring".into(),
+                workers: 1,
+                direct: true,
+                seed: 7,
+                time_ns: Some(elapsed),
+                bytes: None,
+                ramp_ns: 0,
+                interval_ns: 1_000_000_000,
+                continue_on_error: true,
+            },
+            targets: vec![
+                target("/tmp/a", TargetKind::File),
+                target("/dev/loop9", TargetKind::Block),
+            ],
+            elapsed_ns: elapsed,
+            first_done_ns: elapsed - 1000,
+            interrupted: false,
+            cpu_user_ns: 100_000_000,
+            cpu_system_ns: 900_000_000,
+            cpu_workers_ns: 990_000_000,
+            failure: Some(FailureReport {
+                stream: 1,
+                op: "write".into(),
+                offset: 8192,
+                errno: 28,
+                error: errno_name(28),
+                at_ns: 5000,
+            }),
+            streams: vec![stream(0, &r0, &w0, elapsed), stream(1, &r1, &w1, elapsed)],
+            total: StreamTotals {
+                read: ClassReport::new(&tr, elapsed),
+                write: ClassReport::new(&tw, elapsed),
+            },
+        }],
+    }
+}
+
+#[test]
+fn text_layout_in_mb_per_second() {
+    insta::assert_snapshot!(render_text(&report(), TextOptions { mib: false }));
+}
+
+#[test]
+fn text_layout_in_mib_per_second() {
+    let text = render_text(&report(), TextOptions { mib: true });
+    assert!(text.contains("MiB/s"));
+    assert!(!text.contains("MB/s"));
+}
+
+fn schema() -> jsonschema::Validator {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../schema/run-report.schema.json"
+    );
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    jsonschema::validator_for(&schema).unwrap()
+}
+
+#[test]
+fn json_matches_the_checked_in_schema_and_round_trips() {
+    let r = report();
+    let json = to_json(&r);
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let v = schema();
+    let errors: Vec<String> = v
+        .iter_errors(&value)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let back: RunReport = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, r);
+}
+
+#[test]
+fn schema_rejects_a_report_missing_a_field() {
+    let mut value: serde_json::Value = serde_json::from_str(&to_json(&report())).unwrap();
+    value["points"][0]["total"]["read"]
+        .as_object_mut()
+        .unwrap()
+        .remove("histogram");
+    assert!(!schema().is_valid(&value));
+}
+
+#[test]
+fn histograms_in_json_merge_exactly() {
+    let r = report();
+    let p = &r.points[0];
+    let merged = {
+        let mut a = iosurvey_stats::Histogram::from_data(&p.streams[0].read.histogram);
+        a.merge(&iosurvey_stats::Histogram::from_data(
+            &p.streams[1].read.histogram,
+        ));
+        a.to_data()
+    };
+    assert_eq!(merged, p.total.read.histogram);
+}
