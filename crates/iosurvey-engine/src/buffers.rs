@@ -81,16 +81,6 @@ impl BufferPool {
         unsafe { std::slice::from_raw_parts(p, len.min(self.size)) }
     }
 
-    /// Buffer `idx` as a mutable slice of `len` bytes from a shared borrow.
-    ///
-    /// # Safety
-    /// The caller must be the only one touching buffer `idx` for the
-    /// lifetime of the slice (one buffer per in-flight slot).
-    pub(crate) unsafe fn get_unchecked_mut(&self, idx: u32, len: usize) -> &mut [u8] {
-        let p = self.ptr(idx);
-        std::slice::from_raw_parts_mut(p, len.min(self.size))
-    }
-
     /// One `iovec` per buffer, for registering with io_uring.
     pub(crate) fn iovecs(&self) -> Vec<libc::iovec> {
         (0..self.count as u32)

@@ -38,9 +38,8 @@ impl Engine for SyncEngine {
             let len = req.len as usize;
             let res = match req.op {
                 Op::Read => {
-                    // SAFETY: one buffer per slot; this request owns it now.
-                    let buf = unsafe { self.pool.get_unchecked_mut(req.buf, len) };
-                    rustix::io::pread(fd, buf, req.offset)
+                    let buf = self.pool.get_mut(req.buf);
+                    rustix::io::pread(fd, &mut buf[..len], req.offset)
                 }
                 Op::Write => rustix::io::pwrite(fd, self.pool.get(req.buf, len), req.offset),
             };

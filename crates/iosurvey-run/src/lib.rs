@@ -17,4 +17,4 @@ pub use host::HostInfo;
 pub use observer::{NoObserver, Observer, Progress};
 pub use result::{CpuTime, IoFailure, JobResult, StreamResult};
 pub use runner::{run_point, validate, RunError};
-pub use target::{open_target, OpenTarget, TargetError, TargetKind};
+pub use target::{open_target, plan_geometry, Geometry, OpenTarget, TargetError, TargetKind};

@@ -4,7 +4,7 @@
 use crate::host::process_cpu_ns;
 use crate::observer::{Observer, Progress};
 use crate::result::JobResult;
-use crate::target::{drop_cache, OpenTarget};
+use crate::target::{drop_cache, Geometry, OpenTarget};
 use crate::worker::{now_ns, run_worker, LiveCounters, WorkerBounds, WorkerStream};
 use iosurvey_engine::{EngineConfig, EngineError, EngineKind, SyncEngine, UringEngine};
 use iosurvey_workload::pattern::{resolve_area, worker_regions, AreaError, OffsetGen};
@@ -39,13 +39,14 @@ pub enum RunError {
     Worker(std::io::Error),
 }
 
-/// Checks that `job` fits `targets` (alignment, areas) without doing I/O.
-pub fn validate(job: &Job, targets: &[OpenTarget]) -> Result<(), RunError> {
+/// Checks that `job` fits targets of these shapes (alignment, areas)
+/// without doing I/O.
+pub fn validate(job: &Job, targets: &[Geometry]) -> Result<(), RunError> {
     build_streams(job, targets, 0).map(|_| ())
 }
 
 /// Per-worker shares of every stream of `job`, for worker `w`.
-fn build_streams(job: &Job, targets: &[OpenTarget], w: u32) -> Result<Vec<WorkerStream>, RunError> {
+fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerStream>, RunError> {
     let workers = job.workers;
     let mut out = Vec::with_capacity(job.streams.len());
     for (si, s) in job.streams.iter().enumerate() {
@@ -117,9 +118,10 @@ pub fn run_point(
 ) -> Result<JobResult, RunError> {
     let job = &point.job;
     let workers = job.workers as usize;
+    let geometry: Vec<Geometry> = targets.iter().map(OpenTarget::geometry).collect();
     let mut shares = Vec::with_capacity(workers);
     for w in 0..job.workers {
-        shares.push(build_streams(job, targets, w)?);
+        shares.push(build_streams(job, &geometry, w)?);
     }
     let mut files_per_worker = Vec::with_capacity(workers);
     for _ in 0..workers {

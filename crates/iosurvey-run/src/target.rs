@@ -37,6 +37,16 @@ pub struct OpenTarget {
     pub fd: OwnedFd,
 }
 
+/// The shape of a target that validation needs: known before a test file
+/// is laid out, so bad settings are refused before any I/O.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Geometry {
+    pub path: PathBuf,
+    pub size: u64,
+    pub logical_block_size: u64,
+    pub direct: bool,
+}
+
 /// Why a target cannot be used. Every message says what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
@@ -224,20 +234,7 @@ fn check_no_holes(fd: &OwnedFd, path: &Path, size: u64) -> Result<(), TargetErro
 /// Creates `path` at `size` bytes, every byte written with non-zero,
 /// incompressible data and flushed to the device.
 fn create_file(path: &Path, size: u64) -> Result<(), TargetError> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if let Ok(vfs) = rustix::fs::statvfs(dir) {
-        let free = vfs.f_bavail.saturating_mul(vfs.f_frsize);
-        if free < size {
-            return Err(TargetError::NoSpace {
-                path: path.to_path_buf(),
-                want: size,
-                free,
-            });
-        }
-    }
+    check_free_space(path, parent_dir(path), size)?;
     let fd = rustix::fs::open(
         path,
         OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC,
@@ -283,7 +280,99 @@ pub fn drop_cache(t: &OpenTarget) {
     let _ = rustix::fs::fadvise(&t.fd, 0, None, rustix::fs::Advice::DontNeed);
 }
 
+/// The geometry `spec` will have once opened, found without creating or
+/// writing anything: an existing target is opened read-only and probed; a
+/// missing file is checked against its directory (type, free space, O_DIRECT
+/// alignment of the filesystem).
+pub fn plan_geometry(spec: &TargetSpec, direct: bool) -> Result<Geometry, TargetError> {
+    let path = spec.path.as_path();
+    match rustix::fs::stat(path) {
+        Ok(st) => {
+            let kind = match FileType::from_raw_mode(st.st_mode) {
+                FileType::RegularFile => TargetKind::File,
+                FileType::BlockDevice => TargetKind::Block,
+                _ => return open_target(spec, false, direct).map(|t| t.geometry()),
+            };
+            let t = open_probed(path, kind, false, false, direct, spec.create_size)?;
+            Ok(t.geometry())
+        }
+        Err(Errno::NOENT) => {
+            let Some(size) = spec.create_size else {
+                return Err(TargetError::NotFound(path.to_path_buf()));
+            };
+            let dir = parent_dir(path);
+            let st = rustix::fs::stat(dir).map_err(|e| io_err(dir, "stat", e))?;
+            if FileType::from_raw_mode(st.st_mode) != FileType::Directory {
+                return Err(TargetError::NotFound(path.to_path_buf()));
+            }
+            check_free_space(path, dir, size)?;
+            Ok(Geometry {
+                path: path.to_path_buf(),
+                size,
+                logical_block_size: dir_dio_alignment(dir, st.st_dev),
+                direct,
+            })
+        }
+        Err(e) => Err(io_err(path, "stat", e)),
+    }
+}
+
+fn parent_dir(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// O_DIRECT alignment new files in `dir` will have: what the filesystem
+/// reports for the directory, else the logical block size of the device it
+/// lives on, else 512.
+fn dir_dio_alignment(dir: &Path, dev: u64) -> u64 {
+    if let Ok(s) = rustix::fs::statx(
+        rustix::fs::CWD,
+        dir,
+        rustix::fs::AtFlags::empty(),
+        StatxFlags::DIOALIGN,
+    ) {
+        if s.stx_dio_offset_align > 0 {
+            return u64::from(s.stx_dio_offset_align);
+        }
+    }
+    let (maj, min) = (rustix::fs::major(dev), rustix::fs::minor(dev));
+    for rel in ["queue/logical_block_size", "../queue/logical_block_size"] {
+        if let Ok(v) = std::fs::read_to_string(format!("/sys/dev/block/{maj}:{min}/{rel}")) {
+            if let Ok(n) = v.trim().parse::<u64>() {
+                return n;
+            }
+        }
+    }
+    512
+}
+
+fn check_free_space(path: &Path, dir: &Path, size: u64) -> Result<(), TargetError> {
+    if let Ok(vfs) = rustix::fs::statvfs(dir) {
+        let free = vfs.f_bavail.saturating_mul(vfs.f_frsize);
+        if free < size {
+            return Err(TargetError::NoSpace {
+                path: path.to_path_buf(),
+                want: size,
+                free,
+            });
+        }
+    }
+    Ok(())
+}
+
 impl OpenTarget {
+    /// What validation needs to know of this target.
+    pub fn geometry(&self) -> Geometry {
+        Geometry {
+            path: self.path.clone(),
+            size: self.size,
+            logical_block_size: self.logical_block_size,
+            direct: self.direct,
+        }
+    }
+
     /// Removes the file if iosurvey created it.
     pub fn remove_if_created(&self) -> std::io::Result<()> {
         if self.created {

@@ -82,7 +82,7 @@ pub fn format_size(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = bytes;
     let mut i = 0;
-    while i < UNITS.len() - 1 && v >= 1024 && v % 1024 == 0 {
+    while i < UNITS.len() - 1 && v >= 1024 && v.is_multiple_of(1024) {
         v /= 1024;
         i += 1;
     }

@@ -7,7 +7,7 @@ use crate::{output, targets};
 use anyhow::anyhow;
 use iosurvey_engine::EngineKind;
 use iosurvey_report::{PointReport, RunReport, ToolInfo, SCHEMA_VERSION};
-use iosurvey_run::{run_point, validate, HostInfo, NoObserver};
+use iosurvey_run::{run_point, HostInfo, NoObserver};
 use iosurvey_workload::modes::run::{expand, RunSpec};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -77,9 +77,6 @@ pub fn run(a: RunArgs, argv: &[String]) -> Result<Outcome, Failure> {
     let mut outcome = Outcome::Ok;
     for point in &plan.points {
         let targets = targets::open_all(&point.job, &a.target, a.out.quiet)?;
-        if let Err(e) = validate(&point.job, &targets) {
-            return usage(e);
-        }
         if stop.load(Ordering::Relaxed) {
             outcome = Outcome::Interrupted;
             break;

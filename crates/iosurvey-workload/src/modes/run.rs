@@ -295,7 +295,8 @@ mod tests {
 
     #[test]
     fn bad_specs_are_refused() {
-        let cases: Vec<(Box<dyn Fn(&mut RunSpec)>, RunSpecError)> = vec![
+        type Edit = Box<dyn Fn(&mut RunSpec)>;
+        let cases: Vec<(Edit, RunSpecError)> = vec![
             (Box::new(|s| s.bs = 0), RunSpecError::Zero("bs")),
             (Box::new(|s| s.qd = 0), RunSpecError::Zero("qd")),
             (Box::new(|s| s.workers = 0), RunSpecError::Zero("workers")),

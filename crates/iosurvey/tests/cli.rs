@@ -1,0 +1,444 @@
+//! The binary run against temp files: figures that add up, JSON that
+//! matches the schema, test files laid out and removed, and every bad
+//! invocation refused with one line and exit code 2.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+
+fn iosurvey() -> Command {
+    Command::cargo_bin("iosurvey").unwrap()
+}
+
+/// Runs `iosurvey run ARGS --output json` and returns the parsed report.
+fn run_json(args: &[&str]) -> Value {
+    let out = iosurvey()
+        .arg("run")
+        .args(args)
+        .args(["--output", "json", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout holds only JSON")
+}
+
+fn schema() -> jsonschema::Validator {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../schema/run-report.schema.json"
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    jsonschema::validator_for(&v).unwrap()
+}
+
+fn assert_valid(report: &Value) {
+    let errors: Vec<String> = schema()
+        .iter_errors(report)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not an integer: {v}"))
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn random_reads_on_a_created_file_add_up_and_the_file_is_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.dat");
+    let r = run_json(&[
+        path_str(&f),
+        "--size",
+        "8m",
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--qd",
+        "8",
+        "--bytes",
+        "2m",
+    ]);
+    assert_valid(&r);
+    let p = &r["points"][0];
+    let read = &p["total"]["read"];
+    assert_eq!(u(&read["ops"]), 512);
+    assert_eq!(u(&read["bytes"]), 2 << 20);
+    assert_eq!(u(&p["total"]["write"]["ops"]), 0);
+    let hist_total: u64 = read["histogram"]["counts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| u(&c[1]))
+        .sum();
+    assert_eq!(hist_total, 512);
+    let series_ops: u64 = read["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| u(&s["ops"]))
+        .sum();
+    assert_eq!(series_ops, 512);
+    assert_eq!(p["targets"][0]["created"], true);
+    assert_eq!(p["targets"][0]["kind"], "file");
+    assert_eq!(u(&p["targets"][0]["size_bytes"]), 8 << 20);
+    assert!(u(&p["elapsed_ns"]) > 0);
+    assert!(!f.exists(), "the test file is removed at the end");
+}
+
+#[test]
+fn a_sequential_pass_covers_the_area_once_per_worker_region() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("seq");
+    for (rw, workers) in [("read", "1"), ("backread", "2"), ("read", "2")] {
+        let r = run_json(&[
+            path_str(&f),
+            "--size",
+            "4m",
+            "--rw",
+            rw,
+            "--bs",
+            "64k",
+            "--workers",
+            workers,
+            "--qd",
+            "2",
+        ]);
+        assert_eq!(
+            u(&r["points"][0]["total"]["read"]["ops"]),
+            64,
+            "{rw} x{workers}"
+        );
+        assert_eq!(
+            r["points"][0]["streams"][0]["pattern"],
+            if rw == "read" { "forward" } else { "backward" }
+        );
+    }
+}
+
+#[test]
+fn mixed_workload_splits_reads_and_writes_by_mix() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("mix");
+    let r = run_json(&[
+        path_str(&f),
+        "--size",
+        "4m",
+        "--rw",
+        "randrw",
+        "--mix",
+        "70",
+        "--bs",
+        "4k",
+        "--bytes",
+        "8m",
+        "--engine",
+        "sync",
+        "--qd",
+        "1",
+        "--workers",
+        "2",
+    ]);
+    let t = &r["points"][0]["total"];
+    let (reads, writes) = (u(&t["read"]["ops"]), u(&t["write"]["ops"]));
+    assert_eq!(reads + writes, 2048);
+    let share = reads as f64 / 2048.0;
+    assert!((0.65..0.75).contains(&share), "read share {share}");
+    assert_eq!(r["points"][0]["settings"]["engine"], "sync");
+    assert_eq!(u(&r["points"][0]["settings"]["workers"]), 2);
+}
+
+#[test]
+fn time_bound_ramp_and_interval_series() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("timed");
+    let r = run_json(&[
+        path_str(&f),
+        "--size",
+        "4m",
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--time",
+        "1200ms",
+        "--ramp",
+        "300ms",
+        "--interval",
+        "250ms",
+    ]);
+    let p = &r["points"][0];
+    assert!(u(&p["elapsed_ns"]) >= 1_200_000_000);
+    assert_eq!(u(&p["settings"]["ramp_ns"]), 300_000_000);
+    let series = p["total"]["read"]["series"].as_array().unwrap();
+    assert!(series.len() >= 5, "{} intervals", series.len());
+    let sum: u64 = series.iter().map(|s| u(&s["ops"])).sum();
+    assert_eq!(sum, u(&p["total"]["read"]["ops"]));
+}
+
+#[test]
+fn writes_to_a_file_iosurvey_did_not_create_need_allow_destroy() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("precious");
+    std::fs::write(&f, vec![0x5au8; 1 << 20]).unwrap();
+    iosurvey()
+        .args(["run", path_str(&f), "--rw", "write", "--bs", "4k"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--allow-destroy"));
+    assert!(std::fs::read(&f).unwrap().iter().all(|&b| b == 0x5a));
+    let r = run_json(&[
+        path_str(&f),
+        "--rw",
+        "write",
+        "--bs",
+        "4k",
+        "--allow-destroy",
+        "--bytes",
+        "64k",
+    ]);
+    assert_eq!(u(&r["points"][0]["total"]["write"]["ops"]), 16);
+    assert_eq!(r["points"][0]["targets"][0]["created"], false);
+    let data = std::fs::read(&f).unwrap();
+    assert_eq!(data.len(), 1 << 20, "an existing file keeps its size");
+    assert!(
+        f.exists(),
+        "a file iosurvey did not create is never removed"
+    );
+}
+
+#[test]
+fn readonly_refuses_every_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("ro");
+    iosurvey()
+        .args([
+            "run",
+            path_str(&f),
+            "--size",
+            "1m",
+            "--rw",
+            "randwrite",
+            "--bs",
+            "4k",
+            "--readonly",
+            "--allow-destroy",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--readonly"));
+    assert!(!f.exists());
+}
+
+#[test]
+fn keep_leaves_the_test_file_for_the_next_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("kept");
+    run_json(&[
+        path_str(&f),
+        "--size",
+        "1m",
+        "--rw",
+        "read",
+        "--bs",
+        "64k",
+        "--keep",
+    ]);
+    assert_eq!(std::fs::metadata(&f).unwrap().len(), 1 << 20);
+    let r = run_json(&[path_str(&f), "--rw", "read", "--bs", "64k"]);
+    assert_eq!(r["points"][0]["targets"][0]["created"], false);
+    assert!(f.exists());
+}
+
+#[test]
+fn four_thousand_outstanding_ios_on_two_workers() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("deep");
+    let r = run_json(&[
+        path_str(&f),
+        "--size",
+        "16m",
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--qd",
+        "2048",
+        "--workers",
+        "2",
+        "--bytes",
+        "64m",
+    ]);
+    assert_eq!(u(&r["points"][0]["total"]["read"]["ops"]), 16384);
+    assert_eq!(u(&r["points"][0]["streams"][0]["outstanding"]), 2048);
+}
+
+#[test]
+fn json_file_and_text_summary_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("both");
+    let j = dir.path().join("out.json");
+    let out = iosurvey()
+        .args([
+            "run",
+            path_str(&f),
+            "--size",
+            "2m",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--bytes",
+            "256k",
+            "--json",
+        ])
+        .arg(&j)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("IOPS") && text.contains("MB/s"), "{text}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("laying out"));
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    assert_valid(&r);
+    assert_eq!(u(&r["points"][0]["total"]["read"]["ops"]), 64);
+    assert!(r["command_line"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|a| a == "--json"));
+}
+
+#[test]
+fn bad_invocations_get_one_line_and_exit_2_and_leave_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let new = dir.path().join("new");
+    let n = path_str(&new);
+    let d = path_str(dir.path());
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec![n, "--size", "4x"], "invalid size"),
+        (vec![n, "--size", "1m", "--bs", "0"], "--bs"),
+        (vec![n, "--size", "1m", "--qd", "0"], "--qd"),
+        (vec![n, "--size", "1m", "--qd", "-3"], "-3"),
+        (vec![n, "--size", "1m", "--workers", "0"], "--workers"),
+        (
+            vec![n, "--size", "1m", "--time", "soon"],
+            "invalid duration",
+        ),
+        (vec![n, "--size", "1m", "--time", "0s"], "--time"),
+        (vec![n, "--size", "99999999999999999999"], "too large"),
+        (
+            vec![n, "--size", "1m", "--rw", "randrw", "--mix", "101"],
+            "--mix",
+        ),
+        (
+            vec![n, "--size", "1m", "--rw", "read", "--mix", "50"],
+            "--mix",
+        ),
+        (vec![n, "--size", "1m", "--rw", "sideways"], "--rw"),
+        (
+            vec![n, "--size", "1m", "--engine", "sync", "--qd", "4"],
+            "--engine sync",
+        ),
+        (
+            vec![n, "--size", "1m", "--engine", "carrier-pigeon"],
+            "carrier-pigeon",
+        ),
+        (vec![n], "--size"),
+        (vec![d], "directory"),
+        (vec!["/dev/null"], "character device"),
+        (
+            vec![n, "--size", "1m", "--bs", "3000"],
+            "logical block size",
+        ),
+        (
+            vec![n, "--size", "1m", "--bs", "2m"],
+            "larger than the area",
+        ),
+        (vec![n, "--size", "1m", "--offset", "2m"], "--offset"),
+        (
+            vec![n, "--size", "1m", "--rw", "randread", "--regions", "4"],
+            "--regions",
+        ),
+        (vec![n, "--size", "1000p"], "free space"),
+        (vec![n, "--size", "1m", "--bogus-flag"], "--bogus-flag"),
+    ];
+    for (args, needle) in cases {
+        let out = iosurvey().arg("run").args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(
+            err.trim_end().lines().count(),
+            1,
+            "{args:?}: one line, got {err}"
+        );
+        assert!(
+            err.contains(needle),
+            "{args:?}: expected '{needle}' in {err}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}: nothing on stdout");
+        assert!(!new.exists(), "{args:?} left a file behind");
+    }
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "nothing left behind: {left:?}");
+}
+
+#[test]
+fn help_documents_the_exit_codes() {
+    let out = iosurvey().args(["run", "--help"]).output().unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    assert!(help.contains("130 interrupted") && help.contains("2 bad usage"));
+}
+
+#[test]
+fn sigint_saves_partial_results_removes_the_test_file_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("long");
+    let j = dir.path().join("partial.json");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+        .args([
+            "run",
+            path_str(&f),
+            "--size",
+            "4m",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--time",
+            "60s",
+            "--quiet",
+            "--json",
+        ])
+        .arg(&j)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let start = std::time::Instant::now();
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(start.elapsed().as_secs() < 10, "stopped promptly");
+    assert_eq!(out.status.code(), Some(130));
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    assert_valid(&r);
+    assert_eq!(r["points"][0]["interrupted"], true);
+    assert!(u(&r["points"][0]["total"]["read"]["ops"]) > 0);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("INTERRUPTED"));
+    assert!(!f.exists(), "test file removed after Ctrl-C");
+}
