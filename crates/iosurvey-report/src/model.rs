@@ -49,6 +49,8 @@ pub struct PointReport {
     pub cpu_system_ns: u64,
     pub cpu_workers_ns: u64,
     pub failure: Option<FailureReport>,
+    /// Reasons to doubt a figure, each saying what to do about it.
+    pub warnings: Vec<String>,
     pub streams: Vec<StreamReport>,
     /// Every stream's reads and writes added up.
     pub total: StreamTotals,
@@ -105,6 +107,9 @@ pub struct StreamReport {
     pub offset: u64,
     pub span: Option<u64>,
     pub regions: u32,
+    /// From the start of the measured phase to the stream's last completion;
+    /// its rates are taken over this.
+    pub elapsed_ns: u64,
     pub read: ClassReport,
     pub write: ClassReport,
 }
@@ -233,8 +238,9 @@ impl PointReport {
                     offset: s.offset,
                     span: s.span,
                     regions: s.regions,
-                    read: ClassReport::new(&res.read, r.elapsed_ns),
-                    write: ClassReport::new(&res.write, r.elapsed_ns),
+                    elapsed_ns: res.elapsed_ns,
+                    read: ClassReport::new(&res.read, res.elapsed_ns),
+                    write: ClassReport::new(&res.write, res.elapsed_ns),
                 }
             })
             .collect();
@@ -279,6 +285,7 @@ impl PointReport {
                 error: crate::errno_name(f.errno),
                 at_ns: f.at_ns,
             }),
+            warnings: warnings(point, targets),
             streams,
             total: StreamTotals {
                 read: ClassReport::new(&r.total(Op::Read), r.elapsed_ns),
@@ -286,4 +293,26 @@ impl PointReport {
             },
         }
     }
+}
+
+/// Reasons a point's figures may not be what the device does.
+fn warnings(point: &Point, targets: &[OpenTarget]) -> Vec<String> {
+    let job = &point.job;
+    let mut out = Vec::new();
+    if !job.direct && job.streams.iter().any(|s| s.mix.reads()) {
+        let ram = HostInfo::current().memory_bytes;
+        for s in &job.streams {
+            let t = &targets[s.target];
+            let area = s.span.unwrap_or(t.size.saturating_sub(s.offset));
+            if s.mix.reads() && area < ram {
+                out.push(format!(
+                    "buffered reads of {} cover {} bytes, less than the {} bytes of RAM: after the first pass they come from the page cache, not the device; drop --buffered or use an area larger than RAM",
+                    t.path.display(),
+                    area,
+                    ram
+                ));
+            }
+        }
+    }
+    out
 }

@@ -147,8 +147,8 @@ pub fn render_text(report: &RunReport, opts: TextOptions) -> String {
         }
         for st in &p.streams {
             let _ = writeln!(out, "{}", stream_title(p, st));
-            class_lines(&mut out, "read", &st.read, p.elapsed_ns, opts);
-            class_lines(&mut out, "write", &st.write, p.elapsed_ns, opts);
+            class_lines(&mut out, "read", &st.read, st.elapsed_ns, opts);
+            class_lines(&mut out, "write", &st.write, st.elapsed_ns, opts);
         }
         if p.streams.len() > 1 {
             let _ = writeln!(out, "all {} streams:", p.streams.len());
@@ -161,6 +161,9 @@ pub fn render_text(report: &RunReport, opts: TextOptions) -> String {
                 "  first failed I/O: {} at offset {} on {}: {} (errno {})",
                 f.op, f.offset, p.targets[p.streams[f.stream].target].path, f.error, f.errno
             );
+        }
+        for w in &p.warnings {
+            let _ = writeln!(out, "  warning: {w}");
         }
         let secs = p.elapsed_ns as f64 / 1e9;
         if secs > 0.0 {

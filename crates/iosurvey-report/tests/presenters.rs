@@ -29,6 +29,7 @@ fn stream(target: usize, read: &ClassStats, write: &ClassStats, elapsed: u64) ->
         offset: 0,
         span: None,
         regions: 0,
+        elapsed_ns: elapsed,
         read: ClassReport::new(read, elapsed),
         write: ClassReport::new(write, elapsed),
     }
@@ -107,6 +108,7 @@ fn report() -> RunReport {
                 error: errno_name(28),
                 at_ns: 5000,
             }),
+            warnings: vec!["buffered reads of /tmp/a cover 1073741824 bytes, less than RAM".into()],
             streams: vec![stream(0, &r0, &w0, elapsed), stream(1, &r1, &w1, elapsed)],
             total: StreamTotals {
                 read: ClassReport::new(&tr, elapsed),

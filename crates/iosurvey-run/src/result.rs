@@ -8,6 +8,9 @@ use iosurvey_stats::ClassStats;
 pub struct StreamResult {
     pub read: ClassStats,
     pub write: ClassStats,
+    /// From the start of the measured phase to this stream's last
+    /// completion on any worker; its rates are taken over this.
+    pub elapsed_ns: u64,
 }
 
 impl StreamResult {
@@ -28,6 +31,7 @@ impl StreamResult {
     pub fn merge(&mut self, other: &StreamResult) {
         self.read.merge(&other.read);
         self.write.merge(&other.write);
+        self.elapsed_ns = self.elapsed_ns.max(other.elapsed_ns);
     }
 }
 
