@@ -1,0 +1,372 @@
+#!/usr/bin/env bash
+# iosurvey vs fio, alternating pairs on identical settings. See bench/README.md.
+#
+#   sudo bench/run.sh                      # full run: PAIRS=5 DURATION=5
+#   sudo PAIRS=1 DURATION=1 bench/run.sh   # smoke test
+#
+# Markdown goes to stdout (and to $OUT_DIR/results.md); progress goes to
+# stderr; raw JSON of every run goes to $OUT_DIR.
+set -euo pipefail
+
+PAIRS=${PAIRS:-5}
+DURATION=${DURATION:-5}          # seconds per run, time-based
+SIZE_BYTES=$((1024 * 1024 * 1024))  # every target is 1 GiB
+RSS_BUDGET_MIB=64
+
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_DIR=$(cd "$SCRIPT_DIR/.." && pwd)
+STAMP=$(date -u +%Y%m%dT%H%M%SZ)
+OUT_DIR=${OUT_DIR:-$SCRIPT_DIR/out/$STAMP}
+
+log() { printf 'bench: %s\n' "$*" >&2; }
+die() { printf 'bench: error: %s\n' "$*" >&2; exit 1; }
+
+# ---------------------------------------------------------------- checks
+[[ $PAIRS =~ ^[1-9][0-9]*$ ]] || die "PAIRS must be a positive integer (got '$PAIRS')"
+[[ $DURATION =~ ^[1-9][0-9]*$ ]] || die "DURATION must be a whole number of seconds (got '$DURATION')"
+
+missing=()
+[[ $(id -u) -eq 0 ]] || missing+=("root: zram devices can only be created as root; run with sudo")
+command -v fio >/dev/null || missing+=("fio: apt-get install -y fio (Debian's fio package, 3.33 here)")
+command -v jq >/dev/null || missing+=("jq: apt-get install -y jq")
+command -v dd >/dev/null || missing+=("dd: coreutils")
+command -v git >/dev/null || missing+=("git: apt-get install -y git (for the commit in the header)")
+if [[ ! -d /sys/class/zram-control ]]; then
+    modprobe zram 2>/dev/null || true
+    [[ -d /sys/class/zram-control ]] || missing+=("zram: /sys/class/zram-control is missing (kernel module zram not loaded)")
+fi
+if [[ -r /proc/sys/kernel/io_uring_disabled && $(cat /proc/sys/kernel/io_uring_disabled) != 0 ]]; then
+    missing+=("io_uring: disabled by /proc/sys/kernel/io_uring_disabled")
+fi
+if ((${#missing[@]})); then
+    printf 'bench: missing requirements (nothing was installed):\n' >&2
+    printf '  - %s\n' "${missing[@]}" >&2
+    exit 1
+fi
+
+# The release binary. IOSURVEY=/path/to/iosurvey skips the build.
+if [[ -n ${IOSURVEY:-} ]]; then
+    [[ -x $IOSURVEY ]] || die "IOSURVEY=$IOSURVEY is not an executable"
+elif command -v cargo >/dev/null; then
+    log "cargo build --release (no-op when up to date)"
+    (cd "$REPO_DIR" && cargo build --release --quiet) || die "cargo build --release failed"
+    IOSURVEY=$REPO_DIR/target/release/iosurvey
+else
+    IOSURVEY=$REPO_DIR/target/release/iosurvey
+    [[ -x $IOSURVEY ]] || die "no cargo and no $IOSURVEY: install Rust (rustup) or set IOSURVEY=/path/to/iosurvey"
+    log "cargo not found: using the existing $IOSURVEY, which may not match HEAD"
+fi
+
+# Peak RSS for case 5: GNU time when present (RSS_METHOD=auto), else polling
+# VmHWM in /proc/PID/status (RSS_METHOD=poll forces it).
+RSS_METHOD=${RSS_METHOD:-auto}
+TIME_BIN=""
+case $RSS_METHOD in
+auto | time)
+    if [[ -x /usr/bin/time && $(/usr/bin/time -v true 2>&1) == *"Maximum resident set size"* ]]; then
+        TIME_BIN=/usr/bin/time
+    elif [[ $RSS_METHOD == time ]]; then
+        die "RSS_METHOD=time needs GNU time at /usr/bin/time (apt-get install -y time), or use RSS_METHOD=poll"
+    fi
+    ;;
+poll) ;;
+*) die "RSS_METHOD must be auto, time or poll (got '$RSS_METHOD')" ;;
+esac
+
+avail_bytes() { df -P -B1 "$1" | awk 'NR == 2 { print $4 }'; }
+(($(avail_bytes /var/tmp) > SIZE_BYTES + (256 << 20))) || die "/var/tmp needs more than 1.25 GiB free"
+(($(avail_bytes /dev/shm) > SIZE_BYTES + (256 << 20))) || die "/dev/shm needs more than 1.25 GiB free"
+mem_avail_kib=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo)
+((mem_avail_kib > 3 * 1024 * 1024)) || die "need about 3 GiB of available memory (zram + tmpfs file), have $((mem_avail_kib / 1024)) MiB"
+
+# ---------------------------------------------------------------- targets
+ZRAM_ID=""
+SHM_DIR=""
+DISK_DIR=""
+POLL_PID=""
+
+cleanup() {
+    local rc=$?
+    set +e
+    trap - EXIT INT TERM
+    if [[ -n $POLL_PID ]]; then
+        kill "$POLL_PID" 2>/dev/null
+        wait "$POLL_PID" 2>/dev/null
+    fi
+    if [[ -n $ZRAM_ID ]]; then
+        local i
+        for i in 1 2 3 4 5 6 7 8 9 10; do
+            { echo "$ZRAM_ID" >/sys/class/zram-control/hot_remove; } 2>/dev/null && break
+            sleep 0.5
+        done
+        if [[ -e /sys/block/zram$ZRAM_ID ]]; then
+            log "could not remove /dev/zram$ZRAM_ID: echo $ZRAM_ID > /sys/class/zram-control/hot_remove"
+        else
+            log "removed /dev/zram$ZRAM_ID"
+        fi
+    fi
+    [[ -n $SHM_DIR && -d $SHM_DIR ]] && rm -rf -- "$SHM_DIR" && log "removed $SHM_DIR"
+    [[ -n $DISK_DIR && -d $DISK_DIR ]] && rm -rf -- "$DISK_DIR" && log "removed $DISK_DIR"
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+mkdir -p "$OUT_DIR"
+log "raw outputs in $OUT_DIR"
+
+ZRAM_ID=$(cat /sys/class/zram-control/hot_add)
+ZRAM=/dev/zram$ZRAM_ID
+[[ $(cat "/sys/block/zram$ZRAM_ID/disksize") == 0 ]] || die "new zram$ZRAM_ID is not empty?"
+echo "$SIZE_BYTES" >"/sys/block/zram$ZRAM_ID/disksize"
+for _ in 1 2 3 4 5 6 7 8 9 10; do [[ -b $ZRAM ]] && break; sleep 0.2; done
+[[ -b $ZRAM ]] || die "$ZRAM did not appear"
+log "filling $ZRAM (1 GiB from /dev/urandom, O_DIRECT)"
+dd if=/dev/urandom of="$ZRAM" bs=1M count=1024 oflag=direct status=none
+
+SHM_DIR=$(mktemp -d /dev/shm/iosurvey-bench.XXXXXX)
+SHM_FILE=$SHM_DIR/data
+log "filling $SHM_FILE (1 GiB from /dev/urandom)"
+dd if=/dev/urandom of="$SHM_FILE" bs=1M count=1024 status=none
+
+DISK_DIR=$(mktemp -d /var/tmp/iosurvey-bench.XXXXXX)
+DISK_FILE=$DISK_DIR/data
+log "filling $DISK_FILE (1 GiB from /dev/urandom, O_DIRECT, fsync)"
+dd if=/dev/urandom of="$DISK_FILE" bs=1M count=1024 oflag=direct conv=fsync status=none
+
+# ---------------------------------------------------------------- helpers
+num() { awk -v x="$1" -v f="$2" 'BEGIN { if (x == "" || x == "FAIL") print "FAIL"; else printf f, x }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "FAIL" || b == "FAIL" || a == "" || b == "" || b + 0 == 0) print "FAIL"; else printf "%.6f", a / b }'; }
+median() {
+    printf '%s\n' "$@" | { grep -v -e '^FAIL$' -e '^$' || true; } | sort -g |
+        awk '{ v[NR] = $1 } END { if (NR == 0) print "FAIL"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+# Display a raw figure: IOPS as k IOPS, bytes/s as MiB/s.
+show() {
+    case $1 in
+    iops) num "$2" "%.1f" | awk '$1 == "FAIL" { print; next } { printf "%.1f\n", $1 / 1000 }' ;;
+    bw) num "$2" "%.1f" | awk '$1 == "FAIL" { print; next } { printf "%.1f\n", $1 / 1048576 }' ;;
+    esac
+}
+unit() { [[ $1 == iops ]] && echo "k IOPS" || echo "MiB/s"; }
+
+FAILED=0
+
+# run_iosurvey NAME METRIC ARGS... -> prints "value elapsed_s"
+run_iosurvey() {
+    local name=$1 metric=$2
+    shift 2
+    local json=$OUT_DIR/$name-iosurvey.json err=$OUT_DIR/$name-iosurvey.err
+    printf '%q ' "$IOSURVEY" run "$@" --time "${DURATION}s" --output json --quiet >>"$OUT_DIR/commands.txt"
+    echo >>"$OUT_DIR/commands.txt"
+    if "$IOSURVEY" run "$@" --time "${DURATION}s" --output json --quiet >"$json" 2>"$err" &&
+        jq -e '.points[0].failure == null and (.points[0].interrupted | not)' "$json" >/dev/null; then
+        jq -r --arg m "$metric" '.points[0] | [(if $m == "iops" then .total.read.iops else .total.read.bytes_per_sec end), .elapsed_ns / 1e9] | @tsv' "$json"
+    else
+        log "iosurvey failed ($name): $(head -c 500 "$err")"
+        FAILED=1
+        printf 'FAIL\t\n'
+    fi
+}
+
+# run_fio NAME METRIC ARGS... -> prints "value elapsed_s"
+run_fio() {
+    local name=$1 metric=$2
+    shift 2
+    local json=$OUT_DIR/$name-fio.json err=$OUT_DIR/$name-fio.err
+    local args=(--name="$name" "$@" --direct=1 --numjobs=1 --time_based --runtime="$DURATION"
+        --output-format=json --output="$json")
+    printf '%q ' fio "${args[@]}" >>"$OUT_DIR/commands.txt"
+    echo >>"$OUT_DIR/commands.txt"
+    if fio "${args[@]}" >"$err" 2>&1 && jq -e '.jobs[0].error == 0' "$json" >/dev/null 2>&1; then
+        jq -r --arg m "$metric" '.jobs[0] | [(if $m == "iops" then .read.iops else .read.bw_bytes end), .read.runtime / 1000] | @tsv' "$json"
+    else
+        log "fio failed ($name): $(head -c 500 "$err")"
+        FAILED=1
+        printf 'FAIL\t\n'
+    fi
+}
+
+SUMMARY=()
+
+# compare ID TITLE METRIC -- uses the arrays ISV (iosurvey args) and FIO (fio args).
+compare() {
+    local id=$1 title=$2 metric=$3
+    local p iv ie fv fe r
+    local ivals=() fvals=() ratios=() rows=()
+    for ((p = 1; p <= PAIRS; p++)); do
+        log "case $id: pair $p/$PAIRS iosurvey"
+        IFS=$'\t' read -r iv ie < <(run_iosurvey "c$id-p$p" "$metric" "${ISV[@]}")
+        log "case $id: pair $p/$PAIRS fio"
+        IFS=$'\t' read -r fv fe < <(run_fio "c$id-p$p" "$metric" "${FIO[@]}")
+        [[ $iv != FAIL && $fv != FAIL ]] || FAILED=1
+        r=$(ratio "$iv" "$fv")
+        ivals+=("$iv") fvals+=("$fv") ratios+=("$r")
+        rows+=("| $p | $(show "$metric" "$iv") | $(show "$metric" "$fv") | $(num "$r" "%.3f") | $(num "$ie" "%.2f") | $(num "$fe" "%.2f") |")
+    done
+    local im fm rm
+    im=$(median "${ivals[@]}") fm=$(median "${fvals[@]}") rm=$(median "${ratios[@]}")
+    {
+        echo "### $id. $title"
+        echo
+        echo "- iosurvey: \`iosurvey run ${ISV[*]} --time ${DURATION}s\`"
+        echo "- fio: \`fio --name=c$id ${FIO[*]} --direct=1 --numjobs=1 --time_based --runtime=$DURATION --output-format=json\`"
+        echo
+        echo "| pair | iosurvey $(unit "$metric") | fio $(unit "$metric") | iosurvey/fio | iosurvey s | fio s |"
+        echo "|---:|---:|---:|---:|---:|---:|"
+        printf '%s\n' "${rows[@]}"
+        echo "| **median** | **$(show "$metric" "$im")** | **$(show "$metric" "$fm")** | **$(num "$rm" "%.3f")** | | |"
+        echo
+    } | tee -a "$OUT_DIR/results.md"
+    SUMMARY+=("| $id. $title | $(unit "$metric") | $(show "$metric" "$im") | $(show "$metric" "$fm") | $(num "$rm" "%.3f") |")
+    LAST_IOSURVEY_MEDIAN=$im
+}
+
+# ---------------------------------------------------------------- header
+COMMIT=$(git -C "$REPO_DIR" rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [[ $COMMIT != unknown && -n $(git -C "$REPO_DIR" status --porcelain --untracked-files=no 2>/dev/null) ]]; then
+    COMMIT="$COMMIT-dirty"
+fi
+{
+    echo "## iosurvey vs fio ($(date -u '+%Y-%m-%d %H:%M:%S UTC'))"
+    echo
+    echo "| | |"
+    echo "|---|---|"
+    echo "| kernel | $(uname -r) |"
+    echo "| CPU | $(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo) |"
+    echo "| nproc | $(nproc) |"
+    echo "| load average at start | $(cut -d' ' -f1-3 /proc/loadavg) |"
+    echo "| fio | $(fio --version) |"
+    echo "| iosurvey commit | $COMMIT |"
+    echo "| pairs x duration | $PAIRS x ${DURATION}s, alternating iosurvey then fio, one job/worker, O_DIRECT |"
+    echo "| targets | zram (1 GiB, random data), 1 GiB file on tmpfs (/dev/shm), 1 GiB file on $(df -P /var/tmp | awk 'NR == 2 { print $1 }') under /var/tmp |"
+    echo
+    echo "Ratios are iosurvey/fio per pair (above 1: iosurvey measured more); the median ratio is the median of the per-pair ratios, not the ratio of the medians."
+    echo
+} | tee "$OUT_DIR/results.md"
+
+# ---------------------------------------------------------------- cases
+# fio: --norandommap because iosurvey draws random offsets with replacement
+# (fio's default random map would visit each block once per pass).
+FIO_URING=(--ioengine=io_uring --fixedbufs --registerfiles)
+
+ISV=("$ZRAM" --rw randread --bs 4k --qd 32 --engine uring)
+FIO=(--filename="$ZRAM" --rw=randread --bs=4k --iodepth=32 "${FIO_URING[@]}" --norandommap)
+compare 1 "zram, 4 KiB random read, QD 32, io_uring" iops
+C1_MEDIAN=$LAST_IOSURVEY_MEDIAN
+
+ISV=("$SHM_FILE" --rw randread --bs 4k --qd 1 --engine sync)
+FIO=(--filename="$SHM_FILE" --size="$SIZE_BYTES" --rw=randread --bs=4k --iodepth=1 --ioengine=psync --norandommap)
+compare 2 "tmpfs file, 4 KiB random read, QD 1, sync (fio psync)" iops
+
+ISV=("$SHM_FILE" --rw read --bs 1m --qd 1 --engine uring)
+FIO=(--filename="$SHM_FILE" --size="$SIZE_BYTES" --rw=read --bs=1M --iodepth=1 "${FIO_URING[@]}")
+compare 3a "tmpfs file, 1 MiB sequential read, QD 1, io_uring" bw
+
+ISV=("$SHM_FILE" --rw read --bs 1m --qd 1 --engine sync)
+FIO=(--filename="$SHM_FILE" --size="$SIZE_BYTES" --rw=read --bs=1M --iodepth=1 --ioengine=psync)
+compare 3b "tmpfs file, 1 MiB sequential read, QD 1, sync (fio psync)" bw
+
+ISV=("$DISK_FILE" --rw randread --bs 4k --qd 32 --engine uring)
+FIO=(--filename="$DISK_FILE" --size="$SIZE_BYTES" --rw=randread --bs=4k --iodepth=32 "${FIO_URING[@]}" --norandommap)
+compare 4 "disk file (/var/tmp), 4 KiB random read, QD 32, io_uring" iops
+
+# Case 5: iosurvey alone, 2 workers x QD 2048 on zram: IOPS and peak RSS.
+C5_WORKERS=2 C5_QD=2048 C5_BS=4096
+BUF_BYTES=$((C5_WORKERS * C5_QD * C5_BS))
+C5_ARGS=("$ZRAM" --rw randread --bs 4k --qd "$C5_QD" --workers "$C5_WORKERS" --engine uring)
+
+# peak_rss NAME ARGS... -> prints "iops elapsed_s peak_rss_kib"
+peak_rss() {
+    local name=$1
+    shift
+    local json=$OUT_DIR/$name-iosurvey.json err=$OUT_DIR/$name-iosurvey.err
+    local cmd=("$IOSURVEY" run "$@" --time "${DURATION}s" --output json --quiet)
+    printf '%q ' "${cmd[@]}" >>"$OUT_DIR/commands.txt"
+    echo >>"$OUT_DIR/commands.txt"
+    local rc=0 rss=""
+    if [[ -n $TIME_BIN ]]; then
+        "$TIME_BIN" -v -o "$OUT_DIR/$name.time" "${cmd[@]}" >"$json" 2>"$err" || rc=$?
+        rss=$(awk -F': *' '/Maximum resident set size/ { print $2 }' "$OUT_DIR/$name.time")
+    else
+        # No GNU time: poll VmHWM (the kernel's peak RSS) until the process exits.
+        "${cmd[@]}" >"$json" 2>"$err" &
+        POLL_PID=$!
+        local hwm
+        while hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$POLL_PID/status" 2>/dev/null) && [[ -n $hwm ]]; do
+            rss=$hwm
+            sleep 0.05
+        done
+        wait "$POLL_PID" || rc=$?
+        POLL_PID=""
+    fi
+    if ((rc == 0)) && jq -e '.points[0].failure == null and (.points[0].interrupted | not)' "$json" >/dev/null; then
+        jq -r --arg rss "${rss:-FAIL}" '.points[0] | [.total.read.iops, .elapsed_ns / 1e9, $rss] | @tsv' "$json"
+    else
+        log "iosurvey failed ($name): $(head -c 500 "$err")"
+        FAILED=1
+        printf 'FAIL\t\tFAIL\n'
+    fi
+}
+
+C5_IOPS=() C5_RSS=() C5_ROWS=()
+for ((p = 1; p <= PAIRS; p++)); do
+    log "case 5: run $p/$PAIRS iosurvey"
+    IFS=$'\t' read -r iv ie rss < <(peak_rss "c5-p$p" "${C5_ARGS[@]}")
+    [[ $iv != FAIL ]] || FAILED=1
+    C5_IOPS+=("$iv") C5_RSS+=("$rss")
+    rss_mib=$(awk -v k="$rss" 'BEGIN { if (k == "FAIL" || k == "") print "FAIL"; else printf "%.1f", k / 1024 }')
+    net_mib=$(awk -v k="$rss" -v b="$BUF_BYTES" 'BEGIN { if (k == "FAIL" || k == "") print "FAIL"; else printf "%.1f", (k * 1024 - b) / 1048576 }')
+    C5_ROWS+=("| $p | $(show iops "$iv") | $(num "$ie" "%.2f") | $rss_mib | $net_mib |")
+done
+log "case 5: baseline, 2 workers x QD 1"
+IFS=$'\t' read -r bv _ brss < <(peak_rss "c5-baseline" "$ZRAM" --rw randread --bs 4k --qd 1 --workers "$C5_WORKERS" --engine uring)
+
+im=$(median "${C5_IOPS[@]}")
+rss_med=$(median "${C5_RSS[@]}")
+rss_max=$(printf '%s\n' "${C5_RSS[@]}" | { grep -v -e FAIL -e '^$' || true; } | sort -g | tail -n1)
+rss_max=${rss_max:-FAIL}
+{
+    echo "### 5. zram, 4 KiB random read, $C5_WORKERS workers x QD $C5_QD ($((C5_WORKERS * C5_QD)) outstanding), io_uring, iosurvey only"
+    echo
+    echo "- iosurvey: \`iosurvey run ${C5_ARGS[*]} --time ${DURATION}s\`"
+    echo "- peak RSS from $([[ -n $TIME_BIN ]] && echo "\`/usr/bin/time -v\` (Maximum resident set size)" || echo "VmHWM in /proc/PID/status, polled every 50 ms")"
+    echo "- I/O buffers: $C5_WORKERS x $C5_QD x $C5_BS B = $(awk -v b="$BUF_BYTES" 'BEGIN { printf "%.1f", b / 1048576 }') MiB; budget for everything else: $RSS_BUDGET_MIB MiB"
+    echo
+    echo "| run | iosurvey k IOPS | iosurvey s | peak RSS MiB | RSS - buffers MiB |"
+    echo "|---:|---:|---:|---:|---:|"
+    printf '%s\n' "${C5_ROWS[@]}"
+    awk -v i="$im" -v k="$rss_med" -v b="$BUF_BYTES" 'BEGIN {
+        ik = (i == "FAIL") ? "FAIL" : sprintf("%.1f", i / 1000)
+        if (k == "FAIL") { r = "FAIL"; n = "FAIL" } else { r = sprintf("%.1f", k / 1024); n = sprintf("%.1f", (k * 1024 - b) / 1048576) }
+        printf "| **median** | **%s** | | **%s** | **%s** |\n", ik, r, n }'
+    echo
+    awk -v k="$rss_max" -v b="$BUF_BYTES" -v budget="$RSS_BUDGET_MIB" 'BEGIN {
+        if (k == "FAIL") { print "Peak RSS: not measured."; exit }
+        n = (k * 1024 - b) / 1048576
+        printf "Highest peak RSS %.1f MiB, minus %.1f MiB of I/O buffers = %.1f MiB: %s the %d MiB budget.\n",
+            k / 1024, b / 1048576, n, (n <= budget ? "within" : "OVER"), budget }'
+    awk -v k="$brss" -v v="$bv" 'BEGIN {
+        if (k == "FAIL" || k == "") print "Baseline (same, QD 1): failed."
+        else printf "Baseline (same, QD 1, 8 KiB of buffers): peak RSS %.1f MiB, %.1f k IOPS.\n", k / 1024, v / 1000 }'
+    awk -v a="$im" -v c="$C1_MEDIAN" 'BEGIN {
+        if (a != "FAIL" && c != "FAIL" && c > 0) printf "Median IOPS vs case 1 (1 worker, QD 32): %.3f.\n", a / c }'
+    echo
+} | tee -a "$OUT_DIR/results.md"
+
+# ---------------------------------------------------------------- summary
+{
+    echo "### Summary (medians)"
+    echo
+    echo "| case | unit | iosurvey | fio | iosurvey/fio |"
+    echo "|---|---|---:|---:|---:|"
+    printf '%s\n' "${SUMMARY[@]}"
+    echo
+    echo "Raw JSON: \`${OUT_DIR#"$REPO_DIR"/}/\` (every command in commands.txt)."
+} | tee -a "$OUT_DIR/results.md"
+
+if ((FAILED)); then
+    log "some runs failed; see the .err files in $OUT_DIR"
+    exit 1
+fi
