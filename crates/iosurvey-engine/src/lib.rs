@@ -66,6 +66,30 @@ impl EngineKind {
     }
 }
 
+/// What an engine really uses, for the record: a fast path that the kernel
+/// refused must not pass unnoticed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EngineFeatures {
+    /// Files registered with the ring.
+    pub registered_files: bool,
+    /// Buffers registered with the ring (fixed buffers).
+    pub fixed_buffers: bool,
+    /// Longest a batched wait holds a completion, in microseconds; `None`
+    /// when every wait returns at the first completion.
+    pub reap_window_us: Option<u32>,
+}
+
+impl EngineFeatures {
+    /// What two engines (two workers) both used.
+    pub fn common(self, other: EngineFeatures) -> EngineFeatures {
+        EngineFeatures {
+            registered_files: self.registered_files && other.registered_files,
+            fixed_buffers: self.fixed_buffers && other.fixed_buffers,
+            reap_window_us: self.reap_window_us.max(other.reap_window_us),
+        }
+    }
+}
+
 /// What an engine is built from.
 pub struct EngineConfig {
     /// Files in table order; the engine takes ownership.
@@ -111,4 +135,8 @@ pub trait Engine {
     fn buffer_mut(&mut self, idx: u32) -> &mut [u8];
     /// I/Os submitted or queued and not yet reaped.
     fn in_flight(&self) -> usize;
+    /// The fast paths this engine really uses.
+    fn features(&self) -> EngineFeatures {
+        EngineFeatures::default()
+    }
 }

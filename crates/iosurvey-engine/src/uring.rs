@@ -1,7 +1,9 @@
 //! The io_uring engine: registered files, fixed buffers, batched submit and
 //! reap.
 
-use crate::{BufferPool, Completion, Engine, EngineConfig, EngineError, Op, Request};
+use crate::{
+    BufferPool, Completion, Engine, EngineConfig, EngineError, EngineFeatures, Op, Request,
+};
 use io_uring::{opcode, squeue, types, IoUring};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
@@ -61,16 +63,6 @@ impl UringEngine {
             in_flight: 0,
             min_timeout,
         })
-    }
-
-    /// Whether files are registered with the ring.
-    pub fn registered_files(&self) -> bool {
-        self.registered_files
-    }
-
-    /// Whether buffers are registered (fixed) with the ring.
-    pub fn fixed_buffers(&self) -> bool {
-        self.fixed_buffers
     }
 
     /// Moves queued requests into the submission queue, syncing it once.
@@ -208,6 +200,14 @@ impl Engine for UringEngine {
 
     fn in_flight(&self) -> usize {
         self.in_flight
+    }
+
+    fn features(&self) -> EngineFeatures {
+        EngineFeatures {
+            registered_files: self.registered_files,
+            fixed_buffers: self.fixed_buffers,
+            reap_window_us: self.min_timeout.then_some(REAP_WINDOW_US),
+        }
     }
 }
 

@@ -68,6 +68,14 @@ pub struct Settings {
     pub ramp_ns: u64,
     pub interval_ns: u64,
     pub continue_on_error: bool,
+    /// Files registered with io_uring (false for the sync engine).
+    pub registered_files: bool,
+    /// Fixed (registered) buffers with io_uring (false for the sync engine).
+    pub fixed_buffers: bool,
+    /// Longest a batched io_uring wait holds a finished I/O before it is
+    /// seen and timed, in microseconds; null when each wait returns at the
+    /// first completion.
+    pub reap_window_us: Option<u32>,
 }
 
 /// A target as it was opened.
@@ -257,6 +265,9 @@ impl PointReport {
                 ramp_ns: job.bounds.ramp.as_nanos() as u64,
                 interval_ns: job.interval.as_nanos() as u64,
                 continue_on_error: job.continue_on_error,
+                registered_files: r.engine.registered_files,
+                fixed_buffers: r.engine.fixed_buffers,
+                reap_window_us: r.engine.reap_window_us,
             },
             targets: targets
                 .iter()
@@ -285,7 +296,7 @@ impl PointReport {
                 error: crate::errno_name(f.errno),
                 at_ns: f.at_ns,
             }),
-            warnings: warnings(point, targets),
+            warnings: warnings(point, targets, r),
             streams,
             total: StreamTotals {
                 read: ClassReport::new(&r.total(Op::Read), r.elapsed_ns),
@@ -296,9 +307,17 @@ impl PointReport {
 }
 
 /// Reasons a point's figures may not be what the device does.
-fn warnings(point: &Point, targets: &[OpenTarget]) -> Vec<String> {
+fn warnings(point: &Point, targets: &[OpenTarget], r: &JobResult) -> Vec<String> {
     let job = &point.job;
     let mut out = Vec::new();
+    if job.engine == iosurvey_engine::EngineKind::Uring
+        && !(r.engine.registered_files && r.engine.fixed_buffers)
+    {
+        out.push(
+            "io_uring ran without registered files or fixed buffers (the kernel refused them), which costs CPU per I/O; lower --qd or check RLIMIT_MEMLOCK"
+                .to_string(),
+        );
+    }
     if !job.direct && job.streams.iter().any(|s| s.mix.reads()) {
         let ram = HostInfo::current().memory_bytes;
         for s in &job.streams {

@@ -89,6 +89,9 @@ fn report() -> RunReport {
                 ramp_ns: 0,
                 interval_ns: 1_000_000_000,
                 continue_on_error: true,
+                registered_files: true,
+                fixed_buffers: true,
+                reap_window_us: Some(10),
             },
             targets: vec![
                 target("/tmp/a", TargetKind::File),

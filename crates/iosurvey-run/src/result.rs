@@ -1,6 +1,6 @@
 //! What a job measured: per stream and class, merged exactly over workers.
 
-use iosurvey_engine::Op;
+use iosurvey_engine::{EngineFeatures, Op};
 use iosurvey_stats::ClassStats;
 
 /// The reads and writes of one stream class.
@@ -72,6 +72,8 @@ pub struct JobResult {
     pub interrupted: bool,
     /// The first failed I/O, if any.
     pub first_failure: Option<IoFailure>,
+    /// What the engines really used (common to every worker).
+    pub engine: EngineFeatures,
 }
 
 impl JobResult {
@@ -111,6 +113,7 @@ impl JobResult {
         self.cpu.system_ns += other.cpu.system_ns;
         self.cpu.workers_ns += other.cpu.workers_ns;
         self.interrupted |= other.interrupted;
+        self.engine = self.engine.common(other.engine);
         self.first_failure = match (self.first_failure, other.first_failure) {
             (Some(a), Some(b)) => Some(if b.at_ns < a.at_ns { b } else { a }),
             (a, b) => a.or(b),

@@ -186,6 +186,7 @@ pub(crate) fn run_worker<E: Engine>(
     }
     result.first_done_ns = result.elapsed_ns;
     result.interrupted = bounds.stop.load(Ordering::Relaxed);
+    result.engine = engine.features();
     result.cpu.workers_ns = thread_cpu_ns() - cpu0;
     Ok(result)
 }
