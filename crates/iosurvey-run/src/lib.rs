@@ -6,6 +6,7 @@
 //! publish live totals that an [`Observer`] sees about ten times a second.
 #![deny(unsafe_code)]
 
+pub mod guard;
 pub mod host;
 pub mod observer;
 pub mod result;
@@ -13,8 +14,12 @@ pub mod runner;
 pub mod target;
 mod worker;
 
+pub use guard::{Refusal, WritePolicy};
 pub use host::HostInfo;
 pub use observer::{NoObserver, Observer, Progress};
 pub use result::{CpuTime, IoFailure, JobResult, StreamResult};
 pub use runner::{run_point, validate, RunError};
-pub use target::{open_target, plan_geometry, Geometry, OpenTarget, TargetError, TargetKind};
+pub use target::{
+    open_target, plan_geometry, test_file_in, Geometry, OpenOptions, OpenTarget, TargetError,
+    TargetKind,
+};

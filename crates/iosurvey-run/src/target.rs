@@ -2,12 +2,14 @@
 //! physical block size, rotational flag, O_DIRECT), creating and laying out
 //! test files with non-zero, incompressible data, and removing them.
 
+use crate::guard::{check_block_write, Refusal, WritePolicy, CREATED_XATTR};
 use iosurvey_engine::BufferPool;
 use iosurvey_workload::TargetSpec;
 use rustix::fs::{FileType, Mode, OFlags, SeekFrom, StatxFlags};
 use rustix::io::Errno;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What kind of thing a target is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -58,6 +60,12 @@ pub enum TargetError {
     Permission(PathBuf),
     #[error("{path}: unsupported file type ({what}); give a regular file or a block device")]
     Unsupported { path: PathBuf, what: &'static str },
+    #[error("{0}: is a directory; give --size for the test file iosurvey creates (and removes) inside it")]
+    DirectoryNeedsSize(PathBuf),
+    #[error("{0}: interrupted while laying out the test file; it was removed")]
+    Interrupted(PathBuf),
+    #[error(transparent)]
+    Refused(#[from] Refusal),
     #[error("{0}: the filesystem does not support O_DIRECT; add --buffered to go through the page cache")]
     NoDirect(PathBuf),
     #[error("{0}: the file is empty; give --size to lay out a test file")]
@@ -88,50 +96,134 @@ fn io_err(path: &Path, op: &'static str, e: Errno) -> TargetError {
     }
 }
 
-/// Opens (creating and laying out if needed) the target of `spec`.
-pub fn open_target(
-    spec: &TargetSpec,
-    write: bool,
-    direct: bool,
-) -> Result<OpenTarget, TargetError> {
+/// How to open a target.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OpenOptions<'a> {
+    /// The job writes to it.
+    pub write: bool,
+    /// O_DIRECT.
+    pub direct: bool,
+    /// What the user allowed to be written.
+    pub policy: WritePolicy,
+    /// Set by Ctrl-C: stops laying out a test file (which is then removed).
+    pub stop: Option<&'a AtomicBool>,
+}
+
+/// What a target path turns into: an existing file or device, or a test
+/// file to create (a missing path, or a file inside a directory).
+enum Resolved {
+    Existing {
+        path: PathBuf,
+        kind: TargetKind,
+        rdev: u64,
+    },
+    ToCreate {
+        path: PathBuf,
+        size: u64,
+    },
+}
+
+/// The test file iosurvey creates inside a directory target.
+pub fn test_file_in(dir: &Path) -> PathBuf {
+    dir.join(format!("iosurvey-{}.testfile", std::process::id()))
+}
+
+fn resolve(spec: &TargetSpec) -> Result<Resolved, TargetError> {
     let path = spec.path.as_path();
     let st = match rustix::fs::stat(path) {
-        Ok(st) => Some(st),
-        Err(Errno::NOENT) => None,
+        Ok(st) => st,
+        Err(Errno::NOENT) => {
+            return match spec.create_size {
+                Some(size) => Ok(Resolved::ToCreate {
+                    path: path.to_path_buf(),
+                    size,
+                }),
+                None => Err(TargetError::NotFound(path.to_path_buf())),
+            }
+        }
         Err(e) => return Err(io_err(path, "stat", e)),
     };
-    let (created, kind) = match st.as_ref().map(|s| FileType::from_raw_mode(s.st_mode)) {
-        None => match spec.create_size {
-            Some(size) => {
-                create_file(path, size)?;
-                (true, TargetKind::File)
-            }
-            None => return Err(TargetError::NotFound(path.to_path_buf())),
-        },
-        Some(FileType::RegularFile) => (false, TargetKind::File),
-        Some(FileType::BlockDevice) => (false, TargetKind::Block),
-        Some(FileType::Directory) => {
-            return Err(TargetError::Unsupported {
-                path: path.to_path_buf(),
-                what: "directory",
-            })
-        }
-        Some(FileType::CharacterDevice) => {
-            return Err(TargetError::Unsupported {
-                path: path.to_path_buf(),
-                what: "character device",
-            })
-        }
-        Some(_) => {
-            return Err(TargetError::Unsupported {
-                path: path.to_path_buf(),
-                what: "fifo, socket or other",
-            })
-        }
+    let unsupported = |what| TargetError::Unsupported {
+        path: path.to_path_buf(),
+        what,
     };
-    let opened = open_probed(path, kind, created, write, direct, spec.create_size);
+    match FileType::from_raw_mode(st.st_mode) {
+        FileType::RegularFile => Ok(Resolved::Existing {
+            path: path.to_path_buf(),
+            kind: TargetKind::File,
+            rdev: 0,
+        }),
+        FileType::BlockDevice => Ok(Resolved::Existing {
+            path: path.to_path_buf(),
+            kind: TargetKind::Block,
+            rdev: st.st_rdev,
+        }),
+        FileType::Directory => match spec.create_size {
+            Some(size) => Ok(Resolved::ToCreate {
+                path: test_file_in(path),
+                size,
+            }),
+            None => Err(TargetError::DirectoryNeedsSize(path.to_path_buf())),
+        },
+        FileType::CharacterDevice => Err(unsupported("character device")),
+        _ => Err(unsupported("fifo, socket or other")),
+    }
+}
+
+/// Refuses writes the policy does not allow, before anything is opened.
+fn guard(resolved: &Resolved, opts: &OpenOptions<'_>) -> Result<(), TargetError> {
+    if !opts.write {
+        return Ok(());
+    }
+    match resolved {
+        Resolved::ToCreate { path, .. } if opts.policy.readonly => {
+            Err(Refusal::ReadOnly(path.clone()).into())
+        }
+        Resolved::ToCreate { .. } => Ok(()),
+        Resolved::Existing {
+            path,
+            kind: TargetKind::Block,
+            rdev,
+        } => Ok(check_block_write(
+            path,
+            rustix::fs::major(*rdev),
+            rustix::fs::minor(*rdev),
+            opts.policy,
+        )?),
+        Resolved::Existing { path, .. } => {
+            if opts.policy.readonly {
+                Err(Refusal::ReadOnly(path.clone()).into())
+            } else if opts.policy.allow_destroy || created_by_iosurvey(path) {
+                Ok(())
+            } else {
+                Err(Refusal::ForeignFile(path.clone()).into())
+            }
+        }
+    }
+}
+
+/// Whether iosurvey created this file (in an earlier run, with `--keep`).
+pub fn created_by_iosurvey(path: &Path) -> bool {
+    let mut buf = [0u8; 8];
+    rustix::fs::getxattr(path, CREATED_XATTR, &mut buf[..]).is_ok()
+}
+
+/// Opens (creating and laying out if needed) the target of `spec`, after
+/// the write guard has allowed it.
+pub fn open_target(spec: &TargetSpec, opts: OpenOptions<'_>) -> Result<OpenTarget, TargetError> {
+    let resolved = resolve(spec)?;
+    guard(&resolved, &opts)?;
+    let (path, kind, created) = match resolved {
+        Resolved::ToCreate { path, size } => {
+            create_file(&path, size, opts.stop)?;
+            (path, TargetKind::File, true)
+        }
+        Resolved::Existing { path, kind, .. } => (path, kind, false),
+    };
+    let want = spec.create_size.filter(|_| !created);
+    let opened = open_probed(&path, kind, created, opts.write, opts.direct, want);
     if opened.is_err() && created {
-        let _ = std::fs::remove_file(path);
+        let _ = std::fs::remove_file(&path);
     }
     opened
 }
@@ -233,7 +325,7 @@ fn check_no_holes(fd: &OwnedFd, path: &Path, size: u64) -> Result<(), TargetErro
 
 /// Creates `path` at `size` bytes, every byte written with non-zero,
 /// incompressible data and flushed to the device.
-fn create_file(path: &Path, size: u64) -> Result<(), TargetError> {
+fn create_file(path: &Path, size: u64, stop: Option<&AtomicBool>) -> Result<(), TargetError> {
     check_free_space(path, parent_dir(path), size)?;
     let fd = rustix::fs::open(
         path,
@@ -241,7 +333,14 @@ fn create_file(path: &Path, size: u64) -> Result<(), TargetError> {
         Mode::from_raw_mode(0o644),
     )
     .map_err(|e| io_err(path, "create", e))?;
-    let laid = lay_out(&fd, size).map_err(|e| io_err(path, "lay out", e));
+    // Mark the file as ours, so a later run may write it without
+    // --allow-destroy. Filesystems without user xattrs just go unmarked.
+    let _ = rustix::fs::fsetxattr(&fd, CREATED_XATTR, b"1", rustix::fs::XattrFlags::empty());
+    let laid = match lay_out(&fd, size, stop) {
+        Ok(()) => Ok(()),
+        Err(Errno::INTR) => Err(TargetError::Interrupted(path.to_path_buf())),
+        Err(e) => Err(io_err(path, "lay out", e)),
+    };
     if laid.is_err() {
         drop(fd);
         let _ = std::fs::remove_file(path);
@@ -249,12 +348,15 @@ fn create_file(path: &Path, size: u64) -> Result<(), TargetError> {
     laid
 }
 
-fn lay_out(fd: &OwnedFd, size: u64) -> Result<(), Errno> {
+fn lay_out(fd: &OwnedFd, size: u64, stop: Option<&AtomicBool>) -> Result<(), Errno> {
     const CHUNK: usize = 4 << 20;
     let mut pool = BufferPool::new(1, CHUNK, 4096, 0x1057_5eed).map_err(|_| Errno::NOMEM)?;
     let mut off = 0u64;
     let mut round = 0u64;
     while off < size {
+        if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+            return Err(Errno::INTR);
+        }
         let n = (size - off).min(CHUNK as u64) as usize;
         let buf = pool.get_mut(0);
         // Vary each chunk so no two chunks are equal (no dedupe).
@@ -281,39 +383,31 @@ pub fn drop_cache(t: &OpenTarget) {
 }
 
 /// The geometry `spec` will have once opened, found without creating or
-/// writing anything: an existing target is opened read-only and probed; a
-/// missing file is checked against its directory (type, free space, O_DIRECT
-/// alignment of the filesystem).
-pub fn plan_geometry(spec: &TargetSpec, direct: bool) -> Result<Geometry, TargetError> {
-    let path = spec.path.as_path();
-    match rustix::fs::stat(path) {
-        Ok(st) => {
-            let kind = match FileType::from_raw_mode(st.st_mode) {
-                FileType::RegularFile => TargetKind::File,
-                FileType::BlockDevice => TargetKind::Block,
-                _ => return open_target(spec, false, direct).map(|t| t.geometry()),
-            };
-            let t = open_probed(path, kind, false, false, direct, spec.create_size)?;
+/// writing anything: the write guard runs, an existing target is opened
+/// read-only and probed, and a test file still to be created is checked
+/// against its directory (free space, O_DIRECT alignment of the filesystem).
+pub fn plan_geometry(spec: &TargetSpec, opts: OpenOptions<'_>) -> Result<Geometry, TargetError> {
+    let resolved = resolve(spec)?;
+    guard(&resolved, &opts)?;
+    match resolved {
+        Resolved::Existing { path, kind, .. } => {
+            let t = open_probed(&path, kind, false, false, opts.direct, spec.create_size)?;
             Ok(t.geometry())
         }
-        Err(Errno::NOENT) => {
-            let Some(size) = spec.create_size else {
-                return Err(TargetError::NotFound(path.to_path_buf()));
-            };
-            let dir = parent_dir(path);
+        Resolved::ToCreate { path, size } => {
+            let dir = parent_dir(&path);
             let st = rustix::fs::stat(dir).map_err(|e| io_err(dir, "stat", e))?;
             if FileType::from_raw_mode(st.st_mode) != FileType::Directory {
-                return Err(TargetError::NotFound(path.to_path_buf()));
+                return Err(TargetError::NotFound(path));
             }
-            check_free_space(path, dir, size)?;
+            check_free_space(&path, dir, size)?;
             Ok(Geometry {
-                path: path.to_path_buf(),
-                size,
                 logical_block_size: dir_dio_alignment(dir, st.st_dev),
-                direct,
+                path,
+                size,
+                direct: opts.direct,
             })
         }
-        Err(e) => Err(io_err(path, "stat", e)),
     }
 }
 
@@ -394,7 +488,7 @@ mod tests {
             path: path.clone(),
             create_size: Some(5 << 20),
         };
-        let t = open_target(&spec, false, false).unwrap();
+        let t = open_target(&spec, OpenOptions::default()).unwrap();
         assert!(t.created);
         assert_eq!(t.size, 5 << 20);
         assert_eq!(t.kind, TargetKind::File);
@@ -418,16 +512,102 @@ mod tests {
             create_size: None,
         };
         assert!(matches!(
-            open_target(&spec(&sparse), false, false),
+            open_target(&spec(&sparse), OpenOptions::default()),
             Err(TargetError::Holes { .. })
         ));
         assert!(matches!(
-            open_target(&spec(dir.path()), false, false),
-            Err(TargetError::Unsupported { .. })
+            open_target(&spec(dir.path()), OpenOptions::default()),
+            Err(TargetError::DirectoryNeedsSize(_))
         ));
         assert!(matches!(
-            open_target(&spec(&dir.path().join("none")), false, false),
+            open_target(&spec(&dir.path().join("none")), OpenOptions::default()),
             Err(TargetError::NotFound(_))
         ));
+    }
+
+    #[test]
+    fn a_directory_gets_a_marked_test_file_that_later_runs_may_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = TargetSpec {
+            path: dir.path().to_path_buf(),
+            create_size: Some(1 << 20),
+        };
+        let write = OpenOptions {
+            write: true,
+            ..Default::default()
+        };
+        let t = open_target(&spec, write).unwrap();
+        assert!(t.created);
+        assert_eq!(t.path, test_file_in(dir.path()));
+        assert!(created_by_iosurvey(&t.path) || !xattrs_supported(dir.path()));
+        // A second run on the file itself: ours, so no --allow-destroy.
+        let again = TargetSpec {
+            path: t.path.clone(),
+            create_size: None,
+        };
+        if created_by_iosurvey(&t.path) {
+            assert!(!open_target(&again, write).unwrap().created);
+        }
+        t.remove_if_created().unwrap();
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    fn xattrs_supported(dir: &Path) -> bool {
+        let probe = dir.join("xattr-probe");
+        std::fs::write(&probe, b"x").unwrap();
+        let ok = rustix::fs::setxattr(&probe, "user.probe", b"1", rustix::fs::XattrFlags::empty())
+            .is_ok();
+        std::fs::remove_file(probe).unwrap();
+        ok
+    }
+
+    #[test]
+    fn foreign_files_are_written_only_with_allow_destroy_and_never_when_readonly() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("theirs");
+        std::fs::write(&f, vec![1u8; 8192]).unwrap();
+        let spec = TargetSpec {
+            path: f.clone(),
+            create_size: None,
+        };
+        let mut opts = OpenOptions {
+            write: true,
+            ..Default::default()
+        };
+        assert!(matches!(
+            open_target(&spec, opts),
+            Err(TargetError::Refused(Refusal::ForeignFile(_)))
+        ));
+        assert!(matches!(
+            plan_geometry(&spec, opts),
+            Err(TargetError::Refused(_))
+        ));
+        opts.policy.allow_destroy = true;
+        assert!(open_target(&spec, opts).is_ok());
+        opts.policy.readonly = true;
+        assert!(matches!(
+            open_target(&spec, opts),
+            Err(TargetError::Refused(Refusal::ReadOnly(_)))
+        ));
+    }
+
+    #[test]
+    fn a_stop_during_layout_removes_the_half_written_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("half");
+        let stop = AtomicBool::new(true);
+        let spec = TargetSpec {
+            path: f.clone(),
+            create_size: Some(64 << 20),
+        };
+        let opts = OpenOptions {
+            stop: Some(&stop),
+            ..Default::default()
+        };
+        assert!(matches!(
+            open_target(&spec, opts),
+            Err(TargetError::Interrupted(_))
+        ));
+        assert!(!f.exists());
     }
 }

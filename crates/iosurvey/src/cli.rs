@@ -73,6 +73,9 @@ pub struct TargetFlags {
     /// Allow writes to block devices and to existing files iosurvey did not create.
     #[arg(long)]
     pub allow_destroy: bool,
+    /// With --allow-destroy: write a device even if it carries a filesystem, partition table or other signature (never a mounted or held one).
+    #[arg(long)]
+    pub force: bool,
     /// Refuse every write workload, whatever else is given.
     #[arg(long)]
     pub readonly: bool,

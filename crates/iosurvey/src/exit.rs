@@ -30,6 +30,8 @@ pub enum Failure {
     Usage(anyhow::Error),
     /// The run itself failed (exit 1).
     Run(anyhow::Error),
+    /// Stopped by a signal before anything was measured (exit 130).
+    Interrupted(anyhow::Error),
 }
 
 /// `Err(Failure::Usage(..))` from anything printable.

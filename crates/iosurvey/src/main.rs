@@ -32,5 +32,9 @@ fn main() -> ExitCode {
             eprintln!("iosurvey: {e:#}");
             ExitCode::from(1)
         }
+        Err(Failure::Interrupted(e)) => {
+            eprintln!("iosurvey: {e:#}");
+            ExitCode::from(130)
+        }
     }
 }

@@ -75,8 +75,8 @@ pub fn run(a: RunArgs, argv: &[String]) -> Result<Outcome, Failure> {
         points: Vec::new(),
     };
     let mut outcome = Outcome::Ok;
+    let targets = targets::open_all(&plan, &a.target, a.out.quiet, &stop)?;
     for point in &plan.points {
-        let targets = targets::open_all(&point.job, &a.target, a.out.quiet)?;
         if stop.load(Ordering::Relaxed) {
             outcome = Outcome::Interrupted;
             break;

@@ -1,15 +1,18 @@
-//! Opening a job's targets behind the write guard, and removing the test
-//! files iosurvey created when the targets go out of scope (after success,
-//! an error, or Ctrl-C).
+//! Opening a plan's targets through the target layer's write guard, and
+//! removing the test files iosurvey created when the targets go out of scope
+//! (after success, an error, or Ctrl-C).
 
 use crate::cli::TargetFlags;
-use crate::exit::{usage, Failure};
-use anyhow::anyhow;
-use iosurvey_run::{open_target, plan_geometry, validate, OpenTarget, TargetError};
-use iosurvey_workload::Job;
+use crate::exit::Failure;
+use iosurvey_run::{
+    open_target, plan_geometry, validate, Geometry, OpenOptions, OpenTarget, TargetError,
+    WritePolicy,
+};
+use iosurvey_workload::{Job, Plan};
 use std::ops::Deref;
+use std::sync::atomic::AtomicBool;
 
-/// The opened targets of one job; created test files are removed on drop
+/// The opened targets of a plan; created test files are removed on drop
 /// unless `--keep` was given.
 pub struct Targets {
     list: Vec<OpenTarget>,
@@ -42,76 +45,76 @@ impl Drop for Targets {
 fn target_error(e: TargetError) -> Failure {
     match e {
         e @ TargetError::Io { .. } => Failure::Run(e.into()),
+        e @ TargetError::Interrupted(_) => Failure::Interrupted(e.into()),
         e => Failure::Usage(e.into()),
     }
 }
 
-/// Refuses writes the user did not allow, before anything is opened.
-fn guard_writes(job: &Job, flags: &TargetFlags) -> Result<(), Failure> {
-    for (i, spec) in job.targets.iter().enumerate() {
-        if !job.writes_target(i) {
-            continue;
-        }
-        let path = &spec.path;
-        if flags.readonly {
-            return usage(anyhow!(
-                "{}: --readonly refuses write workloads",
-                path.display()
-            ));
-        }
-        if flags.allow_destroy {
-            continue;
-        }
-        if let Ok(meta) = std::fs::metadata(path) {
-            use std::os::unix::fs::FileTypeExt;
-            if meta.file_type().is_block_device() {
-                return usage(anyhow!(
-                    "{}: refusing to write to a block device without --allow-destroy; it would destroy its data",
-                    path.display()
-                ));
-            }
-            if meta.is_file() {
-                return usage(anyhow!(
-                    "{}: refusing to overwrite an existing file iosurvey did not create; add --allow-destroy, or name a new file with --size",
-                    path.display()
-                ));
-            }
-        }
+fn options<'a>(
+    plan: &Plan,
+    t: usize,
+    flags: &TargetFlags,
+    stop: &'a AtomicBool,
+) -> OpenOptions<'a> {
+    OpenOptions {
+        write: plan.points.iter().any(|p| p.job.writes_target(t)),
+        direct: !flags.buffered,
+        policy: WritePolicy {
+            allow_destroy: flags.allow_destroy,
+            force: flags.force,
+            readonly: flags.readonly,
+        },
+        stop: Some(stop),
     }
-    Ok(())
 }
 
-/// Opens every target of `job`, refusing writes the user did not allow and
-/// settings that do not fit, all before any test file is laid out.
-pub fn open_all(job: &Job, flags: &TargetFlags, quiet: bool) -> Result<Targets, Failure> {
-    guard_writes(job, flags)?;
-    let planned = job
-        .targets
+fn check(job: &Job, geometry: &[Geometry]) -> Result<(), Failure> {
+    validate(job, geometry).map_err(|e| Failure::Usage(e.into()))
+}
+
+/// Opens the targets every point of `plan` shares (the first point's), once
+/// for the whole plan. The guard and every point's settings are checked
+/// before any test file is laid out, and again against what was opened.
+pub fn open_all(
+    plan: &Plan,
+    flags: &TargetFlags,
+    quiet: bool,
+    stop: &AtomicBool,
+) -> Result<Targets, Failure> {
+    let Some(first) = plan.points.first() else {
+        return Ok(Targets {
+            list: Vec::new(),
+            keep: flags.keep,
+        });
+    };
+    let specs = &first.job.targets;
+    let planned = specs
         .iter()
-        .map(|spec| plan_geometry(spec, job.direct))
+        .enumerate()
+        .map(|(i, spec)| plan_geometry(spec, options(plan, i, flags, stop)))
         .collect::<Result<Vec<_>, _>>()
         .map_err(target_error)?;
-    if let Err(e) = validate(job, &planned) {
-        return usage(e);
+    for p in &plan.points {
+        check(&p.job, &planned)?;
     }
     let mut out = Targets {
-        list: Vec::with_capacity(job.targets.len()),
+        list: Vec::with_capacity(specs.len()),
         keep: flags.keep,
     };
-    for (i, spec) in job.targets.iter().enumerate() {
-        if !quiet && spec.create_size.is_some() && !spec.path.exists() {
+    for (i, (spec, g)) in specs.iter().zip(&planned).enumerate() {
+        if !quiet && !g.path.exists() {
             eprintln!(
                 "iosurvey: laying out {} bytes of test data in {}",
-                spec.create_size.unwrap_or(0),
-                spec.path.display()
+                g.size,
+                g.path.display()
             );
         }
         out.list
-            .push(open_target(spec, job.writes_target(i), job.direct).map_err(target_error)?);
+            .push(open_target(spec, options(plan, i, flags, stop)).map_err(target_error)?);
     }
     let opened: Vec<_> = out.list.iter().map(|t| t.geometry()).collect();
-    if let Err(e) = validate(job, &opened) {
-        return usage(e);
+    for p in &plan.points {
+        check(&p.job, &opened)?;
     }
     Ok(out)
 }
