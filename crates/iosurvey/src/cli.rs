@@ -62,9 +62,12 @@ pub struct OutputFlags {
     /// Show rates in MiB/s (2^20) instead of MB/s (10^6).
     #[arg(long)]
     pub mib: bool,
-    /// Print no messages on stderr.
+    /// Print no messages and no progress bar on stderr.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Write the interval series to FILE as JSON Lines while the job runs.
+    #[arg(long, value_name = "FILE")]
+    pub live: Option<PathBuf>,
 }
 
 /// Target and safety flags every mode takes.

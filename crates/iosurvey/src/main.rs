@@ -6,6 +6,7 @@
 mod cli;
 mod exit;
 mod output;
+mod progress;
 mod run_cmd;
 mod targets;
 

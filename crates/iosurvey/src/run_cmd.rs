@@ -3,11 +3,11 @@
 
 use crate::cli::{EngineArg, RunArgs};
 use crate::exit::{usage, Failure, Outcome};
-use crate::{output, targets};
+use crate::{output, progress, targets};
 use anyhow::anyhow;
 use iosurvey_engine::EngineKind;
 use iosurvey_report::{PointReport, RunReport, ToolInfo, SCHEMA_VERSION};
-use iosurvey_run::{run_point, HostInfo, NoObserver};
+use iosurvey_run::{run_point, HostInfo};
 use iosurvey_workload::modes::run::{expand, RunSpec};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -76,13 +76,26 @@ pub fn run(a: RunArgs, argv: &[String]) -> Result<Outcome, Failure> {
     };
     let mut outcome = Outcome::Ok;
     let targets = targets::open_all(&plan, &a.target, a.out.quiet, &stop)?;
+    let mut display = match progress::Display::new(&a.out) {
+        Ok(d) => d,
+        Err(e) => {
+            return usage(anyhow!(
+                "--live {}: {e}",
+                a.out
+                    .live
+                    .as_deref()
+                    .unwrap_or(std::path::Path::new(""))
+                    .display()
+            ))
+        }
+    };
     for point in &plan.points {
         if stop.load(Ordering::Relaxed) {
             outcome = Outcome::Interrupted;
             break;
         }
-        let result = run_point(point, &targets, &stop, &mut NoObserver)
-            .map_err(|e| Failure::Run(e.into()))?;
+        let result =
+            run_point(point, &targets, &stop, &mut display).map_err(|e| Failure::Run(e.into()))?;
         report
             .points
             .push(PointReport::new(point, &targets, &result));

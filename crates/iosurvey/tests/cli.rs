@@ -442,3 +442,39 @@ fn sigint_saves_partial_results_removes_the_test_file_and_exits_130() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("INTERRUPTED"));
     assert!(!f.exists(), "test file removed after Ctrl-C");
 }
+
+#[test]
+fn live_writes_one_json_line_per_interval_while_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("live-target");
+    let live = dir.path().join("live.jsonl");
+    let r = run_json(&[
+        path_str(&f), "--size", "4m", "--rw", "randread", "--bs", "4k", "--time", "1600ms", "--interval", "400ms",
+        "--live", path_str(&live),
+    ]);
+    let text = std::fs::read_to_string(&live).unwrap();
+    let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(lines.len() >= 2, "{text}");
+    for (i, l) in lines.iter().enumerate() {
+        assert_eq!(u(&l["point"]), 0);
+        assert!(u(&l["interval"]) >= i as u64);
+        assert!(u(&l["dt_ns"]) > 0);
+    }
+    let live_ops: u64 = lines.iter().map(|l| u(&l["ops"])).sum();
+    assert!(live_ops <= u(&r["points"][0]["total"]["read"]["ops"]));
+}
+
+#[test]
+fn a_directory_target_gets_a_test_file_inside_that_is_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_json(&[path_str(dir.path()), "--size", "2m", "--rw", "randwrite", "--bs", "4k", "--bytes", "256k"]);
+    let target = r["points"][0]["targets"][0]["path"].as_str().unwrap().to_string();
+    assert!(target.starts_with(path_str(dir.path())) && target.ends_with(".testfile"), "{target}");
+    assert_eq!(u(&r["points"][0]["total"]["write"]["ops"]), 64);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "test file removed");
+    iosurvey()
+        .args(["run", path_str(dir.path()), "--rw", "read"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--size"));
+}
