@@ -6,15 +6,17 @@
 //! re-presented or merged later.
 #![deny(unsafe_code)]
 
+mod card;
 mod errno;
 mod json;
 mod model;
 mod text;
 
+pub use card::render_card;
 pub use errno::errno_name;
 pub use json::{to_json, SCHEMA_VERSION};
 pub use model::{
     ClassReport, ErrorCount, FailureReport, LatencyReport, Percentile, PointReport, RunReport,
     Settings, StreamReport, StreamTotals, TargetReport, ToolInfo,
 };
-pub use text::{format_rate, render_text, TextOptions};
+pub use text::{format_ns, format_rate, render_text, TextOptions};

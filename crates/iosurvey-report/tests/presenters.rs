@@ -181,3 +181,27 @@ fn histograms_in_json_merge_exactly() {
     };
     assert_eq!(merged, p.total.read.histogram);
 }
+
+#[test]
+fn quick_card_layout() {
+    let mut r = report();
+    r.mode = "quick".into();
+    let template = r.points[0].clone();
+    r.points.clear();
+    for (i, name) in [
+        "SEQ1M Q8T1 read",
+        "RND4K Q1T1 read",
+        "SEQ1M Q8T1 write",
+        "RND4K Q1T1 write",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let mut p = template.clone();
+        p.index = i;
+        p.label = name.to_string();
+        p.failure = None;
+        r.points.push(p);
+    }
+    insta::assert_snapshot!(render_card(&r, TextOptions { mib: false }));
+}

@@ -1,3 +1,4 @@
 //! Every mode's pure `expand` function.
 
+pub mod quick;
 pub mod run;

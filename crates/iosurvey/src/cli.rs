@@ -17,8 +17,9 @@ const EXIT_CODES: &str =
     after_help = EXIT_CODES
 )]
 pub struct Cli {
+    /// With no command, `iosurvey` runs `quick` on the current directory.
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -26,6 +27,44 @@ pub enum Command {
     /// Run one fio-style workload on files or block devices.
     #[command(after_help = EXIT_CODES)]
     Run(RunArgs),
+    /// A CrystalDiskMark-style card for the storage under DIR (the default command).
+    #[command(after_help = EXIT_CODES)]
+    Quick(QuickArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct QuickArgs {
+    /// Directory to put the test file in (or an existing file or device to read and, with --allow-destroy, write).
+    #[arg(value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
+    /// Test file size (less when free space is short).
+    #[arg(long, value_parser = size, default_value = "1g")]
+    pub size: u64,
+    /// Measured time per test.
+    #[arg(long, value_parser = duration, default_value = "5s")]
+    pub time: Duration,
+    /// Unmeasured warm-up per test.
+    #[arg(long, value_parser = duration, default_value = "1s")]
+    pub ramp: Duration,
+    /// Seed for random offsets.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub target: TargetFlags,
+    #[command(flatten)]
+    pub out: OutputFlags,
+}
+
+impl QuickArgs {
+    /// `iosurvey` with no arguments.
+    pub fn defaults() -> Self {
+        match Cli::try_parse_from(["iosurvey", "quick"]) {
+            Ok(Cli {
+                command: Some(Command::Quick(q)),
+            }) => q,
+            _ => unreachable!("`iosurvey quick` parses"),
+        }
+    }
 }
 
 fn size(s: &str) -> Result<u64, String> {

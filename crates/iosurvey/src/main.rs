@@ -4,9 +4,11 @@
 #![deny(unsafe_code)]
 
 mod cli;
+mod execute;
 mod exit;
 mod output;
 mod progress;
+mod quick_cmd;
 mod run_cmd;
 mod targets;
 
@@ -21,7 +23,9 @@ fn main() -> ExitCode {
         Err(e) => return exit::clap_error(e),
     };
     let outcome = match cli.command {
-        cli::Command::Run(a) => run_cmd::run(a, &args),
+        Some(cli::Command::Run(a)) => run_cmd::run(a, &args),
+        Some(cli::Command::Quick(a)) => quick_cmd::quick(a, &args),
+        None => quick_cmd::quick(cli::QuickArgs::defaults(), &args),
     };
     match outcome {
         Ok(code) => code.into(),

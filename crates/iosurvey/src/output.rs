@@ -4,7 +4,7 @@
 use crate::cli::{OutputArg, OutputFlags};
 use crate::exit::Failure;
 use anyhow::Context;
-use iosurvey_report::{render_text, to_json, RunReport, TextOptions};
+use iosurvey_report::{to_json, RunReport, TextOptions};
 
 /// Saves the report to `--json FILE` if asked. Written to a temporary name
 /// and renamed, so the file is always a whole document.
@@ -19,10 +19,11 @@ pub fn save(report: &RunReport, flags: &OutputFlags) -> Result<(), Failure> {
         .map_err(Failure::Run)
 }
 
-/// Prints the report on stdout in the requested form.
-pub fn print(report: &RunReport, flags: &OutputFlags) {
+/// Prints the report on stdout in the requested form, text through the
+/// mode's own presenter.
+pub fn print(report: &RunReport, flags: &OutputFlags, text: fn(&RunReport, TextOptions) -> String) {
     match flags.output {
         OutputArg::Json => print!("{}", to_json(report)),
-        OutputArg::Text => print!("{}", render_text(report, TextOptions { mib: flags.mib })),
+        OutputArg::Text => print!("{}", text(report, TextOptions { mib: flags.mib })),
     }
 }

@@ -449,11 +449,25 @@ fn live_writes_one_json_line_per_interval_while_running() {
     let f = dir.path().join("live-target");
     let live = dir.path().join("live.jsonl");
     let r = run_json(&[
-        path_str(&f), "--size", "4m", "--rw", "randread", "--bs", "4k", "--time", "1600ms", "--interval", "400ms",
-        "--live", path_str(&live),
+        path_str(&f),
+        "--size",
+        "4m",
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--time",
+        "1600ms",
+        "--interval",
+        "400ms",
+        "--live",
+        path_str(&live),
     ]);
     let text = std::fs::read_to_string(&live).unwrap();
-    let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert!(lines.len() >= 2, "{text}");
     for (i, l) in lines.iter().enumerate() {
         assert_eq!(u(&l["point"]), 0);
@@ -467,14 +481,124 @@ fn live_writes_one_json_line_per_interval_while_running() {
 #[test]
 fn a_directory_target_gets_a_test_file_inside_that_is_removed() {
     let dir = tempfile::tempdir().unwrap();
-    let r = run_json(&[path_str(dir.path()), "--size", "2m", "--rw", "randwrite", "--bs", "4k", "--bytes", "256k"]);
-    let target = r["points"][0]["targets"][0]["path"].as_str().unwrap().to_string();
-    assert!(target.starts_with(path_str(dir.path())) && target.ends_with(".testfile"), "{target}");
+    let r = run_json(&[
+        path_str(dir.path()),
+        "--size",
+        "2m",
+        "--rw",
+        "randwrite",
+        "--bs",
+        "4k",
+        "--bytes",
+        "256k",
+    ]);
+    let target = r["points"][0]["targets"][0]["path"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        target.starts_with(path_str(dir.path())) && target.ends_with(".testfile"),
+        "{target}"
+    );
     assert_eq!(u(&r["points"][0]["total"]["write"]["ops"]), 64);
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "test file removed");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "test file removed"
+    );
     iosurvey()
         .args(["run", path_str(dir.path()), "--rw", "read"])
         .assert()
         .code(2)
         .stderr(predicates::str::contains("--size"));
+}
+
+#[test]
+fn quick_prints_the_card_and_removes_its_test_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("quick.json");
+    let out = iosurvey()
+        .current_dir(dir.path())
+        .args([
+            "quick", "--size", "16m", "--time", "300ms", "--ramp", "0s", "--json",
+        ])
+        .arg(&j)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let card = String::from_utf8(out.stdout).unwrap();
+    for row in [
+        "SEQ1M Q8T1",
+        "SEQ1M Q1T1",
+        "RND4K Q32T1",
+        "RND4K Q1T1",
+        "Read",
+        "Write",
+        "p99",
+    ] {
+        assert!(card.contains(row), "{row} missing from\n{card}");
+    }
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    assert_valid(&r);
+    assert_eq!(r["mode"], "quick");
+    let points = r["points"].as_array().unwrap();
+    assert_eq!(points.len(), 8);
+    for p in &points[..4] {
+        assert!(u(&p["total"]["read"]["ops"]) > 0 && u(&p["total"]["write"]["ops"]) == 0);
+    }
+    for p in &points[4..] {
+        assert!(u(&p["total"]["write"]["ops"]) > 0 && u(&p["total"]["read"]["ops"]) == 0);
+    }
+    assert_eq!(u(&points[2]["streams"][0]["outstanding"]), 32);
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n != "quick.json")
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn bare_iosurvey_runs_quick_on_the_current_directory() {
+    // No arguments at all means `quick .`; a bad flag after nothing still
+    // gets the usual one-line refusal, and --help shows the commands.
+    let out = iosurvey().arg("--help").output().unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    assert!(help.contains("quick") && help.contains("run"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = iosurvey()
+        .current_dir(dir.path())
+        .arg("--bogus")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    // The bare command itself, made quick through a tiny free-space-safe
+    // run: it must start the quick plan (its first message says so).
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(err.contains("8 tests"), "{err}");
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "test file removed after Ctrl-C"
+    );
 }

@@ -1,0 +1,86 @@
+//! The `quick` card: one row per test, read and write side by side, like
+//! CrystalDiskMark, with IOPS and latency percentiles it lacks.
+
+use crate::text::format_ns;
+use crate::{format_rate, ClassReport, RunReport, TextOptions};
+use std::fmt::Write;
+
+fn cells(c: Option<&ClassReport>, opts: TextOptions) -> String {
+    match c.filter(|c| c.ops > 0) {
+        None => format!("{:>12} {:>9} {:>9} {:>9}", "-", "-", "-", "-"),
+        Some(c) => {
+            let pct = |want: f64| {
+                c.latency
+                    .percentiles
+                    .iter()
+                    .find(|p| p.percentile == want)
+                    .map(|p| format_ns(p.ns as f64))
+                    .unwrap_or_default()
+            };
+            let rate = format_rate(c.bytes_per_sec, opts);
+            let rate = rate.split(' ').next().unwrap_or("").to_string();
+            format!(
+                "{:>12} {:>9.0} {:>9} {:>9}",
+                rate,
+                c.iops,
+                pct(50.0),
+                pct(99.0)
+            )
+        }
+    }
+}
+
+/// Renders a `quick` report as the card.
+pub fn render_card(report: &RunReport, opts: TextOptions) -> String {
+    let mut out = String::new();
+    let unit = if opts.mib { "MiB/s" } else { "MB/s" };
+    if let Some(p) = report.points.first() {
+        let t = &p.targets[0];
+        let _ = writeln!(
+            out,
+            "iosurvey quick: test file {} ({} bytes, {}, engine {}, {} s per test after {} s warm-up)",
+            t.path,
+            t.size_bytes,
+            if p.settings.direct { "O_DIRECT" } else { "buffered" },
+            p.settings.engine,
+            p.settings.time_ns.unwrap_or(0) as f64 / 1e9,
+            p.settings.ramp_ns as f64 / 1e9,
+        );
+    }
+    let _ = writeln!(out, "{:<12} {:^42}   {:^42}", "", "Read", "Write");
+    let head = format!("{:>12} {:>9} {:>9} {:>9}", unit, "IOPS", "p50", "p99");
+    let _ = writeln!(out, "{:<12} {head}   {head}", "");
+    // Rows in first-seen order; the point label is "<test> read|write".
+    let mut rows: Vec<(&str, Option<&ClassReport>, Option<&ClassReport>)> = Vec::new();
+    for p in &report.points {
+        let (name, op) = p.label.rsplit_once(' ').unwrap_or((p.label.as_str(), ""));
+        let i = match rows.iter().position(|r| r.0 == name) {
+            Some(i) => i,
+            None => {
+                rows.push((name, None, None));
+                rows.len() - 1
+            }
+        };
+        match op {
+            "read" => rows[i].1 = Some(&p.total.read),
+            "write" => rows[i].2 = Some(&p.total.write),
+            _ => {}
+        }
+    }
+    for (name, r, w) in rows {
+        let _ = writeln!(out, "{name:<12} {}   {}", cells(r, opts), cells(w, opts));
+    }
+    if report.points.iter().any(|p| p.interrupted) {
+        let _ = writeln!(out, "INTERRUPTED: partial results");
+    }
+    for p in &report.points {
+        if let Some(f) = &p.failure {
+            let _ = writeln!(
+                out,
+                "{}: first failed I/O: {} at offset {}: {} (errno {})",
+                p.label, f.op, f.offset, f.error, f.errno
+            );
+        }
+    }
+    out
+}

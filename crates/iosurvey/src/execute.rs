@@ -1,0 +1,79 @@
+//! Running a Plan: open its targets once, run each point, save the report
+//! after every point, and print it in the requested form. Shared by every
+//! mode.
+
+use crate::cli::{OutputFlags, TargetFlags};
+use crate::exit::{usage, Failure, Outcome};
+use crate::{output, progress, targets};
+use anyhow::anyhow;
+use iosurvey_report::{PointReport, RunReport, TextOptions, ToolInfo, SCHEMA_VERSION};
+use iosurvey_run::{run_point, HostInfo};
+use iosurvey_workload::Plan;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Sets a flag on SIGINT or SIGTERM; a second signal exits at once (130).
+pub fn stop_flag() -> Arc<AtomicBool> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [SIGINT, SIGTERM] {
+        let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&stop));
+        let _ = signal_hook::flag::register(sig, Arc::clone(&stop));
+    }
+    stop
+}
+
+/// Runs `plan` and presents it with `text` (or JSON, as asked).
+pub fn execute(
+    plan: &Plan,
+    argv: &[String],
+    tflags: &TargetFlags,
+    oflags: &OutputFlags,
+    text: fn(&RunReport, TextOptions) -> String,
+) -> Result<Outcome, Failure> {
+    let stop = stop_flag();
+    let mut report = RunReport {
+        schema_version: SCHEMA_VERSION,
+        tool: ToolInfo::default(),
+        command_line: argv.to_vec(),
+        started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        host: HostInfo::current(),
+        mode: plan.mode.clone(),
+        points: Vec::new(),
+    };
+    let targets = targets::open_all(plan, tflags, oflags.quiet, &stop)?;
+    let mut display = match progress::Display::new(oflags) {
+        Ok(d) => d,
+        Err(e) => {
+            let live = oflags.live.as_deref().unwrap_or(std::path::Path::new(""));
+            return usage(anyhow!("--live {}: {e}", live.display()));
+        }
+    };
+    let mut outcome = Outcome::Ok;
+    for point in &plan.points {
+        if stop.load(Ordering::Relaxed) {
+            outcome = Outcome::Interrupted;
+            break;
+        }
+        let result = match run_point(point, &targets, &stop, &mut display) {
+            Ok(r) => r,
+            Err(e) => {
+                output::print(&report, oflags, text);
+                return Err(Failure::Run(e.into()));
+            }
+        };
+        report
+            .points
+            .push(PointReport::new(point, &targets, &result));
+        output::save(&report, oflags)?;
+        if result.interrupted {
+            outcome = Outcome::Interrupted;
+            break;
+        }
+        if result.first_failure.is_some() {
+            outcome = Outcome::IoFailed;
+        }
+    }
+    output::print(&report, oflags, text);
+    Ok(outcome)
+}

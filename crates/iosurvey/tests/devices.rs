@@ -1,0 +1,751 @@
+//! Tests on real block devices: loop devices over files, zram devices, and
+//! an accuracy test against a device of known speed (a loop device throttled
+//! by the blkio cgroup v1).
+//!
+//! Every test here needs root: it creates its own devices and removes them
+//! again through Drop guards, also when an assertion fails. Without root, or
+//! when losetup, zram or the blkio cgroup are missing, a test prints
+//! "skipping: <reason>" on stderr and passes.
+//!
+//! The tests take one lock between them, so that a CPU-hungry zram run never
+//! disturbs the throttled accuracy runs of the same test binary.
+
+use serde_json::Value;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::thread::sleep;
+use std::time::Duration;
+
+const BIN: &str = env!("CARGO_BIN_EXE_iosurvey");
+const MIB: u64 = 1 << 20;
+
+/// Prints why a test does not run and returns from it.
+macro_rules! skip {
+    ($($arg:tt)*) => {{
+        eprintln!("skipping: {}", format!($($arg)*));
+        return;
+    }};
+}
+
+/// Unwraps a setup result, or skips the test with the reason.
+macro_rules! need {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(reason) => skip!("{}", reason),
+        }
+    };
+}
+
+static DEVICE_LOCK: Mutex<()> = Mutex::new(());
+
+/// Serialises the tests of this file (a failed test poisons nothing).
+fn serial() -> MutexGuard<'static, ()> {
+    DEVICE_LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn require_root() -> Result<(), String> {
+    if rustix::process::geteuid().is_root() {
+        Ok(())
+    } else {
+        Err("needs root to create loop and zram devices".into())
+    }
+}
+
+/// A name no other test (or test process) uses at the same time.
+fn unique(prefix: &str) -> String {
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "{prefix}-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Pseudo-random, incompressible bytes (splitmix64), different per seed.
+fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
+    let mut state = seed ^ 0x5851_f42d_4c95_7f2d;
+    let mut out = Vec::with_capacity(len + 8);
+    while out.len() < len {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        out.extend_from_slice(&(z ^ (z >> 31)).to_le_bytes());
+    }
+    out.truncate(len);
+    out
+}
+
+/// `/sys/block/NAME` of a device node such as `/dev/loop3`.
+fn sysfs_dir(dev: &Path) -> PathBuf {
+    Path::new("/sys/block").join(dev.file_name().expect("device name"))
+}
+
+fn sysfs_read(dev: &Path, rel: &str) -> String {
+    let p = sysfs_dir(dev).join(rel);
+    fs::read_to_string(&p)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", p.display()))
+        .trim()
+        .to_string()
+}
+
+/// "MAJ:MIN" of a block device, as blkio throttle files want it.
+fn maj_min(dev: &Path) -> String {
+    sysfs_read(dev, "dev")
+}
+
+fn read_device(dev: &Path) -> Vec<u8> {
+    fs::read(dev).unwrap_or_else(|e| panic!("reading {}: {e}", dev.display()))
+}
+
+// ---------------------------------------------------------------------------
+// Loop devices
+// ---------------------------------------------------------------------------
+
+/// A loop device over a file of random data in a private directory
+/// (on tmpfs when /dev/shm exists, so that the device is fast and the
+/// machine's disk stays out of it). Detached and removed on drop.
+struct LoopDev {
+    dev: PathBuf,
+    size: u64,
+    // Dropped after `Drop::drop` has detached the device.
+    _dir: tempfile::TempDir,
+}
+
+impl LoopDev {
+    fn new(size: u64, seed: u64) -> Result<LoopDev, String> {
+        require_root()?;
+        let dir = match tempfile::Builder::new()
+            .prefix("iosurvey-devtest")
+            .tempdir_in("/dev/shm")
+        {
+            Ok(d) => d,
+            Err(_) => tempfile::Builder::new()
+                .prefix("iosurvey-devtest")
+                .tempdir()
+                .map_err(|e| format!("cannot create a temporary directory: {e}"))?,
+        };
+        let file = dir.path().join("backing.img");
+        fs::write(&file, random_bytes(size as usize, seed))
+            .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+        let mut last = String::new();
+        // `losetup -f` can race with other processes taking the same free
+        // device; try a few times.
+        for _ in 0..5 {
+            let out = match Command::new("losetup")
+                .args(["-f", "--show", "--direct-io=on"])
+                .arg(&file)
+                .output()
+            {
+                Ok(o) => o,
+                Err(e) => return Err(format!("losetup is not available: {e}")),
+            };
+            if out.status.success() {
+                let dev = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+                return Ok(LoopDev {
+                    dev,
+                    size,
+                    _dir: dir,
+                });
+            }
+            last = String::from_utf8_lossy(&out.stderr).trim().to_string();
+            sleep(Duration::from_millis(100));
+        }
+        Err(format!("losetup could not attach a loop device: {last}"))
+    }
+
+    fn path(&self) -> &Path {
+        &self.dev
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        for _ in 0..20 {
+            match Command::new("losetup").arg("-d").arg(&self.dev).output() {
+                Ok(o) if o.status.success() => return,
+                _ => sleep(Duration::from_millis(100)),
+            }
+        }
+        eprintln!("warning: could not detach {}", self.dev.display());
+    }
+}
+
+// ---------------------------------------------------------------------------
+// zram devices
+// ---------------------------------------------------------------------------
+
+const ZRAM_CONTROL: &str = "/sys/class/zram-control";
+
+/// A zram device made with hot_add and removed with hot_remove on drop.
+struct Zram {
+    id: u32,
+    dev: PathBuf,
+}
+
+impl Zram {
+    fn new(disksize: u64) -> Result<Zram, String> {
+        require_root()?;
+        if !Path::new(ZRAM_CONTROL).join("hot_add").exists() {
+            return Err(format!(
+                "{ZRAM_CONTROL}/hot_add does not exist (zram module not loaded?)"
+            ));
+        }
+        let id: u32 = fs::read_to_string(Path::new(ZRAM_CONTROL).join("hot_add"))
+            .map_err(|e| format!("zram hot_add failed: {e}"))?
+            .trim()
+            .parse()
+            .map_err(|e| format!("zram hot_add gave no device number: {e}"))?;
+        // From here on the guard removes the device, whatever happens.
+        let z = Zram {
+            id,
+            dev: PathBuf::from(format!("/dev/zram{id}")),
+        };
+        fs::write(
+            format!("/sys/block/zram{id}/disksize"),
+            disksize.to_string(),
+        )
+        .map_err(|e| format!("setting the disksize of zram{id}: {e}"))?;
+        for _ in 0..50 {
+            if z.dev.exists() {
+                return Ok(z);
+            }
+            sleep(Duration::from_millis(40));
+        }
+        Err(format!("{} did not appear", z.dev.display()))
+    }
+
+    fn path(&self) -> &Path {
+        &self.dev
+    }
+}
+
+impl Drop for Zram {
+    fn drop(&mut self) {
+        let ctl = Path::new(ZRAM_CONTROL).join("hot_remove");
+        // hot_remove fails with EBUSY while something (udev, a late reader)
+        // still holds the device open.
+        for _ in 0..50 {
+            if fs::write(&ctl, self.id.to_string()).is_ok() {
+                return;
+            }
+            sleep(Duration::from_millis(100));
+        }
+        eprintln!("warning: could not hot_remove zram{}", self.id);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// blkio cgroup v1
+// ---------------------------------------------------------------------------
+
+const BLKIO: &str = "/sys/fs/cgroup/blkio";
+
+/// A blkio cgroup of its own, removed (rmdir) on drop.
+struct Cgroup {
+    dir: PathBuf,
+}
+
+/// Whether the blkio cgroup v1 hierarchy, with throttling, is there.
+fn require_blkio() -> Result<(), String> {
+    require_root()?;
+    if !Path::new(BLKIO).is_dir() {
+        return Err(format!(
+            "{BLKIO} does not exist (no blkio cgroup v1 hierarchy)"
+        ));
+    }
+    if !Path::new(BLKIO)
+        .join("blkio.throttle.read_bps_device")
+        .exists()
+    {
+        return Err("the kernel has no blkio throttling".into());
+    }
+    Ok(())
+}
+
+impl Cgroup {
+    fn new() -> Result<Cgroup, String> {
+        require_blkio()?;
+        let dir = Path::new(BLKIO).join(unique("iosurvey-test"));
+        fs::create_dir(&dir).map_err(|e| format!("mkdir {}: {e}", dir.display()))?;
+        Ok(Cgroup { dir })
+    }
+
+    /// Writes `line` to the control file `name` of this group.
+    fn set(&self, name: &str, line: &str) {
+        let p = self.dir.join(name);
+        let mut f = fs::OpenOptions::new()
+            .write(true)
+            .open(&p)
+            .unwrap_or_else(|e| panic!("opening {}: {e}", p.display()));
+        f.write_all(line.as_bytes())
+            .unwrap_or_else(|e| panic!("writing {line:?} to {}: {e}", p.display()));
+    }
+
+    /// Runs iosurvey with `args` as a member of this group.
+    fn run_iosurvey(&self, args: &[&str]) -> Output {
+        let procs = self.dir.join("cgroup.procs");
+        Command::new("sh")
+            .arg("-c")
+            .arg(r#"echo $$ > "$0" && exec "$@""#)
+            .arg(&procs)
+            .arg(BIN)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("running sh")
+    }
+}
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        // The group empties as soon as its (waited-for) process has exited.
+        for _ in 0..50 {
+            if fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            sleep(Duration::from_millis(100));
+        }
+        eprintln!("warning: could not remove cgroup {}", self.dir.display());
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Running iosurvey
+// ---------------------------------------------------------------------------
+
+fn iosurvey(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("running iosurvey")
+}
+
+fn describe(out: &Output) -> String {
+    format!(
+        "status {:?}\nstderr: {}\nstdout (start): {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+            .chars()
+            .take(2000)
+            .collect::<String>()
+    )
+}
+
+/// Parses the JSON report of a run that must have succeeded.
+fn report_of(out: &Output) -> Value {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "iosurvey failed: {}",
+        describe(out)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", describe(out)))
+}
+
+/// Runs `iosurvey run ARGS --output json --quiet` and returns its first point.
+fn run_point(args: &[&str]) -> Value {
+    let mut all = vec!["run"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--output", "json", "--quiet"]);
+    let out = iosurvey(&all);
+    let report = report_of(&out);
+    let point = report["points"][0].clone();
+    assert!(point.is_object(), "no point in the report: {report}");
+    assert!(
+        point["failure"].is_null(),
+        "the run reported a failure: {}",
+        point["failure"]
+    );
+    point
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64()
+        .unwrap_or_else(|| panic!("expected an unsigned integer, got {v}"))
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64()
+        .unwrap_or_else(|| panic!("expected a number, got {v}"))
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 path")
+}
+
+// ---------------------------------------------------------------------------
+// zram
+// ---------------------------------------------------------------------------
+
+#[test]
+fn zram_randread_reports_block_target_and_exact_bytes() {
+    let _lock = serial();
+    need!(require_root());
+    let size = 64 * MIB;
+    let z = need!(Zram::new(size));
+    let dev = path_str(z.path());
+
+    // Fill it with iosurvey's own (incompressible) write data: one pass.
+    let fill = run_point(&["--rw", "write", "--bs", "1m", "--allow-destroy", dev]);
+    assert_eq!(u(&fill["total"]["write"]["bytes"]), size, "{fill}");
+    assert_eq!(u(&fill["total"]["write"]["ops"]), size / MIB, "{fill}");
+    assert_eq!(u(&fill["total"]["read"]["ops"]), 0, "{fill}");
+
+    let p = run_point(&["--rw", "randread", "--bs", "4k", "--time", "1s", dev]);
+    let read = &p["total"]["read"];
+    let ops = u(&read["ops"]);
+    assert!(ops > 0, "no reads: {read}");
+    assert_eq!(u(&read["bytes"]), ops * 4096, "{read}");
+    assert_eq!(u(&p["total"]["write"]["ops"]), 0);
+    assert!(f(&read["iops"]) > 0.0);
+
+    let t = &p["targets"][0];
+    assert_eq!(t["path"], dev);
+    assert_eq!(t["kind"], "block");
+    assert_eq!(u(&t["size_bytes"]), size);
+    let lbs: u64 = sysfs_read(z.path(), "queue/logical_block_size")
+        .parse()
+        .unwrap();
+    assert_eq!(u(&t["logical_block_size"]), lbs, "{t}");
+}
+
+// ---------------------------------------------------------------------------
+// Loop devices
+// ---------------------------------------------------------------------------
+
+#[test]
+fn two_loop_devices_in_one_run_give_two_streams() {
+    let _lock = serial();
+    need!(require_root());
+    let a = need!(LoopDev::new(32 * MIB, 1));
+    let b = need!(LoopDev::new(32 * MIB, 2));
+    let (pa, pb) = (path_str(a.path()), path_str(b.path()));
+
+    let p = run_point(&["--rw", "read", "--bs", "1m", "--time", "2s", pa, pb]);
+    let targets = p["targets"].as_array().expect("targets");
+    assert_eq!(targets.len(), 2, "{p}");
+    assert_eq!(targets[0]["path"], pa);
+    assert_eq!(targets[1]["path"], pb);
+    for t in targets {
+        assert_eq!(t["kind"], "block");
+        assert_eq!(u(&t["size_bytes"]), 32 * MIB);
+    }
+
+    let streams = p["streams"].as_array().expect("streams");
+    assert_eq!(streams.len(), 2, "{p}");
+    let (mut ops, mut bytes) = (0, 0);
+    for (i, s) in streams.iter().enumerate() {
+        assert_eq!(u(&s["target"]), i as u64, "{s}");
+        let r = &s["read"];
+        assert!(u(&r["ops"]) > 0, "stream {i} did no reads: {r}");
+        assert_eq!(u(&r["bytes"]), u(&r["ops"]) * MIB, "stream {i}: {r}");
+        assert_eq!(u(&s["write"]["ops"]), 0);
+        ops += u(&r["ops"]);
+        bytes += u(&r["bytes"]);
+    }
+    assert_eq!(u(&p["total"]["read"]["ops"]), ops);
+    assert_eq!(u(&p["total"]["read"]["bytes"]), bytes);
+}
+
+#[test]
+fn writes_to_a_loop_device_need_allow_destroy() {
+    let _lock = serial();
+    need!(require_root());
+    let l = need!(LoopDev::new(16 * MIB, 3));
+    let dev = path_str(l.path());
+    let before = read_device(l.path());
+    assert_eq!(before.len() as u64, l.size);
+
+    for rw in ["write", "randwrite", "backwrite", "randrw"] {
+        let out = iosurvey(&["run", dev, "--rw", rw, "--bs", "64k", "--time", "1s"]);
+        assert_eq!(out.status.code(), Some(2), "--rw {rw}: {}", describe(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("--allow-destroy"),
+            "--rw {rw}: the refusal should name --allow-destroy: {err}"
+        );
+    }
+    // --readonly wins over --allow-destroy.
+    let out = iosurvey(&[
+        "run",
+        dev,
+        "--rw",
+        "write",
+        "--bs",
+        "64k",
+        "--time",
+        "1s",
+        "--allow-destroy",
+        "--readonly",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(
+        read_device(l.path()) == before,
+        "a refused write changed the device"
+    );
+
+    let p = run_point(&[
+        "--rw",
+        "write",
+        "--bs",
+        "64k",
+        "--bytes",
+        "1m",
+        "--allow-destroy",
+        dev,
+    ]);
+    assert_eq!(u(&p["total"]["write"]["ops"]), 16, "{p}");
+    assert_eq!(u(&p["total"]["write"]["bytes"]), MIB, "{p}");
+    let after = read_device(l.path());
+    let m = MIB as usize;
+    assert!(
+        after[..m] != before[..m],
+        "the write did not reach the device"
+    );
+    assert!(
+        after[m..] == before[m..],
+        "a 1 MiB sequential write changed bytes beyond the first MiB"
+    );
+}
+
+#[test]
+fn backward_and_mixed_workloads_on_a_loop_device() {
+    let _lock = serial();
+    need!(require_root());
+    let l = need!(LoopDev::new(16 * MIB, 4));
+    let dev = path_str(l.path());
+    let m = MIB as usize;
+
+    // backread: exactly 4 MiB in 64 KiB reads.
+    let p = run_point(&["--rw", "backread", "--bs", "64k", "--bytes", "4m", dev]);
+    assert_eq!(u(&p["total"]["read"]["ops"]), 64, "{p}");
+    assert_eq!(u(&p["total"]["read"]["bytes"]), 4 * MIB, "{p}");
+    assert_eq!(u(&p["total"]["write"]["ops"]), 0, "{p}");
+
+    // backwrite starts at the end of the device: 1 MiB of it changes the
+    // last MiB and nothing else.
+    let before = read_device(l.path());
+    let p = run_point(&[
+        "--rw",
+        "backwrite",
+        "--bs",
+        "64k",
+        "--bytes",
+        "1m",
+        "--allow-destroy",
+        dev,
+    ]);
+    assert_eq!(u(&p["total"]["write"]["ops"]), 16, "{p}");
+    assert_eq!(u(&p["total"]["write"]["bytes"]), MIB, "{p}");
+    assert_eq!(u(&p["total"]["read"]["ops"]), 0, "{p}");
+    let after = read_device(l.path());
+    let tail = before.len() - m;
+    assert!(
+        after[tail..] != before[tail..],
+        "backwrite left the last MiB"
+    );
+    assert!(
+        after[..tail] == before[..tail],
+        "backwrite of 1 MiB changed bytes before the last MiB"
+    );
+
+    // randrw --mix 70: both kinds, reads about 70% of the ops.
+    let total_ops = 4096;
+    let p = run_point(&[
+        "--rw",
+        "randrw",
+        "--mix",
+        "70",
+        "--bs",
+        "4k",
+        "--bytes",
+        "16m",
+        "--seed",
+        "7",
+        "--allow-destroy",
+        dev,
+    ]);
+    let (r, w) = (&p["total"]["read"], &p["total"]["write"]);
+    let (rops, wops) = (u(&r["ops"]), u(&w["ops"]));
+    assert!(
+        rops > 0 && wops > 0,
+        "randrw needs both: {rops} reads, {wops} writes"
+    );
+    assert_eq!(rops + wops, total_ops, "{p}");
+    assert_eq!(u(&r["bytes"]), rops * 4096);
+    assert_eq!(u(&w["bytes"]), wops * 4096);
+    let share = 100.0 * rops as f64 / (rops + wops) as f64;
+    assert!(
+        (60.0..=80.0).contains(&share),
+        "--mix 70 gave {share:.1}% reads ({rops} reads, {wops} writes)"
+    );
+    let s = &p["streams"][0];
+    assert_eq!(u(&s["read_pct"]), 70, "{s}");
+}
+
+// ---------------------------------------------------------------------------
+// Accuracy against a throttled device
+// ---------------------------------------------------------------------------
+//
+// blk-throttle (cgroup v1) hands out its budget in 100 ms slices: a throttled
+// reader gets one slice's worth of I/O at once, then waits for the next
+// slice. Two consequences for a 4 s measurement:
+//
+// * At the start of a fresh group the first slice's worth completes at once
+//   (5 MiB at 50 MiB/s). `--ramp 1s` keeps that burst, and any other start-up
+//   transient, out of the measured phase.
+// * The one I/O issued just before the deadline waits for the next slice and
+//   its completion ends the measured time: about one I/O in ~4.09 s, so the
+//   figures come out about 2% under the limit (measured: 48.9 MiB/s and
+//   979 IOPS for limits of 50 MiB/s and 1000 IOPS). That is well inside 5%.
+//
+// A CPU-starved machine can make the throttle itself deliver less than its
+// limit (slices whose budget nobody used are lost): the device then really
+// is slower, and iosurvey correctly measures less. So a run is repeated up to
+// three times; one run must land within 5% of the limit, and no run may
+// exceed the limit by more than 5% (which no amount of noise can cause).
+
+const BPS_LIMIT: f64 = 50.0 * MIB as f64;
+const IOPS_LIMIT: f64 = 1000.0;
+const ATTEMPTS: usize = 3;
+
+enum Limit {
+    Bps(f64),
+    Iops(f64),
+}
+
+/// Runs iosurvey (read workload) in a fresh cgroup that throttles `dev`,
+/// returning the measured rate that corresponds to the limit.
+fn throttled_rate(dev: &LoopDev, limit: &Limit, args: &[&str]) -> Result<f64, String> {
+    let cg = Cgroup::new()?;
+    let mm = maj_min(dev.path());
+    match limit {
+        Limit::Bps(b) => cg.set(
+            "blkio.throttle.read_bps_device",
+            &format!("{mm} {}", *b as u64),
+        ),
+        Limit::Iops(n) => cg.set(
+            "blkio.throttle.read_iops_device",
+            &format!("{mm} {}", *n as u64),
+        ),
+    }
+    let mut all = vec!["run", path_str(dev.path())];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--output", "json", "--quiet"]);
+    let out = cg.run_iosurvey(&all);
+    let report = report_of(&out);
+    let p = &report["points"][0];
+    assert!(p["failure"].is_null(), "{}", p["failure"]);
+    let r = &p["total"]["read"];
+    assert!(u(&r["ops"]) > 0, "{r}");
+    Ok(match limit {
+        Limit::Bps(_) => f(&r["bytes_per_sec"]),
+        Limit::Iops(_) => f(&r["iops"]),
+    })
+}
+
+/// Measures up to ATTEMPTS times; see the comment above.
+fn assert_accurate(what: &str, dev: &LoopDev, limit: Limit, args: &[&str]) -> Result<(), String> {
+    let (target, unit, scale) = match limit {
+        Limit::Bps(b) => (b, "MiB/s", MIB as f64),
+        Limit::Iops(n) => (n, "IOPS", 1.0),
+    };
+    let mut seen = Vec::new();
+    for _ in 0..ATTEMPTS {
+        let got = throttled_rate(dev, &limit, args)?;
+        let ratio = got / target;
+        eprintln!(
+            "accuracy: {what}: limit {:.1} {unit}, measured {:.2} {unit} ({:+.1}%)",
+            target / scale,
+            got / scale,
+            (ratio - 1.0) * 100.0
+        );
+        assert!(
+            ratio <= 1.05,
+            "{what}: measured {:.2} {unit}, more than 5% over the limit of {:.1} {unit}",
+            got / scale,
+            target / scale
+        );
+        seen.push(got / scale);
+        if ratio >= 0.95 {
+            return Ok(());
+        }
+    }
+    panic!(
+        "{what}: no run within 5% of the limit of {:.1} {unit}; measured {seen:.2?} {unit}",
+        target / scale
+    );
+}
+
+#[test]
+fn accuracy_throttled_bandwidth() {
+    let _lock = serial();
+    need!(require_blkio());
+    let l = need!(LoopDev::new(64 * MIB, 5));
+    // Sequential O_DIRECT reads, 64 KiB, both engines; and 1 MiB with the
+    // sync engine. (1 MiB with io_uring is not accurate on this kernel; see
+    // `throttled_uring_large_requests` below.)
+    for (engine, bs) in [("sync", "64k"), ("uring", "64k"), ("sync", "1m")] {
+        let what = format!("read --engine {engine} --bs {bs}");
+        let args = [
+            "--rw", "read", "--bs", bs, "--engine", engine, "--time", "4s", "--ramp", "1s",
+        ];
+        need!(assert_accurate(&what, &l, Limit::Bps(BPS_LIMIT), &args));
+    }
+}
+
+#[test]
+fn accuracy_throttled_iops() {
+    let _lock = serial();
+    need!(require_blkio());
+    let l = need!(LoopDev::new(64 * MIB, 6));
+    for engine in ["sync", "uring"] {
+        let what = format!("randread --engine {engine} --bs 4k");
+        let args = [
+            "--rw", "randread", "--bs", "4k", "--engine", engine, "--time", "4s", "--ramp", "1s",
+        ];
+        need!(assert_accurate(&what, &l, Limit::Iops(IOPS_LIMIT), &args));
+    }
+}
+
+/// Not a check of iosurvey: documents a kernel interaction. With io_uring,
+/// a request that the block layer must split (1 MiB here: more pages than
+/// the loop device's 128 segments) is first tried without blocking; that
+/// attempt is charged by blk-throttle and then fails with EAGAIN, and the
+/// blocking retry is charged again. The group's own counters
+/// (blkio.throttle.io_service_bytes) show twice the bytes iosurvey read, and
+/// iosurvey (like fio) measures half the limit: about 25 MiB/s under
+/// 50 MiB/s. 512 KiB requests are not split and measure right. Run with
+/// `cargo test -p iosurvey --test devices -- --ignored --nocapture`.
+#[test]
+#[ignore = "documents a kernel interaction; prints figures, asserts only the 512 KiB case"]
+fn throttled_uring_large_requests() {
+    let _lock = serial();
+    need!(require_blkio());
+    let l = need!(LoopDev::new(64 * MIB, 7));
+    for bs in ["512k", "1m"] {
+        let args = [
+            "--rw", "read", "--bs", bs, "--engine", "uring", "--time", "4s", "--ramp", "1s",
+        ];
+        let got = need!(throttled_rate(&l, &Limit::Bps(BPS_LIMIT), &args));
+        eprintln!(
+            "uring --bs {bs}: limit 50.0 MiB/s, measured {:.2} MiB/s",
+            got / MIB as f64
+        );
+    }
+    need!(assert_accurate(
+        "read --engine uring --bs 512k",
+        &l,
+        Limit::Bps(BPS_LIMIT),
+        &["--rw", "read", "--bs", "512k", "--engine", "uring", "--time", "4s", "--ramp", "1s"],
+    ));
+}
