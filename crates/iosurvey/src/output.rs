@@ -5,6 +5,7 @@ use crate::cli::{OutputArg, OutputFlags};
 use crate::exit::Failure;
 use anyhow::Context;
 use iosurvey_report::{to_json, RunReport, TextOptions};
+use std::io::Write;
 
 /// Saves the report to `--json FILE` if asked. Written to a temporary name
 /// and renamed, so the file is always a whole document.
@@ -21,9 +22,17 @@ pub fn save(report: &RunReport, flags: &OutputFlags) -> Result<(), Failure> {
 
 /// Prints the report on stdout in the requested form, text through the
 /// mode's own presenter.
+/// A reader that closed the pipe early (`| head`) is not an error.
 pub fn print(report: &RunReport, flags: &OutputFlags, text: fn(&RunReport, TextOptions) -> String) {
-    match flags.output {
-        OutputArg::Json => print!("{}", to_json(report)),
-        OutputArg::Text => print!("{}", text(report, TextOptions { mib: flags.mib })),
+    let body = match flags.output {
+        OutputArg::Json => to_json(report),
+        OutputArg::Text => text(report, TextOptions { mib: flags.mib }),
+    };
+    let mut out = std::io::stdout().lock();
+    let written = out.write_all(body.as_bytes()).and_then(|_| out.flush());
+    if let Err(e) = written {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("iosurvey: writing to stdout: {e}");
+        }
     }
 }

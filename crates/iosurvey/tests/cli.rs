@@ -602,3 +602,33 @@ fn bare_iosurvey_runs_quick_on_the_current_directory() {
         "test file removed after Ctrl-C"
     );
 }
+
+/// Regression: `iosurvey run ... | head -c 100` panicked on the broken pipe.
+#[test]
+fn a_reader_that_closes_stdout_early_is_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("pipe");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+        .args([
+            "run",
+            path_str(&f),
+            "--size",
+            "1m",
+            "--rw",
+            "read",
+            "--bs",
+            "64k",
+            "--output",
+            "json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!f.exists());
+}
