@@ -45,7 +45,9 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     match e.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-            print!("{e}");
+            use std::io::Write;
+            // A reader that closed the pipe (`| head`) is not an error.
+            let _ = write!(std::io::stdout().lock(), "{e}");
             ExitCode::SUCCESS
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
