@@ -6,7 +6,7 @@ use crate::observer::{Observer, Progress};
 use crate::result::JobResult;
 use crate::target::{drop_cache, Geometry, OpenTarget};
 use crate::worker::{now_ns, run_worker, LiveCounters, WorkerBounds, WorkerStream};
-use iosurvey_engine::{EngineConfig, EngineError, EngineKind, SyncEngine, UringEngine};
+use iosurvey_engine::{Engine, EngineConfig, EngineError, EngineKind, SyncEngine, UringEngine};
 use iosurvey_workload::pattern::{resolve_area, worker_regions, AreaError, OffsetGen};
 use iosurvey_workload::{Job, Point};
 use std::path::PathBuf;
@@ -108,6 +108,19 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
     Ok(out)
 }
 
+/// Waits at the barrier whether or not the engine came up (so no worker is
+/// left waiting), then runs the worker loop on it.
+fn start<E: Engine>(
+    engine: Result<E, EngineError>,
+    barrier: &Barrier,
+    streams: Vec<WorkerStream>,
+    bounds: &WorkerBounds<'_>,
+) -> Result<JobResult, RunError> {
+    barrier.wait();
+    let mut engine = engine?;
+    run_worker(&mut engine, streams, bounds, now_ns()).map_err(RunError::Worker)
+}
+
 /// Runs `point` on `targets` (opened for its job), stopping early when
 /// `stop` is set.
 pub fn run_point(
@@ -177,28 +190,15 @@ pub fn run_point(
                             live,
                         };
                         let out = match job.engine {
-                            EngineKind::Uring => match UringEngine::new(cfg, slots as u32, seed) {
-                                Ok(mut e) => {
-                                    barrier.wait();
-                                    run_worker(&mut e, streams, &bounds, now_ns())
-                                        .map_err(RunError::Worker)
-                                }
-                                Err(err) => {
-                                    barrier.wait();
-                                    Err(err.into())
-                                }
-                            },
-                            EngineKind::Sync => match SyncEngine::new(cfg, seed) {
-                                Ok(mut e) => {
-                                    barrier.wait();
-                                    run_worker(&mut e, streams, &bounds, now_ns())
-                                        .map_err(RunError::Worker)
-                                }
-                                Err(err) => {
-                                    barrier.wait();
-                                    Err(err.into())
-                                }
-                            },
+                            EngineKind::Uring => start(
+                                UringEngine::new(cfg, slots as u32, seed),
+                                barrier,
+                                streams,
+                                &bounds,
+                            ),
+                            EngineKind::Sync => {
+                                start(SyncEngine::new(cfg, seed), barrier, streams, &bounds)
+                            }
                         };
                         finished.fetch_add(1, Ordering::Release);
                         out

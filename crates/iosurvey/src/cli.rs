@@ -2,6 +2,7 @@
 //! flags are validated into a Plan in each command's module.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use iosurvey_engine::EngineKind;
 use iosurvey_workload::units::{parse_duration, parse_size};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -81,6 +82,15 @@ pub enum EngineArg {
     Uring,
     /// pread/pwrite, one I/O at a time per worker.
     Sync,
+}
+
+impl From<EngineArg> for EngineKind {
+    fn from(e: EngineArg) -> EngineKind {
+        match e {
+            EngineArg::Uring => EngineKind::Uring,
+            EngineArg::Sync => EngineKind::Sync,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -1,11 +1,10 @@
 //! `iosurvey quick` and `iosurvey` alone: characterise the storage under a
 //! directory in about a minute and print a CrystalDiskMark-style card.
 
-use crate::cli::{EngineArg, QuickArgs};
+use crate::cli::QuickArgs;
 use crate::execute::execute;
 use crate::exit::{usage, Failure, Outcome};
 use anyhow::anyhow;
-use iosurvey_engine::EngineKind;
 use iosurvey_workload::modes::quick::{expand, QuickSpec};
 use iosurvey_workload::units::format_size;
 
@@ -59,10 +58,7 @@ pub fn quick(a: QuickArgs, argv: &[String]) -> Result<Outcome, Failure> {
     spec.ramp = a.ramp;
     spec.seed = a.seed;
     spec.direct = !a.target.buffered;
-    spec.engine = match a.target.engine {
-        EngineArg::Uring => EngineKind::Uring,
-        EngineArg::Sync => EngineKind::Sync,
-    };
+    spec.engine = a.target.engine.into();
     let plan = expand(&spec);
     if !a.out.quiet {
         let per = (a.time + a.ramp).as_secs_f64();

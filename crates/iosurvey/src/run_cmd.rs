@@ -1,11 +1,10 @@
 //! `iosurvey run`: flags to a RunSpec, expand to a Plan, open the targets,
 //! run each point, report.
 
-use crate::cli::{EngineArg, RunArgs};
+use crate::cli::RunArgs;
 use crate::execute::execute;
 use crate::exit::{usage, Failure, Outcome};
 use anyhow::anyhow;
-use iosurvey_engine::EngineKind;
 use iosurvey_workload::modes::run::{expand, RunSpec};
 
 fn spec_from(a: &RunArgs) -> Result<RunSpec, Failure> {
@@ -36,10 +35,7 @@ fn spec_from(a: &RunArgs) -> Result<RunSpec, Failure> {
     s.interval = a.interval;
     s.continue_on_error = a.continue_on_error;
     s.direct = !a.target.buffered;
-    s.engine = match a.target.engine {
-        EngineArg::Uring => EngineKind::Uring,
-        EngineArg::Sync => EngineKind::Sync,
-    };
+    s.engine = a.target.engine.into();
     Ok(s)
 }
 
