@@ -173,10 +173,32 @@ pub fn check_block_write(
     Ok(())
 }
 
-/// Runs `blkid -p` (low-level probe, no cache) on `dev`: `Ok(Some(what))`
-/// when a signature is found, `Ok(None)` when none is, `Err` when blkid
-/// cannot be run.
+/// Probes `dev` for signatures with util-linux: `blkid -p` first, then
+/// `wipefs --no-act`, which also sees what blkid ignores (a backup GPT
+/// header once the primary is gone). `Ok(Some(what))` when one is found,
+/// `Ok(None)` when none is, `Err` when blkid cannot be run.
 pub fn probe_signature(dev: &Path) -> Result<Option<String>, std::io::Error> {
+    if let Some(found) = probe_blkid(dev)? {
+        return Ok(Some(found));
+    }
+    Ok(probe_wipefs(dev))
+}
+
+/// `wipefs --no-act --noheadings --output TYPE`: one signature type per
+/// line. `None` when it finds nothing or is not installed.
+fn probe_wipefs(dev: &Path) -> Option<String> {
+    let out = Command::new("wipefs")
+        .args(["--no-act", "--noheadings", "--output", "TYPE"])
+        .arg(dev)
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut types: Vec<&str> = text.split_whitespace().collect();
+    types.dedup();
+    (out.status.success() && !types.is_empty()).then(|| format!("{} signature", types.join(", ")))
+}
+
+fn probe_blkid(dev: &Path) -> Result<Option<String>, std::io::Error> {
     let out = Command::new("blkid")
         .args(["-p", "-o", "export"])
         .arg(dev)

@@ -161,9 +161,8 @@ pub fn run_point(
         .map(|t| t.logical_block_size as usize)
         .max()
         .unwrap_or(4096);
-    let (user0, sys0) = process_cpu_ns();
 
-    let outcomes: Vec<Result<JobResult, RunError>> = std::thread::scope(|scope| {
+    let outcomes: (Vec<Result<JobResult, RunError>>, _, _) = std::thread::scope(|scope| {
         let handles: Vec<_> = shares
             .into_iter()
             .zip(files_per_worker)
@@ -207,6 +206,9 @@ pub fn run_point(
             })
             .collect();
         barrier.wait();
+        // CPU over the run itself: engines and buffers are set up before
+        // the barrier.
+        let cpu0 = process_cpu_ns();
         let t0 = now_ns();
         while finished.load(Ordering::Acquire) < workers {
             std::thread::sleep(Duration::from_millis(100));
@@ -220,13 +222,14 @@ pub fn run_point(
             }
             observer.tick(point, p);
         }
-        handles
+        let cpu1 = process_cpu_ns();
+        let outcomes: Vec<_> = handles
             .into_iter()
             .map(|h| h.join().expect("worker thread panicked"))
-            .collect()
+            .collect();
+        (outcomes, cpu0, cpu1)
     });
-
-    let (user1, sys1) = process_cpu_ns();
+    let (outcomes, (user0, sys0), (user1, sys1)) = outcomes;
     let mut merged: Option<JobResult> = None;
     for o in outcomes {
         let r = o?;

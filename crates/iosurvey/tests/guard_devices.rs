@@ -197,6 +197,35 @@ fn gpt_needs_force_and_a_mounted_partition_refuses_even_force() {
     assert_refused(&out, &["is mounted at", &name]);
 }
 
+/// Regression: once the primary GPT header is overwritten, `blkid -p`
+/// finds nothing, but the backup header at the end still marks the device;
+/// `wipefs` sees it, so the guard still asks for --force.
+#[test]
+fn a_backup_gpt_header_alone_still_needs_force() {
+    let _lock = serial();
+    need!(require_root_and(&["losetup", "sfdisk", "wipefs", "dd"]));
+    let l = need!(LoopDev::blank(SIZE, &["--direct-io=on"]));
+    let dev = path_str(l.path());
+    need!(sh(
+        "sh",
+        &["-c", r#"printf 'label: gpt\n,\n' | sfdisk -q "$0""#, dev]
+    ));
+    let of = format!("of={dev}");
+    must(
+        "dd",
+        &[
+            "if=/dev/zero",
+            &of,
+            "bs=1M",
+            "count=1",
+            "oflag=direct",
+            "status=none",
+        ],
+    );
+    let out = write_run(dev, &["--allow-destroy"]);
+    assert_refused(&out, &["holds data (", "gpt", "--force"]);
+}
+
 #[test]
 fn swap_signature_needs_force_and_active_swap_refuses_even_force() {
     let _lock = serial();
