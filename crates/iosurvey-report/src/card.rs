@@ -47,7 +47,8 @@ pub fn render_card(report: &RunReport, opts: TextOptions) -> String {
             p.settings.ramp_ns as f64 / 1e9,
         );
     }
-    let _ = writeln!(out, "{:<12} {:^42}   {:^42}", "", "Read", "Write");
+    let title = format!("{:<12} {:^42}   {:^42}", "", "Read", "Write");
+    let _ = writeln!(out, "{}", title.trim_end());
     let head = format!("{:>12} {:>9} {:>9} {:>9}", unit, "IOPS", "p50", "p99");
     let _ = writeln!(out, "{:<12} {head}   {head}", "");
     // Rows in first-seen order; the point label is "<test> read|write".
