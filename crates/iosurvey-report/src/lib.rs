@@ -7,12 +7,14 @@
 #![deny(unsafe_code)]
 
 mod card;
+mod csv_table;
 mod errno;
 mod json;
 mod model;
 mod text;
 
 pub use card::render_card;
+pub use csv_table::render_csv;
 pub use errno::errno_name;
 pub use json::{to_json, SCHEMA_VERSION};
 pub use model::{

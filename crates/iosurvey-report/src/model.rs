@@ -45,6 +45,8 @@ pub struct PointReport {
     pub elapsed_ns: u64,
     pub first_done_ns: u64,
     pub interrupted: bool,
+    /// Why the point was not run, when the mode skipped it (`ENOMEM`).
+    pub skipped: Option<String>,
     pub cpu_user_ns: u64,
     pub cpu_system_ns: u64,
     pub cpu_workers_ns: u64,
@@ -285,6 +287,7 @@ impl PointReport {
             elapsed_ns: r.elapsed_ns,
             first_done_ns: r.first_done_ns,
             interrupted: r.interrupted,
+            skipped: point.skip.clone(),
             cpu_user_ns: r.cpu.user_ns,
             cpu_system_ns: r.cpu.system_ns,
             cpu_workers_ns: r.cpu.workers_ns,

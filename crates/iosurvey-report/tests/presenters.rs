@@ -100,6 +100,7 @@ fn report() -> RunReport {
             elapsed_ns: elapsed,
             first_done_ns: elapsed - 1000,
             interrupted: false,
+            skipped: None,
             cpu_user_ns: 100_000_000,
             cpu_system_ns: 900_000_000,
             cpu_workers_ns: 990_000_000,

@@ -164,6 +164,9 @@ pub struct Point {
     pub index: usize,
     pub label: String,
     pub job: Job,
+    /// Set when the mode decided up front not to run this point (e.g.
+    /// sgpdd-survey's `ENOMEM` memory check); the reason is reported.
+    pub skip: Option<String>,
 }
 
 /// What a command will run, in order.

@@ -105,6 +105,12 @@ pub struct OutputFlags {
     /// Write the full JSON report to FILE (rewritten after every point).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write a CSV table to FILE (rewritten after every point).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Print the plan (its points and estimated duration) and do no I/O.
+    #[arg(long)]
+    pub dry_run: bool,
     /// What goes to stdout: the text summary or the JSON report.
     #[arg(long, value_enum, default_value = "text")]
     pub output: OutputArg,

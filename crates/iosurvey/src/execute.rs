@@ -6,8 +6,9 @@ use crate::cli::{OutputFlags, TargetFlags};
 use crate::exit::{usage, Failure, Outcome};
 use crate::{output, progress, targets};
 use anyhow::anyhow;
-use iosurvey_report::{PointReport, RunReport, TextOptions, ToolInfo, SCHEMA_VERSION};
-use iosurvey_run::{run_point, HostInfo};
+use iosurvey_report::{render_csv, PointReport, RunReport, TextOptions, ToolInfo, SCHEMA_VERSION};
+use iosurvey_run::{run_point, HostInfo, JobResult};
+use iosurvey_workload::modes::describe::describe;
 use iosurvey_workload::Plan;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -23,14 +24,40 @@ pub fn stop_flag() -> Arc<AtomicBool> {
     stop
 }
 
-/// Runs `plan` and presents it with `text` (or JSON, as asked).
+/// How a mode presents its report. Every presenter is a pure function of the
+/// report; `after_point` saves mode-specific files as each point ends.
+pub trait Presenter {
+    fn text(&self, report: &RunReport, opts: TextOptions) -> String;
+    fn csv(&self, report: &RunReport) -> String {
+        render_csv(report)
+    }
+    fn after_point(&self, _report: &RunReport) -> Result<(), Failure> {
+        Ok(())
+    }
+}
+
+/// A presenter made of a text function, with the generic CSV.
+pub struct TextOnly(pub fn(&RunReport, TextOptions) -> String);
+
+impl Presenter for TextOnly {
+    fn text(&self, report: &RunReport, opts: TextOptions) -> String {
+        (self.0)(report, opts)
+    }
+}
+
+/// Runs `plan` and presents it (text or JSON on stdout, `--json`, `--csv`).
+/// With `--dry-run`, prints the plan and its estimated duration instead.
 pub fn execute(
     plan: &Plan,
     argv: &[String],
     tflags: &TargetFlags,
     oflags: &OutputFlags,
-    text: fn(&RunReport, TextOptions) -> String,
+    presenter: &dyn Presenter,
 ) -> Result<Outcome, Failure> {
+    if oflags.dry_run {
+        output::print_text(&describe(plan));
+        return Ok(Outcome::Ok);
+    }
     let stop = stop_flag();
     let mut report = RunReport {
         schema_version: SCHEMA_VERSION,
@@ -55,17 +82,28 @@ pub fn execute(
             outcome = Outcome::Interrupted;
             break;
         }
+        if point.skip.is_some() {
+            let nothing = JobResult {
+                streams: vec![Default::default(); point.job.streams.len()],
+                ..Default::default()
+            };
+            report
+                .points
+                .push(PointReport::new(point, &targets, &nothing));
+            output::save(&report, oflags, presenter)?;
+            continue;
+        }
         let result = match run_point(point, &targets, &stop, &mut display) {
             Ok(r) => r,
             Err(e) => {
-                output::print(&report, oflags, text);
+                output::print(&report, oflags, presenter);
                 return Err(Failure::Run(e.into()));
             }
         };
         report
             .points
             .push(PointReport::new(point, &targets, &result));
-        output::save(&report, oflags)?;
+        output::save(&report, oflags, presenter)?;
         if result.interrupted {
             outcome = Outcome::Interrupted;
             break;
@@ -74,6 +112,6 @@ pub fn execute(
             outcome = Outcome::IoFailed;
         }
     }
-    output::print(&report, oflags, text);
+    output::print(&report, oflags, presenter);
     Ok(outcome)
 }

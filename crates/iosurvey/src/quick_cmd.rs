@@ -2,7 +2,7 @@
 //! directory in about a minute and print a CrystalDiskMark-style card.
 
 use crate::cli::QuickArgs;
-use crate::execute::execute;
+use crate::execute::{execute, TextOnly};
 use crate::exit::{usage, Failure, Outcome};
 use anyhow::anyhow;
 use iosurvey_workload::modes::quick::{expand, QuickSpec};
@@ -70,5 +70,11 @@ pub fn quick(a: QuickArgs, argv: &[String]) -> Result<Outcome, Failure> {
             per * plan.points.len() as f64
         );
     }
-    execute(&plan, argv, &a.target, &a.out, iosurvey_report::render_card)
+    execute(
+        &plan,
+        argv,
+        &a.target,
+        &a.out,
+        &TextOnly(iosurvey_report::render_card),
+    )
 }

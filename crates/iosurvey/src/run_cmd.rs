@@ -2,7 +2,7 @@
 //! run each point, report.
 
 use crate::cli::RunArgs;
-use crate::execute::execute;
+use crate::execute::{execute, TextOnly};
 use crate::exit::{usage, Failure, Outcome};
 use anyhow::anyhow;
 use iosurvey_workload::modes::run::{expand, RunSpec};
@@ -45,5 +45,11 @@ pub fn run(a: RunArgs, argv: &[String]) -> Result<Outcome, Failure> {
         Ok(p) => p,
         Err(e) => return usage(e),
     };
-    execute(&plan, argv, &a.target, &a.out, iosurvey_report::render_text)
+    execute(
+        &plan,
+        argv,
+        &a.target,
+        &a.out,
+        &TextOnly(iosurvey_report::render_text),
+    )
 }

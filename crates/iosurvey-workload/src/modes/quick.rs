@@ -89,6 +89,7 @@ pub fn expand(spec: &QuickSpec) -> Plan {
                     interval: Duration::from_secs(1),
                     continue_on_error: false,
                 },
+                skip: None,
             });
         }
     }

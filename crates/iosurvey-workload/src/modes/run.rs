@@ -248,6 +248,7 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
                 spec.workers
             ),
             job,
+            skip: None,
         }],
     })
 }
