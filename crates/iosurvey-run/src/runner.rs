@@ -35,6 +35,8 @@ pub enum RunError {
     Engine(#[from] EngineError),
     #[error("duplicating the descriptor of {path}: {err}")]
     Dup { path: PathBuf, err: std::io::Error },
+    #[error("a stream is pinned to worker {pin} of a job with {workers} workers")]
+    Pin { pin: u32, workers: u32 },
     #[error("a worker failed: {0}")]
     Worker(std::io::Error),
 }
@@ -42,14 +44,29 @@ pub enum RunError {
 /// Checks that `job` fits targets of these shapes (alignment, areas)
 /// without doing I/O.
 pub fn validate(job: &Job, targets: &[Geometry]) -> Result<(), RunError> {
-    build_streams(job, targets, 0).map(|_| ())
+    for w in 0..job.workers {
+        build_streams(job, targets, w)?;
+    }
+    Ok(())
 }
 
-/// Per-worker shares of every stream of `job`, for worker `w`.
+/// Per-worker shares of every stream of `job`, for worker `w`, each with
+/// its index in the job.
 fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerStream>, RunError> {
-    let workers = job.workers;
     let mut out = Vec::with_capacity(job.streams.len());
     for (si, s) in job.streams.iter().enumerate() {
+        // A pinned stream is worker `pin`'s alone: one share of one.
+        let (w, workers) = match s.pin {
+            Some(p) if p >= job.workers => {
+                return Err(RunError::Pin {
+                    pin: p,
+                    workers: job.workers,
+                })
+            }
+            None => (w, job.workers),
+            Some(p) if p == w => (0, 1),
+            Some(_) => continue,
+        };
         let t = &targets[s.target];
         let path = t.path.clone();
         if t.direct && s.bs % t.logical_block_size != 0 {
@@ -97,6 +114,7 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
             ^ (si as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
             ^ (u64::from(w) + 1).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
         out.push(WorkerStream {
+            index: si,
             file: s.target as u32,
             mix: s.mix,
             bs: s.bs as u32,
@@ -239,6 +257,7 @@ pub fn run_point(
         }
     }
     let mut result = merged.unwrap_or_default();
+    result.streams.resize(job.streams.len(), Default::default());
     result.cpu.user_ns = user1.saturating_sub(user0);
     result.cpu.system_ns = sys1.saturating_sub(sys0);
     result.interrupted |= stop.load(Ordering::Relaxed);

@@ -11,6 +11,8 @@ use std::time::Duration;
 
 /// One stream's share on one worker.
 pub(crate) struct WorkerStream {
+    /// Index of the stream in the job (results are kept by it).
+    pub index: usize,
     pub file: u32,
     pub mix: Mix,
     pub bs: u32,
@@ -73,10 +75,13 @@ pub(crate) fn run_worker<E: Engine>(
         .unwrap_or(u64::MAX);
     let interval_ns = (bounds.interval.as_nanos() as u64).max(1);
 
+    let n_results = streams.iter().map(|s| s.index + 1).max().unwrap_or(0);
     let mut result = JobResult {
-        streams: vec![StreamResult::default(); streams.len()],
+        streams: vec![StreamResult::default(); n_results],
         ..Default::default()
     };
+    // Where each local stream's results go.
+    let result_of: Vec<usize> = streams.iter().map(|s| s.index).collect();
     let total_slots: usize = streams.iter().map(|s| s.slots as usize).sum();
     let mut slots: Vec<Slot> = Vec::with_capacity(total_slots);
     let mut ready: VecDeque<u32> = VecDeque::with_capacity(total_slots);
@@ -105,7 +110,7 @@ pub(crate) fn run_worker<E: Engine>(
     let mut active = ready.len();
     let mut stopping = false;
     let mut last_done = start_ns;
-    let mut stream_done = vec![start_ns; streams.len()];
+    let mut stream_done = vec![start_ns; n_results];
     let (mut live_ops, mut live_bytes) = (0u64, 0u64);
 
     while active > 0 {
@@ -138,14 +143,15 @@ pub(crate) fn run_worker<E: Engine>(
         };
         for c in completions.drain(..) {
             let slot = &mut slots[c.tag as usize];
-            let stats = result.streams[slot.stream as usize].class_mut(slot.req.op);
+            let job_stream = result_of[slot.stream as usize];
+            let stats = result.streams[job_stream].class_mut(slot.req.op);
             if c.result < 0 {
                 if measuring {
                     stats.record_error(-c.result);
                 }
                 if result.first_failure.is_none() {
                     result.first_failure = Some(IoFailure {
-                        stream: slot.stream as usize,
+                        stream: job_stream,
                         op: slot.req.op,
                         offset: slot.req.offset,
                         errno: -c.result,
@@ -161,7 +167,7 @@ pub(crate) fn run_worker<E: Engine>(
                 live_ops += 1;
                 live_bytes += c.result as u64;
                 last_done = tc;
-                stream_done[slot.stream as usize] = tc;
+                stream_done[job_stream] = tc;
             }
             let next = if stopping {
                 None
@@ -303,6 +309,7 @@ mod tests {
             blocks: 256,
         };
         WorkerStream {
+            index: 0,
             file: 0,
             mix,
             bs: 4096,
@@ -395,10 +402,9 @@ mod tests {
     #[test]
     fn each_stream_keeps_its_own_stats_and_elapsed_time() {
         let mut e = FaultyEngine::new(None, false);
-        let streams = vec![
-            stream(Some(10), 1, Mix::Read),
-            stream(Some(500), 3, Mix::Mixed { read_pct: 50 }),
-        ];
+        let mut second = stream(Some(500), 3, Mix::Mixed { read_pct: 50 });
+        second.index = 1;
+        let streams = vec![stream(Some(10), 1, Mix::Read), second];
         let r = run(&mut e, streams, false, false);
         assert_eq!(r.streams[0].read.ops, 10);
         assert_eq!(r.streams[0].write.ops, 0);

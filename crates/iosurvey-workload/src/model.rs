@@ -108,6 +108,10 @@ pub struct StreamClass {
     /// Sequential streams the area is split into, over all workers; `0`
     /// means one per worker.
     pub regions: u32,
+    /// Run by this worker alone (its regions, budget and slots are not
+    /// shared out): one thread per device, as parallel `dd` has. `None`
+    /// shares the stream out over every worker.
+    pub pin: Option<u32>,
 }
 
 /// When a job ends.

@@ -76,6 +76,7 @@ pub fn expand(spec: &QuickSpec) -> Plan {
                         offset: 0,
                         span: None,
                         regions: 0,
+                        pin: None,
                     }],
                     bounds: Bounds {
                         time: Some(spec.time),

@@ -219,6 +219,7 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
             offset: spec.offset,
             span: spec.span,
             regions: spec.regions,
+            pin: None,
         })
         .collect();
     let job = Job {
