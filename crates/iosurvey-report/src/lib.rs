@@ -8,9 +8,12 @@
 
 mod card;
 mod csv_table;
+pub mod diskperf;
 mod errno;
 mod json;
 mod model;
+pub mod parallel;
+pub mod survey;
 mod text;
 
 pub use card::render_card;

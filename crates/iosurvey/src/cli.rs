@@ -31,6 +31,15 @@ pub enum Command {
     /// A CrystalDiskMark-style card for the storage under DIR (the default command).
     #[command(after_help = EXIT_CODES)]
     Quick(QuickArgs),
+    /// SGI diskperf: request sizes doubling, forward, backward and random, read (and write).
+    #[command(after_help = EXIT_CODES)]
+    Diskperf(crate::diskperf_cmd::DiskperfArgs),
+    /// Parallel dd: one sequential stream per device, rated over their common window; --scale finds the knee.
+    #[command(after_help = EXIT_CODES)]
+    Parallel(crate::parallel_cmd::ParallelArgs),
+    /// Lustre sgpdd-survey: record size x concurrent regions x outstanding I/Os on raw devices.
+    #[command(after_help = EXIT_CODES)]
+    Survey(crate::survey_cmd::SurveyArgs),
 }
 
 #[derive(Args, Debug)]
@@ -68,11 +77,11 @@ impl QuickArgs {
     }
 }
 
-fn size(s: &str) -> Result<u64, String> {
+pub fn size(s: &str) -> Result<u64, String> {
     parse_size(s).map_err(|e| e.to_string())
 }
 
-fn duration(s: &str) -> Result<Duration, String> {
+pub fn duration(s: &str) -> Result<Duration, String> {
     parse_duration(s).map_err(|e| e.to_string())
 }
 

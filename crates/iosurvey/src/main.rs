@@ -4,12 +4,15 @@
 #![deny(unsafe_code)]
 
 mod cli;
+mod diskperf_cmd;
 mod execute;
 mod exit;
 mod output;
+mod parallel_cmd;
 mod progress;
 mod quick_cmd;
 mod run_cmd;
+mod survey_cmd;
 mod targets;
 
 use clap::Parser;
@@ -25,6 +28,9 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Some(cli::Command::Run(a)) => run_cmd::run(a, &args),
         Some(cli::Command::Quick(a)) => quick_cmd::quick(a, &args),
+        Some(cli::Command::Diskperf(a)) => diskperf_cmd::diskperf(a, &args),
+        Some(cli::Command::Parallel(a)) => parallel_cmd::parallel(a, &args),
+        Some(cli::Command::Survey(a)) => survey_cmd::survey(a, &args),
         None => quick_cmd::quick(cli::QuickArgs::defaults(), &args),
     };
     match outcome {

@@ -1,0 +1,1 @@
+//! Presenters of `iosurvey diskperf` (being written).

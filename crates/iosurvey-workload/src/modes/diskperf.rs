@@ -1,0 +1,1 @@
+//! `iosurvey diskperf`: expand (being written).

@@ -1,0 +1,1 @@
+//! `iosurvey survey`: expand (being written).

@@ -1,0 +1,83 @@
+//! `iosurvey parallel`: parallel `dd` across devices, rated over the window
+//! in which all of them ran; `--scale` adds devices one step at a time and
+//! marks the knee.
+
+use crate::cli::{duration, size, OutputFlags, TargetFlags};
+use crate::execute::{execute, Presenter};
+use crate::exit::{usage, Failure, Outcome};
+use clap::Args;
+use iosurvey_report::parallel::{render_parallel, render_parallel_csv};
+use iosurvey_report::{RunReport, TextOptions};
+use iosurvey_workload::modes::parallel::{all_steps, expand, ParallelSpec};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub struct ParallelArgs {
+    /// Block devices (or files), one sequential stream each.
+    #[arg(required = true, value_name = "DEV")]
+    pub devices: Vec<PathBuf>,
+    /// Block size per I/O.
+    #[arg(long, value_parser = size, default_value = "1m")]
+    pub bs: u64,
+    /// Outstanding I/Os per device (dd has 1).
+    #[arg(long, default_value_t = 1)]
+    pub qd: u32,
+    /// Measured time of each step.
+    #[arg(long, value_parser = duration, default_value = "10s")]
+    pub time: Duration,
+    /// Unmeasured warm-up of each step.
+    #[arg(long, value_parser = duration, default_value = "0s")]
+    pub ramp: Duration,
+    /// Run with 1, 2, ... N devices and print the scaling table.
+    #[arg(long)]
+    pub scale: bool,
+    /// Device counts to run (implies --scale), e.g. 1,2,4.
+    #[arg(long, value_delimiter = ',')]
+    pub steps: Vec<usize>,
+    /// Write instead of read (needs --allow-destroy on devices).
+    #[arg(long)]
+    pub write: bool,
+    /// Create missing files at this size (to try it on files).
+    #[arg(long, value_parser = size)]
+    pub size: Option<u64>,
+    #[command(flatten)]
+    pub target: TargetFlags,
+    #[command(flatten)]
+    pub out: OutputFlags,
+}
+
+struct ParallelPresenter;
+
+impl Presenter for ParallelPresenter {
+    fn text(&self, report: &RunReport, opts: TextOptions) -> String {
+        render_parallel(report, opts)
+    }
+    fn csv(&self, report: &RunReport) -> String {
+        render_parallel_csv(report)
+    }
+}
+
+pub fn parallel(a: ParallelArgs, argv: &[String]) -> Result<Outcome, Failure> {
+    let mut spec = ParallelSpec::new(a.devices.clone());
+    spec.bs = a.bs;
+    spec.qd = a.qd;
+    spec.time = a.time;
+    spec.ramp = a.ramp;
+    spec.write = a.write;
+    spec.size = a.size;
+    spec.engine = a.target.engine.into();
+    spec.direct = !a.target.buffered;
+    spec.steps = if !a.steps.is_empty() {
+        a.steps.clone()
+    } else if a.scale {
+        all_steps(a.devices.len())
+    } else {
+        Vec::new()
+    };
+    let plan = match expand(&spec) {
+        Ok(p) => p,
+        Err(e) => return usage(e),
+    };
+    execute(&plan, argv, &a.target, &a.out, &ParallelPresenter)
+}
