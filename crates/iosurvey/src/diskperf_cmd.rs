@@ -1,12 +1,271 @@
-//! `iosurvey diskperf` (being written).
+//! `iosurvey diskperf`: SGI diskperf's sweep of request sizes, forward,
+//! backward and random, read (and with --write, written), printed in
+//! diskperf's gnuplot-ready table.
 
+use crate::cli::{duration, size, Cli, OutputFlags, TargetFlags};
+use crate::execute::{execute, Presenter};
 use crate::exit::{usage, Failure, Outcome};
 use anyhow::anyhow;
 use clap::Args;
+use iosurvey_engine::EngineKind;
+use iosurvey_report::diskperf::{render_diskperf, render_diskperf_csv, DiskperfSettings};
+use iosurvey_report::{RunReport, TextOptions};
+use iosurvey_run::{plan_geometry, Geometry, OpenOptions, WritePolicy};
+use iosurvey_workload::modes::diskperf::{expand, sizes, DiskperfSpec, MinSize};
+use iosurvey_workload::TargetSpec;
+use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(Args, Debug)]
-pub struct DiskperfArgs {}
+pub struct DiskperfArgs {
+    /// A file (created at --size and laid out if missing), a directory (a test file inside) or a block device (read-only unless --allow-destroy).
+    #[arg(value_name = "TARGET")]
+    pub path: PathBuf,
+    /// Add the write tests (fwd_wt, bwd_wt, rnd_wt). Without it only reads run and the write columns print NaN.
+    #[arg(long)]
+    pub write: bool,
+    /// First request size: a size (4k, 8404992; need not be a power of two) or a frame preset: ntsc-422, ntsc-444, pal-422, pal-444, hd-422, hd-444, uhd-422, uhd-444 (rounded up to the target's logical block size).
+    #[arg(long, value_name = "SIZE|FRAME", default_value = "4k")]
+    pub min: String,
+    /// Largest request size; sizes double from --min while they are at most this. [default: 4m, or 32 x --min when --min is a frame preset or above 4m]
+    #[arg(long, value_parser = size)]
+    pub max: Option<u64>,
+    /// Measured time of each test (six tests a size with --write, three without).
+    #[arg(long, value_parser = duration, default_value = "10s")]
+    pub time: Duration,
+    /// A name echoed in the output header, for scripted runs.
+    #[arg(long, value_name = "NAME")]
+    pub label: Option<String>,
+    /// Multiply every figure by F (diskperf's -s).
+    #[arg(
+        long,
+        value_name = "F",
+        default_value_t = 1.0,
+        allow_negative_numbers = true
+    )]
+    pub scale: f64,
+    /// Outstanding I/Os. diskperf runs one synchronous request at a time: the sync engine is used unless --engine is given or --qd is above 1 (then io_uring), whatever the --engine default below says.
+    #[arg(long, default_value_t = 1)]
+    pub qd: u32,
+    /// Frames per second: also print each figure as times real time, one frame being --min (a frame preset or your own frame size).
+    #[arg(long, value_name = "RATE", allow_negative_numbers = true)]
+    pub fps: Option<f64>,
+    /// Size of the test file created for a missing file or a directory [default: 1g]. An existing file or device is used at its own size.
+    #[arg(long, value_parser = size)]
+    pub size: Option<u64>,
+    /// Seed for random offsets; recorded in the results.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub target: TargetFlags,
+    #[command(flatten)]
+    pub out: OutputFlags,
+}
 
-pub fn diskperf(_a: DiskperfArgs, _argv: &[String]) -> Result<Outcome, Failure> {
-    usage(anyhow!("iosurvey diskperf is not built yet"))
+/// Test file size when none is given.
+const DEFAULT_SIZE: u64 = 1 << 30;
+
+/// Frame rounding when the target cannot be probed yet (opening it later
+/// reports why).
+const DEFAULT_ALIGN: u64 = 4096;
+
+/// Whether `--engine` was on the command line (its default, uring, is not
+/// diskperf's).
+fn engine_given(argv: &[String]) -> bool {
+    use clap::parser::ValueSource;
+    use clap::CommandFactory;
+    let Ok(m) = Cli::command().try_get_matches_from(argv) else {
+        return false;
+    };
+    m.subcommand_matches("diskperf")
+        .is_some_and(|d| d.value_source("engine") == Some(ValueSource::CommandLine))
+}
+
+/// The engine: as given, else sync at QD 1 (diskperf) and io_uring above.
+fn pick_engine(given: Option<EngineKind>, qd: u32) -> EngineKind {
+    match given {
+        Some(e) => e,
+        None if qd > 1 => EngineKind::Uring,
+        None => EngineKind::Sync,
+    }
+}
+
+/// The target's geometry, probed (read-only, through the write guard)
+/// before any I/O, or `None` when it cannot be used (opening it for the run
+/// then says why).
+fn probe(spec: &DiskperfSpec, flags: &TargetFlags) -> Option<Geometry> {
+    let target = TargetSpec {
+        path: spec.target.clone(),
+        create_size: spec.create_size,
+    };
+    let opts = OpenOptions {
+        write: spec.write,
+        direct: spec.direct,
+        policy: WritePolicy {
+            allow_destroy: flags.allow_destroy,
+            force: flags.force,
+            readonly: flags.readonly,
+        },
+        stop: None,
+    };
+    plan_geometry(&target, opts).ok()
+}
+
+/// Refuses, in diskperf's terms, request sizes the target cannot take.
+fn check_fit(spec: &DiskperfSpec, g: &Geometry) -> Result<(), Failure> {
+    let all = sizes(spec).map_err(|e| Failure::Usage(e.into()))?;
+    let (first, last) = (all[0], all[all.len() - 1]);
+    let lbs = g.logical_block_size;
+    if g.direct && first % lbs != 0 {
+        return usage(anyhow!(
+            "{}: request size {first} (--min) is not a multiple of the logical block size {lbs}, which O_DIRECT needs; give a multiple of {lbs} or add --buffered",
+            g.path.display()
+        ));
+    }
+    if last > g.size {
+        let fix = if g.path.exists() {
+            "lower --max"
+        } else {
+            "lower --max or raise --size"
+        };
+        return usage(anyhow!(
+            "{}: request size {last} is larger than the target ({} bytes); {fix}",
+            g.path.display(),
+            g.size
+        ));
+    }
+    Ok(())
+}
+
+fn spec_from(a: &DiskperfArgs, argv: &[String]) -> Result<DiskperfSpec, Failure> {
+    let mut s = DiskperfSpec::new(a.path.clone());
+    s.min = match MinSize::parse(&a.min) {
+        Ok(m) => m,
+        Err(e) => return usage(e),
+    };
+    s.create_size = match a.size {
+        Some(n) => Some(n),
+        None if !a.path.exists() || a.path.is_dir() => Some(DEFAULT_SIZE),
+        None => None,
+    };
+    s.write = a.write;
+    s.max = a.max;
+    s.time = a.time;
+    s.qd = a.qd;
+    s.engine = pick_engine(engine_given(argv).then(|| a.target.engine.into()), a.qd);
+    s.direct = !a.target.buffered;
+    s.seed = a.seed;
+    Ok(s)
+}
+
+fn settings_from(a: &DiskperfArgs, spec: &DiskperfSpec) -> Result<DiskperfSettings, Failure> {
+    if !(a.scale.is_finite() && a.scale > 0.0) {
+        return usage(anyhow!("--scale must be a number greater than zero"));
+    }
+    if a.fps.is_some_and(|f| !(f.is_finite() && f > 0.0)) {
+        return usage(anyhow!(
+            "--fps must be a number of frames per second greater than zero"
+        ));
+    }
+    let frame = match spec.min {
+        MinSize::Frame(f) => {
+            let rounded = spec.min.bytes(spec.align);
+            let note = if rounded == f.bytes() {
+                String::new()
+            } else {
+                format!(
+                    ", rounded up to {rounded} for the block size {}",
+                    spec.align
+                )
+            };
+            Some(format!(
+                "{} ({}x{}x{} = {} bytes{note})",
+                f.name,
+                f.width,
+                f.height,
+                f.bytes_per_pixel,
+                f.bytes()
+            ))
+        }
+        MinSize::Bytes(_) => None,
+    };
+    Ok(DiskperfSettings {
+        label: a.label.clone(),
+        scale: a.scale,
+        fps: a.fps,
+        frame,
+    })
+}
+
+/// The diskperf table as text and CSV.
+struct DiskperfPresenter(DiskperfSettings);
+
+impl Presenter for DiskperfPresenter {
+    fn text(&self, report: &RunReport, opts: TextOptions) -> String {
+        render_diskperf(report, opts, &self.0)
+    }
+    fn csv(&self, report: &RunReport) -> String {
+        render_diskperf_csv(report, &self.0)
+    }
+}
+
+pub fn diskperf(a: DiskperfArgs, argv: &[String]) -> Result<Outcome, Failure> {
+    let mut spec = spec_from(&a, argv)?;
+    let geometry = probe(&spec, &a.target);
+    spec.align = geometry
+        .as_ref()
+        .map_or(DEFAULT_ALIGN, |g| g.logical_block_size.max(1));
+    let plan = match expand(&spec) {
+        Ok(p) => p,
+        Err(e) => return usage(e),
+    };
+    if let Some(g) = &geometry {
+        check_fit(&spec, g)?;
+    }
+    let presenter = DiskperfPresenter(settings_from(&a, &spec)?);
+    if !a.out.quiet && !a.out.dry_run && geometry.is_some() {
+        let per = a.time.as_secs_f64();
+        eprintln!(
+            "iosurvey: diskperf: {} tests of {} s each on {}: about {:.0} s plus laying out any test file",
+            plan.points.len(),
+            per,
+            a.path.display(),
+            per * plan.points.len() as f64
+        );
+    }
+    execute(&plan, argv, &a.target, &a.out, &presenter)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(args: &[&str]) -> Vec<String> {
+        args.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn diskperf_runs_sync_at_qd1_unless_told_otherwise() {
+        assert_eq!(pick_engine(None, 1), EngineKind::Sync);
+        assert_eq!(pick_engine(None, 8), EngineKind::Uring);
+        assert_eq!(pick_engine(Some(EngineKind::Uring), 1), EngineKind::Uring);
+        assert_eq!(pick_engine(Some(EngineKind::Sync), 8), EngineKind::Sync);
+    }
+
+    #[test]
+    fn only_an_engine_on_the_command_line_counts_as_given() {
+        assert!(!engine_given(&argv(&["iosurvey", "diskperf", "/x"])));
+        assert!(engine_given(&argv(&[
+            "iosurvey", "diskperf", "/x", "--engine", "uring"
+        ])));
+        assert!(engine_given(&argv(&[
+            "iosurvey",
+            "diskperf",
+            "--engine=sync",
+            "/x"
+        ])));
+        assert!(!engine_given(&argv(&[
+            "iosurvey", "run", "/x", "--engine", "sync"
+        ])));
+    }
 }
