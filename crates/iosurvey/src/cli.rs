@@ -93,6 +93,13 @@ pub enum EngineArg {
     Sync,
 }
 
+impl TargetFlags {
+    /// The engine asked for, or io_uring.
+    pub fn engine_or_uring(&self) -> EngineKind {
+        self.engine.map_or(EngineKind::Uring, Into::into)
+    }
+}
+
 impl From<EngineArg> for EngineKind {
     fn from(e: EngineArg) -> EngineKind {
         match e {
@@ -149,9 +156,9 @@ pub struct TargetFlags {
     /// Go through the page cache instead of O_DIRECT (the cache is dropped before reads).
     #[arg(long)]
     pub buffered: bool,
-    /// I/O engine.
-    #[arg(long, value_enum, default_value = "uring")]
-    pub engine: EngineArg,
+    /// I/O engine (default: uring; diskperf: sync at --qd 1, like the original).
+    #[arg(long, value_enum)]
+    pub engine: Option<EngineArg>,
     /// Keep test files iosurvey created instead of removing them at the end.
     #[arg(long)]
     pub keep: bool,

@@ -2,7 +2,7 @@
 //! backward and random, read (and with --write, written), printed in
 //! diskperf's gnuplot-ready table.
 
-use crate::cli::{duration, size, Cli, OutputFlags, TargetFlags};
+use crate::cli::{duration, size, OutputFlags, TargetFlags};
 use crate::execute::{execute, Presenter};
 use crate::exit::{usage, Failure, Outcome};
 use anyhow::anyhow;
@@ -44,7 +44,7 @@ pub struct DiskperfArgs {
         allow_negative_numbers = true
     )]
     pub scale: f64,
-    /// Outstanding I/Os. diskperf runs one synchronous request at a time: the sync engine is used unless --engine is given or --qd is above 1 (then io_uring), whatever the --engine default below says.
+    /// Outstanding I/Os. diskperf runs one synchronous request at a time: the sync engine is used unless --engine is given or --qd is above 1 (then io_uring),
     #[arg(long, default_value_t = 1)]
     pub qd: u32,
     /// Frames per second: also print each figure as times real time, one frame being --min (a frame preset or your own frame size).
@@ -68,18 +68,6 @@ const DEFAULT_SIZE: u64 = 1 << 30;
 /// Frame rounding when the target cannot be probed yet (opening it later
 /// reports why).
 const DEFAULT_ALIGN: u64 = 4096;
-
-/// Whether `--engine` was on the command line (its default, uring, is not
-/// diskperf's).
-fn engine_given(argv: &[String]) -> bool {
-    use clap::parser::ValueSource;
-    use clap::CommandFactory;
-    let Ok(m) = Cli::command().try_get_matches_from(argv) else {
-        return false;
-    };
-    m.subcommand_matches("diskperf")
-        .is_some_and(|d| d.value_source("engine") == Some(ValueSource::CommandLine))
-}
 
 /// The engine: as given, else sync at QD 1 (diskperf) and io_uring above.
 fn pick_engine(given: Option<EngineKind>, qd: u32) -> EngineKind {
@@ -137,7 +125,7 @@ fn check_fit(spec: &DiskperfSpec, g: &Geometry) -> Result<(), Failure> {
     Ok(())
 }
 
-fn spec_from(a: &DiskperfArgs, argv: &[String]) -> Result<DiskperfSpec, Failure> {
+fn spec_from(a: &DiskperfArgs) -> Result<DiskperfSpec, Failure> {
     let mut s = DiskperfSpec::new(a.path.clone());
     s.min = match MinSize::parse(&a.min) {
         Ok(m) => m,
@@ -152,7 +140,7 @@ fn spec_from(a: &DiskperfArgs, argv: &[String]) -> Result<DiskperfSpec, Failure>
     s.max = a.max;
     s.time = a.time;
     s.qd = a.qd;
-    s.engine = pick_engine(engine_given(argv).then(|| a.target.engine.into()), a.qd);
+    s.engine = pick_engine(a.target.engine.map(Into::into), a.qd);
     s.direct = !a.target.buffered;
     s.seed = a.seed;
     Ok(s)
@@ -210,7 +198,7 @@ impl Presenter for DiskperfPresenter {
 }
 
 pub fn diskperf(a: DiskperfArgs, argv: &[String]) -> Result<Outcome, Failure> {
-    let mut spec = spec_from(&a, argv)?;
+    let mut spec = spec_from(&a)?;
     let geometry = probe(&spec, &a.target);
     spec.align = geometry
         .as_ref()
@@ -240,32 +228,11 @@ pub fn diskperf(a: DiskperfArgs, argv: &[String]) -> Result<Outcome, Failure> {
 mod tests {
     use super::*;
 
-    fn argv(args: &[&str]) -> Vec<String> {
-        args.iter().map(|s| s.to_string()).collect()
-    }
-
     #[test]
     fn diskperf_runs_sync_at_qd1_unless_told_otherwise() {
         assert_eq!(pick_engine(None, 1), EngineKind::Sync);
         assert_eq!(pick_engine(None, 8), EngineKind::Uring);
         assert_eq!(pick_engine(Some(EngineKind::Uring), 1), EngineKind::Uring);
         assert_eq!(pick_engine(Some(EngineKind::Sync), 8), EngineKind::Sync);
-    }
-
-    #[test]
-    fn only_an_engine_on_the_command_line_counts_as_given() {
-        assert!(!engine_given(&argv(&["iosurvey", "diskperf", "/x"])));
-        assert!(engine_given(&argv(&[
-            "iosurvey", "diskperf", "/x", "--engine", "uring"
-        ])));
-        assert!(engine_given(&argv(&[
-            "iosurvey",
-            "diskperf",
-            "--engine=sync",
-            "/x"
-        ])));
-        assert!(!engine_given(&argv(&[
-            "iosurvey", "run", "/x", "--engine", "sync"
-        ])));
     }
 }

@@ -11,7 +11,7 @@ use std::path::Path;
 
 /// Writes `body` to `path` through a temporary name and a rename, so the
 /// file is always whole.
-fn write_whole(path: &Path, body: &str) -> Result<(), Failure> {
+pub fn write_whole(path: &Path, body: &str) -> Result<(), Failure> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".partial");
     std::fs::write(&tmp, body)

@@ -66,7 +66,7 @@ pub fn parallel(a: ParallelArgs, argv: &[String]) -> Result<Outcome, Failure> {
     spec.ramp = a.ramp;
     spec.write = a.write;
     spec.size = a.size;
-    spec.engine = a.target.engine.into();
+    spec.engine = a.target.engine_or_uring();
     spec.direct = !a.target.buffered;
     spec.steps = if !a.steps.is_empty() {
         a.steps.clone()

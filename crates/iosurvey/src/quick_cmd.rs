@@ -58,7 +58,7 @@ pub fn quick(a: QuickArgs, argv: &[String]) -> Result<Outcome, Failure> {
     spec.ramp = a.ramp;
     spec.seed = a.seed;
     spec.direct = !a.target.buffered;
-    spec.engine = a.target.engine.into();
+    spec.engine = a.target.engine_or_uring();
     let plan = expand(&spec);
     if !a.out.quiet {
         let per = (a.time + a.ramp).as_secs_f64();

@@ -35,7 +35,7 @@ fn spec_from(a: &RunArgs) -> Result<RunSpec, Failure> {
     s.interval = a.interval;
     s.continue_on_error = a.continue_on_error;
     s.direct = !a.target.buffered;
-    s.engine = a.target.engine.into();
+    s.engine = a.target.engine_or_uring();
     Ok(s)
 }
 

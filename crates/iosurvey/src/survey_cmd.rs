@@ -7,7 +7,7 @@
 use crate::cli::{size, OutputFlags, TargetFlags};
 use crate::execute::{execute, Presenter};
 use crate::exit::{usage, Failure, Outcome};
-use anyhow::{anyhow, Context};
+use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use iosurvey_report::survey::{render_detail, render_summary, render_survey_csv, Layout};
 use iosurvey_report::{RunReport, TextOptions};
@@ -149,7 +149,7 @@ fn spec_from(a: &SurveyArgs) -> Result<(SurveySpec, Vec<Option<u64>>), Failure> 
     s.boundary = a.boundary;
     s.max_per_region = a.max_per_region;
     s.mem_total = mem_total();
-    s.engine = a.target.engine.into();
+    s.engine = a.target.engine_or_uring();
     s.direct = !a.target.buffered;
     Ok((s, sizes))
 }
@@ -210,15 +210,6 @@ impl SurveyPresenter {
 }
 
 /// Writes `body` to `path` whole, through a temporary name and a rename.
-fn write_whole(path: &Path, body: &str) -> Result<(), Failure> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".partial");
-    std::fs::write(&tmp, body)
-        .and_then(|_| std::fs::rename(&tmp, path))
-        .with_context(|| format!("writing {}", path.display()))
-        .map_err(Failure::Run)
-}
-
 fn with_suffix(prefix: &Path, suffix: &str) -> PathBuf {
     let mut p = prefix.as_os_str().to_owned();
     p.push(suffix);
@@ -249,8 +240,8 @@ impl Presenter for SurveyPresenter {
         }
         if let Some(prefix) = &self.prefix {
             let summary = render_summary(report, self.layout);
-            write_whole(&with_suffix(prefix, ".summary"), &summary)?;
-            write_whole(&with_suffix(prefix, ".detail"), &render_detail(report))?;
+            crate::output::write_whole(&with_suffix(prefix, ".summary"), &summary)?;
+            crate::output::write_whole(&with_suffix(prefix, ".detail"), &render_detail(report))?;
         }
         Ok(())
     }
