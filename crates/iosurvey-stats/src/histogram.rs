@@ -14,11 +14,18 @@ pub const SIGFIG: u8 = 3;
 /// The percentiles every summary carries.
 pub const PERCENTILES: [f64; 6] = [50.0, 90.0, 99.0, 99.9, 99.99, 99.999];
 
-/// A latency histogram.
+/// A latency histogram. Its buckets (about 256 KiB) are allocated at the
+/// first value, so the many classes that record nothing (the writes of a
+/// read stream, hundreds of survey regions) cost nothing.
 #[derive(Clone, Debug)]
 pub struct Histogram {
-    inner: hdrhistogram::Histogram<u64>,
+    inner: Option<hdrhistogram::Histogram<u64>>,
     clamped: u64,
+}
+
+fn buckets() -> hdrhistogram::Histogram<u64> {
+    hdrhistogram::Histogram::new_with_bounds(LOWEST_NS, HIGHEST_NS, SIGFIG)
+        .expect("static histogram bounds are valid")
 }
 
 impl Default for Histogram {
@@ -29,16 +36,23 @@ impl Default for Histogram {
 
 impl PartialEq for Histogram {
     fn eq(&self, other: &Self) -> bool {
-        self.clamped == other.clamped && self.inner == other.inner
+        // An unallocated histogram equals an allocated empty one.
+        self.clamped == other.clamped
+            && match (&self.inner, &other.inner) {
+                (Some(a), Some(b)) => a == b,
+                (Some(h), None) | (None, Some(h)) => h.is_empty(),
+                (None, None) => true,
+            }
     }
 }
 
 impl Histogram {
     /// An empty histogram covering 1 ns to one hour.
     pub fn new() -> Self {
-        let inner = hdrhistogram::Histogram::new_with_bounds(LOWEST_NS, HIGHEST_NS, SIGFIG)
-            .expect("static histogram bounds are valid");
-        Histogram { inner, clamped: 0 }
+        Histogram {
+            inner: None,
+            clamped: 0,
+        }
     }
 
     /// Records one value in nanoseconds.
@@ -49,20 +63,28 @@ impl Histogram {
             self.clamped += 1;
         }
         // Cannot fail: the value is inside the bounds.
-        let _ = self.inner.record(v);
+        let _ = self.inner.get_or_insert_with(buckets).record(v);
     }
 
     /// Adds every count of `other` into `self`. Exact and associative.
     pub fn merge(&mut self, other: &Histogram) {
-        self.inner
-            .add(&other.inner)
-            .expect("histograms share the same bounds");
+        if let Some(o) = &other.inner {
+            match &mut self.inner {
+                Some(h) => h.add(o).expect("histograms share the same bounds"),
+                None => self.inner = Some(o.clone()),
+            }
+        }
         self.clamped += other.clamped;
     }
 
     /// Number of recorded values.
     pub fn count(&self) -> u64 {
-        self.inner.len()
+        self.inner.as_ref().map_or(0, |h| h.len())
+    }
+
+    /// The buckets, when any value was recorded.
+    fn filled(&self) -> Option<&hdrhistogram::Histogram<u64>> {
+        self.inner.as_ref().filter(|h| !h.is_empty())
     }
 
     /// Values that were above one hour and were clamped to it.
@@ -73,47 +95,28 @@ impl Histogram {
     /// The value at percentile `p` (0..=100), in nanoseconds, as the highest
     /// value equivalent to the bucket that holds it.
     pub fn percentile(&self, p: f64) -> u64 {
-        if self.count() == 0 {
-            return 0;
-        }
-        self.inner
-            .highest_equivalent(self.inner.value_at_percentile(p))
+        self.filled()
+            .map_or(0, |h| h.highest_equivalent(h.value_at_percentile(p)))
     }
 
     /// Smallest recorded value (bucket-precise).
     pub fn min(&self) -> u64 {
-        if self.count() == 0 {
-            0
-        } else {
-            self.inner.min()
-        }
+        self.filled().map_or(0, |h| h.min())
     }
 
     /// Largest recorded value (bucket-precise).
     pub fn max(&self) -> u64 {
-        if self.count() == 0 {
-            0
-        } else {
-            self.inner.highest_equivalent(self.inner.max())
-        }
+        self.filled().map_or(0, |h| h.highest_equivalent(h.max()))
     }
 
     /// Mean of the recorded values, in nanoseconds.
     pub fn mean(&self) -> f64 {
-        if self.count() == 0 {
-            0.0
-        } else {
-            self.inner.mean()
-        }
+        self.filled().map_or(0.0, |h| h.mean())
     }
 
     /// Standard deviation of the recorded values, in nanoseconds.
     pub fn stdev(&self) -> f64 {
-        if self.count() == 0 {
-            0.0
-        } else {
-            self.inner.stdev()
-        }
+        self.filled().map_or(0.0, |h| h.stdev())
     }
 
     /// The summary that reports print.
@@ -134,10 +137,13 @@ impl Histogram {
     /// where `value` is the highest value equivalent to that bucket.
     pub fn to_data(&self) -> HistogramData {
         let counts = self
-            .inner
-            .iter_recorded()
-            .map(|v| [v.value_iterated_to(), v.count_at_value()])
-            .collect();
+            .filled()
+            .map(|h| {
+                h.iter_recorded()
+                    .map(|v| [v.value_iterated_to(), v.count_at_value()])
+                    .collect()
+            })
+            .unwrap_or_default();
         HistogramData {
             lowest_ns: LOWEST_NS,
             highest_ns: HIGHEST_NS,
@@ -152,7 +158,8 @@ impl Histogram {
     pub fn from_data(data: &HistogramData) -> Histogram {
         let mut h = Histogram::new();
         for &[v, c] in &data.counts {
-            let _ = h.inner.record_n(v.clamp(LOWEST_NS, HIGHEST_NS), c);
+            let buckets = h.inner.get_or_insert_with(buckets);
+            let _ = buckets.record_n(v.clamp(LOWEST_NS, HIGHEST_NS), c);
         }
         h.clamped = data.clamped;
         h
@@ -209,6 +216,19 @@ mod tests {
         assert_eq!(h.count(), 2);
         assert_eq!(h.clamped(), 1);
         assert!(h.max() >= HIGHEST_NS);
+    }
+
+    #[test]
+    fn an_empty_histogram_allocates_nothing_and_equals_an_emptied_one() {
+        let lazy = Histogram::new();
+        assert!(lazy.inner.is_none());
+        let mut allocated = Histogram::new();
+        allocated.merge(&Histogram::from_data(&Histogram::new().to_data()));
+        allocated.inner = Some(buckets());
+        assert_eq!(lazy, allocated);
+        let mut merged = Histogram::new();
+        merged.merge(&hist(&[5, 7]));
+        assert_eq!(merged, hist(&[5, 7]));
     }
 
     #[test]
