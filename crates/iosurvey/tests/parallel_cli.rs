@@ -198,3 +198,53 @@ fn throttled_devices_give_their_limits_and_the_aggregate_their_sum() {
         assert!(ok, "{last_err}");
     }
 }
+
+/// Two zram devices, filled with incompressible data by a parallel write,
+/// then read in parallel with each engine: one stream each, both moving
+/// data, and the sync engine gives each device its own worker.
+#[test]
+fn zram_devices_written_then_read_in_parallel() {
+    let _lock = serial();
+    let a = need!(Zram::new(64 * MIB));
+    let b = need!(Zram::new(64 * MIB));
+    let (pa, pb) = (path_str(a.path()), path_str(b.path()));
+    let out = parallel(&[
+        pa,
+        pb,
+        "--write",
+        "--allow-destroy",
+        "--time",
+        "500ms",
+        "--output",
+        "json",
+        "--quiet",
+    ]);
+    let w = report_of(&out);
+    for s in w["points"][0]["streams"].as_array().unwrap() {
+        assert!(u(&s["write"]["ops"]) > 0, "{s}");
+    }
+    for engine in ["uring", "sync"] {
+        let out = parallel(&[
+            pa, pb, "--time", "500ms", "--engine", engine, "--output", "json", "--quiet",
+        ]);
+        let r = report_of(&out);
+        let p = &r["points"][0];
+        assert_eq!(
+            u(&p["settings"]["workers"]),
+            if engine == "sync" { 2 } else { 1 }
+        );
+        let streams = p["streams"].as_array().unwrap();
+        assert_eq!(streams.len(), 2);
+        for (i, s) in streams.iter().enumerate() {
+            assert_eq!(u(&s["target"]), i as u64);
+            assert!(
+                u(&s["read"]["ops"]) > 0 && u(&s["write"]["ops"]) == 0,
+                "{engine}: {s}"
+            );
+            assert!(u(&s["elapsed_ns"]) >= 500_000_000);
+        }
+    }
+    // Without --allow-destroy the write is refused and nothing runs.
+    let out = parallel(&[pa, "--write", "--time", "200ms"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+}

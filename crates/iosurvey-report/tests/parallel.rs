@@ -1,0 +1,159 @@
+//! The parallel presenters from fixed results (no I/O): the dd-style lines
+//! over the common window, the scaling table with its knee, and the CSV.
+
+use iosurvey_report::parallel::*;
+use iosurvey_report::*;
+use iosurvey_run::{HostInfo, TargetKind};
+use iosurvey_stats::ClassStats;
+
+const INTERVAL: u64 = 10_000_000;
+
+/// A device that moved `mb_per_s` in 1 MiB reads for `ms` milliseconds,
+/// recorded interval by interval.
+fn device(mb_per_s: f64, ms: u64) -> ClassStats {
+    let mut c = ClassStats::new();
+    let per_interval = mb_per_s * 1e6 * (INTERVAL as f64 / 1e9);
+    let mut carried = 0.0;
+    for i in 0..(ms * 1_000_000 / INTERVAL) as usize {
+        carried += per_interval;
+        while carried >= 1048576.0 {
+            c.record(i, 1 << 20, 5_000_000);
+            carried -= 1048576.0;
+        }
+    }
+    c
+}
+
+fn point(index: usize, rates: &[(f64, u64)]) -> PointReport {
+    let streams: Vec<StreamReport> = rates
+        .iter()
+        .enumerate()
+        .map(|(t, &(mb, ms))| StreamReport {
+            label: format!("dev{t}"),
+            target: t,
+            rw: "read".into(),
+            read_pct: 100,
+            pattern: "forward".into(),
+            bs: 1 << 20,
+            outstanding: 1,
+            offset: 0,
+            span: None,
+            regions: 1,
+            elapsed_ns: ms * 1_000_000,
+            read: ClassReport::new(&device(mb, ms), ms * 1_000_000),
+            write: ClassReport::new(&ClassStats::new(), 1),
+        })
+        .collect();
+    let last = rates.iter().map(|r| r.1).max().unwrap() * 1_000_000;
+    PointReport {
+        index,
+        label: format!("{} devices", rates.len()),
+        settings: Settings {
+            engine: "uring".into(),
+            workers: 1,
+            direct: true,
+            seed: 0,
+            time_ns: Some(2_000_000_000),
+            bytes: None,
+            ramp_ns: 0,
+            interval_ns: INTERVAL,
+            continue_on_error: false,
+            registered_files: true,
+            fixed_buffers: true,
+            reap_window_us: Some(10),
+        },
+        targets: (0..4)
+            .map(|i| TargetReport {
+                path: format!("/dev/sd{}", (b'b' + i) as char),
+                kind: TargetKind::Block,
+                size_bytes: 1 << 40,
+                logical_block_size: 512,
+                physical_block_size: 4096,
+                rotational: Some(true),
+                direct: true,
+                created: false,
+            })
+            .collect(),
+        elapsed_ns: last,
+        first_done_ns: rates.iter().map(|r| r.1).min().unwrap() * 1_000_000,
+        interrupted: false,
+        skipped: None,
+        cpu_user_ns: 0,
+        cpu_system_ns: 0,
+        cpu_workers_ns: 0,
+        failure: None,
+        warnings: Vec::new(),
+        total: StreamTotals {
+            read: ClassReport::new(&ClassStats::new(), 1),
+            write: ClassReport::new(&ClassStats::new(), 1),
+        },
+        streams,
+    }
+}
+
+/// Seed 001's SiI 3132 numbers in spirit: 80 MB/s alone, the controller
+/// caps the sum near 300 MB/s. The last device of each step ends 100 ms
+/// late, which the common window leaves out.
+fn report() -> RunReport {
+    RunReport {
+        schema_version: SCHEMA_VERSION,
+        tool: ToolInfo {
+            name: "iosurvey".into(),
+            version: "0.0.0-test".into(),
+        },
+        command_line: vec!["iosurvey".into(), "parallel".into()],
+        started_at: "2026-11-30T00:00:00Z".into(),
+        host: HostInfo {
+            hostname: "h".into(),
+            kernel: "6.0".into(),
+            os: "Linux".into(),
+            arch: "x86_64".into(),
+            cpu_model: "cpu".into(),
+            cpus: 2,
+            memory_bytes: 1 << 34,
+        },
+        mode: "parallel".into(),
+        points: vec![
+            point(0, &[(80.0, 2000)]),
+            point(1, &[(78.0, 2000), (78.0, 2100)]),
+            point(2, &[(76.0, 2000), (76.0, 2000), (75.0, 2100)]),
+            point(3, &[(60.0, 2000), (60.0, 2000), (60.0, 2000), (60.0, 2100)]),
+        ],
+    }
+}
+
+#[test]
+fn parallel_text_layout() {
+    insta::assert_snapshot!(render_parallel(&report(), TextOptions::default()));
+}
+
+#[test]
+fn the_common_window_ends_at_the_first_device_to_finish() {
+    let r = report();
+    let f = figures(&r.points[1]);
+    assert_eq!(f.window_ns, 2_000_000_000);
+    assert_eq!(f.last_done_ns, 2_100_000_000);
+    // Inside the window each device ran at its own rate, within one 1 MiB
+    // record of rounding.
+    for d in &f.devices {
+        assert!((d.window_rate / 1e6 - 78.0).abs() < 0.6, "{d:?}");
+    }
+    // The late device's tail is outside the window.
+    assert!(f.devices[1].bytes as f64 > f.devices[1].window_bytes);
+}
+
+#[test]
+fn the_knee_is_where_added_devices_stop_adding() {
+    let rows = scaling(&report());
+    let knees: Vec<usize> = rows.iter().filter(|r| r.knee).map(|r| r.devices).collect();
+    assert_eq!(knees, [4], "{rows:?}");
+    assert!((rows[0].efficiency - 1.0).abs() < 1e-9);
+    assert!(rows[3].efficiency < 0.8);
+}
+
+#[test]
+fn csv_has_a_row_per_device_of_every_step() {
+    let csv = render_parallel_csv(&report());
+    assert_eq!(csv.lines().count(), 1 + 1 + 2 + 3 + 4);
+    assert!(csv.starts_with("devices,device,window_s,"));
+}
