@@ -4,7 +4,9 @@
 
 use iosurvey_report::diskperf::*;
 use iosurvey_report::*;
-use iosurvey_run::{HostInfo, TargetKind};
+
+mod fixtures;
+use iosurvey_run::TargetKind;
 use iosurvey_stats::ClassStats;
 
 const ELAPSED: u64 = 2_000_000_000;
@@ -110,26 +112,7 @@ fn report_of(first: u64, write: bool, figures: &[[f64; 6]; 3]) -> RunReport {
             }
         }
     }
-    RunReport {
-        schema_version: SCHEMA_VERSION,
-        tool: ToolInfo {
-            name: "iosurvey".into(),
-            version: "0.0.0-test".into(),
-        },
-        command_line: vec!["iosurvey".into(), "diskperf".into()],
-        started_at: "2026-11-30T00:00:00Z".into(),
-        host: HostInfo {
-            hostname: "h".into(),
-            kernel: "6.0".into(),
-            os: "Linux".into(),
-            arch: "x86_64".into(),
-            cpus: 2,
-            cpu_model: "cpu".into(),
-            memory_bytes: 1 << 34,
-        },
-        mode: "diskperf".into(),
-        points,
-    }
+    fixtures::run_report("diskperf", points)
 }
 
 fn mb() -> TextOptions {

@@ -3,7 +3,9 @@
 
 use iosurvey_report::parallel::*;
 use iosurvey_report::*;
-use iosurvey_run::{HostInfo, TargetKind};
+
+mod fixtures;
+use iosurvey_run::TargetKind;
 use iosurvey_stats::ClassStats;
 
 const INTERVAL: u64 = 10_000_000;
@@ -95,31 +97,15 @@ fn point(index: usize, rates: &[(f64, u64)]) -> PointReport {
 /// caps the sum near 300 MB/s. The last device of each step ends 100 ms
 /// late, which the common window leaves out.
 fn report() -> RunReport {
-    RunReport {
-        schema_version: SCHEMA_VERSION,
-        tool: ToolInfo {
-            name: "iosurvey".into(),
-            version: "0.0.0-test".into(),
-        },
-        command_line: vec!["iosurvey".into(), "parallel".into()],
-        started_at: "2026-11-30T00:00:00Z".into(),
-        host: HostInfo {
-            hostname: "h".into(),
-            kernel: "6.0".into(),
-            os: "Linux".into(),
-            arch: "x86_64".into(),
-            cpu_model: "cpu".into(),
-            cpus: 2,
-            memory_bytes: 1 << 34,
-        },
-        mode: "parallel".into(),
-        points: vec![
+    fixtures::run_report(
+        "parallel",
+        vec![
             point(0, &[(80.0, 2000)]),
             point(1, &[(78.0, 2000), (78.0, 2100)]),
             point(2, &[(76.0, 2000), (76.0, 2000), (75.0, 2100)]),
             point(3, &[(60.0, 2000), (60.0, 2000), (60.0, 2000), (60.0, 2100)]),
         ],
-    }
+    )
 }
 
 #[test]

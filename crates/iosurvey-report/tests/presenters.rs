@@ -2,7 +2,9 @@
 //! from fixed results (no I/O).
 
 use iosurvey_report::*;
-use iosurvey_run::{HostInfo, TargetKind};
+
+mod fixtures;
+use iosurvey_run::TargetKind;
 use iosurvey_stats::ClassStats;
 
 fn class(ops: u64, bs: u64, base_ns: u64) -> ClassStats {
@@ -58,25 +60,9 @@ fn report() -> RunReport {
         direct: true,
         created: kind == TargetKind::File,
     };
-    RunReport {
-        schema_version: SCHEMA_VERSION,
-        tool: ToolInfo {
-            name: "iosurvey".into(),
-            version: "0.0.0-test".into(),
-        },
-        command_line: vec!["iosurvey".into(), "run".into()],
-        started_at: "2026-11-30T00:00:00Z".into(),
-        host: HostInfo {
-            hostname: "h".into(),
-            kernel: "6.0".into(),
-            os: "Linux".into(),
-            arch: "x86_64".into(),
-            cpu_model: "cpu".into(),
-            cpus: 2,
-            memory_bytes: 1 << 34,
-        },
-        mode: "run".into(),
-        points: vec![PointReport {
+    fixtures::run_report(
+        "run",
+        vec![PointReport {
             index: 0,
             label: "randrw bs=4KiB qd=16 workers=1".into(),
             settings: Settings {
@@ -119,7 +105,7 @@ fn report() -> RunReport {
                 write: ClassReport::new(&tw, elapsed),
             },
         }],
-    }
+    )
 }
 
 #[test]

@@ -6,7 +6,9 @@
 use iosurvey_report::survey::{figures, lines, render_detail, render_summary, render_survey_csv};
 use iosurvey_report::survey::{Layout, CSV_COLUMNS};
 use iosurvey_report::*;
-use iosurvey_run::{HostInfo, TargetKind};
+
+mod fixtures;
+use iosurvey_run::TargetKind;
 use iosurvey_stats::ClassStats;
 
 const MIB: u64 = 1 << 20;
@@ -152,26 +154,7 @@ fn report() -> RunReport {
     // Ctrl-C during the last point: one region had not finished.
     points[11].interrupted = true;
     points[11].streams[7] = region(1, 3, 4, false, 5, 10 * ms, 0);
-    RunReport {
-        schema_version: SCHEMA_VERSION,
-        tool: ToolInfo {
-            name: "iosurvey".into(),
-            version: "0.0.0-test".into(),
-        },
-        command_line: vec!["iosurvey".into(), "survey".into()],
-        started_at: "2026-11-30T00:00:00Z".into(),
-        host: HostInfo {
-            hostname: "h".into(),
-            kernel: "6.0".into(),
-            os: "Linux".into(),
-            arch: "x86_64".into(),
-            cpu_model: "cpu".into(),
-            cpus: 2,
-            memory_bytes: 1 << 34,
-        },
-        mode: "survey".into(),
-        points,
-    }
+    fixtures::run_report("survey", points)
 }
 
 #[test]
