@@ -403,6 +403,15 @@ fn help_documents_the_exit_codes() {
 
 #[test]
 fn sigint_saves_partial_results_removes_the_test_file_and_exits_130() {
+    interrupted_run_keeps_what_it_measured(rustix::process::Signal::INT);
+}
+
+#[test]
+fn sigterm_is_handled_like_ctrl_c() {
+    interrupted_run_keeps_what_it_measured(rustix::process::Signal::TERM);
+}
+
+fn interrupted_run_keeps_what_it_measured(signal: rustix::process::Signal) {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("long");
     let j = dir.path().join("partial.json");
@@ -427,11 +436,7 @@ fn sigint_saves_partial_results_removes_the_test_file_and_exits_130() {
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(1500));
     let start = std::time::Instant::now();
-    rustix::process::kill_process(
-        rustix::process::Pid::from_child(&child),
-        rustix::process::Signal::INT,
-    )
-    .unwrap();
+    rustix::process::kill_process(rustix::process::Pid::from_child(&child), signal).unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(start.elapsed().as_secs() < 10, "stopped promptly");
     assert_eq!(out.status.code(), Some(130));
