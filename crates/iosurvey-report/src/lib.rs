@@ -21,7 +21,7 @@ pub use csv_table::render_csv;
 pub use errno::errno_name;
 pub use json::{to_json, SCHEMA_VERSION};
 pub use model::{
-    ClassReport, ErrorCount, FailureReport, LatencyReport, Percentile, PointReport, RunReport,
-    Settings, StreamReport, StreamTotals, TargetReport, ToolInfo,
+    ArrayReport, ClassReport, ErrorCount, FailureReport, LatencyReport, Percentile, PointReport,
+    RunReport, Settings, StreamReport, StreamTotals, TargetReport, ToolInfo,
 };
 pub use text::{format_ns, format_rate, render_text, TextOptions};

@@ -4,7 +4,7 @@
 use iosurvey_engine::Op;
 use iosurvey_run::{HostInfo, JobResult, OpenTarget, TargetKind};
 use iosurvey_stats::{ClassStats, HistogramData, IntervalSample};
-use iosurvey_workload::{Mix, Point};
+use iosurvey_workload::{Layout, Mix, Point};
 use serde::{Deserialize, Serialize};
 
 /// The whole run: one entry per point of the plan.
@@ -117,11 +117,23 @@ pub struct StreamReport {
     pub offset: u64,
     pub span: Option<u64>,
     pub regions: u32,
+    /// The virtual array the stream ran over, if any (`target` is then its
+    /// first member).
+    pub array: Option<ArrayReport>,
     /// From the start of the measured phase to the stream's last completion;
     /// its rates are taken over this.
     pub elapsed_ns: u64,
     pub read: ClassReport,
     pub write: ClassReport,
+}
+
+/// A virtual array of targets.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArrayReport {
+    #[serde(flatten)]
+    pub layout: Layout,
+    /// Target indices, in array order.
+    pub members: Vec<usize>,
 }
 
 /// Reads and writes over all streams.
@@ -248,6 +260,10 @@ impl PointReport {
                     offset: s.offset,
                     span: s.span,
                     regions: s.regions,
+                    array: s.array.as_ref().map(|a| ArrayReport {
+                        layout: a.layout,
+                        members: a.members.clone(),
+                    }),
                     elapsed_ns: res.elapsed_ns,
                     read: ClassReport::new(&res.read, res.elapsed_ns),
                     write: ClassReport::new(&res.write, res.elapsed_ns),

@@ -107,8 +107,7 @@ fn class_lines(out: &mut String, name: &str, c: &ClassReport, elapsed_ns: u64, o
     }
 }
 
-fn stream_title(p: &PointReport, s: &StreamReport) -> String {
-    let t = &p.targets[s.target];
+fn target_title(t: &crate::TargetReport) -> String {
     let rot = match t.rotational {
         Some(true) => ", rotational",
         Some(false) => ", non-rotational",
@@ -126,6 +125,26 @@ fn stream_title(p: &PointReport, s: &StreamReport) -> String {
         t.logical_block_size,
         rot
     )
+}
+
+fn stream_title(p: &PointReport, s: &StreamReport) -> String {
+    match &s.array {
+        None => target_title(&p.targets[s.target]),
+        Some(a) => {
+            let layout = match a.layout {
+                iosurvey_workload::Layout::Concat => "concat".to_string(),
+                iosurvey_workload::Layout::Raid0 { stripe } => {
+                    format!("raid0, stripe {stripe} bytes")
+                }
+            };
+            let members: Vec<String> = a
+                .members
+                .iter()
+                .map(|&m| target_title(&p.targets[m]))
+                .collect();
+            format!("array ({layout}) of {}", members.join(", "))
+        }
+    }
 }
 
 /// Renders a report as the human summary.

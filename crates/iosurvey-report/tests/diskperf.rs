@@ -83,6 +83,7 @@ fn point(index: usize, bs: u64, col: usize, mb_per_s: f64) -> PointReport {
             offset: 0,
             span: None,
             regions: 0,
+            array: None,
             elapsed_ns: ELAPSED,
             read: read.clone(),
             write: write.clone(),

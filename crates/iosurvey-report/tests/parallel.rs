@@ -41,6 +41,7 @@ fn point(index: usize, rates: &[(f64, u64)]) -> PointReport {
             offset: 0,
             span: None,
             regions: 1,
+            array: None,
             elapsed_ns: ms * 1_000_000,
             read: ClassReport::new(&device(mb, ms), ms * 1_000_000),
             write: ClassReport::new(&ClassStats::new(), 1),

@@ -31,6 +31,7 @@ fn stream(target: usize, read: &ClassStats, write: &ClassStats, elapsed: u64) ->
         offset: 0,
         span: None,
         regions: 0,
+        array: None,
         elapsed_ns: elapsed,
         read: ClassReport::new(read, elapsed),
         write: ClassReport::new(write, elapsed),

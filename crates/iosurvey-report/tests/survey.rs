@@ -79,6 +79,7 @@ fn region(
         offset: 1024 * 4096 + j * span,
         span: Some(span),
         regions: 1,
+        array: None,
         elapsed_ns: ns,
         read: ClassReport::new(&r, ns),
         write: ClassReport::new(&w, ns),

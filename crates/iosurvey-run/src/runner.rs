@@ -8,7 +8,7 @@ use crate::target::{drop_cache, Geometry, OpenTarget};
 use crate::worker::{now_ns, run_worker, LiveCounters, WorkerBounds, WorkerStream};
 use iosurvey_engine::{Engine, EngineConfig, EngineError, EngineKind, SyncEngine, UringEngine};
 use iosurvey_workload::pattern::{resolve_area, worker_regions, AreaError, OffsetGen};
-use iosurvey_workload::{Job, Point};
+use iosurvey_workload::{ArrayMap, Job, Point};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Barrier;
@@ -30,6 +30,12 @@ pub enum RunError {
         path: PathBuf,
         #[source]
         source: AreaError,
+    },
+    #[error("{path}: the array cannot be built: {source}")]
+    Array {
+        path: PathBuf,
+        #[source]
+        source: iosurvey_workload::array::ArrayError,
     },
     #[error(transparent)]
     Engine(#[from] EngineError),
@@ -67,27 +73,46 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
             Some(p) if p == w => (0, 1),
             Some(_) => continue,
         };
-        let t = &targets[s.target];
-        let path = t.path.clone();
-        if t.direct && s.bs % t.logical_block_size != 0 {
-            return Err(RunError::BsAlignment {
-                path,
-                bs: s.bs,
-                lbs: t.logical_block_size,
-            });
+        // The stream's members: its target, or every member of its array.
+        let members: Vec<usize> = match &s.array {
+            Some(a) => a.members.clone(),
+            None => vec![s.target],
+        };
+        for &m in &members {
+            let t = &targets[m];
+            if t.direct && s.bs % t.logical_block_size != 0 {
+                return Err(RunError::BsAlignment {
+                    path: t.path.clone(),
+                    bs: s.bs,
+                    lbs: t.logical_block_size,
+                });
+            }
+            if t.direct && s.offset % t.logical_block_size != 0 {
+                return Err(RunError::OffsetAlignment {
+                    path: t.path.clone(),
+                    offset: s.offset,
+                    lbs: t.logical_block_size,
+                });
+            }
         }
-        if t.direct && s.offset % t.logical_block_size != 0 {
-            return Err(RunError::OffsetAlignment {
-                path,
-                offset: s.offset,
-                lbs: t.logical_block_size,
-            });
-        }
-        let area =
-            resolve_area(t.size, s.offset, s.span, s.bs).map_err(|source| RunError::Area {
-                path: path.clone(),
-                source,
-            })?;
+        let path = targets[s.target].path.clone();
+        let map = match &s.array {
+            Some(a) => {
+                let sizes: Vec<u64> = targets.iter().map(|t| t.size).collect();
+                Some(
+                    ArrayMap::new(a, &sizes, job.max_bs()).map_err(|source| RunError::Array {
+                        path: path.clone(),
+                        source,
+                    })?,
+                )
+            }
+            None => None,
+        };
+        let size = map.as_ref().map_or(targets[s.target].size, ArrayMap::size);
+        let area = resolve_area(size, s.offset, s.span, s.bs).map_err(|source| RunError::Area {
+            path: path.clone(),
+            source,
+        })?;
         let (regions, pass_ops) = if s.pattern.is_sequential() {
             let n = if s.regions == 0 { workers } else { s.regions };
             let mine =
@@ -121,6 +146,7 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
             slots: s.outstanding,
             gen: OffsetGen::new(s.pattern, s.bs, area, regions, seed),
             budget,
+            map,
         });
     }
     Ok(out)

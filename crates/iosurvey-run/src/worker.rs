@@ -4,7 +4,7 @@
 
 use crate::result::{IoFailure, JobResult, StreamResult};
 use iosurvey_engine::{Completion, Engine, Op, Request};
-use iosurvey_workload::{pattern::OffsetGen, Mix};
+use iosurvey_workload::{pattern::OffsetGen, ArrayMap, Mix};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -20,6 +20,8 @@ pub(crate) struct WorkerStream {
     pub gen: OffsetGen,
     /// Ops left to issue in the measured phase; `None` is unbounded.
     pub budget: Option<u64>,
+    /// Maps the stream's offsets onto the members of a virtual array.
+    pub map: Option<ArrayMap>,
 }
 
 /// Live totals one worker publishes for the progress display.
@@ -214,10 +216,15 @@ fn next_request(st: &mut WorkerStream, slot: u32, measuring: bool) -> Option<Req
         Mix::Write => Op::Write,
         mixed => mixed.op(st.gen.roll_percent()),
     };
+    let offset = st.gen.next_offset();
+    let (file, offset) = match &st.map {
+        None => (st.file, offset),
+        Some(m) => m.locate(offset),
+    };
     Some(Request {
-        file: st.file,
+        file,
         op,
-        offset: st.gen.next_offset(),
+        offset,
         len: st.bs,
         buf: slot,
         tag: u64::from(slot),
@@ -316,6 +323,7 @@ mod tests {
             slots,
             gen: OffsetGen::new(Pattern::Forward, 4096, area, vec![region], 1),
             budget,
+            map: None,
         }
     }
 

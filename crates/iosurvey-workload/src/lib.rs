@@ -16,10 +16,12 @@
 //! ```
 #![deny(unsafe_code)]
 
+pub mod array;
 pub mod model;
 pub mod modes;
 pub mod pattern;
 pub mod rng;
 pub mod units;
 
+pub use array::{ArrayMap, ArraySpec, Layout};
 pub use model::{Bounds, Job, Mix, Pattern, Plan, Point, StreamClass, TargetSpec};

@@ -1,6 +1,7 @@
 //! The model: a Plan is an ordered list of Points, each Point one Job of
 //! targets, stream classes and bounds.
 
+use crate::ArraySpec;
 use iosurvey_engine::{EngineKind, Op};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -112,6 +113,19 @@ pub struct StreamClass {
     /// shared out): one thread per device, as parallel `dd` has. `None`
     /// shares the stream out over every worker.
     pub pin: Option<u32>,
+    /// Run over a virtual array of the job's targets (concat or raid0)
+    /// instead of `target` alone; `target` is then the array's first member.
+    pub array: Option<ArraySpec>,
+}
+
+impl StreamClass {
+    /// Whether the stream does I/O on target `t`.
+    pub fn touches(&self, t: usize) -> bool {
+        match &self.array {
+            Some(a) => a.members.contains(&t),
+            None => self.target == t,
+        }
+    }
 }
 
 /// When a job ends.
@@ -151,9 +165,10 @@ impl Job {
         self.streams.iter().any(|s| s.mix.writes())
     }
 
-    /// Whether any stream writes to target `t`.
+    /// Whether any stream writes to target `t`, alone or as a member of
+    /// an array.
     pub fn writes_target(&self, t: usize) -> bool {
-        self.streams.iter().any(|s| s.target == t && s.mix.writes())
+        self.streams.iter().any(|s| s.mix.writes() && s.touches(t))
     }
 
     /// The largest block size of any stream.

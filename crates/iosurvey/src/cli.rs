@@ -214,8 +214,20 @@ pub struct RunArgs {
     /// Keep going after a failed I/O, counting it, instead of stopping.
     #[arg(long)]
     pub continue_on_error: bool,
+    /// Put the targets together as one virtual array, end to end (concat) or striped (raid0), and run one stream over it.
+    #[arg(long, value_enum)]
+    pub simulate: Option<SimulateArg>,
+    /// Stripe size for --simulate raid0.
+    #[arg(long, value_parser = size, default_value = "1m")]
+    pub stripe: u64,
     #[command(flatten)]
     pub target: TargetFlags,
     #[command(flatten)]
     pub out: OutputFlags,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SimulateArg {
+    Concat,
+    Raid0,
 }

@@ -1,11 +1,12 @@
 //! `iosurvey run`: flags to a RunSpec, expand to a Plan, open the targets,
 //! run each point, report.
 
-use crate::cli::RunArgs;
+use crate::cli::{RunArgs, SimulateArg};
 use crate::execute::{execute, TextOnly};
 use crate::exit::{usage, Failure, Outcome};
 use anyhow::anyhow;
 use iosurvey_workload::modes::run::{expand, RunSpec};
+use iosurvey_workload::Layout;
 
 fn spec_from(a: &RunArgs) -> Result<RunSpec, Failure> {
     let mut s = RunSpec::new(a.targets.clone());
@@ -34,6 +35,10 @@ fn spec_from(a: &RunArgs) -> Result<RunSpec, Failure> {
     s.seed = a.seed;
     s.interval = a.interval;
     s.continue_on_error = a.continue_on_error;
+    s.simulate = a.simulate.map(|l| match l {
+        SimulateArg::Concat => Layout::Concat,
+        SimulateArg::Raid0 => Layout::Raid0 { stripe: a.stripe },
+    });
     s.direct = !a.target.buffered;
     s.engine = a.target.engine_or_uring();
     Ok(s)

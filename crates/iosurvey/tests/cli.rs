@@ -637,3 +637,79 @@ fn a_reader_that_closes_stdout_early_is_not_a_crash() {
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(!f.exists());
 }
+
+/// `--simulate raid0` stripes one stream over the targets: three 64 KiB
+/// writes with a 64 KiB stripe land on a@0, b@0 and a@64k, and nowhere else.
+#[test]
+fn simulate_raid0_stripes_writes_round_robin_over_the_members() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    std::fs::write(&a, vec![0u8; 1 << 20]).unwrap();
+    std::fs::write(&b, vec![0u8; 1 << 20]).unwrap();
+    let r = run_json(&[
+        path_str(&a),
+        path_str(&b),
+        "--simulate",
+        "raid0",
+        "--stripe",
+        "64k",
+        "--rw",
+        "write",
+        "--bs",
+        "64k",
+        "--bytes",
+        "192k",
+        "--allow-destroy",
+    ]);
+    assert_valid(&r);
+    let s = &r["points"][0]["streams"][0];
+    assert_eq!(r["points"][0]["streams"].as_array().unwrap().len(), 1);
+    assert_eq!(s["array"]["layout"], "raid0");
+    assert_eq!(u(&s["array"]["stripe"]), 65536);
+    assert_eq!(u(&s["write"]["ops"]), 3);
+    let written = |data: &[u8], from: usize, to: usize| data[from..to].iter().any(|&x| x != 0);
+    let (da, db) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    assert!(written(&da, 0, 64 << 10) && written(&da, 64 << 10, 128 << 10));
+    assert!(!written(&da, 128 << 10, 1 << 20));
+    assert!(written(&db, 0, 64 << 10));
+    assert!(!written(&db, 64 << 10, 1 << 20));
+}
+
+#[test]
+fn simulate_concat_reads_the_members_end_to_end_in_one_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let r = run_json(&[
+        path_str(&a),
+        path_str(&b),
+        "--size",
+        "1m",
+        "--simulate",
+        "concat",
+        "--rw",
+        "read",
+        "--bs",
+        "64k",
+    ]);
+    let s = &r["points"][0]["streams"][0];
+    assert_eq!(s["array"]["layout"], "concat");
+    assert_eq!(u(&s["read"]["ops"]), 32, "one pass over both 1 MiB members");
+    let out = iosurvey()
+        .args([
+            "run",
+            path_str(&a),
+            "--size",
+            "1m",
+            "--simulate",
+            "raid0",
+            "--stripe",
+            "6k",
+            "--bs",
+            "4k",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stripe"));
+    assert!(!a.exists());
+}

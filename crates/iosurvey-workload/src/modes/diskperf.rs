@@ -229,6 +229,7 @@ pub fn expand(spec: &DiskperfSpec) -> Result<Plan, DiskperfError> {
                         span: None,
                         regions: 0,
                         pin: None,
+                        array: None,
                     }],
                     bounds: Bounds {
                         time: Some(spec.time),

@@ -140,6 +140,7 @@ pub fn expand(spec: &ParallelSpec) -> Result<Plan, ParallelError> {
                         regions: 1,
                         // pread blocks: one thread per device, as dd has.
                         pin: sync.then_some(t as u32),
+                        array: None,
                     })
                     .collect(),
                 bounds: Bounds {

@@ -77,6 +77,7 @@ pub fn expand(spec: &QuickSpec) -> Plan {
                         span: None,
                         regions: 0,
                         pin: None,
+                        array: None,
                     }],
                     bounds: Bounds {
                         time: Some(spec.time),

@@ -1,5 +1,6 @@
 //! `iosurvey run`: one fio-style workload, one stream per target.
 
+use crate::array::{ArraySpec, Layout};
 use crate::model::{Bounds, Job, Mix, Pattern, Plan, Point, StreamClass, TargetSpec};
 use iosurvey_engine::EngineKind;
 use std::path::PathBuf;
@@ -80,6 +81,9 @@ pub struct RunSpec {
     pub seed: u64,
     pub interval: Duration,
     pub continue_on_error: bool,
+    /// Put the targets together as one virtual array (one stream over it)
+    /// instead of one stream per target.
+    pub simulate: Option<Layout>,
 }
 
 impl RunSpec {
@@ -105,6 +109,7 @@ impl RunSpec {
             seed: 0,
             interval: Duration::from_secs(1),
             continue_on_error: false,
+            simulate: None,
         }
     }
 }
@@ -208,7 +213,16 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
             create_size: spec.size,
         })
         .collect();
-    let streams = (0..spec.targets.len())
+    let array = spec.simulate.map(|layout| ArraySpec {
+        members: (0..spec.targets.len()).collect(),
+        layout,
+    });
+    let per_target = if array.is_some() {
+        1
+    } else {
+        spec.targets.len()
+    };
+    let streams = (0..per_target)
         .map(|t| StreamClass {
             label: "main".into(),
             target: t,
@@ -220,6 +234,7 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
             span: spec.span,
             regions: spec.regions,
             pin: None,
+            array: array.clone(),
         })
         .collect();
     let job = Job {
@@ -275,6 +290,21 @@ mod tests {
         assert_eq!(job.streams[0].mix, Mix::Mixed { read_pct: 70 });
         assert_eq!(job.streams[0].pattern, Pattern::Random);
         assert_eq!(job.streams[0].outstanding, 16);
+    }
+
+    #[test]
+    fn simulate_makes_one_stream_over_an_array_of_every_target() {
+        let mut s = spec();
+        s.rw = Rw::Write;
+        s.simulate = Some(Layout::Raid0 { stripe: 1 << 20 });
+        let job = &expand(&s).unwrap().points[0].job;
+        assert_eq!(job.streams.len(), 1);
+        let a = job.streams[0].array.as_ref().unwrap();
+        assert_eq!(a.members, [0, 1]);
+        assert!(
+            job.writes_target(0) && job.writes_target(1),
+            "the guard sees every member"
+        );
     }
 
     #[test]

@@ -306,6 +306,7 @@ fn streams(
                     span: Some(span),
                     regions: 1,
                     pin: None,
+                    array: None,
                 }),
         );
     }
