@@ -10,9 +10,11 @@ mod card;
 mod csv_table;
 pub mod diskperf;
 mod errno;
+pub mod matrix;
 mod json;
 mod model;
 pub mod parallel;
+pub mod profile;
 pub mod survey;
 mod text;
 

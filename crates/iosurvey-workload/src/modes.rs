@@ -2,7 +2,9 @@
 
 pub mod describe;
 pub mod diskperf;
+pub mod matrix;
 pub mod parallel;
+pub mod profile;
 pub mod quick;
 pub mod run;
 pub mod survey;

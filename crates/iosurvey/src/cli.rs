@@ -40,6 +40,12 @@ pub enum Command {
     /// Lustre sgpdd-survey: record size x concurrent regions x outstanding I/Os on raw devices.
     #[command(after_help = EXIT_CODES)]
     Survey(crate::survey_cmd::SurveyArgs),
+    /// Oracle ORION: a matrix of small random and large I/O loads, with IOPS, MB/s and latency.
+    #[command(after_help = EXIT_CODES)]
+    Matrix(crate::matrix_cmd::MatrixArgs),
+    /// HD Tune / zcav: read throughput across the device's surface, access time, burst rate.
+    #[command(after_help = EXIT_CODES)]
+    Profile(crate::profile_cmd::ProfileArgs),
 }
 
 #[derive(Args, Debug)]

@@ -6,9 +6,11 @@
 mod cli;
 mod diskperf_cmd;
 mod execute;
+mod matrix_cmd;
 mod exit;
 mod output;
 mod parallel_cmd;
+mod profile_cmd;
 mod progress;
 mod quick_cmd;
 mod run_cmd;
@@ -20,7 +22,8 @@ use exit::Failure;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().collect();
+    // ORION's own spellings (`-run advanced -num_disks 24`) become flags.
+    let args = matrix_cmd::orion_spellings(std::env::args().collect());
     let cli = match cli::Cli::try_parse_from(&args) {
         Ok(c) => c,
         Err(e) => return exit::clap_error(e),
@@ -31,6 +34,8 @@ fn main() -> ExitCode {
         Some(cli::Command::Diskperf(a)) => diskperf_cmd::diskperf(a, &args),
         Some(cli::Command::Parallel(a)) => parallel_cmd::parallel(a, &args),
         Some(cli::Command::Survey(a)) => survey_cmd::survey(a, &args),
+        Some(cli::Command::Matrix(a)) => matrix_cmd::matrix(a, &args),
+        Some(cli::Command::Profile(a)) => profile_cmd::profile(a, &args),
         None => quick_cmd::quick(cli::QuickArgs::defaults(), &args),
     };
     match outcome {

@@ -1,0 +1,1 @@
+//! Presenters of `iosurvey matrix` (being written).

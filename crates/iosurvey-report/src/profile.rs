@@ -1,0 +1,1 @@
+//! Presenters of `iosurvey profile` (being written).

@@ -1,0 +1,1 @@
+//! `iosurvey matrix`: expand (being written).

@@ -1,0 +1,1 @@
+//! `iosurvey profile`: expand (being written).
