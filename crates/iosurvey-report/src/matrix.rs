@@ -1,1 +1,283 @@
-//! Presenters of `iosurvey matrix` (being written).
+//! Presenters of `iosurvey matrix`, Oracle ORION's layouts: the
+//! `_summary.txt` lines, the `_mbps.csv`, `_iops.csv` and `_lat.csv`
+//! matrices (`Large/Small, 0, 1, ...`), a latency histogram file and the
+//! terminal text. Every figure is rebuilt from the report alone: a point's
+//! label gives its cell (`small=12 large=4`), its `small` and `large`
+//! streams its figures. MB/s are 10^6 bytes a second and latencies
+//! microseconds (ORION 11.2 and later; 10.2 printed milliseconds).
+
+mod hist;
+
+pub use hist::render_hist;
+
+use crate::{ClassReport, PointReport, RunReport, StreamReport};
+use iosurvey_stats::Histogram;
+use iosurvey_workload::modes::matrix::parse_label;
+use std::fmt::Write;
+
+/// What one cell of the matrix measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cell {
+    pub small: u32,
+    pub large: u32,
+    /// Small I/Os (reads and writes) a second; `None` without small I/O.
+    pub iops: Option<f64>,
+    /// Small-I/O latency in µs: mean, p50, p99, p99.9.
+    pub lat_us: Option<[f64; 4]>,
+    /// Large-I/O MB/s (10^6); `None` without large I/O.
+    pub mbps: Option<f64>,
+}
+
+fn stream<'a>(p: &'a PointReport, label: &str) -> Option<&'a StreamReport> {
+    p.streams.iter().find(|s| s.label == label)
+}
+
+/// Reads and writes of one stream as one histogram.
+pub(crate) fn merged(s: &StreamReport) -> Histogram {
+    let mut h = Histogram::from_data(&s.read.histogram);
+    h.merge(&Histogram::from_data(&s.write.histogram));
+    h
+}
+
+fn both(s: &StreamReport, f: fn(&ClassReport) -> f64) -> f64 {
+    f(&s.read) + f(&s.write)
+}
+
+/// The cell of one point; `None` for a point that is not a matrix cell.
+pub fn cell(p: &PointReport) -> Option<Cell> {
+    let (small, large) = parse_label(&p.label)?;
+    let s = stream(p, "small").filter(|_| p.skipped.is_none());
+    let l = stream(p, "large").filter(|_| p.skipped.is_none());
+    Some(Cell {
+        small,
+        large,
+        iops: s.map(|s| both(s, |c| c.iops)),
+        lat_us: s.map(merged).filter(|h| h.count() > 0).map(|h| {
+            let us = |ns: u64| ns as f64 / 1e3;
+            [
+                h.mean() / 1e3,
+                us(h.percentile(50.0)),
+                us(h.percentile(99.0)),
+                us(h.percentile(99.9)),
+            ]
+        }),
+        mbps: l.map(|l| both(l, |c| c.bytes_per_sec) / 1e6),
+    })
+}
+
+/// Every cell of the report, in the order they ran.
+pub fn cells(report: &RunReport) -> Vec<Cell> {
+    report.points.iter().filter_map(cell).collect()
+}
+
+/// ORION's file stamp, `yyyymmdd_hhmm`, from the report's start time.
+pub fn stamp(report: &RunReport) -> String {
+    let t = &report.started_at;
+    match (
+        t.get(0..4),
+        t.get(5..7),
+        t.get(8..10),
+        t.get(11..13),
+        t.get(14..16),
+    ) {
+        (Some(y), Some(mo), Some(d), Some(h), Some(mi)) => format!("{y}{mo}{d}_{h}{mi}"),
+        _ => "unknown".into(),
+    }
+}
+
+fn levels(cells: &[Cell], f: fn(&Cell) -> u32) -> Vec<u32> {
+    let mut v: Vec<u32> = cells.iter().map(f).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+fn columns_line(name: &str, levels: &[u32]) -> String {
+    let mut s = format!("{name} Columns:,");
+    for l in levels {
+        let _ = write!(s, "{l:>7},");
+    }
+    s.pop();
+    s
+}
+
+/// The best cell by `key` (largest, or smallest with `min`).
+fn best(cells: &[Cell], key: fn(&Cell) -> Option<f64>, min: bool) -> Option<(&Cell, f64)> {
+    let mut out: Option<(&Cell, f64)> = None;
+    for c in cells {
+        let Some(v) = key(c) else { continue };
+        let better = out.is_none_or(|(_, b)| if min { v < b } else { v > b });
+        if better {
+            out = Some((c, v));
+        }
+    }
+    out
+}
+
+fn at(c: &Cell) -> String {
+    format!("@ Small={} and Large={}", c.small, c.large)
+}
+
+/// The first point with a class labelled `label`.
+fn first_stream<'a>(report: &'a RunReport, label: &str) -> Option<&'a StreamReport> {
+    report.points.iter().find_map(|p| stream(p, label))
+}
+
+/// `_summary.txt`: ORION's lines, from the command line to the maxima.
+pub fn render_summary(report: &RunReport, testname: &str) -> String {
+    let mut o = String::new();
+    let cells = cells(report);
+    let small = first_stream(report, "small");
+    let large = first_stream(report, "large");
+    let any = small.or(large);
+    let first = report.points.first();
+    let _ = writeln!(o, "iosurvey {} (ORION matrix)\n", report.tool.version);
+    let _ = writeln!(o, "Commandline:");
+    let args = report.command_line.get(2..).unwrap_or_default();
+    let _ = writeln!(o, "{}\n", args.join(" "));
+    let _ = writeln!(o, "This maps to this test:");
+    let _ = writeln!(o, "Test: {testname}");
+    let kb = |s: Option<&StreamReport>| s.map_or("-".into(), |s| (s.bs / 1024).to_string());
+    let _ = writeln!(o, "Small IO size: {} KB", kb(small));
+    let _ = writeln!(o, "Large IO size: {} KB", kb(large));
+    let mut types = Vec::new();
+    if small.is_some() {
+        types.push("Small Random IOs");
+    }
+    match large.map(|l| l.pattern.as_str()) {
+        Some("random") => types.push("Large Random IOs"),
+        Some(_) => types.push("Large Sequential Streams"),
+        None => {}
+    }
+    let _ = writeln!(o, "IO Types: {}", types.join(", "));
+    if let Some(l) = large.filter(|l| l.pattern != "random") {
+        let per = l.outstanding / l.regions.max(1);
+        let _ = writeln!(o, "Number of Concurrent IOs Per Stream: {per}");
+    }
+    let array = any.and_then(|s| s.array.as_ref());
+    let layout = match array.map(|a| a.layout) {
+        Some(iosurvey_workload::Layout::Raid0 { stripe }) => {
+            format!("RAID 0\nStripe Depth: {} KB", stripe / 1024)
+        }
+        _ => "CONCAT".into(),
+    };
+    let _ = writeln!(o, "Simulated Array Type: {layout}");
+    let write = any.map_or(0, |s| 100 - s.read_pct);
+    let _ = writeln!(o, "Write: {write}%");
+    let ramp = first.map_or(0, |p| p.settings.ramp_ns);
+    if ramp == 0 {
+        let _ = writeln!(o, "Cache Warm-up: none");
+    } else {
+        let _ = writeln!(o, "Cache Warm-up: {:.2} seconds", ramp as f64 / 1e9);
+    }
+    let secs = first.and_then(|p| p.settings.time_ns).unwrap_or(0) as f64 / 1e9;
+    let _ = writeln!(o, "Duration for each Data Point: {secs} seconds");
+    let _ = writeln!(o, "{}", columns_line("Small", &levels(&cells, |c| c.small)));
+    let _ = writeln!(o, "{}", columns_line("Large", &levels(&cells, |c| c.large)));
+    let _ = writeln!(o, "Total Data Points: {}\n", report.points.len());
+    let targets = first.map(|p| p.targets.as_slice()).unwrap_or_default();
+    for t in targets {
+        let _ = writeln!(o, "Name: {}\tSize: {}", t.path, t.size_bytes);
+    }
+    let _ = writeln!(o, "{} FILEs found.\n", targets.len());
+    if let Some((c, v)) = best(&cells, |c| c.mbps, false) {
+        let _ = writeln!(o, "Maximum Large MBPS={v:.2} {}", at(c));
+    }
+    if let Some((c, v)) = best(&cells, |c| c.iops, false) {
+        let _ = writeln!(o, "Maximum Small IOPS={v:.0} {}", at(c));
+    }
+    if let Some((c, v)) = best(&cells, |c| c.lat_us.map(|l| l[0]), true) {
+        let _ = writeln!(o, "Minimum Small Latency={v:.2} usecs {}", at(c));
+        if let Some([_, p50, p99, p999]) = c.lat_us {
+            let _ = writeln!(
+                o,
+                "Small Latency percentiles there: p50={p50:.2} p99={p99:.2} p99.9={p999:.2} usecs"
+            );
+        }
+    }
+    o
+}
+
+/// Which matrix a CSV holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Metric {
+    /// Large MB/s: rows large >= 1, columns small from 0.
+    Mbps,
+    /// Small IOPS: rows large from 0, columns small >= 1.
+    Iops,
+    /// Mean small latency in µs, laid out as IOPS.
+    Lat,
+}
+
+/// `_mbps.csv`, `_iops.csv` or `_lat.csv` in ORION's layout; a cell that
+/// did not run is left empty.
+pub fn render_matrix_csv(report: &RunReport, metric: Metric) -> String {
+    let has = |c: &Cell| match metric {
+        Metric::Mbps => c.mbps.is_some(),
+        Metric::Iops => c.iops.is_some(),
+        Metric::Lat => c.lat_us.is_some(),
+    };
+    // Only the rows and columns that hold a figure: the basic matrix's
+    // MB/s is column 0 alone, its IOPS row 0 alone.
+    let cells: Vec<Cell> = cells(report).into_iter().filter(has).collect();
+    let small = levels(&cells, |c| c.small);
+    let large = levels(&cells, |c| c.large).into_iter();
+    let mut o = String::from("Large/Small");
+    for s in &small {
+        let _ = write!(o, ",{s:>7}");
+    }
+    o.push('\n');
+    for l in large {
+        let _ = write!(o, "{l:>11}");
+        for &s in &small {
+            let c = cells.iter().find(|c| (c.small, c.large) == (s, l));
+            let v = c.and_then(|c| match metric {
+                Metric::Mbps => c.mbps.map(|v| format!("{v:.2}")),
+                Metric::Iops => c.iops.map(|v| format!("{v:.0}")),
+                Metric::Lat => c.lat_us.map(|v| format!("{:.2}", v[0])),
+            });
+            let _ = write!(o, ",{:>7}", v.unwrap_or_default());
+        }
+        o.push('\n');
+    }
+    o
+}
+
+/// The terminal text: one line per cell, with the percentiles ORION lacks,
+/// then the summary's maxima.
+pub fn render_matrix_text(report: &RunReport, testname: &str) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "small", "large", "IOPS", "lat avg", "p50", "p99", "p99.9", "MB/s"
+    );
+    let dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+    for c in cells(report) {
+        let lat = |i: usize| dash(c.lat_us.map(|l| format!("{:.1}", l[i])));
+        let _ = writeln!(
+            o,
+            "{:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+            c.small,
+            c.large,
+            dash(c.iops.map(|v| format!("{v:.0}"))),
+            lat(0),
+            lat(1),
+            lat(2),
+            lat(3),
+            dash(c.mbps.map(|v| format!("{v:.2}"))),
+        );
+    }
+    let _ = writeln!(
+        o,
+        "(latencies in usecs of small I/O; MB/s = 10^6 bytes/s of large I/O)\n"
+    );
+    let summary = render_summary(report, testname);
+    let maxima = summary
+        .lines()
+        .filter(|l| l.starts_with("Maximum") || l.starts_with("Minimum"));
+    for l in maxima {
+        let _ = writeln!(o, "{l}");
+    }
+    o
+}

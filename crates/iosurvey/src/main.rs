@@ -6,8 +6,8 @@
 mod cli;
 mod diskperf_cmd;
 mod execute;
-mod matrix_cmd;
 mod exit;
+mod matrix_cmd;
 mod output;
 mod parallel_cmd;
 mod profile_cmd;

@@ -1,17 +1,299 @@
-//! `iosurvey matrix` (being written).
+//! `iosurvey matrix`: Oracle ORION's small/large I/O matrix. ORION's own
+//! spellings (`-run advanced -num_disks 24 -size_small 4`) are rewritten
+//! into flags first; targets come from the command line or `<testname>.lun`;
+//! ORION's files are rewritten in `--out DIR` after every point.
 
+use crate::cli::{duration, size, OutputFlags, SimulateArg, TargetFlags};
+use crate::execute::{execute, Presenter};
 use crate::exit::{usage, Failure, Outcome};
 use anyhow::anyhow;
-use clap::Args;
+use clap::{Args, ValueEnum};
+use iosurvey_report::matrix::{
+    render_hist, render_matrix_csv, render_matrix_text, render_summary, stamp, Metric,
+};
+use iosurvey_report::{to_json, RunReport, TextOptions};
+use iosurvey_workload::modes::describe::estimate;
+use iosurvey_workload::modes::matrix::{expand, MatrixSpec, MatrixType, RunLevel, Warm};
+use iosurvey_workload::units::{parse_duration, parse_size};
+use iosurvey_workload::Layout;
+use std::path::PathBuf;
+use std::time::Duration;
 
-#[derive(Args, Debug)]
-pub struct MatrixArgs {}
-
-/// Rewrites ORION's single-dash spellings into iosurvey's flags.
-pub fn orion_spellings(args: Vec<String>) -> Vec<String> {
-    args
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RunArg {
+    /// The basic matrix: small I/O alone at every load, then large I/O alone.
+    Simple,
+    /// The detailed matrix: every combination of small and large loads.
+    Normal,
+    /// The --matrix given (default basic), with your sizes and types.
+    Advanced,
+    /// Small random I/O alone at increasing load: the maximum IOPS.
+    Oltp,
+    /// Large random I/O alone at increasing load: the maximum MB/s.
+    Dss,
 }
 
-pub fn matrix(_a: MatrixArgs, _argv: &[String]) -> Result<Outcome, Failure> {
-    usage(anyhow!("iosurvey matrix is not built yet"))
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum MatrixArg {
+    Basic,
+    Detailed,
+    Row,
+    Col,
+    Point,
+    Max,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TypeArg {
+    Rand,
+    Seq,
+}
+
+#[derive(Args, Debug)]
+pub struct MatrixArgs {
+    /// Files or block devices, put together as one array (--simulate). Default: the lines of <testname>.lun.
+    #[arg(value_name = "TARGET")]
+    pub targets: Vec<PathBuf>,
+    /// ORION's run level.
+    #[arg(long, value_enum, default_value = "advanced")]
+    pub run: RunArg,
+    /// Spindles behind the targets; sets the loads (small up to 5x, large up to 2x). Default: the number of targets.
+    #[arg(long)]
+    pub num_disks: Option<u32>,
+    /// Small random I/O size (ORION's -size_small, there in KB).
+    #[arg(long, value_parser = size, default_value = "8k")]
+    pub size_small: u64,
+    /// Large I/O size (ORION's -size_large, there in KB).
+    #[arg(long, value_parser = size, default_value = "1m")]
+    pub size_large: u64,
+    /// Large I/O random, or sequential streams (each --num-streamio deep).
+    #[arg(long = "type", value_enum, default_value = "rand")]
+    pub kind: TypeArg,
+    /// Outstanding I/Os per sequential stream.
+    #[arg(long, default_value_t = 4)]
+    pub num_streamio: u32,
+    /// How the targets make one volume.
+    #[arg(long, value_enum, default_value = "concat")]
+    pub simulate: SimulateArg,
+    /// Stripe size for --simulate raid0 (ORION's -stripe, there in KB).
+    #[arg(long, value_parser = size, default_value = "1m")]
+    pub stripe: u64,
+    /// Percentage of writes in both classes; writes DESTROY device data (--allow-destroy).
+    #[arg(long, value_name = "PCT", default_value_t = 0)]
+    pub write: u8,
+    /// Measured time of each point (ORION's -duration, there in seconds).
+    #[arg(long, value_parser = duration, default_value = "60s")]
+    pub duration: Duration,
+    /// Unmeasured warm-up before each point: a duration (30s, 2min) or a size (256MiB, 256m; `m` is MiB) taken at an assumed 100 MB/s (ORION's -cache_size, there in MB).
+    #[arg(long, value_name = "SIZE|DURATION", default_value = "0s")]
+    pub cache_warm: String,
+    /// Which cells run (with --run advanced).
+    #[arg(long, value_enum)]
+    pub matrix: Option<MatrixArg>,
+    /// Small load for --matrix col, point and max.
+    #[arg(long)]
+    pub num_small: Option<u32>,
+    /// Large load for --matrix row, point and max.
+    #[arg(long)]
+    pub num_large: Option<u32>,
+    /// Name of the test: files are <testname>_<stamp>_summary.txt etc.; targets default to <testname>.lun.
+    #[arg(long, default_value = "orion")]
+    pub testname: String,
+    /// Directory for ORION's files (default: the current directory).
+    #[arg(long = "out", value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
+    /// Size to create missing test files at (ORION needs existing ones).
+    #[arg(long, value_parser = size)]
+    pub size: Option<u64>,
+    /// Seed for random offsets and mixes; recorded in the results.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub target: TargetFlags,
+    #[command(flatten)]
+    pub out: OutputFlags,
+}
+
+/// ORION's option, iosurvey's flag, and the unit appended to a bare number.
+const SPELLINGS: [(&str, &str, &str); 15] = [
+    ("-run", "--run", ""),
+    ("-testname", "--testname", ""),
+    ("-num_disks", "--num-disks", ""),
+    ("-size_small", "--size-small", "k"),
+    ("-size_large", "--size-large", "k"),
+    ("-type", "--type", ""),
+    ("-num_streamIO", "--num-streamio", ""),
+    ("-num_streamio", "--num-streamio", ""),
+    ("-simulate", "--simulate", ""),
+    ("-stripe", "--stripe", "k"),
+    ("-write", "--write", ""),
+    ("-duration", "--duration", "s"),
+    ("-matrix", "--matrix", ""),
+    ("-num_small", "--num-small", ""),
+    ("-num_large", "--num-large", ""),
+];
+
+/// Rewrites ORION's single-dash spellings into iosurvey's flags (only for
+/// `iosurvey matrix`): sizes in KB, `-cache_size` in MB, `-duration` in
+/// seconds; `-verbose` and `-hugenotneeded` mean nothing here and go.
+pub fn orion_spellings(args: Vec<String>) -> Vec<String> {
+    if args.get(1).map(String::as_str) != Some("matrix") {
+        return args;
+    }
+    let mut out = Vec::with_capacity(args.len());
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        let bare = |v: &str| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit());
+        if a == "-verbose" || a == "-hugenotneeded" {
+            continue;
+        }
+        if a == "-cache_size" {
+            out.push("--cache-warm".into());
+            if let Some(v) = it.next() {
+                out.push(if bare(&v) { format!("{v}MiB") } else { v });
+            }
+            continue;
+        }
+        match SPELLINGS.iter().find(|(o, _, _)| *o == a) {
+            Some((_, flag, unit)) => {
+                out.push((*flag).into());
+                if let Some(v) = it.next() {
+                    out.push(if bare(&v) { format!("{v}{unit}") } else { v });
+                }
+            }
+            None => out.push(a),
+        }
+    }
+    out
+}
+
+/// `--cache-warm`: a size first (`m` is MiB), else a duration.
+fn warm(s: &str) -> Result<Warm, Failure> {
+    if let Ok(b) = parse_size(s) {
+        return Ok(Warm::Bytes(b));
+    }
+    match parse_duration(s) {
+        Ok(t) => Ok(Warm::Time(t)),
+        Err(_) => usage(anyhow!(
+            "--cache-warm '{s}': give a duration (30s, 2min) or a size (256MiB)"
+        )),
+    }
+}
+
+/// The targets given, or the lines of `<testname>.lun`.
+fn targets(a: &MatrixArgs) -> Result<Vec<PathBuf>, Failure> {
+    if !a.targets.is_empty() {
+        return Ok(a.targets.clone());
+    }
+    let lun = PathBuf::from(format!("{}.lun", a.testname));
+    match std::fs::read_to_string(&lun) {
+        Ok(text) => Ok(text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(PathBuf::from)
+            .collect()),
+        Err(e) => usage(anyhow!(
+            "no target given and {} cannot be read ({e}): name the targets, or list them in it one per line",
+            lun.display()
+        )),
+    }
+}
+
+fn spec_from(a: &MatrixArgs) -> Result<MatrixSpec, Failure> {
+    let mut s = MatrixSpec::new(targets(a)?);
+    s.create_size = a.size;
+    s.run = match a.run {
+        RunArg::Simple => RunLevel::Simple,
+        RunArg::Normal => RunLevel::Normal,
+        RunArg::Advanced => RunLevel::Advanced,
+        RunArg::Oltp => RunLevel::Oltp,
+        RunArg::Dss => RunLevel::Dss,
+    };
+    s.num_disks = a.num_disks;
+    (s.size_small, s.size_large) = (a.size_small, a.size_large);
+    (s.sequential, s.num_streamio) = (a.kind == TypeArg::Seq, a.num_streamio);
+    s.layout = match a.simulate {
+        SimulateArg::Concat => Layout::Concat,
+        SimulateArg::Raid0 => Layout::Raid0 { stripe: a.stripe },
+    };
+    (s.write_pct, s.duration, s.warm) = (a.write, a.duration, warm(&a.cache_warm)?);
+    s.matrix = a.matrix.map(|m| match m {
+        MatrixArg::Basic => MatrixType::Basic,
+        MatrixArg::Detailed => MatrixType::Detailed,
+        MatrixArg::Row => MatrixType::Row,
+        MatrixArg::Col => MatrixType::Col,
+        MatrixArg::Point => MatrixType::Point,
+        MatrixArg::Max => MatrixType::Max,
+    });
+    (s.num_small, s.num_large) = (a.num_small, a.num_large);
+    s.engine = a.target.engine_or_uring();
+    (s.direct, s.seed) = (!a.target.buffered, a.seed);
+    Ok(s)
+}
+
+/// ORION's presenters, and its files in `dir` after every point.
+struct MatrixPresenter {
+    testname: String,
+    dir: PathBuf,
+}
+
+impl Presenter for MatrixPresenter {
+    fn text(&self, report: &RunReport, _opts: TextOptions) -> String {
+        render_matrix_text(report, &self.testname)
+    }
+
+    fn after_point(&self, report: &RunReport) -> Result<(), Failure> {
+        let prefix = format!("{}_{}", self.testname, stamp(report));
+        let files = [
+            ("summary.txt", render_summary(report, &self.testname)),
+            ("mbps.csv", render_matrix_csv(report, Metric::Mbps)),
+            ("iops.csv", render_matrix_csv(report, Metric::Iops)),
+            ("lat.csv", render_matrix_csv(report, Metric::Lat)),
+            ("hist.txt", render_hist(report)),
+            ("report.json", to_json(report)),
+        ];
+        for (suffix, body) in files {
+            let path = self.dir.join(format!("{prefix}_{suffix}"));
+            crate::output::write_whole(&path, &body)?;
+        }
+        Ok(())
+    }
+}
+
+pub fn matrix(a: MatrixArgs, argv: &[String]) -> Result<Outcome, Failure> {
+    let spec = spec_from(&a)?;
+    let plan = expand(&spec).or_else(usage)?;
+    let dir = a.out_dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    if !dir.is_dir() {
+        return usage(anyhow!(
+            "--out {}: not a directory; give an existing directory for ORION's files",
+            dir.display()
+        ));
+    }
+    if !a.out.quiet && !a.out.dry_run {
+        let secs = estimate(&plan).unwrap_or_default().as_secs();
+        let about = if secs < 90 {
+            format!("{secs} seconds")
+        } else {
+            format!("{} minutes", secs.div_ceil(60))
+        };
+        eprintln!(
+            "iosurvey: matrix of {} points over {} target(s), {} disks; this will take about {about}",
+            plan.points.len(),
+            spec.targets.len(),
+            spec.disks()
+        );
+        if let Warm::Bytes(b @ 1..) = spec.warm {
+            eprintln!(
+                "iosurvey: cache warm-up of {b} bytes taken as {:.2}s a point (at an assumed 100 MB/s)",
+                spec.warm.ramp().as_secs_f64()
+            );
+        }
+    }
+    let presenter = MatrixPresenter {
+        testname: a.testname.clone(),
+        dir,
+    };
+    execute(&plan, argv, &a.target, &a.out, &presenter)
 }

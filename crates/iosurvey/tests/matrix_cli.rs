@@ -1,0 +1,316 @@
+//! `iosurvey matrix` end to end: a small real matrix on test files (ORION's
+//! files, a schema-valid report, ORION's spellings, targets from
+//! `<testname>.lun`), refusals with exit code 2 and one line; and, as root,
+//! a raid0 matrix over two zram devices and a loop device throttled with the
+//! blkio cgroup, where the large MB/s level off at the limit (seed 004's
+//! "mountain where the top was neatly cut off").
+
+#[macro_use]
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::fs;
+use std::path::Path;
+
+fn matrix(dir: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(BIN)
+        .arg("matrix")
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("running iosurvey")
+}
+
+fn assert_valid(report: &Value) {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../schema/run-report.schema.json"
+    );
+    let v: Value = serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap();
+    let schema = jsonschema::validator_for(&v).unwrap();
+    let errors: Vec<String> = schema.iter_errors(report).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+}
+
+/// The one file in `dir` ending in `suffix`.
+fn file_ending(dir: &Path, suffix: &str) -> String {
+    let names: Vec<_> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(suffix))
+        .collect();
+    assert_eq!(names.len(), 1, "{suffix}: {names:?}");
+    fs::read_to_string(&names[0]).unwrap()
+}
+
+/// Two 16 MiB files of random data in a fresh directory.
+fn two_files() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (i, name) in ["a.dat", "b.dat"].iter().enumerate() {
+        fs::write(dir.path().join(name), random_bytes(16 << 20, i as u64)).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn a_basic_matrix_on_files_writes_orions_files_and_a_valid_report() {
+    let dir = two_files();
+    let out = matrix(
+        dir.path(),
+        &["a.dat", "b.dat", "--num-disks", "1", "--duration", "200ms"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("matrix of 7 points") && err.contains("this will take about 1 seconds"),
+        "{err}"
+    );
+    let summary = file_ending(dir.path(), "_summary.txt");
+    for line in [
+        "Test: orion",
+        "Small IO size: 8 KB",
+        "Large IO size: 1024 KB",
+        "Simulated Array Type: CONCAT",
+        "Small Columns:,      0,      1,      2,      3,      4,      5",
+        "Large Columns:,      0,      1,      2",
+        "Total Data Points: 7",
+        "Name: a.dat\tSize: 16777216",
+        "2 FILEs found.",
+        "Maximum Large MBPS=",
+        "Maximum Small IOPS=",
+        "Minimum Small Latency=",
+    ] {
+        assert!(summary.contains(line), "no {line:?} in\n{summary}");
+    }
+    let mbps = file_ending(dir.path(), "_mbps.csv");
+    assert!(
+        mbps.starts_with("Large/Small,      0\n          1,"),
+        "{mbps}"
+    );
+    let iops = file_ending(dir.path(), "_iops.csv");
+    assert!(
+        iops.starts_with("Large/Small,      1,      2,      3,      4,      5\n          0,"),
+        "{iops}"
+    );
+    assert!(file_ending(dir.path(), "_lat.csv").lines().count() == 2);
+    assert!(file_ending(dir.path(), "_hist.txt").contains("Small Read Latency: avg="));
+    let report: Value = serde_json::from_str(&file_ending(dir.path(), "_report.json")).unwrap();
+    assert_valid(&report);
+    let points = report["points"].as_array().unwrap();
+    assert_eq!(points.len(), 7);
+    for p in points {
+        let streams = p["streams"].as_array().unwrap();
+        assert_eq!(streams.len(), 1, "one class a cell in the basic matrix");
+        assert!(u(&streams[0]["read"]["ops"]) > 0, "{}", p["label"]);
+        assert_eq!(streams[0]["array"]["members"], serde_json::json!([0, 1]));
+    }
+}
+
+#[test]
+fn orion_spellings_and_a_lun_file_are_accepted() {
+    let dir = two_files();
+    fs::write(dir.path().join("t1.lun"), "a.dat\n\nb.dat\n").unwrap();
+    let out = matrix(
+        dir.path(),
+        &[
+            "-run",
+            "advanced",
+            "-testname",
+            "t1",
+            "-num_disks",
+            "2",
+            "-size_small",
+            "4",
+            "-size_large",
+            "512",
+            "-type",
+            "seq",
+            "-simulate",
+            "raid0",
+            "-stripe",
+            "1024",
+            "-write",
+            "0",
+            "-duration",
+            "1",
+            "-matrix",
+            "point",
+            "-num_small",
+            "3",
+            "-num_large",
+            "2",
+            "-cache_size",
+            "0",
+            "-verbose",
+            "--output",
+            "json",
+            "--quiet",
+        ],
+    );
+    let report = report_of(&out);
+    assert_valid(&report);
+    let p = &report["points"][0];
+    assert_eq!(p["label"], "small=3 large=2");
+    let s = p["streams"].as_array().unwrap();
+    assert_eq!((u(&s[0]["bs"]), u(&s[0]["outstanding"])), (4096, 3));
+    assert_eq!((u(&s[1]["bs"]), u(&s[1]["outstanding"])), (512 << 10, 8));
+    assert_eq!(
+        (s[1]["pattern"].as_str(), u(&s[1]["regions"])),
+        (Some("forward"), 2)
+    );
+    assert_eq!(s[1]["array"]["layout"], "raid0");
+    assert_eq!(u(&p["settings"]["time_ns"]), 1_000_000_000);
+    assert!(u(&s[0]["read"]["ops"]) > 0 && u(&s[1]["read"]["ops"]) > 0);
+    assert!(file_ending(dir.path(), "_summary.txt").contains("Test: t1"));
+}
+
+#[test]
+fn bad_matrices_are_refused_with_one_line_and_exit_2() {
+    let dir = two_files();
+    for (args, want) in [
+        (
+            &["a.dat", "--write", "101"][..],
+            "--write 101 is out of range",
+        ),
+        (
+            &["a.dat", "--matrix", "row"],
+            "--matrix row needs --num-large",
+        ),
+        (
+            &["a.dat", "--run", "simple", "--matrix", "col"],
+            "--run advanced only",
+        ),
+        (&["--testname", "none"], "none.lun cannot be read"),
+        (&["a.dat", "--cache-warm", "soon"], "--cache-warm 'soon'"),
+        (
+            &["a.dat", "--run", "sometimes"],
+            "invalid value 'sometimes'",
+        ),
+        (&["a.dat", "--out", "missing-dir"], "not a directory"),
+    ] {
+        let out = matrix(dir.path(), args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
+
+/// Two zram devices filled with random data, then a raid0 basic matrix.
+#[test]
+fn a_raid0_matrix_over_two_zram_devices() {
+    let _lock = serial();
+    let a = need!(Zram::new(64 * MIB));
+    let b = need!(Zram::new(64 * MIB));
+    let (pa, pb) = (path_str(a.path()), path_str(b.path()));
+    for dev in [pa, pb] {
+        let w = iosurvey(&[
+            "run",
+            dev,
+            "--rw",
+            "write",
+            "--bs",
+            "1m",
+            "--qd",
+            "4",
+            "--allow-destroy",
+            "--quiet",
+        ]);
+        assert_eq!(w.status.code(), Some(0), "{}", describe(&w));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = matrix(
+        dir.path(),
+        &[
+            pa,
+            pb,
+            "--simulate",
+            "raid0",
+            "--num-disks",
+            "1",
+            "--duration",
+            "300ms",
+            "--output",
+            "json",
+        ],
+    );
+    let report = report_of(&out);
+    assert_valid(&report);
+    assert_eq!(report["points"].as_array().unwrap().len(), 7);
+    let summary = file_ending(dir.path(), "_summary.txt");
+    assert!(
+        summary.contains("Simulated Array Type: RAID 0"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains(&format!("Name: {pa}\tSize: {}", 64 * MIB)),
+        "{summary}"
+    );
+    // Writes to devices need --allow-destroy.
+    let out = matrix(
+        dir.path(),
+        &[pa, pb, "--write", "25", "--duration", "200ms"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+}
+
+/// A loop device read-throttled at 20 MiB/s: large MB/s climb to the
+/// limit and stay there, whatever the load (the cut-off mountain top).
+#[test]
+fn large_mbps_level_off_at_a_throttled_limit() {
+    let _lock = serial();
+    need!(require_blkio());
+    let dev = need!(LoopDev::new(128 * MIB, 7));
+    let limit = 20.0 * MIB as f64 / 1e6;
+    let cg = need!(Cgroup::new());
+    cg.set(
+        "blkio.throttle.read_bps_device",
+        &format!("{} {}", maj_min(dev.path()), 20 * MIB),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = path_str(dir.path());
+    let out = cg.run_iosurvey(&[
+        "matrix",
+        path_str(dev.path()),
+        "--run",
+        "dss",
+        "--num-disks",
+        "3",
+        "--size-large",
+        "128k",
+        "--duration",
+        "3s",
+        "--cache-warm",
+        "1s",
+        "--out",
+        out_dir,
+        "--quiet",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let mbps = file_ending(dir.path(), "_mbps.csv");
+    let rows: Vec<(u32, f64)> = mbps
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let (large, v) = l.split_once(',').unwrap();
+            (large.trim().parse().unwrap(), v.trim().parse().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        rows.iter().map(|r| r.0).collect::<Vec<_>>(),
+        [1, 2, 3, 4, 5, 6],
+        "{mbps}"
+    );
+    for (large, v) in &rows {
+        assert!(
+            *v <= limit * 1.05,
+            "large={large}: {v} MB/s beat the {limit} MB/s limit\n{mbps}"
+        );
+        assert!(
+            *v >= limit * 0.85,
+            "large={large}: {v} MB/s is far below the plateau\n{mbps}"
+        );
+    }
+}
