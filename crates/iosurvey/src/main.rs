@@ -22,9 +22,10 @@ use exit::Failure;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    // ORION's own spellings (`-run advanced -num_disks 24`) become flags.
-    let args = matrix_cmd::orion_spellings(std::env::args().collect());
-    let cli = match cli::Cli::try_parse_from(&args) {
+    // ORION's own spellings (`-run advanced -num_disks 24`) become flags
+    // for parsing; the report records the command line as typed.
+    let args: Vec<String> = std::env::args().collect();
+    let cli = match cli::Cli::try_parse_from(matrix_cmd::orion_spellings(args.clone())) {
         Ok(c) => c,
         Err(e) => return exit::clap_error(e),
     };
