@@ -10,7 +10,7 @@ use iosurvey_engine::{Engine, EngineConfig, EngineError, EngineKind, SyncEngine,
 use iosurvey_workload::pattern::{resolve_area, worker_regions, AreaError, OffsetGen};
 use iosurvey_workload::{ArrayMap, Job, Point};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 use std::time::Duration;
 
@@ -198,7 +198,7 @@ pub fn run_point(
     observer.point_started(point);
     let live: Vec<LiveCounters> = (0..workers).map(|_| LiveCounters::default()).collect();
     let barrier = Barrier::new(workers + 1);
-    let finished = AtomicUsize::new(0);
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
     let buffer_size = job.max_bs() as usize;
     let alignment = targets
         .iter()
@@ -212,7 +212,8 @@ pub fn run_point(
             .zip(files_per_worker)
             .enumerate()
             .map(|(w, (streams, files))| {
-                let (barrier, finished, live) = (&barrier, &finished, &live[w]);
+                let (barrier, live) = (&barrier, &live[w]);
+                let done = done_tx.clone();
                 let seed = job.seed.wrapping_add(w as u64);
                 std::thread::Builder::new()
                     .name(format!("iosurvey-w{w}"))
@@ -243,7 +244,7 @@ pub fn run_point(
                                 start(SyncEngine::new(cfg, seed), barrier, streams, &bounds)
                             }
                         };
-                        finished.fetch_add(1, Ordering::Release);
+                        let _ = done.send(());
                         out
                     })
                     .expect("spawning a worker thread")
@@ -254,8 +255,22 @@ pub fn run_point(
         // the barrier.
         let cpu0 = process_cpu_ns();
         let t0 = now_ns();
-        while finished.load(Ordering::Acquire) < workers {
-            std::thread::sleep(Duration::from_millis(100));
+        let mut finished = 0;
+        let mut cpu1 = None;
+        while finished < workers {
+            match done_rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(()) => {
+                    finished += 1;
+                    if finished == workers {
+                        // The last worker is done: CPU up to here, not up
+                        // to the next tick.
+                        cpu1 = Some(process_cpu_ns());
+                    }
+                    continue;
+                }
+                Err(_) if handles.iter().all(|h| h.is_finished()) => break,
+                Err(_) => {}
+            }
             let mut p = Progress {
                 elapsed_ns: now_ns() - t0,
                 ..Default::default()
@@ -266,7 +281,7 @@ pub fn run_point(
             }
             observer.tick(point, p);
         }
-        let cpu1 = process_cpu_ns();
+        let cpu1 = cpu1.unwrap_or_else(process_cpu_ns);
         let outcomes: Vec<_> = handles
             .into_iter()
             .map(|h| h.join().expect("worker thread panicked"))

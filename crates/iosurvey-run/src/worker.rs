@@ -47,6 +47,9 @@ struct Slot {
     stream: u32,
     req: Request,
     submitted_ns: u64,
+    /// Issued in the measured phase (after the ramp): only these are
+    /// counted, and only these spend the byte budget.
+    counted: bool,
 }
 
 /// Monotonic nanoseconds.
@@ -98,12 +101,14 @@ pub(crate) fn run_worker<E: Engine>(
                 continue;
             }
             let idx = slots.len() as u32;
-            let req = next_request(st, idx, start_ns >= measure_start);
+            let counted = start_ns >= measure_start;
+            let req = next_request(st, idx, counted);
             if let Some(req) = req {
                 slots.push(Slot {
                     stream: si as u32,
                     req,
                     submitted_ns: 0,
+                    counted,
                 });
                 ready.push_back(idx);
             }
@@ -148,7 +153,7 @@ pub(crate) fn run_worker<E: Engine>(
             let job_stream = result_of[slot.stream as usize];
             let stats = result.streams[job_stream].class_mut(slot.req.op);
             if c.result < 0 {
-                if measuring {
+                if slot.counted {
                     stats.record_error(-c.result);
                 }
                 if result.first_failure.is_none() {
@@ -163,7 +168,7 @@ pub(crate) fn run_worker<E: Engine>(
                 if !bounds.continue_on_error {
                     stopping = true;
                 }
-            } else if measuring {
+            } else if slot.counted {
                 let lat = tc - slot.submitted_ns;
                 stats.record(interval, c.result as u64, lat);
                 live_ops += 1;
@@ -179,6 +184,7 @@ pub(crate) fn run_worker<E: Engine>(
             match next {
                 Some(req) => {
                     slot.req = req;
+                    slot.counted = measuring;
                     ready.push_back(c.tag as u32);
                 }
                 None => active -= 1,
@@ -333,10 +339,20 @@ mod tests {
         continue_on_error: bool,
         stop: bool,
     ) -> JobResult {
+        run_with_ramp(engine, streams, continue_on_error, stop, Duration::ZERO)
+    }
+
+    fn run_with_ramp(
+        engine: &mut FaultyEngine,
+        streams: Vec<WorkerStream>,
+        continue_on_error: bool,
+        stop: bool,
+        ramp: Duration,
+    ) -> JobResult {
         let stop = AtomicBool::new(stop);
         let live = LiveCounters::default();
         let bounds = WorkerBounds {
-            ramp: Duration::ZERO,
+            ramp,
             time: None,
             interval: Duration::from_secs(1),
             continue_on_error,
@@ -367,6 +383,25 @@ mod tests {
         // Forward: block after block, wrapping at the end of the region.
         assert_eq!(e.issued[0].offset, 0);
         assert_eq!(e.issued[257].offset, 4096);
+    }
+
+    #[test]
+    fn ios_issued_during_the_ramp_are_neither_counted_nor_spend_the_budget() {
+        let mut e = FaultyEngine::new(None, false);
+        let r = run_with_ramp(
+            &mut e,
+            vec![stream(Some(10), 4, Mix::Read)],
+            false,
+            false,
+            Duration::from_millis(30),
+        );
+        assert!(
+            e.issued.len() > 10,
+            "the ramp did I/O too ({} issued)",
+            e.issued.len()
+        );
+        assert_eq!(r.total(Op::Read).ops, 10, "exactly the budget is counted");
+        assert_eq!(r.total(Op::Read).latency.count(), 10);
     }
 
     #[test]
