@@ -268,7 +268,12 @@ fn a_concat_of_a_fast_and_a_throttled_device_shows_the_step() {
         assert_eq!(rows.len(), 8, "{text}");
         let rates: Vec<f64> = rows.iter().map(|r| num(&r[2]) * 1e6).collect();
         let fast_ok = rates[..4].iter().all(|&r| r > 2.0 * limit);
-        let slow_ok = rates[4..].iter().all(|&r| (r / limit - 1.0).abs() <= 0.10);
+        // blk-throttle lets an idle group's first slice through at once, so
+        // the first throttled zone may read up to a slice (100 ms) early:
+        // at most 20% over on a 1.5 s zone. The zones after it sit at the
+        // limit.
+        let first_ok = rates[4] > 0.9 * limit && rates[4] < 1.2 * limit;
+        let slow_ok = first_ok && rates[5..].iter().all(|&r| (r / limit - 1.0).abs() <= 0.10);
         // Positions: zone 4 starts where the slow member does (128 MiB).
         let at4 = num(&rows[4][1]);
         assert!((at4 - 134.2).abs() < 0.1, "zone 4 at {at4} MB: {text}");
