@@ -1,0 +1,212 @@
+//! Tests of the worker loop, through a fault-injecting fake engine.
+
+use super::*;
+use iosurvey_workload::pattern::{Area, Region};
+use iosurvey_workload::Pattern;
+
+/// Completes every request at submit time; fails the `fail_at`-th
+/// request (0-based) with `errno`, or every request from then on when
+/// `sticky`.
+struct FaultyEngine {
+    queued: Vec<Request>,
+    done: Vec<Completion>,
+    issued: Vec<Request>,
+    fail_at: Option<usize>,
+    sticky: bool,
+    errno: i32,
+    buf: Vec<u8>,
+}
+
+impl FaultyEngine {
+    fn new(fail_at: Option<usize>, sticky: bool) -> Self {
+        FaultyEngine {
+            queued: Vec::new(),
+            done: Vec::new(),
+            issued: Vec::new(),
+            fail_at,
+            sticky,
+            errno: 28,
+            buf: vec![0; 4096],
+        }
+    }
+}
+
+impl Engine for FaultyEngine {
+    fn push(&mut self, req: Request) {
+        self.queued.push(req);
+    }
+    fn submit_and_wait(&mut self, _min: usize) -> std::io::Result<()> {
+        for req in self.queued.drain(..) {
+            let n = self.issued.len();
+            let fail = match self.fail_at {
+                Some(k) if self.sticky => n >= k,
+                Some(k) => n == k,
+                None => false,
+            };
+            self.issued.push(req);
+            let result = if fail { -self.errno } else { req.len as i32 };
+            self.done.push(Completion {
+                tag: req.tag,
+                result,
+            });
+        }
+        Ok(())
+    }
+    fn reap(&mut self, mut f: impl FnMut(Completion)) {
+        for c in self.done.drain(..) {
+            f(c);
+        }
+    }
+    fn buffer_mut(&mut self, _idx: u32) -> &mut [u8] {
+        &mut self.buf
+    }
+    fn in_flight(&self) -> usize {
+        self.queued.len() + self.done.len()
+    }
+}
+
+fn stream(budget: Option<u64>, slots: u32, mix: Mix) -> WorkerStream {
+    let area = Area {
+        start: 0,
+        len: 1 << 20,
+    };
+    let region = Region {
+        base: 0,
+        blocks: 256,
+    };
+    WorkerStream {
+        index: 0,
+        file: 0,
+        mix,
+        bs: 4096,
+        slots,
+        gen: OffsetGen::new(Pattern::Forward, 4096, area, vec![region], 1),
+        budget,
+        map: None,
+    }
+}
+
+fn run(
+    engine: &mut FaultyEngine,
+    streams: Vec<WorkerStream>,
+    continue_on_error: bool,
+    stop: bool,
+) -> JobResult {
+    run_with_ramp(engine, streams, continue_on_error, stop, Duration::ZERO)
+}
+
+fn run_with_ramp(
+    engine: &mut FaultyEngine,
+    streams: Vec<WorkerStream>,
+    continue_on_error: bool,
+    stop: bool,
+    ramp: Duration,
+) -> JobResult {
+    let stop = AtomicBool::new(stop);
+    let live = LiveCounters::default();
+    let bounds = WorkerBounds {
+        ramp,
+        time: None,
+        interval: Duration::from_secs(1),
+        continue_on_error,
+        stop: &stop,
+        live: &live,
+    };
+    let r = run_worker(engine, streams, &bounds, now_ns()).unwrap();
+    assert_eq!(
+        live.ops.load(Ordering::Relaxed),
+        r.total(Op::Read).ops + r.total(Op::Write).ops
+    );
+    r
+}
+
+#[test]
+fn a_byte_budget_issues_exactly_that_many_ops() {
+    let mut e = FaultyEngine::new(None, false);
+    let r = run(
+        &mut e,
+        vec![stream(Some(1000), 8, Mix::Write)],
+        false,
+        false,
+    );
+    assert_eq!(r.total(Op::Write).ops, 1000);
+    assert_eq!(r.total(Op::Write).bytes, 1000 * 4096);
+    assert_eq!(e.issued.len(), 1000);
+    assert_eq!(r.error_count(), 0);
+    // Forward: block after block, wrapping at the end of the region.
+    assert_eq!(e.issued[0].offset, 0);
+    assert_eq!(e.issued[257].offset, 4096);
+}
+
+#[test]
+fn ios_issued_during_the_ramp_are_neither_counted_nor_spend_the_budget() {
+    let mut e = FaultyEngine::new(None, false);
+    let r = run_with_ramp(
+        &mut e,
+        vec![stream(Some(10), 4, Mix::Read)],
+        false,
+        false,
+        Duration::from_millis(30),
+    );
+    assert!(
+        e.issued.len() > 10,
+        "the ramp did I/O too ({} issued)",
+        e.issued.len()
+    );
+    assert_eq!(r.total(Op::Read).ops, 10, "exactly the budget is counted");
+    assert_eq!(r.total(Op::Read).latency.count(), 10);
+}
+
+#[test]
+fn the_first_failed_io_stops_the_worker_and_is_recorded() {
+    let mut e = FaultyEngine::new(Some(10), false);
+    let r = run(
+        &mut e,
+        vec![stream(Some(1000), 4, Mix::Write)],
+        false,
+        false,
+    );
+    let f = r.first_failure.expect("failure recorded");
+    assert_eq!(f.errno, 28);
+    assert_eq!(f.op, Op::Write);
+    assert_eq!(f.offset, e.issued[10].offset);
+    assert_eq!(r.streams[0].write.errors[&28], 1);
+    // What was already in flight completes and is counted; nothing new
+    // is issued after the failure.
+    assert!(e.issued.len() < 20, "{} issued", e.issued.len());
+    assert_eq!(r.total(Op::Write).ops as usize, e.issued.len() - 1);
+}
+
+#[test]
+fn continue_on_error_counts_every_failure_by_errno() {
+    let mut e = FaultyEngine::new(Some(100), true);
+    e.errno = 5;
+    let r = run(&mut e, vec![stream(Some(300), 2, Mix::Read)], true, false);
+    assert_eq!(r.total(Op::Read).ops, 100);
+    assert_eq!(r.streams[0].read.errors[&5], 200);
+    assert_eq!(r.first_failure.unwrap().errno, 5);
+}
+
+#[test]
+fn a_stop_signal_ends_the_run_and_marks_it_interrupted() {
+    let mut e = FaultyEngine::new(None, false);
+    let r = run(&mut e, vec![stream(None, 4, Mix::Read)], false, true);
+    assert!(r.interrupted);
+    assert!(e.issued.len() <= 4, "only the first batch ran");
+}
+
+#[test]
+fn each_stream_keeps_its_own_stats_and_elapsed_time() {
+    let mut e = FaultyEngine::new(None, false);
+    let mut second = stream(Some(500), 3, Mix::Mixed { read_pct: 50 });
+    second.index = 1;
+    let streams = vec![stream(Some(10), 1, Mix::Read), second];
+    let r = run(&mut e, streams, false, false);
+    assert_eq!(r.streams[0].read.ops, 10);
+    assert_eq!(r.streams[0].write.ops, 0);
+    let s1 = &r.streams[1];
+    assert_eq!(s1.read.ops + s1.write.ops, 500);
+    assert!(s1.read.ops > 150 && s1.write.ops > 150);
+    assert!(r.streams[0].elapsed_ns <= r.streams[1].elapsed_ns);
+    assert_eq!(r.elapsed_ns, r.streams[1].elapsed_ns);
+}
