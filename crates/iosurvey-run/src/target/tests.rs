@@ -1,0 +1,134 @@
+//! Tests of the target layer: probing, layout, the guard on files, directories.
+
+use super::*;
+
+#[test]
+fn creates_a_fully_written_file_of_nonzero_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t");
+    let spec = TargetSpec {
+        path: path.clone(),
+        create_size: Some(5 << 20),
+    };
+    let t = open_target(&spec, OpenOptions::default()).unwrap();
+    assert!(t.created);
+    assert_eq!(t.size, 5 << 20);
+    assert_eq!(t.kind, TargetKind::File);
+    let data = std::fs::read(&path).unwrap();
+    assert_eq!(data.len(), 5 << 20);
+    assert!(data.chunks(4096).all(|b| b.iter().any(|&x| x != 0)));
+    t.remove_if_created().unwrap();
+    assert!(!path.exists());
+}
+
+#[test]
+fn refuses_sparse_files_and_directories_and_missing_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let sparse = dir.path().join("sparse");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(1 << 20)
+        .unwrap();
+    let spec = |p: &Path| TargetSpec {
+        path: p.to_path_buf(),
+        create_size: None,
+    };
+    assert!(matches!(
+        open_target(&spec(&sparse), OpenOptions::default()),
+        Err(TargetError::Holes { .. })
+    ));
+    assert!(matches!(
+        open_target(&spec(dir.path()), OpenOptions::default()),
+        Err(TargetError::DirectoryNeedsSize(_))
+    ));
+    assert!(matches!(
+        open_target(&spec(&dir.path().join("none")), OpenOptions::default()),
+        Err(TargetError::NotFound(_))
+    ));
+}
+
+#[test]
+fn a_directory_gets_a_marked_test_file_that_later_runs_may_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = TargetSpec {
+        path: dir.path().to_path_buf(),
+        create_size: Some(1 << 20),
+    };
+    let write = OpenOptions {
+        write: true,
+        ..Default::default()
+    };
+    let t = open_target(&spec, write).unwrap();
+    assert!(t.created);
+    assert_eq!(t.path, test_file_in(dir.path()));
+    assert!(created_by_iosurvey(&t.path) || !xattrs_supported(dir.path()));
+    // A second run on the file itself: ours, so no --allow-destroy.
+    let again = TargetSpec {
+        path: t.path.clone(),
+        create_size: None,
+    };
+    if created_by_iosurvey(&t.path) {
+        assert!(!open_target(&again, write).unwrap().created);
+    }
+    t.remove_if_created().unwrap();
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+fn xattrs_supported(dir: &Path) -> bool {
+    let probe = dir.join("xattr-probe");
+    std::fs::write(&probe, b"x").unwrap();
+    let ok =
+        rustix::fs::setxattr(&probe, "user.probe", b"1", rustix::fs::XattrFlags::empty()).is_ok();
+    std::fs::remove_file(probe).unwrap();
+    ok
+}
+
+#[test]
+fn foreign_files_are_written_only_with_allow_destroy_and_never_when_readonly() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("theirs");
+    std::fs::write(&f, vec![1u8; 8192]).unwrap();
+    let spec = TargetSpec {
+        path: f.clone(),
+        create_size: None,
+    };
+    let mut opts = OpenOptions {
+        write: true,
+        ..Default::default()
+    };
+    assert!(matches!(
+        open_target(&spec, opts),
+        Err(TargetError::Refused(Refusal::ForeignFile(_)))
+    ));
+    assert!(matches!(
+        plan_geometry(&spec, opts),
+        Err(TargetError::Refused(_))
+    ));
+    opts.policy.allow_destroy = true;
+    assert!(open_target(&spec, opts).is_ok());
+    opts.policy.readonly = true;
+    assert!(matches!(
+        open_target(&spec, opts),
+        Err(TargetError::Refused(Refusal::ReadOnly(_)))
+    ));
+}
+
+#[test]
+fn a_stop_during_layout_removes_the_half_written_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("half");
+    let stop = AtomicBool::new(true);
+    let spec = TargetSpec {
+        path: f.clone(),
+        create_size: Some(64 << 20),
+    };
+    let opts = OpenOptions {
+        stop: Some(&stop),
+        ..Default::default()
+    };
+    assert!(matches!(
+        open_target(&spec, opts),
+        Err(TargetError::Interrupted(_))
+    ));
+    assert!(!f.exists());
+}
