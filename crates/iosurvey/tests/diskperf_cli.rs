@@ -7,7 +7,6 @@ mod common;
 
 use common::*;
 use serde_json::Value;
-use std::path::Path;
 
 fn diskperf(args: &[&str]) -> std::process::Output {
     let mut all = vec!["diskperf"];
@@ -27,29 +26,6 @@ fn rows(text: &str) -> Vec<Vec<String>> {
 
 fn num(s: &str) -> f64 {
     s.parse().unwrap_or_else(|_| panic!("not a number: {s:?}"))
-}
-
-fn assert_valid(report: &Value) {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../schema/run-report.schema.json"
-    );
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let v = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = v
-        .iter_errors(report)
-        .map(|e| format!("{e} at {}", e.instance_path))
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}");
-}
-
-fn stdout_ok(out: &std::process::Output) -> String {
-    assert_eq!(out.status.code(), Some(0), "{}", describe(out));
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
-
-fn json_file(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
 #[test]

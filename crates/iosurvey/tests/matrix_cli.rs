@@ -23,17 +23,6 @@ fn matrix(dir: &Path, args: &[&str]) -> std::process::Output {
         .expect("running iosurvey")
 }
 
-fn assert_valid(report: &Value) {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../schema/run-report.schema.json"
-    );
-    let v: Value = serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap();
-    let schema = jsonschema::validator_for(&v).unwrap();
-    let errors: Vec<String> = schema.iter_errors(report).map(|e| e.to_string()).collect();
-    assert!(errors.is_empty(), "{errors:#?}");
-}
-
 /// The one file in `dir` ending in `suffix`.
 fn file_ending(dir: &Path, suffix: &str) -> String {
     let names: Vec<_> = fs::read_dir(dir)

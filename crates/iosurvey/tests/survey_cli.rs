@@ -100,21 +100,6 @@ fn check_aggregates(report: &Value) -> usize {
     points.len()
 }
 
-/// The report matches the checked-in JSON schema.
-fn assert_valid(report: &Value) {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../schema/run-report.schema.json"
-    );
-    let schema: Value = serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap();
-    let v = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = v
-        .iter_errors(report)
-        .map(|e| format!("{e} at {}", e.instance_path))
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}");
-}
-
 fn data_lines(path: &Path) -> usize {
     let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     text.lines().filter(|l| !l.starts_with('#')).count()

@@ -589,3 +589,29 @@ pub fn f(v: &Value) -> f64 {
 pub fn path_str(p: &Path) -> &str {
     p.to_str().expect("UTF-8 path")
 }
+
+/// Asserts that a report matches the checked-in JSON schema.
+pub fn assert_valid(report: &Value) {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../schema/run-report.schema.json"
+    );
+    let schema: Value = serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = v
+        .iter_errors(report)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+}
+
+/// The stdout of a run that must have succeeded.
+pub fn stdout_ok(out: &Output) -> String {
+    assert_eq!(out.status.code(), Some(0), "{}", describe(out));
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+/// A JSON file, parsed.
+pub fn json_file(p: &Path) -> Value {
+    serde_json::from_str(&fs::read_to_string(p).unwrap()).unwrap()
+}
