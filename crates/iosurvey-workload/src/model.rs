@@ -119,6 +119,31 @@ pub struct StreamClass {
 }
 
 impl StreamClass {
+    /// A stream over the whole of target `target`, shared out over every
+    /// worker; set the other fields with struct update syntax.
+    pub fn new(
+        label: impl Into<String>,
+        target: usize,
+        mix: Mix,
+        pattern: Pattern,
+        bs: u64,
+        outstanding: u32,
+    ) -> Self {
+        StreamClass {
+            label: label.into(),
+            target,
+            mix,
+            pattern,
+            bs,
+            outstanding,
+            offset: 0,
+            span: None,
+            regions: 0,
+            pin: None,
+            array: None,
+        }
+    }
+
     /// Whether the stream does I/O on target `t`.
     pub fn touches(&self, t: usize) -> bool {
         match &self.array {
@@ -160,6 +185,23 @@ pub struct Job {
 }
 
 impl Job {
+    /// A job on one worker with io_uring, O_DIRECT, seed 0, 1 s intervals,
+    /// stopping at the first failed I/O; set the rest with struct update
+    /// syntax.
+    pub fn new(targets: Vec<TargetSpec>, streams: Vec<StreamClass>, bounds: Bounds) -> Self {
+        Job {
+            targets,
+            streams,
+            bounds,
+            workers: 1,
+            engine: EngineKind::Uring,
+            direct: true,
+            seed: 0,
+            interval: Duration::from_secs(1),
+            continue_on_error: false,
+        }
+    }
+
     /// Whether any stream writes.
     pub fn writes(&self) -> bool {
         self.streams.iter().any(|s| s.mix.writes())

@@ -217,31 +217,18 @@ pub fn expand(spec: &DiskperfSpec) -> Result<Plan, DiskperfError> {
                 index: points.len(),
                 label: format!("{bs} {column}"),
                 job: Job {
-                    targets: vec![target.clone()],
-                    streams: vec![StreamClass {
-                        label: column.into(),
-                        target: 0,
-                        mix,
-                        pattern,
-                        bs,
-                        outstanding: spec.qd,
-                        offset: 0,
-                        span: None,
-                        regions: 0,
-                        pin: None,
-                        array: None,
-                    }],
-                    bounds: Bounds {
-                        time: Some(spec.time),
-                        bytes: None,
-                        ramp: Duration::ZERO,
-                    },
-                    workers: 1,
                     engine: spec.engine,
                     direct: spec.direct,
                     seed: spec.seed,
-                    interval: Duration::from_secs(1),
-                    continue_on_error: false,
+                    ..Job::new(
+                        vec![target.clone()],
+                        vec![StreamClass::new(column, 0, mix, pattern, bs, spec.qd)],
+                        Bounds {
+                            time: Some(spec.time),
+                            bytes: None,
+                            ramp: Duration::ZERO,
+                        },
+                    )
                 },
                 skip: None,
             });

@@ -306,21 +306,20 @@ pub fn expand(spec: &MatrixSpec) -> Result<Plan, MatrixError> {
         points.push(Point {
             index: points.len(),
             label: label(small, large),
+            // One ring keeps every slot of both classes in flight.
             job: Job {
-                targets: targets.clone(),
-                streams,
-                bounds: Bounds {
-                    time: Some(spec.duration),
-                    bytes: None,
-                    ramp: spec.warm.ramp(),
-                },
-                // One ring keeps every slot of both classes in flight.
-                workers: 1,
                 engine: spec.engine,
                 direct: spec.direct,
                 seed: spec.seed,
-                interval: Duration::from_secs(1),
-                continue_on_error: false,
+                ..Job::new(
+                    targets.clone(),
+                    streams,
+                    Bounds {
+                        time: Some(spec.duration),
+                        bytes: None,
+                        ramp: spec.warm.ramp(),
+                    },
+                )
             },
             skip: None,
         });

@@ -62,34 +62,21 @@ pub fn expand(spec: &QuickSpec) -> Plan {
                 index: points.len(),
                 label: format!("{name} {op}"),
                 job: Job {
-                    targets: vec![TargetSpec {
-                        path: spec.target.clone(),
-                        create_size: Some(spec.size),
-                    }],
-                    streams: vec![StreamClass {
-                        label: name.to_string(),
-                        target: 0,
-                        mix,
-                        pattern,
-                        bs,
-                        outstanding: qd,
-                        offset: 0,
-                        span: None,
-                        regions: 0,
-                        pin: None,
-                        array: None,
-                    }],
-                    bounds: Bounds {
-                        time: Some(spec.time),
-                        bytes: None,
-                        ramp: spec.ramp,
-                    },
-                    workers: 1,
                     engine: spec.engine,
                     direct: spec.direct,
                     seed: spec.seed,
-                    interval: Duration::from_secs(1),
-                    continue_on_error: false,
+                    ..Job::new(
+                        vec![TargetSpec {
+                            path: spec.target.clone(),
+                            create_size: Some(spec.size),
+                        }],
+                        vec![StreamClass::new(name, 0, mix, pattern, bs, qd)],
+                        Bounds {
+                            time: Some(spec.time),
+                            bytes: None,
+                            ramp: spec.ramp,
+                        },
+                    )
                 },
                 skip: None,
             });
