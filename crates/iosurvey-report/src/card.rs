@@ -71,6 +71,13 @@ pub fn render_card(report: &RunReport, opts: TextOptions) -> String {
     for (name, r, w) in rows {
         let _ = writeln!(out, "{name:<12} {}   {}", cells(r, opts), cells(w, opts));
     }
+    interruptions_and_failures(&mut out, report);
+    out
+}
+
+/// The lines a multi-point summary ends with: whether the run was cut
+/// short, and each point's first failed I/O.
+pub(crate) fn interruptions_and_failures(out: &mut String, report: &RunReport) {
     if report.points.iter().any(|p| p.interrupted) {
         let _ = writeln!(out, "INTERRUPTED: partial results");
     }
@@ -83,5 +90,4 @@ pub fn render_card(report: &RunReport, opts: TextOptions) -> String {
             );
         }
     }
-    out
 }

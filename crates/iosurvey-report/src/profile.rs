@@ -284,18 +284,7 @@ fn summary(out: &mut String, report: &RunReport, zones: &[ZoneRow], opts: TextOp
 
 /// Interruptions, failed I/Os and (once each) warnings.
 fn footer(out: &mut String, report: &RunReport) {
-    if report.points.iter().any(|p| p.interrupted) {
-        let _ = writeln!(out, "INTERRUPTED: partial results");
-    }
-    for p in &report.points {
-        if let Some(f) = &p.failure {
-            let _ = writeln!(
-                out,
-                "{}: first failed I/O: {} at offset {}: {} (errno {})",
-                p.label, f.op, f.offset, f.error, f.errno
-            );
-        }
-    }
+    crate::card::interruptions_and_failures(out, report);
     let mut seen: Vec<&str> = Vec::new();
     for w in report.points.iter().flat_map(|p| &p.warnings) {
         if !seen.contains(&w.as_str()) {
