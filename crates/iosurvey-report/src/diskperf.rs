@@ -131,6 +131,7 @@ fn header(out: &mut String, report: &RunReport, opts: TextOptions, set: &Diskper
         let kind = match t.kind {
             iosurvey_run::TargetKind::File => "file",
             iosurvey_run::TargetKind::Block => "block device",
+            iosurvey_run::TargetKind::Directory => "directory",
         };
         let _ = writeln!(
             out,

@@ -2,9 +2,9 @@
 //! bytes and nanoseconds, lossless histograms, and a few derived rates.
 
 use iosurvey_engine::Op;
-use iosurvey_run::{HostInfo, JobResult, OpenTarget, TargetKind};
+use iosurvey_run::{FrameRecord, HostInfo, JobResult, OpenTarget, TargetKind};
 use iosurvey_stats::{ClassStats, HistogramData, IntervalSample};
-use iosurvey_workload::{Layout, Mix, Point};
+use iosurvey_workload::{FrameLayout, Layout, Mix, Point};
 use serde::{Deserialize, Serialize};
 
 /// The whole run: one entry per point of the plan.
@@ -56,6 +56,39 @@ pub struct PointReport {
     pub streams: Vec<StreamReport>,
     /// Every stream's reads and writes added up.
     pub total: StreamTotals,
+    /// Frame workloads (`iosurvey video`): the settings and every frame.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frames: Option<FramesReport>,
+}
+
+/// A frame workload as it ran: its settings and one record per frame.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FramesReport {
+    /// `files` (one file per frame) or `stream` (one file).
+    pub layout: String,
+    /// `read` or `write`.
+    pub op: String,
+    /// The preset's name, or `custom`.
+    pub format: String,
+    /// Bytes per frame, header included.
+    pub frame_bytes: u64,
+    pub header_bytes: u64,
+    /// Frames planned.
+    pub frames: u64,
+    /// Worker threads, each moving one frame at a time.
+    pub threads: u32,
+    /// I/Os in flight per frame.
+    pub depth: u32,
+    /// Real-time pacing in frames per second; null when unpaced.
+    pub fps: Option<f64>,
+    /// Frame times a frame may wait before it is dropped (paced only).
+    pub queue: u32,
+    /// `fwd`, `rev` or `random`.
+    pub order: String,
+    /// Files per subdirectory (files layout; 0: all in one).
+    pub files_per_dir: u32,
+    /// Every frame, in order of start.
+    pub records: Vec<FrameRecord>,
 }
 
 /// The job's settings, as run.
@@ -321,6 +354,28 @@ impl PointReport {
                 read: ClassReport::new(&r.total(Op::Read), r.elapsed_ns),
                 write: ClassReport::new(&r.total(Op::Write), r.elapsed_ns),
             },
+            frames: job.frames.as_ref().map(|f| FramesReport {
+                layout: match f.layout {
+                    FrameLayout::Files { .. } => "files",
+                    FrameLayout::Stream => "stream",
+                }
+                .into(),
+                op: op_name(f.op).into(),
+                format: f.format.clone(),
+                frame_bytes: f.frame_bytes,
+                header_bytes: f.header_bytes,
+                frames: f.frames,
+                threads: job.workers,
+                depth: f.depth,
+                fps: f.fps.map(|r| r.value()),
+                queue: f.queue,
+                order: f.order.name().into(),
+                files_per_dir: match f.layout {
+                    FrameLayout::Files { files_per_dir } => files_per_dir,
+                    FrameLayout::Stream => 0,
+                },
+                records: r.frames.clone(),
+            }),
         }
     }
 }

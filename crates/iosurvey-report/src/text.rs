@@ -119,6 +119,7 @@ fn target_title(t: &crate::TargetReport) -> String {
         match t.kind {
             iosurvey_run::TargetKind::File => "file",
             iosurvey_run::TargetKind::Block => "block",
+            iosurvey_run::TargetKind::Directory => "directory",
         },
         if t.direct { "O_DIRECT" } else { "buffered" },
         t.size_bytes,

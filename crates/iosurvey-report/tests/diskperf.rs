@@ -89,6 +89,7 @@ fn point(index: usize, bs: u64, col: usize, mb_per_s: f64) -> PointReport {
             write: write.clone(),
         }],
         total: StreamTotals { read, write },
+        frames: None,
     }
 }
 

@@ -113,6 +113,7 @@ fn point(index: usize, small: u32, large: u32) -> PointReport {
             read: empty.clone(),
             write: empty,
         },
+        frames: None,
     }
 }
 

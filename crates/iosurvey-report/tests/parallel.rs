@@ -90,6 +90,7 @@ fn point(index: usize, rates: &[(f64, u64)]) -> PointReport {
             read: ClassReport::new(&ClassStats::new(), 1),
             write: ClassReport::new(&ClassStats::new(), 1),
         },
+        frames: None,
         streams,
     }
 }

@@ -105,6 +105,7 @@ fn report() -> RunReport {
                 read: ClassReport::new(&tr, elapsed),
                 write: ClassReport::new(&tw, elapsed),
             },
+            frames: None,
         }],
     )
 }

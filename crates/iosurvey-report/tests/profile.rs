@@ -94,6 +94,7 @@ fn point(
             write: write.clone(),
         }],
         total: StreamTotals { read, write },
+        frames: None,
     }
 }
 

@@ -121,6 +121,7 @@ fn point(index: usize, crg: u64, thr: u64, write: bool, ns: impl Fn(u64) -> u64)
             read: ClassReport::new(&total_r, elapsed),
             write: ClassReport::new(&total_w, elapsed),
         },
+        frames: None,
     }
 }
 

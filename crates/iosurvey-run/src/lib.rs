@@ -17,7 +17,7 @@ mod worker;
 pub use guard::{Refusal, WritePolicy};
 pub use host::HostInfo;
 pub use observer::{NoObserver, Observer, Progress};
-pub use result::{CpuTime, IoFailure, JobResult, StreamResult};
+pub use result::{CpuTime, FrameRecord, FrameStatus, IoFailure, JobResult, StreamResult};
 pub use runner::{run_point, validate, RunError};
 pub use target::{
     open_target, plan_geometry, test_file_in, Geometry, OpenOptions, OpenTarget, TargetError,

@@ -57,6 +57,51 @@ pub struct CpuTime {
     pub workers_ns: u64,
 }
 
+/// How one frame of a video workload ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FrameStatus {
+    /// Transferred in time (or unpaced).
+    Done,
+    /// Transferred, but after its deadline: dropped for real-time use.
+    Late,
+    /// Not started before its deadline: dropped without any I/O.
+    Skipped,
+    /// An open, I/O, sync or close failed (`errno`).
+    Failed,
+}
+
+/// One frame: when it started and ended, and how long its open, I/O and
+/// close took. Times are nanoseconds, starts and ends from the start of the
+/// measured phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FrameRecord {
+    /// The frame's number (its place in the stream or its file name).
+    pub frame: u64,
+    /// The worker thread that moved it.
+    pub thread: u32,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// Opening (creating, for writes) the frame's file; 0 in stream mode.
+    pub open_ns: u64,
+    /// Reading or writing the frame, and syncing it when buffered.
+    pub io_ns: u64,
+    /// Closing the frame's file; 0 in stream mode.
+    pub close_ns: u64,
+    /// Bytes transferred.
+    pub bytes: u64,
+    pub status: FrameStatus,
+    /// Set when `status` is `failed`.
+    pub errno: Option<i32>,
+}
+
+impl FrameRecord {
+    /// Whether the frame's data was transferred (in time or late).
+    pub fn transferred(&self) -> bool {
+        matches!(self.status, FrameStatus::Done | FrameStatus::Late)
+    }
+}
+
 /// Everything one job measured.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct JobResult {
@@ -74,6 +119,8 @@ pub struct JobResult {
     pub first_failure: Option<IoFailure>,
     /// What the engines really used (common to every worker).
     pub engine: EngineFeatures,
+    /// Frame workloads: every frame, in order of start.
+    pub frames: Vec<FrameRecord>,
 }
 
 impl JobResult {
@@ -114,6 +161,8 @@ impl JobResult {
         self.cpu.workers_ns += other.cpu.workers_ns;
         self.interrupted |= other.interrupted;
         self.engine = self.engine.common(other.engine);
+        self.frames.extend_from_slice(&other.frames);
+        self.frames.sort_by_key(|f| (f.start_ns, f.frame));
         self.first_failure = match (self.first_failure, other.first_failure) {
             (Some(a), Some(b)) => Some(if b.at_ns < a.at_ns { b } else { a }),
             (a, b) => a.or(b),

@@ -17,6 +17,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub enum TargetKind {
     File,
     Block,
+    /// The directory of a files-per-frame video workload.
+    Directory,
 }
 
 /// A target opened for one job.
@@ -261,7 +263,7 @@ fn open_probed(
             .map(|s| s.trim() == "1");
             (u64::from(lbs), u64::from(pbs), rot)
         }
-        TargetKind::File => {
+        TargetKind::File | TargetKind::Directory => {
             if size == 0 {
                 return Err(TargetError::Empty(path.to_path_buf()));
             }

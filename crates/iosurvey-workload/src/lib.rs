@@ -24,4 +24,7 @@ pub mod rng;
 pub mod units;
 
 pub use array::{ArrayMap, ArraySpec, Layout};
-pub use model::{Bounds, Job, Mix, Pattern, Plan, Point, StreamClass, TargetSpec};
+pub use model::{
+    frames_dir, Bounds, Fps, FrameJob, FrameLayout, FrameOrder, Job, Mix, Pattern, Plan, Point,
+    StreamClass, TargetSpec,
+};

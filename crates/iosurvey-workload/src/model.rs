@@ -3,7 +3,7 @@
 
 use crate::ArraySpec;
 use iosurvey_engine::{EngineKind, Op};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// A file, block device, or (later) a directory holding test files.
@@ -182,6 +182,10 @@ pub struct Job {
     pub interval: Duration,
     /// Keep going after a failed I/O (counting it) instead of stopping.
     pub continue_on_error: bool,
+    /// A frame workload (`iosurvey video`): the workers move whole frames
+    /// instead of running the stream classes' loop. The job's one stream
+    /// class then describes a frame's I/Os (block size and depth).
+    pub frames: Option<FrameJob>,
 }
 
 impl Job {
@@ -199,6 +203,7 @@ impl Job {
             seed: 0,
             interval: Duration::from_secs(1),
             continue_on_error: false,
+            frames: None,
         }
     }
 
@@ -217,6 +222,107 @@ impl Job {
     pub fn max_bs(&self) -> u64 {
         self.streams.iter().map(|s| s.bs).max().unwrap_or(0)
     }
+}
+
+/// A frame rate as a fraction, so NTSC's 30000/1001 stays exact.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fps {
+    pub num: u64,
+    pub den: u64,
+}
+
+impl Fps {
+    /// Frames per second.
+    pub fn value(self) -> f64 {
+        self.num as f64 / self.den as f64
+    }
+
+    /// Nanoseconds from one frame to the next.
+    pub fn interval_ns(self) -> u64 {
+        (u128::from(self.den) * 1_000_000_000 / u128::from(self.num.max(1))) as u64
+    }
+}
+
+/// Where the frames of a video workload live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameLayout {
+    /// One file per frame in the `iosurvey-frames` directory of the target
+    /// directory, `files_per_dir` to a subdirectory (0: all in one).
+    Files { files_per_dir: u32 },
+    /// Every frame in the target file or device, back to back.
+    Stream,
+}
+
+/// The order frames are transferred in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameOrder {
+    Forward,
+    Reverse,
+    /// Each frame once, in a seeded shuffle.
+    Random,
+}
+
+impl FrameOrder {
+    pub fn name(self) -> &'static str {
+        match self {
+            FrameOrder::Forward => "fwd",
+            FrameOrder::Reverse => "rev",
+            FrameOrder::Random => "random",
+        }
+    }
+}
+
+/// A frame workload: `frames` frames of `frame_bytes` each, read or
+/// written whole, paced at `fps` or as fast as they go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FrameJob {
+    pub layout: FrameLayout,
+    /// Read or write (video frames are never mixed).
+    pub op: Op,
+    /// The preset's name, or `custom`.
+    pub format: String,
+    /// Bytes per frame as transferred, header included, aligned.
+    pub frame_bytes: u64,
+    /// Of which the header (DPX).
+    pub header_bytes: u64,
+    pub frames: u64,
+    /// I/Os in flight per frame: the frame is cut into this many pieces.
+    pub depth: u32,
+    /// Real-time pacing; `None` transfers frames as fast as they go.
+    pub fps: Option<Fps>,
+    /// With `fps`: how many frame times a frame may wait in the queue
+    /// before it is dropped.
+    pub queue: u32,
+    pub order: FrameOrder,
+    /// Reading: write the frames that are missing first, unmeasured.
+    pub prepare: bool,
+}
+
+impl FrameJob {
+    /// Bytes of each I/O (the last piece of a frame may be shorter),
+    /// aligned to `align`.
+    pub fn piece_bytes(&self, align: u64) -> u64 {
+        let align = align.max(1);
+        let per = self.frame_bytes.div_ceil(u64::from(self.depth.max(1)));
+        per.div_ceil(align) * align
+    }
+
+    /// The path of frame `index` under the frames directory `root`.
+    pub fn frame_path(&self, root: &Path, index: u64) -> PathBuf {
+        let name = format!("f{index:07}.frm");
+        match self.layout {
+            FrameLayout::Files { files_per_dir } if files_per_dir > 0 => root
+                .join(format!("d{:05}", index / u64::from(files_per_dir)))
+                .join(name),
+            _ => root.join(name),
+        }
+    }
+}
+
+/// The directory the frames of a files-per-frame workload go in, inside
+/// the target directory.
+pub fn frames_dir(target: &Path) -> PathBuf {
+    target.join("iosurvey-frames")
 }
 
 /// One step of a plan.

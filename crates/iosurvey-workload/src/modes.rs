@@ -8,3 +8,4 @@ pub mod profile;
 pub mod quick;
 pub mod run;
 pub mod survey;
+pub mod video;

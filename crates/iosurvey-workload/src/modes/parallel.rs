@@ -154,6 +154,7 @@ pub fn expand(spec: &ParallelSpec) -> Result<Plan, ParallelError> {
                 seed: 0,
                 interval: spec.interval,
                 continue_on_error: false,
+                frames: None,
             },
             skip: None,
         })

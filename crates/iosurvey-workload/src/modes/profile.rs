@@ -191,6 +191,7 @@ pub fn expand(spec: &ProfileSpec) -> Result<Plan, ProfileError> {
         seed: spec.seed,
         interval: Duration::from_secs(1),
         continue_on_error: false,
+        frames: None,
     };
     let stream = |label: &str, pattern, bs, offset, span| StreamClass {
         label: label.into(),

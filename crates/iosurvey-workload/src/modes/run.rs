@@ -251,6 +251,7 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
         seed: spec.seed,
         interval: spec.interval,
         continue_on_error: spec.continue_on_error,
+        frames: None,
     };
     Ok(Plan {
         mode: "run".into(),

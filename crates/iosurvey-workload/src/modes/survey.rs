@@ -361,6 +361,7 @@ pub fn expand(spec: &SurveySpec) -> Result<Plan, SurveyError> {
                         // A failed region is counted (`<k> failed`) and the
                         // others go on, as separate sgp_dd processes do.
                         continue_on_error: true,
+                        frames: None,
                     },
                     skip: skip.clone(),
                 });
