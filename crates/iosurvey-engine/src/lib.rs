@@ -135,6 +135,11 @@ pub trait Engine {
     fn buffer_mut(&mut self, idx: u32) -> &mut [u8];
     /// I/Os submitted or queued and not yet reaped.
     fn in_flight(&self) -> usize;
+    /// Puts `fd` in file slot `idx` and hands back the file that was there,
+    /// for work that opens a new file per unit (video frames). Nothing may
+    /// be in flight. The returned descriptor is the file's last reference,
+    /// so closing it is the close the caller times.
+    fn replace_file(&mut self, idx: u32, fd: OwnedFd) -> std::io::Result<OwnedFd>;
     /// The fast paths this engine really uses.
     fn features(&self) -> EngineFeatures {
         EngineFeatures::default()

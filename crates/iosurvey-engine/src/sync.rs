@@ -69,6 +69,25 @@ impl Engine for SyncEngine {
     fn in_flight(&self) -> usize {
         self.queued.len() + self.done.len()
     }
+
+    fn replace_file(&mut self, idx: u32, fd: OwnedFd) -> std::io::Result<OwnedFd> {
+        if self.in_flight() > 0 {
+            return Err(busy());
+        }
+        let slot = self.files.get_mut(idx as usize).ok_or_else(no_slot)?;
+        Ok(std::mem::replace(slot, fd))
+    }
+}
+
+pub(crate) fn busy() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::ResourceBusy,
+        "cannot replace a file with I/O in flight",
+    )
+}
+
+pub(crate) fn no_slot() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidInput, "no such file slot")
 }
 
 #[cfg(test)]

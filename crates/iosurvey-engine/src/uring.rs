@@ -202,6 +202,25 @@ impl Engine for UringEngine {
         self.in_flight
     }
 
+    fn replace_file(&mut self, idx: u32, fd: OwnedFd) -> std::io::Result<OwnedFd> {
+        if self.in_flight > 0 {
+            return Err(crate::sync::busy());
+        }
+        let i = idx as usize;
+        if i >= self.files.len() {
+            return Err(crate::sync::no_slot());
+        }
+        if self.registered_files {
+            // A registered table keeps the kernel's own reference to each
+            // file, so the caller's close would not be the last one: a
+            // table that changes per unit of work goes unregistered.
+            self.ring.submitter().unregister_files()?;
+            self.registered_files = false;
+        }
+        self.raw_fds[i] = fd.as_raw_fd();
+        Ok(std::mem::replace(&mut self.files[i], fd))
+    }
+
     fn features(&self) -> EngineFeatures {
         EngineFeatures {
             registered_files: self.registered_files,
@@ -282,5 +301,52 @@ mod tests {
             data[12288..].iter().any(|&b| b != 9),
             "write reached the file"
         );
+    }
+
+    #[test]
+    fn a_replaced_file_takes_the_next_io_and_the_old_one_comes_back() {
+        let mut a = tempfile::NamedTempFile::new().unwrap();
+        a.write_all(&[1u8; 4096]).unwrap();
+        let mut b = tempfile::NamedTempFile::new().unwrap();
+        b.write_all(&[2u8; 4096]).unwrap();
+        let open = |p: &std::path::Path| -> OwnedFd { std::fs::File::open(p).unwrap().into() };
+        let cfg = EngineConfig {
+            files: vec![open(a.path())],
+            buffers: 1,
+            buffer_size: 4096,
+            alignment: 4096,
+        };
+        let mut e = match UringEngine::new(cfg, 1, 3) {
+            Ok(e) => e,
+            Err(err) => {
+                eprintln!("skipping: io_uring unavailable here: {err}");
+                return;
+            }
+        };
+        let read = |e: &mut UringEngine| {
+            e.push(Request {
+                file: 0,
+                op: Op::Read,
+                offset: 0,
+                len: 4096,
+                buf: 0,
+                tag: 1,
+            });
+            let mut res = 0;
+            while e.in_flight() > 0 {
+                e.submit_and_wait(1).unwrap();
+                e.reap(|c| res = c.result);
+            }
+            assert_eq!(res, 4096);
+            e.buffer_mut(0)[0]
+        };
+        assert_eq!(read(&mut e), 1);
+        let old = e.replace_file(0, open(b.path())).unwrap();
+        assert!(!e.features().registered_files);
+        assert_eq!(read(&mut e), 2);
+        let back = e.replace_file(0, old).unwrap();
+        assert_eq!(read(&mut e), 1);
+        drop(back);
+        assert!(e.replace_file(1, open(b.path())).is_err());
     }
 }

@@ -6,6 +6,8 @@
 //! publish live totals that an [`Observer`] sees about ten times a second.
 #![deny(unsafe_code)]
 
+pub mod frame_target;
+mod frames;
 pub mod guard;
 pub mod host;
 pub mod observer;
@@ -14,6 +16,7 @@ pub mod runner;
 pub mod target;
 mod worker;
 
+pub use frame_target::{open_frame_dir, plan_frame_dir};
 pub use guard::{Refusal, WritePolicy};
 pub use host::HostInfo;
 pub use observer::{NoObserver, Observer, Progress};

@@ -1,6 +1,7 @@
 //! Runs one Job: checks it against the opened targets, shares its streams
 //! out to workers, starts them at one barrier, and merges what they measured.
 
+use crate::frames::{run_frames, FrameShared};
 use crate::host::process_cpu_ns;
 use crate::observer::{Observer, Progress};
 use crate::result::JobResult;
@@ -10,7 +11,7 @@ use iosurvey_engine::{Engine, EngineConfig, EngineError, EngineKind, SyncEngine,
 use iosurvey_workload::pattern::{resolve_area, worker_regions, AreaError, OffsetGen};
 use iosurvey_workload::{ArrayMap, Job, Point};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::Duration;
 
@@ -165,6 +166,19 @@ fn start<E: Engine>(
     run_worker(&mut engine, streams, bounds, now_ns()).map_err(RunError::Worker)
 }
 
+/// Like [`start`], for the frame worker of a video workload.
+fn start_frames<E: Engine>(
+    engine: Result<E, EngineError>,
+    barrier: &Barrier,
+    shared: &FrameShared<'_>,
+    thread: u32,
+    live: &LiveCounters,
+) -> Result<JobResult, RunError> {
+    barrier.wait();
+    let mut engine = engine?;
+    run_frames(&mut engine, shared, thread, 0, live).map_err(RunError::Worker)
+}
+
 /// Runs `point` on `targets` (opened for its job), stopping early when
 /// `stop` is set.
 pub fn run_point(
@@ -194,6 +208,21 @@ pub fn run_point(
     if !job.direct && job.streams.iter().any(|s| s.mix.reads()) {
         targets.iter().for_each(drop_cache);
     }
+
+    let frame_shared = job.frames.as_ref().map(|fj| FrameShared {
+        job: fj,
+        sequence: fj.sequence(job.seed),
+        next: AtomicU64::new(0),
+        t0: AtomicU64::new(0),
+        root: targets[0].path.clone(),
+        piece: job.streams[0].bs,
+        direct: job.direct,
+        target_fd: &targets[0].fd,
+        interval: job.interval,
+        continue_on_error: job.continue_on_error,
+        stop,
+    });
+    let frame_shared = frame_shared.as_ref();
 
     observer.point_started(point);
     let live: Vec<LiveCounters> = (0..workers).map(|_| LiveCounters::default()).collect();
@@ -233,16 +262,30 @@ pub fn run_point(
                             stop,
                             live,
                         };
-                        let out = match job.engine {
-                            EngineKind::Uring => start(
+                        let out = match (job.engine, frame_shared) {
+                            (EngineKind::Uring, None) => start(
                                 UringEngine::new(cfg, slots as u32, seed),
                                 barrier,
                                 streams,
                                 &bounds,
                             ),
-                            EngineKind::Sync => {
+                            (EngineKind::Sync, None) => {
                                 start(SyncEngine::new(cfg, seed), barrier, streams, &bounds)
                             }
+                            (EngineKind::Uring, Some(fs)) => start_frames(
+                                UringEngine::new(cfg, slots as u32, seed),
+                                barrier,
+                                fs,
+                                w as u32,
+                                live,
+                            ),
+                            (EngineKind::Sync, Some(fs)) => start_frames(
+                                SyncEngine::new(cfg, seed),
+                                barrier,
+                                fs,
+                                w as u32,
+                                live,
+                            ),
                         };
                         let _ = done.send(());
                         out

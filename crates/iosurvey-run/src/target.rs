@@ -38,6 +38,9 @@ pub struct OpenTarget {
     pub writable: bool,
     /// iosurvey created (and laid out) this file and will remove it.
     pub created: bool,
+    /// A frames directory: the frame files iosurvey wrote, removed with
+    /// the directory when `created`.
+    pub frame_files: Vec<PathBuf>,
     pub fd: OwnedFd,
 }
 
@@ -78,6 +81,15 @@ pub enum TargetError {
     Smaller { path: PathBuf, size: u64, want: u64 },
     #[error("{path}: not enough free space for a {want}-byte test file ({free} bytes free); lower --size")]
     NoSpace { path: PathBuf, want: u64, free: u64 },
+    #[error("{0}: the files layout needs a directory to hold one file per frame; give a directory, or --mode stream for a file or device")]
+    FramesNeedDir(PathBuf),
+    #[error("{dir}: {missing} of {frames} frames were never written (first: {first}); write them first with --write --keep and the same --format, --frames and --files-per-dir, or add --prepare")]
+    FramesMissing {
+        dir: PathBuf,
+        missing: u64,
+        frames: u64,
+        first: PathBuf,
+    },
     #[error("{path}: {op} failed: {err}")]
     Io {
         path: PathBuf,
@@ -86,7 +98,7 @@ pub enum TargetError {
     },
 }
 
-fn io_err(path: &Path, op: &'static str, e: Errno) -> TargetError {
+pub(crate) fn io_err(path: &Path, op: &'static str, e: Errno) -> TargetError {
     match e {
         Errno::ACCESS | Errno::PERM | Errno::ROFS => TargetError::Permission(path.to_path_buf()),
         Errno::NOENT => TargetError::NotFound(path.to_path_buf()),
@@ -293,6 +305,7 @@ fn open_probed(
         direct,
         writable: write,
         created,
+        frame_files: Vec::new(),
         fd,
     })
 }
@@ -315,7 +328,7 @@ fn file_alignment(fd: &OwnedFd) -> (u64, u64) {
     }
 }
 
-fn check_no_holes(fd: &OwnedFd, path: &Path, size: u64) -> Result<(), TargetError> {
+pub(crate) fn check_no_holes(fd: &OwnedFd, path: &Path, size: u64) -> Result<(), TargetError> {
     match rustix::fs::seek(fd, SeekFrom::Hole(0)) {
         Ok(hole) if hole < size => Err(TargetError::Holes {
             path: path.to_path_buf(),
@@ -350,7 +363,7 @@ fn create_file(path: &Path, size: u64, stop: Option<&AtomicBool>) -> Result<(), 
     laid
 }
 
-fn lay_out(fd: &OwnedFd, size: u64, stop: Option<&AtomicBool>) -> Result<(), Errno> {
+pub(crate) fn lay_out(fd: &OwnedFd, size: u64, stop: Option<&AtomicBool>) -> Result<(), Errno> {
     const CHUNK: usize = 4 << 20;
     let mut pool = BufferPool::new(1, CHUNK, 4096, 0x1057_5eed).map_err(|_| Errno::NOMEM)?;
     let mut off = 0u64;
@@ -422,7 +435,7 @@ fn parent_dir(path: &Path) -> &Path {
 /// O_DIRECT alignment new files in `dir` will have: what the filesystem
 /// reports for the directory, else the logical block size of the device it
 /// lives on, else 512.
-fn dir_dio_alignment(dir: &Path, dev: u64) -> u64 {
+pub(crate) fn dir_dio_alignment(dir: &Path, dev: u64) -> u64 {
     if let Ok(s) = rustix::fs::statx(
         rustix::fs::CWD,
         dir,
@@ -444,7 +457,7 @@ fn dir_dio_alignment(dir: &Path, dev: u64) -> u64 {
     512
 }
 
-fn check_free_space(path: &Path, dir: &Path, size: u64) -> Result<(), TargetError> {
+pub(crate) fn check_free_space(path: &Path, dir: &Path, size: u64) -> Result<(), TargetError> {
     if let Ok(vfs) = rustix::fs::statvfs(dir) {
         let free = vfs.f_bavail.saturating_mul(vfs.f_frsize);
         if free < size {
@@ -469,12 +482,16 @@ impl OpenTarget {
         }
     }
 
-    /// Removes the file if iosurvey created it.
+    /// Removes the file if iosurvey created it; for a frames directory,
+    /// the frames it wrote and then the directories they leave empty.
     pub fn remove_if_created(&self) -> std::io::Result<()> {
-        if self.created {
-            std::fs::remove_file(&self.path)?;
+        if !self.created {
+            return Ok(());
         }
-        Ok(())
+        if self.kind == TargetKind::Directory {
+            return crate::frame_target::remove_frames(&self.path, &self.frame_files);
+        }
+        std::fs::remove_file(&self.path)
     }
 }
 

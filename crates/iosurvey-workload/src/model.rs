@@ -307,6 +307,24 @@ impl FrameJob {
         per.div_ceil(align) * align
     }
 
+    /// The frames in the order they are transferred: each once, forward,
+    /// backward, or shuffled with `seed`.
+    pub fn sequence(&self, seed: u64) -> Vec<u64> {
+        let mut v: Vec<u64> = (0..self.frames).collect();
+        match self.order {
+            FrameOrder::Forward => {}
+            FrameOrder::Reverse => v.reverse(),
+            FrameOrder::Random => {
+                let mut rng = crate::rng::Rng::new(seed);
+                for i in (1..v.len()).rev() {
+                    let j = rng.below(i as u64 + 1) as usize;
+                    v.swap(i, j);
+                }
+            }
+        }
+        v
+    }
+
     /// The path of frame `index` under the frames directory `root`.
     pub fn frame_path(&self, root: &Path, index: u64) -> PathBuf {
         let name = format!("f{index:07}.frm");

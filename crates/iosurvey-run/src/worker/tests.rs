@@ -3,6 +3,7 @@
 use super::*;
 use iosurvey_workload::pattern::{Area, Region};
 use iosurvey_workload::Pattern;
+use std::os::fd::OwnedFd;
 
 /// Completes every request at submit time; fails the `fail_at`-th
 /// request (0-based) with `errno`, or every request from then on when
@@ -62,6 +63,9 @@ impl Engine for FaultyEngine {
     }
     fn in_flight(&self) -> usize {
         self.queued.len() + self.done.len()
+    }
+    fn replace_file(&mut self, _idx: u32, fd: OwnedFd) -> std::io::Result<OwnedFd> {
+        Ok(fd)
     }
 }
 

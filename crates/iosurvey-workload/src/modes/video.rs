@@ -621,6 +621,31 @@ mod tests {
     }
 
     #[test]
+    fn every_order_moves_each_frame_once() {
+        let mut s = VideoSpec::new("d".into());
+        s.frames = 50;
+        for (order, first) in [
+            (FrameOrder::Forward, Some(0)),
+            (FrameOrder::Reverse, Some(49)),
+            (FrameOrder::Random, None),
+        ] {
+            s.order = order;
+            let job = &expand(&s).unwrap().points[0].job;
+            let f = job.frames.as_ref().unwrap();
+            let seq = f.sequence(7);
+            if let Some(first) = first {
+                assert_eq!(seq[0], first);
+            } else {
+                assert_ne!(seq, (0..50).collect::<Vec<_>>(), "shuffled");
+                assert_eq!(seq, f.sequence(7), "seeded");
+            }
+            let mut sorted = seq.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, (0..50).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
     fn frame_paths_spread_over_subdirectories() {
         let mut s = VideoSpec::new("d".into());
         s.layout = FrameLayout::Files { files_per_dir: 100 };

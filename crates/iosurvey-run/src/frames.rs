@@ -1,0 +1,391 @@
+//! The frame worker of a video workload: each thread takes the next frame,
+//! waits for its release time when paced, and moves it whole. In the files
+//! layout that is open (create), I/O, sync when buffered, and close, each
+//! timed; in the stream layout it is the frame's I/O in the one target.
+//!
+//! Pacing: frame k is released at `t0 + k / fps`, and must be done by its
+//! release plus `queue` frame times. A frame not started by then is dropped
+//! without I/O (skipped); one finished after it is dropped as late.
+
+use crate::result::{FrameRecord, FrameStatus, IoFailure, JobResult, StreamResult};
+use crate::worker::{now_ns, thread_cpu_ns, LiveCounters};
+use iosurvey_engine::{Engine, Op, Request};
+use iosurvey_workload::{FrameJob, FrameLayout};
+use rustix::fs::{Mode, OFlags};
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// What every frame worker of one job shares.
+pub(crate) struct FrameShared<'a> {
+    pub job: &'a FrameJob,
+    /// Frame numbers in transfer order.
+    pub sequence: Vec<u64>,
+    /// The next place in `sequence` to take.
+    pub next: AtomicU64,
+    /// The measured phase's start, set by the first worker past the
+    /// barrier so that every worker paces against the same clock.
+    pub t0: AtomicU64,
+    /// The frames directory (files layout).
+    pub root: PathBuf,
+    /// Bytes per I/O: a frame is cut into pieces of this size.
+    pub piece: u64,
+    pub direct: bool,
+    /// The stream layout's target, synced after each buffered write.
+    pub target_fd: &'a OwnedFd,
+    pub interval: Duration,
+    pub continue_on_error: bool,
+    pub stop: &'a AtomicBool,
+}
+
+impl FrameShared<'_> {
+    fn start_clock(&self) -> u64 {
+        let now = now_ns();
+        match self
+            .t0
+            .compare_exchange(0, now, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => now,
+            Err(t0) => t0,
+        }
+    }
+}
+
+/// A frame that failed: where and with which errno.
+struct Failed {
+    errno: i32,
+    offset: u64,
+}
+
+/// Times of one frame's parts.
+#[derive(Default)]
+struct Parts {
+    open_ns: u64,
+    io_ns: u64,
+    close_ns: u64,
+}
+
+/// EIO: for failures without an errno of their own (a short transfer).
+fn eio() -> i32 {
+    rustix::io::Errno::IO.raw_os_error()
+}
+
+fn errno_of(e: &std::io::Error) -> i32 {
+    e.raw_os_error().unwrap_or_else(eio)
+}
+
+/// Sleeps until `deadline` (monotonic ns) or a stop; false when stopped.
+fn wait_until(deadline: u64, stop: &AtomicBool) -> bool {
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        let now = now_ns();
+        if now >= deadline {
+            return true;
+        }
+        // Sleep in slices, so that Ctrl-C is seen within 50 ms.
+        std::thread::sleep(Duration::from_nanos((deadline - now).min(50_000_000)));
+    }
+}
+
+/// Runs frames until every frame is taken, a stop, or (without
+/// continue-on-error) a failure. In the files layout the engine's file
+/// slot 0 holds a placeholder between frames.
+pub(crate) fn run_frames<E: Engine>(
+    engine: &mut E,
+    shared: &FrameShared<'_>,
+    thread: u32,
+    stream: usize,
+    live: &LiveCounters,
+) -> std::io::Result<JobResult> {
+    let cpu0 = thread_cpu_ns();
+    let t0 = shared.start_clock();
+    let fj = shared.job;
+    let n = shared.sequence.len() as u64;
+    let frame_ns = fj.fps.map(|r| r.interval_ns());
+    let interval_ns = (shared.interval.as_nanos() as u64).max(1);
+    let mut result = JobResult {
+        streams: vec![StreamResult::default(); stream + 1],
+        ..Default::default()
+    };
+    let mut last_end = t0;
+    let (mut live_ops, mut live_bytes) = (0u64, 0u64);
+    let mut stopped = false;
+
+    loop {
+        if shared.stop.load(Ordering::Relaxed) {
+            stopped = true;
+            break;
+        }
+        let k = shared.next.fetch_add(1, Ordering::Relaxed);
+        if k >= n {
+            break;
+        }
+        let frame = shared.sequence[k as usize];
+        let deadline = match frame_ns {
+            Some(step) => {
+                let release = t0 + k * step;
+                if !wait_until(release, shared.stop) {
+                    stopped = true;
+                    break;
+                }
+                Some(release + u64::from(fj.queue) * step)
+            }
+            None => None,
+        };
+        let start = now_ns();
+        let mut rec = FrameRecord {
+            frame,
+            thread,
+            start_ns: start - t0,
+            end_ns: start - t0,
+            open_ns: 0,
+            io_ns: 0,
+            close_ns: 0,
+            bytes: 0,
+            status: FrameStatus::Skipped,
+            errno: None,
+        };
+        if deadline.is_some_and(|d| start > d) {
+            result.frames.push(rec);
+            continue;
+        }
+        let mut parts = Parts::default();
+        let outcome = match fj.layout {
+            FrameLayout::Stream => {
+                let base = frame * fj.frame_bytes;
+                frame_io(engine, shared, base, &mut result, stream, t0, interval_ns).and_then(
+                    |io_ns| {
+                        parts.io_ns = io_ns;
+                        if fj.op == Op::Write && !shared.direct {
+                            let t = now_ns();
+                            let synced = rustix::fs::fdatasync(shared.target_fd);
+                            parts.io_ns += now_ns() - t;
+                            synced.map_err(|e| Failed {
+                                errno: e.raw_os_error(),
+                                offset: base,
+                            })?;
+                        }
+                        Ok(())
+                    },
+                )
+            }
+            FrameLayout::Files { .. } => {
+                let path = fj.frame_path(&shared.root, frame);
+                file_frame(
+                    engine,
+                    shared,
+                    &path,
+                    &mut parts,
+                    &mut result,
+                    stream,
+                    t0,
+                    interval_ns,
+                )
+            }
+        };
+        let end = now_ns();
+        rec.end_ns = end - t0;
+        rec.open_ns = parts.open_ns;
+        rec.io_ns = parts.io_ns;
+        rec.close_ns = parts.close_ns;
+        last_end = last_end.max(end);
+        match outcome {
+            Ok(()) => {
+                rec.bytes = fj.frame_bytes;
+                rec.status = if deadline.is_some_and(|d| end > d) {
+                    FrameStatus::Late
+                } else {
+                    FrameStatus::Done
+                };
+                live_ops += 1;
+                live_bytes += fj.frame_bytes;
+                live.ops.store(live_ops, Ordering::Relaxed);
+                live.bytes.store(live_bytes, Ordering::Relaxed);
+            }
+            Err(f) => {
+                rec.status = FrameStatus::Failed;
+                rec.errno = Some(f.errno);
+                if result.first_failure.is_none() {
+                    result.first_failure = Some(IoFailure {
+                        stream,
+                        op: fj.op,
+                        offset: f.offset,
+                        errno: f.errno,
+                        at_ns: end - t0,
+                    });
+                }
+                result.frames.push(rec);
+                if !shared.continue_on_error {
+                    // The other threads stop at their next frame.
+                    shared.next.store(n, Ordering::Relaxed);
+                    break;
+                }
+                continue;
+            }
+        }
+        result.frames.push(rec);
+    }
+    let elapsed = last_end - t0;
+    result.elapsed_ns = elapsed;
+    result.first_done_ns = elapsed;
+    result.streams[stream].elapsed_ns = elapsed;
+    result.interrupted = stopped;
+    result.engine = engine.features();
+    result.cpu.workers_ns = thread_cpu_ns() - cpu0;
+    Ok(result)
+}
+
+/// Moves one frame of the files layout: open (create), I/O, sync when
+/// buffered, close.
+#[allow(clippy::too_many_arguments)]
+fn file_frame<E: Engine>(
+    engine: &mut E,
+    shared: &FrameShared<'_>,
+    path: &Path,
+    parts: &mut Parts,
+    result: &mut JobResult,
+    stream: usize,
+    t0: u64,
+    interval_ns: u64,
+) -> Result<(), Failed> {
+    let fj = shared.job;
+    let mut flags = OFlags::CLOEXEC;
+    flags |= match fj.op {
+        Op::Write => OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC,
+        Op::Read => OFlags::RDONLY,
+    };
+    if shared.direct {
+        flags |= OFlags::DIRECT;
+    }
+    let t = now_ns();
+    let opened = rustix::fs::open(path, flags, Mode::from_raw_mode(0o644));
+    parts.open_ns = now_ns() - t;
+    let fd = opened.map_err(|e| Failed {
+        errno: e.raw_os_error(),
+        offset: 0,
+    })?;
+    if fj.op == Op::Write {
+        // Mark the frame as iosurvey's, so a later run may rewrite it.
+        let _ = rustix::fs::fsetxattr(
+            &fd,
+            crate::guard::CREATED_XATTR,
+            b"1",
+            rustix::fs::XattrFlags::empty(),
+        );
+    }
+    let placeholder = engine.replace_file(0, fd).map_err(|e| Failed {
+        errno: errno_of(&e),
+        offset: 0,
+    })?;
+    let io = frame_io(engine, shared, 0, result, stream, t0, interval_ns);
+    let fd: OwnedFd = engine.replace_file(0, placeholder).map_err(|e| Failed {
+        errno: errno_of(&e),
+        offset: 0,
+    })?;
+    parts.io_ns = io?;
+    if fj.op == Op::Write && !shared.direct {
+        let t = now_ns();
+        let synced = rustix::fs::fsync(&fd);
+        parts.io_ns += now_ns() - t;
+        synced.map_err(|e| Failed {
+            errno: e.raw_os_error(),
+            offset: 0,
+        })?;
+    }
+    let t = now_ns();
+    drop(fd);
+    parts.close_ns = now_ns() - t;
+    Ok(())
+}
+
+/// Reads or writes one frame at `base` in file slot 0, cut into pieces
+/// that are all in flight at once; returns the time it took. Each piece is
+/// counted in the stream's statistics.
+fn frame_io<E: Engine>(
+    engine: &mut E,
+    shared: &FrameShared<'_>,
+    base: u64,
+    result: &mut JobResult,
+    stream: usize,
+    t0: u64,
+    interval_ns: u64,
+) -> Result<u64, Failed> {
+    let fj = shared.job;
+    let pieces = fj.frame_bytes.div_ceil(shared.piece);
+    let start = now_ns();
+    let mut failed: Option<Failed> = None;
+    let push = |engine: &mut E, i: u64| {
+        let off = i * shared.piece;
+        engine.push(Request {
+            file: 0,
+            op: fj.op,
+            offset: base + off,
+            len: (fj.frame_bytes - off).min(shared.piece) as u32,
+            buf: i as u32,
+            tag: i,
+        });
+    };
+    let mut next = 0;
+    let mut done = 0;
+    if E::ONE_AT_A_TIME {
+        push(engine, 0);
+        next = 1;
+    } else {
+        while next < pieces {
+            push(engine, next);
+            next += 1;
+        }
+    }
+    let mut submitted = start;
+    while done < pieces {
+        if let Err(e) = engine.submit_and_wait(1) {
+            return Err(Failed {
+                errno: errno_of(&e),
+                offset: base,
+            });
+        }
+        let tc = now_ns();
+        let slot = ((tc - t0) / interval_ns) as usize;
+        let stats = result.streams[stream].class_mut(fj.op);
+        let mut finished = 0;
+        engine.reap(|c| {
+            finished += 1;
+            let want = (fj.frame_bytes - c.tag * shared.piece).min(shared.piece);
+            if c.result < 0 {
+                stats.record_error(-c.result);
+                failed.get_or_insert(Failed {
+                    errno: -c.result,
+                    offset: base + c.tag * shared.piece,
+                });
+            } else if (c.result as u64) < want {
+                // A short transfer: the frame is not whole (end of file).
+                stats.record_error(eio());
+                failed.get_or_insert(Failed {
+                    errno: eio(),
+                    offset: base + c.tag * shared.piece,
+                });
+            } else {
+                stats.record(slot, c.result as u64, tc - submitted);
+            }
+        });
+        done += finished;
+        if E::ONE_AT_A_TIME && next < pieces && failed.is_none() {
+            push(engine, next);
+            next += 1;
+            submitted = now_ns();
+        }
+        if failed.is_some() && next == done {
+            break;
+        }
+    }
+    match failed {
+        Some(f) => Err(f),
+        None => Ok(now_ns() - start),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,306 @@
+//! Tests of the frame worker: real frames on a temporary directory, and a
+//! fake engine for order, pacing, drops and failures.
+
+use super::*;
+use crate::frame_target::open_frame_dir;
+use crate::guard::WritePolicy;
+use crate::observer::NoObserver;
+use crate::runner::run_point;
+use crate::target::{created_by_iosurvey, OpenOptions};
+use iosurvey_engine::Completion;
+use iosurvey_workload::modes::video::{expand, FrameSize, VideoSpec};
+use iosurvey_workload::{Fps, FrameOrder, Point};
+
+/// Completes every request at submit time, after `delay`; fails request
+/// number `fail_at` with EIO. Records every request.
+struct FakeEngine {
+    queued: Vec<Request>,
+    done: Vec<Completion>,
+    issued: Vec<Request>,
+    delay: Duration,
+    fail_at: Option<usize>,
+    buf: Vec<u8>,
+    fd: Option<OwnedFd>,
+}
+
+impl FakeEngine {
+    fn new(delay: Duration, fail_at: Option<usize>) -> Self {
+        FakeEngine {
+            queued: Vec::new(),
+            done: Vec::new(),
+            issued: Vec::new(),
+            delay,
+            fail_at,
+            buf: vec![0; 4096],
+            fd: None,
+        }
+    }
+}
+
+impl Engine for FakeEngine {
+    fn push(&mut self, req: Request) {
+        self.queued.push(req);
+    }
+    fn submit_and_wait(&mut self, _min: usize) -> std::io::Result<()> {
+        if !self.queued.is_empty() {
+            std::thread::sleep(self.delay);
+        }
+        for req in self.queued.drain(..) {
+            let fail = self.fail_at == Some(self.issued.len());
+            self.issued.push(req);
+            self.done.push(Completion {
+                tag: req.tag,
+                result: if fail { -5 } else { req.len as i32 },
+            });
+        }
+        Ok(())
+    }
+    fn reap(&mut self, mut f: impl FnMut(Completion)) {
+        for c in self.done.drain(..) {
+            f(c);
+        }
+    }
+    fn buffer_mut(&mut self, _idx: u32) -> &mut [u8] {
+        &mut self.buf
+    }
+    fn in_flight(&self) -> usize {
+        self.queued.len() + self.done.len()
+    }
+    fn replace_file(&mut self, _idx: u32, fd: OwnedFd) -> std::io::Result<OwnedFd> {
+        Ok(self.fd.replace(fd).unwrap_or_else(devnull))
+    }
+}
+
+fn devnull() -> OwnedFd {
+    std::fs::File::open("/dev/null").unwrap().into()
+}
+
+/// A stream-layout job of `frames` frames of 16 KiB in 4 pieces.
+fn stream_job(frames: u64, order: FrameOrder, fps: Option<Fps>, queue: u32) -> FrameJob {
+    let mut s = VideoSpec::new("unused".into());
+    s.layout = FrameLayout::Stream;
+    s.size = FrameSize::Custom(16384);
+    s.frames = frames;
+    s.depth = 4;
+    s.order = order;
+    s.fps = fps;
+    s.queue = queue;
+    expand(&s).unwrap().points[0].job.frames.clone().unwrap()
+}
+
+fn shared<'a>(fj: &'a FrameJob, fd: &'a OwnedFd, stop: &'a AtomicBool) -> FrameShared<'a> {
+    FrameShared {
+        job: fj,
+        sequence: fj.sequence(1),
+        next: AtomicU64::new(0),
+        t0: AtomicU64::new(0),
+        root: PathBuf::new(),
+        piece: fj.piece_bytes(4096),
+        direct: false,
+        target_fd: fd,
+        interval: Duration::from_secs(1),
+        continue_on_error: false,
+        stop,
+    }
+}
+
+#[test]
+fn a_stream_frame_is_cut_into_pieces_in_frame_order() {
+    let fj = stream_job(3, FrameOrder::Reverse, None, 4);
+    let (fd, stop) = (devnull(), AtomicBool::new(false));
+    let sh = shared(&fj, &fd, &stop);
+    let mut e = FakeEngine::new(Duration::ZERO, None);
+    let r = run_frames(&mut e, &sh, 0, 0, &LiveCounters::default()).unwrap();
+    let offsets: Vec<u64> = e.issued.iter().map(|q| q.offset).collect();
+    let want: Vec<u64> = [2u64, 1, 0]
+        .iter()
+        .flat_map(|f| (0..4).map(move |p| f * 16384 + p * 4096))
+        .collect();
+    assert_eq!(offsets, want);
+    assert!(e.issued.iter().all(|q| q.len == 4096 && q.op == Op::Read));
+    assert_eq!(r.frames.len(), 3);
+    assert!(r.frames.iter().all(|f| f.status == FrameStatus::Done));
+    assert!(r.frames.iter().all(|f| f.bytes == 16384 && f.open_ns == 0));
+    assert_eq!(r.streams[0].read.ops, 12);
+    assert_eq!(r.streams[0].read.bytes, 3 * 16384);
+}
+
+#[test]
+fn a_failed_piece_fails_its_frame_and_stops_the_run() {
+    let fj = stream_job(5, FrameOrder::Forward, None, 4);
+    let (fd, stop) = (devnull(), AtomicBool::new(false));
+    let sh = shared(&fj, &fd, &stop);
+    // Piece 6 is the third piece of frame 1.
+    let mut e = FakeEngine::new(Duration::ZERO, Some(6));
+    let r = run_frames(&mut e, &sh, 0, 0, &LiveCounters::default()).unwrap();
+    assert_eq!(r.frames.len(), 2);
+    assert_eq!(r.frames[0].status, FrameStatus::Done);
+    assert_eq!(r.frames[1].status, FrameStatus::Failed);
+    assert_eq!(r.frames[1].errno, Some(5));
+    assert_eq!(r.frames[1].bytes, 0);
+    let f = r.first_failure.unwrap();
+    assert_eq!((f.errno, f.offset), (5, 16384 + 2 * 4096));
+    assert_eq!(r.streams[0].read.error_count(), 1);
+    assert_eq!(
+        e.issued.len(),
+        8,
+        "the whole failed frame drains, then nothing more"
+    );
+}
+
+#[test]
+fn a_device_slower_than_the_pace_drops_frames() {
+    // Frames every 2 ms, each taking at least 10 ms, two frame times of
+    // queue: most frames cannot even start in time.
+    let fj = stream_job(30, FrameOrder::Forward, Some(Fps { num: 500, den: 1 }), 2);
+    let (fd, stop) = (devnull(), AtomicBool::new(false));
+    let sh = shared(&fj, &fd, &stop);
+    let mut e = FakeEngine::new(Duration::from_millis(10), None);
+    let r = run_frames(&mut e, &sh, 0, 0, &LiveCounters::default()).unwrap();
+    assert_eq!(r.frames.len(), 30);
+    let count = |s| r.frames.iter().filter(|f| f.status == s).count();
+    let (done, late, skipped) = (
+        count(FrameStatus::Done),
+        count(FrameStatus::Late),
+        count(FrameStatus::Skipped),
+    );
+    assert_eq!(done + late + skipped, 30);
+    assert!(skipped >= 15, "{done} done, {late} late, {skipped} skipped");
+    assert!(late >= 1, "a 10 ms frame misses a 4 ms deadline");
+    for f in &r.frames {
+        if f.status == FrameStatus::Skipped {
+            assert_eq!((f.bytes, f.io_ns), (0, 0));
+        }
+    }
+    // Only transferred frames did I/O: four pieces each.
+    assert_eq!(e.issued.len(), 4 * (done + late));
+}
+
+#[test]
+fn paced_frames_start_no_earlier_than_their_release() {
+    let fj = stream_job(6, FrameOrder::Forward, Some(Fps { num: 200, den: 1 }), 4);
+    let (fd, stop) = (devnull(), AtomicBool::new(false));
+    let sh = shared(&fj, &fd, &stop);
+    let mut e = FakeEngine::new(Duration::ZERO, None);
+    let r = run_frames(&mut e, &sh, 0, 0, &LiveCounters::default()).unwrap();
+    for (k, f) in r.frames.iter().enumerate() {
+        assert!(
+            f.start_ns >= k as u64 * 5_000_000,
+            "frame {k} at {}",
+            f.start_ns
+        );
+        assert_eq!(f.status, FrameStatus::Done);
+    }
+    assert!(r.elapsed_ns >= 25_000_000);
+}
+
+#[test]
+fn a_stop_ends_a_paced_run_between_frames() {
+    let fj = stream_job(1000, FrameOrder::Forward, Some(Fps { num: 1, den: 1 }), 4);
+    let (fd, stop) = (devnull(), AtomicBool::new(true));
+    let sh = shared(&fj, &fd, &stop);
+    let mut e = FakeEngine::new(Duration::ZERO, None);
+    let r = run_frames(&mut e, &sh, 0, 0, &LiveCounters::default()).unwrap();
+    assert!(r.interrupted);
+    assert!(r.frames.is_empty());
+}
+
+/// A files-layout point on `dir`, for `op`.
+fn files_point(dir: &std::path::Path, op: Op, engine: iosurvey_engine::EngineKind) -> Point {
+    let mut s = VideoSpec::new(dir.to_path_buf());
+    s.op = op;
+    s.size = FrameSize::Custom(3 * 4096 + 100);
+    s.frames = 7;
+    s.threads = 2;
+    s.depth = 2;
+    s.layout = FrameLayout::Files { files_per_dir: 3 };
+    s.engine = engine;
+    s.direct = false;
+    expand(&s).unwrap().points.remove(0)
+}
+
+fn open(point: &Point) -> crate::target::OpenTarget {
+    let opts = OpenOptions {
+        write: point.job.writes(),
+        direct: false,
+        policy: WritePolicy::default(),
+        stop: None,
+    };
+    open_frame_dir(
+        &point.job.targets[0],
+        point.job.frames.as_ref().unwrap(),
+        opts,
+    )
+    .unwrap()
+}
+
+#[test]
+fn files_are_written_whole_then_read_back_on_both_engines() {
+    for engine in [
+        iosurvey_engine::EngineKind::Sync,
+        iosurvey_engine::EngineKind::Uring,
+    ] {
+        let d = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(false);
+        let wp = files_point(d.path(), Op::Write, engine);
+        let wt = open(&wp);
+        let w = match run_point(&wp, std::slice::from_ref(&wt), &stop, &mut NoObserver) {
+            Ok(r) => r,
+            Err(e) if engine == iosurvey_engine::EngineKind::Uring => {
+                eprintln!("skipping io_uring: {e}");
+                continue;
+            }
+            Err(e) => panic!("{e}"),
+        };
+        assert_eq!(w.frames.len(), 7, "{engine:?}");
+        let fj = wp.job.frames.as_ref().unwrap();
+        // Whether this filesystem keeps user xattrs (the marks).
+        let probe = d.path().join("probe");
+        std::fs::write(&probe, b"x").unwrap();
+        let marks = rustix::fs::setxattr(
+            &probe,
+            crate::guard::CREATED_XATTR,
+            b"1",
+            rustix::fs::XattrFlags::empty(),
+        )
+        .is_ok();
+        for f in &w.frames {
+            assert_eq!(f.status, FrameStatus::Done);
+            assert_eq!(f.bytes, 16384);
+            assert!(f.end_ns >= f.start_ns + f.open_ns + f.io_ns + f.close_ns);
+        }
+        let mut seen: Vec<u64> = w.frames.iter().map(|f| f.frame).collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..7).collect::<Vec<_>>());
+        assert!(w.frames.iter().all(|f| f.thread < 2));
+        assert_eq!(w.streams[0].write.bytes, 7 * 16384);
+        assert_eq!(w.streams[0].write.ops, 14, "two pieces per frame");
+        for f in 0..7 {
+            let p = fj.frame_path(&wt.path, f);
+            assert_eq!(
+                std::fs::metadata(&p).unwrap().len(),
+                16384,
+                "{}",
+                p.display()
+            );
+            if marks {
+                assert!(created_by_iosurvey(&p), "{} is marked as ours", p.display());
+            }
+        }
+        assert!(wt.path.join("d00002/f0000006.frm").exists());
+
+        let rp = files_point(d.path(), Op::Read, engine);
+        let rt = open(&rp);
+        assert!(
+            !rt.created,
+            "the frames were there: nothing to prepare or remove"
+        );
+        let r = run_point(&rp, std::slice::from_ref(&rt), &stop, &mut NoObserver).unwrap();
+        assert_eq!(r.frames.len(), 7);
+        assert!(r.frames.iter().all(|f| f.status == FrameStatus::Done));
+        assert_eq!(r.streams[0].read.bytes, 7 * 16384);
+        assert!(r.first_failure.is_none());
+        wt.remove_if_created().unwrap();
+        assert!(!wt.path.exists());
+    }
+}
