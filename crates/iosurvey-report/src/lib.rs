@@ -17,13 +17,14 @@ pub mod parallel;
 pub mod profile;
 pub mod survey;
 mod text;
+pub mod video;
 
 pub use card::render_card;
 pub use csv_table::render_csv;
 pub use errno::errno_name;
 pub use json::{to_json, SCHEMA_VERSION};
 pub use model::{
-    ArrayReport, ClassReport, ErrorCount, FailureReport, LatencyReport, Percentile, PointReport,
-    RunReport, Settings, StreamReport, StreamTotals, TargetReport, ToolInfo,
+    ArrayReport, ClassReport, ErrorCount, FailureReport, FramesReport, LatencyReport, Percentile,
+    PointReport, RunReport, Settings, StreamReport, StreamTotals, TargetReport, ToolInfo,
 };
 pub use text::{format_ns, format_rate, render_text, TextOptions};

@@ -384,8 +384,14 @@ impl PointReport {
 fn warnings(point: &Point, targets: &[OpenTarget], r: &JobResult) -> Vec<String> {
     let job = &point.job;
     let mut out = Vec::new();
+    // A file per frame is opened and closed per frame: it is not
+    // registered, by design, so only fixed buffers are expected.
+    let per_frame_files = job
+        .frames
+        .as_ref()
+        .is_some_and(|f| matches!(f.layout, FrameLayout::Files { .. }));
     if job.engine == iosurvey_engine::EngineKind::Uring
-        && !(r.engine.registered_files && r.engine.fixed_buffers)
+        && !((r.engine.registered_files || per_frame_files) && r.engine.fixed_buffers)
     {
         out.push(
             "io_uring ran without registered files or fixed buffers (the kernel refused them), which costs CPU per I/O; lower --qd or check RLIMIT_MEMLOCK"

@@ -124,16 +124,16 @@ pub(crate) fn run_frames<E: Engine>(
             break;
         }
         let frame = shared.sequence[k as usize];
-        let deadline = match frame_ns {
-            Some(step) => {
-                let release = t0 + k * step;
+        let deadline = match (fj.fps, frame_ns) {
+            (Some(fps), Some(step)) => {
+                let release = t0 + fps.duration_of(k).as_nanos() as u64;
                 if !wait_until(release, shared.stop) {
                     stopped = true;
                     break;
                 }
                 Some(release + u64::from(fj.queue) * step)
             }
-            None => None,
+            _ => None,
         };
         let start = now_ns();
         let mut rec = FrameRecord {

@@ -237,6 +237,13 @@ impl Fps {
         self.num as f64 / self.den as f64
     }
 
+    /// How long `frames` frames last at this rate.
+    pub fn duration_of(self, frames: u64) -> Duration {
+        let ns =
+            u128::from(frames) * u128::from(self.den) * 1_000_000_000 / u128::from(self.num.max(1));
+        Duration::from_nanos(ns.min(u128::from(u64::MAX)) as u64)
+    }
+
     /// Nanoseconds from one frame to the next.
     pub fn interval_ns(self) -> u64 {
         (u128::from(self.den) * 1_000_000_000 / u128::from(self.num.max(1))) as u64

@@ -46,6 +46,9 @@ pub enum Command {
     /// HD Tune / zcav: read throughput across the device's surface, access time, burst rate.
     #[command(after_help = EXIT_CODES)]
     Profile(crate::profile_cmd::ProfileArgs),
+    /// frametest / AJA System Test: video frames written or read, one file per frame or one stream, against real time.
+    #[command(after_help = EXIT_CODES)]
+    Video(crate::video_cmd::VideoArgs),
 }
 
 #[derive(Args, Debug)]

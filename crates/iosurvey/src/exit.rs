@@ -56,11 +56,19 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
         }
         _ => {
             let text = e.to_string();
-            let line = text
-                .lines()
-                .find(|l| !l.trim().is_empty())
+            let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+            let first = lines
+                .next()
                 .unwrap_or("invalid arguments")
                 .trim_start_matches("error: ");
+            // "the following required arguments were not provided:" names
+            // them on the lines after it.
+            let line = if first.ends_with(':') {
+                let rest: Vec<&str> = lines.take_while(|l| !l.starts_with("Usage:")).collect();
+                format!("{first} {}", rest.join(", "))
+            } else {
+                first.to_string()
+            };
             eprintln!("iosurvey: {line}");
             ExitCode::from(2)
         }

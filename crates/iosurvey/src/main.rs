@@ -16,6 +16,7 @@ mod quick_cmd;
 mod run_cmd;
 mod survey_cmd;
 mod targets;
+mod video_cmd;
 
 use clap::Parser;
 use exit::Failure;
@@ -37,6 +38,7 @@ fn main() -> ExitCode {
         Some(cli::Command::Survey(a)) => survey_cmd::survey(a, &args),
         Some(cli::Command::Matrix(a)) => matrix_cmd::matrix(a, &args),
         Some(cli::Command::Profile(a)) => profile_cmd::profile(a, &args),
+        Some(cli::Command::Video(a)) => video_cmd::video(a, &args),
         None => quick_cmd::quick(cli::QuickArgs::defaults(), &args),
     };
     match outcome {

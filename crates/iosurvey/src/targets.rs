@@ -5,10 +5,10 @@
 use crate::cli::TargetFlags;
 use crate::exit::Failure;
 use iosurvey_run::{
-    open_target, plan_geometry, validate, Geometry, OpenOptions, OpenTarget, TargetError,
-    WritePolicy,
+    open_frame_dir, open_target, plan_frame_dir, plan_geometry, validate, Geometry, OpenOptions,
+    OpenTarget, TargetError, WritePolicy,
 };
-use iosurvey_workload::{Job, Plan};
+use iosurvey_workload::{FrameJob, FrameLayout, Job, Plan};
 use std::ops::Deref;
 use std::sync::atomic::AtomicBool;
 
@@ -72,6 +72,44 @@ fn check(job: &Job, geometry: &[Geometry]) -> Result<(), Failure> {
     validate(job, geometry).map_err(|e| Failure::Usage(e.into()))
 }
 
+/// A files-per-frame video job's target is a directory of frames.
+fn frame_dir(plan: &Plan) -> Option<&FrameJob> {
+    plan.points
+        .first()?
+        .job
+        .frames
+        .as_ref()
+        .filter(|f| matches!(f.layout, FrameLayout::Files { .. }))
+}
+
+/// The geometry of every target of `plan` (the first point's), found
+/// through the write guard without creating or writing anything, with
+/// every point checked against it.
+pub fn plan_all(
+    plan: &Plan,
+    flags: &TargetFlags,
+    stop: &AtomicBool,
+) -> Result<Vec<Geometry>, Failure> {
+    let Some(first) = plan.points.first() else {
+        return Ok(Vec::new());
+    };
+    let planned = first
+        .job
+        .targets
+        .iter()
+        .enumerate()
+        .map(|(i, spec)| match frame_dir(plan) {
+            Some(fj) => plan_frame_dir(spec, fj, options(plan, i, flags, stop)),
+            None => plan_geometry(spec, options(plan, i, flags, stop)),
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(target_error)?;
+    for p in &plan.points {
+        check(&p.job, &planned)?;
+    }
+    Ok(planned)
+}
+
 /// Opens the targets every point of `plan` shares (the first point's), once
 /// for the whole plan. The guard and every point's settings are checked
 /// before any test file is laid out, and again against what was opened.
@@ -88,20 +126,18 @@ pub fn open_all(
         });
     };
     let specs = &first.job.targets;
-    let planned = specs
-        .iter()
-        .enumerate()
-        .map(|(i, spec)| plan_geometry(spec, options(plan, i, flags, stop)))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(target_error)?;
-    for p in &plan.points {
-        check(&p.job, &planned)?;
-    }
+    let planned = plan_all(plan, flags, stop)?;
     let mut out = Targets {
         list: Vec::with_capacity(specs.len()),
         keep: flags.keep,
     };
     for (i, (spec, g)) in specs.iter().zip(&planned).enumerate() {
+        if let Some(fj) = frame_dir(plan) {
+            out.list.push(
+                open_frame_dir(spec, fj, options(plan, i, flags, stop)).map_err(target_error)?,
+            );
+            continue;
+        }
         if !quiet && !g.path.exists() {
             eprintln!(
                 "iosurvey: laying out {} bytes of test data in {}",

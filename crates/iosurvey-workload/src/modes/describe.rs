@@ -5,14 +5,48 @@ use crate::{Mix, Plan};
 use std::fmt::Write;
 use std::time::Duration;
 
-/// The estimated run time: every time-bounded point's ramp and time, or
-/// `None` when some point ends on bytes (its time depends on the device).
+/// The estimated run time: every time-bounded point's ramp and time, and
+/// every paced frame point's frames over its rate, or `None` when some
+/// point ends on bytes (its time depends on the device).
 pub fn estimate(plan: &Plan) -> Option<Duration> {
     plan.points
         .iter()
         .filter(|p| p.skip.is_none())
-        .map(|p| p.job.bounds.time.map(|t| t + p.job.bounds.ramp))
+        .map(|p| match (&p.job.frames, p.job.bounds.time) {
+            (Some(f), _) => f.fps.map(|r| r.duration_of(f.frames)),
+            (None, t) => t.map(|t| t + p.job.bounds.ramp),
+        })
         .sum()
+}
+
+/// A frame point in words.
+fn describe_frames(j: &crate::Job, f: &crate::FrameJob) -> String {
+    let verb = match f.op {
+        iosurvey_engine::Op::Read => "read",
+        iosurvey_engine::Op::Write => "write",
+    };
+    let layout = match f.layout {
+        crate::FrameLayout::Files { files_per_dir: 0 } => "one file per frame".to_string(),
+        crate::FrameLayout::Files { files_per_dir } => {
+            format!("one file per frame, {files_per_dir} per directory")
+        }
+        crate::FrameLayout::Stream => "one stream".to_string(),
+    };
+    let pace = match f.fps {
+        Some(r) => format!("at {:.3} fps, queue {}", r.value(), f.queue),
+        None => "unpaced".to_string(),
+    };
+    format!(
+        "{verb} {} frames of {} ({} bytes, {} I/Os of {}) by {} threads in {}, {layout}, order {}, {pace}",
+        f.frames,
+        f.format,
+        f.frame_bytes,
+        f.depth,
+        format_size(j.streams.first().map_or(f.frame_bytes, |s| s.bs)),
+        j.workers,
+        j.targets[0].path.display(),
+        f.order.name(),
+    )
 }
 
 /// One line per point, then the estimate.
@@ -21,6 +55,10 @@ pub fn describe(plan: &Plan) -> String {
     let _ = writeln!(out, "{} plan: {} points", plan.mode, plan.points.len());
     for p in &plan.points {
         let j = &p.job;
+        if let Some(f) = &j.frames {
+            let _ = writeln!(out, "{:>4} {}: {}", p.index, p.label, describe_frames(j, f));
+            continue;
+        }
         let streams: Vec<String> = j
             .streams
             .iter()
@@ -82,6 +120,29 @@ pub fn describe(plan: &Plan) -> String {
 mod tests {
     use super::*;
     use crate::modes::quick::{expand, QuickSpec};
+
+    #[test]
+    fn a_paced_video_plan_is_estimated_from_its_frames() {
+        use crate::modes::video::{self, VideoSpec};
+        let mut s = VideoSpec::new("/m".into());
+        s.frames = 240;
+        let plan = video::expand(&s).unwrap();
+        assert_eq!(
+            estimate(&plan),
+            None,
+            "unpaced frames take as long as the device needs"
+        );
+        s.fps = Some(crate::Fps { num: 24, den: 1 });
+        let plan = video::expand(&s).unwrap();
+        assert_eq!(estimate(&plan), Some(Duration::from_secs(10)));
+        let text = describe(&plan);
+        assert!(
+            text.contains("read 240 frames of hd-422 (4149248 bytes, 1 I/Os of")
+                && text.contains("one file per frame")
+                && text.contains("at 24.000 fps, queue 4"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn a_time_bounded_plan_has_an_estimate() {

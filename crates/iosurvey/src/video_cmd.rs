@@ -1,0 +1,220 @@
+//! `iosurvey video` (frametest, AJA System Test): video frames written or
+//! read whole, one file per frame or in one stream, unpaced or at a frame
+//! rate, judged against real time.
+
+use crate::cli::{size, OutputFlags, TargetFlags};
+use crate::execute::{execute, Presenter};
+use crate::exit::{usage, Failure, Outcome};
+use crate::output;
+use anyhow::anyhow;
+use clap::{Args, ValueEnum};
+use iosurvey_engine::Op;
+use iosurvey_report::video::{render_format_list, render_video, render_video_csv};
+use iosurvey_report::{RunReport, TextOptions};
+use iosurvey_workload::modes::video::{
+    expand, find_format, parse_fps, FrameFormat, FrameSize, VideoSpec, FORMATS,
+};
+use iosurvey_workload::{frames_dir, Fps, FrameLayout, FrameOrder};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    /// One file per frame: open (create), I/O, close, each timed.
+    Files,
+    /// Every frame in one file or device.
+    Stream,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OrderArg {
+    Fwd,
+    Rev,
+    Random,
+}
+
+#[derive(Args, Debug)]
+pub struct VideoArgs {
+    /// A directory (files mode: frames go in DIR/iosurvey-frames), or for --mode stream a file, a directory (a test file is laid out in it) or a block device.
+    #[arg(value_name = "TARGET", required_unless_present = "list_formats")]
+    pub target: Option<PathBuf>,
+    /// Write the frames (creates them; files iosurvey did not create are refused without --allow-destroy).
+    #[arg(long, conflicts_with = "read")]
+    pub write: bool,
+    /// Read the frames (the default); they must have been written, see --prepare.
+    #[arg(long)]
+    pub read: bool,
+    /// A frame preset (see --list-formats), e.g. hd, 2k, 4k, uhd-422.
+    #[arg(long, value_parser = format_arg, conflicts_with = "frame_size")]
+    pub format: Option<&'static FrameFormat>,
+    /// A custom frame size instead of a preset (rounded up to 4 KiB).
+    #[arg(long, value_parser = size)]
+    pub frame_size: Option<u64>,
+    /// Frames to transfer.
+    #[arg(long, default_value_t = 1800)]
+    pub frames: u64,
+    /// One file per frame, or all frames in one stream.
+    #[arg(long, value_enum, default_value = "files")]
+    pub mode: ModeArg,
+    /// Threads, each moving one frame at a time.
+    #[arg(long, default_value_t = 1)]
+    pub threads: u32,
+    /// I/Os in flight per frame: each frame is cut into this many pieces.
+    #[arg(long, default_value_t = 1)]
+    pub depth: u32,
+    /// Pace the frames at this rate (24, 29.97, 30000/1001); unpaced frames go as fast as they can.
+    #[arg(long, value_parser = parse_fps)]
+    pub fps: Option<Fps>,
+    /// With --fps: frame times a frame may wait before it is dropped.
+    #[arg(long, default_value_t = 4)]
+    pub queue: u32,
+    /// Header bytes per frame (default 64k for DPX presets, 0 otherwise).
+    #[arg(long, value_parser = size)]
+    pub header: Option<u64>,
+    /// Order frames are transferred in.
+    #[arg(long, value_enum, default_value = "fwd")]
+    pub order: OrderArg,
+    /// Files mode: frames per subdirectory (0: all in one directory).
+    #[arg(long, default_value_t = 0)]
+    pub files_per_dir: u32,
+    /// Reading: write the frames that are missing first, unmeasured (removed at the end unless --keep).
+    #[arg(long)]
+    pub prepare: bool,
+    /// Print every frame preset with its size and exit.
+    #[arg(long)]
+    pub list_formats: bool,
+    /// Seed of the random order; recorded in the results.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub target_flags: TargetFlags,
+    #[command(flatten)]
+    pub out: OutputFlags,
+}
+
+/// `--format`: a preset or one of its aliases.
+fn format_arg(s: &str) -> Result<&'static FrameFormat, String> {
+    find_format(s).ok_or_else(|| {
+        let names: Vec<&str> = FORMATS.iter().map(|f| f.name).collect();
+        format!(
+            "unknown format '{s}': use one of {} (see --list-formats), or --frame-size",
+            names.join(", ")
+        )
+    })
+}
+
+fn spec_from(a: &VideoArgs, target: PathBuf) -> VideoSpec {
+    let mut s = VideoSpec::new(target);
+    s.op = if a.write { Op::Write } else { Op::Read };
+    if let Some(f) = a.format {
+        s.size = FrameSize::Preset(f);
+    }
+    if let Some(b) = a.frame_size {
+        s.size = FrameSize::Custom(b);
+    }
+    s.header = a.header;
+    s.frames = a.frames;
+    s.layout = match a.mode {
+        ModeArg::Files => FrameLayout::Files {
+            files_per_dir: a.files_per_dir,
+        },
+        ModeArg::Stream => FrameLayout::Stream,
+    };
+    s.threads = a.threads;
+    s.depth = a.depth;
+    s.fps = a.fps;
+    s.queue = a.queue;
+    s.order = match a.order {
+        OrderArg::Fwd => FrameOrder::Forward,
+        OrderArg::Rev => FrameOrder::Reverse,
+        OrderArg::Random => FrameOrder::Random,
+    };
+    s.prepare = a.prepare;
+    s.engine = a.target_flags.engine_or_uring();
+    s.direct = !a.target_flags.buffered;
+    s.seed = a.seed;
+    s
+}
+
+/// frametest's report as text, every frame as CSV.
+struct VideoPresenter;
+
+impl Presenter for VideoPresenter {
+    fn text(&self, report: &RunReport, opts: TextOptions) -> String {
+        render_video(report, opts)
+    }
+    fn csv(&self, report: &RunReport) -> String {
+        render_video_csv(report)
+    }
+}
+
+pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
+    if a.list_formats {
+        output::print_text(&render_format_list());
+        return Ok(Outcome::Ok);
+    }
+    let Some(target) = a.target.clone() else {
+        return usage(anyhow!("give a TARGET directory, file or device"));
+    };
+    if a.mode == ModeArg::Stream && a.files_per_dir > 0 {
+        return usage(anyhow!(
+            "--files-per-dir is for --mode files; a stream holds every frame in one file"
+        ));
+    }
+    if a.fps.is_none() && a.queue != 4 {
+        return usage(anyhow!(
+            "--queue bounds the frames waiting behind a --fps pace; give --fps too"
+        ));
+    }
+    let spec = spec_from(&a, target);
+    let plan = match expand(&spec) {
+        Ok(p) => p,
+        Err(e) => return usage(e),
+    };
+    if !a.out.quiet && !a.out.dry_run {
+        // Refusals come before the banner, as the only line printed.
+        crate::targets::plan_all(&plan, &a.target_flags, &AtomicBool::new(false))?;
+        let fj = plan.points[0]
+            .job
+            .frames
+            .as_ref()
+            .expect("a video plan has frames");
+        let verb = if fj.op == Op::Write { "write" } else { "read" };
+        let place = match fj.layout {
+            FrameLayout::Files { .. } => format!(
+                "one file per frame in {}",
+                frames_dir(&spec.target).display()
+            ),
+            FrameLayout::Stream => format!("one stream in {}", spec.target.display()),
+        };
+        let pace = fj.fps.map_or("unpaced".to_string(), |r| {
+            format!("paced at {:.3} fps, queue {}", r.value(), fj.queue)
+        });
+        let prepare = if fj.prepare {
+            "; missing frames are written first, unmeasured"
+        } else {
+            ""
+        };
+        eprintln!(
+            "iosurvey: video: {verb} {} frames of {} ({} bytes), {place}, {pace}{prepare}",
+            fj.frames, fj.format, fj.frame_bytes
+        );
+    }
+    execute(&plan, argv, &a.target_flags, &a.out, &VideoPresenter)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_are_found_by_name_or_alias_and_unknown_ones_listed() {
+        assert_eq!(format_arg("hd").unwrap().name, "hd-422");
+        assert_eq!(format_arg("2K").unwrap().name, "2k");
+        let err = format_arg("vhs").unwrap_err();
+        assert!(
+            err.contains("ntsc-422") && err.contains("--list-formats"),
+            "{err}"
+        );
+    }
+}

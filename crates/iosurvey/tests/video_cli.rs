@@ -1,0 +1,357 @@
+//! `iosurvey video` run for real: frames written one file per frame and
+//! read back, a stream file, pacing, refusals of frames never written and
+//! of bad input; and, as root, a loop device throttled by the blkio cgroup
+//! that holds a slow frame rate and drops frames at a fast one.
+
+#[macro_use]
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+
+fn video(args: &[&str]) -> std::process::Output {
+    let mut all = vec!["video"];
+    all.extend_from_slice(args);
+    iosurvey(&all)
+}
+
+/// The frame records of a report's first point.
+fn records(r: &Value) -> Vec<Value> {
+    r["points"][0]["frames"]["records"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no frame records: {r}"))
+        .clone()
+}
+
+fn count(recs: &[Value], status: &str) -> usize {
+    recs.iter().filter(|r| r["status"] == status).count()
+}
+
+/// Frame files under `dir`, recursively.
+fn frame_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(frame_files(&p));
+        } else if p.extension().is_some_and(|x| x == "frm") {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn list_formats_prints_every_preset_with_its_size() {
+    let text = stdout_ok(&video(&["--list-formats"]));
+    for want in [
+        "ntsc-422", "pal-4444", "hd-422", "2k", "4k", "uhd-422", "12812288", "51052544",
+    ] {
+        assert!(text.contains(want), "{want} missing from:\n{text}");
+    }
+}
+
+#[test]
+fn frames_written_one_file_each_are_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = path_str(dir.path());
+    let (csv, json) = (dir.path().join("w.csv"), dir.path().join("w.json"));
+    let common = [
+        "--frame-size",
+        "64k",
+        "--frames",
+        "20",
+        "--files-per-dir",
+        "8",
+    ];
+    let mut args = vec![d, "--write", "--keep", "--depth", "2", "--threads", "2"];
+    args.extend_from_slice(&common);
+    args.extend_from_slice(&["--csv", path_str(&csv), "--json", path_str(&json)]);
+    let text = stdout_ok(&video(&args));
+    assert!(text.contains("Frames transferred: 20"), "{text}");
+    let report = json_file(&json);
+    assert_valid(&report);
+    let frames = &report["points"][0]["frames"];
+    assert_eq!(frames["layout"], "files");
+    assert_eq!(frames["op"], "write");
+    assert_eq!(u(&frames["frame_bytes"]), 65536);
+    let recs = records(&report);
+    assert_eq!(count(&recs, "done"), 20);
+    assert!(recs.iter().all(|r| u(&r["bytes"]) == 65536));
+    assert!(recs.iter().all(|r| u(&r["end_ns"]) >= u(&r["start_ns"])));
+    assert!(recs.iter().all(|r| u(&r["open_ns"]) > 0), "open is timed");
+    assert_eq!(
+        u(&report["points"][0]["total"]["write"]["bytes"]),
+        20 * 65536
+    );
+    let lines: Vec<String> = std::fs::read_to_string(&csv)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    assert_eq!(lines.len(), 21, "a header and a row per frame");
+    assert!(lines[0].starts_with("frame,"), "{}", lines[0]);
+
+    // Kept: 20 frames of 64 KiB in three subdirectories of 8.
+    let root = dir.path().join("iosurvey-frames");
+    let files = frame_files(&root);
+    assert_eq!(files.len(), 20);
+    assert!(files.iter().all(|f| f.metadata().unwrap().len() == 65536));
+    assert!(root.join("d00002/f0000019.frm").exists());
+
+    // Read them back, in random order; they stay (this run did not write them).
+    let mut args = vec![
+        d, "--read", "--order", "random", "--output", "json", "--quiet",
+    ];
+    args.extend_from_slice(&common);
+    let report = report_of(&video(&args));
+    assert_valid(&report);
+    let recs = records(&report);
+    assert_eq!(count(&recs, "done"), 20);
+    assert_eq!(
+        u(&report["points"][0]["total"]["read"]["bytes"]),
+        20 * 65536
+    );
+    let order: Vec<u64> = recs.iter().map(|r| u(&r["frame"])).collect();
+    assert_ne!(order, (0..20).collect::<Vec<_>>(), "shuffled");
+    assert_eq!(frame_files(&root).len(), 20);
+
+    // Writing again without --keep rewrites them and cleans up after.
+    let mut args = vec![d, "--write", "--quiet"];
+    args.extend_from_slice(&common);
+    stdout_ok(&video(&args));
+    assert!(!root.exists(), "frames removed without --keep");
+}
+
+#[test]
+fn reading_frames_never_written_is_refused_unless_prepared() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = path_str(dir.path());
+    let out = video(&[d, "--frame-size", "16k", "--frames", "5"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("never written") && err.contains("--prepare"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(!dir.path().join("iosurvey-frames").exists());
+
+    let report = report_of(&video(&[
+        d,
+        "--frame-size",
+        "16k",
+        "--frames",
+        "5",
+        "--prepare",
+        "--output",
+        "json",
+        "--quiet",
+    ]));
+    let recs = records(&report);
+    assert_eq!(count(&recs, "done"), 5);
+    assert_eq!(report["points"][0]["frames"]["op"], "read");
+    assert!(
+        !dir.path().join("iosurvey-frames").exists(),
+        "prepared frames are removed at the end"
+    );
+}
+
+#[test]
+fn a_stream_file_is_laid_out_written_and_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = video(&[
+        path_str(dir.path()),
+        "--mode",
+        "stream",
+        "--write",
+        "--format",
+        "pal-422",
+        "--frames",
+        "12",
+        "--depth",
+        "4",
+        "--order",
+        "rev",
+        "--output",
+        "json",
+        "--quiet",
+    ]);
+    let report = report_of(&out);
+    assert_valid(&report);
+    let p = &report["points"][0];
+    assert_eq!(p["frames"]["layout"], "stream");
+    assert_eq!(u(&p["frames"]["frame_bytes"]), 831_488);
+    let recs = records(&report);
+    assert_eq!(count(&recs, "done"), 12);
+    assert_eq!(u(&recs[0]["frame"]), 11, "reverse order starts at the end");
+    assert!(recs
+        .iter()
+        .all(|r| u(&r["open_ns"]) == 0 && u(&r["close_ns"]) == 0));
+    assert_eq!(u(&p["total"]["write"]["ops"]), 48, "four I/Os per frame");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "the stream file is removed"
+    );
+}
+
+#[test]
+fn paced_frames_follow_the_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = report_of(&video(&[
+        path_str(dir.path()),
+        "--write",
+        "--frame-size",
+        "16k",
+        "--frames",
+        "10",
+        "--fps",
+        "100",
+        "--queue",
+        "50",
+        "--output",
+        "json",
+        "--quiet",
+    ]));
+    let p = &report["points"][0];
+    assert_eq!(f(&p["frames"]["fps"]), 100.0);
+    let recs = records(&report);
+    assert_eq!(recs.len(), 10);
+    for (k, r) in recs.iter().enumerate() {
+        assert!(
+            u(&r["start_ns"]) >= k as u64 * 10_000_000,
+            "frame {k} started before its release: {r}"
+        );
+    }
+    // A 50-frame queue (half a second) absorbs any hiccup of tmpfs.
+    assert_eq!(count(&recs, "done"), 10, "{recs:?}");
+    assert!(u(&p["elapsed_ns"]) >= 90_000_000);
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = path_str(dir.path());
+    let file = dir.path().join("plain.dat");
+    std::fs::write(&file, vec![7u8; 65536]).unwrap();
+    let root = dir.path().join("iosurvey-frames");
+    std::fs::create_dir(&root).unwrap();
+    let foreign = root.join("f0000000.frm");
+    std::fs::write(&foreign, b"the user's").unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec![d, "--fps", "0"], "greater than zero"),
+        (vec![d, "--fps", "fast"], "frame rate"),
+        (vec![d, "--format", "vhs"], "unknown format"),
+        (
+            vec![d, "--format", "hd", "--frame-size", "1m"],
+            "cannot be used with",
+        ),
+        (
+            vec![d, "--mode", "stream", "--files-per-dir", "3"],
+            "--files-per-dir",
+        ),
+        (vec![d, "--queue", "2"], "--fps"),
+        (vec![d, "--frames", "0"], "--frames"),
+        (vec![d, "--depth", "0"], "--depth"),
+        (vec![d, "--write", "--prepare"], "--prepare"),
+        (vec![d, "--write", "--read"], "cannot be used with"),
+        (vec![path_str(&file), "--write"], "needs a directory"),
+        (vec![d, "--write", "--frames", "2"], "did not create"),
+        (vec![d, "--write", "--readonly"], "--readonly refuses"),
+        (vec![], "TARGET"),
+    ];
+    for (args, want) in cases {
+        let out = video(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", describe(&out));
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+    assert_eq!(std::fs::read(&foreign).unwrap(), b"the user's");
+    assert_eq!(std::fs::read(&file).unwrap(), vec![7u8; 65536]);
+    assert_eq!(frame_files(&root).len(), 1, "nothing was created");
+}
+
+#[test]
+fn dry_run_describes_the_frames_and_touches_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = stdout_ok(&video(&[
+        path_str(dir.path()),
+        "--write",
+        "--format",
+        "2k",
+        "--fps",
+        "24",
+        "--frames",
+        "48",
+        "--dry-run",
+    ]));
+    assert!(
+        text.contains("write 48 frames of 2k (12812288 bytes"),
+        "{text}"
+    );
+    assert!(text.contains("estimated duration: 2 s"), "{text}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_throttled_device_holds_a_slow_rate_and_drops_frames_at_a_fast_one() {
+    let _lock = serial();
+    need!(require_blkio());
+    let dev = need!(LoopDev::new(64 * MIB, 31));
+    let before = checksum(dev.path(), None);
+    // 8 MB/s: 1 MiB frames hold 4 fps and cannot hold 24.
+    let limit = 8_000_000u64;
+    let run = |fps: &str| {
+        let cg = need_cgroup();
+        cg.set(
+            "blkio.throttle.read_bps_device",
+            &format!("{} {limit}", maj_min(dev.path())),
+        );
+        let out = cg.run_iosurvey(&[
+            "video",
+            path_str(dev.path()),
+            "--mode",
+            "stream",
+            "--frame-size",
+            "1m",
+            "--frames",
+            "16",
+            "--fps",
+            fps,
+            "--queue",
+            "2",
+            "--output",
+            "json",
+            "--quiet",
+        ]);
+        report_of(&out)
+    };
+    let slow = run("4");
+    assert_valid(&slow);
+    let recs = records(&slow);
+    assert_eq!(
+        count(&recs, "done"),
+        16,
+        "4 MB/s fits under 8 MB/s: {recs:?}"
+    );
+    let fast = run("24");
+    let recs = records(&fast);
+    let dropped = count(&recs, "skipped") + count(&recs, "late");
+    assert!(
+        dropped >= 8,
+        "24 MB/s on an 8 MB/s device drops frames: {dropped} of 16"
+    );
+    assert_eq!(checksum(dev.path(), None), before, "reads never write");
+}
+
+/// A blkio cgroup, or a skip (the caller has checked the controller).
+fn need_cgroup() -> Cgroup {
+    Cgroup::new().expect("creating a blkio cgroup")
+}
