@@ -355,3 +355,69 @@ fn a_throttled_device_holds_a_slow_rate_and_drops_frames_at_a_fast_one() {
 fn need_cgroup() -> Cgroup {
     Cgroup::new().expect("creating a blkio cgroup")
 }
+
+#[test]
+fn a_device_takes_stream_writes_only_with_allow_destroy_and_only_the_frames() {
+    let _lock = serial();
+    let dev = need!(LoopDev::new(32 * MIB, 32));
+    let before = read_device(dev.path());
+    let mut args = vec![
+        "video",
+        path_str(dev.path()),
+        "--mode",
+        "stream",
+        "--write",
+        "--frame-size",
+        "1m",
+        "--frames",
+        "16",
+        "--depth",
+        "4",
+        "--output",
+        "json",
+        "--quiet",
+    ];
+    let out = iosurvey(&args);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--allow-destroy"),
+        "{}",
+        describe(&out)
+    );
+    assert_eq!(read_device(dev.path()), before, "a refusal writes nothing");
+
+    args.push("--allow-destroy");
+    let report = report_of(&iosurvey(&args));
+    assert_valid(&report);
+    assert_eq!(report["points"][0]["targets"][0]["kind"], "block");
+    assert_eq!(count(&records(&report), "done"), 16);
+    let after = read_device(dev.path());
+    let frames = 16 * MIB as usize;
+    assert_ne!(after[..frames], before[..frames], "the frames were written");
+    assert_eq!(
+        after[frames..],
+        before[frames..],
+        "nothing past the last frame"
+    );
+
+    // Read back from the device, in reverse.
+    let report = report_of(&iosurvey(&[
+        "video",
+        path_str(dev.path()),
+        "--mode",
+        "stream",
+        "--frame-size",
+        "1m",
+        "--frames",
+        "16",
+        "--order",
+        "rev",
+        "--output",
+        "json",
+        "--quiet",
+    ]));
+    let recs = records(&report);
+    assert_eq!(count(&recs, "done"), 16);
+    assert_eq!(u(&recs[0]["frame"]), 15);
+    assert_eq!(read_device(dev.path()), after, "reads never write");
+}
