@@ -394,7 +394,7 @@ fn wrapped(out: &mut String, prefix: &str, text: &str) {
     let _ = writeln!(out, "{cur}");
 }
 
-fn parameters(out: &mut String, f: &FramesReport) {
+fn parameters(out: &mut String, f: &FramesReport, s: &crate::Settings) {
     let header = if f.header_bytes > 0 {
         format!(" (header {} bytes)", f.header_bytes)
     } else {
@@ -421,8 +421,13 @@ fn parameters(out: &mut String, f: &FramesReport) {
     let _ = writeln!(out, "{:LABEL$}{layout}", "");
     let _ = writeln!(
         out,
-        "{:LABEL$}{} {threads}, depth {}, {pacing}, order {}",
-        "", f.threads, f.depth, f.order
+        "{:LABEL$}{} {threads}, depth {}, {pacing}, order {}, engine {}, {}",
+        "",
+        f.threads,
+        f.depth,
+        f.order,
+        s.engine,
+        if s.direct { "O_DIRECT" } else { "buffered" }
     );
 }
 
@@ -699,7 +704,7 @@ fn render_point(out: &mut String, p: &PointReport, opts: TextOptions) {
     let (Some(f), Some(s)) = (p.frames.as_ref(), summarize(p)) else {
         return;
     };
-    parameters(out, f);
+    parameters(out, f, &p.settings);
     summary_lines(out, p, &s, opts);
     let _ = writeln!(out);
     details(out, p, f, opts);

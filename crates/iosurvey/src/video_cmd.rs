@@ -8,7 +8,7 @@ use crate::exit::{usage, Failure, Outcome};
 use crate::output;
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
-use iosurvey_engine::Op;
+use iosurvey_engine::{EngineKind, Op};
 use iosurvey_report::video::{render_format_list, render_video, render_video_csv};
 use iosurvey_report::{RunReport, TextOptions};
 use iosurvey_workload::modes::video::{
@@ -59,7 +59,7 @@ pub struct VideoArgs {
     /// Threads, each moving one frame at a time.
     #[arg(long, default_value_t = 1)]
     pub threads: u32,
-    /// I/Os in flight per frame: each frame is cut into this many pieces.
+    /// I/Os in flight per frame: each frame is cut into this many pieces. The engine is sync at depth 1 and io_uring above, unless --engine says otherwise.
     #[arg(long, default_value_t = 1)]
     pub depth: u32,
     /// Pace the frames at this rate (24, 29.97, 30000/1001); unpaced frames go as fast as they can.
@@ -130,7 +130,16 @@ fn spec_from(a: &VideoArgs, target: PathBuf) -> VideoSpec {
         OrderArg::Random => FrameOrder::Random,
     };
     s.prepare = a.prepare;
-    s.engine = a.target_flags.engine_or_uring();
+    // One I/O per frame at a time is plain pread/pwrite (frametest's
+    // shape, and the cheapest); pieces in flight need io_uring.
+    s.engine = a.target_flags.engine.map_or(
+        if a.depth > 1 {
+            EngineKind::Uring
+        } else {
+            EngineKind::Sync
+        },
+        Into::into,
+    );
     s.direct = !a.target_flags.buffered;
     s.seed = a.seed;
     s

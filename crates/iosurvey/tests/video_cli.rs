@@ -77,6 +77,10 @@ fn frames_written_one_file_each_are_read_back() {
     let report = json_file(&json);
     assert_valid(&report);
     let frames = &report["points"][0]["frames"];
+    assert_eq!(
+        report["points"][0]["settings"]["engine"], "uring",
+        "pieces in flight"
+    );
     assert_eq!(frames["layout"], "files");
     assert_eq!(frames["op"], "write");
     assert_eq!(u(&frames["frame_bytes"]), 65536);
@@ -156,6 +160,10 @@ fn reading_frames_never_written_is_refused_unless_prepared() {
     let recs = records(&report);
     assert_eq!(count(&recs, "done"), 5);
     assert_eq!(report["points"][0]["frames"]["op"], "read");
+    assert_eq!(
+        report["points"][0]["settings"]["engine"], "sync",
+        "one I/O per frame runs on pread/pwrite by default"
+    );
     assert!(
         !dir.path().join("iosurvey-frames").exists(),
         "prepared frames are removed at the end"
