@@ -77,7 +77,7 @@ pub enum TargetError {
     Empty(PathBuf),
     #[error("{path}: the file has unwritten holes (first at byte {hole}); reading them would not touch the device. Remove it so iosurvey lays it out, or fill it first")]
     Holes { path: PathBuf, hole: u64 },
-    #[error("{path}: {size} bytes is smaller than --size {want}")]
+    #[error("{path}: {size} bytes is smaller than the {want} bytes the run needs (--size, or the frames of a video stream)")]
     Smaller { path: PathBuf, size: u64, want: u64 },
     #[error("{path}: not enough free space for a {want}-byte test file ({free} bytes free); lower --size")]
     NoSpace { path: PathBuf, want: u64, free: u64 },
