@@ -103,7 +103,17 @@ impl Observer for Display {
         };
         self.rate_from = Progress::default();
         if let Some(bar) = &mut self.bar {
-            let total_ms = b.time.map(|t| (t + b.ramp).as_millis() as u64);
+            // A paced video point lasts its frames over its rate.
+            let paced = point
+                .job
+                .frames
+                .as_ref()
+                .and_then(|f| f.fps.map(|r| r.duration_of(f.frames)));
+            let total_ms = b
+                .time
+                .map(|t| t + b.ramp)
+                .or(paced)
+                .map(|t| t.as_millis() as u64);
             let new = ProgressBar::with_draw_target(total_ms, ProgressDrawTarget::stderr());
             let style = match total_ms {
                 Some(_) => "{prefix} [{bar:30}] {elapsed_precise} / -{eta_precise}  {msg}",
@@ -133,8 +143,14 @@ impl Observer for Display {
                 } else {
                     ""
                 };
+                // A video point's ops are whole frames.
+                let unit = if point.job.frames.is_some() {
+                    "fps"
+                } else {
+                    "IOPS"
+                };
                 bar.set_message(format!(
-                    "{phase}{}  {:.0} IOPS",
+                    "{phase}{}  {:.0} {unit}",
                     format_rate(rate, self.units),
                     iops
                 ));
