@@ -156,27 +156,36 @@ pub(crate) fn run_frames<E: Engine>(
         let outcome = match fj.layout {
             FrameLayout::Stream => {
                 let base = frame * fj.frame_bytes;
-                frame_io(engine, shared, base, &mut result, stream, t0, interval_ns).and_then(
-                    |io_ns| {
-                        parts.io_ns = io_ns;
-                        if fj.op == Op::Write && !shared.direct {
-                            let t = now_ns();
-                            let synced = rustix::fs::fdatasync(shared.target_fd);
-                            parts.io_ns += now_ns() - t;
-                            synced.map_err(|e| Failed {
-                                errno: e.raw_os_error(),
-                                offset: base,
-                            })?;
-                        }
-                        Ok(())
-                    },
+                frame_io(
+                    engine,
+                    shared,
+                    frame,
+                    base,
+                    &mut result,
+                    stream,
+                    t0,
+                    interval_ns,
                 )
+                .and_then(|io_ns| {
+                    parts.io_ns = io_ns;
+                    if fj.op == Op::Write && !shared.direct {
+                        let t = now_ns();
+                        let synced = rustix::fs::fdatasync(shared.target_fd);
+                        parts.io_ns += now_ns() - t;
+                        synced.map_err(|e| Failed {
+                            errno: e.raw_os_error(),
+                            offset: base,
+                        })?;
+                    }
+                    Ok(())
+                })
             }
             FrameLayout::Files { .. } => {
                 let path = fj.frame_path(&shared.root, frame);
                 file_frame(
                     engine,
                     shared,
+                    frame,
                     &path,
                     &mut parts,
                     &mut result,
@@ -244,6 +253,7 @@ pub(crate) fn run_frames<E: Engine>(
 fn file_frame<E: Engine>(
     engine: &mut E,
     shared: &FrameShared<'_>,
+    frame: u64,
     path: &Path,
     parts: &mut Parts,
     result: &mut JobResult,
@@ -280,7 +290,7 @@ fn file_frame<E: Engine>(
         errno: errno_of(&e),
         offset: 0,
     })?;
-    let io = frame_io(engine, shared, 0, result, stream, t0, interval_ns);
+    let io = frame_io(engine, shared, frame, 0, result, stream, t0, interval_ns);
     let fd: OwnedFd = engine.replace_file(0, placeholder).map_err(|e| Failed {
         errno: errno_of(&e),
         offset: 0,
@@ -301,12 +311,31 @@ fn file_frame<E: Engine>(
     Ok(())
 }
 
+/// Makes every 4 KiB block of frame `frame` unique before it is written:
+/// the frame's number and the block's offset in it go in its first 16
+/// bytes. Storage that dedupes or compresses cannot shrink the frames.
+fn stamp<E: Engine>(engine: &mut E, frame: u64, piece: u64, frame_bytes: u64) {
+    for (i, off) in (0..frame_bytes).step_by(piece as usize).enumerate() {
+        let len = (frame_bytes - off).min(piece) as usize;
+        let buf = engine.buffer_mut(i as u32);
+        let n = len.min(buf.len());
+        for (b, block) in buf[..n].chunks_mut(4096).enumerate() {
+            if block.len() >= 16 {
+                block[..8].copy_from_slice(&frame.to_le_bytes());
+                block[8..16].copy_from_slice(&(off + b as u64 * 4096).to_le_bytes());
+            }
+        }
+    }
+}
+
 /// Reads or writes one frame at `base` in file slot 0, cut into pieces
 /// that are all in flight at once; returns the time it took. Each piece is
 /// counted in the stream's statistics.
+#[allow(clippy::too_many_arguments)]
 fn frame_io<E: Engine>(
     engine: &mut E,
     shared: &FrameShared<'_>,
+    frame: u64,
     base: u64,
     result: &mut JobResult,
     stream: usize,
@@ -315,6 +344,9 @@ fn frame_io<E: Engine>(
 ) -> Result<u64, Failed> {
     let fj = shared.job;
     let pieces = fj.frame_bytes.div_ceil(shared.piece);
+    if fj.op == Op::Write {
+        stamp(engine, frame, shared.piece, fj.frame_bytes);
+    }
     let start = now_ns();
     let mut failed: Option<Failed> = None;
     let push = |engine: &mut E, i: u64| {

@@ -304,3 +304,36 @@ fn files_are_written_whole_then_read_back_on_both_engines() {
         assert!(!wt.path.exists());
     }
 }
+
+#[test]
+fn every_written_block_is_unique_to_its_frame_and_offset() {
+    let mut fj = stream_job(3, FrameOrder::Reverse, None, 4);
+    fj.op = Op::Write;
+    let file = tempfile::NamedTempFile::new().unwrap();
+    let fd: OwnedFd = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(file.path())
+        .unwrap()
+        .into();
+    let stop = AtomicBool::new(false);
+    let sh = shared(&fj, &fd, &stop);
+    let cfg = iosurvey_engine::EngineConfig {
+        files: vec![fd.try_clone().unwrap()],
+        buffers: 4,
+        buffer_size: sh.piece as usize,
+        alignment: 4096,
+    };
+    let mut e = iosurvey_engine::SyncEngine::new(cfg, 9).unwrap();
+    let r = run_frames(&mut e, &sh, 0, 0, &LiveCounters::default()).unwrap();
+    assert_eq!(r.streams[0].write.bytes, 3 * 16384);
+    let data = std::fs::read(file.path()).unwrap();
+    assert_eq!(data.len(), 3 * 16384);
+    let mut seen = std::collections::HashSet::new();
+    for (i, block) in data.chunks(4096).enumerate() {
+        let frame = u64::from_le_bytes(block[..8].try_into().unwrap());
+        let off = u64::from_le_bytes(block[8..16].try_into().unwrap());
+        assert_eq!((frame, off), (i as u64 / 4, (i as u64 % 4) * 4096));
+        assert!(seen.insert(block.to_vec()), "block {i} repeats another");
+    }
+}
