@@ -337,3 +337,23 @@ fn every_written_block_is_unique_to_its_frame_and_offset() {
         assert!(seen.insert(block.to_vec()), "block {i} repeats another");
     }
 }
+
+#[test]
+fn a_frame_file_that_cannot_be_created_fails_with_its_errno() {
+    let mut s = VideoSpec::new("unused".into());
+    s.op = Op::Write;
+    s.size = FrameSize::Custom(8192);
+    s.frames = 4;
+    let fj = expand(&s).unwrap().points[0].job.frames.clone().unwrap();
+    let (fd, stop) = (devnull(), AtomicBool::new(false));
+    let mut sh = shared(&fj, &fd, &stop);
+    sh.root = PathBuf::from("/nonexistent/iosurvey-frames");
+    let mut e = FakeEngine::new(Duration::ZERO, None);
+    let r = run_frames(&mut e, &sh, 0, 0, &LiveCounters::default()).unwrap();
+    assert_eq!(r.frames.len(), 1, "the first failure stops the run");
+    assert_eq!(r.frames[0].status, FrameStatus::Failed);
+    assert_eq!(r.frames[0].errno, Some(2), "ENOENT");
+    assert!(r.frames[0].open_ns > 0, "the failed open was timed");
+    assert_eq!(r.first_failure.unwrap().errno, 2);
+    assert!(e.issued.is_empty(), "no I/O without a file");
+}
