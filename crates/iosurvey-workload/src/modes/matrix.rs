@@ -269,17 +269,9 @@ pub fn expand(spec: &MatrixSpec) -> Result<Plan, MatrixError> {
         w => Mix::Mixed { read_pct: 100 - w },
     };
     let class = |label: &str, pattern, bs, outstanding, regions| StreamClass {
-        label: label.into(),
-        target: 0,
-        mix,
-        pattern,
-        bs,
-        outstanding,
-        offset: 0,
-        span: None,
         regions,
-        pin: None,
         array: Some(array.clone()),
+        ..StreamClass::new(label, 0, mix, pattern, bs, outstanding)
     };
     let mut points = Vec::with_capacity(list.len());
     for (small, large) in list {

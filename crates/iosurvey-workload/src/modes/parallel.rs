@@ -124,37 +124,35 @@ pub fn expand(spec: &ParallelSpec) -> Result<Plan, ParallelError> {
             index,
             label: format!("{count} device{}", if count == 1 { "" } else { "s" }),
             job: Job {
-                // Every point opens every device (targets are opened once
-                // per plan); only the first `count` get a stream.
-                targets: targets.clone(),
-                streams: (0..count)
-                    .map(|t| StreamClass {
-                        label: format!("dev{t}"),
-                        target: t,
-                        mix: if spec.write { Mix::Write } else { Mix::Read },
-                        pattern: Pattern::Forward,
-                        bs: spec.bs,
-                        outstanding: spec.qd,
-                        offset: 0,
-                        span: None,
-                        regions: 1,
-                        // pread blocks: one thread per device, as dd has.
-                        pin: sync.then_some(t as u32),
-                        array: None,
-                    })
-                    .collect(),
-                bounds: Bounds {
-                    time: Some(spec.time),
-                    bytes: None,
-                    ramp: spec.ramp,
-                },
                 workers: if sync { count as u32 } else { 1 },
                 engine: spec.engine,
                 direct: spec.direct,
-                seed: 0,
                 interval: spec.interval,
-                continue_on_error: false,
-                frames: None,
+                ..Job::new(
+                    // Every point opens every device (targets are opened
+                    // once per plan); only the first `count` get a stream.
+                    targets.clone(),
+                    (0..count)
+                        .map(|t| StreamClass {
+                            regions: 1,
+                            // pread blocks: one thread per device, as dd has.
+                            pin: sync.then_some(t as u32),
+                            ..StreamClass::new(
+                                format!("dev{t}"),
+                                t,
+                                if spec.write { Mix::Write } else { Mix::Read },
+                                Pattern::Forward,
+                                spec.bs,
+                                spec.qd,
+                            )
+                        })
+                        .collect(),
+                    Bounds {
+                        time: Some(spec.time),
+                        bytes: None,
+                        ramp: spec.ramp,
+                    },
+                )
             },
             skip: None,
         })

@@ -175,39 +175,30 @@ pub fn expand(spec: &ProfileSpec) -> Result<Plan, ProfileError> {
     let list = zones(spec.size, spec.bs, spec.zones)?;
     let covered = list.last().map_or(0, |z| z.offset + z.len);
     let job = |stream: StreamClass, bounds: Bounds| Job {
-        targets: spec
-            .targets
-            .iter()
-            .map(|p| TargetSpec {
-                path: p.clone(),
-                create_size: spec.create_size,
-            })
-            .collect(),
-        streams: vec![stream],
-        bounds,
-        workers: 1,
         engine: spec.engine,
         direct: spec.direct,
         seed: spec.seed,
-        interval: Duration::from_secs(1),
-        continue_on_error: false,
-        frames: None,
+        ..Job::new(
+            spec.targets
+                .iter()
+                .map(|p| TargetSpec {
+                    path: p.clone(),
+                    create_size: spec.create_size,
+                })
+                .collect(),
+            vec![stream],
+            bounds,
+        )
     };
     let stream = |label: &str, pattern, bs, offset, span| StreamClass {
-        label: label.into(),
-        target: 0,
-        mix: Mix::Read,
-        pattern,
-        bs,
-        outstanding: 1,
         offset,
         span,
         regions: 1,
-        pin: None,
         array: spec.array.map(|layout| ArraySpec {
             members: (0..spec.targets.len()).collect(),
             layout,
         }),
+        ..StreamClass::new(label, 0, Mix::Read, pattern, bs, 1)
     };
     let mut points: Vec<Point> = Vec::new();
     let mut push = |label: String, job: Job| {

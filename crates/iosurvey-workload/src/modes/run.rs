@@ -224,34 +224,29 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
     };
     let streams = (0..per_target)
         .map(|t| StreamClass {
-            label: "main".into(),
-            target: t,
-            mix,
-            pattern,
-            bs: spec.bs,
-            outstanding: spec.qd,
             offset: spec.offset,
             span: spec.span,
             regions: spec.regions,
-            pin: None,
             array: array.clone(),
+            ..StreamClass::new("main", t, mix, pattern, spec.bs, spec.qd)
         })
         .collect();
     let job = Job {
-        targets,
-        streams,
-        bounds: Bounds {
-            time: spec.time,
-            bytes: spec.bytes,
-            ramp: spec.ramp,
-        },
         workers: spec.workers,
         engine: spec.engine,
         direct: spec.direct,
         seed: spec.seed,
         interval: spec.interval,
         continue_on_error: spec.continue_on_error,
-        frames: None,
+        ..Job::new(
+            targets,
+            streams,
+            Bounds {
+                time: spec.time,
+                bytes: spec.bytes,
+                ramp: spec.ramp,
+            },
+        )
     };
     Ok(Plan {
         mode: "run".into(),

@@ -296,17 +296,17 @@ fn streams(
                 .into_iter()
                 .enumerate()
                 .map(|(j, offset)| StreamClass {
-                    label: format!("dev{i} r{j}"),
-                    target: i,
-                    mix: Mix::Read,
-                    pattern: Pattern::Forward,
-                    bs: rsz,
-                    outstanding: thr / crg,
                     offset,
                     span: Some(span),
                     regions: 1,
-                    pin: None,
-                    array: None,
+                    ..StreamClass::new(
+                        format!("dev{i} r{j}"),
+                        i,
+                        Mix::Read,
+                        Pattern::Forward,
+                        rsz,
+                        thr / crg,
+                    )
                 }),
         );
     }
@@ -342,26 +342,25 @@ pub fn expand(spec: &SurveySpec) -> Result<Plan, SurveyError> {
                 points.push(Point {
                     index: points.len(),
                     label: label(rsz, crg, thr, action),
+                    // One ring (one worker) drives every slot: thr is
+                    // outstanding I/Os, not threads.
                     job: Job {
-                        targets: targets.clone(),
-                        streams: streams.collect(),
-                        // One pass over every region, as sgp_dd's count=.
-                        bounds: Bounds {
-                            time: None,
-                            bytes: None,
-                            ramp: Duration::ZERO,
-                        },
-                        // One ring drives every slot: thr is outstanding
-                        // I/Os, not threads.
-                        workers: 1,
                         engine: spec.engine,
                         direct: spec.direct,
                         seed: spec.seed,
-                        interval: Duration::from_secs(1),
                         // A failed region is counted (`<k> failed`) and the
                         // others go on, as separate sgp_dd processes do.
                         continue_on_error: true,
-                        frames: None,
+                        ..Job::new(
+                            targets.clone(),
+                            streams.collect(),
+                            // One pass over every region, as sgp_dd's count=.
+                            Bounds {
+                                time: None,
+                                bytes: None,
+                                ramp: Duration::ZERO,
+                            },
+                        )
                     },
                     skip: skip.clone(),
                 });
