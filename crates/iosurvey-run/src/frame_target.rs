@@ -45,7 +45,11 @@ fn frame_is_written(path: &Path, bytes: u64) -> bool {
 /// write policy, without creating or writing anything.
 fn survey(spec: &TargetSpec, fj: &FrameJob, opts: &OpenOptions<'_>) -> Result<Survey, TargetError> {
     let dir = spec.path.as_path();
-    let st = rustix::fs::stat(dir).map_err(|e| io_err(dir, "stat", e))?;
+    let st = match rustix::fs::stat(dir) {
+        Ok(st) => st,
+        Err(Errno::NOENT) => return Err(TargetError::NoFramesDir(dir.to_path_buf())),
+        Err(e) => return Err(io_err(dir, "stat", e)),
+    };
     if FileType::from_raw_mode(st.st_mode) != FileType::Directory {
         return Err(TargetError::FramesNeedDir(dir.to_path_buf()));
     }

@@ -83,6 +83,8 @@ pub enum TargetError {
     NoSpace { path: PathBuf, want: u64, free: u64 },
     #[error("{0}: the files layout needs a directory to hold one file per frame; give a directory, or --mode stream for a file or device")]
     FramesNeedDir(PathBuf),
+    #[error("{0}: no such directory; create it first (frames go in an iosurvey-frames directory inside it)")]
+    NoFramesDir(PathBuf),
     #[error("{dir}: {missing} of {frames} frames were never written (first: {first}); write them first with --write --keep and the same --format, --frames and --files-per-dir, or add --prepare")]
     FramesMissing {
         dir: PathBuf,

@@ -248,6 +248,7 @@ fn bad_input_is_one_line_and_exit_2_and_leaves_nothing() {
     let d = path_str(dir.path());
     let file = dir.path().join("plain.dat");
     std::fs::write(&file, vec![7u8; 65536]).unwrap();
+    let missing = dir.path().join("missing");
     let root = dir.path().join("iosurvey-frames");
     std::fs::create_dir(&root).unwrap();
     let foreign = root.join("f0000000.frm");
@@ -270,6 +271,7 @@ fn bad_input_is_one_line_and_exit_2_and_leaves_nothing() {
         (vec![d, "--write", "--prepare"], "--prepare"),
         (vec![d, "--write", "--read"], "cannot be used with"),
         (vec![path_str(&file), "--write"], "needs a directory"),
+        (vec![path_str(&missing), "--write"], "no such directory"),
         (vec![d, "--write", "--frames", "2"], "did not create"),
         (vec![d, "--write", "--readonly"], "--readonly refuses"),
         (vec![], "TARGET"),
@@ -284,6 +286,7 @@ fn bad_input_is_one_line_and_exit_2_and_leaves_nothing() {
     assert_eq!(std::fs::read(&foreign).unwrap(), b"the user's");
     assert_eq!(std::fs::read(&file).unwrap(), vec![7u8; 65536]);
     assert_eq!(frame_files(&root).len(), 1, "nothing was created");
+    assert!(!missing.exists());
 }
 
 #[test]
