@@ -73,8 +73,11 @@ pub struct FramesReport {
     /// Bytes per frame, header included.
     pub frame_bytes: u64,
     pub header_bytes: u64,
-    /// Frames planned.
+    /// Frames planned (per loop).
     pub frames: u64,
+    /// Passes over the frames; absent in reports older than it (one).
+    #[serde(default = "one")]
+    pub loops: u32,
     /// Worker threads, each moving one frame at a time.
     pub threads: u32,
     /// I/Os in flight per frame.
@@ -365,6 +368,7 @@ impl PointReport {
                 frame_bytes: f.frame_bytes,
                 header_bytes: f.header_bytes,
                 frames: f.frames,
+                loops: f.loops,
                 threads: job.workers,
                 depth: f.depth,
                 fps: f.fps.map(|r| r.value()),
@@ -414,4 +418,8 @@ fn warnings(point: &Point, targets: &[OpenTarget], r: &JobResult) -> Vec<String>
         }
     }
     out
+}
+
+fn one() -> u32 {
+    1
 }

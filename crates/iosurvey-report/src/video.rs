@@ -108,7 +108,7 @@ fn per_sec(v: u64, ns: u64) -> f64 {
 pub fn summarize(p: &PointReport) -> Option<FrameSummary> {
     let f = p.frames.as_ref()?;
     let mut s = FrameSummary {
-        planned: f.frames,
+        planned: f.frames * u64::from(f.loops.max(1)),
         recorded: f.records.len() as u64,
         transferred: 0,
         dropped_skipped: 0,
@@ -395,6 +395,11 @@ fn wrapped(out: &mut String, prefix: &str, text: &str) {
 }
 
 fn parameters(out: &mut String, f: &FramesReport, s: &crate::Settings) {
+    let loops = if f.loops > 1 {
+        format!(", {} loops", f.loops)
+    } else {
+        String::new()
+    };
     let header = if f.header_bytes > 0 {
         format!(" (header {} bytes)", f.header_bytes)
     } else {
@@ -404,7 +409,7 @@ fn parameters(out: &mut String, f: &FramesReport, s: &crate::Settings) {
         out,
         "Test parameters",
         format_args!(
-            "{} {} {} frames of {} bytes{header}",
+            "{} {} {} frames of {} bytes{header}{loops}",
             f.op, f.frames, f.format, f.frame_bytes
         ),
     );

@@ -59,6 +59,7 @@ fn frames(op: &str, format: &str, frame_bytes: u64, records: Vec<FrameRecord>) -
         frame_bytes,
         header_bytes: 0,
         frames: records.len() as u64,
+        loops: 1,
         threads: 2,
         depth: 1,
         fps: None,
@@ -491,4 +492,27 @@ fn points_without_frames_print_nothing() {
         render_video_csv(&report(p)),
         "frame,thread,status,errno,start_ns,end_ns,open_ns,io_ns,close_ns,frame_ns,bytes\n"
     );
+}
+
+#[test]
+fn loops_are_planned_transfers_and_named_in_the_parameters() {
+    // 120 records of 40 frames: three loops, all transferred.
+    let mut p = unpaced();
+    let f = p.frames.as_mut().unwrap();
+    f.frames = 40;
+    f.loops = 3;
+    let s = summarize(&p).unwrap();
+    assert_eq!((s.planned, s.recorded, s.transferred), (120, 120, 120));
+    let text = render_video(&report(p.clone()), mb());
+    let first = text.lines().next().unwrap();
+    assert!(
+        first.ends_with("frames of 8294400 bytes, 3 loops"),
+        "{first}"
+    );
+    assert!(!text.contains("Interrupted"), "{text}");
+    // Interrupted in the second loop: 50 of 120 started.
+    p.frames.as_mut().unwrap().records.truncate(50);
+    p.interrupted = true;
+    let text = render_video(&report(p), mb());
+    assert!(text.contains("50 of 120 frames were started"), "{text}");
 }

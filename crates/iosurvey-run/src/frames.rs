@@ -103,7 +103,8 @@ pub(crate) fn run_frames<E: Engine>(
     let cpu0 = thread_cpu_ns();
     let t0 = shared.start_clock();
     let fj = shared.job;
-    let n = shared.sequence.len() as u64;
+    let per_loop = shared.sequence.len() as u64;
+    let n = per_loop * u64::from(fj.loops.max(1));
     let frame_ns = fj.fps.map(|r| r.interval_ns());
     let interval_ns = (shared.interval.as_nanos() as u64).max(1);
     let mut result = JobResult {
@@ -123,7 +124,7 @@ pub(crate) fn run_frames<E: Engine>(
         if k >= n {
             break;
         }
-        let frame = shared.sequence[k as usize];
+        let frame = shared.sequence[(k % per_loop.max(1)) as usize];
         let deadline = match (fj.fps, frame_ns) {
             (Some(fps), Some(step)) => {
                 let release = t0 + fps.duration_of(k).as_nanos() as u64;

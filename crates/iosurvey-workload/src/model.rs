@@ -293,6 +293,9 @@ pub struct FrameJob {
     /// Of which the header (DPX).
     pub header_bytes: u64,
     pub frames: u64,
+    /// Passes over the frames (frametest's `-l`): a sustained run without
+    /// more space. Each pass moves every frame once, in `order`.
+    pub loops: u32,
     /// I/Os in flight per frame: the frame is cut into this many pieces.
     pub depth: u32,
     /// Real-time pacing; `None` transfers frames as fast as they go.
@@ -306,6 +309,11 @@ pub struct FrameJob {
 }
 
 impl FrameJob {
+    /// Frame transfers over every loop.
+    pub fn transfers(&self) -> u64 {
+        self.frames * u64::from(self.loops.max(1))
+    }
+
     /// Bytes of each I/O (the last piece of a frame may be shorter),
     /// aligned to `align`.
     pub fn piece_bytes(&self, align: u64) -> u64 {

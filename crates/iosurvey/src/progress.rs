@@ -108,7 +108,7 @@ impl Observer for Display {
                 .job
                 .frames
                 .as_ref()
-                .and_then(|f| f.fps.map(|r| r.duration_of(f.frames)));
+                .and_then(|f| f.fps.map(|r| r.duration_of(f.transfers())));
             let total_ms = b
                 .time
                 .map(|t| t + b.ramp)

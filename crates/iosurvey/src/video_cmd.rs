@@ -53,6 +53,9 @@ pub struct VideoArgs {
     /// Frames to transfer.
     #[arg(long, default_value_t = 1800)]
     pub frames: u64,
+    /// Passes over the frames (frametest's -l): a longer, sustained run in the same space.
+    #[arg(long, default_value_t = 1)]
+    pub loops: u32,
     /// One file per frame, or all frames in one stream.
     #[arg(long, value_enum, default_value = "files")]
     pub mode: ModeArg,
@@ -114,6 +117,7 @@ fn spec_from(a: &VideoArgs, target: PathBuf) -> VideoSpec {
     }
     s.header = a.header;
     s.frames = a.frames;
+    s.loops = a.loops;
     s.layout = match a.mode {
         ModeArg::Files => FrameLayout::Files {
             files_per_dir: a.files_per_dir,
@@ -204,8 +208,13 @@ pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
         } else {
             ""
         };
+        let loops = if fj.loops > 1 {
+            format!(" x {} loops", fj.loops)
+        } else {
+            String::new()
+        };
         eprintln!(
-            "iosurvey: video: {verb} {} frames of {} ({} bytes), {place}, {pace}{prepare}",
+            "iosurvey: video: {verb} {} frames{loops} of {} ({} bytes), {place}, {pace}{prepare}",
             fj.frames, fj.format, fj.frame_bytes
         );
     }

@@ -432,3 +432,33 @@ fn a_device_takes_stream_writes_only_with_allow_destroy_and_only_the_frames() {
     assert_eq!(u(&recs[0]["frame"]), 15);
     assert_eq!(read_device(dev.path()), after, "reads never write");
 }
+
+#[test]
+fn loops_rewrite_the_same_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = report_of(&video(&[
+        path_str(dir.path()),
+        "--write",
+        "--frame-size",
+        "8k",
+        "--frames",
+        "5",
+        "--loops",
+        "3",
+        "--keep",
+        "--output",
+        "json",
+        "--quiet",
+    ]));
+    assert_valid(&report);
+    let p = &report["points"][0];
+    assert_eq!(u(&p["frames"]["loops"]), 3);
+    let recs = records(&report);
+    assert_eq!(count(&recs, "done"), 15);
+    let order: Vec<u64> = recs.iter().map(|r| u(&r["frame"])).collect();
+    assert_eq!(order, [0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1, 2, 3, 4]);
+    assert_eq!(u(&p["total"]["write"]["bytes"]), 15 * 8192);
+    assert_eq!(frame_files(&dir.path().join("iosurvey-frames")).len(), 5);
+    let out = video(&[path_str(dir.path()), "--loops", "0"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+}

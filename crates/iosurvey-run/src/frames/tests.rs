@@ -357,3 +357,16 @@ fn a_frame_file_that_cannot_be_created_fails_with_its_errno() {
     assert_eq!(r.first_failure.unwrap().errno, 2);
     assert!(e.issued.is_empty(), "no I/O without a file");
 }
+
+#[test]
+fn loops_move_every_frame_once_per_pass_in_order() {
+    let mut fj = stream_job(4, FrameOrder::Reverse, None, 4);
+    fj.loops = 3;
+    let (fd, stop) = (devnull(), AtomicBool::new(false));
+    let sh = shared(&fj, &fd, &stop);
+    let mut e = FakeEngine::new(Duration::ZERO, None);
+    let r = run_frames(&mut e, &sh, 0, 0, &LiveCounters::default()).unwrap();
+    let order: Vec<u64> = r.frames.iter().map(|f| f.frame).collect();
+    assert_eq!(order, [3, 2, 1, 0, 3, 2, 1, 0, 3, 2, 1, 0]);
+    assert_eq!(r.streams[0].read.bytes, 12 * 16384);
+}

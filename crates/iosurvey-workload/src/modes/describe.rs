@@ -13,7 +13,7 @@ pub fn estimate(plan: &Plan) -> Option<Duration> {
         .iter()
         .filter(|p| p.skip.is_none())
         .map(|p| match (&p.job.frames, p.job.bounds.time) {
-            (Some(f), _) => f.fps.map(|r| r.duration_of(f.frames)),
+            (Some(f), _) => f.fps.map(|r| r.duration_of(f.transfers())),
             (None, t) => t.map(|t| t + p.job.bounds.ramp),
         })
         .sum()
@@ -36,8 +36,13 @@ fn describe_frames(j: &crate::Job, f: &crate::FrameJob) -> String {
         Some(r) => format!("at {:.3} fps, queue {}", r.value(), f.queue),
         None => "unpaced".to_string(),
     };
+    let loops = if f.loops > 1 {
+        format!(", {} loops", f.loops)
+    } else {
+        String::new()
+    };
     format!(
-        "{verb} {} frames of {} ({} bytes, {} I/Os of {}) by {} threads in {}, {layout}, order {}, {pace}",
+        "{verb} {} frames of {} ({} bytes, {} I/Os of {}) by {} threads in {}, {layout}, order {}, {pace}{loops}",
         f.frames,
         f.format,
         f.frame_bytes,

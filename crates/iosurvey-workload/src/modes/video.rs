@@ -272,6 +272,8 @@ pub struct VideoSpec {
     /// DPX, none otherwise).
     pub header: Option<u64>,
     pub frames: u64,
+    /// Passes over the frames.
+    pub loops: u32,
     pub layout: FrameLayout,
     pub threads: u32,
     pub depth: u32,
@@ -296,6 +298,7 @@ impl VideoSpec {
             size: FrameSize::Preset(find_format("hd").expect("the hd preset exists")),
             header: None,
             frames: 1800,
+            loops: 1,
             layout: FrameLayout::Files { files_per_dir: 0 },
             threads: 1,
             depth: 1,
@@ -328,6 +331,8 @@ impl VideoSpec {
 pub enum VideoError {
     #[error("--frames must be greater than zero")]
     NoFrames,
+    #[error("--loops must be greater than zero")]
+    NoLoops,
     #[error("--threads must be greater than zero")]
     NoThreads,
     #[error("--depth must be greater than zero")]
@@ -350,6 +355,9 @@ pub enum VideoError {
 pub fn expand(spec: &VideoSpec) -> Result<Plan, VideoError> {
     if spec.frames == 0 {
         return Err(VideoError::NoFrames);
+    }
+    if spec.loops == 0 {
+        return Err(VideoError::NoLoops);
     }
     if spec.threads == 0 {
         return Err(VideoError::NoThreads);
@@ -382,6 +390,13 @@ pub fn expand(spec: &VideoSpec) -> Result<Plan, VideoError> {
         .frames
         .checked_mul(bytes)
         .ok_or(VideoError::Overflow(spec.frames, bytes))?;
+    let transfers = spec
+        .frames
+        .checked_mul(u64::from(spec.loops))
+        .ok_or(VideoError::Overflow(spec.frames, bytes))?;
+    let moved = transfers
+        .checked_mul(bytes)
+        .ok_or(VideoError::Overflow(transfers, bytes))?;
     let format = match spec.size {
         FrameSize::Preset(f) => f.name.to_string(),
         FrameSize::Custom(_) => "custom".to_string(),
@@ -393,6 +408,7 @@ pub fn expand(spec: &VideoSpec) -> Result<Plan, VideoError> {
         frame_bytes: bytes,
         header_bytes: header,
         frames: spec.frames,
+        loops: spec.loops,
         depth: spec.depth,
         fps: spec.fps,
         queue: spec.queue,
@@ -438,7 +454,7 @@ pub fn expand(spec: &VideoSpec) -> Result<Plan, VideoError> {
             vec![stream],
             Bounds {
                 time: None,
-                bytes: Some(total),
+                bytes: Some(moved),
                 ramp: std::time::Duration::ZERO,
             },
         )
@@ -447,7 +463,11 @@ pub fn expand(spec: &VideoSpec) -> Result<Plan, VideoError> {
         mode: "video".into(),
         points: vec![Point {
             index: 0,
-            label: format!("{verb} {} x {format}", spec.frames),
+            label: if spec.loops > 1 {
+                format!("{verb} {} x {format}, {} loops", spec.frames, spec.loops)
+            } else {
+                format!("{verb} {} x {format}", spec.frames)
+            },
             job,
             skip: None,
         }],
@@ -618,6 +638,28 @@ mod tests {
             &|s| s.frames = u64::MAX,
             VideoError::Overflow(u64::MAX, 4_149_248),
         );
+    }
+
+    #[test]
+    fn loops_multiply_the_transfers_not_the_space() {
+        let mut s = VideoSpec::new("d".into());
+        s.size = FrameSize::Custom(4096);
+        s.frames = 10;
+        s.loops = 3;
+        s.fps = Some(Fps { num: 10, den: 1 });
+        let plan = expand(&s).unwrap();
+        let job = &plan.points[0].job;
+        let f = job.frames.as_ref().unwrap();
+        assert_eq!((f.frames, f.loops, f.transfers()), (10, 3, 30));
+        assert_eq!(job.bounds.bytes, Some(30 * 4096));
+        assert_eq!(job.streams[0].span, Some(10 * 4096), "one loop's space");
+        assert!(plan.points[0].label.ends_with("3 loops"));
+        assert_eq!(
+            crate::modes::describe::estimate(&plan),
+            Some(std::time::Duration::from_secs(3))
+        );
+        s.loops = 0;
+        assert_eq!(expand(&s).unwrap_err(), VideoError::NoLoops);
     }
 
     #[test]
