@@ -9,7 +9,7 @@ use crate::target::{drop_cache, Geometry, OpenTarget};
 use crate::worker::{now_ns, run_worker, LiveCounters, WorkerBounds, WorkerStream};
 use iosurvey_engine::{Engine, EngineConfig, EngineError, EngineKind, SyncEngine, UringEngine};
 use iosurvey_workload::pattern::{resolve_area, worker_regions, AreaError, OffsetGen};
-use iosurvey_workload::{ArrayMap, Job, Point};
+use iosurvey_workload::{ArrayMap, FrameJob, FrameLayout, Job, Point};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
@@ -44,6 +44,17 @@ pub enum RunError {
     Dup { path: PathBuf, err: std::io::Error },
     #[error("a stream is pinned to worker {pin} of a job with {workers} workers")]
     Pin { pin: u32, workers: u32 },
+    #[error("{path}: frames and their I/Os of {bytes} bytes are not a multiple of the logical block size {lbs}, which O_DIRECT needs; add --buffered")]
+    FrameAlignment { path: PathBuf, bytes: u64, lbs: u64 },
+    #[error(
+        "{path}: {frames} frames of {bytes} bytes do not fit in its {size} bytes; lower --frames"
+    )]
+    FramesDoNotFit {
+        path: PathBuf,
+        frames: u64,
+        bytes: u64,
+        size: u64,
+    },
     #[error("a worker failed: {0}")]
     Worker(std::io::Error),
 }
@@ -51,8 +62,39 @@ pub enum RunError {
 /// Checks that `job` fits targets of these shapes (alignment, areas)
 /// without doing I/O.
 pub fn validate(job: &Job, targets: &[Geometry]) -> Result<(), RunError> {
+    if let Some(fj) = &job.frames {
+        return validate_frames(job, fj, targets);
+    }
     for w in 0..job.workers {
         build_streams(job, targets, w)?;
+    }
+    Ok(())
+}
+
+/// Checks a frame job against its target: frames and pieces aligned for
+/// O_DIRECT, and room for every frame in a stream.
+fn validate_frames(job: &Job, fj: &FrameJob, targets: &[Geometry]) -> Result<(), RunError> {
+    let t = &targets[0];
+    let piece = job.streams.first().map_or(fj.frame_bytes, |s| s.bs);
+    if t.direct {
+        for bytes in [fj.frame_bytes, piece] {
+            if bytes % t.logical_block_size != 0 {
+                return Err(RunError::FrameAlignment {
+                    path: t.path.clone(),
+                    bytes,
+                    lbs: t.logical_block_size,
+                });
+            }
+        }
+    }
+    let need = u128::from(fj.frames) * u128::from(fj.frame_bytes);
+    if fj.layout == FrameLayout::Stream && need > u128::from(t.size) {
+        return Err(RunError::FramesDoNotFit {
+            path: t.path.clone(),
+            frames: fj.frames,
+            bytes: fj.frame_bytes,
+            size: t.size,
+        });
     }
     Ok(())
 }
@@ -190,9 +232,16 @@ pub fn run_point(
     let job = &point.job;
     let workers = job.workers as usize;
     let geometry: Vec<Geometry> = targets.iter().map(OpenTarget::geometry).collect();
+    // A frame job's workers take frames, not shares of its stream class.
+    if let Some(fj) = &job.frames {
+        validate_frames(job, fj, &geometry)?;
+    }
     let mut shares = Vec::with_capacity(workers);
     for w in 0..job.workers {
-        shares.push(build_streams(job, &geometry, w)?);
+        shares.push(match &job.frames {
+            Some(_) => Vec::new(),
+            None => build_streams(job, &geometry, w)?,
+        });
     }
     let mut files_per_worker = Vec::with_capacity(workers);
     for _ in 0..workers {
@@ -247,7 +296,10 @@ pub fn run_point(
                 std::thread::Builder::new()
                     .name(format!("iosurvey-w{w}"))
                     .spawn_scoped(scope, move || {
-                        let slots: usize = streams.iter().map(|s| s.slots as usize).sum();
+                        let slots: usize = match &job.frames {
+                            Some(fj) => fj.depth as usize,
+                            None => streams.iter().map(|s| s.slots as usize).sum(),
+                        };
                         let cfg = EngineConfig {
                             files,
                             buffers: slots,

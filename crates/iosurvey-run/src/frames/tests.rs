@@ -370,3 +370,27 @@ fn loops_move_every_frame_once_per_pass_in_order() {
     assert_eq!(order, [3, 2, 1, 0, 3, 2, 1, 0, 3, 2, 1, 0]);
     assert_eq!(r.streams[0].read.bytes, 12 * 16384);
 }
+
+#[test]
+fn validation_names_frames_that_do_not_fit_or_align() {
+    let mut s = VideoSpec::new("/dev/x".into());
+    s.layout = FrameLayout::Stream;
+    s.size = FrameSize::Custom(1 << 20);
+    s.frames = 4;
+    let job = expand(&s).unwrap().points.remove(0).job;
+    let geometry = |size, lbs| crate::target::Geometry {
+        path: "/dev/x".into(),
+        size,
+        logical_block_size: lbs,
+        direct: true,
+    };
+    assert!(crate::runner::validate(&job, &[geometry(4 << 20, 512)]).is_ok());
+    let err = crate::runner::validate(&job, &[geometry(3 << 20, 512)]).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("4 frames of 1048576 bytes do not fit in its 3145728 bytes"),
+        "{err}"
+    );
+    let err = crate::runner::validate(&job, &[geometry(4 << 20, 3 << 20)]).unwrap_err();
+    assert!(err.to_string().contains("--buffered"), "{err}");
+}
