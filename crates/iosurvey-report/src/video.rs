@@ -439,16 +439,15 @@ fn parameters(out: &mut String, f: &FramesReport, s: &crate::Settings) {
 fn frame_line(out: &mut String, label: &str, r: Option<FrameRecord>, opts: TextOptions) {
     if let Some(r) = r {
         let ns = frame_ns(&r);
-        let rate = per_sec(r.bytes, ns);
+        // Empty frames (metadata only) have no data rate.
+        let rate = match r.bytes {
+            0 => String::new(),
+            b => format!("{}, ", format_rate(per_sec(b, ns), opts)),
+        };
         line(
             out,
             label,
-            format_args!(
-                "{} ({}, frame {})",
-                format_ms(ns as f64),
-                format_rate(rate, opts),
-                r.frame
-            ),
+            format_args!("{} ({rate}frame {})", format_ms(ns as f64), r.frame),
         );
     }
 }
@@ -525,7 +524,7 @@ fn details(out: &mut String, p: &PointReport, f: &FramesReport, opts: TextOption
     let _ = writeln!(out, "Averaged details:");
     let _ = writeln!(
         out,
-        "  {:<9}{:>10}{:>10}{:>10}{:>10}{:>14}{:>12}",
+        "  {:<9}{:>10}{:>10}{:>10}{:>10} {:>13} {:>13}",
         "", "Open", "I/O", "Close", "Frame", "Data rate", "Frame rate"
     );
     for w in window_rows(&f.records, p.elapsed_ns) {
@@ -535,7 +534,7 @@ fn details(out: &mut String, p: &PointReport, f: &FramesReport, opts: TextOption
         };
         let _ = writeln!(
             out,
-            "  {label:<9}{:>10}{:>10}{:>10}{:>10}{:>14}{:>12}",
+            "  {label:<9}{:>10}{:>10}{:>10}{:>10} {:>13} {:>13}",
             ms_or_dash(w.open_ns, files),
             ms_or_dash(w.io_ns, true),
             ms_or_dash(w.close_ns, files),
@@ -729,6 +728,12 @@ fn render_point(out: &mut String, p: &PointReport, opts: TextOptions) {
     let _ = writeln!(out);
     match f.fps {
         Some(fps) => real_time_line(out, fps, &s),
+        None if f.frame_bytes == 0 => {
+            let _ = writeln!(
+                out,
+                "Empty frames: only the create (or open) and the close are timed; no data rate to judge"
+            );
+        }
         None => verdict_lines(out, f, &s, opts),
     }
     for w in &p.warnings {

@@ -345,6 +345,10 @@ fn frame_io<E: Engine>(
 ) -> Result<u64, Failed> {
     let fj = shared.job;
     let pieces = fj.frame_bytes.div_ceil(shared.piece);
+    if pieces == 0 {
+        // An empty frame: nothing to move.
+        return Ok(0);
+    }
     if fj.op == Op::Write {
         stamp(engine, frame, shared.piece, fj.frame_bytes);
     }

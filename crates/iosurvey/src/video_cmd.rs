@@ -47,6 +47,9 @@ pub struct VideoArgs {
     /// A frame preset (see --list-formats), e.g. hd, 2k, 4k, uhd-422.
     #[arg(long, value_parser = format_arg, conflicts_with = "frame_size")]
     pub format: Option<&'static FrameFormat>,
+    /// Empty frames (frametest -e): files with no data, so only their create (or open) and close are timed; --mode files only.
+    #[arg(long, conflicts_with_all = ["format", "frame_size", "header"])]
+    pub empty: bool,
     /// A custom frame size instead of a preset (rounded up to 4 KiB).
     #[arg(long, value_parser = size)]
     pub frame_size: Option<u64>,
@@ -114,6 +117,9 @@ fn spec_from(a: &VideoArgs, target: PathBuf) -> VideoSpec {
     }
     if let Some(b) = a.frame_size {
         s.size = FrameSize::Custom(b);
+    }
+    if a.empty {
+        s.size = FrameSize::Empty;
     }
     s.header = a.header;
     s.frames = a.frames;

@@ -462,3 +462,57 @@ fn loops_rewrite_the_same_frames() {
     let out = video(&[path_str(dir.path()), "--loops", "0"]);
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
 }
+
+#[test]
+fn empty_frames_time_only_the_create_and_the_close() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = path_str(dir.path());
+    let json = dir.path().join("e.json");
+    let text = stdout_ok(&video(&[
+        d,
+        "--write",
+        "--empty",
+        "--frames",
+        "50",
+        "--keep",
+        "--json",
+        path_str(&json),
+    ]));
+    assert!(text.contains("Empty frames: only the create"), "{text}");
+    assert!(!text.contains("Real-time verdict"), "{text}");
+    let report = json_file(&json);
+    assert_valid(&report);
+    let recs = records(&report);
+    assert_eq!(count(&recs, "done"), 50);
+    assert!(recs
+        .iter()
+        .all(|r| u(&r["bytes"]) == 0 && u(&r["io_ns"]) == 0));
+    assert!(recs.iter().all(|r| u(&r["open_ns"]) > 0));
+    assert_eq!(
+        u(&report["points"][0]["total"]["write"]["ops"]),
+        0,
+        "no I/O"
+    );
+    let files = frame_files(&dir.path().join("iosurvey-frames"));
+    assert_eq!(files.len(), 50);
+    assert!(files.iter().all(|f| f.metadata().unwrap().len() == 0));
+
+    let report = report_of(&video(&[
+        d, "--empty", "--frames", "50", "--output", "json", "--quiet",
+    ]));
+    assert_eq!(count(&records(&report), "done"), 50);
+
+    for (args, want) in [
+        (vec![d, "--empty", "--mode", "stream"], "--mode files"),
+        (vec![d, "--empty", "--format", "hd"], "cannot be used with"),
+        (vec![d, "--empty", "--depth", "2"], "--depth"),
+    ] {
+        let out = video(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", describe(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(want),
+            "{args:?}: {}",
+            describe(&out)
+        );
+    }
+}

@@ -41,13 +41,20 @@ fn describe_frames(j: &crate::Job, f: &crate::FrameJob) -> String {
     } else {
         String::new()
     };
+    let size = if f.frame_bytes == 0 {
+        "no data: create or open, then close".to_string()
+    } else {
+        format!(
+            "{} bytes, {} I/Os of {}",
+            f.frame_bytes,
+            f.depth,
+            format_size(j.streams.first().map_or(f.frame_bytes, |s| s.bs))
+        )
+    };
     format!(
-        "{verb} {} frames of {} ({} bytes, {} I/Os of {}) by {} threads in {}, {layout}, order {}, {pace}{loops}",
+        "{verb} {} frames of {} ({size}) by {} threads in {}, {layout}, order {}, {pace}{loops}",
         f.frames,
         f.format,
-        f.frame_bytes,
-        f.depth,
-        format_size(j.streams.first().map_or(f.frame_bytes, |s| s.bs)),
         j.workers,
         j.targets[0].path.display(),
         f.order.name(),

@@ -258,6 +258,9 @@ pub fn parse_fps(s: &str) -> Result<Fps, String> {
 pub enum FrameSize {
     Preset(&'static FrameFormat),
     Custom(u64),
+    /// frametest's `-e`: files with no data, so only the create (or open)
+    /// and close are timed: the filesystem's metadata rate.
+    Empty,
 }
 
 /// Everything `iosurvey video` was asked for.
@@ -318,6 +321,7 @@ impl VideoSpec {
         let (picture, header) = match self.size {
             FrameSize::Preset(f) => (f.picture_bytes(), self.header.unwrap_or(f.default_header())),
             FrameSize::Custom(b) => (b, self.header.unwrap_or(0)),
+            FrameSize::Empty => return (0, 0),
         };
         (
             frame_bytes(picture, header, self.align.max(FRAME_ALIGN)),
@@ -347,6 +351,10 @@ pub enum VideoError {
     PrepareWrite,
     #[error("{0} frames of {1} bytes do not fit in 2^64 bytes; lower --frames")]
     Overflow(u64, u64),
+    #[error("empty frames are files with no data; they need --mode files")]
+    EmptyStream,
+    #[error("empty frames have no data to cut into I/Os; drop --depth or --empty")]
+    EmptyDepth,
     #[error("--depth {depth} cuts a {bytes}-byte frame into pieces smaller than {align} bytes; lower --depth")]
     DepthTooDeep { depth: u32, bytes: u64, align: u64 },
 }
@@ -368,6 +376,12 @@ pub fn expand(spec: &VideoSpec) -> Result<Plan, VideoError> {
     if spec.size == FrameSize::Custom(0) {
         return Err(VideoError::EmptyFrame);
     }
+    if spec.size == FrameSize::Empty && spec.layout == FrameLayout::Stream {
+        return Err(VideoError::EmptyStream);
+    }
+    if spec.size == FrameSize::Empty && spec.depth > 1 {
+        return Err(VideoError::EmptyDepth);
+    }
     if spec.fps.is_some() && spec.queue == 0 {
         return Err(VideoError::NoQueue);
     }
@@ -379,7 +393,7 @@ pub fn expand(spec: &VideoSpec) -> Result<Plan, VideoError> {
     if bytes > MAX_FRAME {
         return Err(VideoError::FrameTooLarge(bytes));
     }
-    if u64::from(spec.depth) * align > bytes {
+    if bytes > 0 && u64::from(spec.depth) * align > bytes {
         return Err(VideoError::DepthTooDeep {
             depth: spec.depth,
             bytes,
@@ -400,6 +414,7 @@ pub fn expand(spec: &VideoSpec) -> Result<Plan, VideoError> {
     let format = match spec.size {
         FrameSize::Preset(f) => f.name.to_string(),
         FrameSize::Custom(_) => "custom".to_string(),
+        FrameSize::Empty => "empty".to_string(),
     };
     let frames = FrameJob {
         layout: spec.layout,
@@ -425,14 +440,17 @@ pub fn expand(spec: &VideoSpec) -> Result<Plan, VideoError> {
         FrameOrder::Random => Pattern::Random,
     };
     let stream = StreamClass {
-        span: Some(total),
+        // Empty frames occupy no area.
+        span: (total > 0).then_some(total),
         regions: 1,
         ..StreamClass::new(
             "frames",
             0,
             mix,
             pattern,
-            frames.piece_bytes(align),
+            // Empty frames do no I/O; one nominal block keeps the buffer
+            // pool and the stream's shape valid.
+            frames.piece_bytes(align).max(align),
             spec.depth,
         )
     };
@@ -454,7 +472,7 @@ pub fn expand(spec: &VideoSpec) -> Result<Plan, VideoError> {
             vec![stream],
             Bounds {
                 time: None,
-                bytes: Some(moved),
+                bytes: (moved > 0).then_some(moved),
                 ramp: std::time::Duration::ZERO,
             },
         )
@@ -660,6 +678,25 @@ mod tests {
         );
         s.loops = 0;
         assert_eq!(expand(&s).unwrap_err(), VideoError::NoLoops);
+    }
+
+    #[test]
+    fn empty_frames_are_files_without_data() {
+        let mut s = VideoSpec::new("d".into());
+        s.size = FrameSize::Empty;
+        s.op = Op::Write;
+        s.header = Some(65536);
+        let job = &expand(&s).unwrap().points[0].job;
+        let f = job.frames.as_ref().unwrap();
+        assert_eq!((f.frame_bytes, f.header_bytes), (0, 0), "no header either");
+        assert_eq!(f.format, "empty");
+        assert_eq!(job.streams[0].bs, FRAME_ALIGN);
+        assert_eq!((job.bounds.bytes, job.streams[0].span), (None, None));
+        s.layout = FrameLayout::Stream;
+        assert_eq!(expand(&s).unwrap_err(), VideoError::EmptyStream);
+        s.layout = FrameLayout::Files { files_per_dir: 0 };
+        s.depth = 2;
+        assert_eq!(expand(&s).unwrap_err(), VideoError::EmptyDepth);
     }
 
     #[test]
