@@ -308,6 +308,16 @@ fn dry_run_describes_the_frames_and_touches_nothing() {
         "{text}"
     );
     assert!(text.contains("estimated duration: 2 s"), "{text}");
+    // Without its 64 KiB DPX header, a 2K frame is its pixels alone.
+    let text = stdout_ok(&video(&[
+        path_str(dir.path()),
+        "--format",
+        "2k",
+        "--header",
+        "0",
+        "--dry-run",
+    ]));
+    assert!(text.contains("frames of 2k (12746752 bytes"), "{text}");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
