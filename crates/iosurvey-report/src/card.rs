@@ -33,7 +33,7 @@ fn cells(c: Option<&ClassReport>, opts: TextOptions) -> String {
 /// Renders a `quick` report as the card.
 pub fn render_card(report: &RunReport, opts: TextOptions) -> String {
     let mut out = String::new();
-    let unit = if opts.mib { "MiB/s" } else { "MB/s" };
+    let (unit, _) = opts.rate_unit();
     if let Some(p) = report.points.first() {
         let t = &p.targets[0];
         let _ = writeln!(

@@ -88,14 +88,6 @@ pub fn diskperf_rows(report: &RunReport) -> Vec<DiskperfRow> {
     rows
 }
 
-fn unit(opts: TextOptions) -> (&'static str, f64) {
-    if opts.mib {
-        ("MiB/s", 1048576.0)
-    } else {
-        ("MB/s", 1e6)
-    }
-}
-
 /// The rule, the column names, a unit line and the rule again.
 fn table_head(out: &mut String, unit: &str) {
     let _ = writeln!(out, "{RULE}");
@@ -148,7 +140,7 @@ fn header(out: &mut String, report: &RunReport, opts: TextOptions, set: &Diskper
         s.engine,
         if s.direct { "O_DIRECT" } else { "buffered" },
         set.scale,
-        unit(opts).0,
+        opts.rate_unit().0,
         if opts.mib {
             "2^20 bytes/s"
         } else {
@@ -200,7 +192,7 @@ fn footer(out: &mut String, report: &RunReport) {
 pub fn render_diskperf(report: &RunReport, opts: TextOptions, set: &DiskperfSettings) -> String {
     let mut out = String::new();
     header(&mut out, report, opts, set);
-    let (unit_name, per) = unit(opts);
+    let (unit_name, per) = opts.rate_unit();
     let rows = diskperf_rows(report);
     table_head(&mut out, unit_name);
     table_rows(&mut out, &rows, per / set.scale);

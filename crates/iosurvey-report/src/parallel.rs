@@ -94,11 +94,8 @@ pub fn figures(p: &PointReport) -> PointFigures {
 
 /// A rate with three significant digits, as dd prints it.
 fn rate3(bytes_per_sec: f64, opts: TextOptions) -> String {
-    let (v, unit) = if opts.mib {
-        (bytes_per_sec / 1048576.0, "MiB/s")
-    } else {
-        (bytes_per_sec / 1e6, "MB/s")
-    };
+    let (unit, per) = opts.rate_unit();
+    let v = bytes_per_sec / per;
     let digits = if v >= 100.0 {
         0
     } else if v >= 10.0 {
@@ -222,8 +219,7 @@ pub fn render_parallel(report: &RunReport, opts: TextOptions) -> String {
         }
     }
     if report.points.len() > 1 {
-        let unit = if opts.mib { "MiB/s" } else { "MB/s" };
-        let scale = if opts.mib { 1048576.0 } else { 1e6 };
+        let (unit, scale) = opts.rate_unit();
         let _ = writeln!(out);
         let _ = writeln!(
             out,

@@ -102,14 +102,6 @@ pub fn burst(report: &RunReport) -> Option<Burst> {
     })
 }
 
-fn unit(opts: TextOptions) -> (&'static str, f64) {
-    if opts.mib {
-        ("MiB/s", 1048576.0)
-    } else {
-        ("MB/s", 1e6)
-    }
-}
-
 /// The unit positions are shown in, picked once from the device's size so
 /// every row uses the same one.
 fn position_unit(end: u64, opts: TextOptions) -> (&'static str, f64, usize) {
@@ -159,7 +151,7 @@ fn header(out: &mut String, report: &RunReport, zones: &[ZoneRow], opts: TextOpt
         set.engine,
         if set.direct { "O_DIRECT" } else { "buffered" }
     );
-    let (u, _) = unit(opts);
+    let (u, _) = opts.rate_unit();
     let per = if opts.mib { "2^20" } else { "10^6" };
     let _ = writeln!(
         out,
@@ -176,7 +168,7 @@ fn layout_name(a: &crate::ArrayReport) -> String {
 
 /// One row per zone: index, start, rate and a bar scaled to the fastest.
 fn chart(out: &mut String, zones: &[ZoneRow], opts: TextOptions) {
-    let (u, per) = unit(opts);
+    let (u, per) = opts.rate_unit();
     let end = zones.last().map_or(0, |z| z.offset + z.span);
     let (pu, pdiv, pdec) = position_unit(end, opts);
     let max = zones.iter().filter_map(|z| z.rate).fold(0.0, f64::max) / per;
@@ -209,7 +201,7 @@ fn chart(out: &mut String, zones: &[ZoneRow], opts: TextOptions) {
 }
 
 fn summary(out: &mut String, report: &RunReport, zones: &[ZoneRow], opts: TextOptions) {
-    let (u, per) = unit(opts);
+    let (u, per) = opts.rate_unit();
     let rated: Vec<(&ZoneRow, f64)> = zones
         .iter()
         .filter_map(|z| z.rate.map(|r| (z, r)))

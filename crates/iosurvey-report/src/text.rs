@@ -10,13 +10,30 @@ pub struct TextOptions {
     pub mib: bool,
 }
 
+impl TextOptions {
+    /// The unit sizes are shown in and its bytes: MB (10^6) or MiB.
+    pub fn size_unit(self) -> (&'static str, f64) {
+        if self.mib {
+            ("MiB", 1048576.0)
+        } else {
+            ("MB", 1e6)
+        }
+    }
+
+    /// The unit rates are shown in and its bytes per second: MB/s or MiB/s.
+    pub fn rate_unit(self) -> (&'static str, f64) {
+        if self.mib {
+            ("MiB/s", 1048576.0)
+        } else {
+            ("MB/s", 1e6)
+        }
+    }
+}
+
 /// `bytes_per_sec` as `"1413.6 MB/s"` or `"1348.1 MiB/s"`.
 pub fn format_rate(bytes_per_sec: f64, opts: TextOptions) -> String {
-    if opts.mib {
-        format!("{:.1} MiB/s", bytes_per_sec / 1048576.0)
-    } else {
-        format!("{:.1} MB/s", bytes_per_sec / 1e6)
-    }
+    let (unit, per) = opts.rate_unit();
+    format!("{:.1} {unit}", bytes_per_sec / per)
 }
 
 fn format_count(v: f64) -> String {

@@ -359,15 +359,6 @@ pub fn format_ms(ns: f64) -> String {
     }
 }
 
-/// `(unit, bytes per unit)` of sizes and rates.
-fn unit(opts: TextOptions) -> (&'static str, f64) {
-    if opts.mib {
-        ("MiB", 1048576.0)
-    } else {
-        ("MB", 1e6)
-    }
-}
-
 /// A `Label:` line with the value in the column after it.
 fn line(out: &mut String, label: &str, value: impl std::fmt::Display) {
     let _ = writeln!(out, "{:<LABEL$}{value}", format!("{label}:"));
@@ -454,7 +445,7 @@ fn frame_line(out: &mut String, label: &str, r: Option<FrameRecord>, opts: TextO
 
 fn summary_lines(out: &mut String, p: &PointReport, s: &FrameSummary, opts: TextOptions) {
     let f = p.frames.as_ref().expect("summarized points have frames");
-    let (u, per) = unit(opts);
+    let (u, per) = opts.size_unit();
     line(
         out,
         "Test duration",
@@ -624,7 +615,7 @@ fn verdict_lines(out: &mut String, f: &FramesReport, s: &FrameSummary, opts: Tex
         f.op,
         format_rate(overall, opts)
     );
-    let (u, per) = unit(opts);
+    let (u, per) = opts.size_unit();
     let _ = write!(out, "{:<10}{:>9}", "format", format!("{u}/frame"));
     for (name, _) in VERDICT_RATES {
         let _ = write!(out, "{name:>10}");
@@ -764,15 +755,6 @@ pub fn render_video(report: &RunReport, opts: TextOptions) -> String {
     out
 }
 
-fn status_name(s: FrameStatus) -> &'static str {
-    match s {
-        FrameStatus::Done => "done",
-        FrameStatus::Late => "late",
-        FrameStatus::Skipped => "skipped",
-        FrameStatus::Failed => "failed",
-    }
-}
-
 /// Every frame of every point as CSV, in record order; times in
 /// nanoseconds, `errno` empty unless the frame failed.
 pub fn render_video_csv(report: &RunReport) -> String {
@@ -786,7 +768,7 @@ pub fn render_video_csv(report: &RunReport) -> String {
             let _ = w.write_record([
                 r.frame.to_string(),
                 r.thread.to_string(),
-                status_name(r.status).into(),
+                r.status.name().into(),
                 r.errno.map_or(String::new(), |e| e.to_string()),
                 r.start_ns.to_string(),
                 r.end_ns.to_string(),

@@ -95,6 +95,18 @@ pub struct FrameRecord {
     pub errno: Option<i32>,
 }
 
+impl FrameStatus {
+    /// The status as the reports spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            FrameStatus::Done => "done",
+            FrameStatus::Late => "late",
+            FrameStatus::Skipped => "skipped",
+            FrameStatus::Failed => "failed",
+        }
+    }
+}
+
 impl FrameRecord {
     /// Whether the frame's data was transferred (in time or late).
     pub fn transferred(&self) -> bool {
