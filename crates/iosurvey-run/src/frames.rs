@@ -7,13 +7,14 @@
 //! release plus `queue` frame times. A frame not started by then is dropped
 //! without I/O (skipped); one finished after it is dropped as late.
 
+use crate::guard::mark_created;
 use crate::result::{FrameRecord, FrameStatus, IoFailure, JobResult, StreamResult};
 use crate::worker::{now_ns, thread_cpu_ns, LiveCounters};
 use iosurvey_engine::{Engine, Op, Request};
 use iosurvey_workload::{FrameJob, FrameLayout};
 use rustix::fs::{Mode, OFlags};
 use std::os::fd::OwnedFd;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -39,7 +40,17 @@ pub(crate) struct FrameShared<'a> {
     pub stop: &'a AtomicBool,
 }
 
+/// A frame job's one stream class, which its I/Os are counted in.
+const STREAM: usize = 0;
+
 impl FrameShared<'_> {
+    /// The interval of the series that time `tc` falls in.
+    fn interval_of(&self, tc: u64) -> usize {
+        let t0 = self.t0.load(Ordering::Relaxed);
+        let step = (self.interval.as_nanos() as u64).max(1);
+        (tc.saturating_sub(t0) / step) as usize
+    }
+
     fn start_clock(&self) -> u64 {
         let now = now_ns();
         match self
@@ -56,6 +67,12 @@ impl FrameShared<'_> {
 struct Failed {
     errno: i32,
     offset: u64,
+}
+
+impl Failed {
+    fn new(errno: i32, offset: u64) -> Self {
+        Failed { errno, offset }
+    }
 }
 
 /// Times of one frame's parts.
@@ -97,7 +114,6 @@ pub(crate) fn run_frames<E: Engine>(
     engine: &mut E,
     shared: &FrameShared<'_>,
     thread: u32,
-    stream: usize,
     live: &LiveCounters,
 ) -> std::io::Result<JobResult> {
     let cpu0 = thread_cpu_ns();
@@ -105,10 +121,8 @@ pub(crate) fn run_frames<E: Engine>(
     let fj = shared.job;
     let per_loop = shared.sequence.len() as u64;
     let n = per_loop * u64::from(fj.loops.max(1));
-    let frame_ns = fj.fps.map(|r| r.interval_ns());
-    let interval_ns = (shared.interval.as_nanos() as u64).max(1);
     let mut result = JobResult {
-        streams: vec![StreamResult::default(); stream + 1],
+        streams: vec![StreamResult::default(); STREAM + 1],
         ..Default::default()
     };
     let mut last_end = t0;
@@ -125,16 +139,17 @@ pub(crate) fn run_frames<E: Engine>(
             break;
         }
         let frame = shared.sequence[(k % per_loop.max(1)) as usize];
-        let deadline = match (fj.fps, frame_ns) {
-            (Some(fps), Some(step)) => {
-                let release = t0 + fps.duration_of(k).as_nanos() as u64;
-                if !wait_until(release, shared.stop) {
+        // Paced: released at k / fps, due `queue` frame times later.
+        let deadline = match fj.fps {
+            Some(fps) => {
+                let at = |k: u64| t0 + fps.duration_of(k).as_nanos() as u64;
+                if !wait_until(at(k), shared.stop) {
                     stopped = true;
                     break;
                 }
-                Some(release + u64::from(fj.queue) * step)
+                Some(at(k + u64::from(fj.queue)))
             }
-            _ => None,
+            None => None,
         };
         let start = now_ns();
         let mut rec = FrameRecord {
@@ -155,46 +170,8 @@ pub(crate) fn run_frames<E: Engine>(
         }
         let mut parts = Parts::default();
         let outcome = match fj.layout {
-            FrameLayout::Stream => {
-                let base = frame * fj.frame_bytes;
-                frame_io(
-                    engine,
-                    shared,
-                    frame,
-                    base,
-                    &mut result,
-                    stream,
-                    t0,
-                    interval_ns,
-                )
-                .and_then(|io_ns| {
-                    parts.io_ns = io_ns;
-                    if fj.op == Op::Write && !shared.direct {
-                        let t = now_ns();
-                        let synced = rustix::fs::fdatasync(shared.target_fd);
-                        parts.io_ns += now_ns() - t;
-                        synced.map_err(|e| Failed {
-                            errno: e.raw_os_error(),
-                            offset: base,
-                        })?;
-                    }
-                    Ok(())
-                })
-            }
-            FrameLayout::Files { .. } => {
-                let path = fj.frame_path(&shared.root, frame);
-                file_frame(
-                    engine,
-                    shared,
-                    frame,
-                    &path,
-                    &mut parts,
-                    &mut result,
-                    stream,
-                    t0,
-                    interval_ns,
-                )
-            }
+            FrameLayout::Stream => stream_frame(engine, shared, frame, &mut parts, &mut result),
+            FrameLayout::Files { .. } => file_frame(engine, shared, frame, &mut parts, &mut result),
         };
         let end = now_ns();
         rec.end_ns = end - t0;
@@ -218,49 +195,73 @@ pub(crate) fn run_frames<E: Engine>(
             Err(f) => {
                 rec.status = FrameStatus::Failed;
                 rec.errno = Some(f.errno);
-                if result.first_failure.is_none() {
-                    result.first_failure = Some(IoFailure {
-                        stream,
-                        op: fj.op,
-                        offset: f.offset,
-                        errno: f.errno,
-                        at_ns: end - t0,
-                    });
-                }
-                result.frames.push(rec);
-                if !shared.continue_on_error {
-                    // The other threads stop at their next frame.
-                    shared.next.store(n, Ordering::Relaxed);
-                    break;
-                }
-                continue;
+                result.first_failure.get_or_insert(IoFailure {
+                    stream: STREAM,
+                    op: fj.op,
+                    offset: f.offset,
+                    errno: f.errno,
+                    at_ns: end - t0,
+                });
             }
         }
         result.frames.push(rec);
+        if rec.status == FrameStatus::Failed && !shared.continue_on_error {
+            // The other threads stop at their next frame.
+            shared.next.store(n, Ordering::Relaxed);
+            break;
+        }
     }
     let elapsed = last_end - t0;
     result.elapsed_ns = elapsed;
     result.first_done_ns = elapsed;
-    result.streams[stream].elapsed_ns = elapsed;
+    result.streams[STREAM].elapsed_ns = elapsed;
     result.interrupted = stopped;
     result.engine = engine.features();
     result.cpu.workers_ns = thread_cpu_ns() - cpu0;
     Ok(result)
 }
 
+/// Syncs a buffered write, the whole file (a new frame file's size with
+/// it) or its data only; returns the time it took.
+fn sync(fd: &OwnedFd, whole: bool, offset: u64) -> Result<u64, Failed> {
+    let t = now_ns();
+    let synced = if whole {
+        rustix::fs::fsync(fd)
+    } else {
+        rustix::fs::fdatasync(fd)
+    };
+    let ns = now_ns() - t;
+    synced
+        .map(|()| ns)
+        .map_err(|e| Failed::new(e.raw_os_error(), offset))
+}
+
+/// Moves one frame of the stream layout: its I/O at its place in the one
+/// target, and a data sync when buffered.
+fn stream_frame<E: Engine>(
+    engine: &mut E,
+    shared: &FrameShared<'_>,
+    frame: u64,
+    parts: &mut Parts,
+    result: &mut JobResult,
+) -> Result<(), Failed> {
+    let fj = shared.job;
+    let base = frame * fj.frame_bytes;
+    parts.io_ns = frame_io(engine, shared, frame, base, result)?;
+    if fj.op == Op::Write && !shared.direct {
+        parts.io_ns += sync(shared.target_fd, false, base)?;
+    }
+    Ok(())
+}
+
 /// Moves one frame of the files layout: open (create), I/O, sync when
 /// buffered, close.
-#[allow(clippy::too_many_arguments)]
 fn file_frame<E: Engine>(
     engine: &mut E,
     shared: &FrameShared<'_>,
     frame: u64,
-    path: &Path,
     parts: &mut Parts,
     result: &mut JobResult,
-    stream: usize,
-    t0: u64,
-    interval_ns: u64,
 ) -> Result<(), Failed> {
     let fj = shared.job;
     let mut flags = OFlags::CLOEXEC;
@@ -271,40 +272,22 @@ fn file_frame<E: Engine>(
     if shared.direct {
         flags |= OFlags::DIRECT;
     }
+    let path = fj.frame_path(&shared.root, frame);
     let t = now_ns();
-    let opened = rustix::fs::open(path, flags, Mode::from_raw_mode(0o644));
+    let opened = rustix::fs::open(&path, flags, Mode::from_raw_mode(0o644));
     parts.open_ns = now_ns() - t;
-    let fd = opened.map_err(|e| Failed {
-        errno: e.raw_os_error(),
-        offset: 0,
-    })?;
+    let fd = opened.map_err(|e| Failed::new(e.raw_os_error(), 0))?;
     if fj.op == Op::Write {
-        // Mark the frame as iosurvey's, so a later run may rewrite it.
-        let _ = rustix::fs::fsetxattr(
-            &fd,
-            crate::guard::CREATED_XATTR,
-            b"1",
-            rustix::fs::XattrFlags::empty(),
-        );
+        // So that a later run may rewrite the frame.
+        mark_created(&fd);
     }
-    let placeholder = engine.replace_file(0, fd).map_err(|e| Failed {
-        errno: errno_of(&e),
-        offset: 0,
-    })?;
-    let io = frame_io(engine, shared, frame, 0, result, stream, t0, interval_ns);
-    let fd: OwnedFd = engine.replace_file(0, placeholder).map_err(|e| Failed {
-        errno: errno_of(&e),
-        offset: 0,
-    })?;
+    let engine_error = |e: std::io::Error| Failed::new(errno_of(&e), 0);
+    let placeholder = engine.replace_file(0, fd).map_err(engine_error)?;
+    let io = frame_io(engine, shared, frame, 0, result);
+    let fd: OwnedFd = engine.replace_file(0, placeholder).map_err(engine_error)?;
     parts.io_ns = io?;
     if fj.op == Op::Write && !shared.direct {
-        let t = now_ns();
-        let synced = rustix::fs::fsync(&fd);
-        parts.io_ns += now_ns() - t;
-        synced.map_err(|e| Failed {
-            errno: e.raw_os_error(),
-            offset: 0,
-        })?;
+        parts.io_ns += sync(&fd, true, 0)?;
     }
     let t = now_ns();
     drop(fd);
@@ -332,16 +315,12 @@ fn stamp<E: Engine>(engine: &mut E, frame: u64, piece: u64, frame_bytes: u64) {
 /// Reads or writes one frame at `base` in file slot 0, cut into pieces
 /// that are all in flight at once; returns the time it took. Each piece is
 /// counted in the stream's statistics.
-#[allow(clippy::too_many_arguments)]
 fn frame_io<E: Engine>(
     engine: &mut E,
     shared: &FrameShared<'_>,
     frame: u64,
     base: u64,
     result: &mut JobResult,
-    stream: usize,
-    t0: u64,
-    interval_ns: u64,
 ) -> Result<u64, Failed> {
     let fj = shared.job;
     let pieces = fj.frame_bytes.div_ceil(shared.piece);
@@ -379,31 +358,23 @@ fn frame_io<E: Engine>(
     let mut submitted = start;
     while done < pieces {
         if let Err(e) = engine.submit_and_wait(1) {
-            return Err(Failed {
-                errno: errno_of(&e),
-                offset: base,
-            });
+            return Err(Failed::new(errno_of(&e), base));
         }
         let tc = now_ns();
-        let slot = ((tc - t0) / interval_ns) as usize;
-        let stats = result.streams[stream].class_mut(fj.op);
+        let slot = shared.interval_of(tc);
+        let stats = result.streams[STREAM].class_mut(fj.op);
         let mut finished = 0;
         engine.reap(|c| {
             finished += 1;
+            let offset = base + c.tag * shared.piece;
             let want = (fj.frame_bytes - c.tag * shared.piece).min(shared.piece);
             if c.result < 0 {
                 stats.record_error(-c.result);
-                failed.get_or_insert(Failed {
-                    errno: -c.result,
-                    offset: base + c.tag * shared.piece,
-                });
+                failed.get_or_insert(Failed::new(-c.result, offset));
             } else if (c.result as u64) < want {
                 // A short transfer: the frame is not whole (end of file).
                 stats.record_error(eio());
-                failed.get_or_insert(Failed {
-                    errno: eio(),
-                    offset: base + c.tag * shared.piece,
-                });
+                failed.get_or_insert(Failed::new(eio(), offset));
             } else {
                 stats.record(slot, c.result as u64, tc - submitted);
             }

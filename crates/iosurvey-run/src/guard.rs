@@ -242,6 +242,13 @@ fn describe_blkid(export: &str) -> String {
 /// The extended attribute that marks a file iosurvey created.
 pub const CREATED_XATTR: &str = "user.iosurvey.created";
 
+/// Marks a file iosurvey created, so that a later run may write it
+/// without --allow-destroy. Filesystems without user xattrs leave it
+/// unmarked.
+pub fn mark_created(fd: &std::os::fd::OwnedFd) {
+    let _ = rustix::fs::fsetxattr(fd, CREATED_XATTR, b"1", rustix::fs::XattrFlags::empty());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

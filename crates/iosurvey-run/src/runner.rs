@@ -218,7 +218,7 @@ fn start_frames<E: Engine>(
 ) -> Result<JobResult, RunError> {
     barrier.wait();
     let mut engine = engine?;
-    run_frames(&mut engine, shared, thread, 0, live).map_err(RunError::Worker)
+    run_frames(&mut engine, shared, thread, live).map_err(RunError::Worker)
 }
 
 /// Runs `point` on `targets` (opened for its job), stopping early when

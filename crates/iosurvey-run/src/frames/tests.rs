@@ -110,7 +110,7 @@ fn a_stream_frame_is_cut_into_pieces_in_frame_order() {
     let (fd, stop) = (devnull(), AtomicBool::new(false));
     let sh = shared(&fj, &fd, &stop);
     let mut e = FakeEngine::new(Duration::ZERO, None);
-    let r = run_frames(&mut e, &sh, 0, 0, &LiveCounters::default()).unwrap();
+    let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
     let offsets: Vec<u64> = e.issued.iter().map(|q| q.offset).collect();
     let want: Vec<u64> = [2u64, 1, 0]
         .iter()
@@ -132,7 +132,7 @@ fn a_failed_piece_fails_its_frame_and_stops_the_run() {
     let sh = shared(&fj, &fd, &stop);
     // Piece 6 is the third piece of frame 1.
     let mut e = FakeEngine::new(Duration::ZERO, Some(6));
-    let r = run_frames(&mut e, &sh, 0, 0, &LiveCounters::default()).unwrap();
+    let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
     assert_eq!(r.frames.len(), 2);
     assert_eq!(r.frames[0].status, FrameStatus::Done);
     assert_eq!(r.frames[1].status, FrameStatus::Failed);
@@ -156,7 +156,7 @@ fn a_device_slower_than_the_pace_drops_frames() {
     let (fd, stop) = (devnull(), AtomicBool::new(false));
     let sh = shared(&fj, &fd, &stop);
     let mut e = FakeEngine::new(Duration::from_millis(10), None);
-    let r = run_frames(&mut e, &sh, 0, 0, &LiveCounters::default()).unwrap();
+    let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
     assert_eq!(r.frames.len(), 30);
     let count = |s| r.frames.iter().filter(|f| f.status == s).count();
     let (done, late, skipped) = (
@@ -182,7 +182,7 @@ fn paced_frames_start_no_earlier_than_their_release() {
     let (fd, stop) = (devnull(), AtomicBool::new(false));
     let sh = shared(&fj, &fd, &stop);
     let mut e = FakeEngine::new(Duration::ZERO, None);
-    let r = run_frames(&mut e, &sh, 0, 0, &LiveCounters::default()).unwrap();
+    let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
     for (k, f) in r.frames.iter().enumerate() {
         assert!(
             f.start_ns >= k as u64 * 5_000_000,
@@ -200,7 +200,7 @@ fn a_stop_ends_a_paced_run_between_frames() {
     let (fd, stop) = (devnull(), AtomicBool::new(true));
     let sh = shared(&fj, &fd, &stop);
     let mut e = FakeEngine::new(Duration::ZERO, None);
-    let r = run_frames(&mut e, &sh, 0, 0, &LiveCounters::default()).unwrap();
+    let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
     assert!(r.interrupted);
     assert!(r.frames.is_empty());
 }
@@ -325,7 +325,7 @@ fn every_written_block_is_unique_to_its_frame_and_offset() {
         alignment: 4096,
     };
     let mut e = iosurvey_engine::SyncEngine::new(cfg, 9).unwrap();
-    let r = run_frames(&mut e, &sh, 0, 0, &LiveCounters::default()).unwrap();
+    let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
     assert_eq!(r.streams[0].write.bytes, 3 * 16384);
     let data = std::fs::read(file.path()).unwrap();
     assert_eq!(data.len(), 3 * 16384);
@@ -349,7 +349,7 @@ fn a_frame_file_that_cannot_be_created_fails_with_its_errno() {
     let mut sh = shared(&fj, &fd, &stop);
     sh.root = PathBuf::from("/nonexistent/iosurvey-frames");
     let mut e = FakeEngine::new(Duration::ZERO, None);
-    let r = run_frames(&mut e, &sh, 0, 0, &LiveCounters::default()).unwrap();
+    let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
     assert_eq!(r.frames.len(), 1, "the first failure stops the run");
     assert_eq!(r.frames[0].status, FrameStatus::Failed);
     assert_eq!(r.frames[0].errno, Some(2), "ENOENT");
@@ -365,7 +365,7 @@ fn loops_move_every_frame_once_per_pass_in_order() {
     let (fd, stop) = (devnull(), AtomicBool::new(false));
     let sh = shared(&fj, &fd, &stop);
     let mut e = FakeEngine::new(Duration::ZERO, None);
-    let r = run_frames(&mut e, &sh, 0, 0, &LiveCounters::default()).unwrap();
+    let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
     let order: Vec<u64> = r.frames.iter().map(|f| f.frame).collect();
     assert_eq!(order, [3, 2, 1, 0, 3, 2, 1, 0, 3, 2, 1, 0]);
     assert_eq!(r.streams[0].read.bytes, 12 * 16384);
