@@ -6,10 +6,10 @@
 //! never written (missing, short or sparse), unless `--prepare` writes them
 //! first, unmeasured.
 
-use crate::guard::{Refusal, CREATED_XATTR};
+use crate::guard::Refusal;
 use crate::target::{
-    check_free_space, created_by_iosurvey, dir_dio_alignment, io_err, lay_out, Geometry,
-    OpenOptions, OpenTarget, TargetError, TargetKind,
+    check_free_space, create_marked, created_by_iosurvey, dir_dio_alignment, fill, io_err,
+    Geometry, OpenOptions, OpenTarget, TargetError, TargetKind,
 };
 use iosurvey_engine::Op;
 use iosurvey_workload::{frames_dir, FrameJob, TargetSpec};
@@ -134,25 +134,6 @@ fn make_dirs(root: &Path, fj: &FrameJob) -> Result<(), TargetError> {
     Ok(())
 }
 
-/// Writes frame `path` whole with non-zero data, marked as iosurvey's.
-fn prepare_frame(
-    path: &Path,
-    bytes: u64,
-    stop: Option<&std::sync::atomic::AtomicBool>,
-) -> Result<(), TargetError> {
-    let fd = rustix::fs::open(
-        path,
-        OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::CLOEXEC,
-        Mode::from_raw_mode(0o644),
-    )
-    .map_err(|e| io_err(path, "create", e))?;
-    let _ = rustix::fs::fsetxattr(&fd, CREATED_XATTR, b"1", rustix::fs::XattrFlags::empty());
-    lay_out(&fd, bytes, stop).map_err(|e| match e {
-        Errno::INTR => TargetError::Interrupted(path.to_path_buf()),
-        e => io_err(path, "prepare", e),
-    })
-}
-
 /// Opens the frames directory of `spec` for `fj`: creates it for writes,
 /// writes the missing frames for `--prepare`, and evicts the frames from
 /// the page cache before buffered reads.
@@ -176,7 +157,9 @@ pub fn open_frame_dir(
             for &f in &s.unwritten {
                 let path = fj.frame_path(&root, f);
                 frame_files.push(path.clone());
-                if let Err(e) = prepare_frame(&path, fj.frame_bytes, opts.stop) {
+                if let Err(e) = create_marked(&path, OFlags::TRUNC)
+                    .and_then(|fd| fill(&path, &fd, fj.frame_bytes, opts.stop))
+                {
                     let _ = remove_frames(&root, &frame_files);
                     if !root_existed {
                         let _ = std::fs::remove_dir(&root);

@@ -2,7 +2,7 @@
 //! physical block size, rotational flag, O_DIRECT), creating and laying out
 //! test files with non-zero, incompressible data, and removing them.
 
-use crate::guard::{check_block_write, Refusal, WritePolicy, CREATED_XATTR};
+use crate::guard::{check_block_write, mark_created, Refusal, WritePolicy, CREATED_XATTR};
 use iosurvey_engine::BufferPool;
 use iosurvey_workload::TargetSpec;
 use rustix::fs::{FileType, Mode, OFlags, SeekFrom, StatxFlags};
@@ -344,20 +344,8 @@ pub(crate) fn check_no_holes(fd: &OwnedFd, path: &Path, size: u64) -> Result<(),
 /// incompressible data and flushed to the device.
 fn create_file(path: &Path, size: u64, stop: Option<&AtomicBool>) -> Result<(), TargetError> {
     check_free_space(path, parent_dir(path), size)?;
-    let fd = rustix::fs::open(
-        path,
-        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC,
-        Mode::from_raw_mode(0o644),
-    )
-    .map_err(|e| io_err(path, "create", e))?;
-    // Mark the file as ours, so a later run may write it without
-    // --allow-destroy. Filesystems without user xattrs just go unmarked.
-    let _ = rustix::fs::fsetxattr(&fd, CREATED_XATTR, b"1", rustix::fs::XattrFlags::empty());
-    let laid = match lay_out(&fd, size, stop) {
-        Ok(()) => Ok(()),
-        Err(Errno::INTR) => Err(TargetError::Interrupted(path.to_path_buf())),
-        Err(e) => Err(io_err(path, "lay out", e)),
-    };
+    let fd = create_marked(path, OFlags::EXCL)?;
+    let laid = fill(path, &fd, size, stop);
     if laid.is_err() {
         drop(fd);
         let _ = std::fs::remove_file(path);
@@ -365,7 +353,33 @@ fn create_file(path: &Path, size: u64, stop: Option<&AtomicBool>) -> Result<(), 
     laid
 }
 
-pub(crate) fn lay_out(fd: &OwnedFd, size: u64, stop: Option<&AtomicBool>) -> Result<(), Errno> {
+/// Creates (or with `flags` such as TRUNC, reopens) `path` for writing and
+/// marks it as iosurvey's.
+pub(crate) fn create_marked(path: &Path, flags: OFlags) -> Result<OwnedFd, TargetError> {
+    let fd = rustix::fs::open(
+        path,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::CLOEXEC | flags,
+        Mode::from_raw_mode(0o644),
+    )
+    .map_err(|e| io_err(path, "create", e))?;
+    mark_created(&fd);
+    Ok(fd)
+}
+
+/// Lays out `size` bytes of data in `fd` (the file at `path`).
+pub(crate) fn fill(
+    path: &Path,
+    fd: &OwnedFd,
+    size: u64,
+    stop: Option<&AtomicBool>,
+) -> Result<(), TargetError> {
+    lay_out(fd, size, stop).map_err(|e| match e {
+        Errno::INTR => TargetError::Interrupted(path.to_path_buf()),
+        e => io_err(path, "lay out", e),
+    })
+}
+
+fn lay_out(fd: &OwnedFd, size: u64, stop: Option<&AtomicBool>) -> Result<(), Errno> {
     const CHUNK: usize = 4 << 20;
     let mut pool = BufferPool::new(1, CHUNK, 4096, 0x1057_5eed).map_err(|_| Errno::NOMEM)?;
     let mut off = 0u64;
