@@ -20,25 +20,25 @@ use std::path::{Path, PathBuf};
 /// What the frames directory holds now, against what the job needs.
 struct Survey {
     root: PathBuf,
-    /// Frames that are missing, short or have holes, in frame order.
+    /// Reading: the frames that are missing, short or have holes, in frame
+    /// order.
     unwritten: Vec<u64>,
     alignment: u64,
 }
 
-/// Whether `path` holds a whole written frame of `bytes`.
-fn frame_is_written(path: &Path, bytes: u64) -> bool {
-    let Ok(fd) = rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()) else {
-        return false;
+/// Whether `path` holds a whole written frame of `bytes`: false when it
+/// is missing, not a regular file, short or sparse.
+fn frame_is_written(path: &Path, bytes: u64) -> Result<bool, TargetError> {
+    let fd = match rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT) => return Ok(false),
+        Err(e) => return Err(io_err(path, "open", e)),
     };
-    match rustix::fs::fstat(&fd) {
-        Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::RegularFile => {
-            if (st.st_size as u64) < bytes {
-                return false;
-            }
-        }
-        _ => return false,
+    let st = rustix::fs::fstat(&fd).map_err(|e| io_err(path, "stat", e))?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile || (st.st_size as u64) < bytes {
+        return Ok(false);
     }
-    !matches!(rustix::fs::seek(&fd, SeekFrom::Hole(0)), Ok(h) if h < bytes)
+    Ok(!matches!(rustix::fs::seek(&fd, SeekFrom::Hole(0)), Ok(h) if h < bytes))
 }
 
 /// Checks the target directory and the frames in it against `fj` and the
@@ -62,18 +62,22 @@ fn survey(spec: &TargetSpec, fj: &FrameJob, opts: &OpenOptions<'_>) -> Result<Su
     let mut existing_bytes = 0;
     for f in 0..fj.frames {
         let path = fj.frame_path(&root, f);
-        match rustix::fs::stat(&path) {
-            Ok(st) => {
-                existing_bytes += st.st_size as u64;
-                if fj.op == Op::Write && !opts.policy.allow_destroy && !created_by_iosurvey(&path) {
-                    return Err(Refusal::ForeignFile(path).into());
-                }
-                if fj.op == Op::Read && !frame_is_written(&path, fj.frame_bytes) {
+        match fj.op {
+            Op::Read => {
+                if !frame_is_written(&path, fj.frame_bytes)? {
                     unwritten.push(f);
                 }
             }
-            Err(Errno::NOENT) => unwritten.push(f),
-            Err(e) => return Err(io_err(&path, "stat", e)),
+            Op::Write => match rustix::fs::stat(&path) {
+                Ok(st) => {
+                    existing_bytes += st.st_size as u64;
+                    if !opts.policy.allow_destroy && !created_by_iosurvey(&path) {
+                        return Err(Refusal::ForeignFile(path).into());
+                    }
+                }
+                Err(Errno::NOENT) => {}
+                Err(e) => return Err(io_err(&path, "stat", e)),
+            },
         }
     }
     if fj.op == Op::Read && !fj.prepare {
