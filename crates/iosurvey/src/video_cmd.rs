@@ -71,9 +71,9 @@ pub struct VideoArgs {
     /// Pace the frames at this rate (24, 29.97, 30000/1001); unpaced frames go as fast as they can.
     #[arg(long, value_parser = parse_fps)]
     pub fps: Option<Fps>,
-    /// With --fps: frame times a frame may wait before it is dropped.
-    #[arg(long, default_value_t = 4)]
-    pub queue: u32,
+    /// With --fps: frame times a frame may wait before it is dropped (default 4).
+    #[arg(long)]
+    pub queue: Option<u32>,
     /// Header bytes per frame (default 64k for DPX presets, 0 otherwise).
     #[arg(long, value_parser = size)]
     pub header: Option<u64>,
@@ -133,7 +133,9 @@ fn spec_from(a: &VideoArgs, target: PathBuf) -> VideoSpec {
     s.threads = a.threads;
     s.depth = a.depth;
     s.fps = a.fps;
-    s.queue = a.queue;
+    if let Some(q) = a.queue {
+        s.queue = q;
+    }
     s.order = match a.order {
         OrderArg::Fwd => FrameOrder::Forward,
         OrderArg::Rev => FrameOrder::Reverse,
@@ -180,7 +182,7 @@ pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
             "--files-per-dir is for --mode files; a stream holds every frame in one file"
         ));
     }
-    if a.fps.is_none() && a.queue != 4 {
+    if a.fps.is_none() && a.queue.is_some() {
         return usage(anyhow!(
             "--queue bounds the frames waiting behind a --fps pace; give --fps too"
         ));
