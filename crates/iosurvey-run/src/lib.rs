@@ -6,6 +6,8 @@
 //! publish live totals that an [`Observer`] sees about ten times a second.
 #![deny(unsafe_code)]
 
+#[cfg(test)]
+mod fake_engine;
 pub mod frame_target;
 mod frames;
 pub mod guard;

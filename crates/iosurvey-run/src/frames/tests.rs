@@ -2,74 +2,14 @@
 //! fake engine for order, pacing, drops and failures.
 
 use super::*;
+use crate::fake_engine::FakeEngine;
 use crate::frame_target::open_frame_dir;
 use crate::guard::WritePolicy;
 use crate::observer::NoObserver;
 use crate::runner::run_point;
 use crate::target::{created_by_iosurvey, OpenOptions};
-use iosurvey_engine::Completion;
 use iosurvey_workload::modes::video::{expand, FrameSize, VideoSpec};
 use iosurvey_workload::{Fps, FrameOrder, Point};
-
-/// Completes every request at submit time, after `delay`; fails request
-/// number `fail_at` with EIO. Records every request.
-struct FakeEngine {
-    queued: Vec<Request>,
-    done: Vec<Completion>,
-    issued: Vec<Request>,
-    delay: Duration,
-    fail_at: Option<usize>,
-    buf: Vec<u8>,
-    fd: Option<OwnedFd>,
-}
-
-impl FakeEngine {
-    fn new(delay: Duration, fail_at: Option<usize>) -> Self {
-        FakeEngine {
-            queued: Vec::new(),
-            done: Vec::new(),
-            issued: Vec::new(),
-            delay,
-            fail_at,
-            buf: vec![0; 4096],
-            fd: None,
-        }
-    }
-}
-
-impl Engine for FakeEngine {
-    fn push(&mut self, req: Request) {
-        self.queued.push(req);
-    }
-    fn submit_and_wait(&mut self, _min: usize) -> std::io::Result<()> {
-        if !self.queued.is_empty() {
-            std::thread::sleep(self.delay);
-        }
-        for req in self.queued.drain(..) {
-            let fail = self.fail_at == Some(self.issued.len());
-            self.issued.push(req);
-            self.done.push(Completion {
-                tag: req.tag,
-                result: if fail { -5 } else { req.len as i32 },
-            });
-        }
-        Ok(())
-    }
-    fn reap(&mut self, mut f: impl FnMut(Completion)) {
-        for c in self.done.drain(..) {
-            f(c);
-        }
-    }
-    fn buffer_mut(&mut self, _idx: u32) -> &mut [u8] {
-        &mut self.buf
-    }
-    fn in_flight(&self) -> usize {
-        self.queued.len() + self.done.len()
-    }
-    fn replace_file(&mut self, _idx: u32, fd: OwnedFd) -> std::io::Result<OwnedFd> {
-        Ok(self.fd.replace(fd).unwrap_or_else(devnull))
-    }
-}
 
 fn devnull() -> OwnedFd {
     std::fs::File::open("/dev/null").unwrap().into()
@@ -109,7 +49,7 @@ fn a_stream_frame_is_cut_into_pieces_in_frame_order() {
     let fj = stream_job(3, FrameOrder::Reverse, None, 4);
     let (fd, stop) = (devnull(), AtomicBool::new(false));
     let sh = shared(&fj, &fd, &stop);
-    let mut e = FakeEngine::new(Duration::ZERO, None);
+    let mut e = FakeEngine::new();
     let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
     let offsets: Vec<u64> = e.issued.iter().map(|q| q.offset).collect();
     let want: Vec<u64> = [2u64, 1, 0]
@@ -131,7 +71,7 @@ fn a_failed_piece_fails_its_frame_and_stops_the_run() {
     let (fd, stop) = (devnull(), AtomicBool::new(false));
     let sh = shared(&fj, &fd, &stop);
     // Piece 6 is the third piece of frame 1.
-    let mut e = FakeEngine::new(Duration::ZERO, Some(6));
+    let mut e = FakeEngine::failing(6, false, 5);
     let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
     assert_eq!(r.frames.len(), 2);
     assert_eq!(r.frames[0].status, FrameStatus::Done);
@@ -155,7 +95,8 @@ fn a_device_slower_than_the_pace_drops_frames() {
     let fj = stream_job(30, FrameOrder::Forward, Some(Fps { num: 500, den: 1 }), 2);
     let (fd, stop) = (devnull(), AtomicBool::new(false));
     let sh = shared(&fj, &fd, &stop);
-    let mut e = FakeEngine::new(Duration::from_millis(10), None);
+    let mut e = FakeEngine::new();
+    e.delay = Duration::from_millis(10);
     let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
     assert_eq!(r.frames.len(), 30);
     let count = |s| r.frames.iter().filter(|f| f.status == s).count();
@@ -181,7 +122,7 @@ fn paced_frames_start_no_earlier_than_their_release() {
     let fj = stream_job(6, FrameOrder::Forward, Some(Fps { num: 200, den: 1 }), 4);
     let (fd, stop) = (devnull(), AtomicBool::new(false));
     let sh = shared(&fj, &fd, &stop);
-    let mut e = FakeEngine::new(Duration::ZERO, None);
+    let mut e = FakeEngine::new();
     let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
     for (k, f) in r.frames.iter().enumerate() {
         assert!(
@@ -199,7 +140,7 @@ fn a_stop_ends_a_paced_run_between_frames() {
     let fj = stream_job(1000, FrameOrder::Forward, Some(Fps { num: 1, den: 1 }), 4);
     let (fd, stop) = (devnull(), AtomicBool::new(true));
     let sh = shared(&fj, &fd, &stop);
-    let mut e = FakeEngine::new(Duration::ZERO, None);
+    let mut e = FakeEngine::new();
     let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
     assert!(r.interrupted);
     assert!(r.frames.is_empty());
@@ -348,7 +289,7 @@ fn a_frame_file_that_cannot_be_created_fails_with_its_errno() {
     let (fd, stop) = (devnull(), AtomicBool::new(false));
     let mut sh = shared(&fj, &fd, &stop);
     sh.root = PathBuf::from("/nonexistent/iosurvey-frames");
-    let mut e = FakeEngine::new(Duration::ZERO, None);
+    let mut e = FakeEngine::new();
     let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
     assert_eq!(r.frames.len(), 1, "the first failure stops the run");
     assert_eq!(r.frames[0].status, FrameStatus::Failed);
@@ -364,7 +305,7 @@ fn loops_move_every_frame_once_per_pass_in_order() {
     fj.loops = 3;
     let (fd, stop) = (devnull(), AtomicBool::new(false));
     let sh = shared(&fj, &fd, &stop);
-    let mut e = FakeEngine::new(Duration::ZERO, None);
+    let mut e = FakeEngine::new();
     let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
     let order: Vec<u64> = r.frames.iter().map(|f| f.frame).collect();
     assert_eq!(order, [3, 2, 1, 0, 3, 2, 1, 0, 3, 2, 1, 0]);

@@ -1,73 +1,9 @@
-//! Tests of the worker loop, through a fault-injecting fake engine.
+//! Tests of the worker loop, through the fault-injecting fake engine.
 
 use super::*;
+use crate::fake_engine::FakeEngine;
 use iosurvey_workload::pattern::{Area, Region};
 use iosurvey_workload::Pattern;
-use std::os::fd::OwnedFd;
-
-/// Completes every request at submit time; fails the `fail_at`-th
-/// request (0-based) with `errno`, or every request from then on when
-/// `sticky`.
-struct FaultyEngine {
-    queued: Vec<Request>,
-    done: Vec<Completion>,
-    issued: Vec<Request>,
-    fail_at: Option<usize>,
-    sticky: bool,
-    errno: i32,
-    buf: Vec<u8>,
-}
-
-impl FaultyEngine {
-    fn new(fail_at: Option<usize>, sticky: bool) -> Self {
-        FaultyEngine {
-            queued: Vec::new(),
-            done: Vec::new(),
-            issued: Vec::new(),
-            fail_at,
-            sticky,
-            errno: 28,
-            buf: vec![0; 4096],
-        }
-    }
-}
-
-impl Engine for FaultyEngine {
-    fn push(&mut self, req: Request) {
-        self.queued.push(req);
-    }
-    fn submit_and_wait(&mut self, _min: usize) -> std::io::Result<()> {
-        for req in self.queued.drain(..) {
-            let n = self.issued.len();
-            let fail = match self.fail_at {
-                Some(k) if self.sticky => n >= k,
-                Some(k) => n == k,
-                None => false,
-            };
-            self.issued.push(req);
-            let result = if fail { -self.errno } else { req.len as i32 };
-            self.done.push(Completion {
-                tag: req.tag,
-                result,
-            });
-        }
-        Ok(())
-    }
-    fn reap(&mut self, mut f: impl FnMut(Completion)) {
-        for c in self.done.drain(..) {
-            f(c);
-        }
-    }
-    fn buffer_mut(&mut self, _idx: u32) -> &mut [u8] {
-        &mut self.buf
-    }
-    fn in_flight(&self) -> usize {
-        self.queued.len() + self.done.len()
-    }
-    fn replace_file(&mut self, _idx: u32, fd: OwnedFd) -> std::io::Result<OwnedFd> {
-        Ok(fd)
-    }
-}
 
 fn stream(budget: Option<u64>, slots: u32, mix: Mix) -> WorkerStream {
     let area = Area {
@@ -91,7 +27,7 @@ fn stream(budget: Option<u64>, slots: u32, mix: Mix) -> WorkerStream {
 }
 
 fn run(
-    engine: &mut FaultyEngine,
+    engine: &mut FakeEngine,
     streams: Vec<WorkerStream>,
     continue_on_error: bool,
     stop: bool,
@@ -100,7 +36,7 @@ fn run(
 }
 
 fn run_with_ramp(
-    engine: &mut FaultyEngine,
+    engine: &mut FakeEngine,
     streams: Vec<WorkerStream>,
     continue_on_error: bool,
     stop: bool,
@@ -126,7 +62,7 @@ fn run_with_ramp(
 
 #[test]
 fn a_byte_budget_issues_exactly_that_many_ops() {
-    let mut e = FaultyEngine::new(None, false);
+    let mut e = FakeEngine::new();
     let r = run(
         &mut e,
         vec![stream(Some(1000), 8, Mix::Write)],
@@ -144,7 +80,7 @@ fn a_byte_budget_issues_exactly_that_many_ops() {
 
 #[test]
 fn ios_issued_during_the_ramp_are_neither_counted_nor_spend_the_budget() {
-    let mut e = FaultyEngine::new(None, false);
+    let mut e = FakeEngine::new();
     let r = run_with_ramp(
         &mut e,
         vec![stream(Some(10), 4, Mix::Read)],
@@ -163,7 +99,7 @@ fn ios_issued_during_the_ramp_are_neither_counted_nor_spend_the_budget() {
 
 #[test]
 fn the_first_failed_io_stops_the_worker_and_is_recorded() {
-    let mut e = FaultyEngine::new(Some(10), false);
+    let mut e = FakeEngine::failing(10, false, 28);
     let r = run(
         &mut e,
         vec![stream(Some(1000), 4, Mix::Write)],
@@ -183,8 +119,7 @@ fn the_first_failed_io_stops_the_worker_and_is_recorded() {
 
 #[test]
 fn continue_on_error_counts_every_failure_by_errno() {
-    let mut e = FaultyEngine::new(Some(100), true);
-    e.errno = 5;
+    let mut e = FakeEngine::failing(100, true, 5);
     let r = run(&mut e, vec![stream(Some(300), 2, Mix::Read)], true, false);
     assert_eq!(r.total(Op::Read).ops, 100);
     assert_eq!(r.streams[0].read.errors[&5], 200);
@@ -193,7 +128,7 @@ fn continue_on_error_counts_every_failure_by_errno() {
 
 #[test]
 fn a_stop_signal_ends_the_run_and_marks_it_interrupted() {
-    let mut e = FaultyEngine::new(None, false);
+    let mut e = FakeEngine::new();
     let r = run(&mut e, vec![stream(None, 4, Mix::Read)], false, true);
     assert!(r.interrupted);
     assert!(e.issued.len() <= 4, "only the first batch ran");
@@ -201,7 +136,7 @@ fn a_stop_signal_ends_the_run_and_marks_it_interrupted() {
 
 #[test]
 fn each_stream_keeps_its_own_stats_and_elapsed_time() {
-    let mut e = FaultyEngine::new(None, false);
+    let mut e = FakeEngine::new();
     let mut second = stream(Some(500), 3, Mix::Mixed { read_pct: 50 });
     second.index = 1;
     let streams = vec![stream(Some(10), 1, Mix::Read), second];
