@@ -64,14 +64,6 @@ fn point(index: usize, bs: u64, col: usize, mb_per_s: f64) -> PointReport {
             created: true,
         }],
         elapsed_ns: ELAPSED,
-        first_done_ns: ELAPSED,
-        interrupted: false,
-        skipped: None,
-        cpu_user_ns: 0,
-        cpu_system_ns: 0,
-        cpu_workers_ns: 0,
-        failure: None,
-        warnings: Vec::new(),
         streams: vec![StreamReport {
             label: name.into(),
             target: 0,
@@ -89,7 +81,7 @@ fn point(index: usize, bs: u64, col: usize, mb_per_s: f64) -> PointReport {
             write: write.clone(),
         }],
         total: StreamTotals { read, write },
-        frames: None,
+        ..fixtures::blank_point(ELAPSED)
     }
 }
 

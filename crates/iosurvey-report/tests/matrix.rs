@@ -100,20 +100,12 @@ fn point(index: usize, small: u32, large: u32) -> PointReport {
         settings: settings(),
         targets: vec![target("/dev/sda1"), target("/dev/sdb1")],
         elapsed_ns: 15 * SEC,
-        first_done_ns: 15 * SEC,
-        interrupted: false,
-        skipped: None,
-        cpu_user_ns: 0,
-        cpu_system_ns: 0,
-        cpu_workers_ns: 0,
-        failure: None,
-        warnings: vec![],
         streams,
         total: StreamTotals {
             read: empty.clone(),
             write: empty,
         },
-        frames: None,
+        ..fixtures::blank_point(15 * SEC)
     }
 }
 

@@ -79,19 +79,12 @@ fn point(index: usize, rates: &[(f64, u64)]) -> PointReport {
             .collect(),
         elapsed_ns: last,
         first_done_ns: rates.iter().map(|r| r.1).min().unwrap() * 1_000_000,
-        interrupted: false,
-        skipped: None,
-        cpu_user_ns: 0,
-        cpu_system_ns: 0,
-        cpu_workers_ns: 0,
-        failure: None,
-        warnings: Vec::new(),
         total: StreamTotals {
             read: ClassReport::new(&ClassStats::new(), 1),
             write: ClassReport::new(&ClassStats::new(), 1),
         },
-        frames: None,
         streams,
+        ..fixtures::blank_point(last)
     }
 }
 

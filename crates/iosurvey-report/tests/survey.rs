@@ -108,20 +108,12 @@ fn point(index: usize, crg: u64, thr: u64, write: bool, ns: impl Fn(u64) -> u64)
         settings: settings(),
         targets: vec![target("/dev/zram1"), target("/dev/zram2")],
         elapsed_ns: elapsed,
-        first_done_ns: elapsed,
-        interrupted: false,
-        skipped: None,
-        cpu_user_ns: 0,
-        cpu_system_ns: 0,
-        cpu_workers_ns: 0,
-        failure: None,
-        warnings: Vec::new(),
         streams,
         total: StreamTotals {
             read: ClassReport::new(&total_r, elapsed),
             write: ClassReport::new(&total_w, elapsed),
         },
-        frames: None,
+        ..fixtures::blank_point(elapsed)
     }
 }
 

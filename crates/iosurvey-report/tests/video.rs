@@ -7,7 +7,6 @@ use iosurvey_report::*;
 
 mod fixtures;
 use iosurvey_run::{FrameRecord, FrameStatus, TargetKind};
-use iosurvey_stats::ClassStats;
 
 const MS: u64 = 1_000_000;
 const SEC: u64 = 1_000_000_000;
@@ -72,9 +71,7 @@ fn frames(op: &str, format: &str, frame_bytes: u64, records: Vec<FrameRecord>) -
 
 /// The one point of a video run, measured for `elapsed_ns`.
 fn point(f: FramesReport, elapsed_ns: u64) -> PointReport {
-    let empty = ClassReport::new(&ClassStats::new(), elapsed_ns);
     PointReport {
-        index: 0,
         label: format!("{} {} x {}", f.op, f.frames, f.format),
         settings: Settings {
             engine: "uring".into(),
@@ -100,21 +97,8 @@ fn point(f: FramesReport, elapsed_ns: u64) -> PointReport {
             direct: true,
             created: false,
         }],
-        elapsed_ns,
-        first_done_ns: elapsed_ns,
-        interrupted: false,
-        skipped: None,
-        cpu_user_ns: 0,
-        cpu_system_ns: 0,
-        cpu_workers_ns: 0,
-        failure: None,
-        warnings: Vec::new(),
-        streams: Vec::new(),
-        total: StreamTotals {
-            read: empty.clone(),
-            write: empty,
-        },
         frames: Some(f),
+        ..fixtures::blank_point(elapsed_ns)
     }
 }
 
