@@ -16,6 +16,13 @@ fn video(args: &[&str]) -> std::process::Output {
     iosurvey(&all)
 }
 
+/// The JSON report of a `video` run that must succeed.
+fn video_report(args: &[&str]) -> Value {
+    let mut all = args.to_vec();
+    all.extend_from_slice(&["--output", "json", "--quiet"]);
+    report_of(&video(&all))
+}
+
 /// The frame records of a report's first point.
 fn records(r: &Value) -> Vec<Value> {
     r["points"][0]["frames"]["records"]
@@ -109,11 +116,9 @@ fn frames_written_one_file_each_are_read_back() {
     assert!(root.join("d00002/f0000019.frm").exists());
 
     // Read them back, in random order; they stay (this run did not write them).
-    let mut args = vec![
-        d, "--read", "--order", "random", "--output", "json", "--quiet",
-    ];
+    let mut args = vec![d, "--read", "--order", "random"];
     args.extend_from_slice(&common);
-    let report = report_of(&video(&args));
+    let report = video_report(&args);
     assert_valid(&report);
     let recs = records(&report);
     assert_eq!(count(&recs, "done"), 20);
@@ -146,17 +151,7 @@ fn reading_frames_never_written_is_refused_unless_prepared() {
     assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
     assert!(!dir.path().join("iosurvey-frames").exists());
 
-    let report = report_of(&video(&[
-        d,
-        "--frame-size",
-        "16k",
-        "--frames",
-        "5",
-        "--prepare",
-        "--output",
-        "json",
-        "--quiet",
-    ]));
+    let report = video_report(&[d, "--frame-size", "16k", "--frames", "5", "--prepare"]);
     let recs = records(&report);
     assert_eq!(count(&recs, "done"), 5);
     assert_eq!(report["points"][0]["frames"]["op"], "read");
@@ -173,7 +168,7 @@ fn reading_frames_never_written_is_refused_unless_prepared() {
 #[test]
 fn a_stream_file_is_laid_out_written_and_removed() {
     let dir = tempfile::tempdir().unwrap();
-    let out = video(&[
+    let report = video_report(&[
         path_str(dir.path()),
         "--mode",
         "stream",
@@ -186,11 +181,7 @@ fn a_stream_file_is_laid_out_written_and_removed() {
         "4",
         "--order",
         "rev",
-        "--output",
-        "json",
-        "--quiet",
     ]);
-    let report = report_of(&out);
     assert_valid(&report);
     let p = &report["points"][0];
     assert_eq!(p["frames"]["layout"], "stream");
@@ -212,7 +203,7 @@ fn a_stream_file_is_laid_out_written_and_removed() {
 #[test]
 fn paced_frames_follow_the_clock() {
     let dir = tempfile::tempdir().unwrap();
-    let report = report_of(&video(&[
+    let report = video_report(&[
         path_str(dir.path()),
         "--write",
         "--frame-size",
@@ -223,10 +214,7 @@ fn paced_frames_follow_the_clock() {
         "100",
         "--queue",
         "50",
-        "--output",
-        "json",
-        "--quiet",
-    ]));
+    ]);
     let p = &report["points"][0];
     assert_eq!(f(&p["frames"]["fps"]), 100.0);
     let recs = records(&report);
@@ -446,7 +434,7 @@ fn a_device_takes_stream_writes_only_with_allow_destroy_and_only_the_frames() {
 #[test]
 fn loops_rewrite_the_same_frames() {
     let dir = tempfile::tempdir().unwrap();
-    let report = report_of(&video(&[
+    let report = video_report(&[
         path_str(dir.path()),
         "--write",
         "--frame-size",
@@ -456,10 +444,7 @@ fn loops_rewrite_the_same_frames() {
         "--loops",
         "3",
         "--keep",
-        "--output",
-        "json",
-        "--quiet",
-    ]));
+    ]);
     assert_valid(&report);
     let p = &report["points"][0];
     assert_eq!(u(&p["frames"]["loops"]), 3);
@@ -507,9 +492,7 @@ fn empty_frames_time_only_the_create_and_the_close() {
     assert_eq!(files.len(), 50);
     assert!(files.iter().all(|f| f.metadata().unwrap().len() == 0));
 
-    let report = report_of(&video(&[
-        d, "--empty", "--frames", "50", "--output", "json", "--quiet",
-    ]));
+    let report = video_report(&[d, "--empty", "--frames", "50"]);
     assert_eq!(count(&records(&report), "done"), 50);
 
     for (args, want) in [
