@@ -34,6 +34,12 @@ pub trait Presenter {
     fn after_point(&self, _report: &RunReport) -> Result<(), Failure> {
         Ok(())
     }
+    /// A line for stderr once the targets have passed the guard and the
+    /// checks, before any is opened or laid out (so a refusal is the only
+    /// line printed); not with --quiet.
+    fn banner(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// A presenter made of a text function, with the generic CSV.
@@ -68,7 +74,8 @@ pub fn execute(
         mode: plan.mode.clone(),
         points: Vec::new(),
     };
-    let targets = targets::open_all(plan, tflags, oflags.quiet, &stop)?;
+    let banner = presenter.banner().filter(|_| !oflags.quiet);
+    let targets = targets::open_all(plan, tflags, oflags.quiet, banner, &stop)?;
     let mut display = match progress::Display::new(oflags) {
         Ok(d) => d,
         Err(e) => {

@@ -85,11 +85,7 @@ fn frame_dir(plan: &Plan) -> Option<&FrameJob> {
 /// The geometry of every target of `plan` (the first point's), found
 /// through the write guard without creating or writing anything, with
 /// every point checked against it.
-pub fn plan_all(
-    plan: &Plan,
-    flags: &TargetFlags,
-    stop: &AtomicBool,
-) -> Result<Vec<Geometry>, Failure> {
+fn plan_all(plan: &Plan, flags: &TargetFlags, stop: &AtomicBool) -> Result<Vec<Geometry>, Failure> {
     let Some(first) = plan.points.first() else {
         return Ok(Vec::new());
     };
@@ -117,6 +113,7 @@ pub fn open_all(
     plan: &Plan,
     flags: &TargetFlags,
     quiet: bool,
+    banner: Option<&str>,
     stop: &AtomicBool,
 ) -> Result<Targets, Failure> {
     let Some(first) = plan.points.first() else {
@@ -127,6 +124,9 @@ pub fn open_all(
     };
     let specs = &first.job.targets;
     let planned = plan_all(plan, flags, stop)?;
+    if let Some(line) = banner {
+        eprintln!("{line}");
+    }
     let mut out = Targets {
         list: Vec::with_capacity(specs.len()),
         keep: flags.keep,

@@ -14,9 +14,8 @@ use iosurvey_report::{RunReport, TextOptions};
 use iosurvey_workload::modes::video::{
     expand, find_format, parse_fps, FrameFormat, FrameSize, VideoSpec, FORMATS,
 };
-use iosurvey_workload::{frames_dir, Fps, FrameLayout, FrameOrder};
+use iosurvey_workload::{frames_dir, Fps, FrameLayout, FrameOrder, Plan};
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ModeArg {
@@ -158,7 +157,9 @@ fn spec_from(a: &VideoArgs, target: PathBuf) -> VideoSpec {
 }
 
 /// frametest's report as text, every frame as CSV.
-struct VideoPresenter;
+struct VideoPresenter {
+    banner: String,
+}
 
 impl Presenter for VideoPresenter {
     fn text(&self, report: &RunReport, opts: TextOptions) -> String {
@@ -167,6 +168,43 @@ impl Presenter for VideoPresenter {
     fn csv(&self, report: &RunReport) -> String {
         render_video_csv(report)
     }
+    fn banner(&self) -> Option<&str> {
+        Some(&self.banner)
+    }
+}
+
+/// What the run will do, in one line for stderr.
+fn banner(plan: &Plan, spec: &VideoSpec) -> String {
+    let fj = plan.points[0]
+        .job
+        .frames
+        .as_ref()
+        .expect("a video plan has frames");
+    let verb = if fj.op == Op::Write { "write" } else { "read" };
+    let place = match fj.layout {
+        FrameLayout::Files { .. } => format!(
+            "one file per frame in {}",
+            frames_dir(&spec.target).display()
+        ),
+        FrameLayout::Stream => format!("one stream in {}", spec.target.display()),
+    };
+    let pace = fj.fps.map_or("unpaced".to_string(), |r| {
+        format!("paced at {:.3} fps, queue {}", r.value(), fj.queue)
+    });
+    let prepare = if fj.prepare {
+        "; missing frames are written first, unmeasured"
+    } else {
+        ""
+    };
+    let loops = if fj.loops > 1 {
+        format!(" x {} loops", fj.loops)
+    } else {
+        String::new()
+    };
+    format!(
+        "iosurvey: video: {verb} {} frames{loops} of {} ({} bytes), {place}, {pace}{prepare}",
+        fj.frames, fj.format, fj.frame_bytes
+    )
 }
 
 pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
@@ -192,41 +230,14 @@ pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
         Ok(p) => p,
         Err(e) => return usage(e),
     };
-    if !a.out.quiet && !a.out.dry_run {
-        // Refusals come before the banner, as the only line printed.
-        crate::targets::plan_all(&plan, &a.target_flags, &AtomicBool::new(false))?;
-        let fj = plan.points[0]
-            .job
-            .frames
-            .as_ref()
-            .expect("a video plan has frames");
-        let verb = if fj.op == Op::Write { "write" } else { "read" };
-        let place = match fj.layout {
-            FrameLayout::Files { .. } => format!(
-                "one file per frame in {}",
-                frames_dir(&spec.target).display()
-            ),
-            FrameLayout::Stream => format!("one stream in {}", spec.target.display()),
-        };
-        let pace = fj.fps.map_or("unpaced".to_string(), |r| {
-            format!("paced at {:.3} fps, queue {}", r.value(), fj.queue)
-        });
-        let prepare = if fj.prepare {
-            "; missing frames are written first, unmeasured"
-        } else {
-            ""
-        };
-        let loops = if fj.loops > 1 {
-            format!(" x {} loops", fj.loops)
-        } else {
-            String::new()
-        };
-        eprintln!(
-            "iosurvey: video: {verb} {} frames{loops} of {} ({} bytes), {place}, {pace}{prepare}",
-            fj.frames, fj.format, fj.frame_bytes
-        );
-    }
-    execute(&plan, argv, &a.target_flags, &a.out, &VideoPresenter)
+    let banner = banner(&plan, &spec);
+    execute(
+        &plan,
+        argv,
+        &a.target_flags,
+        &a.out,
+        &VideoPresenter { banner },
+    )
 }
 
 #[cfg(test)]
