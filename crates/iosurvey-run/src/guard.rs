@@ -242,11 +242,35 @@ fn describe_blkid(export: &str) -> String {
 /// The extended attribute that marks a file iosurvey created.
 pub const CREATED_XATTR: &str = "user.iosurvey.created";
 
-/// Marks a file iosurvey created, so that a later run may write it
-/// without --allow-destroy. Filesystems without user xattrs leave it
-/// unmarked.
-pub fn mark_created(fd: &std::os::fd::OwnedFd) {
+/// Marks a file or directory iosurvey created, so that a later run may
+/// write or remove it without --allow-destroy. Filesystems without user
+/// xattrs leave it unmarked.
+pub fn mark_created(fd: impl std::os::fd::AsFd) {
     let _ = rustix::fs::fsetxattr(fd, CREATED_XATTR, b"1", rustix::fs::XattrFlags::empty());
+}
+
+/// Whether the file or directory open at `fd` carries iosurvey's mark.
+/// Judged on the descriptor held, never on a path that may have changed.
+pub fn fd_is_marked(fd: impl std::os::fd::AsFd) -> bool {
+    let mut buf = [0u8; 8];
+    rustix::fs::fgetxattr(fd, CREATED_XATTR, &mut buf[..]).is_ok()
+}
+
+/// Creates a new file at `path` with `O_CREAT|O_EXCL|O_NOFOLLOW` (so it
+/// never follows a symlink and never opens what is already there), for
+/// writing plus `extra` flags, and marks it as iosurvey's.
+pub fn create_new_marked(
+    path: &Path,
+    extra: rustix::fs::OFlags,
+) -> Result<std::os::fd::OwnedFd, rustix::io::Errno> {
+    use rustix::fs::{Mode, OFlags};
+    let fd = rustix::fs::open(
+        path,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC | extra,
+        Mode::from_raw_mode(0o644),
+    )?;
+    mark_created(&fd);
+    Ok(fd)
 }
 
 #[cfg(test)]
@@ -270,6 +294,27 @@ mod tests {
             describe_blkid("PTUUID=x\nPTTYPE=gpt\n"),
             "gpt partition table"
         );
+    }
+
+    #[test]
+    fn create_new_never_follows_a_symlink_nor_opens_what_exists() {
+        let d = tempfile::tempdir().unwrap();
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, b"user data").unwrap();
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let dangling = d.path().join("dangling");
+        std::os::unix::fs::symlink(d.path().join("elsewhere"), &dangling).unwrap();
+        let none = rustix::fs::OFlags::empty();
+        assert!(create_new_marked(&victim, none).is_err());
+        assert!(create_new_marked(&link, none).is_err());
+        assert!(create_new_marked(&dangling, none).is_err());
+        assert!(!d.path().join("elsewhere").exists());
+        assert_eq!(std::fs::read(&victim).unwrap(), b"user data");
+        let fresh = d.path().join("fresh");
+        let fd = create_new_marked(&fresh, none).unwrap();
+        let xattrs = rustix::fs::fsetxattr(&fd, "user.probe", b"1", rustix::fs::XattrFlags::empty()).is_ok();
+        assert_eq!(fd_is_marked(&fd), xattrs);
     }
 
     #[test]
