@@ -313,7 +313,8 @@ mod tests {
         assert_eq!(std::fs::read(&victim).unwrap(), b"user data");
         let fresh = d.path().join("fresh");
         let fd = create_new_marked(&fresh, none).unwrap();
-        let xattrs = rustix::fs::fsetxattr(&fd, "user.probe", b"1", rustix::fs::XattrFlags::empty()).is_ok();
+        let xattrs =
+            rustix::fs::fsetxattr(&fd, "user.probe", b"1", rustix::fs::XattrFlags::empty()).is_ok();
         assert_eq!(fd_is_marked(&fd), xattrs);
     }
 
