@@ -1,5 +1,6 @@
 //! A latency histogram in integer nanoseconds, 3 significant digits from
-//! 1 ns to one hour, with an exact merge and a lossless encoding.
+//! 1 ns to one hour, with the exact smallest and largest values beside the
+//! buckets, an exact merge and a lossless encoding.
 
 use serde::{Deserialize, Serialize};
 
@@ -16,11 +17,17 @@ pub const PERCENTILES: [f64; 6] = [50.0, 90.0, 99.0, 99.9, 99.99, 99.999];
 
 /// A latency histogram. Its buckets (about 256 KiB) are allocated at the
 /// first value, so the many classes that record nothing (the writes of a
-/// read stream, hundreds of survey regions) cost nothing.
+/// read stream, hundreds of survey regions) cost nothing. The smallest and
+/// largest values are kept exactly, not as bucket edges.
 #[derive(Clone, Debug)]
 pub struct Histogram {
     inner: Option<hdrhistogram::Histogram<u64>>,
     clamped: u64,
+    /// Smallest value recorded, as measured; `u64::MAX` when empty.
+    min: u64,
+    /// Largest value recorded, as measured (above one hour too); 0 when
+    /// empty.
+    max: u64,
 }
 
 fn buckets() -> hdrhistogram::Histogram<u64> {
@@ -38,6 +45,8 @@ impl PartialEq for Histogram {
     fn eq(&self, other: &Self) -> bool {
         // An unallocated histogram equals an allocated empty one.
         self.clamped == other.clamped
+            && self.min == other.min
+            && self.max == other.max
             && match (&self.inner, &other.inner) {
                 (Some(a), Some(b)) => a == b,
                 (Some(h), None) | (None, Some(h)) => h.is_empty(),
@@ -52,12 +61,16 @@ impl Histogram {
         Histogram {
             inner: None,
             clamped: 0,
+            min: u64::MAX,
+            max: 0,
         }
     }
 
     /// Records one value in nanoseconds.
     #[inline]
     pub fn record(&mut self, ns: u64) {
+        self.min = self.min.min(ns);
+        self.max = self.max.max(ns);
         let v = ns.clamp(LOWEST_NS, HIGHEST_NS);
         if v != ns && ns > HIGHEST_NS {
             self.clamped += 1;
@@ -75,6 +88,8 @@ impl Histogram {
             }
         }
         self.clamped += other.clamped;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
     }
 
     /// Number of recorded values.
@@ -93,25 +108,39 @@ impl Histogram {
     }
 
     /// The value at percentile `p` (0..=100), in nanoseconds, as the highest
-    /// value equivalent to the bucket that holds it.
+    /// value equivalent to the bucket that holds it, but never outside the
+    /// measured minimum and maximum.
     pub fn percentile(&self, p: f64) -> u64 {
-        self.filled()
-            .map_or(0, |h| h.highest_equivalent(h.value_at_percentile(p)))
+        self.filled().map_or(0, |h| {
+            // max/min, not clamp: a hand-made encoding may hold min > max.
+            h.highest_equivalent(h.value_at_percentile(p))
+                .max(self.min())
+                .min(self.max())
+        })
     }
 
-    /// Smallest recorded value (bucket-precise).
+    /// Smallest recorded value, exactly as measured.
     pub fn min(&self) -> u64 {
-        self.filled().map_or(0, |h| h.min())
+        if self.count() == 0 {
+            return 0;
+        }
+        self.min
     }
 
-    /// Largest recorded value (bucket-precise).
+    /// Largest recorded value, exactly as measured.
     pub fn max(&self) -> u64 {
-        self.filled().map_or(0, |h| h.highest_equivalent(h.max()))
+        if self.count() == 0 {
+            return 0;
+        }
+        self.max
     }
 
-    /// Mean of the recorded values, in nanoseconds.
+    /// Mean of the recorded values, in nanoseconds (from the buckets, so
+    /// held inside the measured minimum and maximum).
     pub fn mean(&self) -> f64 {
-        self.filled().map_or(0.0, |h| h.mean())
+        self.filled().map_or(0.0, |h| {
+            h.mean().max(self.min() as f64).min(self.max() as f64)
+        })
     }
 
     /// Standard deviation of the recorded values, in nanoseconds.
@@ -144,17 +173,21 @@ impl Histogram {
                     .collect()
             })
             .unwrap_or_default();
+        let filled = self.count() > 0;
         HistogramData {
             lowest_ns: LOWEST_NS,
             highest_ns: HIGHEST_NS,
             significant_digits: SIGFIG,
             clamped: self.clamped,
+            min_ns: filled.then_some(self.min),
+            max_ns: filled.then_some(self.max),
             counts,
         }
     }
 
     /// Rebuilds a histogram from its encoding; `to_data` of the result equals
-    /// the input.
+    /// the input. An encoding without `min_ns`/`max_ns` (from before they
+    /// were kept) falls back to its lowest and highest buckets.
     pub fn from_data(data: &HistogramData) -> Histogram {
         let mut h = Histogram::new();
         for &[v, c] in &data.counts {
@@ -162,6 +195,10 @@ impl Histogram {
             let _ = buckets.record_n(v.clamp(LOWEST_NS, HIGHEST_NS), c);
         }
         h.clamped = data.clamped;
+        if let Some((lo, hi)) = h.filled().map(|b| (b.min(), b.highest_equivalent(b.max()))) {
+            h.min = data.min_ns.unwrap_or(lo);
+            h.max = data.max_ns.unwrap_or(hi);
+        }
         h
     }
 }
@@ -173,6 +210,12 @@ pub struct HistogramData {
     pub highest_ns: u64,
     pub significant_digits: u8,
     pub clamped: u64,
+    /// Smallest value recorded, exactly; `None` when empty.
+    #[serde(default)]
+    pub min_ns: Option<u64>,
+    /// Largest value recorded, exactly; `None` when empty.
+    #[serde(default)]
+    pub max_ns: Option<u64>,
     /// `[bucket value in ns, count]` for every non-empty bucket, ascending.
     pub counts: Vec<[u64; 2]>,
 }
@@ -232,6 +275,40 @@ mod tests {
     }
 
     #[test]
+    fn min_and_max_are_the_measured_values_not_bucket_edges() {
+        // 86_213 and 86_270 share no edge with their buckets' ends.
+        let one = hist(&[86_213]);
+        assert_eq!((one.min(), one.max()), (86_213, 86_213));
+        assert_eq!(one.percentile(50.0), 86_213);
+        assert_eq!(one.mean(), 86_213.0);
+        let mut a = hist(&[86_270, 1_234_567]);
+        let b = hist(&[86_213, 999_999_999]);
+        assert_eq!((a.min(), a.max()), (86_270, 1_234_567));
+        a.merge(&b);
+        assert_eq!((a.min(), a.max()), (86_213, 999_999_999));
+        let s = a.summary();
+        assert_eq!((s.min_ns, s.max_ns), (86_213, 999_999_999));
+        assert!(s.percentiles_ns.iter().all(|&(_, v)| v <= 999_999_999));
+        // Above an hour the buckets clamp, the maximum does not.
+        let long = hist(&[HIGHEST_NS + 7]);
+        assert_eq!(long.max(), HIGHEST_NS + 7);
+        // Kept through the encoding.
+        let back = Histogram::from_data(&a.to_data());
+        assert_eq!((back.min(), back.max()), (86_213, 999_999_999));
+        assert_eq!(back, a);
+    }
+
+    #[test]
+    fn an_encoding_without_min_and_max_falls_back_to_its_buckets() {
+        let mut data = hist(&[1_000, 5_000]).to_data();
+        data.min_ns = None;
+        data.max_ns = None;
+        let h = Histogram::from_data(&data);
+        assert_eq!(h.min(), 1_000);
+        assert!(h.max() >= 5_000 && h.max() <= 5_005);
+    }
+
+    #[test]
     fn empty_histogram_reports_zeros() {
         let h = Histogram::new();
         assert_eq!(h.percentile(99.0), 0);
@@ -261,6 +338,8 @@ mod tests {
             prop_assert_eq!(&left, &right);
             prop_assert_eq!(&left, &swapped);
             let all: Vec<u64> = a.iter().chain(&b).chain(&c).copied().collect();
+            prop_assert_eq!(left.min(), all.iter().copied().min().unwrap_or(0));
+            prop_assert_eq!(left.max(), all.iter().copied().max().unwrap_or(0));
             prop_assert_eq!(left, hist(&all));
         }
 
@@ -284,6 +363,8 @@ mod tests {
             let back: HistogramData = serde_json::from_str(&json).unwrap();
             let h2 = Histogram::from_data(&back);
             prop_assert_eq!(&h, &h2);
+            prop_assert_eq!(h2.min(), v.iter().copied().min().unwrap_or(0));
+            prop_assert_eq!(h2.max(), v.iter().copied().max().unwrap_or(0));
             prop_assert_eq!(h2.to_data(), data);
         }
     }
