@@ -41,7 +41,10 @@ pub struct Request {
     pub tag: u64,
 }
 
-/// One finished I/O: bytes transferred, or a negative errno.
+/// One finished I/O: bytes transferred, or a negative errno. Fewer bytes
+/// than the request's length (0 past the end of a file) is a short
+/// transfer: engines pass it through as it is, and the caller counts it as
+/// a failure, not as a completed I/O.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Completion {
     pub tag: u64,

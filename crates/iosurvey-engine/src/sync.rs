@@ -137,4 +137,33 @@ mod tests {
         assert!(e.buffer_mut(1).iter().all(|&b| b == 7));
         assert_eq!(e.in_flight(), 0);
     }
+
+    #[test]
+    fn a_short_read_comes_back_as_the_bytes_it_moved() {
+        // 6000 bytes: the second block is partial, the third past the end.
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(&[3u8; 6000]).unwrap();
+        let fd: OwnedFd = std::fs::File::open(f.path()).unwrap().into();
+        let cfg = EngineConfig {
+            files: vec![fd],
+            buffers: 1,
+            buffer_size: 4096,
+            alignment: 4096,
+        };
+        let mut e = SyncEngine::new(cfg, 1).unwrap();
+        let mut got = Vec::new();
+        for (tag, offset) in [(0, 0), (1, 4096), (2, 8192)] {
+            e.push(Request {
+                file: 0,
+                op: Op::Read,
+                offset,
+                len: 4096,
+                buf: 0,
+                tag,
+            });
+            e.submit_and_wait(1).unwrap();
+            e.reap(|c| got.push(c.result));
+        }
+        assert_eq!(got, [4096, 6000 - 4096, 0]);
+    }
 }

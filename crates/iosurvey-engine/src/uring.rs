@@ -304,6 +304,45 @@ mod tests {
     }
 
     #[test]
+    fn a_short_read_comes_back_as_the_bytes_it_moved() {
+        // 6000 bytes: the second block is partial, the third past the end.
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(&[4u8; 6000]).unwrap();
+        let fd: OwnedFd = std::fs::File::open(f.path()).unwrap().into();
+        let cfg = EngineConfig {
+            files: vec![fd],
+            buffers: 3,
+            buffer_size: 4096,
+            alignment: 4096,
+        };
+        let mut e = match UringEngine::new(cfg, 3, 3) {
+            Ok(e) => e,
+            Err(err) => {
+                eprintln!("skipping: io_uring unavailable here: {err}");
+                return;
+            }
+        };
+        for i in 0..3u32 {
+            e.push(Request {
+                file: 0,
+                op: Op::Read,
+                offset: u64::from(i) * 4096,
+                len: 4096,
+                buf: i,
+                tag: u64::from(i),
+            });
+        }
+        let mut got = Vec::new();
+        while got.len() < 3 {
+            e.submit_and_wait(1).unwrap();
+            e.reap(|c| got.push(c));
+        }
+        got.sort_by_key(|c| c.tag);
+        let results: Vec<i32> = got.iter().map(|c| c.result).collect();
+        assert_eq!(results, [4096, 6000 - 4096, 0]);
+    }
+
+    #[test]
     fn a_replaced_file_takes_the_next_io_and_the_old_one_comes_back() {
         let mut a = tempfile::NamedTempFile::new().unwrap();
         a.write_all(&[1u8; 4096]).unwrap();

@@ -195,8 +195,11 @@ pub fn render_text(report: &RunReport, opts: TextOptions) -> String {
         if let Some(f) = &p.failure {
             let _ = writeln!(
                 out,
-                "  first failed I/O: {} at offset {} on {}: {} (errno {})",
-                f.op, f.offset, p.targets[p.streams[f.stream].target].path, f.error, f.errno
+                "  first failed I/O: {} at offset {} on {}: {}",
+                f.op,
+                f.offset,
+                p.targets[p.streams[f.stream].target].path,
+                crate::failure_text(f.errno)
             );
         }
         for w in &p.warnings {

@@ -16,6 +16,9 @@ pub(crate) struct FakeEngine {
     pub fail_at: Option<usize>,
     pub sticky: bool,
     pub errno: i32,
+    /// Every request from number `k` on moves only `n` bytes (0 as at the
+    /// end of a file truncated under the run): `Some((k, n))`.
+    pub short_from: Option<(usize, i32)>,
     /// How long each submission with requests takes.
     pub delay: Duration,
     buf: Vec<u8>,
@@ -32,6 +35,7 @@ impl FakeEngine {
             fail_at: None,
             sticky: false,
             errno: 0,
+            short_from: None,
             delay: Duration::ZERO,
             buf: vec![0; 4096],
             fd: None,
@@ -45,6 +49,15 @@ impl FakeEngine {
             fail_at: Some(at),
             sticky,
             errno,
+            ..FakeEngine::new()
+        }
+    }
+
+    /// An engine whose requests from number `at` on move `bytes` bytes
+    /// each instead of their length, without an errno.
+    pub fn short(at: usize, bytes: i32) -> Self {
+        FakeEngine {
+            short_from: Some((at, bytes)),
             ..FakeEngine::new()
         }
     }
@@ -65,10 +78,15 @@ impl Engine for FakeEngine {
                 Some(k) => n == k,
                 None => false,
             };
+            let result = match self.short_from {
+                _ if fail => -self.errno,
+                Some((k, bytes)) if n >= k => bytes,
+                _ => req.len as i32,
+            };
             self.issued.push(req);
             self.done.push(Completion {
                 tag: req.tag,
-                result: if fail { -self.errno } else { req.len as i32 },
+                result,
             });
         }
         Ok(())

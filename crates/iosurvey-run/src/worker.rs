@@ -4,6 +4,7 @@
 
 use crate::result::{IoFailure, JobResult, StreamResult};
 use iosurvey_engine::{Completion, Engine, Op, Request};
+use iosurvey_stats::SHORT_TRANSFER;
 use iosurvey_workload::{pattern::OffsetGen, ArrayMap, Mix};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -152,16 +153,20 @@ pub(crate) fn run_worker<E: Engine>(
             let slot = &mut slots[c.tag as usize];
             let job_stream = result_of[slot.stream as usize];
             let stats = result.streams[job_stream].class_mut(slot.req.op);
-            if c.result < 0 {
+            // One compare: anything but the whole length is a failure, a
+            // negative errno or a short transfer (fewer bytes than asked,
+            // as at the end of a file truncated under the run).
+            if c.result != slot.req.len as i32 {
+                let errno = failure_kind(c.result);
                 if slot.counted {
-                    stats.record_error(-c.result);
+                    stats.record_error(errno);
                 }
                 if result.first_failure.is_none() {
                     result.first_failure = Some(IoFailure {
                         stream: job_stream,
                         op: slot.req.op,
                         offset: slot.req.offset,
-                        errno: -c.result,
+                        errno,
                         at_ns: tc.saturating_sub(measure_start),
                     });
                 }
@@ -203,6 +208,18 @@ pub(crate) fn run_worker<E: Engine>(
     result.engine = engine.features();
     result.cpu.workers_ns = thread_cpu_ns() - cpu0;
     Ok(result)
+}
+
+/// The error kind of a completion that did not move its whole length: the
+/// errno of a failed I/O, or [`SHORT_TRANSFER`] for one that moved fewer
+/// bytes (none at all included) without an errno.
+#[cold]
+fn failure_kind(result: i32) -> i32 {
+    if result < 0 {
+        -result
+    } else {
+        SHORT_TRANSFER
+    }
 }
 
 /// The next request of `st` for slot `slot`, or `None` once its budget is

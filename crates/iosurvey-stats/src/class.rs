@@ -4,12 +4,19 @@ use crate::{Histogram, Series};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// The error kind of a short transfer: an I/O that moved fewer bytes than
+/// it asked for (none included) without an errno, as at the end of a file
+/// truncated under a run. Every errno is positive, so it is counted beside
+/// them in [`ClassStats::errors`].
+pub const SHORT_TRANSFER: i32 = 0;
+
 /// Ops, bytes, errors, latency and the interval series of one class.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClassStats {
     pub ops: u64,
     pub bytes: u64,
-    /// Failed ops by errno. A failed op is not in `ops` nor in the latency.
+    /// Failed ops by errno, short transfers under [`SHORT_TRANSFER`]. A
+    /// failed op is not in `ops` nor in the bytes or the latency.
     pub errors: BTreeMap<i32, u64>,
     pub latency: Histogram,
     pub series: Series,
@@ -36,7 +43,7 @@ impl ClassStats {
         self.series.record(interval, bytes, lat_ns);
     }
 
-    /// Records one failed op.
+    /// Records one failed op: its errno, or [`SHORT_TRANSFER`].
     pub fn record_error(&mut self, errno: i32) {
         *self.errors.entry(errno).or_insert(0) += 1;
     }
@@ -76,5 +83,18 @@ mod tests {
         assert_eq!(a.error_count(), 3);
         assert_eq!(a.ops, 1);
         assert_eq!(a.latency.count(), 1);
+    }
+
+    #[test]
+    fn short_transfers_are_their_own_kind_beside_errnos() {
+        let mut a = ClassStats::new();
+        a.record_error(SHORT_TRANSFER);
+        a.record_error(5);
+        let mut b = ClassStats::new();
+        b.record_error(SHORT_TRANSFER);
+        a.merge(&b);
+        assert_eq!(a.errors[&SHORT_TRANSFER], 2);
+        assert_eq!(a.errors[&5], 1);
+        assert_eq!((a.ops, a.bytes, a.latency.count()), (0, 0, 0));
     }
 }

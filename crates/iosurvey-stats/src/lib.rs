@@ -21,6 +21,6 @@ mod class;
 mod histogram;
 mod series;
 
-pub use class::{ClassStats, FirstError};
+pub use class::{ClassStats, FirstError, SHORT_TRANSFER};
 pub use histogram::{Histogram, HistogramData, LatencySummary, PERCENTILES};
 pub use series::{IntervalSample, Series};

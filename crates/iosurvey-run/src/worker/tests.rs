@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::fake_engine::FakeEngine;
+use iosurvey_stats::SHORT_TRANSFER;
 use iosurvey_workload::pattern::{Area, Region};
 use iosurvey_workload::Pattern;
 
@@ -148,4 +149,32 @@ fn each_stream_keeps_its_own_stats_and_elapsed_time() {
     assert!(s1.read.ops > 150 && s1.write.ops > 150);
     assert!(r.streams[0].elapsed_ns <= r.streams[1].elapsed_ns);
     assert_eq!(r.elapsed_ns, r.streams[1].elapsed_ns);
+}
+
+#[test]
+fn a_short_transfer_is_an_error_of_its_own_kind_not_a_completed_io() {
+    // From request 10 on, every I/O moves nothing, as reads past the end
+    // of a file truncated under the run do.
+    let mut e = FakeEngine::short(10, 0);
+    let r = run(&mut e, vec![stream(Some(100), 4, Mix::Read)], false, false);
+    let f = r.first_failure.expect("the short transfer stops the run");
+    assert_eq!(f.errno, SHORT_TRANSFER);
+    assert_eq!(f.offset, e.issued[10].offset);
+    assert_eq!(r.total(Op::Read).ops, 10);
+    assert_eq!(r.total(Op::Read).bytes, 10 * 4096);
+    assert_eq!(
+        r.streams[0].read.errors[&SHORT_TRANSFER] as usize,
+        e.issued.len() - 10
+    );
+}
+
+#[test]
+fn partial_transfers_are_counted_by_kind_with_continue_on_error() {
+    // A partial write (100 bytes of 4096) is short too.
+    let mut e = FakeEngine::short(50, 100);
+    let r = run(&mut e, vec![stream(Some(200), 2, Mix::Write)], true, false);
+    assert_eq!(r.total(Op::Write).ops, 50);
+    assert_eq!(r.total(Op::Write).bytes, 50 * 4096);
+    assert_eq!(r.streams[0].write.errors[&SHORT_TRANSFER], 150);
+    assert_eq!(r.error_count(), 150);
 }
