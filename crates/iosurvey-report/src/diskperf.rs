@@ -44,7 +44,8 @@ impl Default for DiskperfSettings {
 }
 
 /// One row: a request size and, per column, bytes per second over that
-/// point's elapsed time (`None` when the test did not run or moved nothing).
+/// point's elapsed time (`None` when the test did not run, moved nothing or
+/// failed).
 #[derive(Clone, Debug, PartialEq)]
 pub struct DiskperfRow {
     pub req_size: u64,
@@ -59,10 +60,13 @@ fn column(p: &PointReport) -> Option<usize> {
         .position(|&(_, pattern, op)| s.pattern == pattern && s.rw == op)
 }
 
+/// The test's rate, or `None` (NaN) when it did not run, moved nothing or
+/// failed: a test with a failed I/O has no rate, whatever it moved first.
 fn rate(p: &PointReport) -> Option<f64> {
     let s = p.streams.first()?;
     let c = if s.rw == "write" { &s.write } else { &s.read };
-    (c.ops > 0 && p.elapsed_ns > 0 && p.skipped.is_none())
+    let failed = p.failure.is_some() || !s.read.errors.is_empty() || !s.write.errors.is_empty();
+    (c.ops > 0 && p.elapsed_ns > 0 && p.skipped.is_none() && !failed)
         .then(|| c.bytes as f64 * 1e9 / p.elapsed_ns as f64)
 }
 
@@ -171,8 +175,11 @@ fn footer(out: &mut String, report: &RunReport) {
         if let Some(f) = &p.failure {
             let _ = writeln!(
                 out,
-                "# {}: first failed I/O: {} at offset {}: {} (errno {})",
-                p.label, f.op, f.offset, f.error, f.errno
+                "# {}: first failed I/O: {} at offset {}: {}",
+                p.label,
+                f.op,
+                f.offset,
+                crate::failure_text(f.errno)
             );
         }
     }

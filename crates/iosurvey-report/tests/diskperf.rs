@@ -52,6 +52,7 @@ fn point(index: usize, bs: u64, col: usize, mb_per_s: f64) -> PointReport {
             registered_files: false,
             fixed_buffers: false,
             reap_window_us: None,
+            wrap: false,
         },
         targets: vec![TargetReport {
             path: "/d/test".into(),
@@ -227,4 +228,45 @@ fn csv_has_the_six_columns_in_mb_per_second_and_empty_writes() {
     assert_eq!([cells[1], cells[3], cells[5]], [""; 3]);
     let fwd_rd: f64 = cells[2].parse().unwrap();
     assert!((fwd_rd - 48.28).abs() < 0.01, "scaled by 2: {fwd_rd}");
+}
+
+#[test]
+fn a_failed_write_test_prints_nan_not_the_rate_of_what_it_moved_first() {
+    let mut r = report(4096, true);
+    // The 8192-byte forward write moved data, then failed with ENOSPC.
+    let p = r
+        .points
+        .iter_mut()
+        .find(|p| p.streams[0].bs == 8192 && p.streams[0].rw == "write")
+        .unwrap();
+    assert!(p.streams[0].write.ops > 0);
+    let mut failed = ClassStats::new();
+    failed.record(0, 8192, 100_000);
+    failed.record_error(28);
+    p.streams[0].write = ClassReport::new(&failed, ELAPSED);
+    p.failure = Some(FailureReport {
+        stream: 0,
+        op: "write".into(),
+        offset: 8192,
+        errno: 28,
+        error: errno_name(28),
+        at_ns: 1000,
+    });
+    let text = render_diskperf(&r, mb(), &labelled());
+    let row = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("8192"))
+        .unwrap();
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cells[1], "NaN", "{row}");
+    assert!(cells[2].parse::<f64>().unwrap() > 0.0, "{row}");
+    // A short transfer fails a test the same way.
+    let p = &mut r.points[0];
+    p.failure = None;
+    let mut short = ClassStats::new();
+    short.record(0, 4096, 100_000);
+    short.record_error(iosurvey_stats::SHORT_TRANSFER);
+    p.streams[0].write = ClassReport::new(&short, ELAPSED);
+    assert_eq!(diskperf_rows(&r)[0].rates[0], None);
+    insta::assert_snapshot!(text);
 }
