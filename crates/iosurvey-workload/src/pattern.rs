@@ -51,9 +51,11 @@ pub struct Region {
     pub blocks: u64,
 }
 
-/// Splits `area` into `regions` equal regions of whole blocks and returns
-/// the ones worker `worker` of `workers` runs (region r goes to worker
-/// r mod workers).
+/// Splits `area` into `regions` regions of whole blocks, as equal as they
+/// can be (the first `blocks mod regions` get one block more, so that
+/// together they cover every whole block of the area), and returns the ones
+/// worker `worker` of `workers` runs (region r goes to worker r mod
+/// workers).
 pub fn worker_regions(
     area: Area,
     bs: u64,
@@ -62,7 +64,8 @@ pub fn worker_regions(
     workers: u32,
 ) -> Result<Vec<Region>, AreaError> {
     let total_blocks = area.len / bs;
-    let per = total_blocks / u64::from(regions.max(1));
+    let n = u64::from(regions.max(1));
+    let (per, extra) = (total_blocks / n, total_blocks % n);
     if per == 0 {
         return Err(AreaError::TooManyRegions {
             regions,
@@ -72,9 +75,12 @@ pub fn worker_regions(
     }
     Ok((0..regions)
         .filter(|r| r % workers == worker)
-        .map(|r| Region {
-            base: area.start + u64::from(r) * per * bs,
-            blocks: per,
+        .map(|r| {
+            let r = u64::from(r);
+            Region {
+                base: area.start + (r * per + r.min(extra)) * bs,
+                blocks: per + u64::from(r < extra),
+            }
         })
         .collect())
 }
@@ -221,7 +227,42 @@ mod tests {
         assert!(resolve_area(100, 10, Some(u64::MAX), 10).is_err());
     }
 
+    #[test]
+    fn regions_cover_every_whole_block_whatever_the_count() {
+        // 10 blocks over 3 workers: 4 + 3 + 3, end to end.
+        let area = Area {
+            start: 8192,
+            len: 10 * 4096 + 100,
+        };
+        let all: Vec<Region> = (0..3)
+            .flat_map(|w| worker_regions(area, 4096, 3, w, 3).unwrap())
+            .collect();
+        assert_eq!(
+            all.iter().map(|r| (r.base, r.blocks)).collect::<Vec<_>>(),
+            [(8192, 4), (8192 + 4 * 4096, 3), (8192 + 7 * 4096, 3)]
+        );
+    }
+
     proptest! {
+        #[test]
+        fn regions_of_all_workers_tile_the_area(
+            blocks in 1u64..500, regions in 1u32..9, workers in 1u32..5, tail in 0u64..512,
+        ) {
+            let (blocks, bs) = (blocks.max(u64::from(regions)), 512u64);
+            let area = Area { start: 4096, len: blocks * bs + tail };
+            let mut all: Vec<Region> = (0..workers)
+                .flat_map(|w| worker_regions(area, bs, regions, w, workers).unwrap())
+                .collect();
+            all.sort_by_key(|r| r.base);
+            prop_assert_eq!(all.len() as u32, regions);
+            let mut next = area.start;
+            for r in &all {
+                prop_assert_eq!(r.base, next);
+                next += r.blocks * bs;
+            }
+            prop_assert_eq!(next, area.start + blocks * bs);
+        }
+
         #[test]
         fn sequential_patterns_cover_the_area_exactly_once_per_pass(
             blocks in 1u64..300, bs_shift in 9u32..14, start_blocks in 0u64..50,
@@ -229,11 +270,10 @@ mod tests {
         ) {
             let bs = 1u64 << bs_shift;
             let blocks = blocks.max(u64::from(regions));
-            let per = blocks / u64::from(regions);
             let area = Area { start: start_blocks * bs, len: blocks * bs };
             let pattern = if backward { Pattern::Backward } else { Pattern::Forward };
             let mut g = gen(pattern, bs, area, regions, 1);
-            let pass = per * u64::from(regions);
+            let pass = blocks;
             let mut seen: Vec<u64> = (0..pass).map(|_| g.next_offset()).collect();
             seen.sort_unstable();
             seen.dedup();

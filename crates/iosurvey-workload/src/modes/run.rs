@@ -123,8 +123,15 @@ pub enum RunSpecError {
     NoTarget,
     #[error("--{0} must be greater than zero")]
     Zero(&'static str),
-    #[error("--bs {0} is too large: at most 2GiB per I/O")]
+    #[error("--bs {0} is too large: Linux moves at most {MAX_IO} bytes (2GiB less 4KiB) per I/O")]
     BsTooLarge(u64),
+    #[error("--bytes {bytes} is not a multiple of --bs {bs}: every I/O moves a whole block, so the bound cannot be met exactly; give --bytes {below} or {above}")]
+    BytesNotWholeBlocks {
+        bytes: u64,
+        bs: u64,
+        below: u64,
+        above: u64,
+    },
     #[error("--mix {0} is out of range: give the percentage of reads, 0 to 100")]
     MixRange(u32),
     #[error("--mix only applies to --rw randrw")]
@@ -143,6 +150,10 @@ pub enum RunSpecError {
     Interval,
 }
 
+/// The most bytes one read or write moves on Linux (`MAX_RW_COUNT`): a
+/// larger block would come back short every time.
+pub const MAX_IO: u64 = 0x7fff_f000;
+
 /// Expands a run into a one-point plan.
 pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
     if spec.targets.is_empty() {
@@ -151,7 +162,7 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
     if spec.bs == 0 {
         return Err(RunSpecError::Zero("bs"));
     }
-    if spec.bs > 1 << 31 {
+    if spec.bs > MAX_IO {
         return Err(RunSpecError::BsTooLarge(spec.bs));
     }
     if spec.qd == 0 {
@@ -165,6 +176,15 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
     }
     if spec.bytes == Some(0) {
         return Err(RunSpecError::Zero("bytes"));
+    }
+    if let Some(bytes) = spec.bytes.filter(|b| b % spec.bs != 0) {
+        let below = bytes / spec.bs * spec.bs;
+        return Err(RunSpecError::BytesNotWholeBlocks {
+            bytes,
+            bs: spec.bs,
+            below,
+            above: below + spec.bs,
+        });
     }
     if spec.size == Some(0) {
         return Err(RunSpecError::Zero("size"));
@@ -358,6 +378,22 @@ mod tests {
                 RunSpecError::RegionsRandom("randread"),
             ),
             (Box::new(|s| s.targets.clear()), RunSpecError::NoTarget),
+            (
+                Box::new(|s| {
+                    s.bs = 64 << 10;
+                    s.bytes = Some(1000 << 10)
+                }),
+                RunSpecError::BytesNotWholeBlocks {
+                    bytes: 1000 << 10,
+                    bs: 64 << 10,
+                    below: 960 << 10,
+                    above: 1 << 20,
+                },
+            ),
+            (
+                Box::new(|s| s.bs = MAX_IO + 4096),
+                RunSpecError::BsTooLarge(MAX_IO + 4096),
+            ),
         ];
         for (edit, want) in cases {
             let mut s = spec();
