@@ -114,6 +114,11 @@ pub struct Settings {
     /// seen and timed, in microseconds; null when each wait returns at the
     /// first completion.
     pub reap_window_us: Option<u32>,
+    /// Whether a stream that reaches the end of its area before its time or
+    /// byte bound goes round to its start again (`parallel --loop`, `run
+    /// --time`); `false`: every stream ends at the end of its area, like dd.
+    #[serde(rename = "loop", default)]
+    pub wrap: bool,
 }
 
 /// A target as it was opened.
@@ -322,6 +327,8 @@ impl PointReport {
                 registered_files: r.engine.registered_files,
                 fixed_buffers: r.engine.fixed_buffers,
                 reap_window_us: r.engine.reap_window_us,
+                wrap: (job.bounds.time.is_some() || job.bounds.bytes.is_some())
+                    && job.streams.iter().any(|s| s.wrap),
             },
             targets: targets
                 .iter()

@@ -184,9 +184,14 @@ pub fn render_parallel(report: &RunReport, opts: TextOptions) -> String {
         let f = figures(p);
         let _ = writeln!(
             out,
-            "# {}: common window {:.3} s",
+            "# {}: common window {:.3} s{}",
             p.label,
-            f.window_ns as f64 / 1e9
+            f.window_ns as f64 / 1e9,
+            if p.settings.wrap {
+                "; looped (--loop): a device that reached its end went on from its start"
+            } else {
+                ""
+            }
         );
         for d in &f.devices {
             let _ = writeln!(
@@ -213,8 +218,11 @@ pub fn render_parallel(report: &RunReport, opts: TextOptions) -> String {
         if let Some(e) = &p.failure {
             let _ = writeln!(
                 out,
-                "first failed I/O: {} at offset {} on {}: {} (errno {})",
-                e.op, e.offset, p.targets[p.streams[e.stream].target].path, e.error, e.errno
+                "first failed I/O: {} at offset {} on {}: {}",
+                e.op,
+                e.offset,
+                p.targets[p.streams[e.stream].target].path,
+                crate::failure_text(e.errno)
             );
         }
     }

@@ -64,6 +64,7 @@ fn point(index: usize, rates: &[(f64, u64)]) -> PointReport {
             registered_files: true,
             fixed_buffers: true,
             reap_window_us: Some(10),
+            wrap: false,
         },
         targets: (0..4)
             .map(|i| TargetReport {
@@ -137,4 +138,17 @@ fn csv_has_a_row_per_device_of_every_step() {
     let csv = render_parallel_csv(&report());
     assert_eq!(csv.lines().count(), 1 + 1 + 2 + 3 + 4);
     assert!(csv.starts_with("devices,device,window_s,"));
+}
+
+#[test]
+fn a_looped_run_says_so_and_a_plain_one_does_not() {
+    let mut r = report();
+    let plain = render_parallel(&r, TextOptions::default());
+    assert!(!plain.contains("looped"), "{plain}");
+    r.points[0].settings.wrap = true;
+    let looped = render_parallel(&r, TextOptions::default());
+    let first = looped.lines().next().unwrap();
+    assert!(first.contains("looped (--loop)"), "{first}");
+    let json = serde_json::to_value(&r.points[0].settings).unwrap();
+    assert_eq!(json["loop"], true);
 }

@@ -66,6 +66,7 @@ fn point(
             registered_files: false,
             fixed_buffers: false,
             reap_window_us: None,
+            wrap: false,
         },
         targets: vec![target("/dev/sdb")],
         elapsed_ns,

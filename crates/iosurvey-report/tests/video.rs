@@ -86,6 +86,7 @@ fn point(f: FramesReport, elapsed_ns: u64) -> PointReport {
             registered_files: true,
             fixed_buffers: true,
             reap_window_us: None,
+            wrap: false,
         },
         targets: vec![TargetReport {
             path: "/mnt/media".into(),

@@ -166,17 +166,21 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
             let mine_ops: u64 = mine.iter().map(|r| r.blocks).sum();
             (mine, mine_ops)
         } else {
-            (Vec::new(), (area.len / s.bs).div_ceil(u64::from(workers)))
+            // One pass of random offsets: as many ops as whole blocks,
+            // shared out exactly.
+            (Vec::new(), share(area.len / s.bs, w, workers))
         };
         let budget = match (job.bounds.bytes, job.bounds.time) {
-            (Some(bytes), _) => {
-                let ops = bytes.div_ceil(s.bs);
-                let share =
-                    ops / u64::from(workers) + u64::from(u64::from(w) < ops % u64::from(workers));
-                Some(share)
-            }
+            (Some(bytes), _) => Some(share(bytes.div_ceil(s.bs), w, workers)),
             (None, Some(_)) => None,
             (None, None) => Some(pass_ops),
+        };
+        // A stream that does not wrap ends at the end of its area, like dd,
+        // whatever time is left.
+        let budget = match budget {
+            _ if s.wrap => budget,
+            Some(b) => Some(b.min(pass_ops)),
+            None => Some(pass_ops),
         };
         let seed = job.seed
             ^ (si as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
@@ -193,6 +197,13 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
         });
     }
     Ok(out)
+}
+
+/// Worker `w`'s share of `ops` over `workers`: equal shares, the first
+/// `ops mod workers` workers one more, so that the shares add up to `ops`.
+fn share(ops: u64, w: u32, workers: u32) -> u64 {
+    let n = u64::from(workers.max(1));
+    ops / n + u64::from(u64::from(w) < ops % n)
 }
 
 /// Waits at the barrier whether or not the engine came up (so no worker is
@@ -399,4 +410,75 @@ pub fn run_point(
     result.interrupted |= stop.load(Ordering::Relaxed);
     observer.point_finished(point, &result);
     Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iosurvey_workload::{Bounds, Mix, Pattern, StreamClass, TargetSpec};
+
+    /// Ops every worker of `job` will issue, summed, on a target of `size`.
+    fn ops(job: &Job, size: u64) -> u64 {
+        let g = Geometry {
+            path: "/t".into(),
+            size,
+            logical_block_size: 512,
+            direct: true,
+        };
+        (0..job.workers)
+            .flat_map(|w| build_streams(job, std::slice::from_ref(&g), w).unwrap())
+            .map(|s| s.budget.expect("bounded"))
+            .sum()
+    }
+
+    fn job(pattern: Pattern, workers: u32, bounds: Bounds, wrap: bool) -> Job {
+        let stream = StreamClass {
+            wrap,
+            ..StreamClass::new("s", 0, Mix::Read, pattern, 4096, 1)
+        };
+        Job {
+            workers,
+            ..Job::new(
+                vec![TargetSpec {
+                    path: "/t".into(),
+                    create_size: None,
+                }],
+                vec![stream],
+                bounds,
+            )
+        }
+    }
+
+    const PASS: Bounds = Bounds {
+        time: None,
+        bytes: None,
+        ramp: Duration::ZERO,
+    };
+
+    #[test]
+    fn one_pass_over_any_number_of_workers_issues_every_block_once() {
+        // 100 blocks: not a multiple of 3 or 7.
+        for workers in [1, 2, 3, 7] {
+            for pattern in [Pattern::Forward, Pattern::Backward, Pattern::Random] {
+                let j = job(pattern, workers, PASS, true);
+                assert_eq!(ops(&j, 100 * 4096), 100, "{pattern:?} x {workers}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_stream_that_does_not_wrap_ends_at_the_end_of_its_area() {
+        let timed = Bounds {
+            time: Some(Duration::from_secs(60)),
+            ..PASS
+        };
+        let j = job(Pattern::Forward, 3, timed, false);
+        assert_eq!(ops(&j, 100 * 4096), 100);
+        let more = Bounds {
+            bytes: Some(400 * 4096),
+            ..PASS
+        };
+        assert_eq!(ops(&job(Pattern::Forward, 3, more, false), 100 * 4096), 100);
+        assert_eq!(ops(&job(Pattern::Forward, 3, more, true), 100 * 4096), 400);
+    }
 }

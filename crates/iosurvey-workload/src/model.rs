@@ -116,6 +116,11 @@ pub struct StreamClass {
     /// Run over a virtual array of the job's targets (concat or raid0)
     /// instead of `target` alone; `target` is then the array's first member.
     pub array: Option<ArraySpec>,
+    /// Whether the stream goes round to the start of its area when it
+    /// reaches its end before its time or byte bound (the default); `false`
+    /// ends it at the end of its area, like `dd` (`parallel` without
+    /// `--loop`).
+    pub wrap: bool,
 }
 
 impl StreamClass {
@@ -141,6 +146,7 @@ impl StreamClass {
             regions: 0,
             pin: None,
             array: None,
+            wrap: true,
         }
     }
 

@@ -23,7 +23,7 @@ pub struct ParallelArgs {
     /// Outstanding I/Os per device (dd has 1).
     #[arg(long, default_value_t = 1)]
     pub qd: u32,
-    /// Measured time of each step.
+    /// Measured time of each step (a device whose pass reaches its end sooner stops there, unless --loop).
     #[arg(long, value_parser = duration, default_value = "10s")]
     pub time: Duration,
     /// Unmeasured warm-up of each step.
@@ -35,6 +35,9 @@ pub struct ParallelArgs {
     /// Device counts to run (implies --scale), e.g. 1,2,4.
     #[arg(long, value_delimiter = ',')]
     pub steps: Vec<usize>,
+    /// Go round to the start of a device at its end until --time is up; without it each device's pass ends at its end, like dd.
+    #[arg(long = "loop")]
+    pub wrap: bool,
     /// Write instead of read (needs --allow-destroy on devices).
     #[arg(long)]
     pub write: bool,
@@ -65,6 +68,7 @@ pub fn parallel(a: ParallelArgs, argv: &[String]) -> Result<Outcome, Failure> {
     spec.time = a.time;
     spec.ramp = a.ramp;
     spec.write = a.write;
+    spec.wrap = a.wrap;
     spec.size = a.size;
     spec.engine = a.target.engine_or_uring();
     spec.direct = !a.target.buffered;

@@ -28,6 +28,9 @@ pub struct ParallelSpec {
     pub size: Option<u64>,
     /// Resolution of the series the common window is cut from.
     pub interval: Duration,
+    /// Go round to the start of a device at its end until the time is up
+    /// (`--loop`); without it a device's pass ends at its end, like dd.
+    pub wrap: bool,
 }
 
 impl ParallelSpec {
@@ -45,6 +48,7 @@ impl ParallelSpec {
             direct: true,
             size: None,
             interval: Duration::from_millis(10),
+            wrap: false,
         }
     }
 }
@@ -135,6 +139,7 @@ pub fn expand(spec: &ParallelSpec) -> Result<Plan, ParallelError> {
                     (0..count)
                         .map(|t| StreamClass {
                             regions: 1,
+                            wrap: spec.wrap,
                             // pread blocks: one thread per device, as dd has.
                             pin: sync.then_some(t as u32),
                             ..StreamClass::new(
@@ -191,6 +196,12 @@ mod tests {
             .streams
             .iter()
             .all(|s| s.pin.is_none() && s.mix == Mix::Read));
+        // Like dd, a device's pass ends at its end unless --loop.
+        assert!(job.streams.iter().all(|s| !s.wrap));
+        let mut looped = spec(3);
+        looped.wrap = true;
+        let job = &expand(&looped).unwrap().points[0].job;
+        assert!(job.streams.iter().all(|s| s.wrap));
     }
 
     #[test]
