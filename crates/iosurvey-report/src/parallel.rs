@@ -43,15 +43,23 @@ fn class(s: &crate::StreamReport) -> &ClassReport {
 
 /// Bytes of `c` completed before `window_ns`, from its series: whole
 /// intervals inside the window, and the covered share of the one it cuts.
-pub fn bytes_within(c: &ClassReport, interval_ns: u64, window_ns: u64) -> f64 {
+/// The stream's last interval ends at its `elapsed_ns`, not a whole
+/// interval later: a device whose pass ended there is wholly inside a
+/// window that ends with it.
+pub fn bytes_within(c: &ClassReport, interval_ns: u64, window_ns: u64, elapsed_ns: u64) -> f64 {
     let i = interval_ns.max(1) as f64;
-    let w = window_ns as f64;
+    let (w, e) = (window_ns as f64, elapsed_ns as f64);
     c.series
         .iter()
         .enumerate()
         .map(|(k, s)| {
             let start = k as f64 * i;
-            let covered = ((w - start) / i).clamp(0.0, 1.0);
+            let len = (e - start).clamp(0.0, i);
+            let covered = if len > 0.0 {
+                ((w - start) / len).clamp(0.0, 1.0)
+            } else {
+                f64::from(w >= start)
+            };
             s.bytes as f64 * covered
         })
         .sum()
@@ -67,7 +75,7 @@ pub fn figures(p: &PointReport) -> PointFigures {
         .iter()
         .map(|s| {
             let c = class(s);
-            let window_bytes = bytes_within(c, p.settings.interval_ns, first);
+            let window_bytes = bytes_within(c, p.settings.interval_ns, first, s.elapsed_ns);
             DeviceFigures {
                 path: p.targets[s.target].path.clone(),
                 window_bytes,
@@ -315,9 +323,20 @@ mod tests {
     #[test]
     fn the_window_takes_whole_intervals_and_a_share_of_the_cut_one() {
         let c = class_with(&[100, 100, 100, 100]);
-        assert_eq!(bytes_within(&c, 10, 40), 400.0);
-        assert_eq!(bytes_within(&c, 10, 25), 250.0);
-        assert_eq!(bytes_within(&c, 10, 0), 0.0);
+        assert_eq!(bytes_within(&c, 10, 40, 40), 400.0);
+        assert_eq!(bytes_within(&c, 10, 25, 40), 250.0);
+        assert_eq!(bytes_within(&c, 10, 0, 40), 0.0);
+    }
+
+    #[test]
+    fn a_window_that_ends_with_the_stream_holds_all_its_bytes() {
+        // Done 8 ms into a 10 ms interval: the window of 8 ms has it all.
+        let c = class_with(&[16_777_216]);
+        assert_eq!(bytes_within(&c, 10, 8, 8), 16_777_216.0);
+        assert_eq!(bytes_within(&c, 10, 4, 8), 8_388_608.0);
+        let c = class_with(&[100, 100, 50]);
+        assert_eq!(bytes_within(&c, 10, 25, 25), 250.0);
+        assert_eq!(bytes_within(&c, 10, 20, 25), 200.0);
     }
 
     #[test]
