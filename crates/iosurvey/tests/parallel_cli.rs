@@ -225,7 +225,7 @@ fn zram_devices_written_then_read_in_parallel() {
     }
     for engine in ["uring", "sync"] {
         let out = parallel(&[
-            pa, pb, "--time", "500ms", "--engine", engine, "--output", "json", "--quiet",
+            pa, pb, "--time", "500ms", "--loop", "--engine", engine, "--output", "json", "--quiet",
         ]);
         let r = report_of(&out);
         let p = &r["points"][0];
