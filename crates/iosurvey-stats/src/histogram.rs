@@ -66,17 +66,34 @@ impl Histogram {
         }
     }
 
-    /// Records one value in nanoseconds.
+    /// Records one value in nanoseconds. The common case costs two
+    /// compares for the exact minimum and maximum and one for the range.
     #[inline]
     pub fn record(&mut self, ns: u64) {
-        self.min = self.min.min(ns);
-        self.max = self.max.max(ns);
-        let v = ns.clamp(LOWEST_NS, HIGHEST_NS);
-        if v != ns && ns > HIGHEST_NS {
-            self.clamped += 1;
+        if ns < self.min {
+            self.min = ns;
         }
+        if ns > self.max {
+            self.max = ns;
+        }
+        // One compare: 1..=HIGHEST_NS is the buckets' range.
+        let v = if ns.wrapping_sub(LOWEST_NS) < HIGHEST_NS {
+            ns
+        } else {
+            self.out_of_range(ns)
+        };
         // Cannot fail: the value is inside the bounds.
         let _ = self.inner.get_or_insert_with(buckets).record(v);
+    }
+
+    /// A value outside the buckets: clamped to them, and counted when above
+    /// one hour.
+    #[cold]
+    fn out_of_range(&mut self, ns: u64) -> u64 {
+        if ns > HIGHEST_NS {
+            self.clamped += 1;
+        }
+        ns.clamp(LOWEST_NS, HIGHEST_NS)
     }
 
     /// Adds every count of `other` into `self`. Exact and associative.
