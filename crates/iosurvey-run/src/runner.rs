@@ -193,6 +193,7 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
             slots: s.outstanding,
             gen: OffsetGen::new(s.pattern, s.bs, area, regions, seed),
             budget,
+            ramp_spends: !s.wrap,
             map,
         });
     }

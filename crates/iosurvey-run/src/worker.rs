@@ -21,6 +21,10 @@ pub(crate) struct WorkerStream {
     pub gen: OffsetGen,
     /// Ops left to issue in the measured phase; `None` is unbounded.
     pub budget: Option<u64>,
+    /// The ramp's ops spend the budget too: a stream bounded by one pass
+    /// that does not wrap (`parallel` without `--loop`) ends at the end of
+    /// its area, ramp or not.
+    pub ramp_spends: bool,
     /// Maps the stream's offsets onto the members of a virtual array.
     pub map: Option<ArrayMap>,
 }
@@ -223,10 +227,11 @@ fn failure_kind(result: i32) -> i32 {
 }
 
 /// The next request of `st` for slot `slot`, or `None` once its budget is
-/// spent. Ops issued during the ramp do not count against the budget.
+/// spent. Ops issued during the ramp do not count against the budget,
+/// unless the stream says they do.
 #[inline]
 fn next_request(st: &mut WorkerStream, slot: u32, measuring: bool) -> Option<Request> {
-    if measuring {
+    if measuring || st.ramp_spends {
         if let Some(b) = &mut st.budget {
             if *b == 0 {
                 return None;

@@ -23,6 +23,7 @@ fn stream(budget: Option<u64>, slots: u32, mix: Mix) -> WorkerStream {
         slots,
         gen: OffsetGen::new(Pattern::Forward, 4096, area, vec![region], 1),
         budget,
+        ramp_spends: false,
         map: None,
     }
 }
@@ -96,6 +97,25 @@ fn ios_issued_during_the_ramp_are_neither_counted_nor_spend_the_budget() {
     );
     assert_eq!(r.total(Op::Read).ops, 10, "exactly the budget is counted");
     assert_eq!(r.total(Op::Read).latency.count(), 10);
+}
+
+#[test]
+fn a_stream_whose_ramp_spends_its_budget_ends_where_its_pass_ends() {
+    let mut e = FakeEngine::new();
+    e.delay = Duration::from_millis(1);
+    let mut st = stream(Some(256), 1, Mix::Read);
+    st.ramp_spends = true;
+    let r = run_with_ramp(&mut e, vec![st], false, false, Duration::from_millis(20));
+    // One pass of 256 blocks in all, ramp included: nothing read twice.
+    assert_eq!(e.issued.len(), 256);
+    assert!(
+        r.total(Op::Read).ops < 256,
+        "the ramp's ops are not counted"
+    );
+    let mut offs: Vec<u64> = e.issued.iter().map(|q| q.offset).collect();
+    offs.sort_unstable();
+    offs.dedup();
+    assert_eq!(offs.len(), 256);
 }
 
 #[test]
