@@ -165,6 +165,16 @@ fn stream_title(p: &PointReport, s: &StreamReport) -> String {
     }
 }
 
+/// Bytes at the end of a stream's area that no I/O covers: every I/O moves
+/// a whole block, so a tail shorter than one is never read or written.
+fn untouched_tail(p: &PointReport, s: &StreamReport) -> u64 {
+    if s.array.is_some() || s.bs == 0 {
+        return 0;
+    }
+    let size = p.targets.get(s.target).map_or(0, |t| t.size_bytes);
+    s.span.unwrap_or(size.saturating_sub(s.offset)) % s.bs
+}
+
 /// Renders a report as the human summary.
 pub fn render_text(report: &RunReport, opts: TextOptions) -> String {
     let mut out = String::new();
@@ -186,6 +196,14 @@ pub fn render_text(report: &RunReport, opts: TextOptions) -> String {
             let _ = writeln!(out, "{}", stream_title(p, st));
             class_lines(&mut out, "read", &st.read, st.elapsed_ns, opts);
             class_lines(&mut out, "write", &st.write, st.elapsed_ns, opts);
+            let tail = untouched_tail(p, st);
+            if tail > 0 {
+                let _ = writeln!(
+                    out,
+                    "        not covered: the last {tail} bytes of the area, less than one {}-byte block",
+                    st.bs
+                );
+            }
         }
         if p.streams.len() > 1 {
             let _ = writeln!(out, "all {} streams:", p.streams.len());

@@ -123,6 +123,24 @@ fn text_layout_in_mib_per_second() {
     assert!(!text.contains("MB/s"));
 }
 
+#[test]
+fn text_names_the_tail_of_an_area_that_no_block_covers() {
+    let mut r = report();
+    assert!(!render_text(&r, TextOptions::default()).contains("not covered"));
+    let p = &mut r.points[0];
+    let bs = p.streams[0].bs;
+    let t = p.streams[0].target;
+    p.targets[t].size_bytes = p.streams[0].offset + 10 * bs + 100;
+    p.streams[0].span = None;
+    let text = render_text(&r, TextOptions::default());
+    assert!(
+        text.contains(&format!(
+            "not covered: the last 100 bytes of the area, less than one {bs}-byte block"
+        )),
+        "{text}"
+    );
+}
+
 fn schema() -> jsonschema::Validator {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),

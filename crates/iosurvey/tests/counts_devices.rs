@@ -246,6 +246,27 @@ fn one_pass_over_three_workers_reads_every_block_exactly_once() {
         assert_eq!(u(&read["ops"]), 1000, "{rw}: {read}");
         assert_eq!(u(&read["bytes"]), 1000 * 4096, "{rw}");
     }
+    // A file of 1000 blocks of 4 KiB, with each engine: every block once.
+    let dir = tempfile::Builder::new()
+        .prefix("iosurvey-pass")
+        .tempdir_in("/dev/shm")
+        .unwrap();
+    let file = dir.path().join("f");
+    fs::write(&file, random_bytes(1000 * 4096, 10)).unwrap();
+    for engine in ["uring", "sync"] {
+        let p = run_point(&[
+            path_str(&file),
+            "--bs",
+            "4k",
+            "--workers",
+            "3",
+            "--buffered",
+            "--engine",
+            engine,
+        ]);
+        let read = &p["total"]["read"];
+        assert_eq!(u(&read["ops"]) * 4096, 1000 * 4096, "{engine}: {read}");
+    }
     // Forward with several regions per worker too.
     let p = run_point(&[
         path_str(dev.path()),
