@@ -335,3 +335,55 @@ fn one_io_has_one_latency() {
     // The interval series holds the same one latency.
     assert_eq!(u(&read["series"][0]["lat_max_ns"]), min);
 }
+
+#[test]
+fn diskperf_prints_nan_for_a_write_test_that_failed() {
+    let _g = serial();
+    need!(require_root());
+    let dir = tempfile::Builder::new()
+        .prefix("iosurvey-dpshrink")
+        .tempdir_in("/dev/shm")
+        .unwrap();
+    let backing = dir.path().join("backing.img");
+    fs::File::create(&backing)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let dev = need!(LoopDev::attach(&backing, &[]));
+    // The first test (fwd_wt, 5 s) hits the end of the shrunk device; every
+    // later one fails at once.
+    let out = run_while(
+        &[
+            "diskperf",
+            path_str(dev.path()),
+            "--write",
+            "--allow-destroy",
+            "--time",
+            "5s",
+            "--min",
+            "1m",
+            "--max",
+            "1m",
+        ],
+        Duration::from_millis(400),
+        || {
+            fs::OpenOptions::new()
+                .write(true)
+                .open(&backing)
+                .unwrap()
+                .set_len(8 << 20)
+                .unwrap();
+            must("losetup", &["-c", path_str(dev.path())]);
+        },
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("1048576"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cells[1], "NaN", "fwd_wt failed: {text}");
+    assert!(text.contains("fwd_wt: first failed I/O: write"), "{text}");
+    drop(dev);
+}
