@@ -85,8 +85,11 @@ pub(crate) fn interruptions_and_failures(out: &mut String, report: &RunReport) {
         if let Some(f) = &p.failure {
             let _ = writeln!(
                 out,
-                "{}: first failed I/O: {} at offset {}: {} (errno {})",
-                p.label, f.op, f.offset, f.error, f.errno
+                "{}: first failed I/O: {} at offset {}: {}",
+                p.label,
+                f.op,
+                f.offset,
+                crate::failure_text(f.errno)
             );
         }
     }

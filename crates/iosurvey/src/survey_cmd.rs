@@ -233,8 +233,11 @@ impl Presenter for SurveyPresenter {
             if let Some(f) = &p.failure {
                 let dev = &p.targets[p.streams[f.stream].target].path;
                 self.say(format!(
-                    "{}: first failed I/O: {} at offset {} on {dev}: {} (errno {})",
-                    p.label, f.op, f.offset, f.error, f.errno
+                    "{}: first failed I/O: {} at offset {} on {dev}: {}",
+                    p.label,
+                    f.op,
+                    f.offset,
+                    iosurvey_report::failure_text(f.errno)
                 ));
             }
         }
