@@ -81,13 +81,14 @@ pub fn describe(plan: &Plan) -> String {
                     Mix::Mixed { read_pct } => format!("{read_pct}% read"),
                 };
                 format!(
-                    "{} {} {} {} x{} at {}",
+                    "{} {} {} {} x{} at {}{}",
                     j.targets[s.target].path.display(),
                     s.pattern.name(),
                     op,
                     format_size(s.bs),
                     s.outstanding,
-                    s.offset
+                    s.offset,
+                    if s.wrap { "" } else { ", one pass at most" }
                 )
             })
             .collect();
