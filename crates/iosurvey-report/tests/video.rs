@@ -66,6 +66,7 @@ fn frames(op: &str, format: &str, frame_bytes: u64, records: Vec<FrameRecord>) -
         order: "fwd".into(),
         files_per_dir: 100,
         records,
+        summary: None,
     }
 }
 
@@ -308,7 +309,7 @@ fn summary_counts_transferred_dropped_and_failed_frames() {
 fn last_windows_take_the_transferred_frames_that_ended_in_them() {
     let p = unpaced();
     let f = p.frames.as_ref().unwrap();
-    let rows = window_rows(&f.records, p.elapsed_ns);
+    let rows = window_rows(&frames_summary(f, p.elapsed_ns), p.elapsed_ns);
     let counts: Vec<(Option<u64>, u64)> = rows.iter().map(|r| (r.window_ns, r.frames)).collect();
     assert_eq!(
         counts,
@@ -334,7 +335,7 @@ fn last_windows_take_the_transferred_frames_that_ended_in_them() {
     // 20 (ends at 1033 ms); skipped ones never count.
     let p = paced();
     let f = p.frames.as_ref().unwrap();
-    let rows = window_rows(&f.records, p.elapsed_ns);
+    let rows = window_rows(&frames_summary(f, p.elapsed_ns), p.elapsed_ns);
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[0].frames, 25);
     assert_eq!(rows[0].bytes, 25 * HD422);

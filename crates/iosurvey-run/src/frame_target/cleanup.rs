@@ -1,0 +1,187 @@
+//! Removing frames: the frames a run wrote, and those an earlier run left
+//! behind when it was killed. Only regular files that carry iosurvey's
+//! mark on the descriptor opened are unlinked, and only marked directories
+//! that are left empty are removed; nothing is reached through a symlink.
+
+use super::fsops::{clear_pending, frames_name, iosurvey_alive, open_dir, pending_pid};
+use crate::guard::fd_is_marked;
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+/// Unlinks `name` from `dir` if it is a regular file carrying the mark,
+/// checked on a descriptor of it that is still the name's inode just
+/// before the unlink. True when it was removed.
+fn unlink_marked(dir: BorrowedFd<'_>, name: &Path) -> Result<bool, Errno> {
+    let fd = match rustix::fs::openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT | Errno::LOOP | Errno::NXIO) => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    let st = rustix::fs::fstat(&fd)?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile || !fd_is_marked(&fd) {
+        return Ok(false);
+    }
+    let here = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
+    if (here.st_dev, here.st_ino) != (st.st_dev, st.st_ino) {
+        return Ok(false);
+    }
+    rustix::fs::unlinkat(dir, name, AtFlags::empty())?;
+    Ok(true)
+}
+
+/// Removes the directory `name` from `parent` when it is marked and
+/// empty; anything else is left.
+fn rmdir_marked(parent: BorrowedFd<'_>, name: &Path, fd: &OwnedFd) {
+    if fd_is_marked(fd) {
+        let _ = rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR);
+    }
+}
+
+/// The user's directory and the frames directory in it, both held open;
+/// `None` when the frames directory is gone or is not a real directory.
+fn open_root(root: &Path) -> std::io::Result<Option<(OwnedFd, OwnedFd)>> {
+    let parent = root.parent().unwrap_or(Path::new("."));
+    let name = root.file_name().map_or_else(frames_name, PathBuf::from);
+    let parent_fd = rustix::fs::open(parent, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty())?;
+    match open_dir(parent_fd.as_fd(), &name) {
+        Ok(Some(fd)) => Ok(Some((parent_fd, fd))),
+        Ok(None) | Err(Errno::LOOP | Errno::NOTDIR) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Removes the listed frames under `root` that carry iosurvey's mark
+/// (those already gone are fine), then the marked directories that leaves
+/// empty, `root` included. Unmarked files and directories are left.
+pub fn remove_frames(root: &Path, files: &[PathBuf]) -> std::io::Result<()> {
+    let Some((parent_fd, root_fd)) = open_root(root)? else {
+        return Ok(());
+    };
+    let mut first_err: Option<Errno> = None;
+    // The subdirectory in use: its name and descriptor.
+    let mut sub: Option<(PathBuf, Option<OwnedFd>)> = None;
+    let mut subs_seen: Vec<PathBuf> = Vec::new();
+    for f in files {
+        let Ok(rel) = f.strip_prefix(root) else {
+            continue;
+        };
+        let (Some(name), parent) = (rel.file_name(), rel.parent()) else {
+            continue;
+        };
+        let dir_fd = match parent.filter(|p| !p.as_os_str().is_empty()) {
+            None => Some(root_fd.as_fd()),
+            Some(p) => {
+                if sub.as_ref().is_none_or(|(n, _)| n != p) {
+                    let fd = open_dir(root_fd.as_fd(), p).ok().flatten();
+                    if !subs_seen.iter().any(|s| s == p) {
+                        subs_seen.push(p.to_path_buf());
+                    }
+                    sub = Some((p.to_path_buf(), fd));
+                }
+                sub.as_ref()
+                    .and_then(|(_, fd)| fd.as_ref().map(|f| f.as_fd()))
+            }
+        };
+        if let Some(d) = dir_fd {
+            if let Err(e) = unlink_marked(d, Path::new(name)) {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    drop(sub);
+    for s in &subs_seen {
+        if let Ok(Some(fd)) = open_dir(root_fd.as_fd(), s) {
+            rmdir_marked(root_fd.as_fd(), s, &fd);
+        }
+    }
+    clear_pending(&root_fd);
+    let name = root.file_name().map_or_else(frames_name, PathBuf::from);
+    rmdir_marked(parent_fd.as_fd(), &name, &root_fd);
+    first_err.map_or(Ok(()), |e| Err(e.into()))
+}
+
+/// What an earlier, killed run left in a frames directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Leftovers {
+    /// The process id of the run that left them.
+    pub pid: u32,
+    /// Marked frames removed.
+    pub frames: u64,
+}
+
+/// Whether `name` is a frame file's name (`f0000123.frm`).
+fn is_frame_name(name: &[u8]) -> bool {
+    name.len() > 5 && name.starts_with(b"f") && name.ends_with(b".frm")
+}
+
+/// Whether `name` is a frame subdirectory's name (`d00012`).
+fn is_subdir_name(name: &[u8]) -> bool {
+    name.len() > 1 && name[0] == b'd' && name[1..].iter().all(u8::is_ascii_digit)
+}
+
+/// Removes the marked frames in `dir`; returns how many.
+fn sweep(dir: &OwnedFd) -> Result<u64, Errno> {
+    let mut removed = 0;
+    let mut subdirs = Vec::new();
+    let mut frames = Vec::new();
+    for e in rustix::fs::Dir::read_from(dir)? {
+        let e = e?;
+        let name = e.file_name().to_bytes();
+        if is_frame_name(name) {
+            frames.push(PathBuf::from(String::from_utf8_lossy(name).into_owned()));
+        } else if is_subdir_name(name) {
+            subdirs.push(PathBuf::from(String::from_utf8_lossy(name).into_owned()));
+        }
+    }
+    for f in frames {
+        if unlink_marked(dir.as_fd(), &f)? {
+            removed += 1;
+        }
+    }
+    for s in subdirs {
+        if let Ok(Some(sub)) = open_dir(dir.as_fd(), &s) {
+            if fd_is_marked(&sub) {
+                removed += sweep(&sub)?;
+                rmdir_marked(dir.as_fd(), &s, &sub);
+            }
+        }
+    }
+    Ok(removed)
+}
+
+/// Finds the frames an earlier run left in the marked frames directory of
+/// `dir` when it was killed before its clean-up (its pending mark names a
+/// process that is no longer running), and removes them: marked frames and
+/// marked directories only. `Ok(None)` when there is nothing to do.
+pub fn remove_leftovers(dir: &Path) -> std::io::Result<Option<Leftovers>> {
+    let root = dir.join(frames_name());
+    let Some((parent_fd, root_fd)) = open_root(&root)? else {
+        return Ok(None);
+    };
+    let Some(pid) = pending_pid(&root_fd) else {
+        return Ok(None);
+    };
+    if !fd_is_marked(&root_fd) || pid == std::process::id() || iosurvey_alive(pid) {
+        return Ok(None);
+    }
+    let frames = sweep(&root_fd)?;
+    let _ = rustix::fs::fremovexattr(&root_fd, super::fsops::PENDING_XATTR);
+    rmdir_marked(parent_fd.as_fd(), &frames_name(), &root_fd);
+    Ok(Some(Leftovers { pid, frames }))
+}
+
+/// Ends this process's use of the frames directory of `dir` (kept with
+/// `--keep`): clears its pending mark, so the next run does not take the
+/// kept frames for leftovers.
+pub fn finish_frames(dir: &Path) {
+    if let Ok(Some((_, root_fd))) = open_root(&dir.join(frames_name())) {
+        clear_pending(&root_fd);
+    }
+}
