@@ -5,7 +5,7 @@
 //! open, never through a symlink, and judged by the descriptor opened.
 //! Writes go only to frames that carry iosurvey's mark (xattr) or to new
 //! ones created with `O_CREAT|O_EXCL|O_NOFOLLOW`; an unmarked regular
-//! frame is written only on `--write --allow-destroy`; anything else at a
+//! frame is written only with `--allow-destroy`; anything else at a
 //! frame path is refused, naming it. Reads refuse frames that were never
 //! written (missing, short or sparse), unless `--prepare` writes them
 //! first, unmeasured. The clean-up removes only marked frames and marked,
@@ -44,8 +44,8 @@ struct Survey {
     /// Reading: the frames that are missing, short or have holes, in frame
     /// order.
     unwritten: Vec<u64>,
-    /// Writing with `--allow-destroy`: unmarked regular frames the user
-    /// offered; they are marked before the run rewrites them.
+    /// With `--allow-destroy`: unmarked regular frames the user offered to
+    /// `--write` or `--prepare`; they are marked before they are rewritten.
     offered: Vec<OwnedFd>,
     alignment: u64,
 }
@@ -160,8 +160,9 @@ fn survey(spec: &TargetSpec, fj: &FrameJob, opts: &OpenOptions<'_>) -> Result<Su
 }
 
 /// Looks at every frame path under `root_fd`: for reads, which frames are
-/// unwritten; for writes, that each is missing or a marked regular file
-/// (or, with `--allow-destroy`, an unmarked one, collected in `offered`).
+/// unwritten; for writes and `--prepare`, that each frame to write is
+/// missing or a marked regular file (or, with `--allow-destroy`, an
+/// unmarked one, collected in `offered`).
 /// Returns the bytes the existing frames hold.
 fn survey_frames(
     unwritten: &mut Vec<u64>,
@@ -210,9 +211,12 @@ fn survey_frames(
             Entry::Regular { fd, size, marked } => match fj.op {
                 Op::Read => {
                     if !is_written(&fd, size, fj.frame_bytes) {
-                        if !marked {
+                        if fj.prepare && !marked {
                             // --prepare would have to overwrite it.
-                            return Err(Refusal::ForeignFile(path).into());
+                            if !opts.policy.allow_destroy {
+                                return Err(Refusal::ForeignFile(path).into());
+                            }
+                            offered.push(fd);
                         }
                         unwritten.push(f);
                     }
@@ -359,15 +363,16 @@ pub fn open_frame_dir(
     let mut frame_files = Vec::new();
     let created = fj.op == Op::Write || !s.unwritten.is_empty();
     let root_fd = if created {
-        let tree = match fj.op {
-            Op::Write => make_tree(&mut s, fj, 0..fj.frames, &opts)?,
+        let made = match fj.op {
+            Op::Write => make_tree(&mut s, fj, 0..fj.frames, &opts),
             Op::Read => {
                 let unwritten = std::mem::take(&mut s.unwritten);
-                let tree = make_tree(&mut s, fj, unwritten.iter().copied(), &opts)?;
+                let tree = make_tree(&mut s, fj, unwritten.iter().copied(), &opts);
                 s.unwritten = unwritten;
                 tree
             }
         };
+        let tree = made.inspect_err(|_| cleanup::remove_empty_dirs(&root))?;
         if fd_is_marked(&tree.root_fd) {
             fsops::set_pending(&tree.root_fd);
         }

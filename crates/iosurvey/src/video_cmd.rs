@@ -207,6 +207,118 @@ fn banner(plan: &Plan, spec: &VideoSpec) -> String {
     )
 }
 
+/// File descriptors a process needs besides its workers': standard
+/// streams, output files, directories held open, io_uring and signals.
+const BASE_FDS: u64 = 64;
+
+/// Refuses `--threads` when the workers would need more file descriptors
+/// than RLIMIT_NOFILE allows, after raising the soft limit as far as the
+/// hard one lets it. Each worker holds the target, the frame it moves in
+/// the files layout, and its io_uring ring.
+fn check_fd_limit(spec: &VideoSpec) -> anyhow::Result<()> {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    let per_thread = 1
+        + u64::from(matches!(spec.layout, FrameLayout::Files { .. }))
+        + u64::from(spec.engine == EngineKind::Uring);
+    let need = BASE_FDS + u64::from(spec.threads) * per_thread;
+    let lim = getrlimit(Resource::Nofile);
+    let soft = lim.current.unwrap_or(u64::MAX);
+    if need <= soft {
+        return Ok(());
+    }
+    let hard = lim.maximum.unwrap_or(u64::MAX);
+    if need <= hard
+        && setrlimit(
+            Resource::Nofile,
+            Rlimit {
+                current: Some(need),
+                maximum: lim.maximum,
+            },
+        )
+        .is_ok()
+    {
+        return Ok(());
+    }
+    Err(anyhow!(
+        "--threads {} needs about {need} open files, more than the {hard} this process may \
+         have (RLIMIT_NOFILE, ulimit -n); lower --threads or raise the limit",
+        spec.threads
+    ))
+}
+
+/// Refuses, before any frame path is looked at, frames that cannot fit:
+/// more bytes than the filesystem holds, more files than it has inodes,
+/// or, when there is no frames directory yet, more than is free. (With a
+/// frames directory, the frames already there are counted after the
+/// survey.)
+fn check_room(plan: &Plan, spec: &VideoSpec) -> anyhow::Result<()> {
+    let Some(fj) = plan.points[0].job.frames.as_ref() else {
+        return Ok(());
+    };
+    if !matches!(fj.layout, FrameLayout::Files { .. }) {
+        return Ok(());
+    }
+    let dir = &spec.target;
+    let Ok(vfs) = rustix::fs::statvfs(dir) else {
+        // A missing directory is refused, naming it, when it is opened.
+        return Ok(());
+    };
+    let fresh = std::fs::symlink_metadata(frames_dir(dir))
+        .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+    let writes = fj.op == Op::Write || fj.prepare;
+    let want = u128::from(fj.frames) * u128::from(fj.frame_bytes);
+    let size = u128::from(vfs.f_blocks) * u128::from(vfs.f_frsize);
+    let free = u128::from(vfs.f_bavail) * u128::from(vfs.f_frsize);
+    if size > 0 && want > size {
+        return Err(anyhow!(
+            "{}: --frames {} of {} bytes are {want} bytes, more than the {size} bytes of its \
+             filesystem; lower --frames or the frame size",
+            dir.display(),
+            fj.frames,
+            fj.frame_bytes
+        ));
+    }
+    if writes && fresh && want > free {
+        return Err(anyhow!(
+            "{}: --frames {} of {} bytes need {want} bytes, and {free} are free; lower --frames \
+             or the frame size",
+            dir.display(),
+            fj.frames,
+            fj.frame_bytes
+        ));
+    }
+    if writes && vfs.f_files > 0 {
+        let inodes = if fresh { vfs.f_favail } else { vfs.f_files };
+        if fj.frames > inodes {
+            return Err(anyhow!(
+                "{}: --frames {} needs a file per frame, and its filesystem has room for {inodes} \
+                 more files; lower --frames or use --mode stream",
+                dir.display(),
+                fj.frames
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Removes the frames an earlier run left in the frames directory when it
+/// was killed, saying so in one line.
+fn remove_leftovers(spec: &VideoSpec) {
+    match iosurvey_run::frame_target::remove_leftovers(&spec.target) {
+        Ok(Some(l)) => eprintln!(
+            "iosurvey: removed {} leftover frames of an earlier run (pid {}) that did not finish, in {}",
+            l.frames,
+            l.pid,
+            frames_dir(&spec.target).display()
+        ),
+        Ok(None) => {}
+        Err(e) => eprintln!(
+            "iosurvey: could not remove the leftover frames in {}: {e}",
+            frames_dir(&spec.target).display()
+        ),
+    }
+}
+
 pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
     if a.list_formats {
         output::print_text(&render_format_list());
@@ -230,14 +342,29 @@ pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
         Ok(p) => p,
         Err(e) => return usage(e),
     };
+    if let Err(e) = check_fd_limit(&spec) {
+        return usage(e);
+    }
+    let files = matches!(spec.layout, FrameLayout::Files { .. });
+    if files && !a.target_flags.readonly && !a.out.dry_run {
+        remove_leftovers(&spec);
+    }
+    if let Err(e) = check_room(&plan, &spec) {
+        return usage(e);
+    }
     let banner = banner(&plan, &spec);
-    execute(
+    let outcome = execute(
         &plan,
         argv,
         &a.target_flags,
         &a.out,
         &VideoPresenter { banner },
-    )
+    );
+    if files {
+        // Frames kept (--keep) are not the leftovers of a killed run.
+        iosurvey_run::frame_target::finish_frames(&spec.target);
+    }
+    outcome
 }
 
 #[cfg(test)]

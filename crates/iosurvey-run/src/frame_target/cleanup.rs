@@ -49,7 +49,15 @@ fn rmdir_marked(parent: BorrowedFd<'_>, name: &Path, fd: &OwnedFd) {
 fn open_root(root: &Path) -> std::io::Result<Option<(OwnedFd, OwnedFd)>> {
     let parent = root.parent().unwrap_or(Path::new("."));
     let name = root.file_name().map_or_else(frames_name, PathBuf::from);
-    let parent_fd = rustix::fs::open(parent, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty())?;
+    let parent_fd = match rustix::fs::open(
+        parent,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT | Errno::NOTDIR) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
     match open_dir(parent_fd.as_fd(), &name) {
         Ok(Some(fd)) => Ok(Some((parent_fd, fd))),
         Ok(None) | Err(Errno::LOOP | Errno::NOTDIR) => Ok(None),
@@ -105,6 +113,32 @@ pub fn remove_frames(root: &Path, files: &[PathBuf]) -> std::io::Result<()> {
     let name = root.file_name().map_or_else(frames_name, PathBuf::from);
     rmdir_marked(parent_fd.as_fd(), &name, &root_fd);
     first_err.map_or(Ok(()), |e| Err(e.into()))
+}
+
+/// Removes the marked directories of the frames directory `root` that are
+/// empty, then `root` if it is marked and empty: what a run that stopped
+/// before writing a frame made.
+pub(crate) fn remove_empty_dirs(root: &Path) {
+    let Ok(Some((parent_fd, root_fd))) = open_root(root) else {
+        return;
+    };
+    let mut subdirs = Vec::new();
+    if let Ok(dir) = rustix::fs::Dir::read_from(&root_fd) {
+        for e in dir.flatten() {
+            let name = e.file_name().to_bytes();
+            if is_subdir_name(name) {
+                subdirs.push(PathBuf::from(String::from_utf8_lossy(name).into_owned()));
+            }
+        }
+    }
+    for s in subdirs {
+        if let Ok(Some(fd)) = open_dir(root_fd.as_fd(), &s) {
+            rmdir_marked(root_fd.as_fd(), &s, &fd);
+        }
+    }
+    clear_pending(&root_fd);
+    let name = root.file_name().map_or_else(frames_name, PathBuf::from);
+    rmdir_marked(parent_fd.as_fd(), &name, &root_fd);
 }
 
 /// What an earlier, killed run left in a frames directory.
