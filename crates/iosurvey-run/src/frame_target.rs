@@ -34,6 +34,27 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Frames surveyed between two looks at the stop flag.
 const STOP_EVERY: u64 = 256;
 
+/// The frames a read finds unwritten: counted, and listed only when
+/// `--prepare` is to write them (a refusal needs only the count and the
+/// first).
+#[derive(Default)]
+struct Unwritten {
+    count: u64,
+    first: Option<u64>,
+    list: Vec<u64>,
+    listed: bool,
+}
+
+impl Unwritten {
+    fn push(&mut self, f: u64) {
+        self.count += 1;
+        self.first.get_or_insert(f);
+        if self.listed {
+            self.list.push(f);
+        }
+    }
+}
+
 /// What the frames directory holds now, against what the job needs.
 struct Survey {
     /// The directory the user gave, held open.
@@ -43,10 +64,10 @@ struct Survey {
     root: PathBuf,
     /// Reading: the frames that are missing, short or have holes, in frame
     /// order.
-    unwritten: Vec<u64>,
+    unwritten: Unwritten,
     /// With `--allow-destroy`: unmarked regular frames the user offered to
     /// `--write` or `--prepare`; they are marked before they are rewritten.
-    offered: Vec<OwnedFd>,
+    offered: Vec<u64>,
     alignment: u64,
 }
 
@@ -125,13 +146,22 @@ fn survey(spec: &TargetSpec, fj: &FrameJob, opts: &OpenOptions<'_>) -> Result<Su
         dir_fd,
         root_fd,
         root,
-        unwritten: Vec::new(),
+        unwritten: Unwritten {
+            listed: fj.prepare,
+            ..Unwritten::default()
+        },
         offered: Vec::new(),
     };
     let mut existing_bytes = 0;
     match s.root_fd.as_ref() {
         // Nothing is there yet: every frame is missing.
-        None if fj.op == Op::Read => s.unwritten = (0..fj.frames).collect(),
+        None if fj.op == Op::Read => {
+            s.unwritten.count = fj.frames;
+            s.unwritten.first = Some(0);
+            if fj.prepare {
+                s.unwritten.list = (0..fj.frames).collect();
+            }
+        }
         None => {}
         Some(root_fd) => {
             existing_bytes =
@@ -139,10 +169,10 @@ fn survey(spec: &TargetSpec, fj: &FrameJob, opts: &OpenOptions<'_>) -> Result<Su
         }
     }
     if fj.op == Op::Read && !fj.prepare {
-        if let Some(&first) = s.unwritten.first() {
+        if let Some(first) = s.unwritten.first {
             return Err(TargetError::FramesMissing {
                 dir: s.root.clone(),
-                missing: s.unwritten.len() as u64,
+                missing: s.unwritten.count,
                 frames: fj.frames,
                 first: fj.frame_path(&s.root, first),
             });
@@ -150,7 +180,7 @@ fn survey(spec: &TargetSpec, fj: &FrameJob, opts: &OpenOptions<'_>) -> Result<Su
     }
     let need = match fj.op {
         Op::Write => (fj.frames * fj.frame_bytes).saturating_sub(existing_bytes),
-        Op::Read => s.unwritten.len() as u64 * fj.frame_bytes,
+        Op::Read => s.unwritten.count * fj.frame_bytes,
     };
     if need > 0 {
         let at = s.root_fd.as_ref().map_or(dir, |_| s.root.as_path());
@@ -165,8 +195,8 @@ fn survey(spec: &TargetSpec, fj: &FrameJob, opts: &OpenOptions<'_>) -> Result<Su
 /// unmarked one, collected in `offered`).
 /// Returns the bytes the existing frames hold.
 fn survey_frames(
-    unwritten: &mut Vec<u64>,
-    offered: &mut Vec<OwnedFd>,
+    unwritten: &mut Unwritten,
+    offered: &mut Vec<u64>,
     root_fd: &OwnedFd,
     root: &Path,
     fj: &FrameJob,
@@ -216,7 +246,7 @@ fn survey_frames(
                             if !opts.policy.allow_destroy {
                                 return Err(Refusal::ForeignFile(path).into());
                             }
-                            offered.push(fd);
+                            offered.push(f);
                         }
                         unwritten.push(f);
                     }
@@ -227,7 +257,7 @@ fn survey_frames(
                         if !opts.policy.allow_destroy {
                             return Err(Refusal::ForeignFile(path).into());
                         }
-                        offered.push(fd);
+                        offered.push(f);
                     }
                 }
             },
@@ -361,14 +391,14 @@ pub fn open_frame_dir(
     let mut s = survey(spec, fj, &opts)?;
     let root = s.root.clone();
     let mut frame_files = Vec::new();
-    let created = fj.op == Op::Write || !s.unwritten.is_empty();
+    let created = fj.op == Op::Write || s.unwritten.count > 0;
     let root_fd = if created {
         let made = match fj.op {
             Op::Write => make_tree(&mut s, fj, 0..fj.frames, &opts),
             Op::Read => {
-                let unwritten = std::mem::take(&mut s.unwritten);
+                let unwritten = std::mem::take(&mut s.unwritten.list);
                 let tree = make_tree(&mut s, fj, unwritten.iter().copied(), &opts);
-                s.unwritten = unwritten;
+                s.unwritten.list = unwritten;
                 tree
             }
         };
@@ -376,9 +406,23 @@ pub fn open_frame_dir(
         if fd_is_marked(&tree.root_fd) {
             fsops::set_pending(&tree.root_fd);
         }
-        // The unmarked frames offered with --allow-destroy become ours.
-        for fd in s.offered.drain(..) {
-            mark_created(&fd);
+        // The unmarked frames offered with --allow-destroy become ours
+        // (still regular files, reached without a symlink).
+        for f in s.offered.drain(..) {
+            let (rel, _, _) = rel_parts(fj, f);
+            if let Ok(fd) = open_beneath(
+                tree.root_fd.as_fd(),
+                &rel,
+                OFlags::RDONLY | OFlags::NONBLOCK,
+                Mode::empty(),
+            ) {
+                if rustix::fs::fstat(&fd).is_ok_and(|st| {
+                    rustix::fs::FileType::from_raw_mode(st.st_mode)
+                        == rustix::fs::FileType::RegularFile
+                }) {
+                    mark_created(&fd);
+                }
+            }
         }
         match fj.op {
             // Every frame is (re)written by the run, and removed after it.
@@ -386,10 +430,11 @@ pub fn open_frame_dir(
             Op::Read => {
                 frame_files = s
                     .unwritten
+                    .list
                     .iter()
                     .map(|&f| fj.frame_path(&root, f))
                     .collect();
-                for &f in &s.unwritten {
+                for &f in &s.unwritten.list {
                     if let Err(e) = prepare_frame(&tree, &root, fj, f, opts.stop) {
                         let _ = remove_frames(&root, &frame_files);
                         return Err(e);
