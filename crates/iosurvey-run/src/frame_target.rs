@@ -24,7 +24,7 @@ use crate::target::{
 };
 use fsops::{frames_name, inspect, is_written, make_dir, open_beneath, open_dir, what_is, Entry};
 use iosurvey_engine::Op;
-use iosurvey_workload::{frames_dir, FrameJob, TargetSpec};
+use iosurvey_workload::{frames_dir, FrameJob, FrameLayout, TargetSpec};
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -323,10 +323,19 @@ fn make_tree(
         root_fd,
         subs: Vec::new(),
     };
+    let per_dir = match fj.layout {
+        FrameLayout::Files { files_per_dir } if files_per_dir > 0 => u64::from(files_per_dir),
+        _ => return Ok(tree),
+    };
+    let mut last_dir = None;
     for f in frames {
         if f % STOP_EVERY == 0 && stopped(opts.stop) {
             return Err(TargetError::Interrupted(s.root.clone()));
         }
+        if last_dir == Some(f / per_dir) {
+            continue;
+        }
+        last_dir = Some(f / per_dir);
         let (_, sub, _) = rel_parts(fj, f);
         if let Some(d) = sub {
             if tree.subs.last().is_none_or(|(n, _)| *n != d) {

@@ -7,7 +7,9 @@ use super::fsops::{clear_pending, frames_name, iosurvey_alive, open_dir, pending
 use crate::guard::fd_is_marked;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
+use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// Unlinks `name` from `dir` if it is a regular file carrying the mark,
@@ -65,6 +67,42 @@ fn open_root(root: &Path) -> std::io::Result<Option<(OwnedFd, OwnedFd)>> {
     }
 }
 
+/// Listed frames of one directory above which the directory is read once
+/// instead of looking each name up: an interrupted run lists every frame
+/// but wrote few.
+const READ_DIR_ABOVE: usize = 64;
+
+/// The names of `dir` that are in `names` (sorted).
+fn present(dir: &OwnedFd, names: &[&OsStr]) -> Result<Vec<OsString>, Errno> {
+    let mut out = Vec::new();
+    for e in rustix::fs::Dir::read_from(dir)? {
+        let e = e?;
+        let name = OsStr::from_bytes(e.file_name().to_bytes());
+        if names.binary_search(&name).is_ok() {
+            out.push(name.to_os_string());
+        }
+    }
+    Ok(out)
+}
+
+/// Unlinks the marked frames of one directory named in `group`.
+fn remove_group(dir: &OwnedFd, group: &[PathBuf]) -> Result<(), Errno> {
+    let mut names: Vec<&OsStr> = group.iter().filter_map(|f| f.file_name()).collect();
+    if names.len() > READ_DIR_ABOVE {
+        if !names.is_sorted() {
+            names.sort_unstable();
+        }
+        for n in present(dir, &names)? {
+            unlink_marked(dir.as_fd(), Path::new(&n))?;
+        }
+    } else {
+        for n in names {
+            unlink_marked(dir.as_fd(), Path::new(n))?;
+        }
+    }
+    Ok(())
+}
+
 /// Removes the listed frames under `root` that carry iosurvey's mark
 /// (those already gone are fine), then the marked directories that leaves
 /// empty, `root` included. Unmarked files and directories are left.
@@ -73,40 +111,30 @@ pub fn remove_frames(root: &Path, files: &[PathBuf]) -> std::io::Result<()> {
         return Ok(());
     };
     let mut first_err: Option<Errno> = None;
-    // The subdirectory in use: its name and descriptor.
-    let mut sub: Option<(PathBuf, Option<OwnedFd>)> = None;
-    let mut subs_seen: Vec<PathBuf> = Vec::new();
-    for f in files {
-        let Ok(rel) = f.strip_prefix(root) else {
-            continue;
-        };
-        let (Some(name), parent) = (rel.file_name(), rel.parent()) else {
-            continue;
-        };
-        let dir_fd = match parent.filter(|p| !p.as_os_str().is_empty()) {
-            None => Some(root_fd.as_fd()),
-            Some(p) => {
-                if sub.as_ref().is_none_or(|(n, _)| n != p) {
-                    let fd = open_dir(root_fd.as_fd(), p).ok().flatten();
-                    if !subs_seen.iter().any(|s| s == p) {
-                        subs_seen.push(p.to_path_buf());
-                    }
-                    sub = Some((p.to_path_buf(), fd));
+    // The frames of one directory are listed one after the other.
+    let mut rest = files;
+    while let Some(first) = rest.first() {
+        let parent = first.parent();
+        let n = rest.iter().take_while(|f| f.parent() == parent).count();
+        let (group, next) = rest.split_at(n);
+        rest = next;
+        let sub = parent
+            .and_then(|p| p.strip_prefix(root).ok())
+            .filter(|p| !p.as_os_str().is_empty());
+        let removed = match sub {
+            None => remove_group(&root_fd, group),
+            Some(d) => match open_dir(root_fd.as_fd(), d) {
+                Ok(Some(fd)) => {
+                    let r = remove_group(&fd, group);
+                    rmdir_marked(root_fd.as_fd(), d, &fd);
+                    r
                 }
-                sub.as_ref()
-                    .and_then(|(_, fd)| fd.as_ref().map(|f| f.as_fd()))
-            }
+                Ok(None) | Err(Errno::LOOP | Errno::NOTDIR) => Ok(()),
+                Err(e) => Err(e),
+            },
         };
-        if let Some(d) = dir_fd {
-            if let Err(e) = unlink_marked(d, Path::new(name)) {
-                first_err.get_or_insert(e);
-            }
-        }
-    }
-    drop(sub);
-    for s in &subs_seen {
-        if let Ok(Some(fd)) = open_dir(root_fd.as_fd(), s) {
-            rmdir_marked(root_fd.as_fd(), s, &fd);
+        if let Err(e) = removed {
+            first_err.get_or_insert(e);
         }
     }
     clear_pending(&root_fd);
