@@ -371,12 +371,9 @@ fn prepare_frame(
             fd
         }
         Err(Errno::EXIST) => {
-            let fd = fsops::open_frame(dir, &name, Op::Write, false)
-                .map_err(|_| Refusal::ForeignFile(path.clone()))?;
-            if !fd_is_marked(&fd) {
-                return Err(Refusal::ForeignFile(path).into());
-            }
-            fd
+            // Ours (checked on the descriptor), or refused.
+            fsops::open_frame(dir, &name, Op::Write, false)
+                .map_err(|_| Refusal::ForeignFile(path.clone()))?
         }
         Err(Errno::LOOP) => {
             return Err(not_a_frame(

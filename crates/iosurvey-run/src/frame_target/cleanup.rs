@@ -3,7 +3,10 @@
 //! mark on the descriptor opened are unlinked, and only marked directories
 //! that are left empty are removed; nothing is reached through a symlink.
 
-use super::fsops::{clear_pending, frames_name, iosurvey_alive, open_dir, pending_pid};
+use super::fsops::{
+    clear_pending, dir_is_ours, forget_dir, frame_is_ours, frames_name, iosurvey_alive, open_dir,
+    pending_pid,
+};
 use crate::guard::fd_is_marked;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
@@ -27,7 +30,7 @@ fn unlink_marked(dir: BorrowedFd<'_>, name: &Path) -> Result<bool, Errno> {
         Err(e) => return Err(e),
     };
     let st = rustix::fs::fstat(&fd)?;
-    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile || !fd_is_marked(&fd) {
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile || !frame_is_ours(&fd) {
         return Ok(false);
     }
     let here = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
@@ -41,8 +44,8 @@ fn unlink_marked(dir: BorrowedFd<'_>, name: &Path) -> Result<bool, Errno> {
 /// Removes the directory `name` from `parent` when it is marked and
 /// empty; anything else is left.
 fn rmdir_marked(parent: BorrowedFd<'_>, name: &Path, fd: &OwnedFd) {
-    if fd_is_marked(fd) {
-        let _ = rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR);
+    if dir_is_ours(fd) && rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR).is_ok() {
+        forget_dir(fd);
     }
 }
 

@@ -2,12 +2,77 @@
 //! relative to a directory already held, never through a symlink, and is
 //! judged by the descriptor that was opened, not by a path looked up again.
 
-use crate::guard::{fd_is_marked, mark_created};
+use crate::guard::{fd_is_marked, mark_created, CREATED_XATTR};
 use iosurvey_engine::Op;
 use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path};
+use std::sync::Mutex;
+
+/// A directory's identity: device, inode and birth time (so that a reused
+/// inode is another directory), from `statx` on its descriptor.
+type DirKey = (u64, u64, i64, u32);
+
+/// The directories this process made: they may be removed (when empty)
+/// even on a filesystem that keeps no marks.
+static MADE_DIRS: Mutex<Vec<DirKey>> = Mutex::new(Vec::new());
+
+fn dir_key(fd: BorrowedFd<'_>) -> Option<DirKey> {
+    use rustix::fs::{AtFlags, StatxFlags};
+    let st = rustix::fs::statx(
+        fd,
+        "",
+        AtFlags::EMPTY_PATH,
+        StatxFlags::INO | StatxFlags::BTIME,
+    )
+    .ok()?;
+    let dev = rustix::fs::makedev(st.stx_dev_major, st.stx_dev_minor);
+    let born = if st.stx_mask & StatxFlags::BTIME.bits() != 0 {
+        (st.stx_btime.tv_sec, st.stx_btime.tv_nsec)
+    } else {
+        (0, 0)
+    };
+    Some((dev, st.stx_ino, born.0, born.1))
+}
+
+fn made_dirs() -> std::sync::MutexGuard<'static, Vec<DirKey>> {
+    MADE_DIRS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Forgets a directory this process made, once it is removed.
+pub(crate) fn forget_dir(fd: impl AsFd) {
+    if let Some(k) = dir_key(fd.as_fd()) {
+        made_dirs().retain(|d| *d != k);
+    }
+}
+
+/// Whether the filesystem of `fd` keeps no user xattrs, so that nothing on
+/// it can carry iosurvey's mark (NFS v3, FAT, ...).
+pub(crate) fn marks_unsupported(fd: impl AsFd) -> bool {
+    let mut buf = [0u8; 8];
+    matches!(
+        rustix::fs::fgetxattr(fd, CREATED_XATTR, &mut buf[..]),
+        Err(Errno::OPNOTSUPP)
+    )
+}
+
+/// Whether the frame open at `fd` may be rewritten or removed: it carries
+/// the mark, or its filesystem keeps no marks at all. On such a filesystem
+/// the survey, which refuses every file found at a frame path before the
+/// run (without `--allow-destroy`), is the check, and a file at a frame
+/// path afterwards is one the run made.
+pub(crate) fn frame_is_ours(fd: impl AsFd) -> bool {
+    let fd = fd.as_fd();
+    fd_is_marked(fd) || marks_unsupported(fd)
+}
+
+/// Whether the directory open at `fd` is iosurvey's: marked, or made by
+/// this process.
+pub(crate) fn dir_is_ours(fd: impl AsFd) -> bool {
+    let fd = fd.as_fd();
+    fd_is_marked(fd) || dir_key(fd).is_some_and(|k| made_dirs().contains(&k))
+}
 
 /// How every directory of the frames tree is opened: never a symlink.
 pub(crate) const DIR_FLAGS: OFlags = OFlags::RDONLY
@@ -80,7 +145,8 @@ fn open_regular(root: BorrowedFd<'_>, rel: &Path, flags: OFlags) -> Result<Owned
 /// Opens frame `rel` beneath `root` for one transfer. Reading: a regular
 /// file, never through a symlink. Writing: a new frame is created with
 /// `O_CREAT|O_EXCL|O_NOFOLLOW` and marked; an existing one is written only
-/// when the descriptor opened carries iosurvey's mark, and is truncated.
+/// when the descriptor opened carries iosurvey's mark (see
+/// [`frame_is_ours`]), and is truncated.
 /// Anything else there fails with `EEXIST`.
 pub(crate) fn open_frame(
     root: BorrowedFd<'_>,
@@ -109,7 +175,7 @@ pub(crate) fn open_frame(
                 }
                 Err(Errno::EXIST) => {
                     let fd = open_regular(root, rel, OFlags::WRONLY | direct)?;
-                    if !fd_is_marked(&fd) {
+                    if !frame_is_ours(&fd) {
                         return Err(Errno::EXIST);
                     }
                     rustix::fs::ftruncate(&fd, 0)?;
@@ -222,6 +288,9 @@ pub(crate) fn make_dir(dir: BorrowedFd<'_>, name: &Path) -> Result<(OwnedFd, boo
     let fd = rustix::fs::openat(dir, name, DIR_FLAGS, Mode::empty())?;
     if made {
         mark_created(&fd);
+        if let Some(k) = dir_key(fd.as_fd()) {
+            made_dirs().push(k);
+        }
     }
     Ok((fd, made))
 }
