@@ -285,3 +285,92 @@ impl FrameTally {
             .min()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(frame: u64, start: u64, end: u64, status: FrameStatus) -> FrameRecord {
+        FrameRecord {
+            frame,
+            thread: 0,
+            start_ns: start,
+            end_ns: end,
+            open_ns: 1,
+            io_ns: end - start - 2,
+            close_ns: 1,
+            bytes: if matches!(status, FrameStatus::Done | FrameStatus::Late) {
+                100
+            } else {
+                0
+            },
+            status,
+            errno: (status == FrameStatus::Failed).then_some(28),
+        }
+    }
+
+    /// Frames ending every 7 ms over 30 s, a few late, skipped or failed.
+    fn frames() -> Vec<FrameRecord> {
+        (0..4000u64)
+            .map(|i| {
+                let end = (i + 1) * 7_000_000;
+                let status = match i % 50 {
+                    7 => FrameStatus::Late,
+                    8 => FrameStatus::Skipped,
+                    9 => FrameStatus::Failed,
+                    _ => FrameStatus::Done,
+                };
+                rec(i, end - 3_000_000 - (i % 13) * 100_000, end, status)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn merging_parts_equals_tallying_the_whole() {
+        let all = frames();
+        let whole = FrameTally::from_records(&all);
+        let (a, rest) = all.split_at(1234);
+        let (b, c) = rest.split_at(1500);
+        let (ta, tb, tc) = (
+            FrameTally::from_records(a),
+            FrameTally::from_records(b),
+            FrameTally::from_records(c),
+        );
+        let mut left = ta.clone();
+        left.merge(&tb);
+        left.merge(&tc);
+        let mut bc = tb.clone();
+        bc.merge(&tc);
+        let mut right = ta.clone();
+        right.merge(&bc);
+        assert_eq!(left, whole);
+        assert_eq!(right, whole);
+        assert_eq!(whole.recorded(), 4000);
+        assert_eq!((whole.late, whole.skipped, whole.failed), (80, 80, 80));
+        assert_eq!(whole.sums.frames, whole.done + whole.late);
+        assert_eq!(whole.first_failed.unwrap().frame, 9);
+    }
+
+    #[test]
+    fn the_tail_keeps_ten_seconds_and_the_last_windows_are_exact_on_bin_edges() {
+        let all = frames();
+        let t = FrameTally::from_records(&all);
+        assert!(t.tail.len() as u64 <= TAIL_BINS, "{}", t.tail.len());
+        let elapsed = 28_000_000_000;
+        for w in [1, 5, 10] {
+            let from = elapsed - w * SEC;
+            let want: Vec<&FrameRecord> = all
+                .iter()
+                .filter(|r| r.transferred() && r.end_ns > from)
+                .collect();
+            let got = t.ended_after(from);
+            assert_eq!(got.frames, want.len() as u64, "last {w} s");
+            assert_eq!(got.io_ns, want.iter().map(|r| r.io_ns).sum::<u64>());
+        }
+        // Whole seconds: 1000 / 7 ms frames end in each, less the ones
+        // skipped or failed.
+        let slowest = t.slowest_second(elapsed).unwrap();
+        assert!((13_600..=14_300).contains(&slowest), "{slowest}");
+        assert_eq!(t.slowest_second(1_999_999_999), None);
+    }
+}
