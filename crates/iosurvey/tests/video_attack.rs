@@ -495,6 +495,16 @@ fn a_huge_frame_count_is_refused_at_once() {
         vec![m, "--read", "--frames", "99999999999"],
         // Fits in the filesystem, not in what is free.
         vec![m, "--write", "--frame-size", "1m", "--frames", "40"],
+        // --dry-run checks the target too.
+        vec![
+            m,
+            "--write",
+            "--frame-size",
+            "64k",
+            "--frames",
+            "99999999999",
+            "--dry-run",
+        ],
     ] {
         let t = Instant::now();
         let out = video(&args);
