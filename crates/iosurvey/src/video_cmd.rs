@@ -301,6 +301,32 @@ fn check_room(plan: &Plan, spec: &VideoSpec) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Takes an exclusive `flock` on the directory of a files-layout run, held
+/// until the returned descriptor is dropped: a second video run on the
+/// same directory would measure the first one's load, and take its frames
+/// for its own. `Ok(None)` when the directory cannot be opened (the run
+/// refuses it, naming it, when it opens its target).
+fn lock_dir(spec: &VideoSpec) -> anyhow::Result<Option<std::os::fd::OwnedFd>> {
+    use rustix::fs::{flock, FlockOperation, Mode, OFlags};
+    let Ok(fd) = rustix::fs::open(
+        &spec.target,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) else {
+        return Ok(None);
+    };
+    match flock(&fd, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(Some(fd)),
+        Err(rustix::io::Errno::WOULDBLOCK) => Err(anyhow!(
+            "{}: another iosurvey video run is using this directory; wait for it to end or \
+             give another directory",
+            spec.target.display()
+        )),
+        // Locks not supported here: nothing to hold.
+        Err(_) => Ok(None),
+    }
+}
+
 /// `--dry-run` checks the target as the run would, without writing
 /// anything: the frames directory and every frame path, or the stream's
 /// file or device, against the write guard.
@@ -378,6 +404,15 @@ pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
         return usage(e);
     }
     let files = matches!(spec.layout, FrameLayout::Files { .. });
+    // Held until the frames are cleaned up, after `execute`.
+    let _lock = if files && !a.out.dry_run {
+        match lock_dir(&spec) {
+            Ok(l) => l,
+            Err(e) => return usage(e),
+        }
+    } else {
+        None
+    };
     if files && !a.target_flags.readonly && !a.out.dry_run {
         remove_leftovers(&spec);
     }

@@ -643,3 +643,47 @@ fn frames_left_by_a_killed_run_are_removed_by_the_next() {
     assert_eq!(stderr(&out), "");
     assert_eq!(frame_count(&root), 3);
 }
+
+#[test]
+fn a_second_run_on_the_same_directory_is_refused_and_the_first_goes_on() {
+    let _g = serial();
+    let fs = need!(Ext4::new(32));
+    let m = path_str(fs.path());
+    let first = spawn(&[
+        m,
+        "--write",
+        "--frame-size",
+        "64k",
+        "--frames",
+        "20",
+        "--fps",
+        "10",
+        "--quiet",
+        "--output",
+        "json",
+    ]);
+    let root = fs.path().join("iosurvey-frames");
+    assert!(
+        wait_for(10, || frame_count(&root) >= 1),
+        "the first run started"
+    );
+    for args in [
+        vec![m, "--write", "--frame-size", "64k", "--frames", "20"],
+        vec![
+            m,
+            "--read",
+            "--prepare",
+            "--frame-size",
+            "64k",
+            "--frames",
+            "20",
+        ],
+    ] {
+        let out = video(&args);
+        assert_refused(&out, "another iosurvey video run");
+    }
+    let out = first.wait_with_output().unwrap();
+    let r = report_of(&out);
+    assert_eq!(u(&r["points"][0]["frames"]["summary"]["done"]), 20);
+    assert!(!root.exists());
+}
