@@ -408,12 +408,17 @@ fn frame_io<E: Engine>(
                 failed.get_or_insert(Failed::new(-c.result, offset));
             } else if (c.result as u64) < want {
                 // A short transfer: the frame is not whole (end of file,
-                // or no space left); its errno is found and counted by
-                // the caller, which holds the file.
-                failed.get_or_insert(Failed {
-                    short: Some(want - c.result as u64),
-                    ..Failed::new(eio(), offset + c.result as u64)
-                });
+                // or no space left). The frame's first failure has its
+                // errno found and counted by the caller, which holds the
+                // file; any other counts as EIO.
+                if failed.is_some() {
+                    stats.record_error(eio());
+                } else {
+                    failed = Some(Failed {
+                        short: Some(want - c.result as u64),
+                        ..Failed::new(eio(), offset + c.result as u64)
+                    });
+                }
             } else {
                 stats.record(slot, c.result as u64, tc - submitted);
             }
