@@ -90,8 +90,13 @@ pub struct FramesReport {
     pub order: String,
     /// Files per subdirectory (files layout; 0: all in one).
     pub files_per_dir: u32,
-    /// Every frame, in order of start.
+    /// The first frames, in order of start (at most
+    /// `iosurvey_run::result::MAX_FRAME_RECORDS`; `summary` counts all).
     pub records: Vec<FrameRecord>,
+    /// Every frame added up; absent in reports older than it, whose
+    /// records hold every frame.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<crate::video::FramesSummary>,
 }
 
 /// The job's settings, as run.
@@ -386,6 +391,10 @@ impl PointReport {
                     FrameLayout::Stream => 0,
                 },
                 records: r.frames.clone(),
+                summary: Some(crate::video::FramesSummary::new(
+                    &r.frame_tally,
+                    r.elapsed_ns,
+                )),
             }),
         }
     }

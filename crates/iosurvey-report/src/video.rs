@@ -1,14 +1,17 @@
 //! The `video` presenters (frametest, AJA System Test, Blackmagic Disk Speed
-//! Test), rebuilt from a report's frame records alone: frametest's summary,
-//! averaged details and histogram of frame times, a real-time verdict over
-//! every preset and frame rate, a per-frame CSV and the list of presets.
+//! Test), rebuilt from a report alone: frametest's summary, averaged
+//! details and histogram of frame times (from the frames summary, or the
+//! records of an older report), a real-time verdict over every preset and
+//! frame rate, a per-frame CSV of the records kept and the list of presets.
 
 use crate::{format_rate, FramesReport, PointReport, RunReport, TextOptions};
-use iosurvey_run::{FrameRecord, FrameStatus};
+use iosurvey_run::result::FRAME_HISTOGRAM_EDGES_NS;
+pub use iosurvey_run::result::{bucket_of, frame_ns};
+use iosurvey_run::FrameRecord;
 use iosurvey_workload::modes::video::{FrameFormat, FORMATS, VERDICT_RATES};
 use std::fmt::Write;
 
-const SEC: u64 = 1_000_000_000;
+pub(crate) const SEC: u64 = 1_000_000_000;
 /// The margin a format needs over its data rate to be called `ok`.
 pub const MARGIN: f64 = 1.2;
 /// Ratios this close to a threshold count as reaching it, so that a rate of
@@ -17,21 +20,7 @@ const EPSILON: f64 = 1e-9;
 /// The `Last Ns` windows of the averaged details, in seconds.
 pub const WINDOWS_S: [u64; 3] = [1, 5, 10];
 /// Upper edges of the histogram's buckets; the last bucket is 1 s or more.
-pub const HISTOGRAM_EDGES_NS: [u64; 13] = [
-    100_000,
-    200_000,
-    500_000,
-    1_000_000,
-    2_000_000,
-    5_000_000,
-    10_000_000,
-    20_000_000,
-    50_000_000,
-    100_000_000,
-    200_000_000,
-    500_000_000,
-    1_000_000_000,
-];
+pub const HISTOGRAM_EDGES_NS: [u64; 13] = FRAME_HISTOGRAM_EDGES_NS;
 /// The histogram's bucket names, one per bucket.
 pub const HISTOGRAM_LABELS: [&str; 14] = [
     "<0.1 ms", "<0.2 ms", "<0.5 ms", "<1 ms", "<2 ms", "<5 ms", "<10 ms", "<20 ms", "<50 ms",
@@ -44,197 +33,8 @@ const LABEL: usize = 20;
 /// Longest line any presenter here prints.
 const WIDTH: usize = 100;
 
-/// A frame's time: from its start to its end.
-pub fn frame_ns(r: &FrameRecord) -> u64 {
-    r.end_ns.saturating_sub(r.start_ns)
-}
-
-/// What a point's frames add up to.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FrameSummary {
-    /// Frames planned.
-    pub planned: u64,
-    /// Frames recorded: transferred, dropped or failed.
-    pub recorded: u64,
-    /// Done or late: the data was moved.
-    pub transferred: u64,
-    /// Dropped because not started before their deadline (no I/O).
-    pub dropped_skipped: u64,
-    /// Transferred, but after their deadline.
-    pub dropped_late: u64,
-    pub failed: u64,
-    /// The first failed frame in order of start.
-    pub first_failed: Option<FrameRecord>,
-    /// Bytes of the transferred frames.
-    pub bytes: u64,
-    /// The measured phase.
-    pub elapsed_ns: u64,
-    /// The transferred frames that took least and most time (first on ties).
-    pub fastest: Option<FrameRecord>,
-    pub slowest: Option<FrameRecord>,
-}
-
-impl FrameSummary {
-    /// Frames dropped for real-time use: skipped and late.
-    pub fn dropped(&self) -> u64 {
-        self.dropped_skipped + self.dropped_late
-    }
-
-    /// Frames whose I/O began (all recorded frames but the skipped ones).
-    pub fn started(&self) -> u64 {
-        self.recorded - self.dropped_skipped
-    }
-
-    /// Transferred bytes over the measured phase.
-    pub fn bytes_per_sec(&self) -> f64 {
-        per_sec(self.bytes, self.elapsed_ns)
-    }
-
-    /// Transferred frames over the measured phase.
-    pub fn frames_per_sec(&self) -> f64 {
-        per_sec(self.transferred, self.elapsed_ns)
-    }
-}
-
-fn per_sec(v: u64, ns: u64) -> f64 {
-    if ns == 0 {
-        0.0
-    } else {
-        v as f64 * 1e9 / ns as f64
-    }
-}
-
-/// The summary of a point's frames, or `None` when it has none.
-pub fn summarize(p: &PointReport) -> Option<FrameSummary> {
-    let f = p.frames.as_ref()?;
-    let mut s = FrameSummary {
-        planned: f.frames * u64::from(f.loops.max(1)),
-        recorded: f.records.len() as u64,
-        transferred: 0,
-        dropped_skipped: 0,
-        dropped_late: 0,
-        failed: 0,
-        first_failed: None,
-        bytes: 0,
-        elapsed_ns: p.elapsed_ns,
-        fastest: None,
-        slowest: None,
-    };
-    for r in &f.records {
-        match r.status {
-            FrameStatus::Skipped => s.dropped_skipped += 1,
-            FrameStatus::Failed => {
-                s.failed += 1;
-                s.first_failed.get_or_insert(*r);
-            }
-            FrameStatus::Late => s.dropped_late += 1,
-            FrameStatus::Done => {}
-        }
-        if r.transferred() {
-            s.transferred += 1;
-            s.bytes += r.bytes;
-            if s.fastest.is_none_or(|b| frame_ns(r) < frame_ns(&b)) {
-                s.fastest = Some(*r);
-            }
-            if s.slowest.is_none_or(|b| frame_ns(r) > frame_ns(&b)) {
-                s.slowest = Some(*r);
-            }
-        }
-    }
-    Some(s)
-}
-
-/// Means and rates of the transferred frames that ended in a window.
-#[derive(Clone, Debug, PartialEq)]
-pub struct WindowRow {
-    /// The last `window_ns` of the run; `None` for the whole run.
-    pub window_ns: Option<u64>,
-    pub frames: u64,
-    pub bytes: u64,
-    /// Means over the frames, `None` when there are none.
-    pub open_ns: Option<f64>,
-    pub io_ns: Option<f64>,
-    pub close_ns: Option<f64>,
-    pub frame_ns: Option<f64>,
-    /// Bytes and frames over the window's length.
-    pub bytes_per_sec: f64,
-    pub frames_per_sec: f64,
-}
-
-/// The transferred frames that ended in the last `window_ns` of a run of
-/// `elapsed_ns` (`end_ns > elapsed_ns - window_ns`), or in the whole run
-/// when `window_ns` is `None`.
-pub fn window_row(records: &[FrameRecord], elapsed_ns: u64, window_ns: Option<u64>) -> WindowRow {
-    let from = window_ns.map(|w| elapsed_ns.saturating_sub(w));
-    let picked: Vec<&FrameRecord> = records
-        .iter()
-        .filter(|r| r.transferred() && from.is_none_or(|f| r.end_ns > f))
-        .collect();
-    let n = picked.len() as u64;
-    let mean = |get: fn(&FrameRecord) -> u64| {
-        (n > 0).then(|| picked.iter().map(|r| get(r) as f64).sum::<f64>() / n as f64)
-    };
-    let bytes = picked.iter().map(|r| r.bytes).sum();
-    let span = window_ns.unwrap_or(elapsed_ns);
-    WindowRow {
-        window_ns,
-        frames: n,
-        bytes,
-        open_ns: mean(|r| r.open_ns),
-        io_ns: mean(|r| r.io_ns),
-        close_ns: mean(|r| r.close_ns),
-        frame_ns: mean(frame_ns),
-        bytes_per_sec: per_sec(bytes, span),
-        frames_per_sec: per_sec(n, span),
-    }
-}
-
-/// The averaged details: a `Last Ns` row for each of [`WINDOWS_S`] the run
-/// is at least twice as long as, then the whole run.
-pub fn window_rows(records: &[FrameRecord], elapsed_ns: u64) -> Vec<WindowRow> {
-    WINDOWS_S
-        .iter()
-        .map(|s| s * SEC)
-        .filter(|&w| elapsed_ns >= 2 * w)
-        .map(Some)
-        .chain([None])
-        .map(|w| window_row(records, elapsed_ns, w))
-        .collect()
-}
-
-/// The histogram bucket of a frame time: the first upper edge it is below.
-pub fn bucket_of(frame_ns: u64) -> usize {
-    HISTOGRAM_EDGES_NS
-        .iter()
-        .position(|&e| frame_ns < e)
-        .unwrap_or(HISTOGRAM_EDGES_NS.len())
-}
-
-/// Transferred frames per bucket of [`HISTOGRAM_EDGES_NS`].
-pub fn histogram_buckets(records: &[FrameRecord]) -> [u64; 14] {
-    let mut b = [0; 14];
-    for r in records.iter().filter(|r| r.transferred()) {
-        b[bucket_of(frame_ns(r))] += 1;
-    }
-    b
-}
-
-/// The lowest rate in bytes per second over the whole seconds
-/// `[k s, (k+1) s)` of the run, by the end of each transferred frame;
-/// `None` when the run spans fewer than two whole seconds.
-pub fn slowest_window(records: &[FrameRecord], elapsed_ns: u64) -> Option<f64> {
-    let whole = (elapsed_ns / SEC) as usize;
-    if whole < 2 {
-        return None;
-    }
-    let mut bytes = vec![0u64; whole];
-    for r in records.iter().filter(|r| r.transferred()) {
-        if let Some(b) = bytes.get_mut((r.end_ns / SEC) as usize) {
-            *b += r.bytes;
-        }
-    }
-    bytes.into_iter().min().map(|b| b as f64)
-}
+mod summary;
+pub use summary::*;
 
 /// Whether a storage keeps up with a format at a frame rate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -458,11 +258,25 @@ fn summary_lines(out: &mut String, p: &PointReport, s: &FrameSummary, opts: Text
             format_args!("{} of {} frames were started", s.started(), s.planned),
         );
     }
-    line(
-        out,
-        "Frames transferred",
-        format_args!("{} ({:.1} {u})", s.transferred, s.bytes as f64 / per),
-    );
+    line(out, "Frames tested", s.recorded);
+    if f.fps.is_some() {
+        // Late frames moved their data but count as dropped, not twice.
+        line(
+            out,
+            "Frames transferred",
+            format_args!(
+                "{} in time ({:.1} {u})",
+                s.in_time,
+                (s.in_time * f.frame_bytes) as f64 / per
+            ),
+        );
+    } else {
+        line(
+            out,
+            "Frames transferred",
+            format_args!("{} ({:.1} {u})", s.transferred, s.bytes as f64 / per),
+        );
+    }
     if f.fps.is_some() {
         line(
             out,
@@ -501,6 +315,17 @@ fn summary_lines(out: &mut String, p: &PointReport, s: &FrameSummary, opts: Text
     }
     frame_line(out, "Fastest frame", s.fastest, opts);
     frame_line(out, "Slowest frame", s.slowest, opts);
+    let kept = f.records.len() as u64;
+    if kept < s.recorded {
+        line(
+            out,
+            "Per-frame records",
+            format_args!(
+                "the first {kept} of {} are kept (JSON, CSV); every figure here counts all",
+                s.recorded
+            ),
+        );
+    }
 }
 
 fn ms_or_dash(v: Option<f64>, shown: bool) -> String {
@@ -510,7 +335,13 @@ fn ms_or_dash(v: Option<f64>, shown: bool) -> String {
     }
 }
 
-fn details(out: &mut String, p: &PointReport, f: &FramesReport, opts: TextOptions) {
+fn details(
+    out: &mut String,
+    p: &PointReport,
+    f: &FramesReport,
+    d: &FramesSummary,
+    opts: TextOptions,
+) {
     let files = f.layout != "stream";
     let _ = writeln!(out, "Averaged details:");
     let _ = writeln!(
@@ -518,7 +349,7 @@ fn details(out: &mut String, p: &PointReport, f: &FramesReport, opts: TextOption
         "  {:<9}{:>10}{:>10}{:>10}{:>10} {:>13} {:>13}",
         "", "Open", "I/O", "Close", "Frame", "Data rate", "Frame rate"
     );
-    for w in window_rows(&f.records, p.elapsed_ns) {
+    for w in window_rows(d, p.elapsed_ns) {
         let label = match w.window_ns {
             Some(ns) => format!("Last {}s:", ns / SEC),
             None => "Overall:".into(),
@@ -538,45 +369,36 @@ fn details(out: &mut String, p: &PointReport, f: &FramesReport, opts: TextOption
 
 /// Shortest, mean and longest open, I/O and close of the transferred
 /// frames (files layout).
-fn file_times(out: &mut String, f: &FramesReport) {
-    let done: Vec<&FrameRecord> = f.records.iter().filter(|r| r.transferred()).collect();
-    if done.is_empty() {
+fn file_times(out: &mut String, d: &FramesSummary) {
+    let (Some(o), Some(i), Some(c)) = (d.open_ns, d.io_ns, d.close_ns) else {
         return;
-    }
-    let parts: [fn(&FrameRecord) -> u64; 3] = [|r| r.open_ns, |r| r.io_ns, |r| r.close_ns];
+    };
+    let Some(all) = d.windows.last().map(|w| w.sums).filter(|s| s.frames > 0) else {
+        return;
+    };
+    let mean = |sum: u64| format_ms(sum as f64 / all.frames as f64);
     let _ = writeln!(out, "File times:");
     let _ = writeln!(out, "  {:<9}{:>10}{:>10}{:>10}", "", "Open", "I/O", "Close");
-    let stat = |pick: fn(&[u64]) -> f64| {
-        parts.map(|get| {
-            let v: Vec<u64> = done.iter().map(|r| get(r)).collect();
-            format_ms(pick(&v))
-        })
-    };
+    let ms = |v: u64| format_ms(v as f64);
     let rows = [
-        (
-            "Shortest:",
-            stat(|v| v.iter().copied().min().unwrap_or(0) as f64),
-        ),
+        ("Shortest:", [ms(o.min_ns), ms(i.min_ns), ms(c.min_ns)]),
         (
             "Average:",
-            stat(|v| v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64),
+            [mean(all.open_ns), mean(all.io_ns), mean(all.close_ns)],
         ),
-        (
-            "Longest:",
-            stat(|v| v.iter().copied().max().unwrap_or(0) as f64),
-        ),
+        ("Longest:", [ms(o.max_ns), ms(i.max_ns), ms(c.max_ns)]),
     ];
     for (label, [o, i, c]) in rows {
         let _ = writeln!(out, "  {label:<9}{o:>10}{i:>10}{c:>10}");
     }
 }
 
-fn histogram(out: &mut String, f: &FramesReport) {
-    let b = histogram_buckets(&f.records);
+fn histogram(out: &mut String, d: &FramesSummary) {
+    let b = &d.histogram;
     let total: u64 = b.iter().sum();
     let max = b.iter().copied().max().unwrap_or(0);
     let _ = writeln!(out, "Histogram of frame completion times:");
-    for (label, &n) in HISTOGRAM_LABELS.iter().zip(&b) {
+    for (label, &n) in HISTOGRAM_LABELS.iter().zip(b) {
         let mut w = if max > 0 {
             (n as f64 / max as f64 * BAR as f64).round() as usize
         } else {
@@ -598,13 +420,19 @@ fn histogram(out: &mut String, f: &FramesReport) {
     }
 }
 
-fn verdict_lines(out: &mut String, f: &FramesReport, s: &FrameSummary, opts: TextOptions) {
+fn verdict_lines(
+    out: &mut String,
+    f: &FramesReport,
+    d: &FramesSummary,
+    s: &FrameSummary,
+    opts: TextOptions,
+) {
     let overall = s.bytes_per_sec();
     if overall <= 0.0 {
         let _ = writeln!(out, "Real-time verdict: no frames transferred, no verdict");
         return;
     }
-    let slowest = slowest_window(&f.records, s.elapsed_ns);
+    let slowest = d.slowest_second_bytes.map(|b| b as f64);
     let window = match slowest {
         Some(w) => format!(", {} in the slowest 1 s window", format_rate(w, opts)),
         None => " (run shorter than 2 s: no window check)".into(),
@@ -699,16 +527,17 @@ fn render_point(out: &mut String, p: &PointReport, opts: TextOptions) {
     let (Some(f), Some(s)) = (p.frames.as_ref(), summarize(p)) else {
         return;
     };
+    let d = frames_summary(f, p.elapsed_ns);
     parameters(out, f, &p.settings);
     summary_lines(out, p, &s, opts);
     let _ = writeln!(out);
-    details(out, p, f, opts);
+    details(out, p, f, &d, opts);
     if f.layout != "stream" {
         let _ = writeln!(out);
-        file_times(out, f);
+        file_times(out, &d);
     }
     let _ = writeln!(out);
-    histogram(out, f);
+    histogram(out, &d);
     let _ = writeln!(out);
     let _ = writeln!(
         out,
@@ -725,7 +554,7 @@ fn render_point(out: &mut String, p: &PointReport, opts: TextOptions) {
                 "Empty frames: only the create (or open) and the close are timed; no data rate to judge"
             );
         }
-        None => verdict_lines(out, f, &s, opts),
+        None => verdict_lines(out, f, &d, &s, opts),
     }
     for w in &p.warnings {
         wrapped(out, "warning: ", w);

@@ -66,6 +66,7 @@ fn frames(op: &str, format: &str, frame_bytes: u64, records: Vec<FrameRecord>) -
         order: "fwd".into(),
         files_per_dir: 100,
         records,
+        summary: None,
     }
 }
 
@@ -309,7 +310,7 @@ fn summary_counts_transferred_dropped_and_failed_frames() {
 fn last_windows_take_the_transferred_frames_that_ended_in_them() {
     let p = unpaced();
     let f = p.frames.as_ref().unwrap();
-    let rows = window_rows(&f.records, p.elapsed_ns);
+    let rows = window_rows(&frames_summary(f, p.elapsed_ns), p.elapsed_ns);
     let counts: Vec<(Option<u64>, u64)> = rows.iter().map(|r| (r.window_ns, r.frames)).collect();
     assert_eq!(
         counts,
@@ -335,7 +336,7 @@ fn last_windows_take_the_transferred_frames_that_ended_in_them() {
     // 20 (ends at 1033 ms); skipped ones never count.
     let p = paced();
     let f = p.frames.as_ref().unwrap();
-    let rows = window_rows(&f.records, p.elapsed_ns);
+    let rows = window_rows(&frames_summary(f, p.elapsed_ns), p.elapsed_ns);
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[0].frames, 25);
     assert_eq!(rows[0].bytes, 25 * HD422);
@@ -500,4 +501,66 @@ fn loops_are_planned_transfers_and_named_in_the_parameters() {
     p.interrupted = true;
     let text = render_video(&report(p), mb());
     assert!(text.contains("50 of 120 frames were started"), "{text}");
+}
+
+#[test]
+fn a_report_with_a_summary_counts_every_frame_not_only_the_records_kept() {
+    // 100 s of unpaced frames, ten a second, of which the report keeps the
+    // first 50 records; the summary holds all 1000.
+    let all: Vec<FrameRecord> = (0..1000u64)
+        .map(|i| done(i, (i + 1) * 100 * MS, 0, 20 * MS, 0, HD422))
+        .collect();
+    let mut f = frames("read", "hd-422", HD422, all[..50].to_vec());
+    f.frames = 1000;
+    f.summary = Some(FramesSummary::from_records(&all, 100 * SEC));
+    let p = point(f, 100 * SEC);
+    let s = summarize(&p).unwrap();
+    assert_eq!((s.recorded, s.transferred, s.in_time), (1000, 1000, 1000));
+    assert_eq!(s.bytes, 1000 * HD422);
+    let text = render_video(&report(p.clone()), mb());
+    assert!(text.contains("Frames tested:      1000"), "{text}");
+    assert!(
+        text.contains("Per-frame records:  the first 50 of 1000 are kept"),
+        "{text}"
+    );
+    assert!(text.contains("Last 10s:"), "{text}");
+    assert_eq!(render_video_csv(&report(p.clone())).lines().count(), 51);
+    // The JSON carries the summary and reads back the same.
+    let r = report(p);
+    let back: RunReport = serde_json::from_str(&to_json(&r)).unwrap();
+    assert_eq!(back, r);
+    let d = back.points[0]
+        .frames
+        .as_ref()
+        .unwrap()
+        .summary
+        .clone()
+        .unwrap();
+    assert_eq!(d.done, 1000);
+    assert_eq!(d.histogram.iter().sum::<u64>(), 1000);
+    let last10 = d
+        .windows
+        .iter()
+        .find(|w| w.window_ns == Some(10 * SEC))
+        .unwrap();
+    assert_eq!(last10.sums.frames, 100);
+    // Second 0 holds the ends at 100 to 900 ms: nine frames.
+    assert_eq!(d.slowest_second_bytes, Some(9 * HD422));
+}
+
+#[test]
+fn paced_lines_add_up_to_the_frames_tested() {
+    let text = render_video(&report(paced()), mb());
+    let num = |label: &str| -> u64 {
+        let l = text.lines().find(|l| l.starts_with(label)).unwrap();
+        l[label.len()..]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(num("Frames tested:"), 48);
+    assert_eq!(num("Frames transferred:"), 43, "in time only");
+    assert_eq!(num("Frames transferred:") + num("Frames dropped:"), 48);
 }

@@ -1,107 +1,269 @@
 //! The target of a files-per-frame video workload: the `iosurvey-frames`
 //! directory inside the directory the user gave, one file per frame.
 //!
-//! Writes go only to frame files iosurvey created (marked with its xattr)
-//! or to new ones, unless `--allow-destroy`. Reads refuse frames that were
-//! never written (missing, short or sparse), unless `--prepare` writes them
-//! first, unmeasured.
+//! Every frame and directory is reached by `openat` from a directory held
+//! open, never through a symlink, and judged by the descriptor opened.
+//! Writes go only to frames that carry iosurvey's mark (xattr) or to new
+//! ones created with `O_CREAT|O_EXCL|O_NOFOLLOW`; an unmarked regular
+//! frame is written only with `--allow-destroy`; anything else at a
+//! frame path is refused, naming it. Reads refuse frames that were never
+//! written (missing, short or sparse), unless `--prepare` writes them
+//! first, unmeasured. The clean-up removes only marked frames and marked,
+//! empty directories.
 
-use crate::guard::Refusal;
+mod cleanup;
+pub(crate) mod fsops;
+
+pub use cleanup::{finish_frames, remove_frames, remove_leftovers, Leftovers};
+pub use fsops::PENDING_XATTR;
+
+use crate::guard::{fd_is_marked, mark_created, Refusal};
 use crate::target::{
-    check_free_space, create_marked, created_by_iosurvey, dir_dio_alignment, fill, io_err,
-    Geometry, OpenOptions, OpenTarget, TargetError, TargetKind,
+    check_free_space, dir_dio_alignment, fill, io_err, Geometry, OpenOptions, OpenTarget,
+    TargetError, TargetKind,
 };
+use fsops::{frames_name, inspect, is_written, make_dir, open_beneath, open_dir, what_is, Entry};
 use iosurvey_engine::Op;
-use iosurvey_workload::{frames_dir, FrameJob, TargetSpec};
-use rustix::fs::{FileType, Mode, OFlags, SeekFrom};
+use iosurvey_workload::{frames_dir, FrameJob, FrameLayout, TargetSpec};
+use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Frames surveyed between two looks at the stop flag.
+const STOP_EVERY: u64 = 256;
+
+/// The frames a read finds unwritten: counted, and listed only when
+/// `--prepare` is to write them (a refusal needs only the count and the
+/// first).
+#[derive(Default)]
+struct Unwritten {
+    count: u64,
+    first: Option<u64>,
+    list: Vec<u64>,
+    listed: bool,
+}
+
+impl Unwritten {
+    fn push(&mut self, f: u64) {
+        self.count += 1;
+        self.first.get_or_insert(f);
+        if self.listed {
+            self.list.push(f);
+        }
+    }
+}
 
 /// What the frames directory holds now, against what the job needs.
 struct Survey {
+    /// The directory the user gave, held open.
+    dir_fd: OwnedFd,
+    /// `iosurvey-frames`, when it exists.
+    root_fd: Option<OwnedFd>,
     root: PathBuf,
     /// Reading: the frames that are missing, short or have holes, in frame
     /// order.
-    unwritten: Vec<u64>,
+    unwritten: Unwritten,
+    /// With `--allow-destroy`: unmarked regular frames the user offered to
+    /// `--write` or `--prepare`; they are marked before they are rewritten.
+    offered: Vec<u64>,
     alignment: u64,
 }
 
-/// Whether `path` holds a whole written frame of `bytes`: false when it
-/// is missing, not a regular file, short or sparse.
-fn frame_is_written(path: &Path, bytes: u64) -> Result<bool, TargetError> {
-    let fd = match rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()) {
-        Ok(fd) => fd,
-        Err(Errno::NOENT) => return Ok(false),
-        Err(e) => return Err(io_err(path, "open", e)),
-    };
-    let st = rustix::fs::fstat(&fd).map_err(|e| io_err(path, "stat", e))?;
-    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile || (st.st_size as u64) < bytes {
-        return Ok(false);
+/// A frame's path relative to the frames directory, split into its
+/// subdirectory (if any) and its file name.
+fn rel_parts(fj: &FrameJob, f: u64) -> (PathBuf, Option<PathBuf>, PathBuf) {
+    let rel = fj.frame_path(Path::new(""), f);
+    let name = PathBuf::from(rel.file_name().expect("frame paths end in a name"));
+    let sub = rel
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map(Path::to_path_buf);
+    (rel, sub, name)
+}
+
+/// Refuses what is at `path` when it is not a frame iosurvey may use.
+fn not_a_frame(path: PathBuf, what: &'static str) -> TargetError {
+    TargetError::Unsupported { path, what }
+}
+
+fn stopped(stop: Option<&AtomicBool>) -> bool {
+    stop.is_some_and(|s| s.load(Ordering::Relaxed))
+}
+
+/// Refuses a job that can never fit: more frame bytes than the whole
+/// filesystem holds. Checked before any frame path is looked at.
+fn check_capacity(at: BorrowedFd<'_>, root: &Path, fj: &FrameJob) -> Result<(), TargetError> {
+    let want = fj.frames.saturating_mul(fj.frame_bytes);
+    if let Ok(vfs) = rustix::fs::fstatvfs(at) {
+        let size = vfs.f_blocks.saturating_mul(vfs.f_frsize);
+        if size > 0 && want > size {
+            return Err(TargetError::Smaller {
+                path: root.to_path_buf(),
+                size,
+                want,
+            });
+        }
     }
-    Ok(!matches!(rustix::fs::seek(&fd, SeekFrom::Hole(0)), Ok(h) if h < bytes))
+    Ok(())
 }
 
 /// Checks the target directory and the frames in it against `fj` and the
 /// write policy, without creating or writing anything.
 fn survey(spec: &TargetSpec, fj: &FrameJob, opts: &OpenOptions<'_>) -> Result<Survey, TargetError> {
     let dir = spec.path.as_path();
-    let st = match rustix::fs::stat(dir) {
-        Ok(st) => st,
+    let dir_fd = match rustix::fs::open(
+        dir,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
         Err(Errno::NOENT) => return Err(TargetError::NoFramesDir(dir.to_path_buf())),
-        Err(e) => return Err(io_err(dir, "stat", e)),
+        Err(Errno::NOTDIR) => return Err(TargetError::FramesNeedDir(dir.to_path_buf())),
+        Err(e) => return Err(io_err(dir, "open", e)),
     };
-    if FileType::from_raw_mode(st.st_mode) != FileType::Directory {
-        return Err(TargetError::FramesNeedDir(dir.to_path_buf()));
-    }
+    let st = rustix::fs::fstat(&dir_fd).map_err(|e| io_err(dir, "stat", e))?;
     let root = frames_dir(dir);
     let writes = fj.op == Op::Write || fj.prepare;
     if writes && opts.policy.readonly {
         return Err(Refusal::ReadOnly(root).into());
     }
-    let mut unwritten = Vec::new();
+    let root_fd = match open_dir(dir_fd.as_fd(), &frames_name()) {
+        Ok(fd) => fd,
+        Err(Errno::LOOP | Errno::NOTDIR) => {
+            return Err(not_a_frame(root, what_is(dir_fd.as_fd(), &frames_name())))
+        }
+        Err(e) => return Err(io_err(&root, "open", e)),
+    };
+    check_capacity(
+        root_fd.as_ref().map_or(dir_fd.as_fd(), |f| f.as_fd()),
+        &root,
+        fj,
+    )?;
+    let mut s = Survey {
+        alignment: dir_dio_alignment(dir, st.st_dev),
+        dir_fd,
+        root_fd,
+        root,
+        unwritten: Unwritten {
+            listed: fj.prepare,
+            ..Unwritten::default()
+        },
+        offered: Vec::new(),
+    };
     let mut existing_bytes = 0;
-    for f in 0..fj.frames {
-        let path = fj.frame_path(&root, f);
-        match fj.op {
-            Op::Read => {
-                if !frame_is_written(&path, fj.frame_bytes)? {
-                    unwritten.push(f);
-                }
+    match s.root_fd.as_ref() {
+        // Nothing is there yet: every frame is missing.
+        None if fj.op == Op::Read => {
+            s.unwritten.count = fj.frames;
+            s.unwritten.first = Some(0);
+            if fj.prepare {
+                s.unwritten.list = (0..fj.frames).collect();
             }
-            Op::Write => match rustix::fs::stat(&path) {
-                Ok(st) => {
-                    existing_bytes += st.st_size as u64;
-                    if !opts.policy.allow_destroy && !created_by_iosurvey(&path) {
-                        return Err(Refusal::ForeignFile(path).into());
-                    }
-                }
-                Err(Errno::NOENT) => {}
-                Err(e) => return Err(io_err(&path, "stat", e)),
-            },
+        }
+        None => {}
+        Some(root_fd) => {
+            existing_bytes =
+                survey_frames(&mut s.unwritten, &mut s.offered, root_fd, &s.root, fj, opts)?;
         }
     }
     if fj.op == Op::Read && !fj.prepare {
-        if let Some(&first) = unwritten.first() {
+        if let Some(first) = s.unwritten.first {
             return Err(TargetError::FramesMissing {
-                dir: root.clone(),
-                missing: unwritten.len() as u64,
+                dir: s.root.clone(),
+                missing: s.unwritten.count,
                 frames: fj.frames,
-                first: fj.frame_path(&root, first),
+                first: fj.frame_path(&s.root, first),
             });
         }
     }
     let need = match fj.op {
         Op::Write => (fj.frames * fj.frame_bytes).saturating_sub(existing_bytes),
-        Op::Read => unwritten.len() as u64 * fj.frame_bytes,
+        Op::Read => s.unwritten.count * fj.frame_bytes,
     };
     if need > 0 {
-        check_free_space(&root, dir, need)?;
+        let at = s.root_fd.as_ref().map_or(dir, |_| s.root.as_path());
+        check_free_space(&s.root, at, need)?;
     }
-    Ok(Survey {
-        root,
-        unwritten,
-        alignment: dir_dio_alignment(dir, st.st_dev),
-    })
+    Ok(s)
+}
+
+/// Looks at every frame path under `root_fd`: for reads, which frames are
+/// unwritten; for writes and `--prepare`, that each frame to write is
+/// missing or a marked regular file (or, with `--allow-destroy`, an
+/// unmarked one, collected in `offered`).
+/// Returns the bytes the existing frames hold.
+fn survey_frames(
+    unwritten: &mut Unwritten,
+    offered: &mut Vec<u64>,
+    root_fd: &OwnedFd,
+    root: &Path,
+    fj: &FrameJob,
+    opts: &OpenOptions<'_>,
+) -> Result<u64, TargetError> {
+    let mut existing_bytes = 0;
+    let mut sub: Option<(PathBuf, Option<OwnedFd>)> = None;
+    for f in 0..fj.frames {
+        if f % STOP_EVERY == 0 && stopped(opts.stop) {
+            return Err(TargetError::Interrupted(root.to_path_buf()));
+        }
+        let (rel, subdir, name) = rel_parts(fj, f);
+        let path = root.join(&rel);
+        let dir = match &subdir {
+            None => Some(root_fd.as_fd()),
+            Some(d) => {
+                if sub.as_ref().is_none_or(|(n, _)| n != d) {
+                    let fd = match open_dir(root_fd.as_fd(), d) {
+                        Ok(fd) => fd,
+                        Err(Errno::LOOP | Errno::NOTDIR) => {
+                            return Err(not_a_frame(root.join(d), what_is(root_fd.as_fd(), d)))
+                        }
+                        Err(e) => return Err(io_err(&root.join(d), "open", e)),
+                    };
+                    sub = Some((d.clone(), fd));
+                }
+                sub.as_ref()
+                    .and_then(|(_, fd)| fd.as_ref().map(|f| f.as_fd()))
+            }
+        };
+        let entry = match dir {
+            None => Entry::Missing,
+            Some(d) => inspect(d, &name).map_err(|e| io_err(&path, "open", e))?,
+        };
+        match entry {
+            Entry::Missing => {
+                if fj.op == Op::Read {
+                    unwritten.push(f);
+                }
+            }
+            Entry::Other(what) => return Err(not_a_frame(path, what)),
+            Entry::Regular { fd, size, marked } => match fj.op {
+                Op::Read => {
+                    if !is_written(&fd, size, fj.frame_bytes) {
+                        if fj.prepare && !marked {
+                            // --prepare would have to overwrite it.
+                            if !opts.policy.allow_destroy {
+                                return Err(Refusal::ForeignFile(path).into());
+                            }
+                            offered.push(f);
+                        }
+                        unwritten.push(f);
+                    }
+                }
+                Op::Write => {
+                    existing_bytes += size;
+                    if !marked {
+                        if !opts.policy.allow_destroy {
+                            return Err(Refusal::ForeignFile(path).into());
+                        }
+                        offered.push(f);
+                    }
+                }
+            },
+        }
+    }
+    Ok(existing_bytes)
 }
 
 /// The geometry of the frames directory, found without writing anything.
@@ -119,23 +281,109 @@ pub fn plan_frame_dir(
     })
 }
 
-/// Creates `dir` and the frame subdirectories the job needs.
-fn make_dirs(root: &Path, fj: &FrameJob) -> Result<(), TargetError> {
-    let mut last: Option<PathBuf> = None;
-    for f in 0..fj.frames {
-        let parent = fj.frame_path(root, f).parent().map(Path::to_path_buf);
-        if parent != last {
-            if let Some(p) = &parent {
-                std::fs::create_dir_all(p).map_err(|err| TargetError::Io {
-                    path: p.clone(),
-                    op: "create directory",
-                    err,
-                })?;
-            }
-            last = parent;
+/// The frames directory and its subdirectories the job writes in: made
+/// (and marked) where missing, opened where they are.
+struct Tree {
+    root_fd: OwnedFd,
+    /// Subdirectories by name, in frame order.
+    subs: Vec<(PathBuf, OwnedFd)>,
+}
+
+impl Tree {
+    fn dir_of(&self, sub: &Option<PathBuf>) -> BorrowedFd<'_> {
+        match sub {
+            None => self.root_fd.as_fd(),
+            Some(d) => self
+                .subs
+                .iter()
+                .rev()
+                .find(|(n, _)| n == d)
+                .map_or(self.root_fd.as_fd(), |(_, fd)| fd.as_fd()),
         }
     }
-    Ok(())
+}
+
+/// Makes the frames directory (marked) if it is missing, and the
+/// subdirectories of `frames`.
+fn make_tree(
+    s: &mut Survey,
+    fj: &FrameJob,
+    frames: impl Iterator<Item = u64>,
+    opts: &OpenOptions<'_>,
+) -> Result<Tree, TargetError> {
+    let root_fd = match s.root_fd.take() {
+        Some(fd) => fd,
+        None => {
+            make_dir(s.dir_fd.as_fd(), &frames_name())
+                .map_err(|e| io_err(&s.root, "create directory", e))?
+                .0
+        }
+    };
+    let mut tree = Tree {
+        root_fd,
+        subs: Vec::new(),
+    };
+    let per_dir = match fj.layout {
+        FrameLayout::Files { files_per_dir } if files_per_dir > 0 => u64::from(files_per_dir),
+        _ => return Ok(tree),
+    };
+    let mut last_dir = None;
+    for f in frames {
+        if f % STOP_EVERY == 0 && stopped(opts.stop) {
+            return Err(TargetError::Interrupted(s.root.clone()));
+        }
+        if last_dir == Some(f / per_dir) {
+            continue;
+        }
+        last_dir = Some(f / per_dir);
+        let (_, sub, _) = rel_parts(fj, f);
+        if let Some(d) = sub {
+            if tree.subs.last().is_none_or(|(n, _)| *n != d) {
+                let (fd, _) = make_dir(tree.root_fd.as_fd(), &d)
+                    .map_err(|e| io_err(&s.root.join(&d), "create directory", e))?;
+                tree.subs.push((d, fd));
+            }
+        }
+    }
+    Ok(tree)
+}
+
+/// Writes frame `f` for `--prepare`: a new, marked frame, or a short one
+/// of ours rewritten (its mark checked again on the descriptor opened).
+fn prepare_frame(
+    tree: &Tree,
+    root: &Path,
+    fj: &FrameJob,
+    f: u64,
+    stop: Option<&AtomicBool>,
+) -> Result<(), TargetError> {
+    let (rel, sub, name) = rel_parts(fj, f);
+    let path = root.join(&rel);
+    let dir = tree.dir_of(&sub);
+    let fd = match open_beneath(
+        dir,
+        &name,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL,
+        Mode::from_raw_mode(0o644),
+    ) {
+        Ok(fd) => {
+            mark_created(&fd);
+            fd
+        }
+        Err(Errno::EXIST) => {
+            // Ours (checked on the descriptor), or refused.
+            fsops::open_frame(dir, &name, Op::Write, false)
+                .map_err(|_| Refusal::ForeignFile(path.clone()))?
+        }
+        Err(Errno::LOOP) => {
+            return Err(not_a_frame(
+                path,
+                "a symbolic link, which iosurvey never follows",
+            ))
+        }
+        Err(e) => return Err(io_err(&path, "create", e)),
+    };
+    fill(&path, &fd, fj.frame_bytes, stop)
 }
 
 /// Opens the frames directory of `spec` for `fj`: creates it for writes,
@@ -146,50 +394,83 @@ pub fn open_frame_dir(
     fj: &FrameJob,
     opts: OpenOptions<'_>,
 ) -> Result<OpenTarget, TargetError> {
-    let s = survey(spec, fj, &opts)?;
+    let mut s = survey(spec, fj, &opts)?;
     let root = s.root.clone();
-    let root_existed = root.exists();
     let mut frame_files = Vec::new();
-    let created = fj.op == Op::Write || !s.unwritten.is_empty();
-    if created {
-        make_dirs(&root, fj)?;
-    }
-    match fj.op {
-        // Every frame is (re)written by the run, and removed after it.
-        Op::Write => frame_files = (0..fj.frames).map(|f| fj.frame_path(&root, f)).collect(),
-        Op::Read => {
-            for &f in &s.unwritten {
-                let path = fj.frame_path(&root, f);
-                frame_files.push(path.clone());
-                if let Err(e) = create_marked(&path, OFlags::TRUNC)
-                    .and_then(|fd| fill(&path, &fd, fj.frame_bytes, opts.stop))
-                {
-                    let _ = remove_frames(&root, &frame_files);
-                    if !root_existed {
-                        let _ = std::fs::remove_dir(&root);
-                    }
-                    return Err(e);
+    let created = fj.op == Op::Write || s.unwritten.count > 0;
+    let root_fd = if created {
+        let made = match fj.op {
+            Op::Write => make_tree(&mut s, fj, 0..fj.frames, &opts),
+            Op::Read => {
+                let unwritten = std::mem::take(&mut s.unwritten.list);
+                let tree = make_tree(&mut s, fj, unwritten.iter().copied(), &opts);
+                s.unwritten.list = unwritten;
+                tree
+            }
+        };
+        let tree = made.inspect_err(|_| cleanup::remove_empty_dirs(&root))?;
+        if fd_is_marked(&tree.root_fd) {
+            fsops::set_pending(&tree.root_fd);
+        }
+        // The unmarked frames offered with --allow-destroy become ours
+        // (still regular files, reached without a symlink).
+        for f in s.offered.drain(..) {
+            let (rel, _, _) = rel_parts(fj, f);
+            if let Ok(fd) = open_beneath(
+                tree.root_fd.as_fd(),
+                &rel,
+                OFlags::RDONLY | OFlags::NONBLOCK,
+                Mode::empty(),
+            ) {
+                if rustix::fs::fstat(&fd).is_ok_and(|st| {
+                    rustix::fs::FileType::from_raw_mode(st.st_mode)
+                        == rustix::fs::FileType::RegularFile
+                }) {
+                    mark_created(&fd);
                 }
             }
-            if !opts.direct {
-                for f in 0..fj.frames {
-                    if let Ok(fd) = rustix::fs::open(
-                        fj.frame_path(&root, f),
-                        OFlags::RDONLY | OFlags::CLOEXEC,
-                        Mode::empty(),
-                    ) {
-                        let _ = rustix::fs::fadvise(&fd, 0, None, rustix::fs::Advice::DontNeed);
+        }
+        match fj.op {
+            // Every frame is (re)written by the run, and removed after it.
+            Op::Write => frame_files = (0..fj.frames).map(|f| fj.frame_path(&root, f)).collect(),
+            Op::Read => {
+                frame_files = s
+                    .unwritten
+                    .list
+                    .iter()
+                    .map(|&f| fj.frame_path(&root, f))
+                    .collect();
+                for &f in &s.unwritten.list {
+                    if let Err(e) = prepare_frame(&tree, &root, fj, f, opts.stop) {
+                        let _ = remove_frames(&root, &frame_files);
+                        return Err(e);
                     }
                 }
             }
         }
+        tree.root_fd
+    } else {
+        s.root_fd
+            .take()
+            .expect("read frames are in a frames directory")
+    };
+    if fj.op == Op::Read && !opts.direct {
+        for f in 0..fj.frames {
+            if f % STOP_EVERY == 0 && stopped(opts.stop) {
+                let _ = remove_frames(&root, &frame_files);
+                return Err(TargetError::Interrupted(root));
+            }
+            let (rel, _, _) = rel_parts(fj, f);
+            if let Ok(fd) = open_beneath(
+                root_fd.as_fd(),
+                &rel,
+                OFlags::RDONLY | OFlags::NONBLOCK,
+                Mode::empty(),
+            ) {
+                let _ = rustix::fs::fadvise(&fd, 0, None, rustix::fs::Advice::DontNeed);
+            }
+        }
     }
-    let fd = rustix::fs::open(
-        &root,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(|e| io_err(&root, "open", e))?;
     Ok(OpenTarget {
         path: root,
         kind: TargetKind::Directory,
@@ -201,144 +482,9 @@ pub fn open_frame_dir(
         writable: fj.op == Op::Write,
         created,
         frame_files,
-        fd,
+        fd: root_fd,
     })
 }
 
-/// Removes `files` (those already gone are fine), then the directories
-/// under `root` and `root` itself if that leaves them empty.
-pub fn remove_frames(root: &Path, files: &[PathBuf]) -> std::io::Result<()> {
-    let mut first_err = None;
-    let mut dirs: Vec<&Path> = Vec::new();
-    for f in files {
-        match std::fs::remove_file(f) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => {
-                first_err.get_or_insert(e);
-            }
-        }
-        if let Some(p) = f.parent() {
-            if p != root && dirs.last() != Some(&p) {
-                dirs.push(p);
-            }
-        }
-    }
-    for d in dirs {
-        let _ = std::fs::remove_dir(d);
-    }
-    let _ = std::fs::remove_dir(root);
-    first_err.map_or(Ok(()), Err)
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::guard::WritePolicy;
-    use iosurvey_workload::modes::video::{expand, FrameSize, VideoSpec};
-    use iosurvey_workload::FrameLayout;
-
-    fn job(dir: &Path, op: Op, frames: u64, per_dir: u32, prepare: bool) -> (TargetSpec, FrameJob) {
-        let mut s = VideoSpec::new(dir.to_path_buf());
-        s.op = op;
-        s.size = FrameSize::Custom(8192);
-        s.frames = frames;
-        s.layout = FrameLayout::Files {
-            files_per_dir: per_dir,
-        };
-        s.prepare = prepare;
-        let j = expand(&s).unwrap().points.remove(0).job;
-        (j.targets[0].clone(), j.frames.unwrap())
-    }
-
-    fn opts(policy: WritePolicy) -> OpenOptions<'static> {
-        OpenOptions {
-            write: true,
-            direct: false,
-            policy,
-            stop: None,
-        }
-    }
-
-    #[test]
-    fn reading_frames_never_written_is_refused_and_prepare_writes_them() {
-        let d = tempfile::tempdir().unwrap();
-        let (spec, fj) = job(d.path(), Op::Read, 5, 2, false);
-        let err = open_frame_dir(&spec, &fj, opts(WritePolicy::default())).unwrap_err();
-        let msg = err.to_string();
-        assert!(msg.contains("5 of 5 frames were never written"), "{msg}");
-        assert!(msg.contains("--prepare"), "{msg}");
-        assert!(
-            !frames_dir(d.path()).exists(),
-            "a refusal leaves nothing behind"
-        );
-
-        let (spec, fj) = job(d.path(), Op::Read, 5, 2, true);
-        let t = open_frame_dir(&spec, &fj, opts(WritePolicy::default())).unwrap();
-        assert_eq!(t.kind, TargetKind::Directory);
-        assert_eq!(t.size, 5 * 8192);
-        assert!(t.created);
-        assert_eq!(t.frame_files.len(), 5);
-        let f4 = frames_dir(d.path()).join("d00002/f0000004.frm");
-        assert_eq!(std::fs::metadata(&f4).unwrap().len(), 8192);
-        // A short (sparse) frame is refused as never written too.
-        let f0 = frames_dir(d.path()).join("d00000/f0000000.frm");
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(&f0)
-            .unwrap()
-            .set_len(4096)
-            .unwrap();
-        let (spec, fj) = job(d.path(), Op::Read, 5, 2, false);
-        let msg = open_frame_dir(&spec, &fj, opts(WritePolicy::default()))
-            .unwrap_err()
-            .to_string();
-        assert!(msg.contains("1 of 5 frames"), "{msg}");
-        assert!(msg.contains("f0000000.frm"), "{msg}");
-        t.remove_if_created().unwrap();
-        assert!(!frames_dir(d.path()).exists());
-    }
-
-    #[test]
-    fn writes_refuse_foreign_frames_and_files_as_targets() {
-        let d = tempfile::tempdir().unwrap();
-        let root = frames_dir(d.path());
-        std::fs::create_dir(&root).unwrap();
-        std::fs::write(root.join("f0000001.frm"), b"mine").unwrap();
-        let (spec, fj) = job(d.path(), Op::Write, 3, 0, false);
-        let err = plan_frame_dir(&spec, &fj, opts(WritePolicy::default())).unwrap_err();
-        assert!(err.to_string().contains("did not create"), "{err}");
-        let ro = WritePolicy {
-            readonly: true,
-            ..WritePolicy::default()
-        };
-        assert!(matches!(
-            plan_frame_dir(&spec, &fj, opts(ro)),
-            Err(TargetError::Refused(Refusal::ReadOnly(_)))
-        ));
-        let file = d.path().join("plain");
-        std::fs::write(&file, b"x").unwrap();
-        let (spec, fj) = job(&file, Op::Write, 3, 0, false);
-        assert!(matches!(
-            plan_frame_dir(&spec, &fj, opts(WritePolicy::default())),
-            Err(TargetError::FramesNeedDir(_))
-        ));
-        assert_eq!(std::fs::read(root.join("f0000001.frm")).unwrap(), b"mine");
-    }
-
-    #[test]
-    fn removal_takes_only_the_listed_frames_and_empty_directories() {
-        let d = tempfile::tempdir().unwrap();
-        let (spec, fj) = job(d.path(), Op::Write, 4, 2, false);
-        let t = open_frame_dir(&spec, &fj, opts(WritePolicy::default())).unwrap();
-        for f in &t.frame_files {
-            std::fs::write(f, b"frame").unwrap();
-        }
-        let stranger = frames_dir(d.path()).join("d00001/keep.txt");
-        std::fs::write(&stranger, b"user").unwrap();
-        t.remove_if_created().unwrap();
-        assert!(t.frame_files.iter().all(|f| !f.exists()));
-        assert!(stranger.exists());
-        assert!(!frames_dir(d.path()).join("d00000").exists());
-    }
-}
+mod tests;

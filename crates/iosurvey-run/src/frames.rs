@@ -7,14 +7,15 @@
 //! release plus `queue` frame times. A frame not started by then is dropped
 //! without I/O (skipped); one finished after it is dropped as late.
 
-use crate::guard::mark_created;
-use crate::result::{FrameRecord, FrameStatus, IoFailure, JobResult, StreamResult};
+use crate::frame_target::fsops::open_frame;
+use crate::result::{
+    FrameRecord, FrameStatus, IoFailure, JobResult, StreamResult, MAX_FRAME_RECORDS,
+};
 use crate::worker::{now_ns, thread_cpu_ns, LiveCounters};
 use iosurvey_engine::{Engine, Op, Request};
 use iosurvey_workload::{FrameJob, FrameLayout};
-use rustix::fs::{Mode, OFlags};
-use std::os::fd::OwnedFd;
-use std::path::PathBuf;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -28,7 +29,9 @@ pub(crate) struct FrameShared<'a> {
     /// The measured phase's start, set by the first worker past the
     /// barrier so that every worker paces against the same clock.
     pub t0: AtomicU64,
-    /// The frames directory (files layout).
+    /// The frames directory (files layout); frames are opened through
+    /// `target_fd`, the directory held open, never by this path.
+    #[allow(dead_code)]
     pub root: PathBuf,
     /// Bytes per I/O: a frame is cut into pieces of this size.
     pub piece: u64,
@@ -67,11 +70,51 @@ impl FrameShared<'_> {
 struct Failed {
     errno: i32,
     offset: u64,
+    /// A short transfer: the bytes it left undone (from `offset`), whose
+    /// errno is still to be found and counted.
+    short: Option<u64>,
 }
 
 impl Failed {
     fn new(errno: i32, offset: u64) -> Self {
-        Failed { errno, offset }
+        Failed {
+            errno,
+            offset,
+            short: None,
+        }
+    }
+
+    /// Finds the errno behind a short transfer on `fd` and counts it: a
+    /// short write asks the filesystem for the space it left undone
+    /// (fallocate), which answers with what a retried write would get,
+    /// ENOSPC or EDQUOT; anything else stays EIO.
+    fn settle(mut self, fd: &OwnedFd, op: Op, result: &mut JobResult) -> Self {
+        if let Some(len) = self.short.take() {
+            if op == Op::Write {
+                if let Err(e) = rustix::fs::fallocate(
+                    fd,
+                    rustix::fs::FallocateFlags::empty(),
+                    self.offset,
+                    len.max(1),
+                ) {
+                    if !matches!(e, rustix::io::Errno::OPNOTSUPP | rustix::io::Errno::NOSYS) {
+                        self.errno = e.raw_os_error();
+                    }
+                }
+            }
+            result.streams[STREAM]
+                .class_mut(op)
+                .record_error(self.errno);
+        }
+        self
+    }
+}
+
+/// Keeps a frame: in the tally always, as a record while there is room.
+fn keep(result: &mut JobResult, rec: FrameRecord) {
+    result.frame_tally.add(&rec);
+    if result.frames.len() < MAX_FRAME_RECORDS {
+        result.frames.push(rec);
     }
 }
 
@@ -165,7 +208,7 @@ pub(crate) fn run_frames<E: Engine>(
             errno: None,
         };
         if deadline.is_some_and(|d| start > d) {
-            result.frames.push(rec);
+            keep(&mut result, rec);
             continue;
         }
         let mut parts = Parts::default();
@@ -204,7 +247,7 @@ pub(crate) fn run_frames<E: Engine>(
                 });
             }
         }
-        result.frames.push(rec);
+        keep(&mut result, rec);
         if rec.status == FrameStatus::Failed && !shared.continue_on_error {
             // The other threads stop at their next frame.
             shared.next.store(n, Ordering::Relaxed);
@@ -247,7 +290,8 @@ fn stream_frame<E: Engine>(
 ) -> Result<(), Failed> {
     let fj = shared.job;
     let base = frame * fj.frame_bytes;
-    parts.io_ns = frame_io(engine, shared, frame, base, result)?;
+    parts.io_ns = frame_io(engine, shared, frame, base, result)
+        .map_err(|f| f.settle(shared.target_fd, fj.op, result))?;
     if fj.op == Op::Write && !shared.direct {
         parts.io_ns += sync(shared.target_fd, false, base)?;
     }
@@ -264,28 +308,19 @@ fn file_frame<E: Engine>(
     result: &mut JobResult,
 ) -> Result<(), Failed> {
     let fj = shared.job;
-    let mut flags = OFlags::CLOEXEC;
-    flags |= match fj.op {
-        Op::Write => OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC,
-        Op::Read => OFlags::RDONLY,
-    };
-    if shared.direct {
-        flags |= OFlags::DIRECT;
-    }
-    let path = fj.frame_path(&shared.root, frame);
+    // Relative to the frames directory held open: never through a symlink,
+    // new frames created exclusively and marked, existing ones rewritten
+    // only when marked.
+    let rel = fj.frame_path(Path::new(""), frame);
     let t = now_ns();
-    let opened = rustix::fs::open(&path, flags, Mode::from_raw_mode(0o644));
+    let opened = open_frame(shared.target_fd.as_fd(), &rel, fj.op, shared.direct);
     parts.open_ns = now_ns() - t;
     let fd = opened.map_err(|e| Failed::new(e.raw_os_error(), 0))?;
-    if fj.op == Op::Write {
-        // So that a later run may rewrite the frame.
-        mark_created(&fd);
-    }
     let engine_error = |e: std::io::Error| Failed::new(errno_of(&e), 0);
     let placeholder = engine.replace_file(0, fd).map_err(engine_error)?;
     let io = frame_io(engine, shared, frame, 0, result);
     let fd: OwnedFd = engine.replace_file(0, placeholder).map_err(engine_error)?;
-    parts.io_ns = io?;
+    parts.io_ns = io.map_err(|f| f.settle(&fd, fj.op, result))?;
     if fj.op == Op::Write && !shared.direct {
         parts.io_ns += sync(&fd, true, 0)?;
     }
@@ -372,9 +407,18 @@ fn frame_io<E: Engine>(
                 stats.record_error(-c.result);
                 failed.get_or_insert(Failed::new(-c.result, offset));
             } else if (c.result as u64) < want {
-                // A short transfer: the frame is not whole (end of file).
-                stats.record_error(eio());
-                failed.get_or_insert(Failed::new(eio(), offset));
+                // A short transfer: the frame is not whole (end of file,
+                // or no space left). The frame's first failure has its
+                // errno found and counted by the caller, which holds the
+                // file; any other counts as EIO.
+                if failed.is_some() {
+                    stats.record_error(eio());
+                } else {
+                    failed = Some(Failed {
+                        short: Some(want - c.result as u64),
+                        ..Failed::new(eio(), offset + c.result as u64)
+                    });
+                }
             } else {
                 stats.record(slot, c.result as u64, tc - submitted);
             }

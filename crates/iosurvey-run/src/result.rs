@@ -3,6 +3,9 @@
 use iosurvey_engine::{EngineFeatures, Op};
 use iosurvey_stats::ClassStats;
 
+mod frame_tally;
+pub use frame_tally::*;
+
 /// The reads and writes of one stream class.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StreamResult {
@@ -131,8 +134,11 @@ pub struct JobResult {
     pub first_failure: Option<IoFailure>,
     /// What the engines really used (common to every worker).
     pub engine: EngineFeatures,
-    /// Frame workloads: every frame, in order of start.
+    /// Frame workloads: the first [`MAX_FRAME_RECORDS`] frames, in order
+    /// of start.
     pub frames: Vec<FrameRecord>,
+    /// Frame workloads: every frame, added up.
+    pub frame_tally: FrameTally,
 }
 
 impl JobResult {
@@ -175,6 +181,8 @@ impl JobResult {
         self.engine = self.engine.common(other.engine);
         self.frames.extend_from_slice(&other.frames);
         self.frames.sort_by_key(|f| (f.start_ns, f.frame));
+        self.frames.truncate(MAX_FRAME_RECORDS);
+        self.frame_tally.merge(&other.frame_tally);
         self.first_failure = match (self.first_failure, other.first_failure) {
             (Some(a), Some(b)) => Some(if b.at_ns < a.at_ns { b } else { a }),
             (a, b) => a.or(b),

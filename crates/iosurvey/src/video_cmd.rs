@@ -207,6 +207,176 @@ fn banner(plan: &Plan, spec: &VideoSpec) -> String {
     )
 }
 
+/// File descriptors a process needs besides its workers': standard
+/// streams, output files, directories held open, io_uring and signals.
+const BASE_FDS: u64 = 64;
+
+/// Refuses `--threads` when the workers would need more file descriptors
+/// than RLIMIT_NOFILE allows, after raising the soft limit as far as the
+/// hard one lets it. Each worker holds the target, the frame it moves in
+/// the files layout, and its io_uring ring.
+fn check_fd_limit(spec: &VideoSpec) -> anyhow::Result<()> {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    let per_thread = 1
+        + u64::from(matches!(spec.layout, FrameLayout::Files { .. }))
+        + u64::from(spec.engine == EngineKind::Uring);
+    let need = BASE_FDS + u64::from(spec.threads) * per_thread;
+    let lim = getrlimit(Resource::Nofile);
+    let soft = lim.current.unwrap_or(u64::MAX);
+    if need <= soft {
+        return Ok(());
+    }
+    let hard = lim.maximum.unwrap_or(u64::MAX);
+    if need <= hard
+        && setrlimit(
+            Resource::Nofile,
+            Rlimit {
+                current: Some(need),
+                maximum: lim.maximum,
+            },
+        )
+        .is_ok()
+    {
+        return Ok(());
+    }
+    Err(anyhow!(
+        "--threads {} needs about {need} open files, more than the {hard} this process may \
+         have (RLIMIT_NOFILE, ulimit -n); lower --threads or raise the limit",
+        spec.threads
+    ))
+}
+
+/// Refuses, before any frame path is looked at, frames that cannot fit:
+/// more bytes than the filesystem holds, more files than it has inodes,
+/// or, when there is no frames directory yet, more than is free. (With a
+/// frames directory, the frames already there are counted after the
+/// survey.)
+fn check_room(plan: &Plan, spec: &VideoSpec) -> anyhow::Result<()> {
+    let Some(fj) = plan.points[0].job.frames.as_ref() else {
+        return Ok(());
+    };
+    if !matches!(fj.layout, FrameLayout::Files { .. }) {
+        return Ok(());
+    }
+    let dir = &spec.target;
+    let Ok(vfs) = rustix::fs::statvfs(dir) else {
+        // A missing directory is refused, naming it, when it is opened.
+        return Ok(());
+    };
+    let fresh = std::fs::symlink_metadata(frames_dir(dir))
+        .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+    let writes = fj.op == Op::Write || fj.prepare;
+    let want = u128::from(fj.frames) * u128::from(fj.frame_bytes);
+    let size = u128::from(vfs.f_blocks) * u128::from(vfs.f_frsize);
+    let free = u128::from(vfs.f_bavail) * u128::from(vfs.f_frsize);
+    if size > 0 && want > size {
+        return Err(anyhow!(
+            "{}: --frames {} of {} bytes are {want} bytes, more than the {size} bytes of its \
+             filesystem; lower --frames or the frame size",
+            dir.display(),
+            fj.frames,
+            fj.frame_bytes
+        ));
+    }
+    if writes && fresh && want > free {
+        return Err(anyhow!(
+            "{}: --frames {} of {} bytes need {want} bytes, and {free} are free; lower --frames \
+             or the frame size",
+            dir.display(),
+            fj.frames,
+            fj.frame_bytes
+        ));
+    }
+    if writes && vfs.f_files > 0 {
+        let inodes = if fresh { vfs.f_favail } else { vfs.f_files };
+        if fj.frames > inodes {
+            return Err(anyhow!(
+                "{}: --frames {} needs a file per frame, and its filesystem has room for {inodes} \
+                 more files; lower --frames or use --mode stream",
+                dir.display(),
+                fj.frames
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Takes an exclusive `flock` on the directory of a files-layout run, held
+/// until the returned descriptor is dropped: a second video run on the
+/// same directory would measure the first one's load, and take its frames
+/// for its own. `Ok(None)` when the directory cannot be opened (the run
+/// refuses it, naming it, when it opens its target).
+fn lock_dir(spec: &VideoSpec) -> anyhow::Result<Option<std::os::fd::OwnedFd>> {
+    use rustix::fs::{flock, FlockOperation, Mode, OFlags};
+    let Ok(fd) = rustix::fs::open(
+        &spec.target,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) else {
+        return Ok(None);
+    };
+    match flock(&fd, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(Some(fd)),
+        Err(rustix::io::Errno::WOULDBLOCK) => Err(anyhow!(
+            "{}: another iosurvey video run is using this directory; wait for it to end or \
+             give another directory",
+            spec.target.display()
+        )),
+        // Locks not supported here: nothing to hold.
+        Err(_) => Ok(None),
+    }
+}
+
+/// `--dry-run` checks the target as the run would, without writing
+/// anything: the frames directory and every frame path, or the stream's
+/// file or device, against the write guard.
+fn check_target(plan: &Plan, a: &VideoArgs) -> Result<(), Failure> {
+    use iosurvey_run::{plan_frame_dir, plan_geometry, OpenOptions, TargetError, WritePolicy};
+    let job = &plan.points[0].job;
+    let Some(fj) = job.frames.as_ref() else {
+        return Ok(());
+    };
+    let f = &a.target_flags;
+    let opts = OpenOptions {
+        write: fj.op == Op::Write || fj.prepare,
+        direct: !f.buffered,
+        policy: WritePolicy {
+            allow_destroy: f.allow_destroy,
+            force: f.force,
+            readonly: f.readonly,
+        },
+        stop: None,
+    };
+    let spec = &job.targets[0];
+    let checked = match fj.layout {
+        FrameLayout::Files { .. } => plan_frame_dir(spec, fj, opts).map(drop),
+        FrameLayout::Stream => plan_geometry(spec, opts).map(drop),
+    };
+    match checked {
+        Ok(()) => Ok(()),
+        Err(e @ TargetError::Io { .. }) => Err(Failure::Run(e.into())),
+        Err(e) => usage(e),
+    }
+}
+
+/// Removes the frames an earlier run left in the frames directory when it
+/// was killed, saying so in one line.
+fn remove_leftovers(spec: &VideoSpec) {
+    match iosurvey_run::frame_target::remove_leftovers(&spec.target) {
+        Ok(Some(l)) => eprintln!(
+            "iosurvey: removed {} leftover frames of an earlier run (pid {}) that did not finish, in {}",
+            l.frames,
+            l.pid,
+            frames_dir(&spec.target).display()
+        ),
+        Ok(None) => {}
+        Err(e) => eprintln!(
+            "iosurvey: could not remove the leftover frames in {}: {e}",
+            frames_dir(&spec.target).display()
+        ),
+    }
+}
+
 pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
     if a.list_formats {
         output::print_text(&render_format_list());
@@ -230,14 +400,41 @@ pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
         Ok(p) => p,
         Err(e) => return usage(e),
     };
+    if let Err(e) = check_fd_limit(&spec) {
+        return usage(e);
+    }
+    let files = matches!(spec.layout, FrameLayout::Files { .. });
+    // Held until the frames are cleaned up, after `execute`.
+    let _lock = if files && !a.out.dry_run {
+        match lock_dir(&spec) {
+            Ok(l) => l,
+            Err(e) => return usage(e),
+        }
+    } else {
+        None
+    };
+    if files && !a.target_flags.readonly && !a.out.dry_run {
+        remove_leftovers(&spec);
+    }
+    if let Err(e) = check_room(&plan, &spec) {
+        return usage(e);
+    }
+    if a.out.dry_run {
+        check_target(&plan, &a)?;
+    }
     let banner = banner(&plan, &spec);
-    execute(
+    let outcome = execute(
         &plan,
         argv,
         &a.target_flags,
         &a.out,
         &VideoPresenter { banner },
-    )
+    );
+    if files {
+        // Frames kept (--keep) are not the leftovers of a killed run.
+        iosurvey_run::frame_target::finish_frames(&spec.target);
+    }
+    outcome
 }
 
 #[cfg(test)]

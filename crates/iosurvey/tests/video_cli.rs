@@ -303,9 +303,27 @@ fn dry_run_describes_the_frames_and_touches_nothing() {
         "2k",
         "--header",
         "0",
+        "--frames",
+        "10",
+        "--prepare",
         "--dry-run",
     ]));
     assert!(text.contains("frames of 2k (12746752 bytes"), "{text}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    // The target is checked as the run would check it.
+    let out = video(&[path_str(dir.path()), "--format", "2k", "--dry-run"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("never written"),
+        "{}",
+        describe(&out)
+    );
+    let out = video(&[
+        path_str(&dir.path().join("missing")),
+        "--write",
+        "--dry-run",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 

@@ -286,9 +286,14 @@ fn a_frame_file_that_cannot_be_created_fails_with_its_errno() {
     s.size = FrameSize::Custom(8192);
     s.frames = 4;
     let fj = expand(&s).unwrap().points[0].job.frames.clone().unwrap();
-    let (fd, stop) = (devnull(), AtomicBool::new(false));
-    let mut sh = shared(&fj, &fd, &stop);
-    sh.root = PathBuf::from("/nonexistent/iosurvey-frames");
+    // The frames directory held open is removed under the run.
+    let d = tempfile::tempdir().unwrap();
+    let gone = d.path().join("iosurvey-frames");
+    std::fs::create_dir(&gone).unwrap();
+    let fd: OwnedFd = std::fs::File::open(&gone).unwrap().into();
+    std::fs::remove_dir(&gone).unwrap();
+    let stop = AtomicBool::new(false);
+    let sh = shared(&fj, &fd, &stop);
     let mut e = FakeEngine::new();
     let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
     assert_eq!(r.frames.len(), 1, "the first failure stops the run");
@@ -334,4 +339,45 @@ fn validation_names_frames_that_do_not_fit_or_align() {
     );
     let err = crate::runner::validate(&job, &[geometry(4 << 20, 3 << 20)]).unwrap_err();
     assert!(err.to_string().contains("--buffered"), "{err}");
+}
+
+#[test]
+fn paced_totals_add_up_once_each() {
+    // Frames every 2 ms, each taking 3 ms on one thread, a queue of two
+    // frame times: some done, some late, some never started.
+    let fj = stream_job(40, FrameOrder::Forward, Some(Fps { num: 500, den: 1 }), 2);
+    let (fd, stop) = (devnull(), AtomicBool::new(false));
+    let sh = shared(&fj, &fd, &stop);
+    let mut e = FakeEngine::new();
+    e.delay = Duration::from_millis(3);
+    let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
+    let t = &r.frame_tally;
+    assert_eq!(t.recorded(), 40, "every frame counted once");
+    assert_eq!(t.done + t.late + t.skipped + t.failed, 40);
+    assert!(t.late > 0 && t.skipped > 0, "{t:?}");
+    assert_eq!(t.sums.frames, t.done + t.late, "transferred = done + late");
+    assert_eq!(t.sums.bytes, (t.done + t.late) * 16384);
+    assert_eq!(t.histogram.iter().sum::<u64>(), t.done + t.late);
+    // The records agree with the tally.
+    assert_eq!(crate::result::FrameTally::from_records(&r.frames), *t);
+    assert_eq!(e.issued.len() as u64, 4 * (t.done + t.late));
+}
+
+#[test]
+fn a_long_run_keeps_a_bounded_window_of_records_and_tallies_all() {
+    let mut fj = stream_job(1000, FrameOrder::Forward, None, 4);
+    fj.loops = 10;
+    let (fd, stop) = (devnull(), AtomicBool::new(false));
+    let sh = shared(&fj, &fd, &stop);
+    let mut e = FakeEngine::new();
+    let mut r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
+    assert_eq!(r.frames.len(), crate::result::MAX_FRAME_RECORDS);
+    assert_eq!(r.frame_tally.done, 10_000);
+    assert_eq!(r.frame_tally.sums.bytes, 10_000 * 16384);
+    // The first records by start are the ones kept, merged or not.
+    let other = r.clone();
+    r.merge(&other);
+    assert_eq!(r.frames.len(), crate::result::MAX_FRAME_RECORDS);
+    assert_eq!(r.frame_tally.done, 20_000);
+    assert!(r.frames.windows(2).all(|w| w[0].start_ns <= w[1].start_ns));
 }

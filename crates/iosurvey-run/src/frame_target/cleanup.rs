@@ -1,0 +1,252 @@
+//! Removing frames: the frames a run wrote, and those an earlier run left
+//! behind when it was killed. Only regular files that carry iosurvey's
+//! mark on the descriptor opened are unlinked, and only marked directories
+//! that are left empty are removed; nothing is reached through a symlink.
+
+use super::fsops::{
+    clear_pending, dir_is_ours, forget_dir, frame_is_ours, frames_name, iosurvey_alive, open_dir,
+    pending_pid,
+};
+use crate::guard::fd_is_marked;
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
+use std::ffi::{OsStr, OsString};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// Unlinks `name` from `dir` if it is a regular file carrying the mark,
+/// checked on a descriptor of it that is still the name's inode just
+/// before the unlink. True when it was removed.
+fn unlink_marked(dir: BorrowedFd<'_>, name: &Path) -> Result<bool, Errno> {
+    let fd = match rustix::fs::openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT | Errno::LOOP | Errno::NXIO) => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    let st = rustix::fs::fstat(&fd)?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile || !frame_is_ours(&fd) {
+        return Ok(false);
+    }
+    let here = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
+    if (here.st_dev, here.st_ino) != (st.st_dev, st.st_ino) {
+        return Ok(false);
+    }
+    rustix::fs::unlinkat(dir, name, AtFlags::empty())?;
+    Ok(true)
+}
+
+/// Removes the directory `name` from `parent` when it is marked and
+/// empty; anything else is left.
+fn rmdir_marked(parent: BorrowedFd<'_>, name: &Path, fd: &OwnedFd) {
+    if dir_is_ours(fd) && rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR).is_ok() {
+        forget_dir(fd);
+    }
+}
+
+/// The user's directory and the frames directory in it, both held open;
+/// `None` when the frames directory is gone or is not a real directory.
+fn open_root(root: &Path) -> std::io::Result<Option<(OwnedFd, OwnedFd)>> {
+    let parent = root.parent().unwrap_or(Path::new("."));
+    let name = root.file_name().map_or_else(frames_name, PathBuf::from);
+    let parent_fd = match rustix::fs::open(
+        parent,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT | Errno::NOTDIR) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    match open_dir(parent_fd.as_fd(), &name) {
+        Ok(Some(fd)) => Ok(Some((parent_fd, fd))),
+        Ok(None) | Err(Errno::LOOP | Errno::NOTDIR) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Listed frames of one directory above which the directory is read once
+/// instead of looking each name up: an interrupted run lists every frame
+/// but wrote few.
+const READ_DIR_ABOVE: usize = 64;
+
+/// The names of `dir` that are in `names` (sorted).
+fn present(dir: &OwnedFd, names: &[&OsStr]) -> Result<Vec<OsString>, Errno> {
+    let mut out = Vec::new();
+    for e in rustix::fs::Dir::read_from(dir)? {
+        let e = e?;
+        let name = OsStr::from_bytes(e.file_name().to_bytes());
+        if names.binary_search(&name).is_ok() {
+            out.push(name.to_os_string());
+        }
+    }
+    Ok(out)
+}
+
+/// Unlinks the marked frames of one directory named in `group`.
+fn remove_group(dir: &OwnedFd, group: &[PathBuf]) -> Result<(), Errno> {
+    let mut names: Vec<&OsStr> = group.iter().filter_map(|f| f.file_name()).collect();
+    if names.len() > READ_DIR_ABOVE {
+        if !names.is_sorted() {
+            names.sort_unstable();
+        }
+        for n in present(dir, &names)? {
+            unlink_marked(dir.as_fd(), Path::new(&n))?;
+        }
+    } else {
+        for n in names {
+            unlink_marked(dir.as_fd(), Path::new(n))?;
+        }
+    }
+    Ok(())
+}
+
+/// Removes the listed frames under `root` that carry iosurvey's mark
+/// (those already gone are fine), then the marked directories that leaves
+/// empty, `root` included. Unmarked files and directories are left.
+pub fn remove_frames(root: &Path, files: &[PathBuf]) -> std::io::Result<()> {
+    let Some((parent_fd, root_fd)) = open_root(root)? else {
+        return Ok(());
+    };
+    let mut first_err: Option<Errno> = None;
+    // The frames of one directory are listed one after the other.
+    let mut rest = files;
+    while let Some(first) = rest.first() {
+        let parent = first.parent();
+        let n = rest.iter().take_while(|f| f.parent() == parent).count();
+        let (group, next) = rest.split_at(n);
+        rest = next;
+        let sub = parent
+            .and_then(|p| p.strip_prefix(root).ok())
+            .filter(|p| !p.as_os_str().is_empty());
+        let removed = match sub {
+            None => remove_group(&root_fd, group),
+            Some(d) => match open_dir(root_fd.as_fd(), d) {
+                Ok(Some(fd)) => {
+                    let r = remove_group(&fd, group);
+                    rmdir_marked(root_fd.as_fd(), d, &fd);
+                    r
+                }
+                Ok(None) | Err(Errno::LOOP | Errno::NOTDIR) => Ok(()),
+                Err(e) => Err(e),
+            },
+        };
+        if let Err(e) = removed {
+            first_err.get_or_insert(e);
+        }
+    }
+    clear_pending(&root_fd);
+    let name = root.file_name().map_or_else(frames_name, PathBuf::from);
+    rmdir_marked(parent_fd.as_fd(), &name, &root_fd);
+    first_err.map_or(Ok(()), |e| Err(e.into()))
+}
+
+/// Removes the marked directories of the frames directory `root` that are
+/// empty, then `root` if it is marked and empty: what a run that stopped
+/// before writing a frame made.
+pub(crate) fn remove_empty_dirs(root: &Path) {
+    let Ok(Some((parent_fd, root_fd))) = open_root(root) else {
+        return;
+    };
+    let mut subdirs = Vec::new();
+    if let Ok(dir) = rustix::fs::Dir::read_from(&root_fd) {
+        for e in dir.flatten() {
+            let name = e.file_name().to_bytes();
+            if is_subdir_name(name) {
+                subdirs.push(PathBuf::from(String::from_utf8_lossy(name).into_owned()));
+            }
+        }
+    }
+    for s in subdirs {
+        if let Ok(Some(fd)) = open_dir(root_fd.as_fd(), &s) {
+            rmdir_marked(root_fd.as_fd(), &s, &fd);
+        }
+    }
+    clear_pending(&root_fd);
+    let name = root.file_name().map_or_else(frames_name, PathBuf::from);
+    rmdir_marked(parent_fd.as_fd(), &name, &root_fd);
+}
+
+/// What an earlier, killed run left in a frames directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Leftovers {
+    /// The process id of the run that left them.
+    pub pid: u32,
+    /// Marked frames removed.
+    pub frames: u64,
+}
+
+/// Whether `name` is a frame file's name (`f0000123.frm`).
+fn is_frame_name(name: &[u8]) -> bool {
+    name.len() > 5 && name.starts_with(b"f") && name.ends_with(b".frm")
+}
+
+/// Whether `name` is a frame subdirectory's name (`d00012`).
+fn is_subdir_name(name: &[u8]) -> bool {
+    name.len() > 1 && name[0] == b'd' && name[1..].iter().all(u8::is_ascii_digit)
+}
+
+/// Removes the marked frames in `dir`; returns how many.
+fn sweep(dir: &OwnedFd) -> Result<u64, Errno> {
+    let mut removed = 0;
+    let mut subdirs = Vec::new();
+    let mut frames = Vec::new();
+    for e in rustix::fs::Dir::read_from(dir)? {
+        let e = e?;
+        let name = e.file_name().to_bytes();
+        if is_frame_name(name) {
+            frames.push(PathBuf::from(String::from_utf8_lossy(name).into_owned()));
+        } else if is_subdir_name(name) {
+            subdirs.push(PathBuf::from(String::from_utf8_lossy(name).into_owned()));
+        }
+    }
+    for f in frames {
+        if unlink_marked(dir.as_fd(), &f)? {
+            removed += 1;
+        }
+    }
+    for s in subdirs {
+        if let Ok(Some(sub)) = open_dir(dir.as_fd(), &s) {
+            if fd_is_marked(&sub) {
+                removed += sweep(&sub)?;
+                rmdir_marked(dir.as_fd(), &s, &sub);
+            }
+        }
+    }
+    Ok(removed)
+}
+
+/// Finds the frames an earlier run left in the marked frames directory of
+/// `dir` when it was killed before its clean-up (its pending mark names a
+/// process that is no longer running), and removes them: marked frames and
+/// marked directories only. `Ok(None)` when there is nothing to do.
+pub fn remove_leftovers(dir: &Path) -> std::io::Result<Option<Leftovers>> {
+    let root = dir.join(frames_name());
+    let Some((parent_fd, root_fd)) = open_root(&root)? else {
+        return Ok(None);
+    };
+    let Some(pid) = pending_pid(&root_fd) else {
+        return Ok(None);
+    };
+    if !fd_is_marked(&root_fd) || pid == std::process::id() || iosurvey_alive(pid) {
+        return Ok(None);
+    }
+    let frames = sweep(&root_fd)?;
+    let _ = rustix::fs::fremovexattr(&root_fd, super::fsops::PENDING_XATTR);
+    rmdir_marked(parent_fd.as_fd(), &frames_name(), &root_fd);
+    Ok(Some(Leftovers { pid, frames }))
+}
+
+/// Ends this process's use of the frames directory of `dir` (kept with
+/// `--keep`): clears its pending mark, so the next run does not take the
+/// kept frames for leftovers.
+pub fn finish_frames(dir: &Path) {
+    if let Ok(Some((_, root_fd))) = open_root(&dir.join(frames_name())) {
+        clear_pending(&root_fd);
+    }
+}
