@@ -68,7 +68,16 @@ fn a_directory_gets_a_marked_test_file_that_later_runs_may_write() {
         create_size: None,
     };
     if created_by_iosurvey(&t.path) {
-        assert!(!open_target(&again, write).unwrap().created);
+        // While this run holds it, another is refused, unless shared.
+        assert!(matches!(
+            open_target(&again, write),
+            Err(TargetError::Refused(Refusal::InUse(_)))
+        ));
+        let shared = Claim {
+            shared: true,
+            expect: None,
+        };
+        assert!(!open_target_claimed(&again, write, &shared).unwrap().created);
     }
     t.remove_if_created().unwrap();
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
