@@ -283,6 +283,11 @@ impl OpenTarget {
         }
     }
 
+    /// Drops this run's lock on the target now (see [`crate::guard::unlock`]).
+    pub fn release(&self) {
+        crate::guard::unlock(std::os::fd::AsFd::as_fd(&self.fd));
+    }
+
     /// Removes the file if iosurvey created it; for a frames directory,
     /// the frames it wrote and then the directories they leave empty.
     pub fn remove_if_created(&self) -> std::io::Result<()> {

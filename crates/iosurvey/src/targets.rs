@@ -29,6 +29,9 @@ impl Deref for Targets {
 
 impl Drop for Targets {
     fn drop(&mut self) {
+        for t in &self.list {
+            t.release();
+        }
         if self.keep {
             return;
         }

@@ -178,15 +178,52 @@ fn check_signature(path: &Path, fd: BorrowedFd<'_>, dev: &str) -> Result<(), Ref
     }
 }
 
-/// Takes the run's lock on the target open at `fd` (`flock`, exclusive,
-/// not waiting): refused when another run holds it.
-pub fn lock(path: &Path, fd: BorrowedFd<'_>) -> Result<(), Refusal> {
-    match rustix::fs::flock(fd, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
-        Ok(()) => Ok(()),
-        Err(rustix::io::Errno::WOULDBLOCK) => Err(Refusal::InUse(path.to_path_buf())),
-        // A filesystem without flock: nothing to lock against.
-        Err(_) => Ok(()),
+/// How long a lock or an exclusive open is retried before a target counts
+/// as used by another run: a run that just ended may still hold it for a
+/// moment (io_uring releases its registered files after the process ends).
+pub const RELEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Retries `attempt` every 20 ms while it says "busy" (`Ok(None)`), for at
+/// most [`RELEASE_WAIT`] or until `stop` is set.
+pub fn retry_busy<T, E>(
+    stop: Option<&std::sync::atomic::AtomicBool>,
+    mut attempt: impl FnMut() -> Result<Option<T>, E>,
+) -> Result<Option<T>, E> {
+    let until = std::time::Instant::now() + RELEASE_WAIT;
+    loop {
+        if let Some(v) = attempt()? {
+            return Ok(Some(v));
+        }
+        let stopped = stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
+        if stopped || std::time::Instant::now() >= until {
+            return Ok(None);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
+}
+
+/// Takes the run's lock on the target open at `fd` (`flock`, exclusive):
+/// refused when another run holds it (after [`RELEASE_WAIT`]).
+pub fn lock(
+    path: &Path,
+    fd: BorrowedFd<'_>,
+    stop: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<(), Refusal> {
+    let got = retry_busy(stop, || {
+        match rustix::fs::flock(fd, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => Ok(Some(())),
+            Err(rustix::io::Errno::WOULDBLOCK) => Ok(None),
+            // A filesystem without flock: nothing to lock against.
+            Err(_) => Ok::<_, Refusal>(Some(())),
+        }
+    })?;
+    got.ok_or_else(|| Refusal::InUse(path.to_path_buf()))
+}
+
+/// Drops the run's lock on `fd` now, not when the last reference to the
+/// open file goes (which io_uring may hold a moment longer).
+pub fn unlock(fd: BorrowedFd<'_>) {
+    let _ = rustix::fs::flock(fd, rustix::fs::FlockOperation::Unlock);
 }
 
 /// The extended attribute that marks a file iosurvey created.

@@ -9,7 +9,7 @@ use super::layout::{check_free_space_fd, dir_dio_alignment, fill};
 use super::{io_err, Claim, Geometry, Identity, OpenOptions, OpenTarget, TargetError, TargetKind};
 use crate::guard::{
     check_block_policy, check_block_use, check_block_write, create_new_marked_at, fd_is_marked,
-    lock, Refusal,
+    lock, retry_busy, Refusal,
 };
 use iosurvey_workload::TargetSpec;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, SeekFrom, Stat, StatxFlags};
@@ -196,15 +196,21 @@ pub(super) fn open_existing(
     } else if opts.write && policy.readonly {
         return Err(Refusal::ReadOnly(path.to_path_buf()).into());
     }
-    let opened = match reopen(fd, flags) {
-        Ok(fd) => fd,
+    let mut use_checked = false;
+    let opened = retry_busy(opts.stop, || match reopen(fd, flags) {
+        Ok(fd) => Ok(Some(fd)),
         Err(Errno::BUSY) if exclusive => {
-            check_block_use(path, st.st_rdev)?;
-            return Err(Refusal::Busy(path.to_path_buf()).into());
+            // A known use says so at once; else it may be a run ending.
+            if !use_checked {
+                check_block_use(path, st.st_rdev)?;
+                use_checked = true;
+            }
+            Ok(None)
         }
-        Err(Errno::INVAL) if opts.direct => return Err(TargetError::NoDirect(path.to_path_buf())),
-        Err(e) => return Err(io_err(path, "open", e)),
-    };
+        Err(Errno::INVAL) if opts.direct => Err(TargetError::NoDirect(path.to_path_buf())),
+        Err(e) => Err(io_err(path, "open", e)),
+    })?
+    .ok_or_else(|| Refusal::Busy(path.to_path_buf()))?;
     let now = rustix::fs::fstat(&opened).map_err(|e| io_err(path, "fstat", e))?;
     if !same_file(st, &now) {
         return Err(Refusal::Changed(path.to_path_buf()).into());
@@ -217,7 +223,7 @@ pub(super) fn open_existing(
         }
     }
     if !claim.shared {
-        lock(path, opened.as_fd())?;
+        lock(path, opened.as_fd(), opts.stop)?;
     }
     Ok(opened)
 }
@@ -304,7 +310,7 @@ pub(super) fn create(
             Err(e) => return Err(io_err(path, "open", e)),
         };
         if !claim.shared {
-            lock(path, fd.as_fd())?;
+            lock(path, fd.as_fd(), opts.stop)?;
         }
         Ok(fd)
     })();
