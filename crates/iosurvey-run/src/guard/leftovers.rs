@@ -100,7 +100,14 @@ fn remove_one(dir: &rustix::fd::OwnedFd, name: &Path) -> Result<bool, Errno> {
     if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile || !fd_is_marked(&fd) {
         return Ok(false);
     }
-    if rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive).is_err() {
+    // A run that was just killed may hold its lock a moment longer.
+    let locked = super::retry_busy(None, || {
+        match rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive) {
+            Err(Errno::WOULDBLOCK) => Ok::<_, Errno>(None),
+            _ => Ok(Some(())),
+        }
+    })?;
+    if locked.is_none() {
         return Ok(false);
     }
     // Still the file judged, not one put in its place since.

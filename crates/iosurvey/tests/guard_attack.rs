@@ -1,0 +1,685 @@
+//! The write guard under attack, on real loop and zram devices and files: a
+//! symlink flipped between a harmless target and a victim during a loop of
+//! runs, a partition whose parent disk is mounted, a zram device that backs
+//! a loop device holding a mounted ext4, a second run on a target in use,
+//! one target named twice, `--readonly` with `--size`, a fake `blkid` first
+//! in `$PATH`, and the test files a killed run left behind. Each test checks
+//! the victim's contents afterwards.
+//!
+//! Every test needs root (it creates its own loop and zram devices, mounts
+//! and files and removes them through Drop guards); without root or a tool
+//! it needs, it prints "skipping: <reason>" and passes.
+
+#[macro_use]
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+const SIZE: u64 = 16 * MIB;
+const ROUNDS: usize = 50;
+
+fn stderr_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Exit code 2 and every one of `needles` on stderr.
+fn assert_refused(out: &Output, needles: &[&str]) {
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "expected exit 2: {}",
+        describe(out)
+    );
+    let err = stderr_of(out);
+    for n in needles {
+        assert!(err.contains(n), "stderr should contain {n:?}: {err}");
+    }
+}
+
+fn mkfs_ext4(dev: &Path) {
+    must("mkfs.ext4", &["-q", "-F", path_str(dev)]);
+}
+
+/// Points `link` at `to`, atomically (a new symlink renamed over it).
+fn point(link: &Path, to: &Path) {
+    let tmp = link.with_extension("new");
+    let _ = std::fs::remove_file(&tmp);
+    std::os::unix::fs::symlink(to, &tmp).unwrap();
+    std::fs::rename(&tmp, link).unwrap();
+}
+
+/// A thread that flips `link` between `a` and `b` until dropped.
+struct Flipper {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<u64>>,
+}
+
+impl Flipper {
+    fn start(link: &Path, a: &Path, b: &Path) -> Flipper {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (link, a, b) = (link.to_path_buf(), a.to_path_buf(), b.to_path_buf());
+        let s = Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            let mut flips = 0u64;
+            while !s.load(Ordering::Relaxed) {
+                point(&link, if flips % 2 == 0 { &a } else { &b });
+                flips += 1;
+                // Flip often, but leave some runs a stable link.
+                if flips % 64 == 0 {
+                    sleep(Duration::from_micros(300));
+                }
+            }
+            flips
+        });
+        Flipper {
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn stop(mut self) -> u64 {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.take().unwrap().join().unwrap()
+    }
+}
+
+impl Drop for Flipper {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Runs `args` ROUNDS times; every run must exit 0 or 2. Returns how many
+/// exited 0.
+fn race(args: &[&str]) -> usize {
+    let mut ok = 0;
+    for i in 0..ROUNDS {
+        let out = iosurvey(args);
+        match out.status.code() {
+            Some(0) => ok += 1,
+            Some(2) => {}
+            _ => panic!("round {i}: unexpected outcome: {}", describe(&out)),
+        }
+    }
+    ok
+}
+
+#[test]
+fn a_symlink_flipped_between_a_blank_and_an_ext4_device_never_reaches_the_ext4() {
+    let _lock = serial();
+    need!(require_root_and(&["losetup", "mkfs.ext4", "blkid"]));
+    let blank = need!(LoopDev::blank(SIZE, &["--direct-io=on"]));
+    let victim = need!(LoopDev::blank(SIZE, &["--direct-io=on"]));
+    mkfs_ext4(victim.path());
+    let before = checksum(victim.path(), None);
+    let probe = blkid_probe(victim.path());
+    assert!(probe.contains("TYPE=ext4"), "{probe}");
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("dev");
+    point(&link, blank.path());
+
+    let flipper = Flipper::start(&link, blank.path(), victim.path());
+    let ok = race(&[
+        "run",
+        path_str(&link),
+        "--rw",
+        "write",
+        "--bs",
+        "64k",
+        "--bytes",
+        "1m",
+        "--allow-destroy",
+        "--quiet",
+    ]);
+    let flips = flipper.stop();
+    eprintln!("{ok} of {ROUNDS} runs wrote the blank device; {flips} flips");
+
+    assert_eq!(
+        checksum(victim.path(), None),
+        before,
+        "the ext4 device was written through the flipping symlink"
+    );
+    assert_eq!(blkid_probe(victim.path()), probe);
+}
+
+#[test]
+fn a_symlink_flipped_between_a_marked_file_and_a_user_file_never_reaches_the_user_file() {
+    let _lock = serial();
+    need!(require_root());
+    let dir = tempfile::tempdir().unwrap();
+    let ours = dir.path().join("ours");
+    let made = iosurvey(&[
+        "run",
+        path_str(&ours),
+        "--size",
+        "1m",
+        "--rw",
+        "read",
+        "--bs",
+        "64k",
+        "--buffered",
+        "--keep",
+        "--quiet",
+    ]);
+    assert_eq!(made.status.code(), Some(0), "{}", describe(&made));
+    let mut buf = [0u8; 8];
+    if rustix::fs::getxattr(&ours, "user.iosurvey.created", &mut buf[..]).is_err() {
+        skip!(
+            "{} has no user xattrs: iosurvey cannot mark its files",
+            dir.path().display()
+        );
+    }
+    let theirs = dir.path().join("theirs");
+    let data = random_bytes(MIB as usize, 7);
+    std::fs::write(&theirs, &data).unwrap();
+    let link = dir.path().join("target");
+    point(&link, &ours);
+
+    let flipper = Flipper::start(&link, &ours, &theirs);
+    let ok = race(&[
+        "run",
+        path_str(&link),
+        "--rw",
+        "write",
+        "--bs",
+        "64k",
+        "--bytes",
+        "1m",
+        "--buffered",
+        "--quiet",
+    ]);
+    let flips = flipper.stop();
+    eprintln!("{ok} of {ROUNDS} runs wrote the marked file; {flips} flips");
+
+    assert!(
+        std::fs::read(&theirs).unwrap() == data,
+        "the user's file was written through the flipping symlink"
+    );
+}
+
+#[test]
+fn a_partition_is_not_written_while_its_parent_disk_is_mounted() {
+    let _lock = serial();
+    need!(require_root_and(&[
+        "losetup",
+        "addpart",
+        "mkfs.ext4",
+        "mount",
+        "umount",
+        "fsfreeze"
+    ]));
+    let l = need!(LoopDev::blank(64 * MIB, &["-P", "--direct-io=on"]));
+    // A partition the kernel knows, over the first half of the disk.
+    need!(sh("addpart", &[path_str(l.path()), "1", "2048", "65536"]));
+    let part = PathBuf::from(format!("{}p1", l.path().display()));
+    let t0 = Instant::now();
+    while !part.exists() && t0.elapsed() < Duration::from_secs(2) {
+        sleep(Duration::from_millis(20));
+    }
+    if !part.exists() {
+        skip!("{} did not appear", part.display());
+    }
+    mkfs_ext4(l.path());
+    let mut m = need!(Mount::new(path_str(l.path()), &[]));
+    m.freeze().expect("fsfreeze -f");
+    let before = checksum(l.path(), None);
+
+    for extra in [&[][..], &["--force"][..], &["--force", "--shared"][..]] {
+        let mut args = vec![
+            "run",
+            path_str(&part),
+            "--rw",
+            "write",
+            "--bs",
+            "64k",
+            "--bytes",
+            "1m",
+            "--allow-destroy",
+            "--quiet",
+        ];
+        args.extend_from_slice(extra);
+        let out = iosurvey(&args);
+        assert_refused(&out, &["is mounted at", l.name(), path_str(m.path())]);
+    }
+    assert_eq!(checksum(l.path(), None), before, "the mounted disk changed");
+}
+
+#[test]
+fn zram_backing_a_loop_device_with_a_mounted_ext4_is_never_written() {
+    let _lock = serial();
+    need!(require_root_and(&[
+        "losetup",
+        "mkfs.ext4",
+        "mount",
+        "umount",
+        "fsfreeze",
+        "blkid"
+    ]));
+    let z = need!(Zram::new(64 * MIB));
+    // Dropped in reverse: unmounted, then detached, then the zram removed.
+    let l = need!(LoopDev::attach(z.path(), &[]));
+    mkfs_ext4(l.path());
+    let mut m = need!(Mount::new(path_str(l.path()), &[]));
+    m.freeze().expect("fsfreeze -f");
+    let before = checksum(z.path(), None);
+
+    let out = iosurvey(&[
+        "run",
+        path_str(z.path()),
+        "--rw",
+        "write",
+        "--bs",
+        "64k",
+        "--bytes",
+        "1m",
+        "--allow-destroy",
+        "--force",
+        "--quiet",
+    ]);
+    assert_refused(&out, &["is mounted at", l.name()]);
+    assert_eq!(checksum(z.path(), None), before, "the zram device changed");
+    // Unfrozen and unmounted (which writes), the loop device on it is
+    // still a use.
+    drop(m);
+    let before = checksum(z.path(), None);
+    let out = iosurvey(&[
+        "run",
+        path_str(z.path()),
+        "--rw",
+        "write",
+        "--bs",
+        "64k",
+        "--bytes",
+        "1m",
+        "--allow-destroy",
+        "--force",
+        "--quiet",
+    ]);
+    assert_refused(&out, &["backs the loop device", l.name()]);
+    assert_eq!(checksum(z.path(), None), before, "the zram device changed");
+    assert!(blkid_probe(l.path()).contains("TYPE=ext4"));
+}
+
+/// Starts `iosurvey ARGS` in the background and waits until it runs.
+fn start(args: &[&str]) -> Child {
+    let child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting iosurvey");
+    sleep(Duration::from_millis(1500));
+    child
+}
+
+/// Stops a run started by `start` with SIGINT; it must end as stopped.
+fn finish(child: Child) {
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0 | 130)),
+        "{}",
+        describe(&out)
+    );
+}
+
+#[test]
+fn a_second_run_on_a_target_in_use_is_refused_unless_shared() {
+    let _lock = serial();
+    need!(require_root_and(&["losetup"]));
+    let l = need!(LoopDev::blank(SIZE, &["--direct-io=on"]));
+    let dev = path_str(l.path());
+    let read = |extra: &[&str]| {
+        let mut a = vec![
+            "run", dev, "--rw", "read", "--bs", "64k", "--bytes", "1m", "--quiet",
+        ];
+        a.extend_from_slice(extra);
+        iosurvey(&a)
+    };
+    let write = |extra: &[&str]| {
+        let mut a = vec![
+            "run",
+            dev,
+            "--rw",
+            "write",
+            "--bs",
+            "64k",
+            "--bytes",
+            "1m",
+            "--allow-destroy",
+            "--quiet",
+        ];
+        a.extend_from_slice(extra);
+        iosurvey(&a)
+    };
+
+    // A read run holds the device: a read and a write are refused.
+    let first = start(&["run", dev, "--rw", "read", "--bs", "64k", "--time", "60s"]);
+    assert_refused(&read(&[]), &["another iosurvey run", "--shared"]);
+    assert_refused(&write(&[]), &["another iosurvey run", "--shared"]);
+    let shared = read(&["--shared", "--output", "json"]);
+    let report = report_of(&shared);
+    assert_eq!(report["shared"], true, "--shared is recorded");
+    assert_valid(&report);
+    finish(first);
+
+    // A write run holds it exclusively.
+    let first = start(&[
+        "run",
+        dev,
+        "--rw",
+        "write",
+        "--bs",
+        "64k",
+        "--time",
+        "60s",
+        "--allow-destroy",
+    ]);
+    assert_refused(&write(&[]), &["--shared"]);
+    assert_refused(&read(&[]), &["another iosurvey run"]);
+    finish(first);
+    // Once it has ended, the device is free again.
+    let out = read(&[]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+
+    // The same with a file.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("f");
+    let fs = path_str(&f);
+    let made = iosurvey(&[
+        "run",
+        fs,
+        "--size",
+        "4m",
+        "--rw",
+        "read",
+        "--bs",
+        "64k",
+        "--keep",
+        "--quiet",
+        "--buffered",
+    ]);
+    assert_eq!(made.status.code(), Some(0), "{}", describe(&made));
+    let first = start(&[
+        "run",
+        fs,
+        "--rw",
+        "read",
+        "--bs",
+        "64k",
+        "--time",
+        "60s",
+        "--buffered",
+    ]);
+    let again = iosurvey(&[
+        "run",
+        fs,
+        "--rw",
+        "read",
+        "--bs",
+        "64k",
+        "--bytes",
+        "1m",
+        "--buffered",
+        "--quiet",
+    ]);
+    assert_refused(&again, &["another iosurvey run", "--shared"]);
+    let shared = iosurvey(&[
+        "run",
+        fs,
+        "--rw",
+        "read",
+        "--bs",
+        "64k",
+        "--bytes",
+        "1m",
+        "--buffered",
+        "--quiet",
+        "--shared",
+    ]);
+    assert_eq!(shared.status.code(), Some(0), "{}", describe(&shared));
+    finish(first);
+}
+
+#[test]
+fn the_same_target_named_twice_is_refused_in_every_mode() {
+    let _lock = serial();
+    need!(require_root_and(&["losetup"]));
+    let l = need!(LoopDev::blank(32 * MIB, &["--direct-io=on"]));
+    let dir = tempfile::tempdir().unwrap();
+    let alias = dir.path().join("alias");
+    std::os::unix::fs::symlink(l.path(), &alias).unwrap();
+    let (dev, al) = (path_str(l.path()), path_str(&alias));
+    let cases: [&[&str]; 6] = [
+        &["run", dev, al, "--rw", "read", "--bytes", "1m"],
+        &["run", dev, al, "--rw", "read", "--bytes", "1m", "--dry-run"],
+        &["parallel", dev, al],
+        &["matrix", dev, al, "--dry-run"],
+        &[
+            "profile",
+            dev,
+            al,
+            "--simulate",
+            "concat",
+            "--zones",
+            "4",
+            "--dry-run",
+        ],
+        &[
+            "survey",
+            dev,
+            al,
+            "--size",
+            "16m",
+            "--crghi",
+            "2",
+            "--actions",
+            "read",
+        ],
+    ];
+    for args in cases {
+        let out = iosurvey(args);
+        assert_refused(&out, &["the same target as", dev]);
+    }
+    // A file and a hard link to it.
+    let f = dir.path().join("f");
+    std::fs::write(&f, random_bytes(MIB as usize, 3)).unwrap();
+    let hard = dir.path().join("hard");
+    std::fs::hard_link(&f, &hard).unwrap();
+    let out = iosurvey(&[
+        "run",
+        path_str(&f),
+        path_str(&hard),
+        "--rw",
+        "read",
+        "--buffered",
+    ]);
+    assert_refused(&out, &["the same target as"]);
+    // One directory twice: one test file, named twice.
+    let d = path_str(dir.path());
+    let out = iosurvey(&["run", d, d, "--size", "1m", "--rw", "read", "--buffered"]);
+    assert_refused(&out, &["the same target as"]);
+}
+
+#[test]
+fn readonly_lays_out_no_test_file() {
+    let _lock = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("new");
+    for target in [path_str(&f), path_str(dir.path())] {
+        let out = iosurvey(&[
+            "run",
+            target,
+            "--size",
+            "16m",
+            "--readonly",
+            "--rw",
+            "read",
+            "--quiet",
+        ]);
+        assert_refused(&out, &["--readonly", "lay out"]);
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "--readonly left a file"
+        );
+    }
+    // An existing file of that size is read.
+    std::fs::write(&f, random_bytes(MIB as usize, 5)).unwrap();
+    let out = iosurvey(&[
+        "run",
+        path_str(&f),
+        "--size",
+        "1m",
+        "--readonly",
+        "--rw",
+        "read",
+        "--bs",
+        "64k",
+        "--buffered",
+        "--quiet",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+}
+
+#[test]
+fn a_fake_blkid_first_in_path_does_not_let_an_ext4_through() {
+    let _lock = serial();
+    need!(require_root_and(&["losetup", "mkfs.ext4", "blkid"]));
+    let l = need!(LoopDev::blank(SIZE, &["--direct-io=on"]));
+    mkfs_ext4(l.path());
+    let before = checksum(l.path(), None);
+    let fake = tempfile::tempdir().unwrap();
+    for (name, code) in [("blkid", 2), ("wipefs", 0)] {
+        let p = fake.path().join(name);
+        std::fs::write(&p, format!("#!/bin/sh\nexit {code}\n")).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        fake.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new(BIN)
+        .args([
+            "run",
+            path_str(l.path()),
+            "--rw",
+            "write",
+            "--bs",
+            "64k",
+            "--bytes",
+            "1m",
+            "--allow-destroy",
+            "--quiet",
+        ])
+        .env("PATH", path)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_refused(&out, &["ext4 signature", "--force"]);
+    assert_eq!(checksum(l.path(), None), before);
+}
+
+#[test]
+fn leftovers_of_a_killed_run_are_removed_by_the_next_and_nothing_else() {
+    let _lock = serial();
+    need!(require_root());
+    let dir = tempfile::tempdir().unwrap();
+    let d = path_str(dir.path());
+    let mut child = Command::new(BIN)
+        .args([
+            "run",
+            d,
+            "--size",
+            "8m",
+            "--rw",
+            "read",
+            "--bs",
+            "64k",
+            "--time",
+            "30s",
+            "--buffered",
+            "--quiet",
+        ])
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let left = dir.path().join(format!("iosurvey-{pid}.testfile"));
+    let t0 = Instant::now();
+    while !(left.exists() && t0.elapsed() > Duration::from_millis(1500)) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "no test file appeared"
+        );
+        sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(left.exists(), "SIGKILL leaves the test file behind");
+    let mut buf = [0u8; 8];
+    if rustix::fs::getxattr(&left, "user.iosurvey.created", &mut buf[..]).is_err() {
+        skip!("{d} has no user xattrs: iosurvey cannot mark its files");
+    }
+    // A user's file with a test file's name, of a process that is gone.
+    let mut gone = Command::new("true").spawn().unwrap();
+    gone.wait().unwrap();
+    let theirs = dir.path().join(format!("iosurvey-{}.testfile", gone.id()));
+    std::fs::write(&theirs, b"user data").unwrap();
+
+    let out = iosurvey(&[
+        "run",
+        d,
+        "--size",
+        "1m",
+        "--rw",
+        "read",
+        "--bs",
+        "64k",
+        "--buffered",
+        "--quiet",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let err = stderr_of(&out);
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains("left behind")).collect();
+    assert_eq!(lines.len(), 1, "one line per leftover: {err}");
+    assert!(lines[0].contains(path_str(&left)), "{err}");
+    assert!(!left.exists(), "the leftover was not removed");
+    assert_eq!(std::fs::read(&theirs).unwrap(), b"user data");
+}
+
+#[test]
+fn dry_run_checks_the_targets_and_creates_nothing() {
+    let _lock = serial();
+    need!(require_root_and(&["losetup", "mkfs.ext4"]));
+    let blank = need!(LoopDev::blank(SIZE, &["--direct-io=on"]));
+    let ext4 = need!(LoopDev::blank(SIZE, &["--direct-io=on"]));
+    mkfs_ext4(ext4.path());
+    let w = |dev: &Path, extra: &[&str]| {
+        let mut a = vec!["run", path_str(dev), "--rw", "write", "--dry-run"];
+        a.extend_from_slice(extra);
+        iosurvey(&a)
+    };
+    assert_refused(&w(blank.path(), &[]), &["--allow-destroy"]);
+    assert_refused(&w(ext4.path(), &["--allow-destroy"]), &["ext4 signature"]);
+    let ok = w(blank.path(), &["--allow-destroy"]);
+    assert_eq!(ok.status.code(), Some(0), "{}", describe(&ok));
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("new");
+    let out = iosurvey(&["run", path_str(&f), "--size", "1m", "--dry-run"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(!f.exists(), "--dry-run created the test file");
+}
