@@ -22,7 +22,7 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 const SIZE: u64 = 16 * MIB;
-const ROUNDS: usize = 50;
+const ROUNDS: usize = 100;
 
 fn stderr_of(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
@@ -67,12 +67,20 @@ impl Flipper {
         let s = Arc::clone(&stop);
         let thread = std::thread::spawn(move || {
             let mut flips = 0u64;
+            let mut rng = 0x9e37_79b9_7f4a_7c15u64;
             while !s.load(Ordering::Relaxed) {
-                point(&link, if flips % 2 == 0 { &a } else { &b });
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                // Either side, held from 1 µs to 1 ms: a run's checks and
+                // its open, milliseconds apart, each see either.
+                point(&link, if rng & (1 << 40) == 0 { &a } else { &b });
                 flips += 1;
-                // Flip often, but leave some runs a stable link.
-                if flips % 64 == 0 {
-                    sleep(Duration::from_micros(300));
+                // Spun, not slept: a sleep lasts far longer than asked on
+                // a busy machine.
+                let hold = Instant::now() + Duration::from_micros(1 << (rng % 11));
+                while Instant::now() < hold {
+                    std::hint::spin_loop();
                 }
             }
             flips
@@ -102,14 +110,22 @@ impl Drop for Flipper {
 /// exited 0.
 fn race(args: &[&str]) -> usize {
     let mut ok = 0;
+    let mut why = std::collections::BTreeMap::<String, u32>::new();
     for i in 0..ROUNDS {
         let out = iosurvey(args);
         match out.status.code() {
             Some(0) => ok += 1,
-            Some(2) => {}
+            Some(2) => {
+                // The reason, without the names that differ per run.
+                let err = stderr_of(&out);
+                let reason = err.split_once("): ").map_or(err.as_str(), |(_, r)| r);
+                let reason = reason.rsplit(": ").next().unwrap_or(reason).trim();
+                *why.entry(reason.chars().take(60).collect()).or_default() += 1;
+            }
             _ => panic!("round {i}: unexpected outcome: {}", describe(&out)),
         }
     }
+    eprintln!("refusals: {why:#?}");
     ok
 }
 
@@ -309,8 +325,20 @@ fn zram_backing_a_loop_device_with_a_mounted_ext4_is_never_written() {
     assert!(blkid_probe(l.path()).contains("TYPE=ext4"));
 }
 
+/// A run in the background, killed on drop (when an assertion failed).
+struct Running(Option<Child>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
 /// Starts `iosurvey ARGS` in the background and waits until it runs.
-fn start(args: &[&str]) -> Child {
+fn start(args: &[&str]) -> Running {
     let child = Command::new(BIN)
         .args(args)
         .stdin(Stdio::null())
@@ -319,11 +347,12 @@ fn start(args: &[&str]) -> Child {
         .spawn()
         .expect("starting iosurvey");
     sleep(Duration::from_millis(1500));
-    child
+    Running(Some(child))
 }
 
 /// Stops a run started by `start` with SIGINT; it must end as stopped.
-fn finish(child: Child) {
+fn finish(mut run: Running) {
+    let child = run.0.take().unwrap();
     let pid = rustix::process::Pid::from_child(&child);
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
     let out = child.wait_with_output().unwrap();
