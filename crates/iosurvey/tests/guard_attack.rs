@@ -417,6 +417,9 @@ fn a_second_run_on_a_target_in_use_is_refused_unless_shared() {
     ]);
     assert_refused(&write(&[]), &["--shared"]);
     assert_refused(&read(&[]), &["another iosurvey run"]);
+    // --shared writes beside it: the exclusive open it meets is a run's.
+    let out = write(&["--shared"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     finish(first);
     // Once it has ended, the device is free again.
     let out = read(&[]);
@@ -711,4 +714,87 @@ fn dry_run_checks_the_targets_and_creates_nothing() {
     let out = iosurvey(&["run", path_str(&f), "--size", "1m", "--dry-run"]);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     assert!(!f.exists(), "--dry-run created the test file");
+}
+
+#[test]
+fn swap_on_a_node_of_another_name_is_found_by_identity() {
+    let _lock = serial();
+    need!(require_root_and(&[
+        "losetup", "mkswap", "swapon", "swapoff", "mknod"
+    ]));
+    let l = need!(LoopDev::blank(SIZE, &["--direct-io=on"]));
+    let dir = tempfile::tempdir().unwrap();
+    // A second node of the same device, under a name /proc/swaps shows.
+    let node = dir.path().join("other-name");
+    let (maj, min) = maj_min(l.path())
+        .split_once(':')
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .unwrap();
+    must("mknod", &[path_str(&node), "b", &maj, &min]);
+    must("mkswap", &[path_str(&node)]);
+    let _swap = need!(Swap::on(&node));
+    let before = checksum(l.path(), None);
+    for extra in [&[][..], &["--shared"][..]] {
+        let mut args = vec![
+            "run",
+            path_str(l.path()),
+            "--rw",
+            "write",
+            "--bs",
+            "64k",
+            "--bytes",
+            "1m",
+            "--allow-destroy",
+            "--force",
+            "--quiet",
+        ];
+        args.extend_from_slice(extra);
+        assert_refused(&iosurvey(&args), &["in use as swap", "other-name"]);
+    }
+    assert_eq!(checksum(l.path(), None), before);
+}
+
+#[test]
+fn a_lazily_unmounted_filesystem_still_claims_its_device() {
+    let _lock = serial();
+    need!(require_root_and(&[
+        "losetup",
+        "mkfs.ext4",
+        "mount",
+        "umount"
+    ]));
+    let disk = need!(LoopDev::blank(32 * MIB, &["--direct-io=on"]));
+    mkfs_ext4(disk.path());
+    let mnt = tempfile::tempdir().unwrap();
+    must("mount", &[path_str(disk.path()), path_str(mnt.path())]);
+    let img = mnt.path().join("img");
+    std::fs::write(&img, random_bytes(4 * MIB as usize, 9)).unwrap();
+    // Detached before `disk` (declared after it): the filesystem ends then.
+    let on_file = need!(LoopDev::attach(&img, &[]));
+    // Gone from every mount table, but alive while the loop device holds
+    // its file: only the kernel's O_EXCL still sees it.
+    must("umount", &["-l", path_str(mnt.path())]);
+    for extra in [&[][..], &["--shared"][..]] {
+        let mut args = vec![
+            "run",
+            path_str(disk.path()),
+            "--rw",
+            "write",
+            "--bs",
+            "64k",
+            "--bytes",
+            "1m",
+            "--allow-destroy",
+            "--force",
+            "--quiet",
+        ];
+        args.extend_from_slice(extra);
+        assert_refused(
+            &iosurvey(&args),
+            &["refused to open the device exclusively"],
+        );
+    }
+    drop(on_file);
+    sleep(Duration::from_millis(300));
+    assert!(blkid_probe(disk.path()).contains("TYPE=ext4"));
 }

@@ -15,8 +15,11 @@
 //!   with an extended attribute, read with `fgetxattr`) or with
 //!   `--allow-destroy`. Test files are created with
 //!   `O_CREAT|O_EXCL|O_NOFOLLOW`, never through a symlink.
-//! - One run per target: a target is locked (`flock`) while a run uses it,
-//!   unless `--shared`.
+//! - One run per target: a target is locked (`flock`, exclusive) while a
+//!   run uses it. `--shared` runs take a shared lock when they can, and may
+//!   write a device another run holds open exclusively, but only when a run
+//!   holds its lock: any other claim (a filesystem, md, a lazily unmounted
+//!   mount) is still refused by the kernel's `O_EXCL`.
 
 pub mod family;
 pub mod leftovers;
@@ -218,6 +221,12 @@ pub fn lock(
         }
     })?;
     got.ok_or_else(|| Refusal::InUse(path.to_path_buf()))
+}
+
+/// A `--shared` run's lock: shared, so that a run without `--shared`
+/// sees the target in use; taken only if no such run holds it already.
+pub fn lock_shared(fd: BorrowedFd<'_>) {
+    let _ = rustix::fs::flock(fd, rustix::fs::FlockOperation::NonBlockingLockShared);
 }
 
 /// Drops the run's lock on `fd` now, not when the last reference to the

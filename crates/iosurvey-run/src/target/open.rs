@@ -9,10 +9,10 @@ use super::layout::{check_free_space_fd, dir_dio_alignment, fill};
 use super::{io_err, Claim, Geometry, Identity, OpenOptions, OpenTarget, TargetError, TargetKind};
 use crate::guard::{
     check_block_policy, check_block_use, check_block_write, create_new_marked_at, fd_is_marked,
-    lock, retry_busy, Refusal,
+    lock, lock_shared, retry_busy, unlock, Refusal,
 };
 use iosurvey_workload::TargetSpec;
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, SeekFrom, Stat, StatxFlags};
+use rustix::fs::{AtFlags, FileType, FlockOperation, Mode, OFlags, SeekFrom, Stat, StatxFlags};
 use rustix::io::Errno;
 use std::ffi::OsString;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
@@ -187,12 +187,12 @@ pub(super) fn open_existing(
     if opts.direct {
         flags |= OFlags::DIRECT;
     }
-    let exclusive = *kind == TargetKind::Block && opts.write && !claim.shared;
-    if *kind == TargetKind::Block && opts.write {
+    // A block device the run writes is opened with O_EXCL, so the kernel
+    // refuses one that is mounted or claimed, also with --shared.
+    let exclusive = *kind == TargetKind::Block && opts.write;
+    if exclusive {
         check_block_policy(path, policy)?;
-        if exclusive {
-            flags |= OFlags::EXCL;
-        }
+        flags |= OFlags::EXCL;
     } else if opts.write && policy.readonly {
         return Err(Refusal::ReadOnly(path.to_path_buf()).into());
     }
@@ -204,6 +204,15 @@ pub(super) fn open_existing(
             if !use_checked {
                 check_block_use(path, st.st_rdev)?;
                 use_checked = true;
+            }
+            // With --shared, another iosurvey run's exclusive open is the
+            // one use allowed: shared only when such a run holds its lock.
+            if claim.shared {
+                let plain =
+                    reopen(fd, flags - OFlags::EXCL).map_err(|e| io_err(path, "open", e))?;
+                if held_by_a_run(&plain) {
+                    return Ok(Some(plain));
+                }
             }
             Ok(None)
         }
@@ -222,10 +231,25 @@ pub(super) fn open_existing(
             _ => return Err(Refusal::ForeignFile(path.to_path_buf()).into()),
         }
     }
-    if !claim.shared {
+    if claim.shared {
+        lock_shared(opened.as_fd());
+    } else {
         lock(path, opened.as_fd(), opts.stop)?;
     }
     Ok(opened)
+}
+
+/// Whether an iosurvey run holds its lock (exclusive, or shared by
+/// `--shared` runs) on the target open at `fd`.
+fn held_by_a_run(fd: &OwnedFd) -> bool {
+    match rustix::fs::flock(fd, FlockOperation::NonBlockingLockExclusive) {
+        Err(Errno::WOULDBLOCK) => true,
+        Ok(()) => {
+            unlock(fd.as_fd());
+            false
+        }
+        Err(_) => false,
+    }
 }
 
 /// Refuses a test file's layout the policy forbids, and one whose name is
@@ -311,6 +335,8 @@ pub(super) fn create(
         };
         if !claim.shared {
             lock(path, fd.as_fd(), opts.stop)?;
+        } else {
+            lock_shared(fd.as_fd());
         }
         Ok(fd)
     })();
