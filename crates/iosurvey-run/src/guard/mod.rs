@@ -67,7 +67,7 @@ pub enum Refusal {
         dev: String,
         loop_dev: String,
     },
-    #[error("{0}: the kernel refused to open the device exclusively: it is mounted, held or opened exclusively by another program or iosurvey run; free it, or add --shared to run beside another iosurvey run")]
+    #[error("{0}: the kernel refused to open the device exclusively: it is mounted, held or opened exclusively by another program (a filesystem out of sight, md, a VM) or by an iosurvey run; free it (only a run's hold can be shared, with --shared)")]
     Busy(PathBuf),
     #[error("{0}: another iosurvey run is using this target (it is locked); wait for it to end, or add --shared to run beside it (each run then measures the other's load)")]
     InUse(PathBuf),

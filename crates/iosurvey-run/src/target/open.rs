@@ -390,13 +390,16 @@ pub(super) fn describe(
             let lbs = rustix::fs::ioctl_blksszget(&fd).map_err(|e| io_err(path, "BLKSSZGET", e))?;
             let pbs = rustix::fs::ioctl_blkpbszget(&fd).unwrap_or(lbs);
             let st = rustix::fs::fstat(&fd).map_err(|e| io_err(path, "fstat", e))?;
-            let rot = std::fs::read_to_string(format!(
-                "/sys/dev/block/{}:{}/queue/rotational",
+            // A partition has no queue of its own: its disk's.
+            let dir = format!(
+                "/sys/dev/block/{}:{}",
                 rustix::fs::major(st.st_rdev),
                 rustix::fs::minor(st.st_rdev)
-            ))
-            .ok()
-            .map(|s| s.trim() == "1");
+            );
+            let rot = ["queue/rotational", "../queue/rotational"]
+                .iter()
+                .find_map(|rel| std::fs::read_to_string(format!("{dir}/{rel}")).ok())
+                .map(|s| s.trim() == "1");
             (u64::from(lbs), u64::from(pbs), rot)
         }
         TargetKind::File | TargetKind::Directory => {
