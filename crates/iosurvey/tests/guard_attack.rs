@@ -22,7 +22,11 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 const SIZE: u64 = 16 * MIB;
+/// Runs of a race on a device: their checks and open are milliseconds
+/// apart, so about one in ten met the old guard's window.
 const ROUNDS: usize = 100;
+/// Runs of a race on a file: its checks and open are microseconds apart.
+const FILE_ROUNDS: usize = 500;
 
 fn stderr_of(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
@@ -49,8 +53,10 @@ fn mkfs_ext4(dev: &Path) {
 /// Points `link` at `to`, atomically (a new symlink renamed over it).
 fn point(link: &Path, to: &Path) {
     let tmp = link.with_extension("new");
-    let _ = std::fs::remove_file(&tmp);
-    std::os::unix::fs::symlink(to, &tmp).unwrap();
+    if std::os::unix::fs::symlink(to, &tmp).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+        std::os::unix::fs::symlink(to, &tmp).unwrap();
+    }
     std::fs::rename(&tmp, link).unwrap();
 }
 
@@ -61,7 +67,8 @@ struct Flipper {
 }
 
 impl Flipper {
-    fn start(link: &Path, a: &Path, b: &Path) -> Flipper {
+    /// Holds each side from 1 µs to `2^max_shift` µs.
+    fn start(link: &Path, a: &Path, b: &Path, max_shift: u64) -> Flipper {
         let stop = Arc::new(AtomicBool::new(false));
         let (link, a, b) = (link.to_path_buf(), a.to_path_buf(), b.to_path_buf());
         let s = Arc::clone(&stop);
@@ -72,13 +79,13 @@ impl Flipper {
                 rng ^= rng << 13;
                 rng ^= rng >> 7;
                 rng ^= rng << 17;
-                // Either side, held from 1 µs to 1 ms: a run's checks and
-                // its open, milliseconds apart, each see either.
+                // Either side, held from 1 µs up: a run's checks and its
+                // open, micro- to milliseconds apart, each see either.
                 point(&link, if rng & (1 << 40) == 0 { &a } else { &b });
                 flips += 1;
                 // Spun, not slept: a sleep lasts far longer than asked on
                 // a busy machine.
-                let hold = Instant::now() + Duration::from_micros(1 << (rng % 11));
+                let hold = Instant::now() + Duration::from_micros(1 << (rng % (max_shift + 1)));
                 while Instant::now() < hold {
                     std::hint::spin_loop();
                 }
@@ -106,12 +113,12 @@ impl Drop for Flipper {
     }
 }
 
-/// Runs `args` ROUNDS times; every run must exit 0 or 2. Returns how many
+/// Runs `args` `rounds` times; every run must exit 0 or 2. Returns how many
 /// exited 0.
-fn race(args: &[&str]) -> usize {
+fn race(rounds: usize, args: &[&str]) -> usize {
     let mut ok = 0;
     let mut why = std::collections::BTreeMap::<String, u32>::new();
-    for i in 0..ROUNDS {
+    for i in 0..rounds {
         let out = iosurvey(args);
         match out.status.code() {
             Some(0) => ok += 1,
@@ -143,19 +150,22 @@ fn a_symlink_flipped_between_a_blank_and_an_ext4_device_never_reaches_the_ext4()
     let link = dir.path().join("dev");
     point(&link, blank.path());
 
-    let flipper = Flipper::start(&link, blank.path(), victim.path());
-    let ok = race(&[
-        "run",
-        path_str(&link),
-        "--rw",
-        "write",
-        "--bs",
-        "64k",
-        "--bytes",
-        "1m",
-        "--allow-destroy",
-        "--quiet",
-    ]);
+    let flipper = Flipper::start(&link, blank.path(), victim.path(), 10);
+    let ok = race(
+        ROUNDS,
+        &[
+            "run",
+            path_str(&link),
+            "--rw",
+            "write",
+            "--bs",
+            "64k",
+            "--bytes",
+            "1m",
+            "--allow-destroy",
+            "--quiet",
+        ],
+    );
     let flips = flipper.stop();
     eprintln!("{ok} of {ROUNDS} runs wrote the blank device; {flips} flips");
 
@@ -200,21 +210,25 @@ fn a_symlink_flipped_between_a_marked_file_and_a_user_file_never_reaches_the_use
     let link = dir.path().join("target");
     point(&link, &ours);
 
-    let flipper = Flipper::start(&link, &ours, &theirs);
-    let ok = race(&[
-        "run",
-        path_str(&link),
-        "--rw",
-        "write",
-        "--bs",
-        "64k",
-        "--bytes",
-        "1m",
-        "--buffered",
-        "--quiet",
-    ]);
+    // A file's checks and open are microseconds apart: flip faster.
+    let flipper = Flipper::start(&link, &ours, &theirs, 2);
+    let ok = race(
+        FILE_ROUNDS,
+        &[
+            "run",
+            path_str(&link),
+            "--rw",
+            "write",
+            "--bs",
+            "64k",
+            "--bytes",
+            "1m",
+            "--buffered",
+            "--quiet",
+        ],
+    );
     let flips = flipper.stop();
-    eprintln!("{ok} of {ROUNDS} runs wrote the marked file; {flips} flips");
+    eprintln!("{ok} of {FILE_ROUNDS} runs wrote the marked file; {flips} flips");
 
     assert!(
         std::fs::read(&theirs).unwrap() == data,
