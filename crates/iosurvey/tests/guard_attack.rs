@@ -1,7 +1,8 @@
 //! The write guard under attack, on real loop and zram devices and files: a
 //! symlink flipped between a harmless target and a victim during a loop of
 //! runs, a partition whose parent disk is mounted, a zram device that backs
-//! a loop device holding a mounted ext4, swap on a device node of another
+//! a loop device holding a mounted ext4, a loop device over a mounted
+//! device, swap on a device node of another
 //! name, a lazily unmounted filesystem, and a fake `blkid` first in `$PATH`.
 //! Each test checks the victim's contents afterwards. (Concurrent runs,
 //! aliases, `--readonly` layouts and leftovers: `guard_runs.rs`.)
@@ -460,4 +461,43 @@ fn a_lazily_unmounted_filesystem_still_claims_its_device() {
     drop(on_file);
     sleep(Duration::from_millis(300));
     assert!(blkid_probe(disk.path()).contains("TYPE=ext4"));
+}
+
+#[test]
+fn a_loop_device_over_a_mounted_device_is_never_written() {
+    let _lock = serial();
+    need!(require_root_and(&[
+        "losetup",
+        "mkfs.ext4",
+        "mount",
+        "umount",
+        "fsfreeze"
+    ]));
+    let z = need!(Zram::new(32 * MIB));
+    mkfs_ext4(z.path());
+    let mut m = need!(Mount::new(path_str(z.path()), &[]));
+    m.freeze().expect("fsfreeze -f");
+    // Detached before the mount goes (declared after it).
+    let l = need!(LoopDev::attach(z.path(), &[]));
+    let before = checksum(z.path(), None);
+    let out = iosurvey(&[
+        "run",
+        path_str(l.path()),
+        "--rw",
+        "write",
+        "--bs",
+        "64k",
+        "--bytes",
+        "1m",
+        "--allow-destroy",
+        "--force",
+        "--quiet",
+    ]);
+    let zname = z.path().file_name().unwrap().to_str().unwrap();
+    assert_refused(&out, &["is mounted at", zname]);
+    assert_eq!(
+        checksum(z.path(), None),
+        before,
+        "the mounted device changed"
+    );
 }
