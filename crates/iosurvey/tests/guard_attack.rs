@@ -2,8 +2,8 @@
 //! symlink flipped between a harmless target and a victim during a loop of
 //! runs, a partition whose parent disk is mounted, a zram device that backs
 //! a loop device holding a mounted ext4, a loop device over a mounted
-//! device, swap on a device node of another
-//! name, a lazily unmounted filesystem, and a fake `blkid` first in `$PATH`.
+//! device, swap on a device node of another name, a lazily unmounted
+//! filesystem, and a fake `blkid` first in `$PATH`.
 //! Each test checks the victim's contents afterwards. (Concurrent runs,
 //! aliases, `--readonly` layouts and leftovers: `guard_runs.rs`.)
 //!
