@@ -147,8 +147,9 @@ pub enum Identity {
 /// How a run holds its target, beside the write guard.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Claim {
-    /// `--shared`: no lock and no exclusive open, so another run may use
-    /// the target at the same time (each measures the other's load).
+    /// `--shared`: another run may use the target at the same time (each
+    /// measures the other's load): its lock and exclusive open are shared,
+    /// not refused; every other use still is.
     pub shared: bool,
     /// What planning found: the open refuses anything else.
     pub expect: Option<Identity>,

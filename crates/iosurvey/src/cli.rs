@@ -171,7 +171,7 @@ pub struct TargetFlags {
     /// Keep test files iosurvey created instead of removing them at the end.
     #[arg(long)]
     pub keep: bool,
-    /// Allow another run to use the same targets at the same time (no lock, no exclusive open): each run then measures the other's load. Recorded in the report.
+    /// Allow another iosurvey run to use the same targets at the same time (each then measures the other's load); every other use is still refused. Recorded in the report.
     #[arg(long)]
     pub shared: bool,
 }

@@ -171,7 +171,8 @@ fn same_file(a: &Stat, b: &Stat) -> bool {
 /// Opens an existing file or device for the run (`write`: read-write) or,
 /// in planning, read-only, and judges the descriptor: the write guard when
 /// `opts.write`, `O_EXCL` on block devices the run writes, the run's lock.
-/// `claim.shared` drops both the exclusive open and the lock.
+/// With `claim.shared`, another run's lock and exclusive open are shared
+/// instead of refused (and the lock taken is a shared one).
 pub(super) fn open_existing(
     found: &Found,
     opts: &OpenOptions<'_>,
