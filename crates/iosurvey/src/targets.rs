@@ -4,12 +4,13 @@
 
 use crate::cli::TargetFlags;
 use crate::exit::Failure;
+use iosurvey_run::guard::family::members;
 use iosurvey_run::guard::leftovers::remove_leftovers;
 use iosurvey_run::{
     open_frame_dir, open_target_claimed, plan_frame_dir, plan_target, validate, Claim, Geometry,
     Identity, OpenOptions, OpenTarget, Refusal, TargetError, WritePolicy,
 };
-use iosurvey_workload::{FrameJob, FrameLayout, Job, Plan};
+use iosurvey_workload::{FrameJob, FrameLayout, Job, Plan, TargetSpec};
 use std::ops::Deref;
 use std::sync::atomic::AtomicBool;
 
@@ -130,10 +131,41 @@ fn plan_all(plan: &Plan, flags: &TargetFlags, stop: &AtomicBool) -> Result<Plann
         geometry.push(g);
         identity.push(id);
     }
+    check_overlap(specs, &identity)?;
     for p in &plan.points {
         check(&p.job, &geometry)?;
     }
     Ok((geometry, identity))
+}
+
+/// Refuses block devices that overlap one another (a partition and its
+/// disk, a loop device over another target): one run would count the same
+/// storage twice.
+fn check_overlap(specs: &[TargetSpec], identity: &[Option<Identity>]) -> Result<(), Failure> {
+    let devices: Vec<(usize, u64)> = identity
+        .iter()
+        .enumerate()
+        .filter_map(|(i, id)| match id {
+            Some(Identity::Block(rdev)) => Some((i, *rdev)),
+            _ => None,
+        })
+        .collect();
+    if devices.len() < 2 {
+        return Ok(());
+    }
+    for (n, &(i, rdev)) in devices.iter().enumerate() {
+        let family = members(rdev);
+        if let Some(&(j, _)) = devices[n + 1..].iter().find(|(_, r)| family.contains(r)) {
+            return Err(target_error(
+                Refusal::Overlap {
+                    first: specs[i].path.clone(),
+                    second: specs[j].path.clone(),
+                }
+                .into(),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Checks the targets of `plan` as a run would (the write guard, their

@@ -393,3 +393,31 @@ fn dry_run_checks_the_targets_and_creates_nothing() {
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     assert!(!f.exists(), "--dry-run created the test file");
 }
+
+#[test]
+fn a_disk_and_its_partition_in_one_run_are_refused_but_siblings_are_not() {
+    let _lock = serial();
+    need!(require_root_and(&["losetup", "addpart"]));
+    let l = need!(LoopDev::blank(32 * MIB, &["-P", "--direct-io=on"]));
+    let dev = path_str(l.path());
+    need!(sh("addpart", &[dev, "1", "2048", "16384"]));
+    need!(sh("addpart", &[dev, "2", "18432", "16384"]));
+    let (p1, p2) = (format!("{dev}p1"), format!("{dev}p2"));
+    let t0 = Instant::now();
+    while !(Path::new(&p1).exists() && Path::new(&p2).exists()) {
+        if t0.elapsed() > Duration::from_secs(2) {
+            skip!("the partitions of {dev} did not appear");
+        }
+        sleep(Duration::from_millis(20));
+    }
+    for pair in [[dev, p1.as_str()], [p1.as_str(), dev]] {
+        let out = iosurvey(&[
+            "run", pair[0], pair[1], "--rw", "read", "--bs", "64k", "--bytes", "1m", "--quiet",
+        ]);
+        assert_refused(&out, &["overlaps"]);
+    }
+    let out = iosurvey(&[
+        "run", &p1, &p2, "--rw", "read", "--bs", "64k", "--bytes", "1m", "--quiet",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+}

@@ -267,9 +267,15 @@ impl Walk {
     }
 }
 
-/// The device numbers of `target`'s family, and the first use of any of
-/// them: a mount first, then swap, then a holder or a loop device.
-pub fn find_use(target: Devno) -> (BTreeSet<Devno>, Option<Use>) {
+/// The device numbers of `target`'s family: every device whose data
+/// overlaps it.
+pub fn members(target: Devno) -> BTreeSet<Devno> {
+    walk(target).members
+}
+
+/// The family of `target`, walked down and up, with the holders and loop
+/// devices found on the way.
+fn walk(target: Devno) -> Walk {
     let mut w = Walk {
         loops: loops(),
         members: BTreeSet::new(),
@@ -288,6 +294,13 @@ pub fn find_use(target: Devno) -> (BTreeSet<Devno>, Option<Use>) {
     for &u in &seen {
         w.users_of(u, false);
     }
+    w
+}
+
+/// The device numbers of `target`'s family, and the first use of any of
+/// them: a mount first, then swap, then a holder or a loop device.
+pub fn find_use(target: Devno) -> (BTreeSet<Devno>, Option<Use>) {
+    let w = walk(target);
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
     let first_mount = mounts(&mountinfo, true)
         .into_iter()

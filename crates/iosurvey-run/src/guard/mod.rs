@@ -89,6 +89,8 @@ pub enum Refusal {
     DanglingSymlink(PathBuf),
     #[error("{second}: the same target as {first} (same device or file); name each target once")]
     SameTarget { first: PathBuf, second: PathBuf },
+    #[error("{second}: overlaps {first} (a partition and its disk, or a loop, dm or md device over it); name each piece of storage once")]
+    Overlap { first: PathBuf, second: PathBuf },
 }
 
 impl Refusal {
