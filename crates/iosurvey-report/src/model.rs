@@ -18,6 +18,11 @@ pub struct RunReport {
     pub host: HostInfo,
     pub mode: String,
     pub points: Vec<PointReport>,
+    /// `--shared`: the targets were neither locked nor opened exclusively,
+    /// so another run may have used them at the same time (and its load is
+    /// in these figures). Left out when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shared: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,15 +1,21 @@
 //! Opening targets: probing files and block devices (size, logical and
 //! physical block size, rotational flag, O_DIRECT), creating and laying out
-//! test files with non-zero, incompressible data, and removing them.
+//! test files with non-zero, incompressible data, and removing them. Each
+//! target is opened once and judged by its descriptor (see `open`).
 
-use crate::guard::{check_block_write, mark_created, Refusal, WritePolicy, CREATED_XATTR};
-use iosurvey_engine::BufferPool;
+mod layout;
+mod open;
+
+use crate::guard::{Refusal, WritePolicy, CREATED_XATTR};
 use iosurvey_workload::TargetSpec;
-use rustix::fs::{FileType, Mode, OFlags, SeekFrom, StatxFlags};
 use rustix::io::Errno;
+use std::ffi::OsString;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
+
+pub(crate) use layout::{check_free_space, create_marked, dir_dio_alignment, fill};
+pub use open::test_file_name;
 
 /// What kind of thing a target is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -125,285 +131,103 @@ pub struct OpenOptions<'a> {
     pub stop: Option<&'a AtomicBool>,
 }
 
-/// What a target path turns into: an existing file or device, or a test
-/// file to create (a missing path, or a file inside a directory).
-enum Resolved {
-    Existing {
-        path: PathBuf,
-        kind: TargetKind,
-        rdev: u64,
-    },
-    ToCreate {
-        path: PathBuf,
-        size: u64,
-    },
+/// What a target is, by identity rather than by name: two names of one
+/// target (a symlink, a `/dev/disk/by-id` alias, a hard link) are equal.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Identity {
+    /// A block device: its device number.
+    Block(u64),
+    /// An existing file: its device and inode.
+    File { dev: u64, ino: u64 },
+    /// A test file still to be created: `name` in the directory of device
+    /// `dev`, inode `ino`.
+    New { dev: u64, ino: u64, name: OsString },
+}
+
+/// How a run holds its target, beside the write guard.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Claim {
+    /// `--shared`: another run may use the target at the same time (each
+    /// measures the other's load): its lock and exclusive open are shared,
+    /// not refused; every other use still is.
+    pub shared: bool,
+    /// What planning found: the open refuses anything else.
+    pub expect: Option<Identity>,
+}
+
+/// What planning found of a target.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Planned {
+    pub geometry: Geometry,
+    pub identity: Identity,
 }
 
 /// The test file iosurvey creates inside a directory target.
 pub fn test_file_in(dir: &Path) -> PathBuf {
-    dir.join(format!("iosurvey-{}.testfile", std::process::id()))
-}
-
-fn resolve(spec: &TargetSpec) -> Result<Resolved, TargetError> {
-    let path = spec.path.as_path();
-    let st = match rustix::fs::stat(path) {
-        Ok(st) => st,
-        Err(Errno::NOENT) => {
-            return match spec.create_size {
-                Some(size) => Ok(Resolved::ToCreate {
-                    path: path.to_path_buf(),
-                    size,
-                }),
-                None => Err(TargetError::NotFound(path.to_path_buf())),
-            }
-        }
-        Err(e) => return Err(io_err(path, "stat", e)),
-    };
-    let unsupported = |what| TargetError::Unsupported {
-        path: path.to_path_buf(),
-        what,
-    };
-    match FileType::from_raw_mode(st.st_mode) {
-        FileType::RegularFile => Ok(Resolved::Existing {
-            path: path.to_path_buf(),
-            kind: TargetKind::File,
-            rdev: 0,
-        }),
-        FileType::BlockDevice => Ok(Resolved::Existing {
-            path: path.to_path_buf(),
-            kind: TargetKind::Block,
-            rdev: st.st_rdev,
-        }),
-        FileType::Directory => match spec.create_size {
-            Some(size) => Ok(Resolved::ToCreate {
-                path: test_file_in(path),
-                size,
-            }),
-            None => Err(TargetError::DirectoryNeedsSize(path.to_path_buf())),
-        },
-        FileType::CharacterDevice => Err(unsupported("character device")),
-        _ => Err(unsupported("fifo, socket or other")),
-    }
-}
-
-/// Refuses writes the policy does not allow, before anything is opened.
-fn guard(resolved: &Resolved, opts: &OpenOptions<'_>) -> Result<(), TargetError> {
-    if !opts.write {
-        return Ok(());
-    }
-    match resolved {
-        Resolved::ToCreate { path, .. } if opts.policy.readonly => {
-            Err(Refusal::ReadOnly(path.clone()).into())
-        }
-        Resolved::ToCreate { .. } => Ok(()),
-        Resolved::Existing {
-            path,
-            kind: TargetKind::Block,
-            rdev,
-        } => Ok(check_block_write(
-            path,
-            rustix::fs::major(*rdev),
-            rustix::fs::minor(*rdev),
-            opts.policy,
-        )?),
-        Resolved::Existing { path, .. } => {
-            if opts.policy.readonly {
-                Err(Refusal::ReadOnly(path.clone()).into())
-            } else if opts.policy.allow_destroy || created_by_iosurvey(path) {
-                Ok(())
-            } else {
-                Err(Refusal::ForeignFile(path.clone()).into())
-            }
-        }
-    }
+    dir.join(test_file_name())
 }
 
 /// Whether iosurvey created this file (in an earlier run, with `--keep`).
+/// Judged by path: for display and for the frames of a video workload; the
+/// target layer reads the mark of the descriptor it holds.
 pub fn created_by_iosurvey(path: &Path) -> bool {
     let mut buf = [0u8; 8];
     rustix::fs::getxattr(path, CREATED_XATTR, &mut buf[..]).is_ok()
 }
 
 /// Opens (creating and laying out if needed) the target of `spec`, after
-/// the write guard has allowed it.
+/// the write guard has allowed it, locked for this run.
 pub fn open_target(spec: &TargetSpec, opts: OpenOptions<'_>) -> Result<OpenTarget, TargetError> {
-    let resolved = resolve(spec)?;
-    guard(&resolved, &opts)?;
-    let (path, kind, created) = match resolved {
-        Resolved::ToCreate { path, size } => {
-            create_file(&path, size, opts.stop)?;
-            (path, TargetKind::File, true)
-        }
-        Resolved::Existing { path, kind, .. } => (path, kind, false),
-    };
-    let want = spec.create_size.filter(|_| !created);
-    let opened = open_probed(&path, kind, created, opts.write, opts.direct, want);
-    if opened.is_err() && created {
-        let _ = std::fs::remove_file(&path);
-    }
-    opened
+    open_target_claimed(spec, opts, &Claim::default())
 }
 
-fn open_probed(
-    path: &Path,
-    kind: TargetKind,
-    created: bool,
-    write: bool,
-    direct: bool,
-    want: Option<u64>,
+/// [`open_target`], held as `claim` says; refused when the target is not
+/// the one planned (`claim.expect`).
+pub fn open_target_claimed(
+    spec: &TargetSpec,
+    opts: OpenOptions<'_>,
+    claim: &Claim,
 ) -> Result<OpenTarget, TargetError> {
-    let mut flags = if write { OFlags::RDWR } else { OFlags::RDONLY };
-    flags |= OFlags::CLOEXEC;
-    if direct {
-        flags |= OFlags::DIRECT;
+    let found = open::find(spec)?;
+    if claim
+        .expect
+        .as_ref()
+        .is_some_and(|e| *e != found.identity())
+    {
+        return Err(Refusal::Changed(found.path().to_path_buf()).into());
     }
-    let fd = match rustix::fs::open(path, flags, Mode::empty()) {
-        Ok(fd) => fd,
-        Err(Errno::INVAL) if direct => return Err(TargetError::NoDirect(path.to_path_buf())),
-        Err(e) => return Err(io_err(path, "open", e)),
-    };
-    let size = rustix::fs::seek(&fd, SeekFrom::End(0)).map_err(|e| io_err(path, "seek", e))?;
-    let (logical, physical, rotational) = match kind {
-        TargetKind::Block => {
-            let lbs = rustix::fs::ioctl_blksszget(&fd).map_err(|e| io_err(path, "BLKSSZGET", e))?;
-            let pbs = rustix::fs::ioctl_blkpbszget(&fd).unwrap_or(lbs);
-            let st = rustix::fs::fstat(&fd).map_err(|e| io_err(path, "fstat", e))?;
-            let rot = std::fs::read_to_string(format!(
-                "/sys/dev/block/{}:{}/queue/rotational",
-                rustix::fs::major(st.st_rdev),
-                rustix::fs::minor(st.st_rdev)
-            ))
-            .ok()
-            .map(|s| s.trim() == "1");
-            (u64::from(lbs), u64::from(pbs), rot)
+    match &found {
+        open::Found::Existing { path, kind, .. } => {
+            let fd = open::open_existing(&found, &opts, claim, opts.write)?;
+            open::describe(
+                path,
+                *kind,
+                fd,
+                false,
+                opts.write,
+                opts.direct,
+                spec.create_size,
+            )
         }
-        TargetKind::File | TargetKind::Directory => {
-            if size == 0 {
-                return Err(TargetError::Empty(path.to_path_buf()));
+        open::Found::ToCreate { path, .. } => {
+            let fd = open::create(&found, &opts, claim)?;
+            let held =
+                rustix::io::fcntl_dupfd_cloexec(&fd, 0).map_err(|e| io_err(path, "dup", e))?;
+            let t = open::describe(
+                path,
+                TargetKind::File,
+                fd,
+                true,
+                opts.write,
+                opts.direct,
+                None,
+            );
+            if t.is_err() {
+                let _ = open::remove_if_same(path, &held);
             }
-            if let Some(w) = want {
-                if size < w {
-                    return Err(TargetError::Smaller {
-                        path: path.to_path_buf(),
-                        size,
-                        want: w,
-                    });
-                }
-            }
-            if !created {
-                check_no_holes(&fd, path, size)?;
-            }
-            let (lbs, pbs) = file_alignment(&fd);
-            (lbs, pbs, None)
+            t
         }
-    };
-    Ok(OpenTarget {
-        path: path.to_path_buf(),
-        kind,
-        size,
-        logical_block_size: logical,
-        physical_block_size: physical,
-        rotational,
-        direct,
-        writable: write,
-        created,
-        frame_files: Vec::new(),
-        fd,
-    })
-}
-
-/// O_DIRECT offset alignment and preferred I/O size of a file.
-fn file_alignment(fd: &OwnedFd) -> (u64, u64) {
-    let st = rustix::fs::statx(
-        fd,
-        "",
-        rustix::fs::AtFlags::EMPTY_PATH,
-        StatxFlags::DIOALIGN | StatxFlags::BASIC_STATS,
-    );
-    match st {
-        Ok(s) if s.stx_dio_offset_align > 0 => (
-            u64::from(s.stx_dio_offset_align),
-            u64::from(s.stx_blksize).max(u64::from(s.stx_dio_offset_align)),
-        ),
-        Ok(s) => (512, u64::from(s.stx_blksize).max(512)),
-        Err(_) => (512, 4096),
     }
-}
-
-pub(crate) fn check_no_holes(fd: &OwnedFd, path: &Path, size: u64) -> Result<(), TargetError> {
-    match rustix::fs::seek(fd, SeekFrom::Hole(0)) {
-        Ok(hole) if hole < size => Err(TargetError::Holes {
-            path: path.to_path_buf(),
-            hole,
-        }),
-        _ => Ok(()),
-    }
-}
-
-/// Creates `path` at `size` bytes, every byte written with non-zero,
-/// incompressible data and flushed to the device.
-fn create_file(path: &Path, size: u64, stop: Option<&AtomicBool>) -> Result<(), TargetError> {
-    check_free_space(path, parent_dir(path), size)?;
-    let fd = create_marked(path, OFlags::EXCL)?;
-    let laid = fill(path, &fd, size, stop);
-    if laid.is_err() {
-        drop(fd);
-        let _ = std::fs::remove_file(path);
-    }
-    laid
-}
-
-/// Creates (or with `flags` such as TRUNC, reopens) `path` for writing and
-/// marks it as iosurvey's.
-pub(crate) fn create_marked(path: &Path, flags: OFlags) -> Result<OwnedFd, TargetError> {
-    let fd = rustix::fs::open(
-        path,
-        OFlags::WRONLY | OFlags::CREATE | OFlags::CLOEXEC | flags,
-        Mode::from_raw_mode(0o644),
-    )
-    .map_err(|e| io_err(path, "create", e))?;
-    mark_created(&fd);
-    Ok(fd)
-}
-
-/// Lays out `size` bytes of data in `fd` (the file at `path`).
-pub(crate) fn fill(
-    path: &Path,
-    fd: &OwnedFd,
-    size: u64,
-    stop: Option<&AtomicBool>,
-) -> Result<(), TargetError> {
-    lay_out(fd, size, stop).map_err(|e| match e {
-        Errno::INTR => TargetError::Interrupted(path.to_path_buf()),
-        e => io_err(path, "lay out", e),
-    })
-}
-
-fn lay_out(fd: &OwnedFd, size: u64, stop: Option<&AtomicBool>) -> Result<(), Errno> {
-    const CHUNK: usize = 4 << 20;
-    let mut pool = BufferPool::new(1, CHUNK, 4096, 0x1057_5eed).map_err(|_| Errno::NOMEM)?;
-    let mut off = 0u64;
-    let mut round = 0u64;
-    while off < size {
-        if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
-            return Err(Errno::INTR);
-        }
-        let n = (size - off).min(CHUNK as u64) as usize;
-        let buf = pool.get_mut(0);
-        // Vary each chunk so no two chunks are equal (no dedupe).
-        buf[..8].copy_from_slice(&round.to_le_bytes());
-        buf[8..16].copy_from_slice(&off.to_le_bytes());
-        let written = rustix::io::pwrite(fd, &buf[..n], off)?;
-        if written == 0 {
-            return Err(Errno::NOSPC);
-        }
-        off += written as u64;
-        round += 1;
-    }
-    rustix::fs::fsync(fd)?;
-    // Drop what the layout left in the page cache.
-    let _ = rustix::fs::fadvise(fd, 0, None, rustix::fs::Advice::DontNeed);
-    Ok(())
 }
 
 /// Writes back and evicts the target's pages from the page cache, so that
@@ -417,74 +241,36 @@ pub fn drop_cache(t: &OpenTarget) {
 /// writing anything: the write guard runs, an existing target is opened
 /// read-only and probed, and a test file still to be created is checked
 /// against its directory (free space, O_DIRECT alignment of the filesystem).
+/// Takes no lock: see [`plan_target`] for what a run will hold.
 pub fn plan_geometry(spec: &TargetSpec, opts: OpenOptions<'_>) -> Result<Geometry, TargetError> {
-    let resolved = resolve(spec)?;
-    guard(&resolved, &opts)?;
-    match resolved {
-        Resolved::Existing { path, kind, .. } => {
-            let t = open_probed(&path, kind, false, false, opts.direct, spec.create_size)?;
-            Ok(t.geometry())
-        }
-        Resolved::ToCreate { path, size } => {
-            let dir = parent_dir(&path);
-            let st = rustix::fs::stat(dir).map_err(|e| io_err(dir, "stat", e))?;
-            if FileType::from_raw_mode(st.st_mode) != FileType::Directory {
-                return Err(TargetError::NotFound(path));
-            }
-            check_free_space(&path, dir, size)?;
-            Ok(Geometry {
-                logical_block_size: dir_dio_alignment(dir, st.st_dev),
-                path,
-                size,
-                direct: opts.direct,
-            })
-        }
-    }
+    let lenient = Claim {
+        shared: true,
+        expect: None,
+    };
+    plan_target(spec, opts, &lenient).map(|p| p.geometry)
 }
 
-fn parent_dir(path: &Path) -> &Path {
-    path.parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-}
-
-/// O_DIRECT alignment new files in `dir` will have: what the filesystem
-/// reports for the directory, else the logical block size of the device it
-/// lives on, else 512.
-pub(crate) fn dir_dio_alignment(dir: &Path, dev: u64) -> u64 {
-    if let Ok(s) = rustix::fs::statx(
-        rustix::fs::CWD,
-        dir,
-        rustix::fs::AtFlags::empty(),
-        StatxFlags::DIOALIGN,
-    ) {
-        if s.stx_dio_offset_align > 0 {
-            return u64::from(s.stx_dio_offset_align);
+/// [`plan_geometry`] and the target's identity; unless `claim.shared`, also
+/// refused when another run holds the target (its lock, or for a block
+/// device the run writes, an exclusive open).
+pub fn plan_target(
+    spec: &TargetSpec,
+    opts: OpenOptions<'_>,
+    claim: &Claim,
+) -> Result<Planned, TargetError> {
+    let found = open::find(spec)?;
+    let identity = found.identity();
+    let geometry = match &found {
+        open::Found::Existing { path, kind, .. } => {
+            let fd = open::open_existing(&found, &opts, claim, false)?;
+            open::describe(path, *kind, fd, false, false, opts.direct, spec.create_size)?.geometry()
         }
-    }
-    let (maj, min) = (rustix::fs::major(dev), rustix::fs::minor(dev));
-    for rel in ["queue/logical_block_size", "../queue/logical_block_size"] {
-        if let Ok(v) = std::fs::read_to_string(format!("/sys/dev/block/{maj}:{min}/{rel}")) {
-            if let Ok(n) = v.trim().parse::<u64>() {
-                return n;
-            }
+        open::Found::ToCreate { .. } => {
+            open::check_create(&found, &opts)?;
+            open::planned_new(&found, opts.direct)
         }
-    }
-    512
-}
-
-pub(crate) fn check_free_space(path: &Path, dir: &Path, size: u64) -> Result<(), TargetError> {
-    if let Ok(vfs) = rustix::fs::statvfs(dir) {
-        let free = vfs.f_bavail.saturating_mul(vfs.f_frsize);
-        if free < size {
-            return Err(TargetError::NoSpace {
-                path: path.to_path_buf(),
-                want: size,
-                free,
-            });
-        }
-    }
-    Ok(())
+    };
+    Ok(Planned { geometry, identity })
 }
 
 impl OpenTarget {
@@ -498,6 +284,11 @@ impl OpenTarget {
         }
     }
 
+    /// Drops this run's lock on the target now (see [`crate::guard::unlock`]).
+    pub fn release(&self) {
+        crate::guard::unlock(std::os::fd::AsFd::as_fd(&self.fd));
+    }
+
     /// Removes the file if iosurvey created it; for a frames directory,
     /// the frames it wrote and then the directories they leave empty.
     pub fn remove_if_created(&self) -> std::io::Result<()> {
@@ -507,7 +298,7 @@ impl OpenTarget {
         if self.kind == TargetKind::Directory {
             return crate::frame_target::remove_frames(&self.path, &self.frame_files);
         }
-        std::fs::remove_file(&self.path)
+        open::remove_if_same(&self.path, &self.fd)
     }
 }
 

@@ -61,6 +61,7 @@ pub fn execute(
     presenter: &dyn Presenter,
 ) -> Result<Outcome, Failure> {
     if oflags.dry_run {
+        targets::check_all(plan, tflags)?;
         output::print_text(&describe(plan));
         return Ok(Outcome::Ok);
     }
@@ -73,6 +74,7 @@ pub fn execute(
         host: HostInfo::current(),
         mode: plan.mode.clone(),
         points: Vec::new(),
+        shared: tflags.shared,
     };
     let banner = presenter.banner().filter(|_| !oflags.quiet);
     let targets = targets::open_all(plan, tflags, oflags.quiet, banner, &stop)?;

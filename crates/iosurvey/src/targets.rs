@@ -4,11 +4,13 @@
 
 use crate::cli::TargetFlags;
 use crate::exit::Failure;
+use iosurvey_run::guard::family::members;
+use iosurvey_run::guard::leftovers::remove_leftovers;
 use iosurvey_run::{
-    open_frame_dir, open_target, plan_frame_dir, plan_geometry, validate, Geometry, OpenOptions,
-    OpenTarget, TargetError, WritePolicy,
+    open_frame_dir, open_target_claimed, plan_frame_dir, plan_target, validate, Claim, Geometry,
+    Identity, OpenOptions, OpenTarget, Refusal, TargetError, WritePolicy,
 };
-use iosurvey_workload::{FrameJob, FrameLayout, Job, Plan};
+use iosurvey_workload::{FrameJob, FrameLayout, Job, Plan, TargetSpec};
 use std::ops::Deref;
 use std::sync::atomic::AtomicBool;
 
@@ -28,6 +30,9 @@ impl Deref for Targets {
 
 impl Drop for Targets {
     fn drop(&mut self) {
+        for t in &self.list {
+            t.release();
+        }
         if self.keep {
             return;
         }
@@ -82,28 +87,111 @@ fn frame_dir(plan: &Plan) -> Option<&FrameJob> {
         .filter(|f| matches!(f.layout, FrameLayout::Files { .. }))
 }
 
+/// How this run holds its targets: locked, unless `--shared`.
+fn claim(flags: &TargetFlags, expect: Option<Identity>) -> Claim {
+    Claim {
+        shared: flags.shared,
+        expect,
+    }
+}
+
+/// What planning found: the geometry of every target of the plan, and its
+/// identity (none for a frames directory).
+type Planned = (Vec<Geometry>, Vec<Option<Identity>>);
+
 /// The geometry of every target of `plan` (the first point's), found
 /// through the write guard without creating or writing anything, with
-/// every point checked against it.
-fn plan_all(plan: &Plan, flags: &TargetFlags, stop: &AtomicBool) -> Result<Vec<Geometry>, Failure> {
+/// every point checked against it. The same target named twice (by a
+/// symlink, an alias, a hard link) is refused.
+fn plan_all(plan: &Plan, flags: &TargetFlags, stop: &AtomicBool) -> Result<Planned, Failure> {
     let Some(first) = plan.points.first() else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     };
-    let planned = first
-        .job
-        .targets
+    let specs = &first.job.targets;
+    let mut geometry = Vec::with_capacity(specs.len());
+    let mut identity: Vec<Option<Identity>> = Vec::with_capacity(specs.len());
+    for (i, spec) in specs.iter().enumerate() {
+        let opts = options(plan, i, flags, stop);
+        let (g, id) = match frame_dir(plan) {
+            Some(fj) => (plan_frame_dir(spec, fj, opts).map_err(target_error)?, None),
+            None => {
+                let p = plan_target(spec, opts, &claim(flags, None)).map_err(target_error)?;
+                (p.geometry, Some(p.identity))
+            }
+        };
+        if let Some(j) = identity.iter().position(|o| id.is_some() && *o == id) {
+            return Err(target_error(
+                Refusal::SameTarget {
+                    first: specs[j].path.clone(),
+                    second: spec.path.clone(),
+                }
+                .into(),
+            ));
+        }
+        geometry.push(g);
+        identity.push(id);
+    }
+    check_overlap(specs, &identity)?;
+    for p in &plan.points {
+        check(&p.job, &geometry)?;
+    }
+    Ok((geometry, identity))
+}
+
+/// Refuses block devices that overlap one another (a partition and its
+/// disk, a loop device over another target): one run would count the same
+/// storage twice.
+fn check_overlap(specs: &[TargetSpec], identity: &[Option<Identity>]) -> Result<(), Failure> {
+    let devices: Vec<(usize, u64)> = identity
         .iter()
         .enumerate()
-        .map(|(i, spec)| match frame_dir(plan) {
-            Some(fj) => plan_frame_dir(spec, fj, options(plan, i, flags, stop)),
-            None => plan_geometry(spec, options(plan, i, flags, stop)),
+        .filter_map(|(i, id)| match id {
+            Some(Identity::Block(rdev)) => Some((i, *rdev)),
+            _ => None,
         })
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(target_error)?;
-    for p in &plan.points {
-        check(&p.job, &planned)?;
+        .collect();
+    if devices.len() < 2 {
+        return Ok(());
     }
-    Ok(planned)
+    for (n, &(i, rdev)) in devices.iter().enumerate() {
+        let family = members(rdev);
+        if let Some(&(j, _)) = devices[n + 1..].iter().find(|(_, r)| family.contains(r)) {
+            return Err(target_error(
+                Refusal::Overlap {
+                    first: specs[i].path.clone(),
+                    second: specs[j].path.clone(),
+                }
+                .into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks the targets of `plan` as a run would (the write guard, their
+/// geometry against every point), creating and writing nothing: what
+/// `--dry-run` does before it prints the plan.
+pub fn check_all(plan: &Plan, flags: &TargetFlags) -> Result<(), Failure> {
+    plan_all(plan, flags, &AtomicBool::new(false)).map(|_| ())
+}
+
+/// Removes the test files that runs killed before their clean-up left in
+/// the directory target `dir`, one line on stderr each.
+fn clean_leftovers(dir: &std::path::Path) {
+    for l in remove_leftovers(dir) {
+        match l.removed {
+            Ok(()) => eprintln!(
+                "iosurvey: removed {}, a test file left behind by run {} that ended without cleaning up",
+                l.path.display(),
+                l.pid
+            ),
+            Err(e) => eprintln!(
+                "iosurvey: could not remove {}, a test file left behind by run {}: {e}",
+                l.path.display(),
+                l.pid
+            ),
+        }
+    }
 }
 
 /// Opens the targets every point of `plan` shares (the first point's), once
@@ -123,7 +211,7 @@ pub fn open_all(
         });
     };
     let specs = &first.job.targets;
-    let planned = plan_all(plan, flags, stop)?;
+    let (planned, identities) = plan_all(plan, flags, stop)?;
     if let Some(line) = banner {
         eprintln!("{line}");
     }
@@ -131,7 +219,7 @@ pub fn open_all(
         list: Vec::with_capacity(specs.len()),
         keep: flags.keep,
     };
-    for (i, (spec, g)) in specs.iter().zip(&planned).enumerate() {
+    for (i, ((spec, g), id)) in specs.iter().zip(&planned).zip(identities).enumerate() {
         if let Some(fj) = frame_dir(plan) {
             out.list.push(
                 open_frame_dir(spec, fj, options(plan, i, flags, stop)).map_err(target_error)?,
@@ -145,8 +233,12 @@ pub fn open_all(
                 g.path.display()
             );
         }
+        if matches!(id, Some(Identity::New { .. })) && spec.path.is_dir() {
+            clean_leftovers(&spec.path);
+        }
+        let opts = options(plan, i, flags, stop);
         out.list
-            .push(open_target(spec, options(plan, i, flags, stop)).map_err(target_error)?);
+            .push(open_target_claimed(spec, opts, &claim(flags, id)).map_err(target_error)?);
     }
     let opened: Vec<_> = out.list.iter().map(|t| t.geometry()).collect();
     for p in &plan.points {

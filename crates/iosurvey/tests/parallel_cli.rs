@@ -100,9 +100,15 @@ fn bad_parallel_invocations_are_refused_with_one_line() {
 
 #[test]
 fn dry_run_lists_the_steps_without_io() {
+    // --dry-run checks the targets (issue 10): they must exist.
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    for f in [&a, &b] {
+        std::fs::write(f, vec![7u8; 1 << 20]).unwrap();
+    }
     let out = parallel(&[
-        "/dev/nonexistent-a",
-        "/dev/nonexistent-b",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
         "--scale",
         "--time",
         "3s",

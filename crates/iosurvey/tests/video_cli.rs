@@ -297,8 +297,12 @@ fn dry_run_describes_the_frames_and_touches_nothing() {
     );
     assert!(text.contains("estimated duration: 2 s"), "{text}");
     // Without its 64 KiB DPX header, a 2K frame is its pixels alone.
+    // (Written: --dry-run checks the targets, and a read needs frames.)
     let text = stdout_ok(&video(&[
         path_str(dir.path()),
+        "--write",
+        "--frames",
+        "48",
         "--format",
         "2k",
         "--header",

@@ -68,7 +68,16 @@ fn a_directory_gets_a_marked_test_file_that_later_runs_may_write() {
         create_size: None,
     };
     if created_by_iosurvey(&t.path) {
-        assert!(!open_target(&again, write).unwrap().created);
+        // While this run holds it, another is refused, unless shared.
+        assert!(matches!(
+            open_target(&again, write),
+            Err(TargetError::Refused(Refusal::InUse(_)))
+        ));
+        let shared = Claim {
+            shared: true,
+            expect: None,
+        };
+        assert!(!open_target_claimed(&again, write, &shared).unwrap().created);
     }
     t.remove_if_created().unwrap();
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
@@ -131,4 +140,104 @@ fn a_stop_during_layout_removes_the_half_written_file() {
         Err(TargetError::Interrupted(_))
     ));
     assert!(!f.exists());
+}
+
+fn new_file(path: &Path, size: u64) -> TargetSpec {
+    TargetSpec {
+        path: path.to_path_buf(),
+        create_size: Some(size),
+    }
+}
+
+#[test]
+fn nothing_is_created_through_a_symlink() {
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = dir.path().join("elsewhere");
+    let dangling = dir.path().join("dangling");
+    std::os::unix::fs::symlink(&elsewhere, &dangling).unwrap();
+    let write = OpenOptions {
+        write: true,
+        ..Default::default()
+    };
+    for opts in [OpenOptions::default(), write] {
+        assert!(matches!(
+            open_target(&new_file(&dangling, 1 << 20), opts),
+            Err(TargetError::Refused(Refusal::DanglingSymlink(_)))
+        ));
+        assert!(matches!(
+            plan_geometry(&new_file(&dangling, 1 << 20), opts),
+            Err(TargetError::Refused(Refusal::DanglingSymlink(_)))
+        ));
+    }
+    assert!(!elsewhere.exists());
+
+    // A symlink planted at the name of the test file of a directory.
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, b"user data").unwrap();
+    std::os::unix::fs::symlink(&victim, test_file_in(dir.path())).unwrap();
+    assert!(matches!(
+        open_target(&new_file(dir.path(), 1 << 20), write),
+        Err(TargetError::Refused(Refusal::Exists(_)))
+    ));
+    assert_eq!(std::fs::read(&victim).unwrap(), b"user data");
+}
+
+#[test]
+fn readonly_lays_out_nothing_even_for_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let ro = OpenOptions {
+        policy: WritePolicy {
+            readonly: true,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    for p in [dir.path().join("new"), dir.path().to_path_buf()] {
+        assert!(matches!(
+            open_target(&new_file(&p, 1 << 20), ro),
+            Err(TargetError::Refused(Refusal::ReadOnlyLayout(_)))
+        ));
+        assert!(matches!(
+            plan_geometry(&new_file(&p, 1 << 20), ro),
+            Err(TargetError::Refused(Refusal::ReadOnlyLayout(_)))
+        ));
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn the_open_refuses_what_planning_did_not_see() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("f");
+    std::fs::write(&f, vec![1u8; 8192]).unwrap();
+    let spec = TargetSpec {
+        path: f.clone(),
+        create_size: None,
+    };
+    let planned = plan_target(&spec, OpenOptions::default(), &Claim::default()).unwrap();
+    assert_eq!(planned.geometry.size, 8192);
+    // Another file put in its place after planning.
+    let other = dir.path().join("other");
+    std::fs::write(&other, vec![2u8; 8192]).unwrap();
+    std::fs::rename(&other, &f).unwrap();
+    let claim = Claim {
+        shared: false,
+        expect: Some(planned.identity),
+    };
+    assert!(matches!(
+        open_target_claimed(&spec, OpenOptions::default(), &claim),
+        Err(TargetError::Refused(Refusal::Changed(_)))
+    ));
+}
+
+#[test]
+fn a_test_file_replaced_by_another_is_not_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = open_target(&new_file(dir.path(), 1 << 20), OpenOptions::default()).unwrap();
+    assert!(t.created);
+    let theirs = dir.path().join("theirs");
+    std::fs::write(&theirs, b"user data").unwrap();
+    std::fs::rename(&theirs, &t.path).unwrap();
+    assert!(t.remove_if_created().is_err());
+    assert_eq!(std::fs::read(&t.path).unwrap(), b"user data");
 }

@@ -1,0 +1,166 @@
+//! Test files left behind by a run that could not clean up (SIGKILL, a
+//! crash, a power cut): `iosurvey-<pid>.testfile` in a directory, whose
+//! process is gone. The next run that creates a test file in that directory
+//! removes them, but only regular files that carry iosurvey's mark (read
+//! through a descriptor opened with `O_NOFOLLOW`) and that no run holds
+//! locked.
+
+use super::fd_is_marked;
+use rustix::fs::{AtFlags, FileType, FlockOperation, Mode, OFlags};
+use rustix::io::Errno;
+use rustix::process::Pid;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// A leftover test file found, and whether it was removed.
+#[derive(Debug)]
+pub struct Leftover {
+    pub path: PathBuf,
+    /// The process that created it.
+    pub pid: u32,
+    /// `Err` says why it could not be removed.
+    pub removed: Result<(), String>,
+}
+
+/// The pid in a test file's name `iosurvey-<pid>.testfile`.
+pub fn testfile_pid(name: &[u8]) -> Option<u32> {
+    let digits = name
+        .strip_prefix(b"iosurvey-")?
+        .strip_suffix(b".testfile")?;
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(digits).ok()?.parse().ok()
+}
+
+/// Whether process `pid` exists (or may: another user's, another pid
+/// namespace's mapping is not ours to judge).
+fn alive(pid: u32) -> bool {
+    let Some(p) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
+        return false;
+    };
+    !matches!(rustix::process::test_kill_process(p), Err(Errno::SRCH))
+}
+
+/// Removes the leftover test files of dead runs in `dir`; what it found.
+pub fn remove_leftovers(dir: &Path) -> Vec<Leftover> {
+    let Ok(dfd) = rustix::fs::open(
+        dir,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) else {
+        return Vec::new();
+    };
+    let Ok(entries) = rustix::fs::Dir::read_from(&dfd) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let me = std::process::id();
+    for e in entries.flatten() {
+        let name = e.file_name().to_bytes();
+        let Some(pid) = testfile_pid(name) else {
+            continue;
+        };
+        if pid == me || alive(pid) {
+            continue;
+        }
+        let name = OsStr::from_bytes(name).to_os_string();
+        match remove_one(&dfd, Path::new(&name)) {
+            Ok(false) => {}
+            Ok(true) => out.push(Leftover {
+                path: dir.join(&name),
+                pid,
+                removed: Ok(()),
+            }),
+            Err(e) => out.push(Leftover {
+                path: dir.join(&name),
+                pid,
+                removed: Err(e.to_string()),
+            }),
+        }
+    }
+    out
+}
+
+/// Removes `name` in `dir` if it is a marked regular file no one holds
+/// locked; `Ok(false)` when it is not ours to remove.
+fn remove_one(dir: &rustix::fd::OwnedFd, name: &Path) -> Result<bool, Errno> {
+    let fd = match rustix::fs::openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        // A symlink (ELOOP), gone already, or unreadable: not ours.
+        Err(_) => return Ok(false),
+    };
+    let st = rustix::fs::fstat(&fd)?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile || !fd_is_marked(&fd) {
+        return Ok(false);
+    }
+    // A run that was just killed may hold its lock a moment longer.
+    let locked = super::retry_busy(None, || {
+        match rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive) {
+            Err(Errno::WOULDBLOCK) => Ok::<_, Errno>(None),
+            _ => Ok(Some(())),
+        }
+    })?;
+    if locked.is_none() {
+        return Ok(false);
+    }
+    // Still the file judged, not one put in its place since.
+    let now = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
+    if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino) {
+        return Ok(false);
+    }
+    rustix::fs::unlinkat(dir, name, AtFlags::empty())?;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_file_names_give_their_pid() {
+        assert_eq!(testfile_pid(b"iosurvey-123.testfile"), Some(123));
+        assert_eq!(testfile_pid(b"iosurvey-.testfile"), None);
+        assert_eq!(testfile_pid(b"iosurvey-12a.testfile"), None);
+        assert_eq!(testfile_pid(b"iosurvey-12.testfile.bak"), None);
+    }
+
+    #[test]
+    fn only_marked_files_of_dead_runs_are_removed() {
+        let d = tempfile::tempdir().unwrap();
+        // A pid that cannot be alive: above the kernel's pid_max limit.
+        let dead = 4_194_305u32;
+        let ours = d.path().join(format!("iosurvey-{dead}.testfile"));
+        let fd = super::super::create_new_marked(&ours, OFlags::empty()).unwrap();
+        if !fd_is_marked(&fd) {
+            eprintln!("skipping: no user xattrs on the temporary directory");
+            return;
+        }
+        drop(fd);
+        let theirs = d.path().join(format!("iosurvey-{}.testfile", dead + 1));
+        std::fs::write(&theirs, b"user data").unwrap();
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, b"x").unwrap();
+        let link = d.path().join(format!("iosurvey-{}.testfile", dead + 2));
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let live = d
+            .path()
+            .join(format!("iosurvey-{}.testfile", std::process::id()));
+        drop(super::super::create_new_marked(&live, OFlags::empty()).unwrap());
+
+        let found = remove_leftovers(d.path());
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].path, ours);
+        assert_eq!(found[0].pid, dead);
+        assert!(found[0].removed.is_ok());
+        assert!(!ours.exists());
+        assert!(theirs.exists() && victim.exists() && live.exists());
+        assert!(std::fs::symlink_metadata(&link).is_ok());
+    }
+}

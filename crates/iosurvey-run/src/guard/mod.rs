@@ -1,0 +1,326 @@
+//! The write guard: what iosurvey refuses to write to, checked in the target
+//! layer so every mode inherits it. Every check judges a descriptor
+//! iosurvey holds, never a path that may since name something else.
+//!
+//! - `--readonly` refuses every write, a test file's layout included.
+//! - Block devices are written only with `--allow-destroy`, opened with
+//!   `O_EXCL` (the kernel refuses a mounted or claimed device), and even
+//!   then not when anything in the device's family (see [`family`]) is
+//!   mounted, in use as swap, held (LVM, md, dm) or backs a loop device,
+//!   nor when it carries a filesystem, partition table, RAID, LVM or swap
+//!   signature (found by util-linux's `blkid -p` through the opened
+//!   descriptor, see [`probe`]) unless `--force` is added. `--force` never
+//!   overrides a use.
+//! - Existing files are overwritten only if iosurvey created them (marked
+//!   with an extended attribute, read with `fgetxattr`) or with
+//!   `--allow-destroy`. Test files are created with
+//!   `O_CREAT|O_EXCL|O_NOFOLLOW`, never through a symlink.
+//! - One run per target: a target is locked (`flock`, exclusive) while a
+//!   run uses it. `--shared` runs take a shared lock when they can, and may
+//!   write a device another run holds open exclusively, but only when a run
+//!   holds its lock: any other claim (a filesystem, md, a lazily unmounted
+//!   mount) is still refused by the kernel's `O_EXCL`.
+
+pub mod family;
+pub mod leftovers;
+pub mod probe;
+
+use std::os::fd::{AsFd, BorrowedFd};
+use std::path::{Path, PathBuf};
+
+/// What the user allowed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WritePolicy {
+    pub allow_destroy: bool,
+    pub force: bool,
+    pub readonly: bool,
+}
+
+/// Why a write was refused. Each message names the reason and the way out.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    #[error("{0}: --readonly refuses write workloads")]
+    ReadOnly(PathBuf),
+    #[error("{0}: --readonly refuses to lay out a test file (that is a write); give an existing file, or drop --readonly")]
+    ReadOnlyLayout(PathBuf),
+    #[error("{0}: refusing to write to a block device without --allow-destroy; it would destroy its data")]
+    BlockDevice(PathBuf),
+    #[error("{0}: refusing to overwrite an existing file iosurvey did not create; add --allow-destroy, or name a new file with --size")]
+    ForeignFile(PathBuf),
+    #[error("{path}: {dev} is mounted at {mountpoint}; unmount it or pick another device (--force does not override this)")]
+    Mounted {
+        path: PathBuf,
+        dev: String,
+        mountpoint: String,
+    },
+    #[error("{path}: {dev} is in use as swap; swapoff it or pick another device (--force does not override this)")]
+    Swap { path: PathBuf, dev: String },
+    #[error("{path}: {dev} is held by {holders} (LVM, md or dm); release it or pick another device (--force does not override this)")]
+    Held {
+        path: PathBuf,
+        dev: String,
+        holders: String,
+    },
+    #[error("{path}: {dev} backs the loop device {loop_dev}; detach it (losetup -d) or pick another device (--force does not override this)")]
+    BacksLoop {
+        path: PathBuf,
+        dev: String,
+        loop_dev: String,
+    },
+    #[error("{0}: the kernel refused to open the device exclusively: it is mounted, held or opened exclusively by another program (a filesystem out of sight, md, a VM) or by an iosurvey run; free it (only a run's hold can be shared, with --shared)")]
+    Busy(PathBuf),
+    #[error("{0}: another iosurvey run is using this target (it is locked); wait for it to end, or add --shared to run beside it (each run then measures the other's load)")]
+    InUse(PathBuf),
+    #[error("{path}: {dev} holds data ({what}); wipe it first or add --force to destroy it")]
+    Signature {
+        path: PathBuf,
+        dev: String,
+        what: String,
+    },
+    #[error("{0}: cannot check the device for filesystem or partition signatures: blkid (util-linux) is not installed at a system path (/usr/sbin, /sbin, /usr/bin, /bin); install it or add --force")]
+    NoProber(PathBuf),
+    #[error("{path}: cannot check the device for filesystem or partition signatures ({err}); add --force to write it anyway")]
+    ProbeFailed { path: PathBuf, err: String },
+    #[error("{0}: it changed between the checks and the open (the name now leads to another file or device); nothing was written, run again")]
+    Changed(PathBuf),
+    #[error("{0}: a symlink or a file appeared at the path of the test file; iosurvey creates test files only where nothing is and never through a symlink; remove it or name another path")]
+    Exists(PathBuf),
+    #[error("{0}: is a symlink to nothing; iosurvey never creates a test file through a symlink; remove it, or name the file itself")]
+    DanglingSymlink(PathBuf),
+    #[error("{second}: the same target as {first} (same device or file); name each target once")]
+    SameTarget { first: PathBuf, second: PathBuf },
+    #[error("{second}: overlaps {first} (a partition and its disk, or a loop, dm or md device over it); name each piece of storage once")]
+    Overlap { first: PathBuf, second: PathBuf },
+}
+
+impl Refusal {
+    fn of_use(path: &Path, u: family::Use) -> Refusal {
+        let path = path.to_path_buf();
+        match u {
+            family::Use::Mounted { dev, mountpoint } => Refusal::Mounted {
+                path,
+                dev,
+                mountpoint,
+            },
+            family::Use::Swap { dev } => Refusal::Swap { path, dev },
+            family::Use::Held { dev, holders } => Refusal::Held { path, dev, holders },
+            family::Use::BacksLoop { dev, loop_dev } => Refusal::BacksLoop {
+                path,
+                dev,
+                loop_dev,
+            },
+        }
+    }
+}
+
+/// The refusals of the policy alone, before anything is opened: a write to
+/// a block device needs `--allow-destroy`, and nothing is written with
+/// `--readonly`.
+pub fn check_block_policy(path: &Path, policy: WritePolicy) -> Result<(), Refusal> {
+    if policy.readonly {
+        return Err(Refusal::ReadOnly(path.to_path_buf()));
+    }
+    if !policy.allow_destroy {
+        return Err(Refusal::BlockDevice(path.to_path_buf()));
+    }
+    Ok(())
+}
+
+/// The first use of the device `rdev` or of its family (see [`family`]).
+pub fn check_block_use(path: &Path, rdev: u64) -> Result<(), Refusal> {
+    match family::find_use(rdev).1 {
+        Some(u) => Err(Refusal::of_use(path, u)),
+        None => Ok(()),
+    }
+}
+
+/// Checks that the block device open at `fd` (device number `rdev`, named
+/// `path` by the user) may be written: the policy, every use of its
+/// family, then (unless `--force`) signatures on it and its partitions,
+/// probed through descriptors.
+pub fn check_block_write(
+    path: &Path,
+    fd: BorrowedFd<'_>,
+    rdev: u64,
+    policy: WritePolicy,
+) -> Result<(), Refusal> {
+    check_block_policy(path, policy)?;
+    check_block_use(path, rdev)?;
+    if policy.force {
+        return Ok(());
+    }
+    check_signature(path, fd, &family::dev_name(rdev))?;
+    for part in family::partitions(rdev) {
+        let name = family::dev_name(part);
+        // Opened by its /dev name, used only if it is that partition.
+        let opened = rustix::fs::open(
+            name.as_str(),
+            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC | rustix::fs::OFlags::NONBLOCK,
+            rustix::fs::Mode::empty(),
+        );
+        if let Ok(pfd) = opened {
+            if rustix::fs::fstat(&pfd).is_ok_and(|st| st.st_rdev == part) {
+                check_signature(path, pfd.as_fd(), &name)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_signature(path: &Path, fd: BorrowedFd<'_>, dev: &str) -> Result<(), Refusal> {
+    match probe::probe_fd(fd) {
+        Ok(None) => Ok(()),
+        Ok(Some(what)) => Err(Refusal::Signature {
+            path: path.to_path_buf(),
+            dev: dev.to_string(),
+            what,
+        }),
+        Err(probe::ProbeError::NoBlkid) => Err(Refusal::NoProber(path.to_path_buf())),
+        Err(e) => Err(Refusal::ProbeFailed {
+            path: path.to_path_buf(),
+            err: e.to_string(),
+        }),
+    }
+}
+
+/// How long a lock or an exclusive open is retried before a target counts
+/// as used by another run: a run that just ended may still hold it for a
+/// moment (io_uring releases its registered files after the process ends).
+pub const RELEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Retries `attempt` every 20 ms while it says "busy" (`Ok(None)`), for at
+/// most [`RELEASE_WAIT`] or until `stop` is set.
+pub fn retry_busy<T, E>(
+    stop: Option<&std::sync::atomic::AtomicBool>,
+    mut attempt: impl FnMut() -> Result<Option<T>, E>,
+) -> Result<Option<T>, E> {
+    let until = std::time::Instant::now() + RELEASE_WAIT;
+    loop {
+        if let Some(v) = attempt()? {
+            return Ok(Some(v));
+        }
+        let stopped = stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
+        if stopped || std::time::Instant::now() >= until {
+            return Ok(None);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Takes the run's lock on the target open at `fd` (`flock`, exclusive):
+/// refused when another run holds it (after [`RELEASE_WAIT`]).
+pub fn lock(
+    path: &Path,
+    fd: BorrowedFd<'_>,
+    stop: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<(), Refusal> {
+    let got = retry_busy(stop, || {
+        match rustix::fs::flock(fd, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => Ok(Some(())),
+            Err(rustix::io::Errno::WOULDBLOCK) => Ok(None),
+            // A filesystem without flock: nothing to lock against.
+            Err(_) => Ok::<_, Refusal>(Some(())),
+        }
+    })?;
+    got.ok_or_else(|| Refusal::InUse(path.to_path_buf()))
+}
+
+/// A `--shared` run's lock: shared, so that a run without `--shared`
+/// sees the target in use; taken only if no such run holds it already.
+pub fn lock_shared(fd: BorrowedFd<'_>) {
+    let _ = rustix::fs::flock(fd, rustix::fs::FlockOperation::NonBlockingLockShared);
+}
+
+/// Drops the run's lock on `fd` now, not when the last reference to the
+/// open file goes (which io_uring may hold a moment longer).
+pub fn unlock(fd: BorrowedFd<'_>) {
+    let _ = rustix::fs::flock(fd, rustix::fs::FlockOperation::Unlock);
+}
+
+/// The extended attribute that marks a file iosurvey created.
+pub const CREATED_XATTR: &str = "user.iosurvey.created";
+
+/// Marks a file or directory iosurvey created, so that a later run may
+/// write or remove it without --allow-destroy. Filesystems without user
+/// xattrs leave it unmarked.
+pub fn mark_created(fd: impl std::os::fd::AsFd) {
+    let _ = rustix::fs::fsetxattr(fd, CREATED_XATTR, b"1", rustix::fs::XattrFlags::empty());
+}
+
+/// Whether the file or directory open at `fd` carries iosurvey's mark.
+/// Judged on the descriptor held, never on a path that may have changed.
+pub fn fd_is_marked(fd: impl std::os::fd::AsFd) -> bool {
+    let mut buf = [0u8; 8];
+    rustix::fs::fgetxattr(fd, CREATED_XATTR, &mut buf[..]).is_ok()
+}
+
+/// Creates a new file at `path` with `O_CREAT|O_EXCL|O_NOFOLLOW` (so it
+/// never follows a symlink and never opens what is already there), for
+/// writing plus `extra` flags, and marks it as iosurvey's.
+pub fn create_new_marked(
+    path: &Path,
+    extra: rustix::fs::OFlags,
+) -> Result<std::os::fd::OwnedFd, rustix::io::Errno> {
+    create_new_marked_at(rustix::fs::CWD, path, extra)
+}
+
+/// [`create_new_marked`] relative to the directory open at `dir` (any
+/// descriptor of it, `O_PATH` too), so the directory cannot be swapped
+/// between the checks and the creation.
+pub fn create_new_marked_at(
+    dir: impl AsFd,
+    name: &Path,
+    extra: rustix::fs::OFlags,
+) -> Result<std::os::fd::OwnedFd, rustix::io::Errno> {
+    use rustix::fs::{Mode, OFlags};
+    let fd = rustix::fs::openat(
+        dir,
+        name,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC | extra,
+        Mode::from_raw_mode(0o644),
+    )?;
+    mark_created(&fd);
+    Ok(fd)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn create_new_never_follows_a_symlink_nor_opens_what_exists() {
+        let d = tempfile::tempdir().unwrap();
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, b"user data").unwrap();
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let dangling = d.path().join("dangling");
+        std::os::unix::fs::symlink(d.path().join("elsewhere"), &dangling).unwrap();
+        let none = rustix::fs::OFlags::empty();
+        assert!(create_new_marked(&victim, none).is_err());
+        assert!(create_new_marked(&link, none).is_err());
+        assert!(create_new_marked(&dangling, none).is_err());
+        assert!(!d.path().join("elsewhere").exists());
+        assert_eq!(std::fs::read(&victim).unwrap(), b"user data");
+        let fresh = d.path().join("fresh");
+        let fd = create_new_marked(&fresh, none).unwrap();
+        let xattrs =
+            rustix::fs::fsetxattr(&fd, "user.probe", b"1", rustix::fs::XattrFlags::empty()).is_ok();
+        assert_eq!(fd_is_marked(&fd), xattrs);
+    }
+
+    #[test]
+    fn readonly_and_allow_destroy_come_first() {
+        let p = Path::new("/dev/nonexistent");
+        let ro = WritePolicy {
+            readonly: true,
+            allow_destroy: true,
+            force: true,
+        };
+        assert_eq!(check_block_policy(p, ro), Err(Refusal::ReadOnly(p.into())));
+        assert_eq!(
+            check_block_policy(p, WritePolicy::default()),
+            Err(Refusal::BlockDevice(p.into()))
+        );
+    }
+}

@@ -1,0 +1,467 @@
+//! Open once, judge the descriptor: a target's path is opened once
+//! (`O_PATH`, which has no effect on any kind of file), and everything is
+//! decided from what that descriptor holds: its kind from `st_mode`, the
+//! write guard on its `st_rdev` or its mark (`fgetxattr`), signatures probed
+//! through it. The descriptor the run uses is reopened from it through
+//! `/proc/self/fd`, so it is the same file or device, and checked to be.
+
+use super::layout::{check_free_space_fd, dir_dio_alignment, fill};
+use super::{io_err, Claim, Geometry, Identity, OpenOptions, OpenTarget, TargetError, TargetKind};
+use crate::guard::{
+    check_block_policy, check_block_use, check_block_write, create_new_marked_at, fd_is_marked,
+    lock, lock_shared, retry_busy, unlock, Refusal,
+};
+use iosurvey_workload::TargetSpec;
+use rustix::fs::{AtFlags, FileType, FlockOperation, Mode, OFlags, SeekFrom, Stat, StatxFlags};
+use rustix::io::Errno;
+use std::ffi::OsString;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+/// What a target's path led to, held open from here on.
+pub(super) enum Found {
+    Existing {
+        path: PathBuf,
+        kind: TargetKind,
+        /// `O_PATH`.
+        fd: OwnedFd,
+        st: Stat,
+    },
+    /// A test file to create: `name` in the directory open at `dir`.
+    ToCreate {
+        path: PathBuf,
+        /// `O_PATH`.
+        dir: OwnedFd,
+        dir_st: Stat,
+        name: OsString,
+        size: u64,
+    },
+}
+
+impl Found {
+    pub(super) fn identity(&self) -> Identity {
+        match self {
+            Found::Existing {
+                kind: TargetKind::Block,
+                st,
+                ..
+            } => Identity::Block(st.st_rdev),
+            Found::Existing { st, .. } => Identity::File {
+                dev: st.st_dev,
+                ino: st.st_ino,
+            },
+            Found::ToCreate { dir_st, name, .. } => Identity::New {
+                dev: dir_st.st_dev,
+                ino: dir_st.st_ino,
+                name: name.clone(),
+            },
+        }
+    }
+
+    pub(super) fn path(&self) -> &Path {
+        match self {
+            Found::Existing { path, .. } | Found::ToCreate { path, .. } => path,
+        }
+    }
+}
+
+/// The test file iosurvey creates inside a directory target.
+pub fn test_file_name() -> OsString {
+    format!("iosurvey-{}.testfile", std::process::id()).into()
+}
+
+fn kind_of(st: &Stat) -> FileType {
+    FileType::from_raw_mode(st.st_mode)
+}
+
+/// Opens `spec`'s path once (`O_PATH`) and says what it is.
+pub(super) fn find(spec: &TargetSpec) -> Result<Found, TargetError> {
+    let path = spec.path.as_path();
+    let fd = match rustix::fs::open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT) => return find_missing(spec),
+        Err(Errno::NOTDIR) => return Err(TargetError::NotFound(path.to_path_buf())),
+        Err(e) => return Err(io_err(path, "open", e)),
+    };
+    let st = rustix::fs::fstat(&fd).map_err(|e| io_err(path, "fstat", e))?;
+    let unsupported = |what| TargetError::Unsupported {
+        path: path.to_path_buf(),
+        what,
+    };
+    let existing = |kind| Found::Existing {
+        path: path.to_path_buf(),
+        kind,
+        fd,
+        st,
+    };
+    match kind_of(&st) {
+        FileType::RegularFile => Ok(existing(TargetKind::File)),
+        FileType::BlockDevice => Ok(existing(TargetKind::Block)),
+        FileType::Directory => match spec.create_size {
+            Some(size) => {
+                let Found::Existing { fd, st, .. } = existing(TargetKind::Directory) else {
+                    unreachable!()
+                };
+                Ok(Found::ToCreate {
+                    path: path.join(test_file_name()),
+                    dir: fd,
+                    dir_st: st,
+                    name: test_file_name(),
+                    size,
+                })
+            }
+            None => Err(TargetError::DirectoryNeedsSize(path.to_path_buf())),
+        },
+        FileType::CharacterDevice => Err(unsupported("character device")),
+        _ => Err(unsupported("fifo, socket or other")),
+    }
+}
+
+/// A missing path: a test file to create there, if `--size` was given and
+/// the path is not a symlink to nothing.
+fn find_missing(spec: &TargetSpec) -> Result<Found, TargetError> {
+    let path = spec.path.as_path();
+    let Some(size) = spec.create_size else {
+        return Err(TargetError::NotFound(path.to_path_buf()));
+    };
+    if rustix::fs::lstat(path).is_ok() {
+        return Err(Refusal::DanglingSymlink(path.to_path_buf()).into());
+    }
+    let name = path
+        .file_name()
+        .ok_or_else(|| TargetError::NotFound(path.to_path_buf()))?;
+    let dir_path = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let dir = rustix::fs::open(
+        dir_path,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| match e {
+        Errno::NOENT | Errno::NOTDIR => TargetError::NotFound(path.to_path_buf()),
+        e => io_err(dir_path, "open", e),
+    })?;
+    let dir_st = rustix::fs::fstat(&dir).map_err(|e| io_err(dir_path, "fstat", e))?;
+    Ok(Found::ToCreate {
+        path: path.to_path_buf(),
+        dir,
+        dir_st,
+        name: name.to_os_string(),
+        size,
+    })
+}
+
+/// The name under which this process reopens what `fd` holds.
+fn self_fd(fd: &impl AsRawFd) -> String {
+    format!("/proc/self/fd/{}", fd.as_raw_fd())
+}
+
+/// Reopens the file or device held at `fd` with `flags`: the same one,
+/// whatever its path names now.
+fn reopen(fd: &OwnedFd, flags: OFlags) -> Result<OwnedFd, Errno> {
+    rustix::fs::open(self_fd(fd), flags | OFlags::CLOEXEC, Mode::empty())
+}
+
+fn same_file(a: &Stat, b: &Stat) -> bool {
+    (a.st_dev, a.st_ino, a.st_rdev) == (b.st_dev, b.st_ino, b.st_rdev)
+}
+
+/// Opens an existing file or device for the run (`write`: read-write) or,
+/// in planning, read-only, and judges the descriptor: the write guard when
+/// `opts.write`, `O_EXCL` on block devices the run writes, the run's lock.
+/// With `claim.shared`, another run's lock and exclusive open are shared
+/// instead of refused (and the lock taken is a shared one).
+pub(super) fn open_existing(
+    found: &Found,
+    opts: &OpenOptions<'_>,
+    claim: &Claim,
+    write: bool,
+) -> Result<OwnedFd, TargetError> {
+    let Found::Existing { path, kind, fd, st } = found else {
+        unreachable!("open_existing of a test file to create")
+    };
+    let path = path.as_path();
+    let policy = opts.policy;
+    let mut flags = if write { OFlags::RDWR } else { OFlags::RDONLY };
+    if opts.direct {
+        flags |= OFlags::DIRECT;
+    }
+    // A block device the run writes is opened with O_EXCL, so the kernel
+    // refuses one that is mounted or claimed, also with --shared.
+    let exclusive = *kind == TargetKind::Block && opts.write;
+    if exclusive {
+        check_block_policy(path, policy)?;
+        flags |= OFlags::EXCL;
+    } else if opts.write && policy.readonly {
+        return Err(Refusal::ReadOnly(path.to_path_buf()).into());
+    }
+    let mut use_checked = false;
+    let opened = retry_busy(opts.stop, || match reopen(fd, flags) {
+        Ok(fd) => Ok(Some(fd)),
+        Err(Errno::BUSY) if exclusive => {
+            // A known use says so at once; else it may be a run ending.
+            if !use_checked {
+                check_block_use(path, st.st_rdev)?;
+                use_checked = true;
+            }
+            // With --shared, another iosurvey run's exclusive open is the
+            // one use allowed: shared only when such a run holds its lock.
+            if claim.shared {
+                let plain =
+                    reopen(fd, flags - OFlags::EXCL).map_err(|e| io_err(path, "open", e))?;
+                if held_by_a_run(&plain) {
+                    return Ok(Some(plain));
+                }
+            }
+            Ok(None)
+        }
+        Err(Errno::INVAL) if opts.direct => Err(TargetError::NoDirect(path.to_path_buf())),
+        Err(e) => Err(io_err(path, "open", e)),
+    })?
+    .ok_or_else(|| Refusal::Busy(path.to_path_buf()))?;
+    let now = rustix::fs::fstat(&opened).map_err(|e| io_err(path, "fstat", e))?;
+    if !same_file(st, &now) {
+        return Err(Refusal::Changed(path.to_path_buf()).into());
+    }
+    if opts.write {
+        match kind {
+            TargetKind::Block => check_block_write(path, opened.as_fd(), now.st_rdev, policy)?,
+            _ if policy.allow_destroy || fd_is_marked(&opened) => {}
+            _ => return Err(Refusal::ForeignFile(path.to_path_buf()).into()),
+        }
+    }
+    if claim.shared {
+        lock_shared(opened.as_fd());
+    } else {
+        lock(path, opened.as_fd(), opts.stop)?;
+    }
+    Ok(opened)
+}
+
+/// Whether an iosurvey run holds its lock (exclusive, or shared by
+/// `--shared` runs) on the target open at `fd`.
+fn held_by_a_run(fd: &OwnedFd) -> bool {
+    match rustix::fs::flock(fd, FlockOperation::NonBlockingLockExclusive) {
+        Err(Errno::WOULDBLOCK) => true,
+        Ok(()) => {
+            unlock(fd.as_fd());
+            false
+        }
+        Err(_) => false,
+    }
+}
+
+/// Refuses a test file's layout the policy forbids, and one whose name is
+/// taken (by anything, a symlink too) or whose filesystem lacks the room.
+pub(super) fn check_create(found: &Found, opts: &OpenOptions<'_>) -> Result<(), TargetError> {
+    let Found::ToCreate {
+        path,
+        dir,
+        name,
+        size,
+        ..
+    } = found
+    else {
+        return Ok(());
+    };
+    if opts.policy.readonly {
+        return Err(Refusal::ReadOnlyLayout(path.clone()).into());
+    }
+    if rustix::fs::statat(dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW).is_ok() {
+        return Err(Refusal::Exists(path.clone()).into());
+    }
+    check_free_space_fd(path, dir, *size)
+}
+
+/// The geometry a test file still to be created will have.
+pub(super) fn planned_new(found: &Found, direct: bool) -> Geometry {
+    let Found::ToCreate {
+        path,
+        dir,
+        dir_st,
+        size,
+        ..
+    } = found
+    else {
+        unreachable!("planned_new of an existing target")
+    };
+    Geometry {
+        logical_block_size: dir_dio_alignment(Path::new(&self_fd(dir)), dir_st.st_dev),
+        path: path.clone(),
+        size: *size,
+        direct,
+    }
+}
+
+/// Creates the test file of `found` (never through a symlink, never over
+/// anything), lays it out and reopens it for the run. A failure removes it.
+pub(super) fn create(
+    found: &Found,
+    opts: &OpenOptions<'_>,
+    claim: &Claim,
+) -> Result<OwnedFd, TargetError> {
+    check_create(found, opts)?;
+    let Found::ToCreate {
+        path,
+        dir,
+        name,
+        size,
+        ..
+    } = found
+    else {
+        unreachable!("create of an existing target")
+    };
+    let wfd = create_new_marked_at(dir, Path::new(name), OFlags::empty()).map_err(|e| match e {
+        Errno::EXIST | Errno::LOOP => Refusal::Exists(path.clone()).into(),
+        e => io_err(path, "create", e),
+    })?;
+    let opened = (|| {
+        fill(path, &wfd, *size, opts.stop)?;
+        let mut flags = if opts.write {
+            OFlags::RDWR
+        } else {
+            OFlags::RDONLY
+        };
+        if opts.direct {
+            flags |= OFlags::DIRECT;
+        }
+        let fd = match reopen(&wfd, flags) {
+            Ok(fd) => fd,
+            Err(Errno::INVAL) if opts.direct => {
+                return Err(TargetError::NoDirect(path.to_path_buf()))
+            }
+            Err(e) => return Err(io_err(path, "open", e)),
+        };
+        if !claim.shared {
+            lock(path, fd.as_fd(), opts.stop)?;
+        } else {
+            lock_shared(fd.as_fd());
+        }
+        Ok(fd)
+    })();
+    if opened.is_err() {
+        remove_at(dir, Path::new(name), &wfd);
+    }
+    opened
+}
+
+/// Unlinks `name` in `dir` if it is still the file open at `fd`.
+fn remove_at(dir: &OwnedFd, name: &Path, fd: &OwnedFd) {
+    let (Ok(now), Ok(ours)) = (
+        rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW),
+        rustix::fs::fstat(fd),
+    ) else {
+        return;
+    };
+    if same_file(&now, &ours) {
+        let _ = rustix::fs::unlinkat(dir, name, AtFlags::empty());
+    }
+}
+
+/// Removes the file at `path` if it is still the one open at `fd`: a file
+/// put in its place is left alone.
+pub(super) fn remove_if_same(path: &Path, fd: &OwnedFd) -> std::io::Result<()> {
+    let ours = rustix::fs::fstat(fd)?;
+    let now = rustix::fs::lstat(path)?;
+    if !same_file(&now, &ours) {
+        return Err(std::io::Error::other(
+            "another file has taken its place since iosurvey created it; that file was left alone",
+        ));
+    }
+    std::fs::remove_file(path)
+}
+
+/// Probes the opened target: size, block sizes, rotational flag; a file
+/// must be non-empty, at least `want` bytes and (unless iosurvey just laid
+/// it out) without holes.
+pub(super) fn describe(
+    path: &Path,
+    kind: TargetKind,
+    fd: OwnedFd,
+    created: bool,
+    write: bool,
+    direct: bool,
+    want: Option<u64>,
+) -> Result<OpenTarget, TargetError> {
+    let size = rustix::fs::seek(&fd, SeekFrom::End(0)).map_err(|e| io_err(path, "seek", e))?;
+    let (logical, physical, rotational) = match kind {
+        TargetKind::Block => {
+            let lbs = rustix::fs::ioctl_blksszget(&fd).map_err(|e| io_err(path, "BLKSSZGET", e))?;
+            let pbs = rustix::fs::ioctl_blkpbszget(&fd).unwrap_or(lbs);
+            let st = rustix::fs::fstat(&fd).map_err(|e| io_err(path, "fstat", e))?;
+            // A partition has no queue of its own: its disk's.
+            let dir = format!(
+                "/sys/dev/block/{}:{}",
+                rustix::fs::major(st.st_rdev),
+                rustix::fs::minor(st.st_rdev)
+            );
+            let rot = ["queue/rotational", "../queue/rotational"]
+                .iter()
+                .find_map(|rel| std::fs::read_to_string(format!("{dir}/{rel}")).ok())
+                .map(|s| s.trim() == "1");
+            (u64::from(lbs), u64::from(pbs), rot)
+        }
+        TargetKind::File | TargetKind::Directory => {
+            if size == 0 {
+                return Err(TargetError::Empty(path.to_path_buf()));
+            }
+            if let Some(w) = want {
+                if size < w {
+                    return Err(TargetError::Smaller {
+                        path: path.to_path_buf(),
+                        size,
+                        want: w,
+                    });
+                }
+            }
+            if !created {
+                check_no_holes(&fd, path, size)?;
+            }
+            let (lbs, pbs) = file_alignment(&fd);
+            (lbs, pbs, None)
+        }
+    };
+    Ok(OpenTarget {
+        path: path.to_path_buf(),
+        kind,
+        size,
+        logical_block_size: logical,
+        physical_block_size: physical,
+        rotational,
+        direct,
+        writable: write,
+        created,
+        frame_files: Vec::new(),
+        fd,
+    })
+}
+
+/// O_DIRECT offset alignment and preferred I/O size of a file.
+fn file_alignment(fd: &OwnedFd) -> (u64, u64) {
+    let st = rustix::fs::statx(
+        fd,
+        "",
+        AtFlags::EMPTY_PATH,
+        StatxFlags::DIOALIGN | StatxFlags::BASIC_STATS,
+    );
+    match st {
+        Ok(s) if s.stx_dio_offset_align > 0 => (
+            u64::from(s.stx_dio_offset_align),
+            u64::from(s.stx_blksize).max(u64::from(s.stx_dio_offset_align)),
+        ),
+        Ok(s) => (512, u64::from(s.stx_blksize).max(512)),
+        Err(_) => (512, 4096),
+    }
+}
+
+pub(crate) fn check_no_holes(fd: &OwnedFd, path: &Path, size: u64) -> Result<(), TargetError> {
+    match rustix::fs::seek(fd, SeekFrom::Hole(0)) {
+        Ok(hole) if hole < size => Err(TargetError::Holes {
+            path: path.to_path_buf(),
+            hole,
+        }),
+        _ => Ok(()),
+    }
+}
