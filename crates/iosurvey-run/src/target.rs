@@ -14,7 +14,7 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-pub(crate) use layout::{check_free_space, create_marked, dir_dio_alignment, fill};
+pub(crate) use layout::{check_free_space, dir_dio_alignment, fill};
 pub use open::test_file_name;
 
 /// What kind of thing a target is.

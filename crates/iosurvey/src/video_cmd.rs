@@ -304,9 +304,10 @@ fn check_room(plan: &Plan, spec: &VideoSpec) -> anyhow::Result<()> {
 /// Takes an exclusive `flock` on the directory of a files-layout run, held
 /// until the returned descriptor is dropped: a second video run on the
 /// same directory would measure the first one's load, and take its frames
-/// for its own. `Ok(None)` when the directory cannot be opened (the run
-/// refuses it, naming it, when it opens its target).
-fn lock_dir(spec: &VideoSpec) -> anyhow::Result<Option<std::os::fd::OwnedFd>> {
+/// for its own. With `--shared` the lock is shared, so only runs that all
+/// gave `--shared` go together. `Ok(None)` when the directory cannot be
+/// opened (the run refuses it, naming it, when it opens its target).
+fn lock_dir(spec: &VideoSpec, shared: bool) -> anyhow::Result<Option<std::os::fd::OwnedFd>> {
     use rustix::fs::{flock, FlockOperation, Mode, OFlags};
     let Ok(fd) = rustix::fs::open(
         &spec.target,
@@ -315,11 +316,16 @@ fn lock_dir(spec: &VideoSpec) -> anyhow::Result<Option<std::os::fd::OwnedFd>> {
     ) else {
         return Ok(None);
     };
-    match flock(&fd, FlockOperation::NonBlockingLockExclusive) {
+    let how = if shared {
+        FlockOperation::NonBlockingLockShared
+    } else {
+        FlockOperation::NonBlockingLockExclusive
+    };
+    match flock(&fd, how) {
         Ok(()) => Ok(Some(fd)),
         Err(rustix::io::Errno::WOULDBLOCK) => Err(anyhow!(
-            "{}: another iosurvey video run is using this directory; wait for it to end or \
-             give another directory",
+            "{}: another iosurvey video run is using this directory; wait for it to end, \
+             give another directory, or add --shared to both runs",
             spec.target.display()
         )),
         // Locks not supported here: nothing to hold.
@@ -406,7 +412,7 @@ pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
     let files = matches!(spec.layout, FrameLayout::Files { .. });
     // Held until the frames are cleaned up, after `execute`.
     let _lock = if files && !a.out.dry_run {
-        match lock_dir(&spec) {
+        match lock_dir(&spec, a.target_flags.shared) {
             Ok(l) => l,
             Err(e) => return usage(e),
         }

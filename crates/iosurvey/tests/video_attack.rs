@@ -678,9 +678,20 @@ fn a_second_run_on_the_same_directory_is_refused_and_the_first_goes_on() {
             "--frames",
             "20",
         ],
+        // --shared on one side only: the first run holds the directory alone.
+        vec![
+            m,
+            "--write",
+            "--frame-size",
+            "64k",
+            "--frames",
+            "20",
+            "--shared",
+        ],
     ] {
         let out = video(&args);
         assert_refused(&out, "another iosurvey video run");
+        assert_refused(&out, "add --shared to both runs");
     }
     let out = first.wait_with_output().unwrap();
     let r = report_of(&out);

@@ -3,26 +3,12 @@
 //! (free space, O_DIRECT alignment).
 
 use super::{io_err, TargetError};
-use crate::guard::mark_created;
 use iosurvey_engine::BufferPool;
-use rustix::fs::{Mode, OFlags, StatxFlags};
+use rustix::fs::StatxFlags;
 use rustix::io::Errno;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// Creates (or with `flags` such as TRUNC, reopens) `path` for writing and
-/// marks it as iosurvey's.
-pub(crate) fn create_marked(path: &Path, flags: OFlags) -> Result<OwnedFd, TargetError> {
-    let fd = rustix::fs::open(
-        path,
-        OFlags::WRONLY | OFlags::CREATE | OFlags::CLOEXEC | flags,
-        Mode::from_raw_mode(0o644),
-    )
-    .map_err(|e| io_err(path, "create", e))?;
-    mark_created(&fd);
-    Ok(fd)
-}
 
 /// Lays out `size` bytes of data in `fd` (the file at `path`).
 pub(crate) fn fill(
