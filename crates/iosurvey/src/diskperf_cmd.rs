@@ -195,6 +195,29 @@ impl Presenter for DiskperfPresenter {
     fn csv(&self, report: &RunReport) -> String {
         render_diskperf_csv(report, &self.0)
     }
+    /// Like diskperf, the table is printed as it fills: the header once the
+    /// first test has run, then each row once the next size has begun.
+    fn text_so_far(&self, report: &RunReport, opts: TextOptions) -> Option<String> {
+        let text = render_diskperf(report, opts, &self.0);
+        Some(settled(&text).to_string())
+    }
+}
+
+/// The head of a diskperf table that later tests cannot change: its
+/// comment lines and every row but the last, which may still fill in.
+fn settled(text: &str) -> &str {
+    let (mut at, mut last_row, mut in_rows) = (0, None, false);
+    for line in text.split_inclusive('\n') {
+        let row = !line.starts_with('#') && !line.trim().is_empty();
+        if row {
+            in_rows = true;
+            last_row = Some(at);
+        } else if in_rows {
+            break;
+        }
+        at += line.len();
+    }
+    last_row.map_or("", |end| &text[..end])
 }
 
 pub fn diskperf(a: DiskperfArgs, argv: &[String]) -> Result<Outcome, Failure> {
@@ -234,5 +257,13 @@ mod tests {
         assert_eq!(pick_engine(None, 8), EngineKind::Uring);
         assert_eq!(pick_engine(Some(EngineKind::Uring), 1), EngineKind::Uring);
         assert_eq!(pick_engine(Some(EngineKind::Sync), 8), EngineKind::Sync);
+    }
+
+    #[test]
+    fn the_settled_head_stops_before_the_last_row() {
+        let t = "# a\n# b\n   4096 1.00\n   8192 2.00\n# INTERRUPTED\n";
+        assert_eq!(settled(t), "# a\n# b\n   4096 1.00\n");
+        assert_eq!(settled("# a\n   4096 NaN\n"), "# a\n");
+        assert_eq!(settled("# a\n"), "");
     }
 }

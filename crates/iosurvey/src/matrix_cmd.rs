@@ -232,6 +232,16 @@ fn spec_from(a: &MatrixArgs) -> Result<MatrixSpec, Failure> {
     Ok(s)
 }
 
+/// ORION's files, in the order of `file_bodies`.
+const FILES: [&str; 6] = [
+    "summary.txt",
+    "mbps.csv",
+    "iops.csv",
+    "lat.csv",
+    "hist.txt",
+    "report.json",
+];
+
 /// ORION's presenters, and its files in `dir` after every point.
 struct MatrixPresenter {
     testname: String,
@@ -243,21 +253,26 @@ impl Presenter for MatrixPresenter {
         render_matrix_text(report, &self.testname)
     }
 
-    fn after_point(&self, report: &RunReport) -> Result<(), Failure> {
+    fn files(&self, report: &RunReport) -> Vec<(String, PathBuf)> {
         let prefix = format!("{}_{}", self.testname, stamp(report));
-        let files = [
-            ("summary.txt", render_summary(report, &self.testname)),
-            ("mbps.csv", render_matrix_csv(report, Metric::Mbps)),
-            ("iops.csv", render_matrix_csv(report, Metric::Iops)),
-            ("lat.csv", render_matrix_csv(report, Metric::Lat)),
-            ("hist.txt", render_hist(report)),
-            ("report.json", to_json(report)),
-        ];
-        for (suffix, body) in files {
-            let path = self.dir.join(format!("{prefix}_{suffix}"));
-            crate::output::write_whole(&path, &body)?;
-        }
-        Ok(())
+        FILES
+            .iter()
+            .map(|suffix| {
+                let path = self.dir.join(format!("{prefix}_{suffix}"));
+                (format!("--out ({suffix})"), path)
+            })
+            .collect()
+    }
+
+    fn file_bodies(&self, report: &RunReport) -> Vec<String> {
+        vec![
+            render_summary(report, &self.testname),
+            render_matrix_csv(report, Metric::Mbps),
+            render_matrix_csv(report, Metric::Iops),
+            render_matrix_csv(report, Metric::Lat),
+            render_hist(report),
+            to_json(report),
+        ]
     }
 }
 

@@ -209,7 +209,7 @@ impl SurveyPresenter {
     }
 }
 
-/// Writes `body` to `path` whole, through a temporary name and a rename.
+/// `PREFIX` with `suffix` after it.
 fn with_suffix(prefix: &Path, suffix: &str) -> PathBuf {
     let mut p = prefix.as_os_str().to_owned();
     p.push(suffix);
@@ -238,12 +238,21 @@ impl Presenter for SurveyPresenter {
                 ));
             }
         }
-        if let Some(prefix) = &self.prefix {
-            let summary = render_summary(report, self.layout);
-            crate::output::write_whole(&with_suffix(prefix, ".summary"), &summary)?;
-            crate::output::write_whole(&with_suffix(prefix, ".detail"), &render_detail(report))?;
-        }
         Ok(())
+    }
+
+    fn files(&self, _report: &RunReport) -> Vec<(String, PathBuf)> {
+        let Some(prefix) = &self.prefix else {
+            return Vec::new();
+        };
+        [".summary", ".detail"]
+            .iter()
+            .map(|s| (format!("--out (PREFIX{s})"), with_suffix(prefix, s)))
+            .collect()
+    }
+
+    fn file_bodies(&self, report: &RunReport) -> Vec<String> {
+        vec![render_summary(report, self.layout), render_detail(report)]
     }
 }
 
