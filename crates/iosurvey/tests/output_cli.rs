@@ -397,3 +397,46 @@ fn a_failed_live_write_is_reported_and_the_run_exits_1() {
     assert_eq!(err.lines().count(), 1, "said once: {err}");
     assert!(err.contains("--live /dev/full") && err.contains("No space left"));
 }
+
+#[test]
+fn the_report_marks_the_real_length_of_the_last_interval_of_a_series() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = report_of(&iosurvey(&[
+        "run",
+        path_str(&dir.path().join("t.dat")),
+        "--size",
+        "4m",
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--time",
+        "1100ms",
+        "--interval",
+        "400ms",
+        "--output",
+        "json",
+        "-q",
+    ]));
+    assert_valid(&r);
+    let p = &r["points"][0];
+    let (elapsed, interval) = (u(&p["elapsed_ns"]), u(&p["settings"]["interval_ns"]));
+    let total = &p["total"]["read"];
+    let n = total["series"].as_array().unwrap().len() as u64;
+    assert_eq!(
+        n,
+        elapsed / interval + 1,
+        "the cut interval is in the series"
+    );
+    assert_eq!(u(&total["series_last_ns"]), elapsed - (n - 1) * interval);
+    assert!(u(&total["series_last_ns"]) < interval);
+    assert_eq!(
+        p["streams"][0]["read"]["series_last_ns"],
+        total["series_last_ns"]
+    );
+    assert_eq!(
+        u(&p["total"]["write"]["series_last_ns"]),
+        0,
+        "no writes, no series"
+    );
+}
