@@ -185,8 +185,9 @@ fn settings_from(a: &DiskperfArgs, spec: &DiskperfSpec) -> Result<DiskperfSettin
     })
 }
 
-/// The diskperf table as text and CSV.
-struct DiskperfPresenter(DiskperfSettings);
+/// The diskperf table as text and CSV, and the line said once the checks
+/// have passed.
+struct DiskperfPresenter(DiskperfSettings, Option<String>);
 
 impl Presenter for DiskperfPresenter {
     fn text(&self, report: &RunReport, opts: TextOptions) -> String {
@@ -200,6 +201,9 @@ impl Presenter for DiskperfPresenter {
     fn text_so_far(&self, report: &RunReport, opts: TextOptions) -> Option<String> {
         let text = render_diskperf(report, opts, &self.0);
         Some(settled(&text).to_string())
+    }
+    fn banner(&self) -> Option<&str> {
+        self.1.as_deref()
     }
 }
 
@@ -233,17 +237,17 @@ pub fn diskperf(a: DiskperfArgs, argv: &[String]) -> Result<Outcome, Failure> {
     if let Some(g) = &geometry {
         check_fit(&spec, g)?;
     }
-    let presenter = DiskperfPresenter(settings_from(&a, &spec)?);
-    if !a.out.quiet && !a.out.dry_run && geometry.is_some() {
-        let per = a.time.as_secs_f64();
-        eprintln!(
+    let per = a.time.as_secs_f64();
+    let banner = geometry.is_some().then(|| {
+        format!(
             "iosurvey: diskperf: {} tests of {} s each on {}: about {:.0} s plus laying out any test file",
             plan.points.len(),
             per,
             a.path.display(),
             per * plan.points.len() as f64
-        );
-    }
+        )
+    });
+    let presenter = DiskperfPresenter(settings_from(&a, &spec)?, banner);
     execute(&plan, argv, &a.target, &a.out, &presenter)
 }
 

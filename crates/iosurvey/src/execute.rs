@@ -69,6 +69,34 @@ impl Presenter for TextOnly {
     }
 }
 
+/// A presenter with a line for stderr said once the checks have passed
+/// (before that, a refusal is the only line printed).
+pub struct WithBanner<'a>(pub &'a dyn Presenter, pub String);
+
+impl Presenter for WithBanner<'_> {
+    fn text(&self, report: &RunReport, opts: TextOptions) -> String {
+        self.0.text(report, opts)
+    }
+    fn csv(&self, report: &RunReport) -> String {
+        self.0.csv(report)
+    }
+    fn after_point(&self, report: &RunReport) -> Result<(), Failure> {
+        self.0.after_point(report)
+    }
+    fn files(&self, report: &RunReport) -> Vec<(String, PathBuf)> {
+        self.0.files(report)
+    }
+    fn file_bodies(&self, report: &RunReport) -> Vec<String> {
+        self.0.file_bodies(report)
+    }
+    fn text_so_far(&self, report: &RunReport, opts: TextOptions) -> Option<String> {
+        self.0.text_so_far(report, opts)
+    }
+    fn banner(&self) -> Option<&str> {
+        Some(&self.1)
+    }
+}
+
 /// Sets `stop` and `closed` once stdout is a pipe or socket whose reader
 /// has gone (`| head`), found by a thread waiting in poll(2) for POLLERR or
 /// POLLHUP, whether or not anything was written yet.
@@ -186,6 +214,21 @@ impl Stdout {
     }
 }
 
+/// The end of a run, whole or not: the report on stdout, then every output
+/// again (stdout and in-place ones get it only now). Both are tried; the
+/// first failure is returned.
+fn wrap_up(
+    report: &RunReport,
+    oflags: &OutputFlags,
+    outs: &Outputs,
+    presenter: &dyn Presenter,
+    stdout: &Stdout,
+) -> Result<(), Failure> {
+    let printed = stdout.finish(report, oflags, outs, presenter);
+    let saved = outs.save(report, presenter, true);
+    printed.and(saved)
+}
+
 /// Runs `plan` and presents it (text or JSON on stdout, `--json`, `--csv`).
 /// With `--dry-run`, prints the plan and its estimated duration instead.
 pub fn execute(
@@ -241,7 +284,9 @@ pub fn execute(
             report
                 .points
                 .push(PointReport::new(point, &targets, &nothing));
-            outs.save(&report, presenter, false)?;
+            if let Err(e) = outs.save(&report, presenter, false) {
+                return wrap_up(&report, oflags, &outs, presenter, &stdout).and(Err(e));
+            }
             presenter.after_point(&report)?;
             stdout.advance(&report, presenter, &closed);
             continue;
@@ -249,15 +294,16 @@ pub fn execute(
         let result = match run_point(point, &targets, &stop, &mut display) {
             Ok(r) => r,
             Err(e) => {
-                outs.save(&report, presenter, true)?;
-                stdout.finish(&report, oflags, &outs, presenter)?;
+                wrap_up(&report, oflags, &outs, presenter, &stdout)?;
                 return Err(Failure::Run(e.into()));
             }
         };
         report
             .points
             .push(PointReport::new(point, &targets, &result));
-        outs.save(&report, presenter, false)?;
+        if let Err(e) = outs.save(&report, presenter, false) {
+            return wrap_up(&report, oflags, &outs, presenter, &stdout).and(Err(e));
+        }
         presenter.after_point(&report)?;
         stdout.advance(&report, presenter, &closed);
         if result.interrupted {
@@ -268,8 +314,7 @@ pub fn execute(
             outcome = Outcome::IoFailed;
         }
     }
-    outs.save(&report, presenter, true)?;
-    stdout.finish(&report, oflags, &outs, presenter)?;
+    wrap_up(&report, oflags, &outs, presenter, &stdout)?;
     if closed.load(Ordering::Relaxed) {
         if !oflags.quiet {
             eprintln!(

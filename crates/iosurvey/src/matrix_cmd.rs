@@ -246,11 +246,17 @@ const FILES: [&str; 6] = [
 struct MatrixPresenter {
     testname: String,
     dir: PathBuf,
+    /// Said once the checks have passed.
+    banner: String,
 }
 
 impl Presenter for MatrixPresenter {
     fn text(&self, report: &RunReport, _opts: TextOptions) -> String {
         render_matrix_text(report, &self.testname)
+    }
+
+    fn banner(&self) -> Option<&str> {
+        Some(&self.banner)
     }
 
     fn files(&self, report: &RunReport) -> Vec<(String, PathBuf)> {
@@ -286,29 +292,28 @@ pub fn matrix(a: MatrixArgs, argv: &[String]) -> Result<Outcome, Failure> {
             dir.display()
         ));
     }
-    if !a.out.quiet && !a.out.dry_run {
-        let secs = estimate(&plan).unwrap_or_default().as_secs();
-        let about = if secs < 90 {
-            format!("{secs} seconds")
-        } else {
-            format!("{} minutes", secs.div_ceil(60))
-        };
-        eprintln!(
-            "iosurvey: matrix of {} points over {} target(s), {} disks; this will take about {about}",
-            plan.points.len(),
-            spec.targets.len(),
-            spec.disks()
-        );
-        if let Warm::Bytes(b @ 1..) = spec.warm {
-            eprintln!(
-                "iosurvey: cache warm-up of {b} bytes taken as {:.2}s a point (at an assumed 100 MB/s)",
-                spec.warm.ramp().as_secs_f64()
-            );
-        }
+    let secs = estimate(&plan).unwrap_or_default().as_secs();
+    let about = if secs < 90 {
+        format!("{secs} seconds")
+    } else {
+        format!("{} minutes", secs.div_ceil(60))
+    };
+    let mut banner = format!(
+        "iosurvey: matrix of {} points over {} target(s), {} disks; this will take about {about}",
+        plan.points.len(),
+        spec.targets.len(),
+        spec.disks()
+    );
+    if let Warm::Bytes(b @ 1..) = spec.warm {
+        banner.push_str(&format!(
+            "\niosurvey: cache warm-up of {b} bytes taken as {:.2}s a point (at an assumed 100 MB/s)",
+            spec.warm.ramp().as_secs_f64()
+        ));
     }
     let presenter = MatrixPresenter {
         testname: a.testname.clone(),
         dir,
+        banner,
     };
     execute(&plan, argv, &a.target, &a.out, &presenter)
 }

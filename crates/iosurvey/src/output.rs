@@ -61,12 +61,23 @@ fn replace(real: &Path, body: &[u8]) -> std::io::Result<()> {
 /// for writing, without creating or truncating it, and checks that what
 /// was opened is what was judged.
 pub fn open_in_place(out: &OutPath) -> Result<std::fs::File, anyhow::Error> {
-    let fd = rustix::fs::open(
-        &out.given,
-        OFlags::WRONLY | OFlags::NOCTTY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(|e| anyhow!("{}: opening: {e}", out.shown()))?;
+    let flags = OFlags::WRONLY | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let opening = |e| anyhow!("{}: opening: {e}", out.shown());
+    // A FIFO with no reader blocks the open: say why the run waits.
+    let fd = match rustix::fs::open(&out.given, flags | OFlags::NONBLOCK, Mode::empty()) {
+        Ok(fd) => {
+            rustix::fs::fcntl_setfl(&fd, OFlags::empty()).map_err(opening)?;
+            fd
+        }
+        Err(rustix::io::Errno::NXIO) => {
+            eprintln!(
+                "iosurvey: {}: waiting for a reader of the FIFO",
+                out.shown()
+            );
+            rustix::fs::open(&out.given, flags, Mode::empty()).map_err(opening)?
+        }
+        Err(e) => return Err(opening(e)),
+    };
     if fd_ident(&fd).ok().as_ref() != Some(&out.ident) {
         return Err(anyhow!(
             "{}: changed since it was checked; not written",

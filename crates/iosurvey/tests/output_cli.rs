@@ -9,7 +9,7 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -47,6 +47,8 @@ fn json_at_dev_full_fails_with_exit_1_and_dev_full_stays_a_char_device() {
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--json /dev/full") && err.contains("No space left"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("IOPS"), "the results still on stdout: {text}");
     let m = std::fs::metadata("/dev/full").unwrap();
     assert!(m.file_type().is_char_device());
     assert_eq!(m.rdev(), libc_makedev(1, 7));
@@ -143,11 +145,30 @@ fn json_to_a_fifo_is_written_in_place_for_its_reader() {
             s
         })
     };
-    let out = quick_run(
-        &dir.path().join("t.dat"),
-        &["--json", path_str(&fifo), "-q"],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let mut child = Command::new(BIN)
+        .args(["run", "t.dat", "--size", "4m", "--time", "200ms", "-q"])
+        .args(["--json", path_str(&fifo)])
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("iosurvey hung writing the FIFO");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // A writer that comes and goes frees a reader still waiting in open().
+    let _ = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(0o4000) // O_NONBLOCK
+        .open(&fifo);
+    assert_eq!(status.code(), Some(0));
     let r: Value = serde_json::from_str(&reader.join().unwrap()).expect("one JSON document");
     assert_valid(&r);
     assert!(u(&r["points"][0]["total"]["read"]["ops"]) > 0);
@@ -215,6 +236,21 @@ fn json_in_a_missing_directory_is_refused_before_any_test_file_is_laid_out() {
         path_str(&missing),
     ]);
     assert_refused(&out, "no such directory");
+    assert!(names(dir.path()).is_empty(), "{:?}", names(dir.path()));
+    // Modes that announce their plan say nothing before the refusal.
+    for mode in ["diskperf", "quick"] {
+        let out = iosurvey(&[
+            mode,
+            path_str(dir.path()),
+            "--size",
+            "16m",
+            "--time",
+            "200ms",
+            "--json",
+            path_str(&missing),
+        ]);
+        assert_refused(&out, "no such directory");
+    }
     assert!(names(dir.path()).is_empty(), "{:?}", names(dir.path()));
     // A directory, and a path under a file, are refused as well.
     let out = quick_run(&dir.path().join("t.dat"), &["--csv", path_str(dir.path())]);
