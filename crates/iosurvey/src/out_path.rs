@@ -254,13 +254,18 @@ pub fn check_all(
     for t in targets {
         let ids = target_idents(t);
         for o in outs {
-            if ids.contains(&o.ident) || in_frames_dir(o, t) {
-                return Err(anyhow!(
-                    "{}: is the target {} of this run; give the output another path",
-                    o.shown(),
-                    t.display()
-                ));
-            }
+            let what = if ids.contains(&o.ident) {
+                "is the target"
+            } else if in_frames_dir(o, t) {
+                "is in the frames directory of the target"
+            } else {
+                continue;
+            };
+            return Err(anyhow!(
+                "{}: {what} {} of this run; give the output another path",
+                o.shown(),
+                t.display()
+            ));
         }
     }
     Ok(())

@@ -255,6 +255,8 @@ fn json_in_a_missing_directory_is_refused_before_any_test_file_is_laid_out() {
     // A directory, and a path under a file, are refused as well.
     let out = quick_run(&dir.path().join("t.dat"), &["--csv", path_str(dir.path())]);
     assert_refused(&out, "directory");
+    let out = quick_run(&dir.path().join("t.dat"), &["--json", "/proc/x.json"]);
+    assert_refused(&out, "cannot create a file in /proc");
     let out = quick_run(&dir.path().join("t.dat"), &["--live", "/etc/hostname/x"]);
     assert_refused(&out, "Not a directory");
     assert!(names(dir.path()).is_empty(), "{:?}", names(dir.path()));
@@ -475,4 +477,24 @@ fn the_report_marks_the_real_length_of_the_last_interval_of_a_series() {
         0,
         "no writes, no series"
     );
+}
+
+#[test]
+fn an_output_in_the_frames_directory_of_a_video_target_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let frames = dir.path().join("iosurvey-frames");
+    std::fs::create_dir(&frames).unwrap();
+    let out = iosurvey(&[
+        "video",
+        path_str(dir.path()),
+        "--write",
+        "--frame-size",
+        "64k",
+        "--frames",
+        "3",
+        "--json",
+        path_str(&frames.join("r.json")),
+    ]);
+    assert_refused(&out, "frames directory");
+    assert!(names(&frames).is_empty());
 }
