@@ -235,6 +235,10 @@ pub struct ClassReport {
     pub histogram: HistogramData,
     /// Non-cumulative, one entry per interval of `settings.interval_ns`.
     pub series: Vec<IntervalSample>,
+    /// Real length of the last entry of `series`: `settings.interval_ns`,
+    /// or less when the end of the point's measured phase cut it short.
+    #[serde(default)]
+    pub series_last_ns: u64,
 }
 
 impl ClassReport {
@@ -270,7 +274,19 @@ impl ClassReport {
             },
             histogram: c.latency.to_data(),
             series: c.series.samples.clone(),
+            series_last_ns: 0,
         }
+    }
+
+    /// Sets `series_last_ns` for a measured phase of `end_ns` cut into
+    /// intervals of `interval_ns`.
+    pub fn set_last_interval(&mut self, interval_ns: u64, end_ns: u64) {
+        self.series_last_ns = match self.series.len().checked_sub(1) {
+            Some(k) => end_ns
+                .saturating_sub(k as u64 * interval_ns)
+                .min(interval_ns),
+            None => 0,
+        };
     }
 
     /// Whether anything was attempted in this class.
@@ -321,7 +337,7 @@ impl PointReport {
                 }
             })
             .collect();
-        PointReport {
+        let mut report = PointReport {
             index: point.index,
             label: point.label.clone(),
             settings: Settings {
@@ -401,6 +417,21 @@ impl PointReport {
                     r.elapsed_ns,
                 )),
             }),
+        };
+        report.set_last_intervals();
+        report
+    }
+
+    /// Marks the real length of the last interval of every series: the
+    /// measured phase ended `elapsed_ns` in, maybe inside an interval.
+    pub fn set_last_intervals(&mut self) {
+        let (interval, end) = (self.settings.interval_ns, self.elapsed_ns);
+        let classes = self
+            .streams
+            .iter_mut()
+            .flat_map(|s| [&mut s.read, &mut s.write]);
+        for c in classes.chain([&mut self.total.read, &mut self.total.write]) {
+            c.set_last_interval(interval, end);
         }
     }
 }

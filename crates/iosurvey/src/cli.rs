@@ -124,30 +124,41 @@ pub enum OutputArg {
     Json,
 }
 
-/// Output flags every mode takes.
+/// Output flags every mode takes. Every output path is checked before the
+/// run: a directory, a block device, a missing directory, an unwritable
+/// place, a target of the run or another output's path is refused (exit 2).
+/// A regular file (or one a symlink names) is replaced whole; a character
+/// device or a FIFO is written in place once, at the end; `-` is stdout.
 #[derive(Args, Debug, Clone)]
 pub struct OutputFlags {
-    /// Write the full JSON report to FILE (rewritten after every point).
+    /// Write the full JSON report to FILE (a file is rewritten after every point; - is stdout, instead of the text).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Write a CSV table to FILE (rewritten after every point).
+    /// Write a CSV table to FILE (a file is rewritten after every point; - is stdout, instead of the text).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
     /// Print the plan (its points and estimated duration) and do no I/O.
     #[arg(long)]
     pub dry_run: bool,
-    /// What goes to stdout: the text summary or the JSON report.
-    #[arg(long, value_enum, default_value = "text")]
-    pub output: OutputArg,
+    /// What goes to stdout: the text summary or the JSON report [default: text].
+    #[arg(long, value_enum)]
+    pub output: Option<OutputArg>,
     /// Show rates in MiB/s (2^20) instead of MB/s (10^6).
     #[arg(long)]
     pub mib: bool,
     /// Print no messages and no progress bar on stderr.
     #[arg(long, short)]
     pub quiet: bool,
-    /// Write the interval series to FILE as JSON Lines while the job runs.
+    /// Write the interval series to FILE as JSON Lines while the job runs (- is stdout, instead of the text). Each point ends with a line marked "partial": true, so the lines add up to the report's totals. A failed write stops the stream, is reported, and the run exits 1.
     #[arg(long, value_name = "FILE")]
     pub live: Option<PathBuf>,
+}
+
+impl OutputFlags {
+    /// What goes to stdout: the text summary unless --output json.
+    pub fn output(&self) -> OutputArg {
+        self.output.unwrap_or(OutputArg::Text)
+    }
 }
 
 /// Target and safety flags every mode takes.

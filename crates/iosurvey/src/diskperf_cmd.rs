@@ -185,8 +185,9 @@ fn settings_from(a: &DiskperfArgs, spec: &DiskperfSpec) -> Result<DiskperfSettin
     })
 }
 
-/// The diskperf table as text and CSV.
-struct DiskperfPresenter(DiskperfSettings);
+/// The diskperf table as text and CSV, and the line said once the checks
+/// have passed.
+struct DiskperfPresenter(DiskperfSettings, Option<String>);
 
 impl Presenter for DiskperfPresenter {
     fn text(&self, report: &RunReport, opts: TextOptions) -> String {
@@ -195,6 +196,32 @@ impl Presenter for DiskperfPresenter {
     fn csv(&self, report: &RunReport) -> String {
         render_diskperf_csv(report, &self.0)
     }
+    /// Like diskperf, the table is printed as it fills: the header once the
+    /// first test has run, then each row once the next size has begun.
+    fn text_so_far(&self, report: &RunReport, opts: TextOptions) -> Option<String> {
+        let text = render_diskperf(report, opts, &self.0);
+        Some(settled(&text).to_string())
+    }
+    fn banner(&self) -> Option<&str> {
+        self.1.as_deref()
+    }
+}
+
+/// The head of a diskperf table that later tests cannot change: its
+/// comment lines and every row but the last, which may still fill in.
+fn settled(text: &str) -> &str {
+    let (mut at, mut last_row, mut in_rows) = (0, None, false);
+    for line in text.split_inclusive('\n') {
+        let row = !line.starts_with('#') && !line.trim().is_empty();
+        if row {
+            in_rows = true;
+            last_row = Some(at);
+        } else if in_rows {
+            break;
+        }
+        at += line.len();
+    }
+    last_row.map_or("", |end| &text[..end])
 }
 
 pub fn diskperf(a: DiskperfArgs, argv: &[String]) -> Result<Outcome, Failure> {
@@ -210,17 +237,17 @@ pub fn diskperf(a: DiskperfArgs, argv: &[String]) -> Result<Outcome, Failure> {
     if let Some(g) = &geometry {
         check_fit(&spec, g)?;
     }
-    let presenter = DiskperfPresenter(settings_from(&a, &spec)?);
-    if !a.out.quiet && !a.out.dry_run && geometry.is_some() {
-        let per = a.time.as_secs_f64();
-        eprintln!(
+    let per = a.time.as_secs_f64();
+    let banner = geometry.is_some().then(|| {
+        format!(
             "iosurvey: diskperf: {} tests of {} s each on {}: about {:.0} s plus laying out any test file",
             plan.points.len(),
             per,
             a.path.display(),
             per * plan.points.len() as f64
-        );
-    }
+        )
+    });
+    let presenter = DiskperfPresenter(settings_from(&a, &spec)?, banner);
     execute(&plan, argv, &a.target, &a.out, &presenter)
 }
 
@@ -234,5 +261,13 @@ mod tests {
         assert_eq!(pick_engine(None, 8), EngineKind::Uring);
         assert_eq!(pick_engine(Some(EngineKind::Uring), 1), EngineKind::Uring);
         assert_eq!(pick_engine(Some(EngineKind::Sync), 8), EngineKind::Sync);
+    }
+
+    #[test]
+    fn the_settled_head_stops_before_the_last_row() {
+        let t = "# a\n# b\n   4096 1.00\n   8192 2.00\n# INTERRUPTED\n";
+        assert_eq!(settled(t), "# a\n# b\n   4096 1.00\n");
+        assert_eq!(settled("# a\n   4096 NaN\n"), "# a\n");
+        assert_eq!(settled("# a\n"), "");
     }
 }

@@ -1,15 +1,17 @@
-//! Running a Plan: open its targets once, run each point, save the report
-//! after every point, and print it in the requested form. Shared by every
-//! mode.
+//! Running a Plan: judge every output, open its targets once, run each
+//! point, save the report after every point, and print it in the requested
+//! form. Shared by every mode. A closed stdout stops the run as Ctrl-C does.
 
-use crate::cli::{OutputFlags, TargetFlags};
-use crate::exit::{usage, Failure, Outcome};
-use crate::{output, progress, targets};
+use crate::cli::{OutputArg, OutputFlags, TargetFlags};
+use crate::exit::{Failure, Outcome};
+use crate::output::{stdout_body, write_stdout, Outputs};
+use crate::{out_path, output, progress, targets};
 use anyhow::anyhow;
 use iosurvey_report::{render_csv, PointReport, RunReport, TextOptions, ToolInfo, SCHEMA_VERSION};
 use iosurvey_run::{run_point, HostInfo, JobResult};
 use iosurvey_workload::modes::describe::describe;
 use iosurvey_workload::Plan;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -25,7 +27,7 @@ pub fn stop_flag() -> Arc<AtomicBool> {
 }
 
 /// How a mode presents its report. Every presenter is a pure function of the
-/// report; `after_point` saves mode-specific files as each point ends.
+/// report; `after_point` says what a mode wants said as each point ends.
 pub trait Presenter {
     fn text(&self, report: &RunReport, opts: TextOptions) -> String;
     fn csv(&self, report: &RunReport) -> String {
@@ -33,6 +35,22 @@ pub trait Presenter {
     }
     fn after_point(&self, _report: &RunReport) -> Result<(), Failure> {
         Ok(())
+    }
+    /// The mode's own output files, as (flag, path): judged with `--json`
+    /// and the others before the run, rewritten after every point. `report`
+    /// holds no point yet when they are judged.
+    fn files(&self, _report: &RunReport) -> Vec<(String, PathBuf)> {
+        Vec::new()
+    }
+    /// The bodies of `files`, in the same order.
+    fn file_bodies(&self, _report: &RunReport) -> Vec<String> {
+        Vec::new()
+    }
+    /// The start of `text` that later points cannot change, printed on
+    /// stdout as the run goes (so a reader sees lines early, and a closed
+    /// stdout is found early); `None` prints the text only at the end.
+    fn text_so_far(&self, _report: &RunReport, _opts: TextOptions) -> Option<String> {
+        None
     }
     /// A line for stderr once the targets have passed the guard and the
     /// checks, before any is opened or laid out (so a refusal is the only
@@ -49,6 +67,166 @@ impl Presenter for TextOnly {
     fn text(&self, report: &RunReport, opts: TextOptions) -> String {
         (self.0)(report, opts)
     }
+}
+
+/// A presenter with a line for stderr said once the checks have passed
+/// (before that, a refusal is the only line printed).
+pub struct WithBanner<'a>(pub &'a dyn Presenter, pub String);
+
+impl Presenter for WithBanner<'_> {
+    fn text(&self, report: &RunReport, opts: TextOptions) -> String {
+        self.0.text(report, opts)
+    }
+    fn csv(&self, report: &RunReport) -> String {
+        self.0.csv(report)
+    }
+    fn after_point(&self, report: &RunReport) -> Result<(), Failure> {
+        self.0.after_point(report)
+    }
+    fn files(&self, report: &RunReport) -> Vec<(String, PathBuf)> {
+        self.0.files(report)
+    }
+    fn file_bodies(&self, report: &RunReport) -> Vec<String> {
+        self.0.file_bodies(report)
+    }
+    fn text_so_far(&self, report: &RunReport, opts: TextOptions) -> Option<String> {
+        self.0.text_so_far(report, opts)
+    }
+    fn banner(&self) -> Option<&str> {
+        Some(&self.1)
+    }
+}
+
+/// Sets `stop` and `closed` once stdout is a pipe or socket whose reader
+/// has gone (`| head`), found by a thread waiting in poll(2) for POLLERR or
+/// POLLHUP, whether or not anything was written yet.
+fn watch_stdout(stop: &Arc<AtomicBool>, closed: &Arc<AtomicBool>) {
+    use rustix::event::{poll, PollFd, PollFlags};
+    use rustix::fs::FileType;
+    use std::os::fd::AsFd;
+    let Ok(st) = rustix::fs::fstat(std::io::stdout().as_fd()) else {
+        return;
+    };
+    if !matches!(
+        FileType::from_raw_mode(st.st_mode),
+        FileType::Fifo | FileType::Socket
+    ) {
+        return;
+    }
+    let (stop, closed) = (Arc::clone(stop), Arc::clone(closed));
+    let _ = std::thread::Builder::new()
+        .name("iosurvey-stdout".into())
+        .spawn(move || loop {
+            let out = std::io::stdout();
+            let mut fds = [PollFd::new(&out, PollFlags::empty())];
+            match poll(&mut fds, None) {
+                Ok(_) if fds[0].revents().intersects(PollFlags::ERR | PollFlags::HUP) => {
+                    closed.store(true, Ordering::Relaxed);
+                    stop.store(true, Ordering::Relaxed);
+                    return;
+                }
+                Ok(_) if fds[0].revents().contains(PollFlags::NVAL) => return,
+                Ok(_) | Err(rustix::io::Errno::INTR) => continue,
+                Err(_) => return,
+            }
+        });
+}
+
+/// Every target path of the plan, once each.
+fn target_paths(plan: &Plan) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for t in plan.points.iter().flat_map(|p| &p.job.targets) {
+        if !paths.contains(&t.path) {
+            paths.push(t.path.clone());
+        }
+    }
+    paths
+}
+
+/// Judges every output before any target is opened: refused (exit 2) if
+/// one cannot be written, is a target, or is another output.
+fn judge_outputs(
+    plan: &Plan,
+    report: &RunReport,
+    oflags: &OutputFlags,
+    presenter: &dyn Presenter,
+) -> Result<Outputs, Failure> {
+    let outs = Outputs::judge(oflags, &presenter.files(report))?;
+    let taken = oflags.output.map(|o| match o {
+        OutputArg::Json => "the JSON report (--output json)",
+        OutputArg::Text => "the text summary (--output text)",
+    });
+    out_path::check_all(&outs.all(), &target_paths(plan), taken).map_err(Failure::Usage)?;
+    Ok(outs)
+}
+
+/// What goes to stdout as the run goes, and what already went.
+struct Stdout {
+    /// Text is streamed (no output flag is `-`, no --output json).
+    streams: bool,
+    shown: String,
+    opts: TextOptions,
+}
+
+impl Stdout {
+    /// Prints the part of the text that the points so far have settled.
+    fn advance(&mut self, report: &RunReport, presenter: &dyn Presenter, closed: &AtomicBool) {
+        if !self.streams || closed.load(Ordering::Relaxed) {
+            return;
+        }
+        let Some(now) = presenter.text_so_far(report, self.opts) else {
+            return;
+        };
+        if now.len() > self.shown.len() && now.starts_with(&self.shown) {
+            if let Err(e) = write_stdout(&now[self.shown.len()..]) {
+                if e.kind() == std::io::ErrorKind::BrokenPipe {
+                    closed.store(true, Ordering::Relaxed);
+                } else {
+                    eprintln!("iosurvey: writing to stdout: {e}");
+                }
+            }
+            self.shown = now;
+        }
+    }
+
+    /// The rest of the report on stdout, unless an output flag took stdout.
+    fn finish(
+        &self,
+        report: &RunReport,
+        oflags: &OutputFlags,
+        outs: &Outputs,
+        presenter: &dyn Presenter,
+    ) -> Result<(), Failure> {
+        if outs.takes_stdout() {
+            return Ok(());
+        }
+        let body = stdout_body(report, oflags, presenter);
+        let rest = match self.streams {
+            true => body.strip_prefix(self.shown.as_str()).unwrap_or(&body),
+            false => &body,
+        };
+        match write_stdout(rest) {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                Err(Failure::Run(anyhow!("writing the report to stdout: {e}")))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The end of a run, whole or not: the report on stdout, then every output
+/// again (stdout and in-place ones get it only now). Both are tried; the
+/// first failure is returned.
+fn wrap_up(
+    report: &RunReport,
+    oflags: &OutputFlags,
+    outs: &Outputs,
+    presenter: &dyn Presenter,
+    stdout: &Stdout,
+) -> Result<(), Failure> {
+    let printed = stdout.finish(report, oflags, outs, presenter);
+    let saved = outs.save(report, presenter, true);
+    printed.and(saved)
 }
 
 /// Runs `plan` and presents it (text or JSON on stdout, `--json`, `--csv`).
@@ -76,14 +254,23 @@ pub fn execute(
         points: Vec::new(),
         shared: tflags.shared,
     };
+    let outs = judge_outputs(plan, &report, oflags, presenter)?;
+    let closed = Arc::new(AtomicBool::new(false));
+    watch_stdout(&stop, &closed);
     let banner = presenter.banner().filter(|_| !oflags.quiet);
     let targets = targets::open_all(plan, tflags, oflags.quiet, banner, &stop)?;
-    let mut display = match progress::Display::new(oflags) {
-        Ok(d) => d,
-        Err(e) => {
-            let live = oflags.live.as_deref().unwrap_or(std::path::Path::new(""));
-            return usage(anyhow!("--live {}: {e}", live.display()));
-        }
+    let mut display = progress::Display::new(
+        oflags.quiet,
+        oflags.mib,
+        outs.live.as_ref(),
+        Arc::clone(&stop),
+        Arc::clone(&closed),
+    )
+    .map_err(Failure::Usage)?;
+    let mut stdout = Stdout {
+        streams: !outs.takes_stdout() && oflags.output() == OutputArg::Text,
+        shown: String::new(),
+        opts: TextOptions { mib: oflags.mib },
     };
     let mut outcome = Outcome::Ok;
     for point in &plan.points {
@@ -99,20 +286,28 @@ pub fn execute(
             report
                 .points
                 .push(PointReport::new(point, &targets, &nothing));
-            output::save(&report, oflags, presenter)?;
+            if let Err(e) = outs.save(&report, presenter, false) {
+                return wrap_up(&report, oflags, &outs, presenter, &stdout).and(Err(e));
+            }
+            presenter.after_point(&report)?;
+            stdout.advance(&report, presenter, &closed);
             continue;
         }
         let result = match run_point(point, &targets, &stop, &mut display) {
             Ok(r) => r,
             Err(e) => {
-                output::print(&report, oflags, presenter);
+                wrap_up(&report, oflags, &outs, presenter, &stdout)?;
                 return Err(Failure::Run(e.into()));
             }
         };
         report
             .points
             .push(PointReport::new(point, &targets, &result));
-        output::save(&report, oflags, presenter)?;
+        if let Err(e) = outs.save(&report, presenter, false) {
+            return wrap_up(&report, oflags, &outs, presenter, &stdout).and(Err(e));
+        }
+        presenter.after_point(&report)?;
+        stdout.advance(&report, presenter, &closed);
         if result.interrupted {
             outcome = Outcome::Interrupted;
             break;
@@ -121,6 +316,19 @@ pub fn execute(
             outcome = Outcome::IoFailed;
         }
     }
-    output::print(&report, oflags, presenter);
+    wrap_up(&report, oflags, &outs, presenter, &stdout)?;
+    if closed.load(Ordering::Relaxed) {
+        if !oflags.quiet {
+            eprintln!(
+                "iosurvey: stdout was closed by its reader; stopped as on Ctrl-C after {} of {} points",
+                report.points.len(),
+                plan.points.len()
+            );
+        }
+        outcome = Outcome::Interrupted;
+    }
+    if display.live_failed && outcome == Outcome::Ok {
+        outcome = Outcome::IoFailed;
+    }
     Ok(outcome)
 }

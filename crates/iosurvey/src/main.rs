@@ -8,6 +8,7 @@ mod diskperf_cmd;
 mod execute;
 mod exit;
 mod matrix_cmd;
+mod out_path;
 mod output;
 mod parallel_cmd;
 mod profile_cmd;

@@ -232,10 +232,22 @@ fn spec_from(a: &MatrixArgs) -> Result<MatrixSpec, Failure> {
     Ok(s)
 }
 
+/// ORION's files, in the order of `file_bodies`.
+const FILES: [&str; 6] = [
+    "summary.txt",
+    "mbps.csv",
+    "iops.csv",
+    "lat.csv",
+    "hist.txt",
+    "report.json",
+];
+
 /// ORION's presenters, and its files in `dir` after every point.
 struct MatrixPresenter {
     testname: String,
     dir: PathBuf,
+    /// Said once the checks have passed.
+    banner: String,
 }
 
 impl Presenter for MatrixPresenter {
@@ -243,21 +255,30 @@ impl Presenter for MatrixPresenter {
         render_matrix_text(report, &self.testname)
     }
 
-    fn after_point(&self, report: &RunReport) -> Result<(), Failure> {
+    fn banner(&self) -> Option<&str> {
+        Some(&self.banner)
+    }
+
+    fn files(&self, report: &RunReport) -> Vec<(String, PathBuf)> {
         let prefix = format!("{}_{}", self.testname, stamp(report));
-        let files = [
-            ("summary.txt", render_summary(report, &self.testname)),
-            ("mbps.csv", render_matrix_csv(report, Metric::Mbps)),
-            ("iops.csv", render_matrix_csv(report, Metric::Iops)),
-            ("lat.csv", render_matrix_csv(report, Metric::Lat)),
-            ("hist.txt", render_hist(report)),
-            ("report.json", to_json(report)),
-        ];
-        for (suffix, body) in files {
-            let path = self.dir.join(format!("{prefix}_{suffix}"));
-            crate::output::write_whole(&path, &body)?;
-        }
-        Ok(())
+        FILES
+            .iter()
+            .map(|suffix| {
+                let path = self.dir.join(format!("{prefix}_{suffix}"));
+                (format!("--out ({suffix})"), path)
+            })
+            .collect()
+    }
+
+    fn file_bodies(&self, report: &RunReport) -> Vec<String> {
+        vec![
+            render_summary(report, &self.testname),
+            render_matrix_csv(report, Metric::Mbps),
+            render_matrix_csv(report, Metric::Iops),
+            render_matrix_csv(report, Metric::Lat),
+            render_hist(report),
+            to_json(report),
+        ]
     }
 }
 
@@ -271,29 +292,28 @@ pub fn matrix(a: MatrixArgs, argv: &[String]) -> Result<Outcome, Failure> {
             dir.display()
         ));
     }
-    if !a.out.quiet && !a.out.dry_run {
-        let secs = estimate(&plan).unwrap_or_default().as_secs();
-        let about = if secs < 90 {
-            format!("{secs} seconds")
-        } else {
-            format!("{} minutes", secs.div_ceil(60))
-        };
-        eprintln!(
-            "iosurvey: matrix of {} points over {} target(s), {} disks; this will take about {about}",
-            plan.points.len(),
-            spec.targets.len(),
-            spec.disks()
-        );
-        if let Warm::Bytes(b @ 1..) = spec.warm {
-            eprintln!(
-                "iosurvey: cache warm-up of {b} bytes taken as {:.2}s a point (at an assumed 100 MB/s)",
-                spec.warm.ramp().as_secs_f64()
-            );
-        }
+    let secs = estimate(&plan).unwrap_or_default().as_secs();
+    let about = if secs < 90 {
+        format!("{secs} seconds")
+    } else {
+        format!("{} minutes", secs.div_ceil(60))
+    };
+    let mut banner = format!(
+        "iosurvey: matrix of {} points over {} target(s), {} disks; this will take about {about}",
+        plan.points.len(),
+        spec.targets.len(),
+        spec.disks()
+    );
+    if let Warm::Bytes(b @ 1..) = spec.warm {
+        banner.push_str(&format!(
+            "\niosurvey: cache warm-up of {b} bytes taken as {:.2}s a point (at an assumed 100 MB/s)",
+            spec.warm.ramp().as_secs_f64()
+        ));
     }
     let presenter = MatrixPresenter {
         testname: a.testname.clone(),
         dir,
+        banner,
     };
     execute(&plan, argv, &a.target, &a.out, &presenter)
 }

@@ -1,58 +1,205 @@
-//! Where reports go: the JSON file (rewritten after every point, so a later
-//! failure loses nothing) and stdout.
+//! Where reports go: files rewritten whole after every point (so a later
+//! failure loses nothing), anything else (stdout, a FIFO, a character
+//! device) written once at the end, in place. Every path is judged before
+//! the run (see `out_path`).
 
 use crate::cli::{OutputArg, OutputFlags};
 use crate::execute::Presenter;
 use crate::exit::Failure;
-use anyhow::Context;
+use crate::out_path::{fd_ident, judge, OutPath, Sink};
+use anyhow::anyhow;
 use iosurvey_report::{to_json, RunReport, TextOptions};
+use rustix::fs::{Mode, OFlags};
 use std::io::Write;
-use std::path::Path;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
 
-/// Writes `body` to `path` through a temporary name and a rename, so the
-/// file is always whole.
-pub fn write_whole(path: &Path, body: &str) -> Result<(), Failure> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".partial");
-    std::fs::write(&tmp, body)
-        .and_then(|_| std::fs::rename(&tmp, path))
-        .with_context(|| format!("writing {}", path.display()))
-        .map_err(Failure::Run)
-}
-
-/// Saves what was asked for after a point: `--json FILE`, `--csv FILE` and
-/// the mode's own files.
-pub fn save(
-    report: &RunReport,
-    flags: &OutputFlags,
-    presenter: &dyn Presenter,
-) -> Result<(), Failure> {
-    if let Some(path) = &flags.json {
-        write_whole(path, &to_json(report))?;
+/// Creates a new file in `dir` for writing, named after `name` and unique,
+/// with `O_CREAT|O_EXCL|O_NOFOLLOW`: it never opens what is already there
+/// and never follows a symlink.
+pub fn create_temp(dir: &Path, name: &str, mode: u32) -> std::io::Result<(PathBuf, OwnedFd)> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    loop {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let tmp = dir.join(format!(".{name}.iosurvey-{}-{n}.tmp", std::process::id()));
+        match rustix::fs::open(&tmp, flags, Mode::from_raw_mode(mode)) {
+            Ok(fd) => return Ok((tmp, fd)),
+            Err(rustix::io::Errno::EXIST) if n < 1000 => continue,
+            Err(e) => return Err(e.into()),
+        }
     }
-    if let Some(path) = &flags.csv {
-        write_whole(path, &presenter.csv(report))?;
+}
+
+/// Replaces the regular file at `real` (or creates it) whole: a new file in
+/// its directory, then a rename over it. The new file keeps the old one's
+/// permissions; it is removed if anything fails.
+fn replace(real: &Path, body: &[u8]) -> std::io::Result<()> {
+    let dir = real.parent().unwrap_or(Path::new("/"));
+    let name = real.file_name().unwrap_or_default().to_string_lossy();
+    let old_mode = std::fs::symlink_metadata(real)
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o7777);
+    let (tmp, fd) = create_temp(dir, &name, old_mode.unwrap_or(0o644))?;
+    let mut f = std::fs::File::from(fd);
+    let done = f
+        .write_all(body)
+        .and_then(|_| match old_mode {
+            Some(m) => Ok(rustix::fs::fchmod(&f, Mode::from_raw_mode(m))?),
+            None => Ok(()),
+        })
+        .and_then(|_| std::fs::rename(&tmp, real));
+    if done.is_err() {
+        let _ = std::fs::remove_file(&tmp);
     }
-    presenter.after_point(report)
+    done
 }
 
-/// Prints the report on stdout in the requested form, text through the
-/// mode's own presenter.
-/// A reader that closed the pipe early (`| head`) is not an error.
-pub fn print(report: &RunReport, flags: &OutputFlags, presenter: &dyn Presenter) {
-    print_text(&match flags.output {
-        OutputArg::Json => to_json(report),
-        OutputArg::Text => presenter.text(report, TextOptions { mib: flags.mib }),
-    });
+/// Opens an output that is written in place (a character device, a FIFO)
+/// for writing, without creating or truncating it, and checks that what
+/// was opened is what was judged.
+pub fn open_in_place(out: &OutPath) -> Result<std::fs::File, anyhow::Error> {
+    let flags = OFlags::WRONLY | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let opening = |e| anyhow!("{}: opening: {e}", out.shown());
+    // A FIFO with no reader blocks the open: say why the run waits.
+    let fd = match rustix::fs::open(&out.given, flags | OFlags::NONBLOCK, Mode::empty()) {
+        Ok(fd) => {
+            rustix::fs::fcntl_setfl(&fd, OFlags::empty()).map_err(opening)?;
+            fd
+        }
+        Err(rustix::io::Errno::NXIO) => {
+            eprintln!(
+                "iosurvey: {}: waiting for a reader of the FIFO",
+                out.shown()
+            );
+            rustix::fs::open(&out.given, flags, Mode::empty()).map_err(opening)?
+        }
+        Err(e) => return Err(opening(e)),
+    };
+    if fd_ident(&fd).ok().as_ref() != Some(&out.ident) {
+        return Err(anyhow!(
+            "{}: changed since it was checked; not written",
+            out.shown()
+        ));
+    }
+    Ok(std::fs::File::from(fd))
 }
 
-/// Writes `body` to stdout; a closed pipe is not an error.
-pub fn print_text(body: &str) {
+/// Writes `body` to stdout. `Err` on a failed write, a closed pipe included.
+pub fn write_stdout(body: &str) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
-    let written = out.write_all(body.as_bytes()).and_then(|_| out.flush());
-    if let Err(e) = written {
+    out.write_all(body.as_bytes()).and_then(|_| out.flush())
+}
+
+/// Writes `body` to stdout; a closed pipe is not an error (the reader has
+/// what it wanted), any other failure is reported on stderr.
+pub fn print_text(body: &str) {
+    if let Err(e) = write_stdout(body) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
             eprintln!("iosurvey: writing to stdout: {e}");
         }
+    }
+}
+
+/// Writes one output. Files are rewritten after every point; stdout and
+/// in-place outputs get the report once, when `last`.
+pub fn write_out(out: &OutPath, body: &str, last: bool) -> Result<(), Failure> {
+    let failed = |e: &dyn std::fmt::Display| {
+        Failure::Run(anyhow!("{}: writing the report failed: {e}", out.shown()))
+    };
+    match &out.sink {
+        Sink::File { real } => replace(real, body.as_bytes()).map_err(|e| failed(&e)),
+        Sink::InPlace if last => {
+            let mut f = open_in_place(out).map_err(Failure::Run)?;
+            f.write_all(body.as_bytes())
+                .and_then(|_| f.flush())
+                .map_err(|e| failed(&e))
+        }
+        Sink::Stdout if last => match write_stdout(body) {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(failed(&e)),
+            _ => Ok(()),
+        },
+        _ => Ok(()),
+    }
+}
+
+/// Every output of a run, judged before it.
+pub struct Outputs {
+    pub json: Option<OutPath>,
+    pub csv: Option<OutPath>,
+    pub live: Option<OutPath>,
+    /// The mode's own files, in the presenter's order.
+    pub mode: Vec<OutPath>,
+}
+
+impl Outputs {
+    /// Judges every output path: the flags' and the mode's own files.
+    pub fn judge(flags: &OutputFlags, mode: &[(String, PathBuf)]) -> Result<Outputs, Failure> {
+        let one = |flag: &str, p: &Option<PathBuf>| {
+            p.as_deref()
+                .map(|p| judge(flag, p))
+                .transpose()
+                .map_err(Failure::Usage)
+        };
+        Ok(Outputs {
+            json: one("--json", &flags.json)?,
+            csv: one("--csv", &flags.csv)?,
+            live: one("--live", &flags.live)?,
+            mode: mode
+                .iter()
+                .map(|(flag, p)| judge(flag, p))
+                .collect::<Result<_, _>>()
+                .map_err(Failure::Usage)?,
+        })
+    }
+
+    /// All of them, for the checks between them.
+    pub fn all(&self) -> Vec<OutPath> {
+        [&self.json, &self.csv, &self.live]
+            .into_iter()
+            .flatten()
+            .chain(&self.mode)
+            .cloned()
+            .collect()
+    }
+
+    /// Whether one of them is stdout, which then carries it instead of the
+    /// text summary.
+    pub fn takes_stdout(&self) -> bool {
+        self.all().iter().any(|o| o.sink == Sink::Stdout)
+    }
+
+    /// Saves what was asked for: `--json`, `--csv` and the mode's own files
+    /// after every point; stdout and in-place outputs only when `last`.
+    pub fn save(
+        &self,
+        report: &RunReport,
+        presenter: &dyn Presenter,
+        last: bool,
+    ) -> Result<(), Failure> {
+        if let Some(o) = &self.json {
+            write_out(o, &to_json(report), last)?;
+        }
+        if let Some(o) = &self.csv {
+            write_out(o, &presenter.csv(report), last)?;
+        }
+        if !self.mode.is_empty() {
+            let bodies = presenter.file_bodies(report);
+            for (o, body) in self.mode.iter().zip(bodies) {
+                write_out(o, &body, last)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The report on stdout in the requested form, text through the mode's own
+/// presenter.
+pub fn stdout_body(report: &RunReport, flags: &OutputFlags, presenter: &dyn Presenter) -> String {
+    match flags.output() {
+        OutputArg::Json => to_json(report),
+        OutputArg::Text => presenter.text(report, TextOptions { mib: flags.mib }),
     }
 }

@@ -4,7 +4,7 @@
 //! and never opened for writing.
 
 use crate::cli::{size, OutputFlags, SimulateArg, TargetFlags};
-use crate::execute::{execute, Presenter};
+use crate::execute::{execute, Presenter, WithBanner};
 use crate::exit::{usage, Failure, Outcome};
 use anyhow::anyhow;
 use clap::Args;
@@ -171,17 +171,21 @@ pub fn profile(a: ProfileArgs, argv: &[String]) -> Result<Outcome, Failure> {
         Ok(p) => p,
         Err(e) => return usage(e),
     };
-    if !a.out.quiet && !a.out.dry_run {
-        let bound = match spec.per_zone {
-            PerZone::Bytes(b) => format!("up to {b} bytes"),
-            PerZone::Time(t) => format!("up to {} s", t.as_secs_f64()),
-        };
-        eprintln!(
-            "iosurvey: profile: {} zones of {} bytes, {bound} each, read-only",
-            spec.zones, spec.size
-        );
-    }
-    execute(&plan, argv, &a.target, &a.out, &ProfilePresenter)
+    let bound = match spec.per_zone {
+        PerZone::Bytes(b) => format!("up to {b} bytes"),
+        PerZone::Time(t) => format!("up to {} s", t.as_secs_f64()),
+    };
+    let banner = format!(
+        "iosurvey: profile: {} zones of {} bytes, {bound} each, read-only",
+        spec.zones, spec.size
+    );
+    execute(
+        &plan,
+        argv,
+        &a.target,
+        &a.out,
+        &WithBanner(&ProfilePresenter, banner),
+    )
 }
 
 #[cfg(test)]

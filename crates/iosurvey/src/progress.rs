@@ -1,14 +1,21 @@
 //! What a running point shows: a progress bar on a terminal (elapsed and
 //! remaining time, live MB/s and IOPS) and, with `--live FILE`, one JSON
-//! line per interval, flushed as written.
+//! line per interval, written as it ends. Each point that runs ends with a
+//! line marked `partial` that carries the rest, so a point's lines add up to
+//! its totals in the report. A failed `--live` write is said once on stderr,
+//! ends the stream (the run goes on) and makes the run exit 1; a closed
+//! stdout under `--live -` stops the run as Ctrl-C does.
 
-use crate::cli::OutputFlags;
+use crate::out_path::{OutPath, Sink};
+use crate::output::{create_temp, open_in_place, write_stdout};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iosurvey_report::{format_rate, TextOptions};
 use iosurvey_run::{JobResult, Observer, Progress};
 use iosurvey_workload::Point;
 use serde::Serialize;
 use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// One line of `--live`: what completed in one interval of the measured
 /// phase. Sampled at the runner's tick (about 100 ms), so boundaries are
@@ -19,18 +26,53 @@ struct LiveLine {
     interval: u64,
     /// End of the sample, from the start of the measured phase.
     t_ns: u64,
-    /// Length of the sample.
+    /// Real length of the sample.
     dt_ns: u64,
     ops: u64,
     bytes: u64,
     iops: f64,
     bytes_per_sec: f64,
+    /// The point's last line, cut by its end rather than by an interval
+    /// boundary: it carries whatever the earlier lines did not.
+    partial: bool,
+}
+
+/// Where the live lines go, opened once the targets have passed the guard.
+enum LiveSink {
+    Stdout,
+    File(std::fs::File),
+}
+
+/// Opens `--live`: a regular file is replaced at once by a new empty file
+/// (created with `O_EXCL|O_NOFOLLOW` beside it, then renamed over it) and
+/// written as the run goes; anything else is written in place.
+fn open_live(out: &OutPath) -> anyhow::Result<LiveSink> {
+    match &out.sink {
+        Sink::Stdout => Ok(LiveSink::Stdout),
+        Sink::InPlace => Ok(LiveSink::File(open_in_place(out)?)),
+        Sink::File { real } => {
+            let dir = real.parent().unwrap_or(std::path::Path::new("/"));
+            let name = real.file_name().unwrap_or_default().to_string_lossy();
+            let (tmp, fd) = create_temp(dir, &name, 0o644)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", out.shown()))?;
+            if let Err(e) = std::fs::rename(&tmp, real) {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(anyhow::anyhow!("{}: {e}", out.shown()));
+            }
+            Ok(LiveSink::File(std::fs::File::from(fd)))
+        }
+    }
 }
 
 /// Drives the progress bar and the live stream.
 pub struct Display {
     bar: Option<ProgressBar>,
-    live: Option<std::fs::File>,
+    live: Option<LiveSink>,
+    live_shown: String,
+    /// Set when a `--live` write failed; the run then exits 1.
+    pub live_failed: bool,
+    stop: Arc<AtomicBool>,
+    stdout_closed: Arc<AtomicBool>,
     units: TextOptions,
     ramp_ns: u64,
     interval_ns: u64,
@@ -41,17 +83,26 @@ pub struct Display {
 }
 
 impl Display {
-    /// A display for the flags; `--live` errors are the caller's to report.
-    pub fn new(flags: &OutputFlags) -> std::io::Result<Self> {
-        let live = match &flags.live {
-            Some(p) => Some(std::fs::File::create(p)?),
-            None => None,
-        };
-        let show_bar = !flags.quiet && std::io::stderr().is_terminal();
+    /// A display for the flags, with `--live` (judged already) opened.
+    /// A failed `--live` write sets `stop` and `stdout_closed` when the
+    /// stream was stdout and its reader went away.
+    pub fn new(
+        quiet: bool,
+        mib: bool,
+        live: Option<&OutPath>,
+        stop: Arc<AtomicBool>,
+        stdout_closed: Arc<AtomicBool>,
+    ) -> anyhow::Result<Self> {
+        let sink = live.map(open_live).transpose()?;
+        let show_bar = !quiet && std::io::stderr().is_terminal();
         Ok(Display {
             bar: show_bar.then(ProgressBar::hidden),
-            live,
-            units: TextOptions { mib: flags.mib },
+            live: sink,
+            live_shown: live.map(OutPath::shown).unwrap_or_default(),
+            live_failed: false,
+            stop,
+            stdout_closed,
+            units: TextOptions { mib },
             ramp_ns: 0,
             interval_ns: 1_000_000_000,
             next_interval: 0,
@@ -60,9 +111,64 @@ impl Display {
         })
     }
 
+    /// Writes one line; a failure ends the stream and is said once.
+    fn emit(&mut self, line: &LiveLine) {
+        let Some(sink) = &mut self.live else { return };
+        let Ok(mut s) = serde_json::to_string(line) else {
+            return;
+        };
+        s.push('\n');
+        let written = match sink {
+            LiveSink::Stdout => write_stdout(&s),
+            LiveSink::File(f) => f.write_all(s.as_bytes()),
+        };
+        let Err(e) = written else { return };
+        let to_stdout = matches!(sink, LiveSink::Stdout);
+        self.live = None;
+        if to_stdout && e.kind() == std::io::ErrorKind::BrokenPipe {
+            self.stdout_closed.store(true, Ordering::Relaxed);
+            self.stop.store(true, Ordering::Relaxed);
+            return;
+        }
+        self.live_failed = true;
+        let msg = format!(
+            "iosurvey: {}: writing failed: {e}; no more live lines, the run goes on and will exit 1",
+            self.live_shown
+        );
+        match &self.bar {
+            Some(bar) => bar.suspend(|| eprintln!("{msg}")),
+            None => eprintln!("{msg}"),
+        }
+    }
+
+    fn line(&self, point: usize, to: Progress, t_ns: u64, partial: bool) -> LiveLine {
+        let dt = to.elapsed_ns.saturating_sub(self.last.elapsed_ns);
+        let (ops, bytes) = (
+            to.ops.saturating_sub(self.last.ops),
+            to.bytes.saturating_sub(self.last.bytes),
+        );
+        let per_sec = |v: u64| {
+            if dt > 0 {
+                v as f64 * 1e9 / dt as f64
+            } else {
+                0.0
+            }
+        };
+        LiveLine {
+            point,
+            interval: self.next_interval,
+            t_ns,
+            dt_ns: dt,
+            ops,
+            bytes,
+            iops: per_sec(ops),
+            bytes_per_sec: per_sec(bytes),
+            partial,
+        }
+    }
+
     fn write_live(&mut self, point: usize, p: Progress) {
-        let Some(f) = &mut self.live else { return };
-        if p.elapsed_ns < self.ramp_ns {
+        if self.live.is_none() || p.elapsed_ns < self.ramp_ns {
             return;
         }
         let measured = p.elapsed_ns - self.ramp_ns;
@@ -70,24 +176,31 @@ impl Display {
         if measured < boundary {
             return;
         }
-        let dt = p.elapsed_ns.saturating_sub(self.last.elapsed_ns).max(1);
-        let (ops, bytes) = (p.ops - self.last.ops, p.bytes - self.last.bytes);
-        let line = LiveLine {
-            point,
-            interval: self.next_interval,
-            t_ns: measured,
-            dt_ns: dt,
-            ops,
-            bytes,
-            iops: ops as f64 * 1e9 / dt as f64,
-            bytes_per_sec: bytes as f64 * 1e9 / dt as f64,
-        };
-        if let Ok(s) = serde_json::to_string(&line) {
-            let _ = writeln!(f, "{s}");
-            let _ = f.flush();
-        }
+        let line = self.line(point, p, measured, false);
+        self.emit(&line);
         self.next_interval = measured / self.interval_ns;
         self.last = p;
+    }
+
+    /// The point's last line: from the last one written to the point's
+    /// end, with the counts of the result, so the lines add up to them.
+    fn finish_live(&mut self, point: usize, result: &JobResult) {
+        if self.live.is_none() {
+            return;
+        }
+        let classes = result.streams.iter().flat_map(|s| [&s.read, &s.write]);
+        let (ops, bytes) = classes.fold((0, 0), |(o, b), c| (o + c.ops, b + c.bytes));
+        let measured_end = result
+            .elapsed_ns
+            .max(self.last.elapsed_ns.saturating_sub(self.ramp_ns));
+        let end = Progress {
+            ops,
+            bytes,
+            elapsed_ns: measured_end + self.ramp_ns,
+        };
+        let line = self.line(point, end, measured_end, true);
+        self.emit(&line);
+        self.last = end;
     }
 }
 
@@ -159,7 +272,8 @@ impl Observer for Display {
         }
     }
 
-    fn point_finished(&mut self, _point: &Point, _result: &JobResult) {
+    fn point_finished(&mut self, point: &Point, result: &JobResult) {
+        self.finish_live(point.index, result);
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }

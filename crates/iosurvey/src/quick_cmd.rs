@@ -2,7 +2,7 @@
 //! directory in about a minute and print a CrystalDiskMark-style card.
 
 use crate::cli::QuickArgs;
-use crate::execute::{execute, TextOnly};
+use crate::execute::{execute, TextOnly, WithBanner};
 use crate::exit::{usage, Failure, Outcome};
 use anyhow::anyhow;
 use iosurvey_workload::modes::quick::{expand, QuickSpec};
@@ -60,21 +60,14 @@ pub fn quick(a: QuickArgs, argv: &[String]) -> Result<Outcome, Failure> {
     spec.direct = !a.target.buffered;
     spec.engine = a.target.engine_or_uring();
     let plan = expand(&spec);
-    if !a.out.quiet {
-        let per = (a.time + a.ramp).as_secs_f64();
-        eprintln!(
-            "iosurvey: {} tests of {} s each on {}: about {:.0} s plus laying out the test file",
-            plan.points.len(),
-            per,
-            a.dir.display(),
-            per * plan.points.len() as f64
-        );
-    }
-    execute(
-        &plan,
-        argv,
-        &a.target,
-        &a.out,
-        &TextOnly(iosurvey_report::render_card),
-    )
+    let per = (a.time + a.ramp).as_secs_f64();
+    let banner = format!(
+        "iosurvey: {} tests of {} s each on {}: about {:.0} s plus laying out the test file",
+        plan.points.len(),
+        per,
+        a.dir.display(),
+        per * plan.points.len() as f64
+    );
+    let card = TextOnly(iosurvey_report::render_card);
+    execute(&plan, argv, &a.target, &a.out, &WithBanner(&card, banner))
 }

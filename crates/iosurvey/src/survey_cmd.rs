@@ -173,21 +173,21 @@ fn check_sizes(s: &SurveySpec, sizes: &[Option<u64>]) -> Result<(), Failure> {
     Ok(())
 }
 
-/// One line on stderr saying what the survey will do.
-fn announce(plan: &Plan) {
+/// One line for stderr saying what the survey will do.
+fn announce(plan: &Plan) -> String {
     let run: Vec<_> = plan.points.iter().filter(|p| p.skip.is_none()).collect();
     let bytes: u64 = run
         .iter()
         .flat_map(|p| &p.job.streams)
         .map(|s| s.span.unwrap_or(0))
         .sum();
-    eprintln!(
+    format!(
         "iosurvey: survey of {} device(s): {} points, {} skipped by the memory check (ENOMEM), {} to transfer",
         plan.points.first().map_or(0, |p| p.job.targets.len()),
         plan.points.len(),
         plan.points.len() - run.len(),
         format_size(bytes)
-    );
+    )
 }
 
 /// sgpdd-survey's presenters, and its files after every point.
@@ -195,6 +195,8 @@ struct SurveyPresenter {
     layout: Layout,
     prefix: Option<PathBuf>,
     quiet: bool,
+    /// Said once the checks have passed.
+    banner: String,
     /// Messages already shown on stderr.
     said: RefCell<Vec<String>>,
 }
@@ -209,7 +211,7 @@ impl SurveyPresenter {
     }
 }
 
-/// Writes `body` to `path` whole, through a temporary name and a rename.
+/// `PREFIX` with `suffix` after it.
 fn with_suffix(prefix: &Path, suffix: &str) -> PathBuf {
     let mut p = prefix.as_os_str().to_owned();
     p.push(suffix);
@@ -223,6 +225,10 @@ impl Presenter for SurveyPresenter {
 
     fn csv(&self, report: &RunReport) -> String {
         render_survey_csv(report)
+    }
+
+    fn banner(&self) -> Option<&str> {
+        Some(&self.banner)
     }
 
     fn after_point(&self, report: &RunReport) -> Result<(), Failure> {
@@ -241,12 +247,21 @@ impl Presenter for SurveyPresenter {
                 ));
             }
         }
-        if let Some(prefix) = &self.prefix {
-            let summary = render_summary(report, self.layout);
-            crate::output::write_whole(&with_suffix(prefix, ".summary"), &summary)?;
-            crate::output::write_whole(&with_suffix(prefix, ".detail"), &render_detail(report))?;
-        }
         Ok(())
+    }
+
+    fn files(&self, _report: &RunReport) -> Vec<(String, PathBuf)> {
+        let Some(prefix) = &self.prefix else {
+            return Vec::new();
+        };
+        [".summary", ".detail"]
+            .iter()
+            .map(|s| (format!("--out (PREFIX{s})"), with_suffix(prefix, s)))
+            .collect()
+    }
+
+    fn file_bodies(&self, report: &RunReport) -> Vec<String> {
+        vec![render_summary(report, self.layout), render_detail(report)]
     }
 }
 
@@ -263,9 +278,6 @@ pub fn survey(a: SurveyArgs, argv: &[String]) -> Result<Outcome, Failure> {
             ));
         }
     }
-    if !a.out.quiet && !a.out.dry_run {
-        announce(&plan);
-    }
     let presenter = SurveyPresenter {
         layout: match a.format {
             FormatArg::Current => Layout::Current,
@@ -273,6 +285,7 @@ pub fn survey(a: SurveyArgs, argv: &[String]) -> Result<Outcome, Failure> {
         },
         prefix: a.prefix.clone(),
         quiet: a.out.quiet,
+        banner: announce(&plan),
         said: RefCell::new(Vec::new()),
     };
     execute(&plan, argv, &a.target, &a.out, &presenter)

@@ -609,6 +609,7 @@ fn bare_iosurvey_runs_quick_on_the_current_directory() {
 }
 
 /// Regression: `iosurvey run ... | head -c 100` panicked on the broken pipe.
+/// A closed stdout now stops the run as Ctrl-C does (exit 130).
 #[test]
 fn a_reader_that_closes_stdout_early_is_not_a_crash() {
     let dir = tempfile::tempdir().unwrap();
@@ -634,7 +635,7 @@ fn a_reader_that_closes_stdout_early_is_not_a_crash() {
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("panicked"), "{err}");
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(!f.exists());
 }
 

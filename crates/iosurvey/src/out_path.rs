@@ -1,0 +1,272 @@
+//! Output paths (`--json`, `--csv`, `--live`, a mode's own files) judged
+//! before any I/O: what each names, how it will be written, and whether it
+//! collides with stdout, another output or a target of the run.
+
+use anyhow::{anyhow, Error};
+use iosurvey_run::test_file_in;
+use iosurvey_workload::frames_dir;
+use rustix::fs::{Access, FileType, Stat};
+use rustix::io::Errno;
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
+
+/// What identifies a file: two paths with the same identity name the same
+/// thing, whatever links or aliases lead there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ident {
+    /// An existing file, FIFO or directory.
+    Inode { dev: u64, ino: u64 },
+    /// A device node: its device number, whatever node names it.
+    Device { block: bool, rdev: u64 },
+    /// Not there yet: its canonical directory joined with its name.
+    Path(PathBuf),
+    /// Standard output.
+    Stdout,
+}
+
+/// How an output is written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Sink {
+    /// Standard output: `-`, or a path that is what stdout already is.
+    Stdout,
+    /// A regular file, there or not: replaced whole through a temporary file
+    /// in its directory and a rename. `real` is the path replaced, symlinks
+    /// resolved (a symlink given stays and names the new file).
+    File { real: PathBuf },
+    /// Something else that exists (a character device, a FIFO): opened and
+    /// written in place, never created, truncated or replaced.
+    InPlace,
+}
+
+/// One output, judged.
+#[derive(Clone, Debug)]
+pub struct OutPath {
+    /// The flag that named it, e.g. `--json`.
+    pub flag: String,
+    /// The path as given.
+    pub given: PathBuf,
+    pub sink: Sink,
+    pub ident: Ident,
+}
+
+impl OutPath {
+    /// `--json out.json`, for messages.
+    pub fn shown(&self) -> String {
+        format!("{} {}", self.flag, self.given.display())
+    }
+}
+
+fn ident_of(st: &Stat) -> Ident {
+    match FileType::from_raw_mode(st.st_mode) {
+        FileType::BlockDevice => Ident::Device {
+            block: true,
+            rdev: st.st_rdev,
+        },
+        FileType::CharacterDevice => Ident::Device {
+            block: false,
+            rdev: st.st_rdev,
+        },
+        _ => Ident::Inode {
+            dev: st.st_dev,
+            ino: st.st_ino,
+        },
+    }
+}
+
+/// What stdout is, if it is open.
+pub fn stdout_ident() -> Option<Ident> {
+    rustix::fs::fstat(std::io::stdout().as_fd())
+        .ok()
+        .map(|st| ident_of(&st))
+}
+
+/// The identity of what an open descriptor is.
+pub fn fd_ident(fd: impl AsFd) -> Result<Ident, Errno> {
+    rustix::fs::fstat(fd).map(|st| ident_of(&st))
+}
+
+/// Creates and removes a file in `dir`, the way a report is later written
+/// there, so an unwritable place is found before the run, not after it.
+fn probe_dir(dir: &Path) -> std::io::Result<()> {
+    let fd = crate::output::create_temp(dir, "probe", 0o600)?;
+    drop(fd.1);
+    std::fs::remove_file(&fd.0)
+}
+
+/// Judges `given` as the output of `flag`, without writing anything but a
+/// probe file (created and removed at once) in a regular file's directory.
+pub fn judge(flag: &str, given: &Path) -> Result<OutPath, Error> {
+    let out = |sink, ident| {
+        Ok(OutPath {
+            flag: flag.to_string(),
+            given: given.to_path_buf(),
+            sink,
+            ident,
+        })
+    };
+    if given.as_os_str() == "-" {
+        return out(Sink::Stdout, Ident::Stdout);
+    }
+    let shown = format!("{flag} {}", given.display());
+    let st = match rustix::fs::stat(given) {
+        Ok(st) => st,
+        Err(Errno::NOENT) => return judge_missing(&shown, given).and_then(|(s, i)| out(s, i)),
+        Err(e) => return Err(anyhow!("{shown}: {e}; give a path iosurvey can write")),
+    };
+    let ident = ident_of(&st);
+    if Some(&ident) == stdout_ident().as_ref() {
+        return out(Sink::Stdout, Ident::Stdout);
+    }
+    match FileType::from_raw_mode(st.st_mode) {
+        FileType::Directory => Err(anyhow!(
+            "{shown}: is a directory; give a file name for the output"
+        )),
+        FileType::BlockDevice => Err(anyhow!(
+            "{shown}: is a block device; reports are never written onto a device (give a file, or - for stdout)"
+        )),
+        FileType::Socket => Err(anyhow!(
+            "{shown}: is a socket; give a file, a FIFO, a character device or - for stdout"
+        )),
+        FileType::RegularFile => {
+            let real = std::fs::canonicalize(given)
+                .map_err(|e| anyhow!("{shown}: {e}; give a path iosurvey can write"))?;
+            let dir = real.parent().unwrap_or(Path::new("/"));
+            probe_dir(dir).map_err(|e| {
+                anyhow!(
+                    "{shown}: cannot write in {}: {e}; the file is replaced through a new file there, so give a writable place",
+                    dir.display()
+                )
+            })?;
+            out(Sink::File { real }, ident)
+        }
+        _ => {
+            rustix::fs::access(given, Access::WRITE_OK)
+                .map_err(|e| anyhow!("{shown}: cannot write it: {e}"))?;
+            out(Sink::InPlace, ident)
+        }
+    }
+}
+
+/// A path where nothing is yet: a new regular file in an existing,
+/// writable directory, never through a dangling symlink.
+fn judge_missing(shown: &str, given: &Path) -> Result<(Sink, Ident), Error> {
+    if std::fs::symlink_metadata(given).is_ok() {
+        return Err(anyhow!(
+            "{shown}: is a symlink to nothing; iosurvey creates no file through a symlink (give the file's own path)"
+        ));
+    }
+    let Some(name) = given.file_name() else {
+        return Err(anyhow!("{shown}: give a file name for the output"));
+    };
+    let parent = match given.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    match std::fs::metadata(parent) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            return Err(anyhow!(
+                "{shown}: {} is not a directory; give a file in an existing directory",
+                parent.display()
+            ))
+        }
+        Err(_) => {
+            return Err(anyhow!(
+                "{shown}: no such directory {}; create it first",
+                parent.display()
+            ))
+        }
+    }
+    let dir = std::fs::canonicalize(parent).map_err(|e| anyhow!("{shown}: {e}"))?;
+    probe_dir(&dir).map_err(|e| {
+        anyhow!(
+            "{shown}: cannot create a file in {}: {e}; give a writable place",
+            dir.display()
+        )
+    })?;
+    let real = dir.join(name);
+    Ok((Sink::File { real: real.clone() }, Ident::Path(real)))
+}
+
+/// The identities a target path stands for: what is there, or where it will
+/// be created; for a directory also the test file iosurvey makes inside.
+fn target_idents(path: &Path) -> Vec<Ident> {
+    match rustix::fs::stat(path) {
+        Ok(st) => {
+            let mut ids = vec![ident_of(&st)];
+            if FileType::from_raw_mode(st.st_mode) == FileType::Directory {
+                if let Ok(dir) = std::fs::canonicalize(path) {
+                    ids.push(Ident::Path(test_file_in(&dir)));
+                }
+            }
+            ids
+        }
+        Err(_) => {
+            let parent = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            match (std::fs::canonicalize(parent), path.file_name()) {
+                (Ok(dir), Some(name)) => vec![Ident::Path(dir.join(name))],
+                _ => Vec::new(),
+            }
+        }
+    }
+}
+
+/// Whether `out` falls inside the frames directory of a directory target.
+fn in_frames_dir(out: &OutPath, target: &Path) -> bool {
+    let Sink::File { real } = &out.sink else {
+        return false;
+    };
+    std::fs::canonicalize(target).is_ok_and(|t| real.starts_with(frames_dir(&t)))
+}
+
+/// Refuses outputs that are one and the same, more than one thing on
+/// stdout, and an output that is a target of the run. `stdout_taken` names
+/// what stdout already carries (`--output json`), if it cannot be given up.
+pub fn check_all(
+    outs: &[OutPath],
+    targets: &[PathBuf],
+    stdout_taken: Option<&str>,
+) -> Result<(), Error> {
+    for (i, a) in outs.iter().enumerate() {
+        for b in &outs[i + 1..] {
+            if a.ident == b.ident {
+                let what = match a.ident {
+                    Ident::Stdout => "both go to stdout",
+                    _ => "are the same file",
+                };
+                return Err(anyhow!(
+                    "{} and {} {what}; give each output its own place",
+                    a.shown(),
+                    b.shown()
+                ));
+            }
+        }
+        if let (Ident::Stdout, Some(taken)) = (&a.ident, stdout_taken) {
+            return Err(anyhow!(
+                "{}: stdout already carries {taken}; give a file, or drop --output",
+                a.shown()
+            ));
+        }
+    }
+    for t in targets {
+        let ids = target_idents(t);
+        for o in outs {
+            let what = if ids.contains(&o.ident) {
+                "is the target"
+            } else if in_frames_dir(o, t) {
+                "is in the frames directory of the target"
+            } else {
+                continue;
+            };
+            return Err(anyhow!(
+                "{}: {what} {} of this run; give the output another path",
+                o.shown(),
+                t.display()
+            ));
+        }
+    }
+    Ok(())
+}
