@@ -301,15 +301,12 @@ fn dry_run_describes_the_frames_and_touches_nothing() {
     let text = stdout_ok(&video(&[
         path_str(dir.path()),
         "--write",
-        "--frames",
-        "48",
         "--format",
         "2k",
         "--header",
         "0",
         "--frames",
         "10",
-        "--prepare",
         "--dry-run",
     ]));
     assert!(text.contains("frames of 2k (12746752 bytes"), "{text}");
