@@ -240,6 +240,14 @@ impl Drop for UringEngine {
             }
             self.reap(|_| {});
         }
+        // A registered table holds its own references to the files, and
+        // the kernel drops a ring's references some time after the ring is
+        // closed (after the process exits, even). Dropping them now lets
+        // the next run on the target get its exclusive open and its lock at
+        // once.
+        if self.registered_files {
+            let _ = self.ring.submitter().unregister_files();
+        }
     }
 }
 
@@ -247,6 +255,37 @@ impl Drop for UringEngine {
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn a_dropped_engine_holds_no_file_a_lock_can_wait_on() {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(f.path(), [7u8; 4096]).unwrap();
+        let fd: OwnedFd = std::fs::File::open(f.path()).unwrap().into();
+        rustix::fs::flock(&fd, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
+        let cfg = EngineConfig {
+            files: vec![fd],
+            buffers: 1,
+            buffer_size: 4096,
+            alignment: 4096,
+        };
+        let e = match UringEngine::new(cfg, 1, 1) {
+            Ok(e) => e,
+            Err(err) => {
+                eprintln!("skipping: io_uring unavailable here: {err}");
+                return;
+            }
+        };
+        let registered = e.registered_files;
+        drop(e);
+        // The lock goes with the last reference to the open file: once the
+        // engine is dropped, a new open can take it at once.
+        let again = std::fs::File::open(f.path()).unwrap();
+        let got = rustix::fs::flock(&again, rustix::fs::FlockOperation::NonBlockingLockExclusive);
+        assert!(
+            got.is_ok() || !registered,
+            "the ring still holds the file after drop: {got:?}"
+        );
+    }
 
     #[test]
     fn reads_and_writes_through_the_ring() {

@@ -184,9 +184,11 @@ fn check_signature(path: &Path, fd: BorrowedFd<'_>, dev: &str) -> Result<(), Ref
 }
 
 /// How long a lock or an exclusive open is retried before a target counts
-/// as used by another run: a run that just ended may still hold it for a
-/// moment (io_uring releases its registered files after the process ends).
-pub const RELEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+/// as used by another run: a run that was killed may still hold it for a
+/// moment, as the kernel drops an io_uring ring's files some 30 to 110 ms
+/// after the process ends (a run that ends normally unregisters them
+/// first and holds nothing once it exits).
+pub const RELEASE_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// Retries `attempt` every 20 ms while it says "busy" (`Ok(None)`), for at
 /// most [`RELEASE_WAIT`] or until `stop` is set.
