@@ -212,6 +212,16 @@ pub fn render_parallel(report: &RunReport, opts: TextOptions) -> String {
                 rate3(d.window_rate, opts)
             );
         }
+        for st in &p.streams {
+            let tail = crate::text::untouched_tail(p, st);
+            if tail > 0 {
+                let _ = writeln!(
+                    out,
+                    "# {}: the last {tail} bytes, less than one {}-byte block, are not read",
+                    p.targets[st.target].path, st.bs
+                );
+            }
+        }
         let _ = writeln!(
             out,
             "aggregate: {} over the common window; first done {:.3} s, last done {:.3} s ({} to last done)",

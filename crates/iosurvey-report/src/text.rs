@@ -167,7 +167,7 @@ fn stream_title(p: &PointReport, s: &StreamReport) -> String {
 
 /// Bytes at the end of a stream's area that no I/O covers: every I/O moves
 /// a whole block, so a tail shorter than one is never read or written.
-fn untouched_tail(p: &PointReport, s: &StreamReport) -> u64 {
+pub(crate) fn untouched_tail(p: &PointReport, s: &StreamReport) -> u64 {
     if s.array.is_some() || s.bs == 0 {
         return 0;
     }

@@ -152,3 +152,20 @@ fn a_looped_run_says_so_and_a_plain_one_does_not() {
     let json = serde_json::to_value(&r.points[0].settings).unwrap();
     assert_eq!(json["loop"], true);
 }
+
+#[test]
+fn a_tail_shorter_than_one_block_is_named_and_a_whole_device_is_not() {
+    let mut r = report();
+    let whole = render_parallel(&r, TextOptions::default());
+    assert!(!whole.contains("are not read"), "{whole}");
+    // 10,000,000 bytes at 1 MiB: 9 whole blocks and 562,816 bytes over.
+    r.points[0].targets[0].size_bytes = 10_000_000;
+    let text = render_parallel(&r, TextOptions::default());
+    assert!(
+        text.contains(
+            "# /dev/sdb: the last 562816 bytes, less than one 1048576-byte block, are not read"
+        ),
+        "{text}"
+    );
+    assert_eq!(text.matches("are not read").count(), 1, "{text}");
+}
