@@ -8,6 +8,13 @@
 //! and loop devices). Any member that is mounted (anywhere in this mount
 //! namespace), in use as swap, held or backing a loop device is a use,
 //! which `--force` never overrides.
+//!
+//! A loop device's backing file is known by the identity the kernel keeps
+//! (`LOOP_GET_STATUS64`: its `st_dev`, inode and `st_rdev`), never by the
+//! path in sysfs, which may name nothing any more (a removed or renamed
+//! node, a node in another mount namespace) or something else. A loop
+//! device whose backing cannot be told (no node for it in this namespace's
+//! /dev) may sit on anything, so it is a use of every device and file.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

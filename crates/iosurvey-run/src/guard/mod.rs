@@ -13,7 +13,9 @@
 //!   overrides a use.
 //! - Existing files are overwritten only if iosurvey created them (marked
 //!   with an extended attribute, read with `fgetxattr`) or with
-//!   `--allow-destroy`. Test files are created with
+//!   `--allow-destroy`, and never while they back a loop device (known by
+//!   the identity of its backing file) or while a loop device's backing
+//!   cannot be told. Test files are created with
 //!   `O_CREAT|O_EXCL|O_NOFOLLOW`, never through a symlink.
 //! - One run per target: a target is locked (`flock`, exclusive) while a
 //!   run uses it. `--shared` runs take a shared lock when they can, and may
