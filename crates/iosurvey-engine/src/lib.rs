@@ -11,6 +11,7 @@
 //! [`Engine::reap`]. Per I/O there is no allocation and no lock.
 
 mod buffers;
+pub mod loopdev;
 mod sync;
 pub mod uring;
 

@@ -4,7 +4,7 @@
 
 use crate::cli::TargetFlags;
 use crate::exit::Failure;
-use iosurvey_run::guard::family::members;
+use iosurvey_run::guard::family::{loops_on_file, members};
 use iosurvey_run::guard::leftovers::remove_leftovers;
 use iosurvey_run::{
     open_frame_dir, open_target_claimed, plan_frame_dir, plan_target, validate, Claim, Geometry,
@@ -139,8 +139,8 @@ fn plan_all(plan: &Plan, flags: &TargetFlags, stop: &AtomicBool) -> Result<Plann
 }
 
 /// Refuses block devices that overlap one another (a partition and its
-/// disk, a loop device over another target): one run would count the same
-/// storage twice.
+/// disk, a loop device over another target), and a file that backs a loop
+/// device in a target's family: one run would count the same storage twice.
 fn check_overlap(specs: &[TargetSpec], identity: &[Option<Identity>]) -> Result<(), Failure> {
     let devices: Vec<(usize, u64)> = identity
         .iter()
@@ -150,19 +150,35 @@ fn check_overlap(specs: &[TargetSpec], identity: &[Option<Identity>]) -> Result<
             _ => None,
         })
         .collect();
-    if devices.len() < 2 {
+    let overlap = |i: usize, j: usize| {
+        let (first, second) = (specs[i.min(j)].path.clone(), specs[i.max(j)].path.clone());
+        Err(target_error(Refusal::Overlap { first, second }.into()))
+    };
+    let families: Vec<_> = devices.iter().map(|&(_, rdev)| members(rdev)).collect();
+    for (n, &(i, _)) in devices.iter().enumerate() {
+        if let Some(&(j, _)) = devices[n + 1..]
+            .iter()
+            .find(|(_, r)| families[n].contains(r))
+        {
+            return overlap(i, j);
+        }
+    }
+    if devices.is_empty() {
         return Ok(());
     }
-    for (n, &(i, rdev)) in devices.iter().enumerate() {
-        let family = members(rdev);
-        if let Some(&(j, _)) = devices[n + 1..].iter().find(|(_, r)| family.contains(r)) {
-            return Err(target_error(
-                Refusal::Overlap {
-                    first: specs[i].path.clone(),
-                    second: specs[j].path.clone(),
-                }
-                .into(),
-            ));
+    for (i, id) in identity.iter().enumerate() {
+        let Some(Identity::File { dev, ino }) = id else {
+            continue;
+        };
+        // A loop device whose backing cannot be told is judged when the
+        // file is opened for writing; here only the known ones count.
+        let backs = loops_on_file(*dev, *ino).0;
+        let hit = devices
+            .iter()
+            .zip(&families)
+            .find(|(_, fam)| backs.iter().any(|l| fam.contains(l)));
+        if let Some((&(j, _), _)) = hit {
+            return overlap(i, j);
         }
     }
     Ok(())

@@ -8,6 +8,13 @@
 //! and loop devices). Any member that is mounted (anywhere in this mount
 //! namespace), in use as swap, held or backing a loop device is a use,
 //! which `--force` never overrides.
+//!
+//! A loop device's backing file is known by the identity the kernel keeps
+//! (`LOOP_GET_STATUS64`: its `st_dev`, inode and `st_rdev`), never by the
+//! path in sysfs, which may name nothing any more (a removed or renamed
+//! node, a node in another mount namespace) or something else. A loop
+//! device whose backing cannot be told (no node for it in this namespace's
+//! /dev) may sit on anything, so it is a use of every device and file.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -18,10 +25,25 @@ pub type Devno = u64;
 /// Why a device may not be written: a use of it or of its family.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Use {
-    Mounted { dev: String, mountpoint: String },
-    Swap { dev: String },
-    Held { dev: String, holders: String },
-    BacksLoop { dev: String, loop_dev: String },
+    Mounted {
+        dev: String,
+        mountpoint: String,
+    },
+    Swap {
+        dev: String,
+    },
+    Held {
+        dev: String,
+        holders: String,
+    },
+    BacksLoop {
+        dev: String,
+        loop_dev: String,
+    },
+    /// A loop device whose backing cannot be told: it may sit on anything.
+    UnknownLoop {
+        loop_dev: String,
+    },
 }
 
 fn majmin(d: Devno) -> String {
@@ -85,44 +107,106 @@ fn holders(d: Devno) -> Vec<Devno> {
         .collect()
 }
 
-/// What backs an attached loop device, by identity.
-#[derive(Clone, Copy, Debug)]
+/// What backs an attached loop device, by identity (the kernel's, from
+/// `LOOP_GET_STATUS64`, never the path in sysfs, which may no longer
+/// resolve or may now name something else).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Backing {
     /// A block device: its `st_rdev`.
     Device(Devno),
-    /// A file on the filesystem of device `st_dev`.
-    File(Devno),
+    /// A regular file: its `st_dev` (the filesystem it lies on) and inode.
+    File { dev: Devno, ino: u64 },
+    /// Cannot be told (no `/dev` node for the loop device, or the kernel
+    /// would not say): it may sit on anything.
+    Unknown,
 }
 
-/// Every attached loop device and what backs it (when its backing file
-/// can still be found by its path).
+impl Backing {
+    fn of(b: iosurvey_engine::loopdev::LoopBacking) -> Backing {
+        if b.rdev != 0 {
+            Backing::Device(b.rdev)
+        } else {
+            Backing::File {
+                dev: b.dev,
+                ino: b.ino,
+            }
+        }
+    }
+
+    /// Whether this backing's data lies on the device `d` (it is `d`, or
+    /// a file on a filesystem on `d`; an unknown backing may be anything).
+    fn on(self, d: Devno) -> bool {
+        match self {
+            Backing::Device(r) => r == d,
+            Backing::File { dev, .. } => dev == d,
+            Backing::Unknown => false,
+        }
+    }
+}
+
+/// The backing of the loop device `devno` named `name` in /sys/block:
+/// `/dev/NAME` is opened only to ask the kernel, and used only if it is
+/// that device. `None` when the loop device is detached.
+fn loop_backing(name: &str, devno: Devno) -> Option<Backing> {
+    use rustix::fs::{FileType, Mode, OFlags};
+    let path = format!("/dev/{name}");
+    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK;
+    let Ok(fd) = rustix::fs::open(path.as_str(), flags, Mode::empty()) else {
+        return Some(Backing::Unknown);
+    };
+    let is_it = rustix::fs::fstat(&fd).is_ok_and(|st| {
+        FileType::from_raw_mode(st.st_mode) == FileType::BlockDevice && st.st_rdev == devno
+    });
+    if !is_it {
+        return Some(Backing::Unknown);
+    }
+    match iosurvey_engine::loopdev::loop_backing(std::os::fd::AsFd::as_fd(&fd)) {
+        Ok(b) => Some(Backing::of(b)),
+        // Detached since /sys was read.
+        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error()) => None,
+        Err(_) => Some(Backing::Unknown),
+    }
+}
+
+/// Every attached loop device and what backs it.
 fn loops() -> Vec<(Devno, Backing)> {
     let Ok(entries) = std::fs::read_dir("/sys/block") else {
         return Vec::new();
     };
     let mut out = Vec::new();
     for e in entries.flatten() {
-        if !e.file_name().to_string_lossy().starts_with("loop") {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let dir = e.path();
+        // loop/ is there only while a file is attached.
+        if !name.starts_with("loop") || !dir.join("loop").exists() {
             continue;
         }
-        let dir = e.path();
-        let (Ok(file), Some(devno)) = (
-            std::fs::read_to_string(dir.join("loop/backing_file")),
-            devno_of_dir(&dir),
-        ) else {
+        let Some(devno) = devno_of_dir(&dir) else {
             continue;
         };
-        let file = file.trim_end_matches('\n');
-        let Ok(st) = rustix::fs::stat(file) else {
-            continue;
-        };
-        let backing = match rustix::fs::FileType::from_raw_mode(st.st_mode) {
-            rustix::fs::FileType::BlockDevice => Backing::Device(st.st_rdev),
-            _ => Backing::File(st.st_dev),
-        };
-        out.push((devno, backing));
+        if let Some(b) = loop_backing(&name, devno) {
+            out.push((devno, b));
+        }
     }
     out
+}
+
+/// The loop devices the regular file `dev`/`ino` backs, and the first
+/// loop device whose backing cannot be told (which might be this file).
+pub fn loops_on_file(dev: Devno, ino: u64) -> (Vec<Devno>, Option<Use>) {
+    let all = loops();
+    let unknown = all
+        .iter()
+        .find(|(_, b)| *b == Backing::Unknown)
+        .map(|(l, _)| Use::UnknownLoop {
+            loop_dev: dev_name(*l),
+        });
+    let backs = all
+        .into_iter()
+        .filter(|(_, b)| *b == Backing::File { dev, ino })
+        .map(|(l, _)| l)
+        .collect();
+    (backs, unknown)
 }
 
 /// `\040` and the other octal escapes of /proc/self/mountinfo and
@@ -234,13 +318,7 @@ impl Walk {
         let backed: Vec<Devno> = self
             .loops
             .iter()
-            .filter(|(l, b)| {
-                (all || !self.members.contains(l))
-                    && match *b {
-                        Backing::Device(r) => r == d,
-                        Backing::File(fs) => fs == d,
-                    }
-            })
+            .filter(|(l, b)| (all || !self.members.contains(l)) && b.on(d))
             .map(|(l, _)| *l)
             .collect();
         for &l in &backed {
@@ -298,7 +376,8 @@ fn walk(target: Devno) -> Walk {
 }
 
 /// The device numbers of `target`'s family, and the first use of any of
-/// them: a mount first, then swap, then a holder or a loop device.
+/// them: a mount first, then swap, then a holder or a loop device, then
+/// any loop device whose backing cannot be told.
 pub fn find_use(target: Devno) -> (BTreeSet<Devno>, Option<Use>) {
     let w = walk(target);
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
@@ -320,9 +399,18 @@ pub fn find_use(target: Devno) -> (BTreeSet<Devno>, Option<Use>) {
             .find(|(id, _)| w.members.contains(id))
             .map(|(_, name)| Use::Swap { dev: name })
     };
+    let unknown = || {
+        w.loops
+            .iter()
+            .find(|(_, b)| *b == Backing::Unknown)
+            .map(|(l, _)| Use::UnknownLoop {
+                loop_dev: dev_name(*l),
+            })
+    };
     let found = first_mount
         .or_else(swap)
-        .or_else(|| w.held.first().cloned());
+        .or_else(|| w.held.first().cloned())
+        .or_else(unknown);
     (w.members, found)
 }
 

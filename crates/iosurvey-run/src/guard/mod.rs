@@ -13,7 +13,9 @@
 //!   overrides a use.
 //! - Existing files are overwritten only if iosurvey created them (marked
 //!   with an extended attribute, read with `fgetxattr`) or with
-//!   `--allow-destroy`. Test files are created with
+//!   `--allow-destroy`, and never while they back a loop device (known by
+//!   the identity of its backing file) or while a loop device's backing
+//!   cannot be told. Test files are created with
 //!   `O_CREAT|O_EXCL|O_NOFOLLOW`, never through a symlink.
 //! - One run per target: a target is locked (`flock`, exclusive) while a
 //!   run uses it. `--shared` runs take a shared lock when they can, and may
@@ -67,6 +69,10 @@ pub enum Refusal {
         dev: String,
         loop_dev: String,
     },
+    #[error("{path}: backs the loop device {loop_dev}; detach it (losetup -d {loop_dev}) or pick another target (--force does not override this)")]
+    FileBacksLoop { path: PathBuf, loop_dev: String },
+    #[error("{path}: cannot tell what {loop_dev} sits on (its /dev node is missing or the kernel would not say), so it may sit on this target; detach it (losetup -d) or give it a node in /dev (--force does not override this)")]
+    UnknownLoop { path: PathBuf, loop_dev: String },
     #[error("{0}: the kernel refused to open the device exclusively: it is mounted, held or opened exclusively by another program (a filesystem out of sight, md, a VM) or by an iosurvey run; free it (only a run's hold can be shared, with --shared)")]
     Busy(PathBuf),
     #[error("{0}: another iosurvey run is using this target (it is locked); wait for it to end, or add --shared to run beside it (each run then measures the other's load)")]
@@ -109,6 +115,7 @@ impl Refusal {
                 dev,
                 loop_dev,
             },
+            family::Use::UnknownLoop { loop_dev } => Refusal::UnknownLoop { path, loop_dev },
         }
     }
 }
@@ -165,6 +172,19 @@ pub fn check_block_write(
         }
     }
     Ok(())
+}
+
+/// Refuses writing the regular file `st` (named `path`) while it backs a
+/// loop device (or while a loop device's backing cannot be told).
+pub fn check_file_use(path: &Path, st: &rustix::fs::Stat) -> Result<(), Refusal> {
+    match family::loops_on_file(st.st_dev, st.st_ino) {
+        (ls, _) if !ls.is_empty() => Err(Refusal::FileBacksLoop {
+            path: path.to_path_buf(),
+            loop_dev: family::dev_name(ls[0]),
+        }),
+        (_, Some(u)) => Err(Refusal::of_use(path, u)),
+        _ => Ok(()),
+    }
 }
 
 fn check_signature(path: &Path, fd: BorrowedFd<'_>, dev: &str) -> Result<(), Refusal> {

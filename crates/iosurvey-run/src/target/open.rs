@@ -8,8 +8,8 @@
 use super::layout::{check_free_space_fd, dir_dio_alignment, fill};
 use super::{io_err, Claim, Geometry, Identity, OpenOptions, OpenTarget, TargetError, TargetKind};
 use crate::guard::{
-    check_block_policy, check_block_use, check_block_write, create_new_marked_at, fd_is_marked,
-    lock, lock_shared, retry_busy, unlock, Refusal,
+    check_block_policy, check_block_use, check_block_write, check_file_use, create_new_marked_at,
+    fd_is_marked, lock, lock_shared, retry_busy, unlock, Refusal,
 };
 use iosurvey_workload::TargetSpec;
 use rustix::fs::{AtFlags, FileType, FlockOperation, Mode, OFlags, SeekFrom, Stat, StatxFlags};
@@ -228,7 +228,7 @@ pub(super) fn open_existing(
     if opts.write {
         match kind {
             TargetKind::Block => check_block_write(path, opened.as_fd(), now.st_rdev, policy)?,
-            _ if policy.allow_destroy || fd_is_marked(&opened) => {}
+            _ if policy.allow_destroy || fd_is_marked(&opened) => check_file_use(path, &now)?,
             _ => return Err(Refusal::ForeignFile(path.to_path_buf()).into()),
         }
     }
