@@ -304,12 +304,11 @@ fn summary_lines(out: &mut String, p: &PointReport, s: &FrameSummary, opts: Text
             out,
             "First failed I/O",
             format_args!(
-                "{} at offset {} after {:.3} s: {} (errno {})",
+                "{} at offset {} after {:.3} s: {}",
                 e.op,
                 e.offset,
                 e.at_ns as f64 / 1e9,
-                e.error,
-                e.errno
+                crate::failure_text(e.errno)
             ),
         );
     }

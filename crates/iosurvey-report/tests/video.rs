@@ -249,6 +249,24 @@ fn stream_layout_interrupted_with_a_failed_frame() {
 }
 
 #[test]
+fn a_short_transfer_is_named_as_such_not_as_an_errno() {
+    let mut p = stream();
+    if let Some(f) = p.frames.as_mut() {
+        f.records[17].errno = Some(iosurvey_stats::SHORT_TRANSFER);
+    }
+    let fail = p.failure.as_mut().unwrap();
+    fail.errno = iosurvey_stats::SHORT_TRANSFER;
+    fail.error = "short".into();
+    let text = render_video(&report(p), mb());
+    assert!(text.contains("(first: frame 17, short)"), "{text}");
+    assert!(
+        text.contains("s: short transfer (fewer bytes than asked, no errno)"),
+        "{text}"
+    );
+    assert!(!text.contains("errno 0"), "{text}");
+}
+
+#[test]
 fn csv_has_one_row_per_frame_in_record_order() {
     let csv = render_video_csv(&report(paced()));
     let lines: Vec<&str> = csv.lines().collect();

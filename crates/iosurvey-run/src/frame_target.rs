@@ -5,8 +5,9 @@
 //! open, never through a symlink, and judged by the descriptor opened.
 //! Writes go only to frames that carry iosurvey's mark (xattr) or to new
 //! ones created with `O_CREAT|O_EXCL|O_NOFOLLOW`; an unmarked regular
-//! frame is written only with `--allow-destroy`; anything else at a
-//! frame path is refused, naming it. Reads refuse frames that were never
+//! frame is written only with `--allow-destroy` (and stays the user's:
+//! never marked, never removed); anything else at a frame path is
+//! refused, naming it. Reads refuse frames that were never
 //! written (missing, short or sparse), unless `--prepare` writes them
 //! first, unmeasured. The clean-up removes only marked frames and marked,
 //! empty directories.
@@ -66,7 +67,8 @@ struct Survey {
     /// order.
     unwritten: Unwritten,
     /// With `--allow-destroy`: unmarked regular frames the user offered to
-    /// `--write` or `--prepare`; they are marked before they are rewritten.
+    /// `--write` or `--prepare`; they are rewritten but never marked, and
+    /// never removed.
     offered: Vec<u64>,
     alignment: u64,
 }
@@ -349,7 +351,8 @@ fn make_tree(
 }
 
 /// Writes frame `f` for `--prepare`: a new, marked frame, or a short one
-/// of ours rewritten (its mark checked again on the descriptor opened).
+/// of ours (its mark checked again on the descriptor opened) or offered
+/// with `--allow-destroy` (left unmarked) rewritten.
 fn prepare_frame(
     tree: &Tree,
     root: &Path,
@@ -412,8 +415,10 @@ pub fn open_frame_dir(
         if fd_is_marked(&tree.root_fd) {
             fsops::set_pending(&tree.root_fd);
         }
-        // The unmarked frames offered with --allow-destroy become ours
-        // (still regular files, reached without a symlink).
+        // The unmarked frames offered with --allow-destroy may be rewritten
+        // (still regular files, reached without a symlink), but stay the
+        // user's: never marked, never removed.
+        let mut kept = Vec::new();
         for f in s.offered.drain(..) {
             let (rel, _, _) = rel_parts(fj, f);
             if let Ok(fd) = open_beneath(
@@ -426,18 +431,28 @@ pub fn open_frame_dir(
                     rustix::fs::FileType::from_raw_mode(st.st_mode)
                         == rustix::fs::FileType::RegularFile
                 }) {
-                    mark_created(&fd);
+                    fsops::offer(&fd);
                 }
             }
+            kept.push(f);
         }
+        kept.sort_unstable();
+        let ours = |f: &u64| kept.binary_search(f).is_err();
         match fj.op {
-            // Every frame is (re)written by the run, and removed after it.
-            Op::Write => frame_files = (0..fj.frames).map(|f| fj.frame_path(&root, f)).collect(),
+            // Every frame is (re)written by the run; those it made are
+            // removed after it.
+            Op::Write => {
+                frame_files = (0..fj.frames)
+                    .filter(ours)
+                    .map(|f| fj.frame_path(&root, f))
+                    .collect()
+            }
             Op::Read => {
                 frame_files = s
                     .unwritten
                     .list
                     .iter()
+                    .filter(|f| ours(f))
                     .map(|&f| fj.frame_path(&root, f))
                     .collect();
                 for &f in &s.unwritten.list {

@@ -13,6 +13,7 @@ use crate::result::{
 };
 use crate::worker::{now_ns, thread_cpu_ns, LiveCounters};
 use iosurvey_engine::{Engine, Op, Request};
+use iosurvey_stats::SHORT_TRANSFER;
 use iosurvey_workload::{FrameJob, FrameLayout};
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -71,7 +72,7 @@ struct Failed {
     errno: i32,
     offset: u64,
     /// A short transfer: the bytes it left undone (from `offset`), whose
-    /// errno is still to be found and counted.
+    /// errno (if any) is still to be found and counted.
     short: Option<u64>,
 }
 
@@ -87,7 +88,8 @@ impl Failed {
     /// Finds the errno behind a short transfer on `fd` and counts it: a
     /// short write asks the filesystem for the space it left undone
     /// (fallocate), which answers with what a retried write would get,
-    /// ENOSPC or EDQUOT; anything else stays EIO.
+    /// ENOSPC or EDQUOT; anything else (a short read, a short write with
+    /// space) stays a short transfer ([`SHORT_TRANSFER`]), not an errno.
     fn settle(mut self, fd: &OwnedFd, op: Op, result: &mut JobResult) -> Self {
         if let Some(len) = self.short.take() {
             if op == Op::Write {
@@ -126,13 +128,11 @@ struct Parts {
     close_ns: u64,
 }
 
-/// EIO: for failures without an errno of their own (a short transfer).
-fn eio() -> i32 {
-    rustix::io::Errno::IO.raw_os_error()
-}
-
+/// The errno of an engine error; one without an errno of its own is
+/// EIO.
 fn errno_of(e: &std::io::Error) -> i32 {
-    e.raw_os_error().unwrap_or_else(eio)
+    e.raw_os_error()
+        .unwrap_or_else(|| rustix::io::Errno::IO.raw_os_error())
 }
 
 /// Sleeps until `deadline` (monotonic ns) or a stop; false when stopped.
@@ -409,14 +409,14 @@ fn frame_io<E: Engine>(
             } else if (c.result as u64) < want {
                 // A short transfer: the frame is not whole (end of file,
                 // or no space left). The frame's first failure has its
-                // errno found and counted by the caller, which holds the
-                // file; any other counts as EIO.
+                // errno (if any) found and counted by the caller, which
+                // holds the file; any other counts as a short transfer.
                 if failed.is_some() {
-                    stats.record_error(eio());
+                    stats.record_error(SHORT_TRANSFER);
                 } else {
                     failed = Some(Failed {
                         short: Some(want - c.result as u64),
-                        ..Failed::new(eio(), offset + c.result as u64)
+                        ..Failed::new(SHORT_TRANSFER, offset + c.result as u64)
                     });
                 }
             } else {

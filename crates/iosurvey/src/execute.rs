@@ -254,7 +254,8 @@ pub fn execute(
         points: Vec::new(),
         shared: tflags.shared,
     };
-    let outs = judge_outputs(plan, &report, oflags, presenter)?;
+    let mut outs = judge_outputs(plan, &report, oflags, presenter)?;
+    outs.stop = Some(Arc::clone(&stop));
     let closed = Arc::new(AtomicBool::new(false));
     watch_stdout(&stop, &closed);
     let banner = presenter.banner().filter(|_| !oflags.quiet);
@@ -266,7 +267,7 @@ pub fn execute(
         Arc::clone(&stop),
         Arc::clone(&closed),
     )
-    .map_err(Failure::Usage)?;
+    .map_err(|e| output::open_failure(e, Failure::Usage))?;
     let mut stdout = Stdout {
         streams: !outs.takes_stdout() && oflags.output() == OutputArg::Text,
         shown: String::new(),

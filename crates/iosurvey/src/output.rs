@@ -13,6 +13,8 @@ use rustix::fs::{Mode, OFlags};
 use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// Creates a new file in `dir` for writing, named after `name` and unique,
 /// with `O_CREAT|O_EXCL|O_NOFOLLOW`: it never opens what is already there
@@ -57,27 +59,70 @@ fn replace(real: &Path, body: &[u8]) -> std::io::Result<()> {
     done
 }
 
+/// The wait for a FIFO's reader ended by a stop (Ctrl-C, SIGTERM, a
+/// closed stdout): the run ends as interrupted (exit 130).
+#[derive(Debug)]
+pub struct StoppedWaiting(String);
+
+impl std::fmt::Display for StoppedWaiting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: stopped before the FIFO had a reader; nothing written",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for StoppedWaiting {}
+
+/// How often the wait for a FIFO's reader looks at the stop flag.
+const READER_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Opens `path` for writing without ever blocking: `O_NONBLOCK`, retried
+/// every 50 ms while it is a FIFO with no reader (`ENXIO`; said once on
+/// stderr), until a reader comes or `stop` is set. `O_NONBLOCK` is cleared
+/// once it is open, so that writes wait for the reader.
+fn open_for_writing(
+    path: &Path,
+    shown: &str,
+    stop: Option<&AtomicBool>,
+) -> Result<OwnedFd, anyhow::Error> {
+    let flags = OFlags::WRONLY | OFlags::NOCTTY | OFlags::CLOEXEC | OFlags::NONBLOCK;
+    let opening = |e| anyhow!("{shown}: opening: {e}");
+    let mut said = false;
+    loop {
+        match rustix::fs::open(path, flags, Mode::empty()) {
+            Ok(fd) => {
+                let now = rustix::fs::fcntl_getfl(&fd).map_err(opening)?;
+                rustix::fs::fcntl_setfl(&fd, now - OFlags::NONBLOCK).map_err(opening)?;
+                return Ok(fd);
+            }
+            Err(rustix::io::Errno::NXIO) => {
+                if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+                    return Err(StoppedWaiting(shown.to_string()).into());
+                }
+                if !said {
+                    eprintln!("iosurvey: {shown}: waiting for a reader on the FIFO");
+                    said = true;
+                }
+                std::thread::sleep(READER_POLL);
+            }
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(opening(e)),
+        }
+    }
+}
+
 /// Opens an output that is written in place (a character device, a FIFO)
 /// for writing, without creating or truncating it, and checks that what
-/// was opened is what was judged.
-pub fn open_in_place(out: &OutPath) -> Result<std::fs::File, anyhow::Error> {
-    let flags = OFlags::WRONLY | OFlags::NOCTTY | OFlags::CLOEXEC;
-    let opening = |e| anyhow!("{}: opening: {e}", out.shown());
-    // A FIFO with no reader blocks the open: say why the run waits.
-    let fd = match rustix::fs::open(&out.given, flags | OFlags::NONBLOCK, Mode::empty()) {
-        Ok(fd) => {
-            rustix::fs::fcntl_setfl(&fd, OFlags::empty()).map_err(opening)?;
-            fd
-        }
-        Err(rustix::io::Errno::NXIO) => {
-            eprintln!(
-                "iosurvey: {}: waiting for a reader of the FIFO",
-                out.shown()
-            );
-            rustix::fs::open(&out.given, flags, Mode::empty()).map_err(opening)?
-        }
-        Err(e) => return Err(opening(e)),
-    };
+/// was opened is what was judged. A FIFO with no reader is waited for
+/// until `stop` is set (then [`StoppedWaiting`]).
+pub fn open_in_place(
+    out: &OutPath,
+    stop: Option<&AtomicBool>,
+) -> Result<std::fs::File, anyhow::Error> {
+    let fd = open_for_writing(&out.given, &out.shown(), stop)?;
     if fd_ident(&fd).ok().as_ref() != Some(&out.ident) {
         return Err(anyhow!(
             "{}: changed since it was checked; not written",
@@ -85,6 +130,16 @@ pub fn open_in_place(out: &OutPath) -> Result<std::fs::File, anyhow::Error> {
         ));
     }
     Ok(std::fs::File::from(fd))
+}
+
+/// The failure an output that could not be opened makes: interrupted
+/// (exit 130) when a stop ended the wait for a FIFO's reader, else `other`.
+pub fn open_failure(e: anyhow::Error, other: fn(anyhow::Error) -> Failure) -> Failure {
+    if e.is::<StoppedWaiting>() {
+        Failure::Interrupted(e)
+    } else {
+        other(e)
+    }
 }
 
 /// Writes `body` to stdout. `Err` on a failed write, a closed pipe included.
@@ -105,14 +160,19 @@ pub fn print_text(body: &str) {
 
 /// Writes one output. Files are rewritten after every point; stdout and
 /// in-place outputs get the report once, when `last`.
-pub fn write_out(out: &OutPath, body: &str, last: bool) -> Result<(), Failure> {
+pub fn write_out(
+    out: &OutPath,
+    body: &str,
+    last: bool,
+    stop: Option<&AtomicBool>,
+) -> Result<(), Failure> {
     let failed = |e: &dyn std::fmt::Display| {
         Failure::Run(anyhow!("{}: writing the report failed: {e}", out.shown()))
     };
     match &out.sink {
         Sink::File { real } => replace(real, body.as_bytes()).map_err(|e| failed(&e)),
         Sink::InPlace if last => {
-            let mut f = open_in_place(out).map_err(Failure::Run)?;
+            let mut f = open_in_place(out, stop).map_err(|e| open_failure(e, Failure::Run))?;
             f.write_all(body.as_bytes())
                 .and_then(|_| f.flush())
                 .map_err(|e| failed(&e))
@@ -132,6 +192,8 @@ pub struct Outputs {
     pub live: Option<OutPath>,
     /// The mode's own files, in the presenter's order.
     pub mode: Vec<OutPath>,
+    /// Ends the wait for a FIFO's reader (see [`open_in_place`]).
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 impl Outputs {
@@ -152,6 +214,7 @@ impl Outputs {
                 .map(|(flag, p)| judge(flag, p))
                 .collect::<Result<_, _>>()
                 .map_err(Failure::Usage)?,
+            stop: None,
         })
     }
 
@@ -179,16 +242,17 @@ impl Outputs {
         presenter: &dyn Presenter,
         last: bool,
     ) -> Result<(), Failure> {
+        let stop = self.stop.as_deref();
         if let Some(o) = &self.json {
-            write_out(o, &to_json(report), last)?;
+            write_out(o, &to_json(report), last, stop)?;
         }
         if let Some(o) = &self.csv {
-            write_out(o, &presenter.csv(report), last)?;
+            write_out(o, &presenter.csv(report), last, stop)?;
         }
         if !self.mode.is_empty() {
             let bodies = presenter.file_bodies(report);
             for (o, body) in self.mode.iter().zip(bodies) {
-                write_out(o, &body, last)?;
+                write_out(o, &body, last, stop)?;
             }
         }
         Ok(())

@@ -46,10 +46,10 @@ enum LiveSink {
 /// Opens `--live`: a regular file is replaced at once by a new empty file
 /// (created with `O_EXCL|O_NOFOLLOW` beside it, then renamed over it) and
 /// written as the run goes; anything else is written in place.
-fn open_live(out: &OutPath) -> anyhow::Result<LiveSink> {
+fn open_live(out: &OutPath, stop: &AtomicBool) -> anyhow::Result<LiveSink> {
     match &out.sink {
         Sink::Stdout => Ok(LiveSink::Stdout),
-        Sink::InPlace => Ok(LiveSink::File(open_in_place(out)?)),
+        Sink::InPlace => Ok(LiveSink::File(open_in_place(out, Some(stop))?)),
         Sink::File { real } => {
             let dir = real.parent().unwrap_or(std::path::Path::new("/"));
             let name = real.file_name().unwrap_or_default().to_string_lossy();
@@ -83,7 +83,8 @@ pub struct Display {
 }
 
 impl Display {
-    /// A display for the flags, with `--live` (judged already) opened.
+    /// A display for the flags, with `--live` (judged already) opened; a
+    /// FIFO's reader is waited for until `stop` is set.
     /// A failed `--live` write sets `stop` and `stdout_closed` when the
     /// stream was stdout and its reader went away.
     pub fn new(
@@ -93,7 +94,7 @@ impl Display {
         stop: Arc<AtomicBool>,
         stdout_closed: Arc<AtomicBool>,
     ) -> anyhow::Result<Self> {
-        let sink = live.map(open_live).transpose()?;
+        let sink = live.map(|o| open_live(o, &stop)).transpose()?;
         let show_bar = !quiet && std::io::stderr().is_terminal();
         Ok(Display {
             bar: show_bar.then(ProgressBar::hidden),

@@ -498,3 +498,75 @@ fn an_output_in_the_frames_directory_of_a_video_target_is_refused() {
     assert_refused(&out, "frames directory");
     assert!(names(&frames).is_empty());
 }
+
+/// Runs `run t.dat --size 16m` with `extra` in a fresh directory whose
+/// FIFO `ff` has no reader, waits until iosurvey says it waits for one,
+/// sends one SIGTERM, and checks that it ends within 2 s as interrupted
+/// (130), saying the wait once, leaving nothing but the FIFO.
+fn sigterm_while_waiting_for_a_fifo_reader(extra: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("ff");
+    must("mkfifo", &[path_str(&fifo)]);
+    let mut child = Command::new(BIN)
+        .args(["run", "t.dat", "--size", "16m", "-q"])
+        .args(extra)
+        .arg(path_str(&fifo))
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    let lines = std::thread::spawn(move || {
+        let mut all = Vec::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.contains("waiting for a reader") {
+                let _ = tx.send(());
+            }
+            all.push(line);
+        }
+        all
+    });
+    let waiting = rx.recv_timeout(Duration::from_secs(20)).is_ok();
+    if !waiting {
+        let _ = child.kill();
+    }
+    assert!(waiting, "iosurvey never said it waits for a reader");
+    std::thread::sleep(Duration::from_millis(300));
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let sent = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if sent.elapsed() > Duration::from_secs(2) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("iosurvey still waits on the FIFO 2 s after SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let said = lines.join().unwrap();
+    assert_eq!(status.code(), Some(130), "{said:?}");
+    let waits = said
+        .iter()
+        .filter(|l| l.contains("waiting for a reader on the FIFO"));
+    assert_eq!(waits.count(), 1, "said once: {said:?}");
+    assert_eq!(names(dir.path()), ["ff"], "nothing left behind");
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+}
+
+#[test]
+fn sigterm_ends_the_wait_for_a_reader_of_a_live_fifo() {
+    sigterm_while_waiting_for_a_fifo_reader(&["--time", "2s", "--live"]);
+}
+
+#[test]
+fn sigterm_ends_the_wait_for_a_reader_of_a_json_fifo_at_the_end() {
+    sigterm_while_waiting_for_a_fifo_reader(&["--time", "300ms", "--json"]);
+}

@@ -132,8 +132,9 @@ fn a_users_file_at_a_frame_path_is_refused_and_left_as_it_was() {
         assert_eq!(std::fs::read(&theirs).unwrap(), b"the user's own data");
         assert_eq!(tree(fs.path()).len(), 3, "lost+found, the dir, the file");
     }
-    // Offered with --allow-destroy on --write, as before: the file goes,
-    // the directory iosurvey did not make stays.
+    // Offered with --allow-destroy on --write: the file is rewritten but
+    // stays (unmarked), the frames iosurvey made go, and the directory
+    // iosurvey did not make stays.
     let out = video(&[m, "--write", "--frame-size", "64k", "--frames", "3"])
         .status
         .code();
@@ -150,7 +151,78 @@ fn a_users_file_at_a_frame_path_is_refused_and_left_as_it_was() {
     ]);
     stdout_ok(&out);
     assert!(root.is_dir(), "the user's directory is not removed");
-    assert_eq!(frame_count(&root), 0);
+    assert_eq!(tree(&root), [PathBuf::from("f0000000.frm")]);
+    assert!(!is_marked(&theirs), "an offered file never gets the mark");
+}
+
+/// Whether `path` carries iosurvey's mark, `user.iosurvey.created`.
+fn is_marked(path: &Path) -> bool {
+    let f = std::fs::File::open(path).unwrap();
+    let mut buf = [0u8; 8];
+    rustix::fs::fgetxattr(&f, "user.iosurvey.created", &mut buf[..]).is_ok()
+}
+
+#[test]
+fn files_offered_with_allow_destroy_are_written_but_never_marked_nor_removed() {
+    let _g = serial();
+    let fs = need!(Ext4::new(32));
+    let m = path_str(fs.path());
+    let root = fs.path().join("iosurvey-frames");
+    std::fs::create_dir(&root).unwrap();
+    let theirs: Vec<PathBuf> = (0..3)
+        .map(|i| root.join(format!("f000000{i}.frm")))
+        .collect();
+    for (i, f) in theirs.iter().enumerate() {
+        std::fs::write(f, random_bytes(64 << 10, i as u64 + 1)).unwrap();
+    }
+    let link = fs.path().join("userlink.frm");
+    std::fs::hard_link(&theirs[1], &link).unwrap();
+    let out = video(&[
+        m,
+        "--write",
+        "--frame-size",
+        "64k",
+        "--frames",
+        "3",
+        "--allow-destroy",
+        "--quiet",
+    ]);
+    stdout_ok(&out);
+    for f in &theirs {
+        assert!(f.is_file(), "{} was removed", f.display());
+        assert!(!is_marked(f), "{} got iosurvey's mark", f.display());
+    }
+    assert!(!is_marked(&link));
+    // The mark would let a later run write the user's file unasked.
+    let out = iosurvey(&["run", path_str(&link), "--rw", "write", "--bs", "4k"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(stderr(&out).contains("--allow-destroy"), "{}", stderr(&out));
+
+    // --prepare with --allow-destroy on short, unmarked frames: written
+    // whole, still the user's after the run; the frame it made goes.
+    std::fs::remove_file(&link).unwrap();
+    std::fs::remove_file(&theirs[2]).unwrap();
+    for f in &theirs[..2] {
+        std::fs::write(f, b"short").unwrap();
+    }
+    let out = video(&[
+        m,
+        "--read",
+        "--prepare",
+        "--frame-size",
+        "64k",
+        "--frames",
+        "3",
+        "--allow-destroy",
+        "--quiet",
+    ]);
+    stdout_ok(&out);
+    for f in &theirs[..2] {
+        assert_eq!(std::fs::metadata(f).unwrap().len(), 64 << 10, "prepared");
+        assert!(!is_marked(f), "{} got iosurvey's mark", f.display());
+    }
+    assert!(!theirs[2].exists(), "the frame --prepare made is removed");
+    assert_eq!(tree(&root).len(), 2);
 }
 
 #[test]

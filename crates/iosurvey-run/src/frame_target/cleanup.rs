@@ -4,8 +4,8 @@
 //! that are left empty are removed; nothing is reached through a symlink.
 
 use super::fsops::{
-    clear_pending, dir_is_ours, forget_dir, frame_is_ours, frames_name, iosurvey_alive, open_dir,
-    pending_pid,
+    clear_pending, dir_is_ours, forget_dir, frame_is_ours, frames_name, iosurvey_alive, is_offered,
+    open_dir, pending_pid,
 };
 use crate::guard::fd_is_marked;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
@@ -15,9 +15,9 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-/// Unlinks `name` from `dir` if it is a regular file carrying the mark,
-/// checked on a descriptor of it that is still the name's inode just
-/// before the unlink. True when it was removed.
+/// Unlinks `name` from `dir` if it is a regular file carrying the mark
+/// (and not one the user offered), checked on a descriptor of it that is
+/// still the name's inode just before the unlink. True when it was removed.
 fn unlink_marked(dir: BorrowedFd<'_>, name: &Path) -> Result<bool, Errno> {
     let fd = match rustix::fs::openat(
         dir,
@@ -30,7 +30,10 @@ fn unlink_marked(dir: BorrowedFd<'_>, name: &Path) -> Result<bool, Errno> {
         Err(e) => return Err(e),
     };
     let st = rustix::fs::fstat(&fd)?;
-    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile || !frame_is_ours(&fd) {
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile
+        || !frame_is_ours(&fd)
+        || is_offered(&fd)
+    {
         return Ok(false);
     }
     let here = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;

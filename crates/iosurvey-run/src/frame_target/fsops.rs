@@ -10,8 +10,8 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path};
 use std::sync::Mutex;
 
-/// A directory's identity: device, inode and birth time (so that a reused
-/// inode is another directory), from `statx` on its descriptor.
+/// A directory's (or file's) identity: device, inode and birth time (so
+/// that a reused inode is another one), from `statx` on its descriptor.
 type DirKey = (u64, u64, i64, u32);
 
 /// The directories this process made: they may be removed (when empty)
@@ -38,6 +38,33 @@ fn dir_key(fd: BorrowedFd<'_>) -> Option<DirKey> {
 
 fn made_dirs() -> std::sync::MutexGuard<'static, Vec<DirKey>> {
     MADE_DIRS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The unmarked frames the user offered with `--allow-destroy`, by
+/// identity: this process may rewrite them, but never marks them and never
+/// removes them (they stay the user's).
+static OFFERED: Mutex<Vec<DirKey>> = Mutex::new(Vec::new());
+
+fn offered() -> std::sync::MutexGuard<'static, Vec<DirKey>> {
+    OFFERED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Records the regular file open at `fd` as offered with
+/// `--allow-destroy`: it may be rewritten, unmarked, and is never removed.
+pub(crate) fn offer(fd: impl AsFd) {
+    if let Some(k) = dir_key(fd.as_fd()) {
+        let mut o = offered();
+        if !o.contains(&k) {
+            o.push(k);
+        }
+    }
+}
+
+/// Whether the file open at `fd` is one the user offered (see [`offer`]).
+pub(crate) fn is_offered(fd: impl AsFd) -> bool {
+    let fd = fd.as_fd();
+    let o = offered();
+    !o.is_empty() && dir_key(fd).is_some_and(|k| o.contains(&k))
 }
 
 /// Forgets a directory this process made, once it is removed.
@@ -146,7 +173,8 @@ fn open_regular(root: BorrowedFd<'_>, rel: &Path, flags: OFlags) -> Result<Owned
 /// file, never through a symlink. Writing: a new frame is created with
 /// `O_CREAT|O_EXCL|O_NOFOLLOW` and marked; an existing one is written only
 /// when the descriptor opened carries iosurvey's mark (see
-/// [`frame_is_ours`]), and is truncated.
+/// [`frame_is_ours`]) or is a file the user offered (see [`offer`]; it is
+/// not marked), and is truncated.
 /// Anything else there fails with `EEXIST`.
 pub(crate) fn open_frame(
     root: BorrowedFd<'_>,
@@ -175,7 +203,7 @@ pub(crate) fn open_frame(
                 }
                 Err(Errno::EXIST) => {
                     let fd = open_regular(root, rel, OFlags::WRONLY | direct)?;
-                    if !frame_is_ours(&fd) {
+                    if !frame_is_ours(&fd) && !is_offered(&fd) {
                         return Err(Errno::EXIST);
                     }
                     rustix::fs::ftruncate(&fd, 0)?;

@@ -89,6 +89,27 @@ fn a_failed_piece_fails_its_frame_and_stops_the_run() {
 }
 
 #[test]
+fn a_short_read_is_a_short_transfer_not_an_invented_errno() {
+    let fj = stream_job(5, FrameOrder::Forward, None, 4);
+    let (fd, stop) = (devnull(), AtomicBool::new(false));
+    let sh = shared(&fj, &fd, &stop);
+    // From piece 6 (the third of frame 1) on, 100 bytes instead of 4096.
+    let mut e = FakeEngine::short(6, 100);
+    let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
+    assert_eq!(r.frames.len(), 2);
+    assert_eq!(r.frames[1].status, FrameStatus::Failed);
+    assert_eq!(r.frames[1].errno, Some(SHORT_TRANSFER));
+    let f = r.first_failure.unwrap();
+    assert_eq!(
+        (f.errno, f.offset),
+        (SHORT_TRANSFER, 16384 + 2 * 4096 + 100)
+    );
+    let errors = &r.streams[0].read.errors;
+    assert_eq!(errors.get(&SHORT_TRANSFER), Some(&2), "{errors:?}");
+    assert!(!errors.contains_key(&5), "no EIO was invented: {errors:?}");
+}
+
+#[test]
 fn a_device_slower_than_the_pace_drops_frames() {
     // Frames every 2 ms, each taking at least 10 ms, two frame times of
     // queue: most frames cannot even start in time.
