@@ -68,7 +68,8 @@ fn a_directory_gets_a_marked_test_file_that_later_runs_may_write() {
         create_size: None,
     };
     if created_by_iosurvey(&t.path) {
-        // While this run holds it, another is refused, unless shared.
+        // While this run holds it, another is refused, with --shared too
+        // (this run did not give --shared).
         assert!(matches!(
             open_target(&again, write),
             Err(TargetError::Refused(Refusal::InUse(_)))
@@ -77,7 +78,10 @@ fn a_directory_gets_a_marked_test_file_that_later_runs_may_write() {
             shared: true,
             expect: None,
         };
-        assert!(!open_target_claimed(&again, write, &shared).unwrap().created);
+        assert!(matches!(
+            open_target_claimed(&again, write, &shared),
+            Err(TargetError::Refused(Refusal::InUseUnshared(_)))
+        ));
     }
     t.remove_if_created().unwrap();
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
