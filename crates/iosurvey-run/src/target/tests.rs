@@ -245,3 +245,25 @@ fn a_test_file_replaced_by_another_is_not_removed() {
     assert!(t.remove_if_created().is_err());
     assert_eq!(std::fs::read(&t.path).unwrap(), b"user data");
 }
+
+#[test]
+fn a_test_file_is_removed_through_its_directory_not_its_path() {
+    let root = tempfile::tempdir().unwrap();
+    let a = root.path().join("a");
+    std::fs::create_dir(&a).unwrap();
+    let spec = TargetSpec {
+        path: a.clone(),
+        create_size: Some(1 << 20),
+    };
+    let t = open_target(&spec, OpenOptions::default()).unwrap();
+    let name = test_file_name();
+    // The directory is moved away and another put at its path, holding a
+    // user's file under the test file's name.
+    let b = root.path().join("b");
+    std::fs::rename(&a, &b).unwrap();
+    std::fs::create_dir(&a).unwrap();
+    std::fs::write(a.join(&name), b"user data").unwrap();
+    t.remove_if_created().unwrap();
+    assert!(!b.join(&name).exists(), "the test file itself is removed");
+    assert_eq!(std::fs::read(a.join(&name)).unwrap(), b"user data");
+}
