@@ -2,13 +2,15 @@
 //! with `--keep`, on real loop devices and files: a failed exclusive open
 //! of a device a run writes is refused whatever `--shared` says (a lazily
 //! unmounted filesystem is still alive behind it), a second node of the
-//! same device meets the first run's lock, and a kept test file is never
-//! taken for the leftover of a killed run.
+//! same device and a run on a disk and one on its partition meet the first
+//! run's lock, and a kept test file is never taken for the leftover of a
+//! killed run.
 
 #[macro_use]
 mod common;
 
 use common::*;
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::thread::sleep;
 use std::time::Duration;
@@ -250,4 +252,64 @@ fn a_kept_test_file_is_not_a_leftover_but_a_killed_runs_is() {
     );
     assert!(!left.exists());
     assert!(kept[0].exists(), "the kept file was removed");
+}
+
+#[test]
+fn runs_on_a_disk_and_on_its_partition_meet_but_siblings_do_not() {
+    let _lock = serial();
+    need!(require_root_and(&["losetup", "addpart"]));
+    let l = need!(LoopDev::blank(32 * MIB, &["-P", "--direct-io=on"]));
+    let dev = path_str(l.path());
+    need!(sh("addpart", &[dev, "1", "2048", "16384"]));
+    need!(sh("addpart", &[dev, "2", "18432", "16384"]));
+    let (p1, p2) = (format!("{dev}p1"), format!("{dev}p2"));
+    let t0 = std::time::Instant::now();
+    while !(Path::new(&p1).exists() && Path::new(&p2).exists()) {
+        if t0.elapsed() > Duration::from_secs(2) {
+            skip!("the partitions of {dev} did not appear");
+        }
+        sleep(Duration::from_millis(20));
+    }
+    let once = ["--bytes", "1m", "--quiet"];
+    let long = |t: &str, extra: &[&str]| {
+        let a = reader(t, &[&["--time", "20s"][..], extra].concat());
+        start(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+
+    let first = long(dev, &[]);
+    assert_refused(&run(&reader(&p1, &once)), &["another iosurvey run"]);
+    drop(first);
+
+    let first = long(&p1, &[]);
+    assert_refused(&run(&reader(dev, &once)), &["another iosurvey run"]);
+    let out = run(&reader(&p2, &once));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "a sibling runs: {}",
+        describe(&out)
+    );
+    drop(first);
+
+    // A writer on a partition and a reader of the whole disk.
+    let first = start(&[
+        "run",
+        &p1,
+        "--rw",
+        "write",
+        "--bs",
+        "64k",
+        "--time",
+        "20s",
+        "--allow-destroy",
+    ]);
+    assert_refused(&run(&reader(dev, &once)), &["another iosurvey run"]);
+    drop(first);
+
+    // --shared on both: they run together.
+    let first = long(dev, &["--shared"]);
+    let out = run(&reader(&p1, &[&once[..], &["--shared"]].concat()));
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_refused(&run(&reader(&p1, &once)), &["another iosurvey run"]);
+    drop(first);
 }

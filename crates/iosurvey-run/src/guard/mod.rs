@@ -16,9 +16,10 @@
 //!   `--allow-destroy`. Test files are created with
 //!   `O_CREAT|O_EXCL|O_NOFOLLOW`, never through a symlink.
 //! - One run per target: a target is locked (`flock`, exclusive) while a
-//!   run uses it, a block device also by its device number (its directory
-//!   in `/sys/dev/block`), so a second node of the same device meets the
-//!   lock. `--shared` runs take shared locks instead, and are refused when
+//!   run uses it, a block device also by its device number and those of
+//!   its partitions (their directories in `/sys/dev/block`), so a second
+//!   node of the same device, and a run on a disk and one on its partition,
+//!   meet the lock. `--shared` runs take shared locks instead, and are refused when
 //!   a run without `--shared` holds the target. `--shared` relaxes only
 //!   these locks: a block device a run writes is always opened with
 //!   `O_EXCL`, and a failed exclusive open is always refused (a filesystem,

@@ -8,16 +8,17 @@ use std::os::fd::{AsFd, OwnedFd};
 /// Held for as long as the run holds the target.
 #[derive(Debug, Default)]
 pub struct Hold {
-    /// `/sys/dev/block/MAJ:MIN` of a block device, locked like the target.
-    pub(crate) dev_lock: Option<OwnedFd>,
+    /// `/sys/dev/block/MAJ:MIN` of a block device and of each of its
+    /// partitions, locked like the target.
+    pub(crate) dev_locks: Vec<OwnedFd>,
     /// The directory (`O_PATH`) a created test file is in, and its name.
     pub(crate) dir: Option<(OwnedFd, OsString)>,
 }
 
 impl Hold {
-    /// Drops the lock on the device number now.
+    /// Drops the locks on the device numbers now.
     pub(crate) fn release(&self) {
-        if let Some(l) = &self.dev_lock {
+        for l in &self.dev_locks {
             crate::guard::unlock(l.as_fd());
         }
     }

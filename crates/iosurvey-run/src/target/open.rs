@@ -8,6 +8,7 @@
 use super::hold::Hold;
 use super::layout::{check_free_space_fd, dir_dio_alignment, fill};
 use super::{io_err, Claim, Geometry, Identity, OpenOptions, OpenTarget, TargetError, TargetKind};
+use crate::guard::family::partitions;
 use crate::guard::{
     check_block_policy, check_block_use, check_block_write, create_new_marked_at, fd_is_marked,
     lock, lock_device, retry_busy, Refusal,
@@ -231,7 +232,9 @@ pub(super) fn open_existing(
 }
 
 /// Takes the run's locks on the target open at `fd` (shared ones with
-/// `--shared`): the descriptor's, and a block device's by its number.
+/// `--shared`): the descriptor's, and a block device's by its number and
+/// by those of its partitions, so that a run on a whole disk and a run on
+/// one of its partitions meet (runs on two partitions do not).
 fn lock_run(
     path: &Path,
     fd: &OwnedFd,
@@ -241,12 +244,16 @@ fn lock_run(
     opts: &OpenOptions<'_>,
 ) -> Result<Hold, Refusal> {
     lock(path, fd.as_fd(), claim.shared, opts.stop)?;
-    let dev_lock = match kind {
-        TargetKind::Block => lock_device(path, rdev, claim.shared, opts.stop)?,
-        _ => None,
-    };
+    let mut dev_locks = Vec::new();
+    if kind == TargetKind::Block {
+        let mut devs = vec![rdev];
+        devs.extend(partitions(rdev));
+        for d in devs {
+            dev_locks.extend(lock_device(path, d, claim.shared, opts.stop)?);
+        }
+    }
     Ok(Hold {
-        dev_lock,
+        dev_locks,
         dir: None,
     })
 }
@@ -338,7 +345,7 @@ pub(super) fn create(
         lock(path, fd.as_fd(), claim.shared, opts.stop)?;
         let dir = rustix::io::fcntl_dupfd_cloexec(dir, 0).map_err(|e| io_err(path, "dup", e))?;
         let hold = Hold {
-            dev_lock: None,
+            dev_locks: Vec::new(),
             dir: Some((dir, name.clone())),
         };
         Ok((fd, hold))
