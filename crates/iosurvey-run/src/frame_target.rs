@@ -498,6 +498,7 @@ pub fn open_frame_dir(
         created,
         frame_files,
         fd: root_fd,
+        hold: Default::default(),
     })
 }
 

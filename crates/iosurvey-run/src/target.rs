@@ -3,6 +3,7 @@
 //! test files with non-zero, incompressible data, and removing them. Each
 //! target is opened once and judged by its descriptor (see `open`).
 
+mod hold;
 mod layout;
 mod open;
 
@@ -48,6 +49,8 @@ pub struct OpenTarget {
     /// the directory when `created`.
     pub frame_files: Vec<PathBuf>,
     pub fd: OwnedFd,
+    /// Held with the target: a device's lock, a test file's directory.
+    pub(crate) hold: hold::Hold,
 }
 
 /// The shape of a target that validation needs: known before a test file
@@ -198,8 +201,8 @@ pub fn open_target_claimed(
     }
     match &found {
         open::Found::Existing { path, kind, .. } => {
-            let fd = open::open_existing(&found, &opts, claim, opts.write)?;
-            open::describe(
+            let (fd, hold) = open::open_existing(&found, &opts, claim, opts.write)?;
+            let mut t = open::describe(
                 path,
                 *kind,
                 fd,
@@ -207,10 +210,12 @@ pub fn open_target_claimed(
                 opts.write,
                 opts.direct,
                 spec.create_size,
-            )
+            )?;
+            t.hold = hold;
+            Ok(t)
         }
         open::Found::ToCreate { path, .. } => {
-            let fd = open::create(&found, &opts, claim)?;
+            let (fd, hold) = open::create(&found, &opts, claim)?;
             let held =
                 rustix::io::fcntl_dupfd_cloexec(&fd, 0).map_err(|e| io_err(path, "dup", e))?;
             let t = open::describe(
@@ -222,10 +227,16 @@ pub fn open_target_claimed(
                 opts.direct,
                 None,
             );
-            if t.is_err() {
-                let _ = open::remove_if_same(path, &held);
+            match t {
+                Ok(mut t) => {
+                    t.hold = hold;
+                    Ok(t)
+                }
+                Err(e) => {
+                    let _ = open::remove_if_same(path, &held, &hold);
+                    Err(e)
+                }
             }
-            t
         }
     }
 }
@@ -262,7 +273,7 @@ pub fn plan_target(
     let identity = found.identity();
     let geometry = match &found {
         open::Found::Existing { path, kind, .. } => {
-            let fd = open::open_existing(&found, &opts, claim, false)?;
+            let (fd, _hold) = open::open_existing(&found, &opts, claim, false)?;
             open::describe(path, *kind, fd, false, false, opts.direct, spec.create_size)?.geometry()
         }
         open::Found::ToCreate { .. } => {
@@ -287,6 +298,16 @@ impl OpenTarget {
     /// Drops this run's lock on the target now (see [`crate::guard::unlock`]).
     pub fn release(&self) {
         crate::guard::unlock(std::os::fd::AsFd::as_fd(&self.fd));
+        self.hold.release();
+    }
+
+    /// Keeps a test file iosurvey created (`--keep`): clears its pending
+    /// mark, so that later runs reuse it and never take it for the
+    /// leftover of a killed run.
+    pub fn keep_created(&self) {
+        if self.created && self.kind == TargetKind::File {
+            crate::guard::leftovers::clear_pending(&self.fd);
+        }
     }
 
     /// Removes the file if iosurvey created it; for a frames directory,
@@ -298,7 +319,7 @@ impl OpenTarget {
         if self.kind == TargetKind::Directory {
             return crate::frame_target::remove_frames(&self.path, &self.frame_files);
         }
-        open::remove_if_same(&self.path, &self.fd)
+        open::remove_if_same(&self.path, &self.fd, &self.hold)
     }
 }
 

@@ -182,7 +182,7 @@ pub struct TargetFlags {
     /// Keep test files iosurvey created instead of removing them at the end.
     #[arg(long)]
     pub keep: bool,
-    /// Allow another iosurvey run to use the same targets at the same time (each then measures the other's load); every other use is still refused. Recorded in the report.
+    /// Allow another iosurvey run that also gives --shared to use the same targets at the same time (each then measures the other's load); every other use, and a second writer of a device, is still refused. Recorded in the report.
     #[arg(long)]
     pub shared: bool,
 }

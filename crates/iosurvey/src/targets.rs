@@ -34,6 +34,9 @@ impl Drop for Targets {
             t.release();
         }
         if self.keep {
+            for t in &self.list {
+                t.keep_created();
+            }
             return;
         }
         for t in &self.list {

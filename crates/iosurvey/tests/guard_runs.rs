@@ -111,14 +111,25 @@ fn a_second_run_on_a_target_in_use_is_refused_unless_shared() {
         iosurvey(&a)
     };
 
-    // A read run holds the device: a read and a write are refused.
+    // A read run holds the device: a read and a write are refused, and
+    // so is a --shared run, as the run holding it did not give --shared.
     let first = start(&["run", dev, "--rw", "read", "--bs", "64k", "--time", "60s"]);
     assert_refused(&read(&[]), &["another iosurvey run", "--shared"]);
     assert_refused(&write(&[]), &["another iosurvey run", "--shared"]);
+    assert_refused(&read(&["--shared"]), &["without --shared"]);
+    finish(first);
+
+    // A --shared read run: --shared runs beside it (a write too, as a
+    // reader does not open the device exclusively); others are refused.
+    let shared_read = ["run", dev, "--rw", "read", "--bs", "64k", "--time", "60s"];
+    let first = start(&[&shared_read[..], &["--shared"]].concat());
     let shared = read(&["--shared", "--output", "json"]);
     let report = report_of(&shared);
     assert_eq!(report["shared"], true, "--shared is recorded");
     assert_valid(&report);
+    let out = write(&["--shared"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_refused(&read(&[]), &["another iosurvey run"]);
     finish(first);
 
     // A write run holds it exclusively.
@@ -135,9 +146,8 @@ fn a_second_run_on_a_target_in_use_is_refused_unless_shared() {
     ]);
     assert_refused(&write(&[]), &["--shared"]);
     assert_refused(&read(&[]), &["another iosurvey run"]);
-    // --shared writes beside it: the exclusive open it meets is a run's.
-    let out = write(&["--shared"]);
-    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    // --shared never overrides a failed exclusive open.
+    assert_refused(&write(&["--shared"]), &["exclusively", "--shared"]);
     finish(first);
     // Once it has ended, the device is free again.
     let out = read(&[]);
@@ -185,7 +195,7 @@ fn a_second_run_on_a_target_in_use_is_refused_unless_shared() {
         "--quiet",
     ]);
     assert_refused(&again, &["another iosurvey run", "--shared"]);
-    let shared = iosurvey(&[
+    let shared_args = [
         "run",
         fs,
         "--rw",
@@ -197,7 +207,23 @@ fn a_second_run_on_a_target_in_use_is_refused_unless_shared() {
         "--buffered",
         "--quiet",
         "--shared",
+    ];
+    assert_refused(&iosurvey(&shared_args), &["without --shared"]);
+    finish(first);
+    // Beside a --shared run, a --shared run runs.
+    let first = start(&[
+        "run",
+        fs,
+        "--rw",
+        "read",
+        "--bs",
+        "64k",
+        "--time",
+        "60s",
+        "--buffered",
+        "--shared",
     ]);
+    let shared = iosurvey(&shared_args);
     assert_eq!(shared.status.code(), Some(0), "{}", describe(&shared));
     finish(first);
 }

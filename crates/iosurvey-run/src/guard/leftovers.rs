@@ -1,11 +1,16 @@
 //! Test files left behind by a run that could not clean up (SIGKILL, a
 //! crash, a power cut): `iosurvey-<pid>.testfile` in a directory, whose
-//! process is gone. The next run that creates a test file in that directory
-//! removes them, but only regular files that carry iosurvey's mark (read
-//! through a descriptor opened with `O_NOFOLLOW`) and that no run holds
-//! locked.
+//! creating run is gone. A test file carries a pending mark (the
+//! [`PENDING_XATTR`] of video frames: the creating run's pid) from its
+//! creation until its run ends; a run with `--keep` clears it, so a kept
+//! file is never a leftover. The next run that creates a test file in that
+//! directory removes them, but only regular files that carry iosurvey's
+//! mark and a pending mark of a dead process (read through a descriptor
+//! opened with `O_NOFOLLOW`) and that no run holds locked.
 
 use super::fd_is_marked;
+pub(crate) use crate::frame_target::fsops::{clear_pending, pending_pid, set_pending};
+pub use crate::frame_target::PENDING_XATTR;
 use rustix::fs::{AtFlags, FileType, FlockOperation, Mode, OFlags};
 use rustix::io::Errno;
 use rustix::process::Pid;
@@ -59,21 +64,18 @@ pub fn remove_leftovers(dir: &Path) -> Vec<Leftover> {
     let me = std::process::id();
     for e in entries.flatten() {
         let name = e.file_name().to_bytes();
-        let Some(pid) = testfile_pid(name) else {
-            continue;
-        };
-        if pid == me || alive(pid) {
+        if testfile_pid(name).is_none() {
             continue;
         }
         let name = OsStr::from_bytes(name).to_os_string();
-        match remove_one(&dfd, Path::new(&name)) {
-            Ok(false) => {}
-            Ok(true) => out.push(Leftover {
+        match remove_one(&dfd, Path::new(&name), me) {
+            Ok(None) => {}
+            Ok(Some(pid)) => out.push(Leftover {
                 path: dir.join(&name),
                 pid,
                 removed: Ok(()),
             }),
-            Err(e) => out.push(Leftover {
+            Err((pid, e)) => out.push(Leftover {
                 path: dir.join(&name),
                 pid,
                 removed: Err(e.to_string()),
@@ -83,9 +85,14 @@ pub fn remove_leftovers(dir: &Path) -> Vec<Leftover> {
     out
 }
 
-/// Removes `name` in `dir` if it is a marked regular file no one holds
-/// locked; `Ok(false)` when it is not ours to remove.
-fn remove_one(dir: &rustix::fd::OwnedFd, name: &Path) -> Result<bool, Errno> {
+/// Removes `name` in `dir` if it is a marked regular file, pending for a
+/// dead run (not `me`), that no one holds locked: that run's pid, or
+/// `Ok(None)` when it is not ours to remove.
+fn remove_one(
+    dir: &rustix::fd::OwnedFd,
+    name: &Path,
+    me: u32,
+) -> Result<Option<u32>, (u32, Errno)> {
     let fd = match rustix::fs::openat(
         dir,
         name,
@@ -94,34 +101,44 @@ fn remove_one(dir: &rustix::fd::OwnedFd, name: &Path) -> Result<bool, Errno> {
     ) {
         Ok(fd) => fd,
         // A symlink (ELOOP), gone already, or unreadable: not ours.
-        Err(_) => return Ok(false),
+        Err(_) => return Ok(None),
     };
-    let st = rustix::fs::fstat(&fd)?;
+    let Ok(st) = rustix::fs::fstat(&fd) else {
+        return Ok(None);
+    };
     if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile || !fd_is_marked(&fd) {
-        return Ok(false);
+        return Ok(None);
     }
+    // Kept (--keep), or its run still going.
+    let pid = match pending_pid(&fd) {
+        Some(pid) if pid != me && !alive(pid) => pid,
+        _ => return Ok(None),
+    };
+    let fail = |e| (pid, e);
     // A run that was just killed may hold its lock a moment longer.
     let locked = super::retry_busy(None, || {
         match rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive) {
             Err(Errno::WOULDBLOCK) => Ok::<_, Errno>(None),
             _ => Ok(Some(())),
         }
-    })?;
+    })
+    .map_err(fail)?;
     if locked.is_none() {
-        return Ok(false);
+        return Ok(None);
     }
     // Still the file judged, not one put in its place since.
-    let now = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
+    let now = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).map_err(fail)?;
     if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino) {
-        return Ok(false);
+        return Ok(None);
     }
-    rustix::fs::unlinkat(dir, name, AtFlags::empty())?;
-    Ok(true)
+    rustix::fs::unlinkat(dir, name, AtFlags::empty()).map_err(fail)?;
+    Ok(Some(pid))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rustix::fs::XattrFlags;
 
     #[test]
     fn test_file_names_give_their_pid() {
@@ -142,6 +159,17 @@ mod tests {
             eprintln!("skipping: no user xattrs on the temporary directory");
             return;
         }
+        let pending = |fd: &rustix::fd::OwnedFd, pid: u32| {
+            let v = pid.to_string();
+            rustix::fs::fsetxattr(fd, PENDING_XATTR, v.as_bytes(), XattrFlags::empty()).unwrap();
+        };
+        pending(&fd, dead);
+        drop(fd);
+        // Kept (--keep): marked, its pending mark cleared.
+        let kept = d.path().join(format!("iosurvey-{}.testfile", dead + 3));
+        let fd = super::super::create_new_marked(&kept, OFlags::empty()).unwrap();
+        pending(&fd, dead + 3);
+        let _ = rustix::fs::fremovexattr(&fd, PENDING_XATTR);
         drop(fd);
         let theirs = d.path().join(format!("iosurvey-{}.testfile", dead + 1));
         std::fs::write(&theirs, b"user data").unwrap();
@@ -152,7 +180,9 @@ mod tests {
         let live = d
             .path()
             .join(format!("iosurvey-{}.testfile", std::process::id()));
-        drop(super::super::create_new_marked(&live, OFlags::empty()).unwrap());
+        let fd = super::super::create_new_marked(&live, OFlags::empty()).unwrap();
+        pending(&fd, std::process::id());
+        drop(fd);
 
         let found = remove_leftovers(d.path());
         assert_eq!(found.len(), 1, "{found:?}");
@@ -160,7 +190,7 @@ mod tests {
         assert_eq!(found[0].pid, dead);
         assert!(found[0].removed.is_ok());
         assert!(!ours.exists());
-        assert!(theirs.exists() && victim.exists() && live.exists());
+        assert!(theirs.exists() && victim.exists() && live.exists() && kept.exists());
         assert!(std::fs::symlink_metadata(&link).is_ok());
     }
 }

@@ -18,10 +18,14 @@
 //!   cannot be told. Test files are created with
 //!   `O_CREAT|O_EXCL|O_NOFOLLOW`, never through a symlink.
 //! - One run per target: a target is locked (`flock`, exclusive) while a
-//!   run uses it. `--shared` runs take a shared lock when they can, and may
-//!   write a device another run holds open exclusively, but only when a run
-//!   holds its lock: any other claim (a filesystem, md, a lazily unmounted
-//!   mount) is still refused by the kernel's `O_EXCL`.
+//!   run uses it, a block device also by its device number and those of
+//!   its partitions (their directories in `/sys/dev/block`), so a second
+//!   node of the same device, and a run on a disk and one on its partition,
+//!   meet the lock. `--shared` runs take shared locks instead, and are refused when
+//!   a run without `--shared` holds the target. `--shared` relaxes only
+//!   these locks: a block device a run writes is always opened with
+//!   `O_EXCL`, and a failed exclusive open is always refused (a filesystem,
+//!   md or a lazily unmounted mount may be what holds it).
 
 pub mod family;
 pub mod leftovers;
@@ -73,10 +77,12 @@ pub enum Refusal {
     FileBacksLoop { path: PathBuf, loop_dev: String },
     #[error("{path}: cannot tell what {loop_dev} sits on (its /dev node is missing or the kernel would not say), so it may sit on this target; detach it (losetup -d) or give it a node in /dev (--force does not override this)")]
     UnknownLoop { path: PathBuf, loop_dev: String },
-    #[error("{0}: the kernel refused to open the device exclusively: it is mounted, held or opened exclusively by another program (a filesystem out of sight, md, a VM) or by an iosurvey run; free it (only a run's hold can be shared, with --shared)")]
+    #[error("{0}: the kernel refused to open the device exclusively: it is mounted, held or opened exclusively by another program (a filesystem out of sight, md, a VM) or by an iosurvey run that writes it; free it (--shared does not override this: a run that writes a device opens it exclusively)")]
     Busy(PathBuf),
     #[error("{0}: another iosurvey run is using this target (it is locked); wait for it to end, or add --shared to run beside it (each run then measures the other's load)")]
     InUse(PathBuf),
+    #[error("{0}: another iosurvey run uses this target without --shared (it is locked); wait for it to end (--shared runs only beside runs that also give --shared)")]
+    InUseUnshared(PathBuf),
     #[error("{path}: {dev} holds data ({what}); wipe it first or add --force to destroy it")]
     Signature {
         path: PathBuf,
@@ -229,28 +235,50 @@ pub fn retry_busy<T, E>(
     }
 }
 
-/// Takes the run's lock on the target open at `fd` (`flock`, exclusive):
-/// refused when another run holds it (after [`RELEASE_WAIT`]).
+/// Takes the run's lock on the target open at `fd` (`flock`, exclusive,
+/// or shared for a `--shared` run): refused when another run holds it
+/// (after [`RELEASE_WAIT`]), exclusively when `shared`.
 pub fn lock(
     path: &Path,
     fd: BorrowedFd<'_>,
+    shared: bool,
     stop: Option<&std::sync::atomic::AtomicBool>,
 ) -> Result<(), Refusal> {
-    let got = retry_busy(stop, || {
-        match rustix::fs::flock(fd, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
-            Ok(()) => Ok(Some(())),
-            Err(rustix::io::Errno::WOULDBLOCK) => Ok(None),
-            // A filesystem without flock: nothing to lock against.
-            Err(_) => Ok::<_, Refusal>(Some(())),
-        }
+    use rustix::fs::FlockOperation::{NonBlockingLockExclusive, NonBlockingLockShared};
+    let op = if shared {
+        NonBlockingLockShared
+    } else {
+        NonBlockingLockExclusive
+    };
+    let got = retry_busy(stop, || match rustix::fs::flock(fd, op) {
+        Ok(()) => Ok(Some(())),
+        Err(rustix::io::Errno::WOULDBLOCK) => Ok(None),
+        // A filesystem without flock: nothing to lock against.
+        Err(_) => Ok::<_, Refusal>(Some(())),
     })?;
-    got.ok_or_else(|| Refusal::InUse(path.to_path_buf()))
+    got.ok_or_else(|| match shared {
+        true => Refusal::InUseUnshared(path.to_path_buf()),
+        false => Refusal::InUse(path.to_path_buf()),
+    })
 }
 
-/// A `--shared` run's lock: shared, so that a run without `--shared`
-/// sees the target in use; taken only if no such run holds it already.
-pub fn lock_shared(fd: BorrowedFd<'_>) {
-    let _ = rustix::fs::flock(fd, rustix::fs::FlockOperation::NonBlockingLockShared);
+/// Locks the block device numbered `rdev` by its number: its directory
+/// `/sys/dev/block/MAJ:MIN` (the same for every node of the device), as
+/// [`lock`] does. The descriptor holds the lock; `None` without sysfs.
+pub fn lock_device(
+    path: &Path,
+    rdev: u64,
+    shared: bool,
+    stop: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<Option<std::os::fd::OwnedFd>, Refusal> {
+    use rustix::fs::{major, minor, Mode, OFlags};
+    let dir = format!("/sys/dev/block/{}:{}", major(rdev), minor(rdev));
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let Ok(fd) = rustix::fs::open(dir.as_str(), flags, Mode::empty()) else {
+        return Ok(None);
+    };
+    lock(path, fd.as_fd(), shared, stop)?;
+    Ok(Some(fd))
 }
 
 /// Drops the run's lock on `fd` now, not when the last reference to the

@@ -5,14 +5,16 @@
 //! through it. The descriptor the run uses is reopened from it through
 //! `/proc/self/fd`, so it is the same file or device, and checked to be.
 
+use super::hold::Hold;
 use super::layout::{check_free_space_fd, dir_dio_alignment, fill};
 use super::{io_err, Claim, Geometry, Identity, OpenOptions, OpenTarget, TargetError, TargetKind};
+use crate::guard::family::partitions;
 use crate::guard::{
     check_block_policy, check_block_use, check_block_write, check_file_use, create_new_marked_at,
-    fd_is_marked, lock, lock_shared, retry_busy, unlock, Refusal,
+    fd_is_marked, lock, lock_device, retry_busy, Refusal,
 };
 use iosurvey_workload::TargetSpec;
-use rustix::fs::{AtFlags, FileType, FlockOperation, Mode, OFlags, SeekFrom, Stat, StatxFlags};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, SeekFrom, Stat, StatxFlags};
 use rustix::io::Errno;
 use std::ffi::OsString;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
@@ -171,14 +173,14 @@ fn same_file(a: &Stat, b: &Stat) -> bool {
 /// Opens an existing file or device for the run (`write`: read-write) or,
 /// in planning, read-only, and judges the descriptor: the write guard when
 /// `opts.write`, `O_EXCL` on block devices the run writes, the run's lock.
-/// With `claim.shared`, another run's lock and exclusive open are shared
-/// instead of refused (and the lock taken is a shared one).
+/// With `claim.shared`, the locks taken are shared ones; a failed
+/// exclusive open is refused all the same.
 pub(super) fn open_existing(
     found: &Found,
     opts: &OpenOptions<'_>,
     claim: &Claim,
     write: bool,
-) -> Result<OwnedFd, TargetError> {
+) -> Result<(OwnedFd, Hold), TargetError> {
     let Found::Existing { path, kind, fd, st } = found else {
         unreachable!("open_existing of a test file to create")
     };
@@ -189,7 +191,8 @@ pub(super) fn open_existing(
         flags |= OFlags::DIRECT;
     }
     // A block device the run writes is opened with O_EXCL, so the kernel
-    // refuses one that is mounted or claimed, also with --shared.
+    // refuses one that is mounted or claimed, also with --shared: what
+    // holds it may be a filesystem out of sight (a lazy unmount).
     let exclusive = *kind == TargetKind::Block && opts.write;
     if exclusive {
         check_block_policy(path, policy)?;
@@ -206,15 +209,7 @@ pub(super) fn open_existing(
                 check_block_use(path, st.st_rdev)?;
                 use_checked = true;
             }
-            // With --shared, another iosurvey run's exclusive open is the
-            // one use allowed: shared only when such a run holds its lock.
-            if claim.shared {
-                let plain =
-                    reopen(fd, flags - OFlags::EXCL).map_err(|e| io_err(path, "open", e))?;
-                if held_by_a_run(&plain) {
-                    return Ok(Some(plain));
-                }
-            }
+            // Never overridden, whatever --shared says.
             Ok(None)
         }
         Err(Errno::INVAL) if opts.direct => Err(TargetError::NoDirect(path.to_path_buf())),
@@ -232,25 +227,35 @@ pub(super) fn open_existing(
             _ => return Err(Refusal::ForeignFile(path.to_path_buf()).into()),
         }
     }
-    if claim.shared {
-        lock_shared(opened.as_fd());
-    } else {
-        lock(path, opened.as_fd(), opts.stop)?;
-    }
-    Ok(opened)
+    let hold = lock_run(path, &opened, *kind, now.st_rdev, claim, opts)?;
+    Ok((opened, hold))
 }
 
-/// Whether an iosurvey run holds its lock (exclusive, or shared by
-/// `--shared` runs) on the target open at `fd`.
-fn held_by_a_run(fd: &OwnedFd) -> bool {
-    match rustix::fs::flock(fd, FlockOperation::NonBlockingLockExclusive) {
-        Err(Errno::WOULDBLOCK) => true,
-        Ok(()) => {
-            unlock(fd.as_fd());
-            false
+/// Takes the run's locks on the target open at `fd` (shared ones with
+/// `--shared`): the descriptor's, and a block device's by its number and
+/// by those of its partitions, so that a run on a whole disk and a run on
+/// one of its partitions meet (runs on two partitions do not).
+fn lock_run(
+    path: &Path,
+    fd: &OwnedFd,
+    kind: TargetKind,
+    rdev: u64,
+    claim: &Claim,
+    opts: &OpenOptions<'_>,
+) -> Result<Hold, Refusal> {
+    lock(path, fd.as_fd(), claim.shared, opts.stop)?;
+    let mut dev_locks = Vec::new();
+    if kind == TargetKind::Block {
+        let mut devs = vec![rdev];
+        devs.extend(partitions(rdev));
+        for d in devs {
+            dev_locks.extend(lock_device(path, d, claim.shared, opts.stop)?);
         }
-        Err(_) => false,
     }
+    Ok(Hold {
+        dev_locks,
+        dir: None,
+    })
 }
 
 /// Refuses a test file's layout the policy forbids, and one whose name is
@@ -296,12 +301,14 @@ pub(super) fn planned_new(found: &Found, direct: bool) -> Geometry {
 }
 
 /// Creates the test file of `found` (never through a symlink, never over
-/// anything), lays it out and reopens it for the run. A failure removes it.
+/// anything), marked pending until the run ends (see
+/// [`crate::guard::leftovers`]), lays it out and reopens it for the run. A
+/// failure removes it.
 pub(super) fn create(
     found: &Found,
     opts: &OpenOptions<'_>,
     claim: &Claim,
-) -> Result<OwnedFd, TargetError> {
+) -> Result<(OwnedFd, Hold), TargetError> {
     check_create(found, opts)?;
     let Found::ToCreate {
         path,
@@ -317,6 +324,7 @@ pub(super) fn create(
         Errno::EXIST | Errno::LOOP => Refusal::Exists(path.clone()).into(),
         e => io_err(path, "create", e),
     })?;
+    crate::guard::leftovers::set_pending(&wfd);
     let opened = (|| {
         fill(path, &wfd, *size, opts.stop)?;
         let mut flags = if opts.write {
@@ -334,12 +342,13 @@ pub(super) fn create(
             }
             Err(e) => return Err(io_err(path, "open", e)),
         };
-        if !claim.shared {
-            lock(path, fd.as_fd(), opts.stop)?;
-        } else {
-            lock_shared(fd.as_fd());
-        }
-        Ok(fd)
+        lock(path, fd.as_fd(), claim.shared, opts.stop)?;
+        let dir = rustix::io::fcntl_dupfd_cloexec(dir, 0).map_err(|e| io_err(path, "dup", e))?;
+        let hold = Hold {
+            dev_locks: Vec::new(),
+            dir: Some((dir, name.clone())),
+        };
+        Ok((fd, hold))
     })();
     if opened.is_err() {
         remove_at(dir, Path::new(name), &wfd);
@@ -361,16 +370,28 @@ fn remove_at(dir: &OwnedFd, name: &Path, fd: &OwnedFd) {
 }
 
 /// Removes the file at `path` if it is still the one open at `fd`: a file
-/// put in its place is left alone.
-pub(super) fn remove_if_same(path: &Path, fd: &OwnedFd) -> std::io::Result<()> {
+/// put in its place is left alone. Judged and unlinked through the
+/// directory held in `hold` when there is one (the directory's path may
+/// lead elsewhere by now), else by `path`.
+pub(super) fn remove_if_same(path: &Path, fd: &OwnedFd, hold: &Hold) -> std::io::Result<()> {
     let ours = rustix::fs::fstat(fd)?;
-    let now = rustix::fs::lstat(path)?;
+    let now = match &hold.dir {
+        Some((dir, name)) => rustix::fs::statat(dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW)?,
+        None => rustix::fs::lstat(path)?,
+    };
     if !same_file(&now, &ours) {
         return Err(std::io::Error::other(
             "another file has taken its place since iosurvey created it; that file was left alone",
         ));
     }
-    std::fs::remove_file(path)
+    match &hold.dir {
+        Some((dir, name)) => Ok(rustix::fs::unlinkat(
+            dir,
+            name.as_os_str(),
+            AtFlags::empty(),
+        )?),
+        None => std::fs::remove_file(path),
+    }
 }
 
 /// Probes the opened target: size, block sizes, rotational flag; a file
@@ -435,6 +456,7 @@ pub(super) fn describe(
         created,
         frame_files: Vec::new(),
         fd,
+        hold: Hold::default(),
     })
 }
 

@@ -68,7 +68,8 @@ fn a_directory_gets_a_marked_test_file_that_later_runs_may_write() {
         create_size: None,
     };
     if created_by_iosurvey(&t.path) {
-        // While this run holds it, another is refused, unless shared.
+        // While this run holds it, another is refused, with --shared too
+        // (this run did not give --shared).
         assert!(matches!(
             open_target(&again, write),
             Err(TargetError::Refused(Refusal::InUse(_)))
@@ -77,7 +78,10 @@ fn a_directory_gets_a_marked_test_file_that_later_runs_may_write() {
             shared: true,
             expect: None,
         };
-        assert!(!open_target_claimed(&again, write, &shared).unwrap().created);
+        assert!(matches!(
+            open_target_claimed(&again, write, &shared),
+            Err(TargetError::Refused(Refusal::InUseUnshared(_)))
+        ));
     }
     t.remove_if_created().unwrap();
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
@@ -240,4 +244,26 @@ fn a_test_file_replaced_by_another_is_not_removed() {
     std::fs::rename(&theirs, &t.path).unwrap();
     assert!(t.remove_if_created().is_err());
     assert_eq!(std::fs::read(&t.path).unwrap(), b"user data");
+}
+
+#[test]
+fn a_test_file_is_removed_through_its_directory_not_its_path() {
+    let root = tempfile::tempdir().unwrap();
+    let a = root.path().join("a");
+    std::fs::create_dir(&a).unwrap();
+    let spec = TargetSpec {
+        path: a.clone(),
+        create_size: Some(1 << 20),
+    };
+    let t = open_target(&spec, OpenOptions::default()).unwrap();
+    let name = test_file_name();
+    // The directory is moved away and another put at its path, holding a
+    // user's file under the test file's name.
+    let b = root.path().join("b");
+    std::fs::rename(&a, &b).unwrap();
+    std::fs::create_dir(&a).unwrap();
+    std::fs::write(a.join(&name), b"user data").unwrap();
+    t.remove_if_created().unwrap();
+    assert!(!b.join(&name).exists(), "the test file itself is removed");
+    assert_eq!(std::fs::read(a.join(&name)).unwrap(), b"user data");
 }
