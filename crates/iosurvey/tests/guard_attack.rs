@@ -16,7 +16,7 @@ mod common;
 
 use common::*;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::sleep;
@@ -28,24 +28,6 @@ const SIZE: u64 = 16 * MIB;
 const ROUNDS: usize = 100;
 /// Runs of a race on a file: its checks and open are microseconds apart.
 const FILE_ROUNDS: usize = 500;
-
-fn stderr_of(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// Exit code 2 and every one of `needles` on stderr.
-fn assert_refused(out: &Output, needles: &[&str]) {
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "expected exit 2: {}",
-        describe(out)
-    );
-    let err = stderr_of(out);
-    for n in needles {
-        assert!(err.contains(n), "stderr should contain {n:?}: {err}");
-    }
-}
 
 fn mkfs_ext4(dev: &Path) {
     must("mkfs.ext4", &["-q", "-F", path_str(dev)]);

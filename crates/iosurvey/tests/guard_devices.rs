@@ -21,10 +21,6 @@ use std::time::Duration;
 
 const SIZE: u64 = 64 * MIB;
 
-fn stderr_of(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
 /// Asserts that iosurvey refused the run: exit code 2 and one line on
 /// stderr that contains every one of `needles`.
 fn assert_refused(out: &Output, needles: &[&str]) {

@@ -18,24 +18,6 @@ use std::process::{Command, Output};
 
 const SIZE: u64 = 32 * MIB;
 
-fn stderr_of(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// Exit code 2 and every one of `needles` on stderr.
-fn assert_refused(out: &Output, needles: &[&str]) {
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "expected exit 2: {}",
-        describe(out)
-    );
-    let err = stderr_of(out);
-    for n in needles {
-        assert!(err.contains(n), "stderr should contain {n:?}: {err}");
-    }
-}
-
 /// An ext4 with every inode table and the journal written at mkfs time, so
 /// that mounting it starts no background writes.
 fn mkfs_ext4(dev: &Path) {

@@ -15,29 +15,11 @@ mod common;
 
 use common::*;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 const SIZE: u64 = 16 * MIB;
-
-fn stderr_of(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// Exit code 2 and every one of `needles` on stderr.
-fn assert_refused(out: &Output, needles: &[&str]) {
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "expected exit 2: {}",
-        describe(out)
-    );
-    let err = stderr_of(out);
-    for n in needles {
-        assert!(err.contains(n), "stderr should contain {n:?}: {err}");
-    }
-}
 
 fn mkfs_ext4(dev: &Path) {
     must("mkfs.ext4", &["-q", "-F", path_str(dev)]);

@@ -15,23 +15,6 @@ use std::process::{Child, Command, Output, Stdio};
 use std::thread::sleep;
 use std::time::Duration;
 
-fn stderr_of(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn assert_refused(out: &Output, needles: &[&str]) {
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "expected exit 2: {}",
-        describe(out)
-    );
-    let err = stderr_of(out);
-    for n in needles {
-        assert!(err.contains(n), "stderr should contain {n:?}: {err}");
-    }
-}
-
 /// A run in the background, killed on drop.
 struct Running(Child);
 

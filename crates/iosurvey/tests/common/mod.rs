@@ -621,3 +621,22 @@ pub fn stdout_ok(out: &Output) -> String {
 pub fn json_file(p: &Path) -> Value {
     serde_json::from_str(&fs::read_to_string(p).unwrap()).unwrap()
 }
+
+/// What iosurvey printed on stderr.
+pub fn stderr_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Exit code 2 (a refusal) and every one of `needles` on stderr.
+pub fn assert_refused(out: &Output, needles: &[&str]) {
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "expected exit 2: {}",
+        describe(out)
+    );
+    let err = stderr_of(out);
+    for n in needles {
+        assert!(err.contains(n), "stderr should contain {n:?}: {err}");
+    }
+}
