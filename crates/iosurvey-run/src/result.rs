@@ -52,9 +52,10 @@ pub struct IoFailure {
 /// CPU time spent while the job ran.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CpuTime {
-    /// Process user time (clock-tick resolution).
+    /// Process user time: the exact process CPU time, split into user and
+    /// system as the kernel's 10 ms ticks split it.
     pub user_ns: u64,
-    /// Process system time (clock-tick resolution).
+    /// Process system time (see `user_ns`).
     pub system_ns: u64,
     /// Sum of the workers' own thread CPU time (nanosecond resolution).
     pub workers_ns: u64,

@@ -2,7 +2,7 @@
 //! out to workers, starts them at one barrier, and merges what they measured.
 
 use crate::frames::{run_frames, FrameShared};
-use crate::host::process_cpu_ns;
+use crate::host::CpuSample;
 use crate::observer::{Observer, Progress};
 use crate::result::JobResult;
 use crate::target::{drop_cache, Geometry, OpenTarget};
@@ -360,7 +360,7 @@ pub fn run_point(
         barrier.wait();
         // CPU over the run itself: engines and buffers are set up before
         // the barrier.
-        let cpu0 = process_cpu_ns();
+        let cpu0 = CpuSample::now();
         let t0 = now_ns();
         let mut finished = 0;
         let mut cpu1 = None;
@@ -371,7 +371,7 @@ pub fn run_point(
                     if finished == workers {
                         // The last worker is done: CPU up to here, not up
                         // to the next tick.
-                        cpu1 = Some(process_cpu_ns());
+                        cpu1 = Some(CpuSample::now());
                     }
                     continue;
                 }
@@ -388,14 +388,15 @@ pub fn run_point(
             }
             observer.tick(point, p);
         }
-        let cpu1 = cpu1.unwrap_or_else(process_cpu_ns);
+        let cpu1 = cpu1.unwrap_or_else(CpuSample::now);
         let outcomes: Vec<_> = handles
             .into_iter()
             .map(|h| h.join().expect("worker thread panicked"))
             .collect();
         (outcomes, cpu0, cpu1)
     });
-    let (outcomes, (user0, sys0), (user1, sys1)) = outcomes;
+    let (outcomes, cpu0, cpu1) = outcomes;
+    let (user_ns, system_ns) = cpu1.since(&cpu0);
     let mut merged: Option<JobResult> = None;
     for o in outcomes {
         let r = o?;
@@ -406,8 +407,8 @@ pub fn run_point(
     }
     let mut result = merged.unwrap_or_default();
     result.streams.resize(job.streams.len(), Default::default());
-    result.cpu.user_ns = user1.saturating_sub(user0);
-    result.cpu.system_ns = sys1.saturating_sub(sys0);
+    result.cpu.user_ns = user_ns;
+    result.cpu.system_ns = system_ns;
     result.interrupted |= stop.load(Ordering::Relaxed);
     observer.point_finished(point, &result);
     Ok(result)
