@@ -180,10 +180,15 @@ pub fn find_format(name: &str) -> Option<&'static FrameFormat> {
     })
 }
 
-/// Picture plus header, rounded up to `align`.
+/// Picture plus header, rounded up to `align`; `u64::MAX` when that does
+/// not fit, so a size near 2^64 is refused as too large instead of
+/// wrapping round to a small one.
 pub fn frame_bytes(picture: u64, header: u64, align: u64) -> u64 {
     let align = align.max(1);
-    (picture + header).div_ceil(align) * align
+    picture
+        .checked_add(header)
+        .and_then(|b| b.div_ceil(align).checked_mul(align))
+        .unwrap_or(u64::MAX)
 }
 
 /// The frame rates the verdict table judges, with their usual names.
@@ -498,6 +503,8 @@ mod tests {
 
     #[test]
     fn dpx_presets_match_frametest_sizes() {
+        assert_eq!(frame_bytes(u64::MAX, 0, 4096), u64::MAX, "no wrap to 0");
+        assert_eq!(frame_bytes(u64::MAX - 10, 20, 4096), u64::MAX);
         assert_eq!(find_format("2k").unwrap().frame_bytes(), 12_812_288);
         assert_eq!(find_format("4k").unwrap().frame_bytes(), 51_052_544);
         assert_eq!(find_format("DPX-2K").unwrap().name, "2k");
