@@ -46,6 +46,12 @@ pub trait Presenter {
     fn file_bodies(&self, _report: &RunReport) -> Vec<String> {
         Vec::new()
     }
+    /// Whether `files` are names iosurvey made up rather than paths the
+    /// user gave: such a file must not exist yet (nor be a symlink), since
+    /// nobody offered what is there.
+    fn files_are_made_up(&self) -> bool {
+        false
+    }
     /// The start of `text` that later points cannot change, printed on
     /// stdout as the run goes (so a reader sees lines early, and a closed
     /// stdout is found early); `None` prints the text only at the end.
@@ -88,6 +94,9 @@ impl Presenter for WithBanner<'_> {
     }
     fn file_bodies(&self, report: &RunReport) -> Vec<String> {
         self.0.file_bodies(report)
+    }
+    fn files_are_made_up(&self) -> bool {
+        self.0.files_are_made_up()
     }
     fn text_so_far(&self, report: &RunReport, opts: TextOptions) -> Option<String> {
         self.0.text_so_far(report, opts)
@@ -151,7 +160,18 @@ fn judge_outputs(
     oflags: &OutputFlags,
     presenter: &dyn Presenter,
 ) -> Result<Outputs, Failure> {
-    let outs = Outputs::judge(oflags, &presenter.files(report))?;
+    let files = presenter.files(report);
+    if presenter.files_are_made_up() {
+        if let Some((_, p)) = files.iter().find(|(_, p)| p.symlink_metadata().is_ok()) {
+            return Err(Failure::Usage(anyhow::anyhow!(
+                "{}: already exists (an earlier run in the same minute, or a file of yours); \
+                 iosurvey names this file itself and never replaces what it did not offer to write: \
+                 move it, or give another output directory",
+                p.display()
+            )));
+        }
+    }
+    let outs = Outputs::judge(oflags, &files)?;
     let taken = oflags.output.map(|o| match o {
         OutputArg::Json => "the JSON report (--output json)",
         OutputArg::Text => "the text summary (--output text)",

@@ -270,6 +270,10 @@ impl Presenter for MatrixPresenter {
             .collect()
     }
 
+    fn files_are_made_up(&self) -> bool {
+        true
+    }
+
     fn file_bodies(&self, report: &RunReport) -> Vec<String> {
         vec![
             render_summary(report, &self.testname),

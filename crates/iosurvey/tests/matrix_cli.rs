@@ -303,3 +303,46 @@ fn large_mbps_level_off_at_a_throttled_limit() {
         );
     }
 }
+
+/// ORION's file names are made up by iosurvey (test name and minute), so
+/// whatever already has such a name, a user's file or a symlink to one,
+/// was never offered: the run is refused and nothing is replaced.
+#[test]
+fn a_file_or_symlink_already_at_an_orion_file_name_is_refused_and_kept() {
+    let dir = two_files();
+    let user = dir.path().join("notes.txt");
+    fs::write(&user, b"the user's notes").unwrap();
+    // This minute and the next, in case the run starts after the turn.
+    let mut planted = Vec::new();
+    for when in ["now", "+1 min"] {
+        let stamp = must("date", &["-u", "-d", when, "+%Y%m%d_%H%M"]);
+        let hist = dir.path().join(format!("orion_{}_hist.txt", stamp.trim()));
+        fs::write(&hist, b"an older result").unwrap();
+        let summary = dir
+            .path()
+            .join(format!("orion_{}_summary.txt", stamp.trim()));
+        std::os::unix::fs::symlink(&user, &summary).unwrap();
+        planted.push((hist, summary));
+    }
+    let out = matrix(
+        dir.path(),
+        &["a.dat", "--num-disks", "1", "--duration", "200ms"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("already exists"),
+        "{}",
+        describe(&out)
+    );
+    assert_eq!(fs::read(&user).unwrap(), b"the user's notes");
+    for (hist, summary) in planted {
+        assert_eq!(fs::read(&hist).unwrap(), b"an older result");
+        assert!(summary.symlink_metadata().unwrap().file_type().is_symlink());
+    }
+    let made: Vec<_> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with("_report.json") || n.ends_with("_mbps.csv"))
+        .collect();
+    assert!(made.is_empty(), "nothing written: {made:?}");
+}
