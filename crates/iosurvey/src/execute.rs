@@ -258,12 +258,6 @@ pub fn execute(
     oflags: &OutputFlags,
     presenter: &dyn Presenter,
 ) -> Result<Outcome, Failure> {
-    if oflags.dry_run {
-        targets::check_all(plan, tflags)?;
-        output::print_text(&describe(plan));
-        return Ok(Outcome::Ok);
-    }
-    let stop = stop_flag();
     let mut report = RunReport {
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo::default(),
@@ -274,6 +268,15 @@ pub fn execute(
         points: Vec::new(),
         shared: tflags.shared,
     };
+    if oflags.dry_run {
+        // Everything a run would refuse, refused now; nothing is opened
+        // for writing and nothing is left behind.
+        targets::check_all(plan, tflags)?;
+        judge_outputs(plan, &report, oflags, presenter)?;
+        output::print_text(&describe(plan));
+        return Ok(Outcome::Ok);
+    }
+    let stop = stop_flag();
     let mut outs = judge_outputs(plan, &report, oflags, presenter)?;
     outs.stop = Some(Arc::clone(&stop));
     let closed = Arc::new(AtomicBool::new(false));

@@ -570,3 +570,30 @@ fn sigterm_ends_the_wait_for_a_reader_of_a_live_fifo() {
 fn sigterm_ends_the_wait_for_a_reader_of_a_json_fifo_at_the_end() {
     sigterm_while_waiting_for_a_fifo_reader(&["--time", "300ms", "--json"]);
 }
+
+#[test]
+fn dry_run_refuses_the_outputs_a_run_would_refuse_and_writes_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("t.dat");
+    std::fs::write(&target, random_bytes(1 << 20, 3)).unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", path_str(&target), "--dry-run"];
+        args.extend_from_slice(extra);
+        iosurvey(&args)
+    };
+    assert_refused(&run(&["--json", path_str(&target)]), "is the target");
+    let missing = dir.path().join("nodir/x.json");
+    assert_refused(&run(&["--json", path_str(&missing)]), "no such directory");
+    let csv = dir.path().join("r.csv");
+    let out = run(&["--json", path_str(&csv), "--csv", path_str(&csv)]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let ok = dir.path().join("r.json");
+    let out = run(&["--json", path_str(&ok)]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(
+        names(dir.path()),
+        vec!["t.dat".to_string()],
+        "nothing written"
+    );
+    assert_eq!(std::fs::read(&target).unwrap(), random_bytes(1 << 20, 3));
+}
