@@ -18,8 +18,14 @@ pub enum Ident {
     Inode { dev: u64, ino: u64 },
     /// A device node: its device number, whatever node names it.
     Device { block: bool, rdev: u64 },
-    /// Not there yet: its canonical directory joined with its name.
-    Path(PathBuf),
+    /// Not there yet: the identity of its directory and its name, so that
+    /// a bind mount or a symlinked directory leading to the same place
+    /// meets it.
+    New {
+        dir_dev: u64,
+        dir_ino: u64,
+        name: std::ffi::OsString,
+    },
     /// Standard output.
     Stdout,
 }
@@ -185,7 +191,9 @@ fn judge_missing(shown: &str, given: &Path) -> Result<(Sink, Ident), Error> {
         )
     })?;
     let real = dir.join(name);
-    Ok((Sink::File { real: real.clone() }, Ident::Path(real)))
+    let ident =
+        new_ident(&dir, name).ok_or_else(|| anyhow!("{shown}: cannot stat {}", dir.display()))?;
+    Ok((Sink::File { real }, ident))
 }
 
 /// The identities a target path stands for: what is there, or where it will
@@ -195,8 +203,9 @@ fn target_idents(path: &Path) -> Vec<Ident> {
         Ok(st) => {
             let mut ids = vec![ident_of(&st)];
             if FileType::from_raw_mode(st.st_mode) == FileType::Directory {
-                if let Ok(dir) = std::fs::canonicalize(path) {
-                    ids.push(Ident::Path(test_file_in(&dir)));
+                let test_file = test_file_in(path);
+                if let Some(name) = test_file.file_name() {
+                    ids.extend(new_ident(path, name));
                 }
             }
             ids
@@ -206,20 +215,41 @@ fn target_idents(path: &Path) -> Vec<Ident> {
                 Some(p) if !p.as_os_str().is_empty() => p,
                 _ => Path::new("."),
             };
-            match (std::fs::canonicalize(parent), path.file_name()) {
-                (Ok(dir), Some(name)) => vec![Ident::Path(dir.join(name))],
-                _ => Vec::new(),
-            }
+            path.file_name()
+                .and_then(|name| new_ident(parent, name))
+                .into_iter()
+                .collect()
         }
     }
 }
 
-/// Whether `out` falls inside the frames directory of a directory target.
+/// The identity of a file not there yet: its directory's and its name.
+fn new_ident(dir: &Path, name: &std::ffi::OsStr) -> Option<Ident> {
+    let st = rustix::fs::stat(dir).ok()?;
+    Some(Ident::New {
+        dir_dev: st.st_dev,
+        dir_ino: st.st_ino,
+        name: name.to_os_string(),
+    })
+}
+
+/// Whether `out` falls inside the frames directory of a directory target,
+/// by path or, through a bind mount or a symlink, by the identity of a
+/// directory above it.
 fn in_frames_dir(out: &OutPath, target: &Path) -> bool {
     let Sink::File { real } = &out.sink else {
         return false;
     };
-    std::fs::canonicalize(target).is_ok_and(|t| real.starts_with(frames_dir(&t)))
+    let frames = frames_dir(target);
+    if std::fs::canonicalize(target).is_ok_and(|t| real.starts_with(frames_dir(&t))) {
+        return true;
+    }
+    let Ok(f) = rustix::fs::stat(&frames) else {
+        return false;
+    };
+    real.ancestors()
+        .skip(1)
+        .any(|d| rustix::fs::stat(d).is_ok_and(|st| st.st_dev == f.st_dev && st.st_ino == f.st_ino))
 }
 
 /// Refuses outputs that are one and the same, more than one thing on

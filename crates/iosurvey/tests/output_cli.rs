@@ -597,3 +597,40 @@ fn dry_run_refuses_the_outputs_a_run_would_refuse_and_writes_none() {
     );
     assert_eq!(std::fs::read(&target).unwrap(), random_bytes(1 << 20, 3));
 }
+
+#[test]
+fn an_output_reaching_the_target_through_a_bind_mount_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = dir.path().join("K");
+    std::fs::create_dir(&k).unwrap();
+    let frames = dir.path().join("V/iosurvey-frames");
+    std::fs::create_dir_all(&frames).unwrap();
+    let kb = need!(Mount::new(path_str(&k), &["--bind"]));
+    let vb = need!(Mount::new(path_str(&frames), &["--bind"]));
+    // The test file still to be made, named through the bind mount.
+    let out = iosurvey(&[
+        "run",
+        path_str(&k.join("newf")),
+        "--rw",
+        "write",
+        "--size",
+        "1m",
+        "--json",
+        path_str(&kb.path().join("newf")),
+    ]);
+    assert_refused(&out, "is the target");
+    let out = iosurvey(&[
+        "video",
+        path_str(&dir.path().join("V")),
+        "--write",
+        "--frames",
+        "4",
+        "--frame-size",
+        "64k",
+        "--csv",
+        path_str(&vb.path().join("f0000002.frm")),
+    ]);
+    assert_refused(&out, "frames directory");
+    assert_eq!(names(&k), Vec::<String>::new(), "no test file laid out");
+    assert_eq!(names(&frames), Vec::<String>::new(), "no frame written");
+}
