@@ -112,9 +112,20 @@ fn remove_group(dir: &OwnedFd, group: &[PathBuf]) -> Result<(), Errno> {
 /// Removes the listed frames under `root` that carry iosurvey's mark
 /// (those already gone are fine), then the marked directories that leaves
 /// empty, `root` included. Unmarked files and directories are left.
+///
+/// A frames directory that is no longer where it was (moved or removed
+/// during the run) while frames were listed is an error that says so: its
+/// frames, wherever they went, were not removed.
 pub fn remove_frames(root: &Path, files: &[PathBuf]) -> std::io::Result<()> {
     let Some((parent_fd, root_fd)) = open_root(root)? else {
-        return Ok(());
+        if files.is_empty() {
+            return Ok(());
+        }
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "the frames directory is no longer there (moved or removed during the run), \
+             so the frames written in it were not removed",
+        ));
     };
     let mut first_err: Option<Errno> = None;
     // The frames of one directory are listed one after the other.

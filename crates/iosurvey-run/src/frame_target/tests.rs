@@ -139,6 +139,23 @@ fn removal_takes_only_marked_frames_and_marked_empty_directories() {
 }
 
 #[test]
+fn a_frames_directory_moved_during_the_run_is_said_not_silently_left() {
+    let d = tempfile::tempdir().unwrap();
+    let (spec, fj) = job(d.path(), Op::Write, 3, 0, false);
+    let t = open_frame_dir(&spec, &fj, opts(WritePolicy::default())).unwrap();
+    for f in &t.frame_files {
+        std::fs::write(f, b"frame").unwrap();
+        mark(f);
+    }
+    let moved = d.path().join("moved");
+    std::fs::rename(frames_dir(d.path()), &moved).unwrap();
+    let err = t.remove_if_created().unwrap_err().to_string();
+    assert!(err.contains("no longer there"), "{err}");
+    // Nothing was removed where the frames went.
+    assert_eq!(std::fs::read_dir(&moved).unwrap().count(), 3);
+}
+
+#[test]
 fn a_frames_directory_the_user_made_is_used_but_never_removed() {
     let d = tempfile::tempdir().unwrap();
     let root = frames_dir(d.path());
