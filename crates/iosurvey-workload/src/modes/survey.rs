@@ -136,7 +136,7 @@ pub enum SurveyError {
     RszTooLarge(u64),
     #[error("--boundary {0} blocks is too large")]
     Boundary(u64),
-    #[error("--size {size} bytes split into {crg} regions leaves less than one {rsz}-byte record per region; raise --size, or lower --crghi (to {fit} at most) or --rszhi")]
+    #[error("--size {size} bytes split into {crg} regions leaves less than one {rsz}-byte record per region; {}", region_advice(*fit))]
     RegionTooSmall {
         size: u64,
         crg: u32,
@@ -151,6 +151,16 @@ pub enum SurveyError {
     SyncDepth,
     #[error("{block_sizes} block sizes given for {devices} devices")]
     BlockSizes { devices: usize, block_sizes: usize },
+}
+
+/// What to change when the regions are too small: fewer regions while one
+/// record still fits in `--size`, else a larger `--size` or smaller records.
+fn region_advice(fit: u64) -> String {
+    if fit > 0 {
+        format!("raise --size, or lower --crghi (to {fit} at most) or --rszhi")
+    } else {
+        "one record is larger than --size: raise --size or lower --rszhi".into()
+    }
 }
 
 /// `lo`, `2 lo`, `4 lo`, ... up to `hi`.
@@ -497,7 +507,7 @@ mod tests {
     fn bad_specs_are_refused_with_a_message_naming_the_flag() {
         type Edit = fn(&mut SurveySpec);
         #[rustfmt::skip]
-        let cases: [(Edit, &str); 15] = [
+        let cases: [(Edit, &str); 16] = [
             (|s| s.size = 0, "--size must be greater than zero"),
             (|s| s.crg_lo = 0, "--crglo must be greater than zero"),
             (|s| s.thr_hi = 0, "--thrhi must be greater than zero"),
@@ -507,6 +517,7 @@ mod tests {
             (|s| (s.rsz_lo, s.block_sizes[0]) = (6144, 4096), "not a multiple of its logical block size 4096"),
             (|s| (s.thr_hi, s.crg_lo) = (2, 4), "every point is skipped"),
             (|s| (s.size, s.crg_lo) = (1 << 20, 2), "lower --crghi (to 1 at most)"),
+            (|s| s.size = 512 << 10, "one record is larger than --size: raise --size or lower --rszhi"),
             (|s| (s.crg_lo, s.crg_hi, s.thr_lo, s.thr_hi) = (8192, 8192, 1 << 17, 1 << 17), "more than 65536 outstanding"),
             (|s| s.engine = EngineKind::Sync, "use --engine uring"),
             (|s| s.actions.clear(), "--actions is empty"),
