@@ -333,38 +333,6 @@ fn lock_dir(spec: &VideoSpec, shared: bool) -> anyhow::Result<Option<std::os::fd
     }
 }
 
-/// `--dry-run` checks the target as the run would, without writing
-/// anything: the frames directory and every frame path, or the stream's
-/// file or device, against the write guard.
-fn check_target(plan: &Plan, a: &VideoArgs) -> Result<(), Failure> {
-    use iosurvey_run::{plan_frame_dir, plan_geometry, OpenOptions, TargetError, WritePolicy};
-    let job = &plan.points[0].job;
-    let Some(fj) = job.frames.as_ref() else {
-        return Ok(());
-    };
-    let f = &a.target_flags;
-    let opts = OpenOptions {
-        write: fj.op == Op::Write || fj.prepare,
-        direct: !f.buffered,
-        policy: WritePolicy {
-            allow_destroy: f.allow_destroy,
-            force: f.force,
-            readonly: f.readonly,
-        },
-        stop: None,
-    };
-    let spec = &job.targets[0];
-    let checked = match fj.layout {
-        FrameLayout::Files { .. } => plan_frame_dir(spec, fj, opts).map(drop),
-        FrameLayout::Stream => plan_geometry(spec, opts).map(drop),
-    };
-    match checked {
-        Ok(()) => Ok(()),
-        Err(e @ TargetError::Io { .. }) => Err(Failure::Run(e.into())),
-        Err(e) => usage(e),
-    }
-}
-
 /// Removes the frames an earlier run left in the frames directory when it
 /// was killed, saying so in one line.
 fn remove_leftovers(spec: &VideoSpec) {
@@ -424,9 +392,6 @@ pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
     }
     if let Err(e) = check_room(&plan, &spec) {
         return usage(e);
-    }
-    if a.out.dry_run {
-        check_target(&plan, &a)?;
     }
     let banner = banner(&plan, &spec);
     let outcome = execute(
