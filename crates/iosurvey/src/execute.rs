@@ -302,26 +302,19 @@ pub fn execute(
             outcome = Outcome::Interrupted;
             break;
         }
-        if point.skip.is_some() {
-            let nothing = JobResult {
+        // A skipped point is reported with nothing measured.
+        let result = if point.skip.is_some() {
+            JobResult {
                 streams: vec![Default::default(); point.job.streams.len()],
                 ..Default::default()
-            };
-            report
-                .points
-                .push(PointReport::new(point, &targets, &nothing));
-            if let Err(e) = outs.save(&report, presenter, false) {
-                return wrap_up(&report, oflags, &outs, presenter, &stdout).and(Err(e));
             }
-            presenter.after_point(&report)?;
-            stdout.advance(&report, presenter, &closed);
-            continue;
-        }
-        let result = match run_point(point, &targets, &stop, &mut display) {
-            Ok(r) => r,
-            Err(e) => {
-                wrap_up(&report, oflags, &outs, presenter, &stdout)?;
-                return Err(Failure::Run(e.into()));
+        } else {
+            match run_point(point, &targets, &stop, &mut display) {
+                Ok(r) => r,
+                Err(e) => {
+                    wrap_up(&report, oflags, &outs, presenter, &stdout)?;
+                    return Err(Failure::Run(e.into()));
+                }
             }
         };
         report
