@@ -29,6 +29,26 @@ const ROUNDS: usize = 100;
 /// Runs of a race on a file: its checks and open are microseconds apart.
 const FILE_ROUNDS: usize = 500;
 
+/// `run DEV --rw write --bs 64k --bytes 1m --allow-destroy` with `flags`
+/// then `extra`: a short write that only the guard stands in the way of.
+fn destroy_args<'a>(dev: &'a str, flags: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "run",
+        dev,
+        "--rw",
+        "write",
+        "--bs",
+        "64k",
+        "--bytes",
+        "1m",
+        "--allow-destroy",
+    ];
+    args.extend_from_slice(flags);
+    args.push("--quiet");
+    args.extend_from_slice(extra);
+    args
+}
+
 fn mkfs_ext4(dev: &Path) {
     must("mkfs.ext4", &["-q", "-F", path_str(dev)]);
 }
@@ -134,21 +154,7 @@ fn a_symlink_flipped_between_a_blank_and_an_ext4_device_never_reaches_the_ext4()
     point(&link, blank.path());
 
     let flipper = Flipper::start(&link, blank.path(), victim.path(), 10);
-    let ok = race(
-        ROUNDS,
-        &[
-            "run",
-            path_str(&link),
-            "--rw",
-            "write",
-            "--bs",
-            "64k",
-            "--bytes",
-            "1m",
-            "--allow-destroy",
-            "--quiet",
-        ],
-    );
+    let ok = race(ROUNDS, &destroy_args(path_str(&link), &[], &[]));
     let flips = flipper.stop();
     eprintln!("{ok} of {ROUNDS} runs wrote the blank device; {flips} flips");
 
@@ -247,19 +253,7 @@ fn a_partition_is_not_written_while_its_parent_disk_is_mounted() {
     let before = checksum(l.path(), None);
 
     for extra in [&[][..], &["--force"][..], &["--force", "--shared"][..]] {
-        let mut args = vec![
-            "run",
-            path_str(&part),
-            "--rw",
-            "write",
-            "--bs",
-            "64k",
-            "--bytes",
-            "1m",
-            "--allow-destroy",
-            "--quiet",
-        ];
-        args.extend_from_slice(extra);
+        let args = destroy_args(path_str(&part), &[], extra);
         let out = iosurvey(&args);
         assert_refused(&out, &["is mounted at", l.name(), path_str(m.path())]);
     }
@@ -285,38 +279,14 @@ fn zram_backing_a_loop_device_with_a_mounted_ext4_is_never_written() {
     m.freeze().expect("fsfreeze -f");
     let before = checksum(z.path(), None);
 
-    let out = iosurvey(&[
-        "run",
-        path_str(z.path()),
-        "--rw",
-        "write",
-        "--bs",
-        "64k",
-        "--bytes",
-        "1m",
-        "--allow-destroy",
-        "--force",
-        "--quiet",
-    ]);
+    let out = iosurvey(&destroy_args(path_str(z.path()), &["--force"], &[]));
     assert_refused(&out, &["is mounted at", l.name()]);
     assert_eq!(checksum(z.path(), None), before, "the zram device changed");
     // Unfrozen and unmounted (which writes), the loop device on it is
     // still a use.
     drop(m);
     let before = checksum(z.path(), None);
-    let out = iosurvey(&[
-        "run",
-        path_str(z.path()),
-        "--rw",
-        "write",
-        "--bs",
-        "64k",
-        "--bytes",
-        "1m",
-        "--allow-destroy",
-        "--force",
-        "--quiet",
-    ]);
+    let out = iosurvey(&destroy_args(path_str(z.path()), &["--force"], &[]));
     assert_refused(&out, &["backs the loop device", l.name()]);
     assert_eq!(checksum(z.path(), None), before, "the zram device changed");
     assert!(blkid_probe(l.path()).contains("TYPE=ext4"));
@@ -342,18 +312,7 @@ fn a_fake_blkid_first_in_path_does_not_let_an_ext4_through() {
         std::env::var("PATH").unwrap_or_default()
     );
     let out = Command::new(BIN)
-        .args([
-            "run",
-            path_str(l.path()),
-            "--rw",
-            "write",
-            "--bs",
-            "64k",
-            "--bytes",
-            "1m",
-            "--allow-destroy",
-            "--quiet",
-        ])
+        .args(destroy_args(path_str(l.path()), &[], &[]))
         .env("PATH", path)
         .stdin(Stdio::null())
         .output()
@@ -381,20 +340,7 @@ fn swap_on_a_node_of_another_name_is_found_by_identity() {
     let _swap = need!(Swap::on(&node));
     let before = checksum(l.path(), None);
     for extra in [&[][..], &["--shared"][..]] {
-        let mut args = vec![
-            "run",
-            path_str(l.path()),
-            "--rw",
-            "write",
-            "--bs",
-            "64k",
-            "--bytes",
-            "1m",
-            "--allow-destroy",
-            "--force",
-            "--quiet",
-        ];
-        args.extend_from_slice(extra);
+        let args = destroy_args(path_str(l.path()), &["--force"], extra);
         assert_refused(&iosurvey(&args), &["in use as swap", "other-name"]);
     }
     assert_eq!(checksum(l.path(), None), before);
@@ -422,20 +368,7 @@ fn a_lazily_unmounted_filesystem_still_claims_its_device() {
     // check, by the identity of the loop device's backing file.
     must("umount", &["-l", path_str(mnt.path())]);
     for extra in [&[][..], &["--shared"][..]] {
-        let mut args = vec![
-            "run",
-            path_str(disk.path()),
-            "--rw",
-            "write",
-            "--bs",
-            "64k",
-            "--bytes",
-            "1m",
-            "--allow-destroy",
-            "--force",
-            "--quiet",
-        ];
-        args.extend_from_slice(extra);
+        let args = destroy_args(path_str(disk.path()), &["--force"], extra);
         let out = iosurvey(&args);
         assert_refused(&out, &[]);
         let err = stderr_of(&out);
@@ -467,19 +400,7 @@ fn a_loop_device_over_a_mounted_device_is_never_written() {
     // Detached before the mount goes (declared after it).
     let l = need!(LoopDev::attach(z.path(), &[]));
     let before = checksum(z.path(), None);
-    let out = iosurvey(&[
-        "run",
-        path_str(l.path()),
-        "--rw",
-        "write",
-        "--bs",
-        "64k",
-        "--bytes",
-        "1m",
-        "--allow-destroy",
-        "--force",
-        "--quiet",
-    ]);
+    let out = iosurvey(&destroy_args(path_str(l.path()), &["--force"], &[]));
     let zname = z.path().file_name().unwrap().to_str().unwrap();
     assert_refused(&out, &["is mounted at", zname]);
     assert_eq!(
