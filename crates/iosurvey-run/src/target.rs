@@ -3,20 +3,23 @@
 //! test files with non-zero, incompressible data, and removing them. Each
 //! target is opened once and judged by its descriptor (see `open`).
 
+mod claim;
 mod hold;
 mod layout;
 mod open;
+mod probe;
 
-use crate::guard::{Refusal, WritePolicy, CREATED_XATTR};
+use crate::guard::{Refusal, WritePolicy};
 use iosurvey_workload::TargetSpec;
 use rustix::io::Errno;
-use std::ffi::OsString;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
+pub use claim::{created_by_iosurvey, Claim, Identity};
 pub(crate) use layout::{check_free_space, dir_dio_alignment, fill};
 pub use open::test_file_name;
+pub use probe::{plan_geometry, plan_target, Geometry, Planned};
 
 /// What kind of thing a target is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -51,16 +54,6 @@ pub struct OpenTarget {
     pub fd: OwnedFd,
     /// Held with the target: a device's lock, a test file's directory.
     pub(crate) hold: hold::Hold,
-}
-
-/// The shape of a target that validation needs: known before a test file
-/// is laid out, so bad settings are refused before any I/O.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Geometry {
-    pub path: PathBuf,
-    pub size: u64,
-    pub logical_block_size: u64,
-    pub direct: bool,
 }
 
 /// Why a target cannot be used. Every message says what to do.
@@ -134,48 +127,9 @@ pub struct OpenOptions<'a> {
     pub stop: Option<&'a AtomicBool>,
 }
 
-/// What a target is, by identity rather than by name: two names of one
-/// target (a symlink, a `/dev/disk/by-id` alias, a hard link) are equal.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Identity {
-    /// A block device: its device number.
-    Block(u64),
-    /// An existing file: its device and inode.
-    File { dev: u64, ino: u64 },
-    /// A test file still to be created: `name` in the directory of device
-    /// `dev`, inode `ino`.
-    New { dev: u64, ino: u64, name: OsString },
-}
-
-/// How a run holds its target, beside the write guard.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Claim {
-    /// `--shared`: another run may use the target at the same time (each
-    /// measures the other's load): its lock and exclusive open are shared,
-    /// not refused; every other use still is.
-    pub shared: bool,
-    /// What planning found: the open refuses anything else.
-    pub expect: Option<Identity>,
-}
-
-/// What planning found of a target.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Planned {
-    pub geometry: Geometry,
-    pub identity: Identity,
-}
-
 /// The test file iosurvey creates inside a directory target.
 pub fn test_file_in(dir: &Path) -> PathBuf {
     dir.join(test_file_name())
-}
-
-/// Whether iosurvey created this file (in an earlier run, with `--keep`).
-/// Judged by path: for display and for the frames of a video workload; the
-/// target layer reads the mark of the descriptor it holds.
-pub fn created_by_iosurvey(path: &Path) -> bool {
-    let mut buf = [0u8; 8];
-    rustix::fs::getxattr(path, CREATED_XATTR, &mut buf[..]).is_ok()
 }
 
 /// Opens (creating and laying out if needed) the target of `spec`, after
@@ -248,77 +202,11 @@ pub fn drop_cache(t: &OpenTarget) {
     let _ = rustix::fs::fadvise(&t.fd, 0, None, rustix::fs::Advice::DontNeed);
 }
 
-/// The geometry `spec` will have once opened, found without creating or
-/// writing anything: the write guard runs, an existing target is opened
-/// read-only and probed, and a test file still to be created is checked
-/// against its directory (free space, O_DIRECT alignment of the filesystem).
-/// Takes no lock: see [`plan_target`] for what a run will hold.
-pub fn plan_geometry(spec: &TargetSpec, opts: OpenOptions<'_>) -> Result<Geometry, TargetError> {
-    let lenient = Claim {
-        shared: true,
-        expect: None,
-    };
-    plan_target(spec, opts, &lenient).map(|p| p.geometry)
-}
-
-/// [`plan_geometry`] and the target's identity; unless `claim.shared`, also
-/// refused when another run holds the target (its lock, or for a block
-/// device the run writes, an exclusive open).
-pub fn plan_target(
-    spec: &TargetSpec,
-    opts: OpenOptions<'_>,
-    claim: &Claim,
-) -> Result<Planned, TargetError> {
-    let found = open::find(spec)?;
-    let identity = found.identity();
-    let geometry = match &found {
-        open::Found::Existing { path, kind, .. } => {
-            let (fd, _hold) = open::open_existing(&found, &opts, claim, false)?;
-            open::describe(path, *kind, fd, false, false, opts.direct, spec.create_size)?.geometry()
-        }
-        open::Found::ToCreate { .. } => {
-            open::check_create(&found, &opts)?;
-            open::planned_new(&found, opts.direct)
-        }
-    };
-    Ok(Planned { geometry, identity })
-}
-
 impl OpenTarget {
-    /// What validation needs to know of this target.
-    pub fn geometry(&self) -> Geometry {
-        Geometry {
-            path: self.path.clone(),
-            size: self.size,
-            logical_block_size: self.logical_block_size,
-            direct: self.direct,
-        }
-    }
-
-    /// Drops this run's lock on the target now (see [`crate::guard::unlock`]).
-    pub fn release(&self) {
-        crate::guard::unlock(std::os::fd::AsFd::as_fd(&self.fd));
-        self.hold.release();
-    }
-
-    /// Keeps a test file iosurvey created (`--keep`): clears its pending
-    /// mark, so that later runs reuse it and never take it for the
-    /// leftover of a killed run.
-    pub fn keep_created(&self) {
-        if self.created && self.kind == TargetKind::File {
-            crate::guard::leftovers::clear_pending(&self.fd);
-        }
-    }
-
-    /// Removes the file if iosurvey created it; for a frames directory,
-    /// the frames it wrote and then the directories they leave empty.
-    pub fn remove_if_created(&self) -> std::io::Result<()> {
-        if !self.created {
-            return Ok(());
-        }
-        if self.kind == TargetKind::Directory {
-            return crate::frame_target::remove_frames(&self.path, &self.frame_files);
-        }
+    /// Removes the test file if it is still the one this run holds (a
+    /// frames directory's frames are removed by `frame_target`, see
+    /// [`OpenTarget::remove_if_created`]).
+    pub(crate) fn remove_created_file(&self) -> std::io::Result<()> {
         open::remove_if_same(&self.path, &self.fd, &self.hold)
     }
 }

@@ -8,6 +8,7 @@ use super::fsops::{
     open_dir, pending_pid,
 };
 use crate::guard::fd_is_marked;
+use crate::target::{OpenTarget, TargetKind};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 use std::ffi::{OsStr, OsString};
@@ -262,5 +263,19 @@ pub fn remove_leftovers(dir: &Path) -> std::io::Result<Option<Leftovers>> {
 pub fn finish_frames(dir: &Path) {
     if let Ok(Some((_, root_fd))) = open_root(&dir.join(frames_name())) {
         clear_pending(&root_fd);
+    }
+}
+
+impl OpenTarget {
+    /// Removes the file if iosurvey created it; for a frames directory,
+    /// the frames it wrote and then the directories they leave empty.
+    pub fn remove_if_created(&self) -> std::io::Result<()> {
+        if !self.created {
+            return Ok(());
+        }
+        if self.kind == TargetKind::Directory {
+            return remove_frames(&self.path, &self.frame_files);
+        }
+        self.remove_created_file()
     }
 }
