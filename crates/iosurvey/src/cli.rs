@@ -27,10 +27,10 @@ pub struct Cli {
 pub enum Command {
     /// Run one fio-style workload on files or block devices.
     #[command(after_help = EXIT_CODES)]
-    Run(RunArgs),
+    Run(crate::run_cmd::RunArgs),
     /// A CrystalDiskMark-style card for the storage under DIR (the default command).
     #[command(after_help = EXIT_CODES)]
-    Quick(QuickArgs),
+    Quick(crate::quick_cmd::QuickArgs),
     /// SGI diskperf: request sizes doubling, forward, backward and random, read (and write).
     #[command(after_help = EXIT_CODES)]
     Diskperf(crate::diskperf_cmd::DiskperfArgs),
@@ -51,41 +51,6 @@ pub enum Command {
     Video(crate::video_cmd::VideoArgs),
 }
 
-#[derive(Args, Debug)]
-pub struct QuickArgs {
-    /// Directory to put the test file in (or an existing file or device to read and, with --allow-destroy, write).
-    #[arg(value_name = "DIR", default_value = ".")]
-    pub dir: PathBuf,
-    /// Test file size (less when free space is short).
-    #[arg(long, value_parser = size, default_value = "1g")]
-    pub size: u64,
-    /// Measured time per test.
-    #[arg(long, value_parser = duration, default_value = "5s")]
-    pub time: Duration,
-    /// Unmeasured warm-up per test.
-    #[arg(long, value_parser = duration, default_value = "1s")]
-    pub ramp: Duration,
-    /// Seed for random offsets.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    #[command(flatten)]
-    pub target: TargetFlags,
-    #[command(flatten)]
-    pub out: OutputFlags,
-}
-
-impl QuickArgs {
-    /// `iosurvey` with no arguments.
-    pub fn defaults() -> Self {
-        match Cli::try_parse_from(["iosurvey", "quick"]) {
-            Ok(Cli {
-                command: Some(Command::Quick(q)),
-            }) => q,
-            _ => unreachable!("`iosurvey quick` parses"),
-        }
-    }
-}
-
 pub fn size(s: &str) -> Result<u64, String> {
     parse_size(s).map_err(|e| e.to_string())
 }
@@ -102,10 +67,26 @@ pub enum EngineArg {
     Sync,
 }
 
+/// Engine flags every mode takes, in one group so that a new engine flag
+/// is added in one place.
+#[derive(Args, Debug, Clone)]
+pub struct EngineFlags {
+    /// I/O engine (default: uring; diskperf: sync at --qd 1, like the original).
+    #[arg(long, value_enum)]
+    pub engine: Option<EngineArg>,
+}
+
+impl EngineFlags {
+    /// The engine asked for, if any.
+    pub fn kind(&self) -> Option<EngineKind> {
+        self.engine.map(Into::into)
+    }
+}
+
 impl TargetFlags {
     /// The engine asked for, or io_uring.
     pub fn engine_or_uring(&self) -> EngineKind {
-        self.engine.map_or(EngineKind::Uring, Into::into)
+        self.engine.kind().unwrap_or(EngineKind::Uring)
     }
 }
 
@@ -176,77 +157,14 @@ pub struct TargetFlags {
     /// Go through the page cache instead of O_DIRECT (the cache is dropped before reads).
     #[arg(long)]
     pub buffered: bool,
-    /// I/O engine (default: uring; diskperf: sync at --qd 1, like the original).
-    #[arg(long, value_enum)]
-    pub engine: Option<EngineArg>,
+    #[command(flatten)]
+    pub engine: EngineFlags,
     /// Keep test files iosurvey created instead of removing them at the end.
     #[arg(long)]
     pub keep: bool,
     /// Allow another iosurvey run that also gives --shared to use the same targets at the same time (each then measures the other's load); every other use, and a second writer of a device, is still refused. Recorded in the report.
     #[arg(long)]
     pub shared: bool,
-}
-
-#[derive(Args, Debug)]
-pub struct RunArgs {
-    /// Files or block devices; one stream per target.
-    #[arg(required = true, value_name = "TARGET")]
-    pub targets: Vec<PathBuf>,
-    /// Workload: read, write, backread, backwrite, randread, randwrite, randrw.
-    #[arg(long, default_value = "read")]
-    pub rw: String,
-    /// Percentage of reads for randrw (0-100; default 50).
-    #[arg(long, value_name = "PCT")]
-    pub mix: Option<u32>,
-    /// Block size per I/O (4k = 4KiB = 4096; 4KB = 4000).
-    #[arg(long, value_parser = size, default_value = "1m")]
-    pub bs: u64,
-    /// Outstanding I/Os per worker.
-    #[arg(long, default_value_t = 1)]
-    pub qd: u32,
-    /// Worker threads.
-    #[arg(long, default_value_t = 1)]
-    pub workers: u32,
-    /// Size to create a missing test file at (laid out fully before any read).
-    #[arg(long, value_parser = size)]
-    pub size: Option<u64>,
-    /// Measured duration (10s, 2m, 500ms).
-    #[arg(long, value_parser = duration)]
-    pub time: Option<Duration>,
-    /// Bytes to transfer per target (with --time, the first reached ends the job). Default: one pass.
-    #[arg(long, value_parser = size)]
-    pub bytes: Option<u64>,
-    /// Unmeasured warm-up before the measured phase.
-    #[arg(long, value_parser = duration, default_value = "0s")]
-    pub ramp: Duration,
-    /// Start of the area, in bytes.
-    #[arg(long, value_parser = size, default_value = "0")]
-    pub offset: u64,
-    /// Length of the area (default: to the end of the target).
-    #[arg(long, value_parser = size)]
-    pub span: Option<u64>,
-    /// Split the area into N evenly spaced sequential streams (default: one per worker).
-    #[arg(long, default_value_t = 0)]
-    pub regions: u32,
-    /// Seed for random offsets and mixes; recorded in the results.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    /// Length of one interval of the series.
-    #[arg(long, value_parser = duration, default_value = "1s")]
-    pub interval: Duration,
-    /// Keep going after a failed I/O, counting it, instead of stopping.
-    #[arg(long)]
-    pub continue_on_error: bool,
-    /// Put the targets together as one virtual array, end to end (concat) or striped (raid0), and run one stream over it.
-    #[arg(long, value_enum)]
-    pub simulate: Option<SimulateArg>,
-    /// Stripe size for --simulate raid0.
-    #[arg(long, value_parser = size, default_value = "1m")]
-    pub stripe: u64,
-    #[command(flatten)]
-    pub target: TargetFlags,
-    #[command(flatten)]
-    pub out: OutputFlags,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -140,7 +140,7 @@ fn spec_from(a: &DiskperfArgs) -> Result<DiskperfSpec, Failure> {
     s.max = a.max;
     s.time = a.time;
     s.qd = a.qd;
-    s.engine = pick_engine(a.target.engine.map(Into::into), a.qd);
+    s.engine = pick_engine(a.target.engine.kind(), a.qd);
     s.direct = !a.target.buffered;
     s.seed = a.seed;
     Ok(s)

@@ -40,7 +40,7 @@ fn main() -> ExitCode {
         Some(cli::Command::Matrix(a)) => matrix_cmd::matrix(a, &args),
         Some(cli::Command::Profile(a)) => profile_cmd::profile(a, &args),
         Some(cli::Command::Video(a)) => video_cmd::video(a, &args),
-        None => quick_cmd::quick(cli::QuickArgs::defaults(), &args),
+        None => quick_cmd::quick(quick_cmd::QuickArgs::defaults(), &args),
     };
     match outcome {
         Ok(code) => code.into(),

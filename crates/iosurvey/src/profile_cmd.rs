@@ -140,7 +140,7 @@ fn spec_from(a: &ProfileArgs) -> Result<ProfileSpec, Failure> {
     s.per_zone = a.per_zone;
     s.access_time = a.access_time;
     s.burst = a.burst;
-    s.engine = a.target.engine.map_or(EngineKind::Sync, Into::into);
+    s.engine = a.target.engine.kind().unwrap_or(EngineKind::Sync);
     s.direct = !a.target.buffered;
     s.seed = a.seed;
     Ok(s)

@@ -1,12 +1,50 @@
 //! `iosurvey quick` and `iosurvey` alone: characterise the storage under a
 //! directory in about a minute and print a CrystalDiskMark-style card.
 
-use crate::cli::QuickArgs;
+use crate::cli::{duration, size, Cli, Command, OutputFlags, TargetFlags};
 use crate::execute::{execute, TextOnly, WithBanner};
 use crate::exit::{usage, Failure, Outcome};
 use anyhow::anyhow;
+use clap::{Args, Parser};
 use iosurvey_workload::modes::quick::{expand, QuickSpec};
 use iosurvey_workload::units::format_size;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub struct QuickArgs {
+    /// Directory to put the test file in (or an existing file or device to read and, with --allow-destroy, write).
+    #[arg(value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
+    /// Test file size (less when free space is short).
+    #[arg(long, value_parser = size, default_value = "1g")]
+    pub size: u64,
+    /// Measured time per test.
+    #[arg(long, value_parser = duration, default_value = "5s")]
+    pub time: Duration,
+    /// Unmeasured warm-up per test.
+    #[arg(long, value_parser = duration, default_value = "1s")]
+    pub ramp: Duration,
+    /// Seed for random offsets.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub target: TargetFlags,
+    #[command(flatten)]
+    pub out: OutputFlags,
+}
+
+impl QuickArgs {
+    /// `iosurvey` with no arguments.
+    pub fn defaults() -> Self {
+        match Cli::try_parse_from(["iosurvey", "quick"]) {
+            Ok(Cli {
+                command: Some(Command::Quick(q)),
+            }) => q,
+            _ => unreachable!("`iosurvey quick` parses"),
+        }
+    }
+}
 
 /// Smallest test file worth measuring.
 const MIN_SIZE: u64 = 64 << 20;

@@ -1,12 +1,77 @@
 //! `iosurvey run`: flags to a RunSpec, expand to a Plan, open the targets,
 //! run each point, report.
 
-use crate::cli::{RunArgs, SimulateArg};
+use crate::cli::{duration, size, OutputFlags, SimulateArg, TargetFlags};
 use crate::execute::{execute, TextOnly};
 use crate::exit::{usage, Failure, Outcome};
 use anyhow::anyhow;
+use clap::Args;
 use iosurvey_workload::modes::run::{expand, RunSpec};
 use iosurvey_workload::Layout;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Files or block devices; one stream per target.
+    #[arg(required = true, value_name = "TARGET")]
+    pub targets: Vec<PathBuf>,
+    /// Workload: read, write, backread, backwrite, randread, randwrite, randrw.
+    #[arg(long, default_value = "read")]
+    pub rw: String,
+    /// Percentage of reads for randrw (0-100; default 50).
+    #[arg(long, value_name = "PCT")]
+    pub mix: Option<u32>,
+    /// Block size per I/O (4k = 4KiB = 4096; 4KB = 4000).
+    #[arg(long, value_parser = size, default_value = "1m")]
+    pub bs: u64,
+    /// Outstanding I/Os per worker.
+    #[arg(long, default_value_t = 1)]
+    pub qd: u32,
+    /// Worker threads.
+    #[arg(long, default_value_t = 1)]
+    pub workers: u32,
+    /// Size to create a missing test file at (laid out fully before any read).
+    #[arg(long, value_parser = size)]
+    pub size: Option<u64>,
+    /// Measured duration (10s, 2m, 500ms).
+    #[arg(long, value_parser = duration)]
+    pub time: Option<Duration>,
+    /// Bytes to transfer per target (with --time, the first reached ends the job). Default: one pass.
+    #[arg(long, value_parser = size)]
+    pub bytes: Option<u64>,
+    /// Unmeasured warm-up before the measured phase.
+    #[arg(long, value_parser = duration, default_value = "0s")]
+    pub ramp: Duration,
+    /// Start of the area, in bytes.
+    #[arg(long, value_parser = size, default_value = "0")]
+    pub offset: u64,
+    /// Length of the area (default: to the end of the target).
+    #[arg(long, value_parser = size)]
+    pub span: Option<u64>,
+    /// Split the area into N evenly spaced sequential streams (default: one per worker).
+    #[arg(long, default_value_t = 0)]
+    pub regions: u32,
+    /// Seed for random offsets and mixes; recorded in the results.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Length of one interval of the series.
+    #[arg(long, value_parser = duration, default_value = "1s")]
+    pub interval: Duration,
+    /// Keep going after a failed I/O, counting it, instead of stopping.
+    #[arg(long)]
+    pub continue_on_error: bool,
+    /// Put the targets together as one virtual array, end to end (concat) or striped (raid0), and run one stream over it.
+    #[arg(long, value_enum)]
+    pub simulate: Option<SimulateArg>,
+    /// Stripe size for --simulate raid0.
+    #[arg(long, value_parser = size, default_value = "1m")]
+    pub stripe: u64,
+    #[command(flatten)]
+    pub target: TargetFlags,
+    #[command(flatten)]
+    pub out: OutputFlags,
+}
 
 fn spec_from(a: &RunArgs) -> Result<RunSpec, Failure> {
     let mut s = RunSpec::new(a.targets.clone());

@@ -143,14 +143,11 @@ fn spec_from(a: &VideoArgs, target: PathBuf) -> VideoSpec {
     s.prepare = a.prepare;
     // One I/O per frame at a time is plain pread/pwrite (frametest's
     // shape, and the cheapest); pieces in flight need io_uring.
-    s.engine = a.target_flags.engine.map_or(
-        if a.depth > 1 {
-            EngineKind::Uring
-        } else {
-            EngineKind::Sync
-        },
-        Into::into,
-    );
+    s.engine = a.target_flags.engine.kind().unwrap_or(if a.depth > 1 {
+        EngineKind::Uring
+    } else {
+        EngineKind::Sync
+    });
     s.direct = !a.target_flags.buffered;
     s.seed = a.seed;
     s
