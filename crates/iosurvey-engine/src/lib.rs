@@ -19,14 +19,9 @@ pub use buffers::BufferPool;
 pub use sync::SyncEngine;
 pub use uring::UringEngine;
 
-use std::os::fd::OwnedFd;
+pub use iosurvey_model::{EngineFeatures, EngineKind, Op};
 
-/// Direction of one I/O.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Op {
-    Read,
-    Write,
-}
+use std::os::fd::OwnedFd;
 
 /// One I/O to issue: plain data, safe to build.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,48 +45,6 @@ pub struct Request {
 pub struct Completion {
     pub tag: u64,
     pub result: i32,
-}
-
-/// Which engine a job runs on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum EngineKind {
-    /// io_uring with registered files and fixed buffers, batched.
-    Uring,
-    /// `pread`/`pwrite`, one I/O at a time.
-    Sync,
-}
-
-impl EngineKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            EngineKind::Uring => "uring",
-            EngineKind::Sync => "sync",
-        }
-    }
-}
-
-/// What an engine really uses, for the record: a fast path that the kernel
-/// refused must not pass unnoticed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct EngineFeatures {
-    /// Files registered with the ring.
-    pub registered_files: bool,
-    /// Buffers registered with the ring (fixed buffers).
-    pub fixed_buffers: bool,
-    /// Longest a batched wait holds a completion, in microseconds; `None`
-    /// when every wait returns at the first completion.
-    pub reap_window_us: Option<u32>,
-}
-
-impl EngineFeatures {
-    /// What two engines (two workers) both used.
-    pub fn common(self, other: EngineFeatures) -> EngineFeatures {
-        EngineFeatures {
-            registered_files: self.registered_files && other.registered_files,
-            fixed_buffers: self.fixed_buffers && other.fixed_buffers,
-            reap_window_us: self.reap_window_us.max(other.reap_window_us),
-        }
-    }
 }
 
 /// What an engine is built from.

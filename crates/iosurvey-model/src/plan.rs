@@ -1,8 +1,7 @@
 //! The model: a Plan is an ordered list of Points, each Point one Job of
 //! targets, stream classes and bounds.
 
-use crate::ArraySpec;
-use iosurvey_engine::{EngineKind, Op};
+use crate::{ArraySpec, EngineKind, Op};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -2,25 +2,7 @@
 //! (concat) or striped (raid0), which is how ORION's `-simulate` and a
 //! multi-device profile are modelled. Mapping is pure arithmetic.
 
-use serde::{Deserialize, Serialize};
-
-/// How the members of an array are put together.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase", tag = "layout")]
-pub enum Layout {
-    /// One after another.
-    Concat,
-    /// Round-robin stripes of `stripe` bytes.
-    Raid0 { stripe: u64 },
-}
-
-/// An array over the job's targets.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ArraySpec {
-    /// Indices into the job's targets, in array order.
-    pub members: Vec<usize>,
-    pub layout: Layout,
-}
+pub use iosurvey_model::{ArraySpec, Layout};
 
 /// Why an array cannot be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

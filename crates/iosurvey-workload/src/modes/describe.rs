@@ -22,8 +22,8 @@ pub fn estimate(plan: &Plan) -> Option<Duration> {
 /// A frame point in words.
 fn describe_frames(j: &crate::Job, f: &crate::FrameJob) -> String {
     let verb = match f.op {
-        iosurvey_engine::Op::Read => "read",
-        iosurvey_engine::Op::Write => "write",
+        iosurvey_model::Op::Read => "read",
+        iosurvey_model::Op::Write => "write",
     };
     let layout = match f.layout {
         crate::FrameLayout::Files { files_per_dir: 0 } => "one file per frame".to_string(),

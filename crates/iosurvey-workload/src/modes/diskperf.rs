@@ -4,7 +4,7 @@
 
 use crate::model::{Bounds, Job, Mix, Pattern, Plan, Point, StreamClass, TargetSpec};
 use crate::units::parse_size;
-use iosurvey_engine::EngineKind;
+use iosurvey_model::EngineKind;
 use std::path::PathBuf;
 use std::time::Duration;
 

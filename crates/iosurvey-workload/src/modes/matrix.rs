@@ -10,7 +10,7 @@ pub use levels::{cells, large_levels, small_levels, MatrixType};
 
 use crate::array::{ArraySpec, Layout};
 use crate::model::{Bounds, Job, Mix, Pattern, Plan, Point, StreamClass, TargetSpec};
-use iosurvey_engine::EngineKind;
+use iosurvey_model::EngineKind;
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! on one test file laid out once.
 
 use crate::model::{Bounds, Job, Mix, Pattern, Plan, Point, StreamClass, TargetSpec};
-use iosurvey_engine::EngineKind;
+use iosurvey_model::EngineKind;
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 
 use crate::array::{ArraySpec, Layout};
 use crate::model::{Bounds, Job, Mix, Pattern, Plan, Point, StreamClass, TargetSpec};
-use iosurvey_engine::EngineKind;
+use iosurvey_model::EngineKind;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;

@@ -16,7 +16,7 @@ pub use spec::*;
 mod tests {
     use super::*;
     use crate::model::{Fps, FrameLayout, FrameOrder, Mix, Pattern};
-    use iosurvey_engine::Op;
+    use iosurvey_model::Op;
 
     #[test]
     fn dpx_presets_match_frametest_sizes() {

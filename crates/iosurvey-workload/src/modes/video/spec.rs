@@ -5,7 +5,7 @@ use crate::model::{
     Bounds, Fps, FrameJob, FrameLayout, FrameOrder, Job, Mix, Pattern, Plan, Point, StreamClass,
     TargetSpec,
 };
-use iosurvey_engine::{EngineKind, Op};
+use iosurvey_model::{EngineKind, Op};
 use std::path::PathBuf;
 
 /// The size of a frame: a preset, or a custom number of bytes.

@@ -1,0 +1,22 @@
+//! Plain data shared by every iosurvey layer: the [`Plan`] of [`Point`]s,
+//! each one [`Job`] of targets, stream classes and bounds; the engine
+//! kinds and operations a job names; virtual arrays. A leaf crate: no I/O,
+//! no file descriptors, no host probing, only serde.
+//!
+//! ```
+//! use iosurvey_model::{Mix, Op};
+//! assert_eq!(Mix::Write.op(0), Op::Write);
+//! ```
+#![deny(unsafe_code)]
+
+pub mod array;
+pub mod engine;
+pub mod plan;
+pub mod rng;
+
+pub use array::{ArraySpec, Layout};
+pub use engine::{EngineFeatures, EngineKind, Op};
+pub use plan::{
+    frames_dir, Bounds, Fps, FrameJob, FrameLayout, FrameOrder, Job, Mix, Pattern, Plan, Point,
+    StreamClass, TargetSpec,
+};
