@@ -113,10 +113,16 @@ mod tests {
 
     #[test]
     fn cpu_time_grows_with_work() {
+        // 60 ms of this thread's own CPU time, not of wall time: on a
+        // loaded machine 60 ms of wall time may hold much less CPU.
+        let thread_ns = || {
+            let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+            t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+        };
         let c0 = CpuSample::now();
         let mut x = 0u64;
-        let start = std::time::Instant::now();
-        while start.elapsed().as_millis() < 60 {
+        let start = thread_ns();
+        while thread_ns() - start < 60_000_000 {
             x = x.wrapping_mul(31).wrapping_add(std::hint::black_box(7));
         }
         std::hint::black_box(x);
