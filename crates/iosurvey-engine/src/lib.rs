@@ -81,6 +81,10 @@ pub struct EngineFeatures {
     /// Longest a batched wait holds a completion, in microseconds; `None`
     /// when every wait returns at the first completion.
     pub reap_window_us: Option<u32>,
+    /// A kernel thread polls the submission queue (IORING_SETUP_SQPOLL).
+    pub sqpoll: bool,
+    /// Completions are polled (IORING_SETUP_IOPOLL).
+    pub iopoll: bool,
 }
 
 impl EngineFeatures {
@@ -90,8 +94,17 @@ impl EngineFeatures {
             registered_files: self.registered_files && other.registered_files,
             fixed_buffers: self.fixed_buffers && other.fixed_buffers,
             reap_window_us: self.reap_window_us.max(other.reap_window_us),
+            sqpoll: self.sqpoll && other.sqpoll,
+            iopoll: self.iopoll && other.iopoll,
         }
     }
+}
+
+/// The kernel's submission-queue polling thread (`--sqpoll`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SqPoll {
+    pub cpu: Option<u32>,
+    pub idle_ms: u32,
 }
 
 /// What an engine is built from.
@@ -104,6 +117,10 @@ pub struct EngineConfig {
     pub buffer_size: usize,
     /// Alignment of each buffer (at least the logical block size).
     pub alignment: usize,
+    /// A kernel thread polls the submission queue (IORING_SETUP_SQPOLL), pinned to `cpu` when set.
+    pub sqpoll: Option<SqPoll>,
+    /// Completions are polled (IORING_SETUP_IOPOLL, `--hipri`).
+    pub iopoll: bool,
 }
 
 /// Errors from setting an engine up. Errors on single I/Os are not errors
@@ -114,6 +131,12 @@ pub enum EngineError {
     Alloc { bytes: usize },
     #[error("io_uring setup failed ({0}); try --engine sync")]
     UringSetup(std::io::Error),
+    #[error("io_uring setup with {asked} failed ({source}); run without {flag}")]
+    UringAsked {
+        asked: &'static str,
+        flag: &'static str,
+        source: std::io::Error,
+    },
     #[error("engine failed: {0}")]
     Io(#[from] std::io::Error),
 }
