@@ -187,3 +187,87 @@ fn sqpoll_runs_on_zram_and_the_report_says_so() {
     assert_eq!(u(&p["total"]["read"]["ops"]), 1024);
     assert!(p["failure"].is_null());
 }
+
+#[test]
+fn hipri_on_a_partition_reads_the_poll_queues_of_its_disk() {
+    let _g = serial();
+    need!(require_root_and(&["losetup", "addpart"]));
+    let l = need!(LoopDev::blank(32 * MIB, &["-P", "--direct-io=on"]));
+    let dev = path_str(l.path());
+    need!(sh("addpart", &[dev, "1", "2048", "16384"]));
+    let p1 = format!("{dev}p1");
+    let t0 = std::time::Instant::now();
+    while !std::path::Path::new(&p1).exists() {
+        if t0.elapsed() > std::time::Duration::from_secs(2) {
+            skip!("the partition {p1} did not appear");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // A partition has no queue of its own: the refusal must come from its
+    // disk's queue/io_poll, not from a file that is not there.
+    assert_refused(&["run", &p1, "--hipri", "--dry-run"], "has no poll queues");
+}
+
+/// The CPUs a thread named `name` of process `pid` may run on, as the
+/// kernel lists them, once the thread exists.
+fn thread_cpus(pid: u32, name: &str) -> Option<String> {
+    for t in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .ok()?
+        .flatten()
+    {
+        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        if comm.trim() == name {
+            let status = std::fs::read_to_string(t.path().join("status")).ok()?;
+            return status
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                .map(|v| v.trim().to_string());
+        }
+    }
+    None
+}
+
+#[test]
+fn each_worker_thread_runs_on_its_cpu_of_the_list() {
+    let allowed = std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:").map(str::to_string))
+        .unwrap();
+    if !allowed.trim().starts_with("0-") {
+        skip!(
+            "needs CPUs 0 and 1; this process may use {}",
+            allowed.trim()
+        );
+    }
+    let (_d, file) = data_file();
+    let mut child = std::process::Command::new(BIN)
+        .args(["run", path_str(&file), "--rw", "randread", "--bs", "4k"])
+        .args([
+            "--workers",
+            "2",
+            "--cpus",
+            "1,0",
+            "--time",
+            "3s",
+            "--buffered",
+            "-q",
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let t0 = std::time::Instant::now();
+    let mut seen = (None, None);
+    // The last look while the workers run: a thread is pinned just after
+    // it starts, so an early look may see it unpinned.
+    while t0.elapsed() < std::time::Duration::from_millis(2500) {
+        seen.0 = thread_cpus(pid, "iosurvey-w0").or(seen.0);
+        seen.1 = thread_cpus(pid, "iosurvey-w1").or(seen.1);
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert_eq!(seen.0.as_deref(), Some("1"), "worker 0 is not on CPU 1");
+    assert_eq!(seen.1.as_deref(), Some("0"), "worker 1 is not on CPU 0");
+}
