@@ -59,6 +59,7 @@ if ((${#missing[@]})); then
 fi
 
 # The release binary. IOSURVEY=/path/to/iosurvey skips the build.
+IOSURVEY_GIVEN=${IOSURVEY:-}
 if [[ -n ${IOSURVEY:-} ]]; then
     [[ -x $IOSURVEY ]] || die "IOSURVEY=$IOSURVEY is not an executable"
 elif command -v cargo >/dev/null; then
@@ -313,7 +314,11 @@ fi
     echo "| nproc | $(nproc) |"
     echo "| load average at start | $(cut -d' ' -f1-3 /proc/loadavg) |"
     echo "| fio | $(fio --version) |"
-    echo "| iosurvey commit | $COMMIT |"
+    if [[ -n $IOSURVEY_GIVEN ]]; then
+        echo "| iosurvey binary | $IOSURVEY_GIVEN (given by IOSURVEY; the checkout is at $COMMIT) |"
+    else
+        echo "| iosurvey commit | $COMMIT |"
+    fi
     echo "| pairs x duration | $PAIRS x ${DURATION}s, alternating iosurvey then fio, one job/worker, O_DIRECT |"
     echo "| cases | $CASES |"
     echo "| targets | zram (1 GiB, random data), 1 GiB file on tmpfs (/dev/shm), 1 GiB file on $(df -P /var/tmp | awk 'NR == 2 { print $1 }') under /var/tmp |"
