@@ -293,6 +293,11 @@ compare() {
         echo
         echo "Median per-pair CPU per I/O, iosurvey/fio: $(num "$crm" "%.3f"); median per-pair CPU % of a core, iosurvey - fio: $(num "$pdm" "%+.2f") points."
         echo
+        if [[ -n $RUN_CG ]]; then
+            awk -v d="$pdm" 'BEGIN { if (d == "FAIL") print "Target (iosurvey at most 1 point of a core above fio): not measured."
+                else printf "Target (iosurvey at most 1 point of a core above fio): %s.\n", (d <= 1 ? "met" : "NOT met") }'
+            echo
+        fi
     } | tee -a "$OUT_DIR/results.md"
     SUMMARY+=("| $id. $title | $(unit "$metric") | $(show "$metric" "$im") | $(show "$metric" "$fm") | $(num "$rm" "%.3f") |")
     COST_SUMMARY+=("| $id | $(num "$icm" "%.2f") | $(num "$fcm" "%.2f") | $(num "$crm" "%.3f") | $(num "$iwm" "%.3f") | $(num "$fwm" "%.3f") | $(num "$ipm" "%.1f") | $(num "$fpm" "%.1f") | $(num "$pdm" "%+.2f") |")
