@@ -3,12 +3,15 @@
 #
 #   sudo bench/run.sh                      # full run: PAIRS=5 DURATION=5
 #   sudo PAIRS=1 DURATION=1 bench/run.sh   # smoke test
+#   sudo CASES="1 6 7" FIO_SRC=~/fio bench/run.sh   # issue 11: CPU, throttled, instructions
 #
 # Markdown goes to stdout (and to $OUT_DIR/results.md); progress goes to
 # stderr; raw JSON of every run goes to $OUT_DIR.
 set -euo pipefail
 
 PAIRS=${PAIRS:-5}
+CASES=${CASES:-1 2 3a 3b 4 5 6 7}
+THROTTLE_IOPS=${THROTTLE_IOPS:-2000}
 DURATION=${DURATION:-5}          # seconds per run, time-based
 SIZE_BYTES=$((1024 * 1024 * 1024))  # every target is 1 GiB
 RSS_BUDGET_MIB=64
@@ -31,6 +34,17 @@ command -v fio >/dev/null || missing+=("fio: apt-get install -y fio (Debian's fi
 command -v jq >/dev/null || missing+=("jq: apt-get install -y jq")
 command -v dd >/dev/null || missing+=("dd: coreutils")
 command -v git >/dev/null || missing+=("git: apt-get install -y git (for the commit in the header)")
+[[ -x /usr/bin/time && $(/usr/bin/time -f %w true 2>&1) =~ ^[0-9]+$ ]] ||
+    missing+=("GNU time at /usr/bin/time: apt-get install -y time (CPU time and context switches of each run)")
+want() { [[ " $CASES " == *" $1 "* ]]; }
+if want 6; then
+    command -v losetup >/dev/null || missing+=("losetup: apt-get install -y util-linux (case 6)")
+    [[ -d /sys/fs/cgroup/blkio || -e /sys/fs/cgroup/cgroup.controllers ]] ||
+        missing+=("a blkio cgroup (v1 /sys/fs/cgroup/blkio or v2 io controller) for case 6")
+fi
+if want 7; then
+    command -v valgrind >/dev/null || missing+=("valgrind: apt-get install -y valgrind (case 7)")
+fi
 if [[ ! -d /sys/class/zram-control ]]; then
     modprobe zram 2>/dev/null || true
     [[ -d /sys/class/zram-control ]] || missing+=("zram: /sys/class/zram-control is missing (kernel module zram not loaded)")
@@ -45,6 +59,7 @@ if ((${#missing[@]})); then
 fi
 
 # The release binary. IOSURVEY=/path/to/iosurvey skips the build.
+IOSURVEY_GIVEN=${IOSURVEY:-}
 if [[ -n ${IOSURVEY:-} ]]; then
     [[ -x $IOSURVEY ]] || die "IOSURVEY=$IOSURVEY is not an executable"
 elif command -v cargo >/dev/null; then
@@ -74,8 +89,12 @@ poll) ;;
 esac
 
 avail_bytes() { df -P -B1 "$1" | awk 'NR == 2 { print $4 }'; }
-(($(avail_bytes /var/tmp) > SIZE_BYTES + (256 << 20))) || die "/var/tmp needs more than 1.25 GiB free"
-(($(avail_bytes /dev/shm) > SIZE_BYTES + (256 << 20))) || die "/dev/shm needs more than 1.25 GiB free"
+if want 4; then
+    (($(avail_bytes /var/tmp) > SIZE_BYTES + (256 << 20))) || die "/var/tmp needs more than 1.25 GiB free (case 4)"
+fi
+if want 2 || want 3a || want 3b || want 6; then
+    (($(avail_bytes /dev/shm) > SIZE_BYTES + (256 << 20))) || die "/dev/shm needs more than 1.25 GiB free (cases 2, 3, 6)"
+fi
 mem_avail_kib=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo)
 ((mem_avail_kib > 3 * 1024 * 1024)) || die "need about 3 GiB of available memory (zram + tmpfs file), have $((mem_avail_kib / 1024)) MiB"
 
@@ -84,6 +103,9 @@ ZRAM_ID=""
 SHM_DIR=""
 DISK_DIR=""
 POLL_PID=""
+LOOP_DEV=""
+CG_DIR=""
+WORK_DIR=""
 
 cleanup() {
     local rc=$?
@@ -92,6 +114,12 @@ cleanup() {
     if [[ -n $POLL_PID ]]; then
         kill "$POLL_PID" 2>/dev/null
         wait "$POLL_PID" 2>/dev/null
+    fi
+    if [[ -n $CG_DIR && -d $CG_DIR ]]; then
+        rmdir "$CG_DIR" 2>/dev/null && log "removed cgroup $CG_DIR" || log "could not remove cgroup $CG_DIR"
+    fi
+    if [[ -n $LOOP_DEV ]]; then
+        losetup -d "$LOOP_DEV" && log "detached $LOOP_DEV"
     fi
     if [[ -n $ZRAM_ID ]]; then
         local i
@@ -107,6 +135,7 @@ cleanup() {
     fi
     [[ -n $SHM_DIR && -d $SHM_DIR ]] && rm -rf -- "$SHM_DIR" && log "removed $SHM_DIR"
     [[ -n $DISK_DIR && -d $DISK_DIR ]] && rm -rf -- "$DISK_DIR" && log "removed $DISK_DIR"
+    [[ -n $WORK_DIR && -d $WORK_DIR ]] && rm -rf -- "$WORK_DIR" && log "removed $WORK_DIR"
     exit "$rc"
 }
 trap cleanup EXIT
@@ -116,28 +145,35 @@ trap 'exit 143' TERM
 mkdir -p "$OUT_DIR"
 log "raw outputs in $OUT_DIR"
 
-ZRAM_ID=$(cat /sys/class/zram-control/hot_add)
-ZRAM=/dev/zram$ZRAM_ID
-[[ $(cat "/sys/block/zram$ZRAM_ID/disksize") == 0 ]] || die "new zram$ZRAM_ID is not empty?"
-echo "$SIZE_BYTES" >"/sys/block/zram$ZRAM_ID/disksize"
-for _ in 1 2 3 4 5 6 7 8 9 10; do [[ -b $ZRAM ]] && break; sleep 0.2; done
-[[ -b $ZRAM ]] || die "$ZRAM did not appear"
-log "filling $ZRAM (1 GiB from /dev/urandom, O_DIRECT)"
-dd if=/dev/urandom of="$ZRAM" bs=1M count=1024 oflag=direct status=none
+if want 1 || want 5 || want 7; then
+    ZRAM_ID=$(cat /sys/class/zram-control/hot_add)
+    ZRAM=/dev/zram$ZRAM_ID
+    [[ $(cat "/sys/block/zram$ZRAM_ID/disksize") == 0 ]] || die "new zram$ZRAM_ID is not empty?"
+    echo "$SIZE_BYTES" >"/sys/block/zram$ZRAM_ID/disksize"
+    for _ in 1 2 3 4 5 6 7 8 9 10; do [[ -b $ZRAM ]] && break; sleep 0.2; done
+    [[ -b $ZRAM ]] || die "$ZRAM did not appear"
+    log "filling $ZRAM (1 GiB from /dev/urandom, O_DIRECT)"
+    dd if=/dev/urandom of="$ZRAM" bs=1M count=1024 oflag=direct status=none
+fi
 
-SHM_DIR=$(mktemp -d /dev/shm/iosurvey-bench.XXXXXX)
-SHM_FILE=$SHM_DIR/data
-log "filling $SHM_FILE (1 GiB from /dev/urandom)"
-dd if=/dev/urandom of="$SHM_FILE" bs=1M count=1024 status=none
+if want 2 || want 3a || want 3b || want 6; then
+    SHM_DIR=$(mktemp -d /dev/shm/iosurvey-bench.XXXXXX)
+    SHM_FILE=$SHM_DIR/data
+    log "filling $SHM_FILE (1 GiB from /dev/urandom)"
+    dd if=/dev/urandom of="$SHM_FILE" bs=1M count=1024 status=none
+fi
 
-DISK_DIR=$(mktemp -d /var/tmp/iosurvey-bench.XXXXXX)
-DISK_FILE=$DISK_DIR/data
-log "filling $DISK_FILE (1 GiB from /dev/urandom, O_DIRECT, fsync)"
-dd if=/dev/urandom of="$DISK_FILE" bs=1M count=1024 oflag=direct conv=fsync status=none
+if want 4; then
+    DISK_DIR=$(mktemp -d /var/tmp/iosurvey-bench.XXXXXX)
+    DISK_FILE=$DISK_DIR/data
+    log "filling $DISK_FILE (1 GiB from /dev/urandom, O_DIRECT, fsync)"
+    dd if=/dev/urandom of="$DISK_FILE" bs=1M count=1024 oflag=direct conv=fsync status=none
+fi
 
 # ---------------------------------------------------------------- helpers
 num() { awk -v x="$1" -v f="$2" 'BEGIN { if (x == "" || x == "FAIL") print "FAIL"; else printf f, x }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "FAIL" || b == "FAIL" || a == "" || b == "" || b + 0 == 0) print "FAIL"; else printf "%.6f", a / b }'; }
+diff_of() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "FAIL" || b == "FAIL" || a == "" || b == "") print "FAIL"; else printf "%.6f", a - b }'; }
 median() {
     printf '%s\n' "$@" | { grep -v -e '^FAIL$' -e '^$' || true; } | sort -g |
         awk '{ v[NR] = $1 } END { if (NR == 0) print "FAIL"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
@@ -152,74 +188,119 @@ show() {
 unit() { [[ $1 == iops ]] && echo "k IOPS" || echo "MiB/s"; }
 
 FAILED=0
+# The cgroup every measured process joins (case 6), empty: none.
+RUN_CG=""
 
-# run_iosurvey NAME METRIC ARGS... -> prints "value elapsed_s"
-run_iosurvey() {
-    local name=$1 metric=$2
-    shift 2
-    local json=$OUT_DIR/$name-iosurvey.json err=$OUT_DIR/$name-iosurvey.err
-    printf '%q ' "$IOSURVEY" run "$@" --time "${DURATION}s" --output json --quiet >>"$OUT_DIR/commands.txt"
-    echo >>"$OUT_DIR/commands.txt"
-    if "$IOSURVEY" run "$@" --time "${DURATION}s" --output json --quiet >"$json" 2>"$err" &&
-        jq -e '.points[0].failure == null and (.points[0].interrupted | not)' "$json" >/dev/null; then
-        jq -r --arg m "$metric" '.points[0] | [(if $m == "iops" then .total.read.iops else .total.read.bytes_per_sec end), .elapsed_ns / 1e9] | @tsv' "$json"
+# measured TIMEFILE CMD... : runs CMD under GNU time (wall, user, system
+# seconds, voluntary and involuntary context switches of the process and
+# the children it waited for), inside $RUN_CG when set.
+measured() {
+    local tf=$1
+    shift
+    if [[ -n $RUN_CG ]]; then
+        sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$RUN_CG" /usr/bin/time -f "%e %U %S %w %c" -o "$tf" "$@"
     else
-        log "iosurvey failed ($name): $(head -c 500 "$err")"
-        FAILED=1
-        printf 'FAIL\t\n'
+        /usr/bin/time -f "%e %U %S %w %c" -o "$tf" "$@"
     fi
 }
 
-# run_fio NAME METRIC ARGS... -> prints "value elapsed_s"
+# costs TIMEFILE IOS -> "cpu_us_per_io vcsw_per_io cpu_pct_of_core"
+costs() {
+    awk -v n="$2" 'END {
+        if (NF < 5 || n + 0 == 0) { print "FAIL\tFAIL\tFAIL"; exit }
+        cpu = $2 + $3
+        printf "%.4f\t%.4f\t%.3f\n", cpu * 1e6 / n, $4 / n, ($1 > 0 ? cpu / $1 * 100 : 0) }' "$1"
+}
+
+# run_iosurvey NAME METRIC ARGS...
+#   -> "value elapsed_s cpu_us_per_io vcsw_per_io cpu_pct"
+run_iosurvey() {
+    local name=$1 metric=$2
+    shift 2
+    local json=$OUT_DIR/$name-iosurvey.json err=$OUT_DIR/$name-iosurvey.err tf=$OUT_DIR/$name-iosurvey.time
+    printf '%q ' "$IOSURVEY" run "$@" --time "${DURATION}s" --output json --quiet >>"$OUT_DIR/commands.txt"
+    echo >>"$OUT_DIR/commands.txt"
+    if measured "$tf" "$IOSURVEY" run "$@" --time "${DURATION}s" --output json --quiet >"$json" 2>"$err" &&
+        jq -e '.points[0].failure == null and (.points[0].interrupted | not)' "$json" >/dev/null; then
+        local v e ios
+        IFS=$'\t' read -r v e ios < <(jq -r --arg m "$metric" '.points[0] | [(if $m == "iops" then .total.read.iops else .total.read.bytes_per_sec end), .elapsed_ns / 1e9, .total.read.ops + .total.write.ops] | @tsv' "$json")
+        printf '%s\t%s\t%s\n' "$v" "$e" "$(costs "$tf" "$ios")"
+    else
+        log "iosurvey failed ($name): $(head -c 500 "$err")"
+        FAILED=1
+        printf 'FAIL\t\tFAIL\tFAIL\tFAIL\n'
+    fi
+}
+
+# run_fio NAME METRIC ARGS...
+#   -> "value elapsed_s cpu_us_per_io vcsw_per_io cpu_pct"
 run_fio() {
     local name=$1 metric=$2
     shift 2
-    local json=$OUT_DIR/$name-fio.json err=$OUT_DIR/$name-fio.err
+    local json=$OUT_DIR/$name-fio.json err=$OUT_DIR/$name-fio.err tf=$OUT_DIR/$name-fio.time
     local args=(--name="$name" "$@" --direct=1 --numjobs=1 --time_based --runtime="$DURATION"
         --output-format=json --output="$json")
     printf '%q ' fio "${args[@]}" >>"$OUT_DIR/commands.txt"
     echo >>"$OUT_DIR/commands.txt"
-    if fio "${args[@]}" >"$err" 2>&1 && jq -e '.jobs[0].error == 0' "$json" >/dev/null 2>&1; then
-        jq -r --arg m "$metric" '.jobs[0] | [(if $m == "iops" then .read.iops else .read.bw_bytes end), .read.runtime / 1000] | @tsv' "$json"
+    if measured "$tf" fio "${args[@]}" >"$err" 2>&1 && jq -e '.jobs[0].error == 0' "$json" >/dev/null 2>&1; then
+        local v e ios
+        IFS=$'\t' read -r v e ios < <(jq -r --arg m "$metric" '.jobs[0] | [(if $m == "iops" then .read.iops else .read.bw_bytes end), .read.runtime / 1000, .read.total_ios + .write.total_ios] | @tsv' "$json")
+        printf '%s\t%s\t%s\n' "$v" "$e" "$(costs "$tf" "$ios")"
     else
         log "fio failed ($name): $(head -c 500 "$err")"
         FAILED=1
-        printf 'FAIL\t\n'
+        printf 'FAIL\t\tFAIL\tFAIL\tFAIL\n'
     fi
 }
 
 SUMMARY=()
+COST_SUMMARY=()
 
 # compare ID TITLE METRIC -- uses the arrays ISV (iosurvey args) and FIO (fio args).
 compare() {
     local id=$1 title=$2 metric=$3
-    local p iv ie fv fe r
-    local ivals=() fvals=() ratios=() rows=()
+    local p iv ie icpu icsw ipct fv fe fcpu fcsw fpct r
+    local ivals=() fvals=() ratios=() rows=() icpus=() fcpus=() icsws=() fcsws=() ipcts=() fpcts=() cratios=() pdiffs=()
     for ((p = 1; p <= PAIRS; p++)); do
         log "case $id: pair $p/$PAIRS iosurvey"
-        IFS=$'\t' read -r iv ie < <(run_iosurvey "c$id-p$p" "$metric" "${ISV[@]}")
+        IFS=$'\t' read -r iv ie icpu icsw ipct < <(run_iosurvey "c$id-p$p" "$metric" "${ISV[@]}")
         log "case $id: pair $p/$PAIRS fio"
-        IFS=$'\t' read -r fv fe < <(run_fio "c$id-p$p" "$metric" "${FIO[@]}")
+        IFS=$'\t' read -r fv fe fcpu fcsw fpct < <(run_fio "c$id-p$p" "$metric" "${FIO[@]}")
         [[ $iv != FAIL && $fv != FAIL ]] || FAILED=1
         r=$(ratio "$iv" "$fv")
         ivals+=("$iv") fvals+=("$fv") ratios+=("$r")
-        rows+=("| $p | $(show "$metric" "$iv") | $(show "$metric" "$fv") | $(num "$r" "%.3f") | $(num "$ie" "%.2f") | $(num "$fe" "%.2f") |")
+        icpus+=("$icpu") fcpus+=("$fcpu") icsws+=("$icsw") fcsws+=("$fcsw") ipcts+=("$ipct") fpcts+=("$fpct")
+        cratios+=("$(ratio "$icpu" "$fcpu")") pdiffs+=("$(diff_of "$ipct" "$fpct")")
+        rows+=("| $p | $(show "$metric" "$iv") | $(show "$metric" "$fv") | $(num "$r" "%.3f") | $(num "$icpu" "%.2f") | $(num "$fcpu" "%.2f") | $(num "$icsw" "%.3f") | $(num "$fcsw" "%.3f") | $(num "$ipct" "%.1f") | $(num "$fpct" "%.1f") | $(num "$ie" "%.2f") | $(num "$fe" "%.2f") |")
     done
-    local im fm rm
+    local im fm rm icm fcm crm iwm fwm ipm fpm pdm
     im=$(median "${ivals[@]}") fm=$(median "${fvals[@]}") rm=$(median "${ratios[@]}")
+    icm=$(median "${icpus[@]}") fcm=$(median "${fcpus[@]}") crm=$(median "${cratios[@]}")
+    iwm=$(median "${icsws[@]}") fwm=$(median "${fcsws[@]}")
+    ipm=$(median "${ipcts[@]}") fpm=$(median "${fpcts[@]}") pdm=$(median "${pdiffs[@]}")
     {
         echo "### $id. $title"
         echo
         echo "- iosurvey: \`iosurvey run ${ISV[*]} --time ${DURATION}s\`"
         echo "- fio: \`fio --name=c$id ${FIO[*]} --direct=1 --numjobs=1 --time_based --runtime=$DURATION --output-format=json\`"
+        [[ -z $RUN_CG ]] || echo "- both run inside the cgroup $RUN_CG ($CG_RULE)"
+        echo "- CPU: user + system time of the whole process (GNU time), per I/O the tool completed and as % of one core over the process's wall time; csw: voluntary context switches"
         echo
-        echo "| pair | iosurvey $(unit "$metric") | fio $(unit "$metric") | iosurvey/fio | iosurvey s | fio s |"
-        echo "|---:|---:|---:|---:|---:|---:|"
+        echo "| pair | iosurvey $(unit "$metric") | fio $(unit "$metric") | iosurvey/fio | iosurvey CPU µs/IO | fio CPU µs/IO | iosurvey csw/IO | fio csw/IO | iosurvey CPU % | fio CPU % | iosurvey s | fio s |"
+        echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
         printf '%s\n' "${rows[@]}"
-        echo "| **median** | **$(show "$metric" "$im")** | **$(show "$metric" "$fm")** | **$(num "$rm" "%.3f")** | | |"
+        echo "| **median** | **$(show "$metric" "$im")** | **$(show "$metric" "$fm")** | **$(num "$rm" "%.3f")** | **$(num "$icm" "%.2f")** | **$(num "$fcm" "%.2f")** | **$(num "$iwm" "%.3f")** | **$(num "$fwm" "%.3f")** | **$(num "$ipm" "%.1f")** | **$(num "$fpm" "%.1f")** | | |"
         echo
+        echo "Median per-pair CPU per I/O, iosurvey/fio: $(num "$crm" "%.3f"); median per-pair CPU % of a core, iosurvey - fio: $(num "$pdm" "%+.2f") points."
+        echo
+        if [[ -n $RUN_CG ]]; then
+            awk -v d="$pdm" 'BEGIN { if (d == "FAIL") print "Target (iosurvey at most 1 point of a core above fio): not measured."
+                else printf "Target (iosurvey at most 1 point of a core above fio): %s.\n", (d <= 1 ? "met" : "NOT met") }'
+            echo
+        fi
     } | tee -a "$OUT_DIR/results.md"
     SUMMARY+=("| $id. $title | $(unit "$metric") | $(show "$metric" "$im") | $(show "$metric" "$fm") | $(num "$rm" "%.3f") |")
+    COST_SUMMARY+=("| $id | $(num "$icm" "%.2f") | $(num "$fcm" "%.2f") | $(num "$crm" "%.3f") | $(num "$iwm" "%.3f") | $(num "$fwm" "%.3f") | $(num "$ipm" "%.1f") | $(num "$fpm" "%.1f") | $(num "$pdm" "%+.2f") |")
     LAST_IOSURVEY_MEDIAN=$im
 }
 
@@ -238,40 +319,58 @@ fi
     echo "| nproc | $(nproc) |"
     echo "| load average at start | $(cut -d' ' -f1-3 /proc/loadavg) |"
     echo "| fio | $(fio --version) |"
-    echo "| iosurvey commit | $COMMIT |"
+    if [[ -n $IOSURVEY_GIVEN ]]; then
+        echo "| iosurvey binary | $IOSURVEY_GIVEN (given by IOSURVEY; the checkout is at $COMMIT) |"
+    else
+        echo "| iosurvey commit | $COMMIT |"
+    fi
     echo "| pairs x duration | $PAIRS x ${DURATION}s, alternating iosurvey then fio, one job/worker, O_DIRECT |"
+    echo "| cases | $CASES |"
     echo "| targets | zram (1 GiB, random data), 1 GiB file on tmpfs (/dev/shm), 1 GiB file on $(df -P /var/tmp | awk 'NR == 2 { print $1 }') under /var/tmp |"
     echo
     echo "Ratios are iosurvey/fio per pair (above 1: iosurvey measured more); the median ratio is the median of the per-pair ratios, not the ratio of the medians."
     echo
 } | tee "$OUT_DIR/results.md"
 
+
 # ---------------------------------------------------------------- cases
 # fio: --norandommap because iosurvey draws random offsets with replacement
 # (fio's default random map would visit each block once per pass).
 FIO_URING=(--ioengine=io_uring --fixedbufs --registerfiles)
+C1_MEDIAN=FAIL
 
-ISV=("$ZRAM" --rw randread --bs 4k --qd 32 --engine uring)
-FIO=(--filename="$ZRAM" --rw=randread --bs=4k --iodepth=32 "${FIO_URING[@]}" --norandommap)
-compare 1 "zram, 4 KiB random read, QD 32, io_uring" iops
-C1_MEDIAN=$LAST_IOSURVEY_MEDIAN
+if want 1; then
+    ISV=("$ZRAM" --rw randread --bs 4k --qd 32 --engine uring)
+    FIO=(--filename="$ZRAM" --rw=randread --bs=4k --iodepth=32 "${FIO_URING[@]}" --norandommap)
+    compare 1 "zram, 4 KiB random read, QD 32, io_uring" iops
+    C1_MEDIAN=$LAST_IOSURVEY_MEDIAN
+fi
 
-ISV=("$SHM_FILE" --rw randread --bs 4k --qd 1 --engine sync)
-FIO=(--filename="$SHM_FILE" --size="$SIZE_BYTES" --rw=randread --bs=4k --iodepth=1 --ioengine=psync --norandommap)
-compare 2 "tmpfs file, 4 KiB random read, QD 1, sync (fio psync)" iops
+if want 2; then
+    ISV=("$SHM_FILE" --rw randread --bs 4k --qd 1 --engine sync)
+    FIO=(--filename="$SHM_FILE" --size="$SIZE_BYTES" --rw=randread --bs=4k --iodepth=1 --ioengine=psync --norandommap)
+    compare 2 "tmpfs file, 4 KiB random read, QD 1, sync (fio psync)" iops
+fi
 
-ISV=("$SHM_FILE" --rw read --bs 1m --qd 1 --engine uring)
-FIO=(--filename="$SHM_FILE" --size="$SIZE_BYTES" --rw=read --bs=1M --iodepth=1 "${FIO_URING[@]}")
-compare 3a "tmpfs file, 1 MiB sequential read, QD 1, io_uring" bw
+if want 3a; then
+    ISV=("$SHM_FILE" --rw read --bs 1m --qd 1 --engine uring)
+    FIO=(--filename="$SHM_FILE" --size="$SIZE_BYTES" --rw=read --bs=1M --iodepth=1 "${FIO_URING[@]}")
+    compare 3a "tmpfs file, 1 MiB sequential read, QD 1, io_uring" bw
+fi
 
-ISV=("$SHM_FILE" --rw read --bs 1m --qd 1 --engine sync)
-FIO=(--filename="$SHM_FILE" --size="$SIZE_BYTES" --rw=read --bs=1M --iodepth=1 --ioengine=psync)
-compare 3b "tmpfs file, 1 MiB sequential read, QD 1, sync (fio psync)" bw
+if want 3b; then
+    ISV=("$SHM_FILE" --rw read --bs 1m --qd 1 --engine sync)
+    FIO=(--filename="$SHM_FILE" --size="$SIZE_BYTES" --rw=read --bs=1M --iodepth=1 --ioengine=psync)
+    compare 3b "tmpfs file, 1 MiB sequential read, QD 1, sync (fio psync)" bw
+fi
 
-ISV=("$DISK_FILE" --rw randread --bs 4k --qd 32 --engine uring)
-FIO=(--filename="$DISK_FILE" --size="$SIZE_BYTES" --rw=randread --bs=4k --iodepth=32 "${FIO_URING[@]}" --norandommap)
-compare 4 "disk file (/var/tmp), 4 KiB random read, QD 32, io_uring" iops
+if want 4; then
+    ISV=("$DISK_FILE" --rw randread --bs 4k --qd 32 --engine uring)
+    FIO=(--filename="$DISK_FILE" --size="$SIZE_BYTES" --rw=randread --bs=4k --iodepth=32 "${FIO_URING[@]}" --norandommap)
+    compare 4 "disk file (/var/tmp), 4 KiB random read, QD 32, io_uring" iops
+fi
 
+if want 5; then
 # Case 5: iosurvey alone, 2 workers x QD 2048 on zram: IOPS and peak RSS.
 C5_WORKERS=2 C5_QD=2048 C5_BS=4096
 BUF_BYTES=$((C5_WORKERS * C5_QD * C5_BS))
@@ -355,6 +454,167 @@ rss_max=${rss_max:-FAIL}
     echo
 } | tee -a "$OUT_DIR/results.md"
 
+fi
+
+# Case 6: a loop device throttled to THROTTLE_IOPS reads/s for the
+# processes of a cgroup, each tool run inside it: on a slow device a tool
+# that wakes with nothing to do burns CPU that fio does not.
+if want 6; then
+    LOOP_DEV=$(losetup -f --show --direct-io=on "$SHM_FILE")
+    mm=$(($(stat -c '0x%t' "$LOOP_DEV"))):$(($(stat -c '0x%T' "$LOOP_DEV")))
+    v2=""
+    for root in /sys/fs/cgroup /sys/fs/cgroup/unified; do
+        if [[ -r $root/cgroup.controllers && " $(cat "$root/cgroup.controllers") " == *" io "* ]]; then
+            v2=$root
+            break
+        fi
+    done
+    if [[ -n $v2 ]]; then
+        echo +io >"$v2/cgroup.subtree_control"
+        CG_DIR=$v2/iosurvey-bench-$$
+        mkdir "$CG_DIR"
+        echo "$mm riops=$THROTTLE_IOPS" >"$CG_DIR/io.max"
+        CG_RULE="cgroup v2 io.max: $mm riops=$THROTTLE_IOPS"
+    elif [[ -e /sys/fs/cgroup/blkio/blkio.throttle.read_iops_device ]]; then
+        CG_DIR=/sys/fs/cgroup/blkio/iosurvey-bench-$$
+        mkdir "$CG_DIR"
+        echo "$mm $THROTTLE_IOPS" >"$CG_DIR/blkio.throttle.read_iops_device"
+        CG_RULE="cgroup v1 (no v2 io controller here) blkio.throttle.read_iops_device: $mm $THROTTLE_IOPS"
+    else
+        die "case 6: no cgroup v2 io controller and no v1 blkio throttling"
+    fi
+    log "case 6: $LOOP_DEV over $SHM_FILE, $CG_RULE"
+    RUN_CG=$CG_DIR
+    ISV=("$LOOP_DEV" --rw randread --bs 4k --qd 32 --engine uring)
+    FIO=(--filename="$LOOP_DEV" --rw=randread --bs=4k --iodepth=32 "${FIO_URING[@]}" --norandommap)
+    compare 6 "loop device throttled to $THROTTLE_IOPS read IOPS, 4 KiB random read, QD 32, io_uring" iops
+    RUN_CG=""
+    rmdir "$CG_DIR" && CG_DIR=""
+    losetup -d "$LOOP_DEV" && LOOP_DEV=""
+fi
+
+# Case 7: user-space instructions per I/O, counted by callgrind (free of
+# machine noise): the same zram workload at two lengths; the I/Os are the
+# reads the kernel completed on the device during each run
+# (/sys/block/zramN/stat), so every tool is counted the same way.
+CG_SHORT=20000 CG_LONG=220000
+TIOU_SHORT_S=2 TIOU_LONG_S=8
+CG_ROWS=()
+zram_reads() { awk '{ print $1 }' "/sys/block/zram$ZRAM_ID/stat"; }
+
+# callgrind_count NAME CMD... -> "instructions ios" (FAIL on failure)
+callgrind_count() {
+    local name=$1
+    shift
+    local before after ir f total=0
+    echo "valgrind --tool=callgrind $*" >>"$OUT_DIR/commands.txt"
+    before=$(zram_reads)
+    if ! valgrind --tool=callgrind --callgrind-out-file="$OUT_DIR/$name.callgrind.%p" "$@" \
+        >"$OUT_DIR/$name.out" 2>"$OUT_DIR/$name.err"; then
+        log "callgrind run failed ($name): $(tail -c 300 "$OUT_DIR/$name.err")"
+        FAILED=1
+        printf 'FAIL\tFAIL\n'
+        return
+    fi
+    after=$(zram_reads)
+    # fio may fork: every process's file counts.
+    for f in "$OUT_DIR/$name.callgrind".*; do
+        # (awk reads to the end: an early exit would fail the pipe under pipefail)
+        ir=$(callgrind_annotate "$f" 2>/dev/null | awk '/PROGRAM TOTALS/ && !n++ { gsub(",", "", $1); print $1 }')
+        [[ -n $ir ]] || { printf 'FAIL\tFAIL\n'; return; }
+        total=$((total + ir))
+    done
+    printf '%s\t%s\n' "$total" "$((after - before))"
+}
+
+# per_io_row TOOL IR_SHORT IOS_SHORT IR_LONG IOS_LONG: adds a row to CG_ROWS
+# and sets PER to the instructions per I/O.
+per_io_row() {
+    local tool=$1 s_ir=$2 s_ios=$3 l_ir=$4 l_ios=$5
+    local per
+    per=$(awk -v a="$s_ir" -v b="$l_ir" -v c="$s_ios" -v d="$l_ios" 'BEGIN {
+        if (a == "FAIL" || b == "FAIL" || d - c <= 0) print "FAIL"; else printf "%.1f", (b - a) / (d - c) }')
+    CG_ROWS+=("| $tool | $s_ios | $l_ios | $s_ir | $l_ir | **$per** |")
+    PER=$per
+}
+
+if want 7; then
+    # fio's t/io_uring: from FIO_SRC, else a clone of the installed
+    # version, else Debian's source package; built in a scratch directory
+    # that is removed at the end (nothing of it is kept).
+    WORK_DIR=$(mktemp -d /var/tmp/iosurvey-bench-fio.XXXXXX)
+    FIO_VER=$(fio --version)
+    TIOU="" TIOU_NOTE=""
+    src=${FIO_SRC:-}
+    if [[ -z $src ]]; then
+        log "case 7: fetching fio's source ($FIO_VER) for t/io_uring"
+        if timeout 120 git clone -q --depth 1 --branch "$FIO_VER" https://github.com/axboe/fio "$WORK_DIR/src" \
+            >"$OUT_DIR/fio-source.err" 2>&1; then
+            src=$WORK_DIR/src
+        elif (cd "$WORK_DIR" && timeout 300 apt-get source -qq fio) >>"$OUT_DIR/fio-source.err" 2>&1; then
+            src=$(find "$WORK_DIR" -maxdepth 1 -type d -name 'fio-*' | head -n1)
+        else
+            TIOU_NOTE="fio's source could not be obtained here (git clone of $FIO_VER and apt-get source fio both failed: $(grep -v '^$' "$OUT_DIR/fio-source.err" | tail -n1)); give FIO_SRC=/path/to/fio-source"
+        fi
+    fi
+    if [[ -n $src ]]; then
+        [[ -f $src/t/io_uring.c ]] || die "FIO_SRC=$src has no t/io_uring.c"
+        log "case 7: building t/io_uring from $src"
+        cp -a "$src" "$WORK_DIR/build"
+        if (cd "$WORK_DIR/build" && ./configure --disable-native && make -j"$(nproc)" t/io_uring) >"$OUT_DIR/t-io_uring-build.log" 2>&1; then
+            TIOU=$WORK_DIR/build/t/io_uring
+            TIOU_VER=$(cd "$WORK_DIR/build" && cat FIO-VERSION-FILE 2>/dev/null | sed 's/.*= *//')
+        else
+            TIOU_NOTE="t/io_uring did not build from $src (see t-io_uring-build.log)"
+        fi
+    fi
+
+    log "case 7: callgrind, iosurvey"
+    IFS=$'\t' read -r a b < <(callgrind_count c7-iosurvey-short "$IOSURVEY" run "$ZRAM" --rw randread --bs 4k --qd 32 --engine uring --bytes $((CG_SHORT * 4096)) --quiet --output json)
+    IFS=$'\t' read -r c d < <(callgrind_count c7-iosurvey-long "$IOSURVEY" run "$ZRAM" --rw randread --bs 4k --qd 32 --engine uring --bytes $((CG_LONG * 4096)) --quiet --output json)
+    per_io_row iosurvey "$a" "$b" "$c" "$d"
+    CG_ISV=$PER
+    log "case 7: callgrind, fio"
+    cg_fio() {
+        callgrind_count "$1" fio --name=cg --filename="$ZRAM" --rw=randread --bs=4k --iodepth=32 "${FIO_URING[@]}" \
+            --norandommap --direct=1 --numjobs=1 --thread --io_size=$(($2 * 4096)) --output-format=json --output="$OUT_DIR/$1.json"
+    }
+    IFS=$'\t' read -r a b < <(cg_fio c7-fio-short "$CG_SHORT")
+    IFS=$'\t' read -r c d < <(cg_fio c7-fio-long "$CG_LONG")
+    per_io_row "fio $FIO_VER" "$a" "$b" "$c" "$d"
+    CG_FIO=$PER
+    CG_TIOU=FAIL CG_TIOU_T=FAIL
+    if [[ -n $TIOU ]]; then
+        for t in 0 1; do
+            log "case 7: callgrind, t/io_uring -t$t"
+            tiou=("$TIOU" -d32 -s32 -c32 -b4096 -p0 -B1 -F1 -O1 -R1 -n1 -t"$t")
+            IFS=$'\t' read -r a b < <(callgrind_count "c7-tiou-t$t-short" "${tiou[@]}" -r"$TIOU_SHORT_S" "$ZRAM")
+            IFS=$'\t' read -r c d < <(callgrind_count "c7-tiou-t$t-long" "${tiou[@]}" -r"$TIOU_LONG_S" "$ZRAM")
+            per_io_row "t/io_uring ($TIOU_VER) -t$t$([[ $t == 1 ]] && echo ", timing per batch" || echo ", no timing")" "$a" "$b" "$c" "$d"
+            if [[ $t == 0 ]]; then CG_TIOU=$PER; else CG_TIOU_T=$PER; fi
+        done
+    fi
+    {
+        echo "### 7. Instructions per I/O (callgrind), zram, 4 KiB random read, QD 32, io_uring"
+        echo
+        echo "- user-space instructions (callgrind's Ir, every process) of a short and a long run; I/Os are the reads the kernel completed on the device during the run (\`/sys/block/zram$ZRAM_ID/stat\`); per I/O = difference of instructions / difference of I/Os"
+        echo "- iosurvey: \`iosurvey run $ZRAM --rw randread --bs 4k --qd 32 --engine uring --bytes N*4096\`, N = $CG_SHORT and $CG_LONG"
+        echo "- fio: \`fio --filename=$ZRAM --rw=randread --bs=4k --iodepth=32 ${FIO_URING[*]} --norandommap --direct=1 --thread --io_size=N*4096\`"
+        if [[ -n $TIOU ]]; then
+            echo "- t/io_uring: \`t/io_uring -d32 -s32 -c32 -b4096 -p0 -B1 -F1 -O1 -R1 -n1 -t0|1 -rS $ZRAM\`, S = $TIOU_SHORT_S and $TIOU_LONG_S s"
+        else
+            echo "- t/io_uring: not measured: $TIOU_NOTE"
+        fi
+        echo
+        echo "| tool | I/Os short | I/Os long | instructions short | instructions long | instructions per I/O |"
+        echo "|---|---:|---:|---:|---:|---:|"
+        printf '%s\n' "${CG_ROWS[@]}"
+        echo
+        echo "iosurvey/fio: $(num "$(ratio "$CG_ISV" "$CG_FIO")" "%.3f"); iosurvey/t_io_uring (no timing): $(num "$(ratio "$CG_ISV" "$CG_TIOU")" "%.2f"); iosurvey/t_io_uring (timing): $(num "$(ratio "$CG_ISV" "$CG_TIOU_T")" "%.2f")."
+        echo
+    } | tee -a "$OUT_DIR/results.md"
+fi
+
 # ---------------------------------------------------------------- summary
 {
     echo "### Summary (medians)"
@@ -362,6 +622,10 @@ rss_max=${rss_max:-FAIL}
     echo "| case | unit | iosurvey | fio | iosurvey/fio |"
     echo "|---|---|---:|---:|---:|"
     printf '%s\n' "${SUMMARY[@]}"
+    echo
+    echo "| case | iosurvey CPU µs/IO | fio CPU µs/IO | CPU/IO iosurvey/fio | iosurvey csw/IO | fio csw/IO | iosurvey CPU % | fio CPU % | CPU % iosurvey - fio |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    printf '%s\n' "${COST_SUMMARY[@]}"
     echo
     echo "Raw JSON: \`${OUT_DIR#"$REPO_DIR"/}/\` (every command in commands.txt)."
 } | tee -a "$OUT_DIR/results.md"

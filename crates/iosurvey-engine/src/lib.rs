@@ -19,7 +19,7 @@ pub use buffers::BufferPool;
 pub use sync::SyncEngine;
 pub use uring::UringEngine;
 
-pub use iosurvey_model::{EngineFeatures, EngineKind, Op};
+pub use iosurvey_model::{EngineFeatures, EngineKind, Op, SqPoll};
 
 use std::os::fd::OwnedFd;
 
@@ -57,6 +57,10 @@ pub struct EngineConfig {
     pub buffer_size: usize,
     /// Alignment of each buffer (at least the logical block size).
     pub alignment: usize,
+    /// A kernel thread polls the submission queue (IORING_SETUP_SQPOLL), pinned to `cpu` when set.
+    pub sqpoll: Option<SqPoll>,
+    /// Completions are polled (IORING_SETUP_IOPOLL, `--hipri`).
+    pub iopoll: bool,
 }
 
 /// Errors from setting an engine up. Errors on single I/Os are not errors
@@ -67,6 +71,12 @@ pub enum EngineError {
     Alloc { bytes: usize },
     #[error("io_uring setup failed ({0}); try --engine sync")]
     UringSetup(std::io::Error),
+    #[error("io_uring setup with {asked} failed ({source}); run without {flag}")]
+    UringAsked {
+        asked: &'static str,
+        flag: &'static str,
+        source: std::io::Error,
+    },
     #[error("engine failed: {0}")]
     Io(#[from] std::io::Error),
 }

@@ -105,6 +105,8 @@ mod tests {
             buffers: 2,
             buffer_size: 4096,
             alignment: 4096,
+            sqpoll: None,
+            iopoll: false,
         };
         let mut e = SyncEngine::new(cfg, 1).unwrap();
         let req = Request {
@@ -149,6 +151,8 @@ mod tests {
             buffers: 1,
             buffer_size: 4096,
             alignment: 4096,
+            sqpoll: None,
+            iopoll: false,
         };
         let mut e = SyncEngine::new(cfg, 1).unwrap();
         let mut got = Vec::new();

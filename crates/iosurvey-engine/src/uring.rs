@@ -30,6 +30,36 @@ pub struct UringEngine {
     in_flight: usize,
     /// The kernel can bound a batched wait in time (6.12+).
     min_timeout: bool,
+    sqpoll: bool,
+    iopoll: bool,
+}
+
+/// A ring with the polling the user asked for, or an error naming it: no
+/// quiet fallback to a ring without it.
+fn asked_ring(cfg: &EngineConfig, entries: u32) -> Result<IoUring, EngineError> {
+    let mut b = IoUring::builder();
+    b.setup_cqsize(entries * 2);
+    if let Some(sq) = cfg.sqpoll {
+        b.setup_sqpoll(sq.idle_ms);
+        if let Some(cpu) = sq.cpu {
+            b.setup_sqpoll_cpu(cpu);
+        }
+    }
+    if cfg.iopoll {
+        b.setup_iopoll();
+    }
+    b.build(entries).map_err(|source| {
+        let (asked, flag) = match (cfg.sqpoll.is_some(), cfg.iopoll) {
+            (true, true) => ("SQPOLL and IOPOLL", "--sqpoll and --hipri"),
+            (true, false) => ("SQPOLL", "--sqpoll"),
+            _ => ("IOPOLL", "--hipri"),
+        };
+        EngineError::UringAsked {
+            asked,
+            flag,
+            source,
+        }
+    })
 }
 
 impl UringEngine {
@@ -37,13 +67,17 @@ impl UringEngine {
     pub fn new(cfg: EngineConfig, depth: u32, seed: u64) -> Result<Self, EngineError> {
         let pool = BufferPool::new(cfg.buffers, cfg.buffer_size, cfg.alignment, seed)?;
         let entries = depth.max(1).next_power_of_two().min(32768);
-        let ring = IoUring::builder()
-            .setup_single_issuer()
-            .setup_defer_taskrun()
-            .setup_cqsize(entries * 2)
-            .build(entries)
-            .or_else(|_| IoUring::builder().setup_cqsize(entries * 2).build(entries))
-            .map_err(EngineError::UringSetup)?;
+        let ring = if cfg.sqpoll.is_some() || cfg.iopoll {
+            asked_ring(&cfg, entries)?
+        } else {
+            IoUring::builder()
+                .setup_single_issuer()
+                .setup_defer_taskrun()
+                .setup_cqsize(entries * 2)
+                .build(entries)
+                .or_else(|_| IoUring::builder().setup_cqsize(entries * 2).build(entries))
+                .map_err(EngineError::UringSetup)?
+        };
         let raw_fds: Vec<RawFd> = cfg.files.iter().map(|f| f.as_raw_fd()).collect();
         let min_timeout = ring.params().is_feature_min_timeout();
         let registered_files = ring.submitter().register_files(&raw_fds).is_ok();
@@ -62,6 +96,8 @@ impl UringEngine {
             queued: Vec::with_capacity(depth as usize),
             in_flight: 0,
             min_timeout,
+            sqpoll: cfg.sqpoll.is_some(),
+            iopoll: cfg.iopoll,
         })
     }
 
@@ -226,6 +262,8 @@ impl Engine for UringEngine {
             registered_files: self.registered_files,
             fixed_buffers: self.fixed_buffers,
             reap_window_us: self.min_timeout.then_some(REAP_WINDOW_US),
+            sqpoll: self.sqpoll,
+            iopoll: self.iopoll,
         }
     }
 }
@@ -267,6 +305,8 @@ mod tests {
             buffers: 1,
             buffer_size: 4096,
             alignment: 4096,
+            sqpoll: None,
+            iopoll: false,
         };
         let e = match UringEngine::new(cfg, 1, 1) {
             Ok(e) => e,
@@ -302,6 +342,8 @@ mod tests {
             buffers: 4,
             buffer_size: 4096,
             alignment: 4096,
+            sqpoll: None,
+            iopoll: false,
         };
         let mut e = match UringEngine::new(cfg, 4, 3) {
             Ok(e) => e,
@@ -353,6 +395,8 @@ mod tests {
             buffers: 3,
             buffer_size: 4096,
             alignment: 4096,
+            sqpoll: None,
+            iopoll: false,
         };
         let mut e = match UringEngine::new(cfg, 3, 3) {
             Ok(e) => e,
@@ -393,6 +437,8 @@ mod tests {
             buffers: 1,
             buffer_size: 4096,
             alignment: 4096,
+            sqpoll: None,
+            iopoll: false,
         };
         let mut e = match UringEngine::new(cfg, 1, 3) {
             Ok(e) => e,

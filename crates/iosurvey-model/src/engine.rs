@@ -38,6 +38,10 @@ pub struct EngineFeatures {
     /// Longest a batched wait holds a completion, in microseconds; `None`
     /// when every wait returns at the first completion.
     pub reap_window_us: Option<u32>,
+    /// A kernel thread polls the submission queue (IORING_SETUP_SQPOLL).
+    pub sqpoll: bool,
+    /// Completions are polled (IORING_SETUP_IOPOLL).
+    pub iopoll: bool,
 }
 
 impl EngineFeatures {
@@ -47,6 +51,15 @@ impl EngineFeatures {
             registered_files: self.registered_files && other.registered_files,
             fixed_buffers: self.fixed_buffers && other.fixed_buffers,
             reap_window_us: self.reap_window_us.max(other.reap_window_us),
+            sqpoll: self.sqpoll && other.sqpoll,
+            iopoll: self.iopoll && other.iopoll,
         }
     }
+}
+
+/// The kernel's submission-queue polling thread (`--sqpoll`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SqPoll {
+    pub cpu: Option<u32>,
+    pub idle_ms: u32,
 }

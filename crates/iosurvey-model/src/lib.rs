@@ -15,7 +15,7 @@ pub mod plan;
 pub mod rng;
 
 pub use array::{ArraySpec, Layout};
-pub use engine::{EngineFeatures, EngineKind, Op};
+pub use engine::{EngineFeatures, EngineKind, Op, SqPoll};
 pub use plan::{
     frames_dir, Bounds, Fps, FrameJob, FrameLayout, FrameOrder, Job, Mix, Pattern, Plan, Point,
     StreamClass, TargetSpec,

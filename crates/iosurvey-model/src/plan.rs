@@ -1,7 +1,7 @@
 //! The model: a Plan is an ordered list of Points, each Point one Job of
 //! targets, stream classes and bounds.
 
-use crate::{ArraySpec, EngineKind, Op};
+use crate::{ArraySpec, EngineKind, Op, SqPoll};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -191,6 +191,13 @@ pub struct Job {
     /// instead of running the stream classes' loop. The job's one stream
     /// class then describes a frame's I/Os (block size and depth).
     pub frames: Option<FrameJob>,
+    /// io_uring's kernel thread polls the submission queue (`--sqpoll`).
+    pub sqpoll: Option<SqPoll>,
+    /// io_uring polls for completions (`--hipri`).
+    pub iopoll: bool,
+    /// CPUs the worker threads are pinned to, round-robin (`--cpus`);
+    /// empty: not pinned.
+    pub cpus: Vec<u32>,
 }
 
 impl Job {
@@ -209,6 +216,9 @@ impl Job {
             interval: Duration::from_secs(1),
             continue_on_error: false,
             frames: None,
+            sqpoll: None,
+            iopoll: false,
+            cpus: Vec::new(),
         }
     }
 

@@ -5,10 +5,13 @@ use crate::text::format_ns;
 use crate::{format_rate, ClassReport, RunReport, TextOptions};
 use std::fmt::Write;
 
-fn cells(c: Option<&ClassReport>, opts: TextOptions) -> String {
-    match c.filter(|c| c.ops > 0) {
-        None => format!("{:>12} {:>9} {:>9} {:>9}", "-", "-", "-", "-"),
-        Some(c) => {
+/// One side of a row: a class of a point and the point's CPU time per I/O.
+type Side<'a> = Option<(&'a ClassReport, Option<f64>)>;
+
+fn cells(side: Side<'_>, opts: TextOptions) -> String {
+    match side.filter(|(c, _)| c.ops > 0) {
+        None => format!("{:>12} {:>9} {:>9} {:>9} {:>8}", "-", "-", "-", "-", "-"),
+        Some((c, cpu_us)) => {
             let pct = |want: f64| {
                 c.latency
                     .percentiles
@@ -19,12 +22,14 @@ fn cells(c: Option<&ClassReport>, opts: TextOptions) -> String {
             };
             let rate = format_rate(c.bytes_per_sec, opts);
             let rate = rate.split(' ').next().unwrap_or("").to_string();
+            let cpu = cpu_us.map_or("-".to_string(), |us| format!("{us:.2}us"));
             format!(
-                "{:>12} {:>9.0} {:>9} {:>9}",
+                "{:>12} {:>9.0} {:>9} {:>9} {:>8}",
                 rate,
                 c.iops,
                 pct(50.0),
-                pct(99.0)
+                pct(99.0),
+                cpu
             )
         }
     }
@@ -47,12 +52,15 @@ pub fn render_card(report: &RunReport, opts: TextOptions) -> String {
             p.settings.ramp_ns as f64 / 1e9,
         );
     }
-    let title = format!("{:<12} {:^42}   {:^42}", "", "Read", "Write");
+    let title = format!("{:<12} {:^51}   {:^51}", "", "Read", "Write");
     let _ = writeln!(out, "{}", title.trim_end());
-    let head = format!("{:>12} {:>9} {:>9} {:>9}", unit, "IOPS", "p50", "p99");
+    let head = format!(
+        "{:>12} {:>9} {:>9} {:>9} {:>8}",
+        unit, "IOPS", "p50", "p99", "CPU/IO"
+    );
     let _ = writeln!(out, "{:<12} {head}   {head}", "");
     // Rows in first-seen order; the point label is "<test> read|write".
-    let mut rows: Vec<(&str, Option<&ClassReport>, Option<&ClassReport>)> = Vec::new();
+    let mut rows: Vec<(&str, Side<'_>, Side<'_>)> = Vec::new();
     for p in &report.points {
         let (name, op) = p.label.rsplit_once(' ').unwrap_or((p.label.as_str(), ""));
         let i = match rows.iter().position(|r| r.0 == name) {
@@ -63,8 +71,8 @@ pub fn render_card(report: &RunReport, opts: TextOptions) -> String {
             }
         };
         match op {
-            "read" => rows[i].1 = Some(&p.total.read),
-            "write" => rows[i].2 = Some(&p.total.write),
+            "read" => rows[i].1 = Some((&p.total.read, p.cpu_us_per_io)),
+            "write" => rows[i].2 = Some((&p.total.write, p.cpu_us_per_io)),
             _ => {}
         }
     }

@@ -55,6 +55,10 @@ pub struct PointReport {
     pub cpu_user_ns: u64,
     pub cpu_system_ns: u64,
     pub cpu_workers_ns: u64,
+    /// The process's CPU time (user and system) per completed I/O, in
+    /// microseconds; null when no I/O completed. Derived.
+    #[serde(default)]
+    pub cpu_us_per_io: Option<f64>,
     pub failure: Option<FailureReport>,
     /// Reasons to doubt a figure, each saying what to do about it.
     pub warnings: Vec<String>,
@@ -129,6 +133,19 @@ pub struct Settings {
     /// --time`); `false`: every stream ends at the end of its area, like dd.
     #[serde(rename = "loop", default)]
     pub wrap: bool,
+    /// A kernel thread polled io_uring's submission queue (`--sqpoll`).
+    #[serde(default)]
+    pub sqpoll: bool,
+    /// The CPU that thread was pinned to (`--sqpoll-cpu`); null: not pinned.
+    #[serde(default)]
+    pub sqpoll_cpu: Option<u32>,
+    /// Completions were polled (IORING_SETUP_IOPOLL, `--hipri`).
+    #[serde(default)]
+    pub hipri: bool,
+    /// CPUs the worker threads were pinned to, round-robin (`--cpus`);
+    /// empty: not pinned.
+    #[serde(default)]
+    pub cpus: Vec<u32>,
 }
 
 /// A target as it was opened.
@@ -355,6 +372,10 @@ impl PointReport {
                 reap_window_us: r.engine.reap_window_us,
                 wrap: (job.bounds.time.is_some() || job.bounds.bytes.is_some())
                     && job.streams.iter().any(|s| s.wrap),
+                sqpoll: r.engine.sqpoll,
+                sqpoll_cpu: job.sqpoll.and_then(|s| s.cpu),
+                hipri: r.engine.iopoll,
+                cpus: job.cpus.clone(),
             },
             targets: targets
                 .iter()
@@ -376,6 +397,7 @@ impl PointReport {
             cpu_user_ns: r.cpu.user_ns,
             cpu_system_ns: r.cpu.system_ns,
             cpu_workers_ns: r.cpu.workers_ns,
+            cpu_us_per_io: None,
             failure: r.first_failure.map(|f| FailureReport {
                 stream: f.stream,
                 op: op_name(f.op).into(),
@@ -419,7 +441,16 @@ impl PointReport {
             }),
         };
         report.set_last_intervals();
+        report.cpu_us_per_io = report.cpu_per_io_us();
         report
+    }
+
+    /// The process's CPU time per completed I/O in microseconds, over the
+    /// measured phase; `None` when no I/O completed.
+    pub fn cpu_per_io_us(&self) -> Option<f64> {
+        let ops = self.total.read.ops + self.total.write.ops;
+        let cpu_ns = self.cpu_user_ns + self.cpu_system_ns;
+        (ops > 0).then(|| cpu_ns as f64 / 1e3 / ops as f64)
     }
 
     /// Marks the real length of the last interval of every series: the

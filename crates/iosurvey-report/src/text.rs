@@ -225,12 +225,16 @@ pub fn render_text(report: &RunReport, opts: TextOptions) -> String {
         }
         let secs = p.elapsed_ns as f64 / 1e9;
         if secs > 0.0 {
-            let _ = writeln!(
+            let _ = write!(
                 out,
                 "  cpu: user {:.1}%  sys {:.1}%  (of one core)",
                 p.cpu_user_ns as f64 / 1e9 / secs * 100.0,
                 p.cpu_system_ns as f64 / 1e9 / secs * 100.0
             );
+            if let Some(us) = p.cpu_us_per_io {
+                let _ = write!(out, "  {us:.2}us per I/O");
+            }
+            out.push('\n');
         }
     }
     out

@@ -53,6 +53,10 @@ fn point(index: usize, bs: u64, col: usize, mb_per_s: f64) -> PointReport {
             fixed_buffers: false,
             reap_window_us: None,
             wrap: false,
+            sqpoll: false,
+            sqpoll_cpu: None,
+            hipri: false,
+            cpus: vec![],
         },
         targets: vec![TargetReport {
             path: "/d/test".into(),

@@ -28,6 +28,10 @@ fn settings() -> Settings {
         fixed_buffers: true,
         reap_window_us: None,
         wrap: false,
+        sqpoll: false,
+        sqpoll_cpu: None,
+        hipri: false,
+        cpus: vec![],
     }
 }
 

@@ -65,6 +65,10 @@ fn point(index: usize, rates: &[(f64, u64)]) -> PointReport {
             fixed_buffers: true,
             reap_window_us: Some(10),
             wrap: false,
+            sqpoll: false,
+            sqpoll_cpu: None,
+            hipri: false,
+            cpus: vec![],
         },
         targets: (0..4)
             .map(|i| TargetReport {

@@ -80,6 +80,10 @@ fn report() -> RunReport {
                 fixed_buffers: true,
                 reap_window_us: Some(10),
                 wrap: false,
+                sqpoll: false,
+                sqpoll_cpu: None,
+                hipri: false,
+                cpus: vec![],
             },
             targets: vec![
                 target("/tmp/a", TargetKind::File),
@@ -92,6 +96,7 @@ fn report() -> RunReport {
             cpu_user_ns: 100_000_000,
             cpu_system_ns: 900_000_000,
             cpu_workers_ns: 990_000_000,
+            cpu_us_per_io: Some(2.5),
             failure: Some(FailureReport {
                 stream: 1,
                 op: "write".into(),
@@ -209,7 +214,23 @@ fn quick_card_layout() {
         p.index = i;
         p.label = name.to_string();
         p.failure = None;
+        p.cpu_us_per_io = Some(1.25 * (i + 1) as f64);
         r.points.push(p);
     }
     insta::assert_snapshot!(render_card(&r, TextOptions { mib: false }));
+}
+
+#[test]
+fn cpu_time_per_io_is_the_process_cpu_over_every_completed_io() {
+    let r = report();
+    let p = &r.points[0];
+    let ops = p.total.read.ops + p.total.write.ops;
+    assert!(ops > 0);
+    // 100 ms user and 900 ms system: one second of CPU.
+    let want = 1e6 / ops as f64;
+    assert!((p.cpu_per_io_us().unwrap() - want).abs() < 1e-9);
+    let mut idle = p.clone();
+    idle.total.read.ops = 0;
+    idle.total.write.ops = 0;
+    assert_eq!(idle.cpu_per_io_us(), None);
 }

@@ -67,6 +67,10 @@ fn point(
             fixed_buffers: false,
             reap_window_us: None,
             wrap: false,
+            sqpoll: false,
+            sqpoll_cpu: None,
+            hipri: false,
+            cpus: vec![],
         },
         targets: vec![target("/dev/sdb")],
         elapsed_ns,
@@ -76,6 +80,7 @@ fn point(
         cpu_user_ns: elapsed_ns / 100,
         cpu_system_ns: elapsed_ns / 50,
         cpu_workers_ns: elapsed_ns / 25,
+        cpu_us_per_io: None,
         failure: None,
         warnings: Vec::new(),
         streams: vec![StreamReport {

@@ -29,6 +29,10 @@ fn settings() -> Settings {
         fixed_buffers: true,
         reap_window_us: Some(10),
         wrap: false,
+        sqpoll: false,
+        sqpoll_cpu: None,
+        hipri: false,
+        cpus: vec![],
     }
 }
 

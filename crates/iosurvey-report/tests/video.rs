@@ -88,6 +88,10 @@ fn point(f: FramesReport, elapsed_ns: u64) -> PointReport {
             fixed_buffers: true,
             reap_window_us: None,
             wrap: false,
+            sqpoll: false,
+            sqpoll_cpu: None,
+            hipri: false,
+            cpus: vec![],
         },
         targets: vec![TargetReport {
             path: "/mnt/media".into(),

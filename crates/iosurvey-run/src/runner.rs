@@ -42,6 +42,14 @@ pub enum RunError {
     Engine(#[from] EngineError),
     #[error("duplicating the descriptor of {path}: {err}")]
     Dup { path: PathBuf, err: std::io::Error },
+    #[error(
+        "pinning worker {worker} to CPU {cpu} (--cpus): {err}; give CPUs this process may run on"
+    )]
+    Affinity {
+        worker: usize,
+        cpu: u32,
+        err: std::io::Error,
+    },
     #[error("a stream is pinned to worker {pin} of a job with {workers} workers")]
     Pin { pin: u32, workers: u32 },
     #[error("{path}: frames and their I/Os of {bytes} bytes are not a multiple of the logical block size {lbs}, which O_DIRECT needs; add --buffered")]
@@ -207,10 +215,26 @@ fn share(ops: u64, w: u32, workers: u32) -> u64 {
     ops / n + u64::from(u64::from(w) < ops % n)
 }
 
+/// Pins the calling worker thread `w` to its CPU of `cpus`, round-robin;
+/// nothing when `cpus` is empty.
+fn pin_worker(cpus: &[u32], w: usize) -> Result<(), RunError> {
+    if cpus.is_empty() {
+        return Ok(());
+    }
+    let cpu = cpus[w % cpus.len()];
+    let mut set = rustix::thread::CpuSet::new();
+    set.set(cpu as usize);
+    rustix::thread::sched_setaffinity(None, &set).map_err(|e| RunError::Affinity {
+        worker: w,
+        cpu,
+        err: e.into(),
+    })
+}
+
 /// Waits at the barrier whether or not the engine came up (so no worker is
 /// left waiting), then runs the worker loop on it.
 fn start<E: Engine>(
-    engine: Result<E, EngineError>,
+    engine: Result<E, RunError>,
     barrier: &Barrier,
     streams: Vec<WorkerStream>,
     bounds: &WorkerBounds<'_>,
@@ -222,7 +246,7 @@ fn start<E: Engine>(
 
 /// Like [`start`], for the frame worker of a video workload.
 fn start_frames<E: Engine>(
-    engine: Result<E, EngineError>,
+    engine: Result<E, RunError>,
     barrier: &Barrier,
     shared: &FrameShared<'_>,
     thread: u32,
@@ -312,12 +336,18 @@ pub fn run_point(
                             Some(fj) => fj.depth as usize,
                             None => streams.iter().map(|s| s.slots as usize).sum(),
                         };
+                        let pinned = pin_worker(&job.cpus, w);
                         let cfg = EngineConfig {
                             files,
                             buffers: slots,
                             buffer_size,
                             alignment,
+                            sqpoll: job.sqpoll,
+                            iopoll: job.iopoll,
                         };
+                        let uring =
+                            |cfg| UringEngine::new(cfg, slots as u32, seed).map_err(RunError::from);
+                        let sync = |cfg| SyncEngine::new(cfg, seed).map_err(RunError::from);
                         let bounds = WorkerBounds {
                             ramp: job.bounds.ramp,
                             time: job.bounds.time,
@@ -327,24 +357,21 @@ pub fn run_point(
                             live,
                         };
                         let out = match (job.engine, frame_shared) {
-                            (EngineKind::Uring, None) => start(
-                                UringEngine::new(cfg, slots as u32, seed),
-                                barrier,
-                                streams,
-                                &bounds,
-                            ),
+                            (EngineKind::Uring, None) => {
+                                start(pinned.and_then(|()| uring(cfg)), barrier, streams, &bounds)
+                            }
                             (EngineKind::Sync, None) => {
-                                start(SyncEngine::new(cfg, seed), barrier, streams, &bounds)
+                                start(pinned.and_then(|()| sync(cfg)), barrier, streams, &bounds)
                             }
                             (EngineKind::Uring, Some(fs)) => start_frames(
-                                UringEngine::new(cfg, slots as u32, seed),
+                                pinned.and_then(|()| uring(cfg)),
                                 barrier,
                                 fs,
                                 w as u32,
                                 live,
                             ),
                             (EngineKind::Sync, Some(fs)) => start_frames(
-                                SyncEngine::new(cfg, seed),
+                                pinned.and_then(|()| sync(cfg)),
                                 barrier,
                                 fs,
                                 w as u32,

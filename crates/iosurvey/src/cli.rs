@@ -59,6 +59,40 @@ pub fn duration(s: &str) -> Result<Duration, String> {
     parse_duration(s).map_err(|e| e.to_string())
 }
 
+/// CPUs in the order given, as `--cpus 0-3,6` lists them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuList(pub Vec<u32>);
+
+/// Parses a CPU list: numbers and ranges `a-b` separated by commas, each
+/// CPU at most once.
+pub fn cpu_list(s: &str) -> Result<CpuList, String> {
+    let mut cpus = Vec::new();
+    for part in s.split(',') {
+        let num = |x: &str| {
+            x.trim().parse::<u32>().map_err(|_| {
+                format!("'{x}' in '{s}' is not a CPU number: give a list such as 0-3,6")
+            })
+        };
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (num(a)?, num(b)?),
+            None => (num(part)?, num(part)?),
+        };
+        if lo > hi {
+            return Err(format!("the range {part} runs backwards: write {hi}-{lo}"));
+        }
+        if hi >= 1 << 16 {
+            return Err(format!("CPU {hi} is beyond any machine's CPUs"));
+        }
+        for c in lo..=hi {
+            if cpus.contains(&c) {
+                return Err(format!("CPU {c} is listed twice in '{s}'"));
+            }
+            cpus.push(c);
+        }
+    }
+    Ok(CpuList(cpus))
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum EngineArg {
     /// io_uring: registered files, fixed buffers, batched submit and reap.
@@ -74,6 +108,18 @@ pub struct EngineFlags {
     /// I/O engine (default: uring; diskperf: sync at --qd 1, like the original).
     #[arg(long, value_enum)]
     pub engine: Option<EngineArg>,
+    /// io_uring: a kernel thread polls the submission queue (IORING_SETUP_SQPOLL), like fio's --sqthread_poll. Recorded in the report.
+    #[arg(long)]
+    pub sqpoll: bool,
+    /// With --sqpoll: pin the kernel's polling thread to CPU N (fio's --sqthread_poll_cpu).
+    #[arg(long, value_name = "N", requires = "sqpoll")]
+    pub sqpoll_cpu: Option<u32>,
+    /// io_uring: poll for completions (IORING_SETUP_IOPOLL), like fio's --hipri. Needs a block device with poll queues (NVMe: the nvme module's poll_queues); refused otherwise.
+    #[arg(long)]
+    pub hipri: bool,
+    /// Pin the worker threads to these CPUs, round-robin, e.g. 0-3,6 (fio's --cpus_allowed). Recorded in the report.
+    #[arg(long, value_name = "LIST", value_parser = cpu_list)]
+    pub cpus: Option<CpuList>,
 }
 
 impl EngineFlags {
@@ -171,4 +217,26 @@ pub struct TargetFlags {
 pub enum SimulateArg {
     Concat,
     Raid0,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cpu_list_keeps_the_order_given_and_expands_ranges() {
+        assert_eq!(cpu_list("0-3,6").unwrap().0, vec![0, 1, 2, 3, 6]);
+        assert_eq!(cpu_list("5,1").unwrap().0, vec![5, 1]);
+        assert_eq!(cpu_list("2-2").unwrap().0, vec![2]);
+    }
+
+    #[test]
+    fn a_bad_cpu_list_is_refused_with_what_is_wrong() {
+        assert!(cpu_list("3-1").unwrap_err().contains("backwards"));
+        assert!(cpu_list("1,1").unwrap_err().contains("twice"));
+        assert!(cpu_list("0-2,1").unwrap_err().contains("twice"));
+        assert!(cpu_list("a").unwrap_err().contains("not a CPU number"));
+        assert!(cpu_list("").is_err());
+        assert!(cpu_list("0,").is_err());
+    }
 }

@@ -258,6 +258,7 @@ pub fn execute(
     oflags: &OutputFlags,
     presenter: &dyn Presenter,
 ) -> Result<Outcome, Failure> {
+    let plan = &crate::tuning::apply(plan, tflags)?;
     let mut report = RunReport {
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo::default(),

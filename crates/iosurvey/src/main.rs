@@ -17,6 +17,7 @@ mod quick_cmd;
 mod run_cmd;
 mod survey_cmd;
 mod targets;
+mod tuning;
 mod video_cmd;
 
 use clap::Parser;

@@ -24,9 +24,32 @@ fn run_while(args: &[&str], after: Duration, meanwhile: impl FnOnce()) -> Output
         .stderr(Stdio::piped())
         .spawn()
         .expect("starting iosurvey");
+    // `after` counts from when the run holds its target (args[1]) open, not
+    // from its start: on a loaded machine the checks before the first I/O
+    // can take longer than `after` itself.
+    wait_until_open(child.id(), Path::new(args[1]));
     sleep(after);
     meanwhile();
     child.wait_with_output().expect("waiting for iosurvey")
+}
+
+/// Waits (up to 30 s) until process `pid` holds `target` open.
+fn wait_until_open(pid: u32, target: &Path) {
+    let want = fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
+    let fds = format!("/proc/{pid}/fd");
+    for _ in 0..3000 {
+        // A run that has already ended has no descriptors to look at.
+        let Ok(dir) = fs::read_dir(&fds) else { return };
+        let mut dir = dir.flatten().peekable();
+        if dir.peek().is_none() {
+            return;
+        }
+        if dir.any(|e| fs::read_link(e.path()).is_ok_and(|l| l == want)) {
+            return;
+        }
+        sleep(Duration::from_millis(10));
+    }
+    panic!("iosurvey never opened {}", target.display());
 }
 
 /// The JSON report of a run that ended with exit code `code`.

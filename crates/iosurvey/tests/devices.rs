@@ -350,6 +350,85 @@ fn accuracy_throttled_iops() {
     }
 }
 
+/// With QD I/Os always outstanding on a device that completes IOPS per
+/// second, each I/O waits QD/IOPS on average (Little's law): 4 at 500 IOPS
+/// is 8 ms. The burst blk-throttle lets through at the start of a fresh
+/// group (its first 100 ms slice at once) would pull the mean down, so
+/// `--ramp 1s` keeps it out of the measured phase. Retried like the rates:
+/// a starved throttle makes the device slower and the latency longer, never
+/// shorter, so no run may come out more than 5% under QD/IOPS.
+#[test]
+fn accuracy_throttled_latency_is_queue_depth_over_iops() {
+    let _lock = serial();
+    need!(require_blkio());
+    let l = need!(LoopDev::new(64 * MIB, 8));
+    const LIMIT: f64 = 500.0;
+    const QD: u32 = 4;
+    let expect_ns = f64::from(QD) / LIMIT * 1e9;
+    for engine in ["uring", "sync"] {
+        let workers = if engine == "sync" { QD } else { 1 };
+        let qd = if engine == "sync" { 1 } else { QD };
+        let (qd, workers) = (qd.to_string(), workers.to_string());
+        let args = [
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--qd",
+            &qd,
+            "--workers",
+            &workers,
+            "--engine",
+            engine,
+            "--time",
+            "4s",
+            "--ramp",
+            "1s",
+        ];
+        let mut seen = Vec::new();
+        for _ in 0..ATTEMPTS {
+            let cg = need!(Cgroup::new());
+            let mm = maj_min(l.path());
+            cg.set(
+                "blkio.throttle.read_iops_device",
+                &format!("{mm} {}", LIMIT as u64),
+            );
+            let mut all = vec!["run", path_str(l.path())];
+            all.extend_from_slice(&args);
+            all.extend_from_slice(&["--output", "json", "--quiet"]);
+            let report = report_of(&cg.run_iosurvey(&all));
+            let r = &report["points"][0]["total"]["read"];
+            assert!(u(&r["ops"]) > 0, "{r}");
+            let mean = f(&r["latency"]["mean_ns"]);
+            let ratio = mean / expect_ns;
+            eprintln!(
+                "accuracy: latency, {engine}, {QD} outstanding at {LIMIT} IOPS: mean {:.3} ms, \
+                 expected {:.3} ms ({:+.1}%), {:.1} IOPS",
+                mean / 1e6,
+                expect_ns / 1e6,
+                (ratio - 1.0) * 100.0,
+                f(&r["iops"])
+            );
+            assert!(
+                ratio >= 0.95,
+                "{engine}: mean latency {:.3} ms is more than 5% under {QD}/{LIMIT} IOPS = {:.3} ms",
+                mean / 1e6,
+                expect_ns / 1e6
+            );
+            seen.push(mean / 1e6);
+            if ratio <= 1.05 {
+                break;
+            }
+        }
+        let last = *seen.last().unwrap();
+        assert!(
+            last <= expect_ns / 1e6 * 1.05,
+            "{engine}: no run within 5% of {:.3} ms; mean latencies {seen:.3?} ms",
+            expect_ns / 1e6
+        );
+    }
+}
+
 /// Not a check of iosurvey: documents a kernel interaction. With io_uring,
 /// a request that the block layer must split (1 MiB here: more pages than
 /// the loop device's 128 segments) is first tried without blocking; that
