@@ -317,6 +317,10 @@ pub fn run_point(
                             buffers: slots,
                             buffer_size,
                             alignment,
+                            // The polling modes come with the job's own
+                            // fields (`--sqpoll`, `--hipri`).
+                            sqpoll: None,
+                            iopoll: false,
                         };
                         let bounds = WorkerBounds {
                             ramp: job.bounds.ramp,

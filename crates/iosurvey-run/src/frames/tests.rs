@@ -285,6 +285,8 @@ fn every_written_block_is_unique_to_its_frame_and_offset() {
         buffers: 4,
         buffer_size: sh.piece as usize,
         alignment: 4096,
+        sqpoll: None,
+        iopoll: false,
     };
     let mut e = iosurvey_engine::SyncEngine::new(cfg, 9).unwrap();
     let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();

@@ -5,6 +5,8 @@ use crate::fake_engine::FakeEngine;
 use iosurvey_stats::SHORT_TRANSFER;
 use iosurvey_workload::pattern::{Area, Region};
 use iosurvey_workload::Pattern;
+use std::cell::Cell;
+use std::rc::Rc;
 
 fn stream(budget: Option<u64>, slots: u32, mix: Mix) -> WorkerStream {
     let area = Area {
@@ -197,4 +199,61 @@ fn partial_transfers_are_counted_by_kind_with_continue_on_error() {
     assert_eq!(r.total(Op::Write).bytes, 50 * 4096);
     assert_eq!(r.streams[0].write.errors[&SHORT_TRANSFER], 150);
     assert_eq!(r.error_count(), 150);
+}
+
+#[test]
+fn the_recorded_latency_is_the_time_the_engine_took() {
+    // Every submission takes exactly 2 ms on the fake clock: four I/Os per
+    // batch, each timed from its batch's submit to its reap, recorded four
+    // at a time.
+    let delay = Duration::from_millis(2);
+    let clock = Rc::new(Cell::new(now_ns()));
+    let mut e = FakeEngine::new();
+    e.delay = delay;
+    e.clock = Some(clock.clone());
+    let stop = AtomicBool::new(false);
+    let live = LiveCounters::default();
+    let bounds = WorkerBounds {
+        ramp: Duration::ZERO,
+        time: None,
+        interval: Duration::from_millis(50),
+        continue_on_error: false,
+        stop: &stop,
+        live: &live,
+    };
+    let streams = vec![stream(Some(400), 4, Mix::Read)];
+    let r = run_worker_on(&mut e, streams, &bounds, clock.get(), || clock.get()).unwrap();
+    let lat = &r.total(Op::Read).latency;
+    assert_eq!(lat.count(), 400);
+    let want = delay.as_nanos() as f64;
+    let p50 = lat.percentile(50.0) as f64;
+    let mean = lat.mean();
+    assert!((p50 / want - 1.0).abs() < 0.05, "p50 {p50} ns");
+    assert!((mean / want - 1.0).abs() < 0.05, "mean {mean} ns");
+    assert_eq!((lat.min(), lat.max()), (2_000_000, 2_000_000));
+    // 100 batches of 2 ms, seen at 2, 4, .. 200 ms: 24 batches in the
+    // first 50 ms interval, 25 in each of the next three (from 50 ms on),
+    // and the last alone at 200 ms.
+    let series = &r.streams[0].read.series.samples;
+    let ops: Vec<u64> = series.iter().map(|s| s.ops).collect();
+    assert_eq!(ops, [96, 100, 100, 100, 4]);
+    assert!(series.iter().all(|s| s.lat_sum_ns == s.ops * 2_000_000));
+    assert!(series.iter().all(|s| s.lat_max_ns == 2_000_000));
+    assert_eq!(r.elapsed_ns, 400 / 4 * 2_000_000);
+}
+
+#[test]
+#[should_panic(expected = "request refused")]
+fn the_fake_engine_refuses_a_buffer_in_flight_like_the_real_ones() {
+    let mut e = FakeEngine::new();
+    let req = Request {
+        file: 0,
+        op: Op::Read,
+        offset: 0,
+        len: 4096,
+        buf: 3,
+    };
+    e.push(req);
+    assert!(e.buffer_mut(3).is_none());
+    e.push(req);
 }
