@@ -75,10 +75,11 @@ struct Run {
 }
 
 impl Run {
+    /// No run: no slot has this submit time.
     const EMPTY: Run = Run {
         stream: 0,
         op: Op::Read,
-        submitted_ns: 0,
+        submitted_ns: u64::MAX,
         n: 0,
         bytes: 0,
     };
@@ -203,9 +204,10 @@ fn run_worker_on<E: Engine>(
     };
     let total_slots: usize = streams.iter().map(|s| s.slots as usize).sum();
     let mut slots: Vec<Slot> = Vec::with_capacity(total_slots);
-    // Slots pushed to the engine and not yet stamped with a submit time,
-    // oldest first.
-    let mut armed: VecDeque<u32> = VecDeque::with_capacity(total_slots);
+    // Slots pushed to the engine and not yet stamped with a submit time:
+    // all of them go in the next batch, or (one at a time) the oldest.
+    let mut armed: Vec<u32> = Vec::with_capacity(total_slots);
+    let mut armed_fifo: VecDeque<u32> = VecDeque::new();
 
     // Arm every slot. Slots of different streams interleave so that a
     // one-at-a-time engine serves the streams in turn.
@@ -227,23 +229,28 @@ fn run_worker_on<E: Engine>(
                     submitted_ns: 0,
                 });
                 engine.push(req);
-                armed.push_back(idx);
+                armed.push(idx);
             }
         }
     }
     let mut active = armed.len();
+    if E::ONE_AT_A_TIME {
+        armed_fifo.extend(armed.drain(..));
+    }
     let mut stopping = false;
 
     while active > 0 {
         let ts = now();
         if E::ONE_AT_A_TIME {
-            if let Some(i) = armed.pop_front() {
+            armed_fifo.extend(armed.drain(..));
+            if let Some(i) = armed_fifo.pop_front() {
                 slots[i as usize].submitted_ns = ts;
             }
         } else {
-            for i in armed.drain(..) {
+            for &i in &armed {
                 slots[i as usize].submitted_ns = ts;
             }
+            armed.clear();
         }
         let timeout = if ts < end {
             MAX_WAIT.min(Duration::from_nanos(end - ts))
@@ -274,8 +281,7 @@ fn run_worker_on<E: Engine>(
                     stopping = true;
                 }
             } else if slot.counted {
-                if run.n > 0
-                    && run.submitted_ns == slot.submitted_ns
+                if run.submitted_ns == slot.submitted_ns
                     && run.stream == slot.stream
                     && run.op == slot.op
                 {
@@ -302,7 +308,7 @@ fn run_worker_on<E: Engine>(
                     slot.op = req.op;
                     slot.offset = req.offset;
                     slot.counted = measuring;
-                    armed.push_back(c.buf);
+                    armed.push(c.buf);
                 }
                 None => active -= 1,
             }
