@@ -207,3 +207,30 @@ pub trait Engine {
         EngineFeatures::default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_workers_share_only_the_fast_paths_both_used_and_add_their_empty_wakeups() {
+        let a = EngineFeatures {
+            registered_files: true,
+            fixed_buffers: true,
+            reap_window_us: Some(10),
+            sqpoll: true,
+            iopoll: false,
+            empty_wakeups: 2,
+        };
+        let b = EngineFeatures {
+            fixed_buffers: false,
+            iopoll: true,
+            empty_wakeups: 3,
+            ..a
+        };
+        let c = a.common(b);
+        assert!(c.registered_files && c.sqpoll);
+        assert!(!c.fixed_buffers && !c.iopoll);
+        assert_eq!(c.empty_wakeups, 5);
+    }
+}
