@@ -34,6 +34,10 @@ pub(crate) struct FakeEngine {
     /// instead of taking it, as hyperfine's mock executor does: latencies
     /// are then known exactly, whatever else runs on the machine.
     pub clock: Option<Rc<Cell<u64>>>,
+    /// Request number `k` completes only after `m` more calls to
+    /// `submit_and_wait`: `Some((k, m))`, a slow I/O among fast ones.
+    pub hold: Option<(usize, usize)>,
+    held: Option<(Completion, usize)>,
     buf: Vec<u8>,
     fd: Option<OwnedFd>,
 }
@@ -52,6 +56,8 @@ impl FakeEngine {
             short_from: None,
             delay: Duration::ZERO,
             clock: None,
+            hold: None,
+            held: None,
             buf: vec![0; BUFFERS * BUFFER_SIZE],
             fd: None,
         }
@@ -84,6 +90,14 @@ impl Engine for FakeEngine {
         self.queued.push(req);
     }
     fn submit_and_wait(&mut self, _min: usize, _timeout: Duration) -> std::io::Result<()> {
+        match &mut self.held {
+            Some((c, 0)) => {
+                self.done.push(*c);
+                self.held = None;
+            }
+            Some((_, left)) => *left -= 1,
+            None => {}
+        }
         if !self.done.is_empty() || self.queued.is_empty() {
             // Completions are ready, or none can come: no wait.
             return Ok(());
@@ -105,10 +119,14 @@ impl Engine for FakeEngine {
                 _ => req.len as i32,
             };
             self.issued.push(req);
-            self.done.push(Completion {
+            let c = Completion {
                 buf: req.buf,
                 result,
-            });
+            };
+            match self.hold {
+                Some((k, m)) if k == n => self.held = Some((c, m)),
+                _ => self.done.push(c),
+            }
         }
         Ok(())
     }

@@ -3,6 +3,7 @@
 //! syscall beyond the engine's own per batch.
 
 use crate::result::{IoFailure, JobResult, StreamResult};
+use batches::Batches;
 use iosurvey_engine::{Engine, Op, Request};
 use iosurvey_stats::SHORT_TRANSFER;
 use iosurvey_workload::{pattern::OffsetGen, ArrayMap, Mix};
@@ -58,8 +59,8 @@ struct Slot {
     /// counted, and only these spend the byte budget.
     counted: bool,
     offset: u64,
-    /// When the batch that carried it was submitted.
-    submitted_ns: u64,
+    /// The submit batch that carried it (see [`Batches`]).
+    batch: u64,
 }
 
 /// Completions of one reap that share a stream, an op and a submit batch:
@@ -68,18 +69,19 @@ struct Slot {
 struct Run {
     stream: u32,
     op: Op,
-    submitted_ns: u64,
+    /// The batch's key.
+    batch: u64,
     /// Completions in the run; 0 when there is none.
     n: u64,
     bytes: u64,
 }
 
 impl Run {
-    /// No run: no slot has this submit time.
+    /// No run: no slot has this key.
     const EMPTY: Run = Run {
         stream: 0,
         op: Op::Read,
-        submitted_ns: u64::MAX,
+        batch: u64::MAX,
         n: 0,
         bytes: 0,
     };
@@ -99,7 +101,7 @@ struct Tally {
 impl Tally {
     /// Records `run`, whose I/Os were seen complete at `tc`.
     #[inline]
-    fn record(&mut self, run: &Run, interval: usize, tc: u64) {
+    fn record(&mut self, run: &Run, batches: &Batches, interval: usize, tc: u64) {
         if run.n == 0 {
             return;
         }
@@ -108,7 +110,7 @@ impl Tally {
             interval,
             run.n,
             run.bytes,
-            tc - run.submitted_ns,
+            tc - batches.submitted_ns(run.batch),
         );
         self.live_ops += run.n;
         self.live_bytes += run.bytes;
@@ -204,9 +206,10 @@ fn run_worker_on<E: Engine>(
     };
     let total_slots: usize = streams.iter().map(|s| s.slots as usize).sum();
     let mut slots: Vec<Slot> = Vec::with_capacity(total_slots);
-    // Slots pushed to the engine and not yet stamped with a submit time:
-    // all of them go in the next batch, or (one at a time) the oldest.
-    let mut armed: Vec<u32> = Vec::with_capacity(total_slots);
+    let mut batches = Batches::new();
+    // One-at-a-time engines: slots pushed and not yet run, oldest first.
+    // Each is stamped with its own submit time when its turn comes.
+    let mut armed: Vec<u32> = Vec::new();
     let mut armed_fifo: VecDeque<u32> = VecDeque::new();
 
     // Arm every slot. Slots of different streams interleave so that a
@@ -226,17 +229,16 @@ fn run_worker_on<E: Engine>(
                     op: req.op,
                     counted,
                     offset: req.offset,
-                    submitted_ns: 0,
+                    batch: batches.current(),
                 });
                 engine.push(req);
-                armed.push(idx);
+                if E::ONE_AT_A_TIME {
+                    armed_fifo.push_back(idx);
+                }
             }
         }
     }
-    let mut active = armed.len();
-    if E::ONE_AT_A_TIME {
-        armed_fifo.extend(armed.drain(..));
-    }
+    let mut active = slots.len();
     let mut stopping = false;
 
     while active > 0 {
@@ -244,13 +246,10 @@ fn run_worker_on<E: Engine>(
         if E::ONE_AT_A_TIME {
             armed_fifo.extend(armed.drain(..));
             if let Some(i) = armed_fifo.pop_front() {
-                slots[i as usize].submitted_ns = ts;
+                slots[i as usize].batch = Batches::stamped(ts);
             }
         } else {
-            for &i in &armed {
-                slots[i as usize].submitted_ns = ts;
-            }
-            armed.clear();
+            batches.submit(ts, &mut slots);
         }
         let timeout = if ts < end {
             MAX_WAIT.min(Duration::from_nanos(end - ts))
@@ -281,18 +280,15 @@ fn run_worker_on<E: Engine>(
                     stopping = true;
                 }
             } else if slot.counted {
-                if run.submitted_ns == slot.submitted_ns
-                    && run.stream == slot.stream
-                    && run.op == slot.op
-                {
+                if run.batch == slot.batch && run.stream == slot.stream && run.op == slot.op {
                     run.n += 1;
                     run.bytes += u64::from(slot.len);
                 } else {
-                    tally.record(&run, interval, tc);
+                    tally.record(&run, &batches, interval, tc);
                     run = Run {
                         stream: slot.stream,
                         op: slot.op,
-                        submitted_ns: slot.submitted_ns,
+                        batch: slot.batch,
                         n: 1,
                         bytes: u64::from(slot.len),
                     };
@@ -308,13 +304,17 @@ fn run_worker_on<E: Engine>(
                     slot.op = req.op;
                     slot.offset = req.offset;
                     slot.counted = measuring;
-                    armed.push(c.buf);
+                    if E::ONE_AT_A_TIME {
+                        armed.push(c.buf);
+                    } else {
+                        slot.batch = batches.current();
+                    }
                 }
                 None => active -= 1,
             }
             next
         });
-        tally.record(&run, interval, tc);
+        tally.record(&run, &batches, interval, tc);
         bounds.live.ops.store(tally.live_ops, Ordering::Relaxed);
         bounds.live.bytes.store(tally.live_bytes, Ordering::Relaxed);
     }
@@ -383,5 +383,6 @@ fn wait_nr(in_flight: usize) -> usize {
     (in_flight / 8).max(1)
 }
 
+mod batches;
 #[cfg(test)]
 mod tests;

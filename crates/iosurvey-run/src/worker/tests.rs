@@ -201,15 +201,10 @@ fn partial_transfers_are_counted_by_kind_with_continue_on_error() {
     assert_eq!(r.error_count(), 150);
 }
 
-#[test]
-fn the_recorded_latency_is_the_time_the_engine_took() {
-    // Every submission takes exactly 2 ms on the fake clock: four I/Os per
-    // batch, each timed from its batch's submit to its reap, recorded four
-    // at a time.
-    let delay = Duration::from_millis(2);
+/// Runs `streams` on `e` with a fake clock that each submission moves on
+/// by exactly `e.delay`.
+fn run_on_fake_clock(e: &mut FakeEngine, streams: Vec<WorkerStream>) -> JobResult {
     let clock = Rc::new(Cell::new(now_ns()));
-    let mut e = FakeEngine::new();
-    e.delay = delay;
     e.clock = Some(clock.clone());
     let stop = AtomicBool::new(false);
     let live = LiveCounters::default();
@@ -221,8 +216,34 @@ fn the_recorded_latency_is_the_time_the_engine_took() {
         stop: &stop,
         live: &live,
     };
-    let streams = vec![stream(Some(400), 4, Mix::Read)];
-    let r = run_worker_on(&mut e, streams, &bounds, clock.get(), || clock.get()).unwrap();
+    run_worker_on(e, streams, &bounds, clock.get(), || clock.get()).unwrap()
+}
+
+#[test]
+fn a_slow_io_among_thousands_of_fast_batches_keeps_its_own_submit_time() {
+    // Request 1 goes in the first batch and completes 3,000 submissions
+    // later, long after its batch left the ring of recent batches; every
+    // other I/O takes one 2 ms submission.
+    let mut e = FakeEngine::new();
+    e.delay = Duration::from_millis(2);
+    e.hold = Some((1, 3000));
+    let r = run_on_fake_clock(&mut e, vec![stream(Some(5000), 2, Mix::Read)]);
+    let lat = &r.total(Op::Read).latency;
+    assert_eq!(lat.count(), 5000);
+    assert_eq!(lat.min(), 2_000_000);
+    // Submissions 0 to 3,000 each took 2 ms before it was reaped.
+    assert_eq!(lat.max(), 3001 * 2_000_000);
+}
+
+#[test]
+fn the_recorded_latency_is_the_time_the_engine_took() {
+    // Every submission takes exactly 2 ms on the fake clock: four I/Os per
+    // batch, each timed from its batch's submit to its reap, recorded four
+    // at a time.
+    let delay = Duration::from_millis(2);
+    let mut e = FakeEngine::new();
+    e.delay = delay;
+    let r = run_on_fake_clock(&mut e, vec![stream(Some(400), 4, Mix::Read)]);
     let lat = &r.total(Op::Read).latency;
     assert_eq!(lat.count(), 400);
     let want = delay.as_nanos() as f64;
