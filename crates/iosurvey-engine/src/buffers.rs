@@ -12,6 +12,9 @@ pub struct BufferPool {
     count: usize,
     stride: usize,
     size: usize,
+    /// Never freed: an engine that could not drain its I/O leaves the
+    /// memory to the kernel.
+    leaked: bool,
 }
 
 // SAFETY: the pool is a plain heap allocation with no interior sharing; it
@@ -44,6 +47,7 @@ impl BufferPool {
             count: count.max(1),
             stride,
             size,
+            leaked: false,
         };
         fill_random(pool.as_mut_slice(), seed);
         Ok(pool)
@@ -81,6 +85,11 @@ impl BufferPool {
         unsafe { std::slice::from_raw_parts(p, len.min(self.size)) }
     }
 
+    /// Keeps the memory past the pool's drop, for I/O that may still use it.
+    pub(crate) fn leak(&mut self) {
+        self.leaked = true;
+    }
+
     /// One `iovec` per buffer, for registering with io_uring.
     pub(crate) fn iovecs(&self) -> Vec<libc::iovec> {
         (0..self.count as u32)
@@ -99,6 +108,9 @@ impl BufferPool {
 
 impl Drop for BufferPool {
     fn drop(&mut self) {
+        if self.leaked {
+            return;
+        }
         // SAFETY: allocated in `new` with this layout. Engines drain their
         // in-flight I/O before the pool drops (field order and Drop impls).
         unsafe { dealloc(self.ptr.as_ptr(), self.layout) }

@@ -8,33 +8,46 @@
 //!
 //! Describing an I/O ([`Request`]) is plain data. The worker pushes requests,
 //! calls [`Engine::submit_and_wait`], then drains completions with
-//! [`Engine::reap`]. Per I/O there is no allocation and no lock.
+//! [`Engine::reap`], whose callback may hand back the next request for the
+//! buffer that just came free. Per I/O there is no allocation and no lock.
+//!
+//! No sequence of safe calls can make the kernel write outside a buffer or
+//! into one that is handed out: the buffer index is the I/O's slot, a
+//! [`SlotTable`] refuses (with a panic) a request longer than its buffer or
+//! on a buffer still in flight, and [`Engine::buffer_mut`] hands out only
+//! idle buffers.
+
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 mod buffers;
 pub mod loopdev;
+mod slots;
 mod sync;
 pub mod uring;
 
 pub use buffers::BufferPool;
+pub use slots::SlotTable;
 pub use sync::SyncEngine;
 pub use uring::UringEngine;
 
 pub use iosurvey_model::{EngineFeatures, EngineKind, Op, SqPoll};
+use std::time::Duration;
 
 use std::os::fd::OwnedFd;
 
-/// One I/O to issue: plain data, safe to build.
+/// One I/O to issue: plain data, safe to build. Its buffer is its slot:
+/// the completion names it, and nothing else may use it meanwhile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Request {
     /// Index of the file in the engine's file table.
     pub file: u32,
     pub op: Op,
     pub offset: u64,
+    /// Bytes to move; at most the engine's buffer size.
     pub len: u32,
-    /// Index of the buffer in the engine's pool; one buffer per slot.
+    /// Index of the buffer in the engine's pool, which the I/O holds until
+    /// its completion is reaped.
     pub buf: u32,
-    /// Returned unchanged in the completion.
-    pub tag: u64,
 }
 
 /// One finished I/O: bytes transferred, or a negative errno. Fewer bytes
@@ -43,7 +56,8 @@ pub struct Request {
 /// a failure, not as a completed I/O.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Completion {
-    pub tag: u64,
+    /// The request's buffer, free again from this completion on.
+    pub buf: u32,
     pub result: i32,
 }
 
@@ -71,44 +85,86 @@ pub enum EngineError {
     Alloc { bytes: usize },
     #[error("io_uring setup failed ({0}); try --engine sync")]
     UringSetup(std::io::Error),
-    #[error("io_uring setup with {asked} failed ({source}); run without {flag}")]
-    UringAsked {
-        asked: &'static str,
+    /// The kernel refused a polling mode the user asked for; there is no
+    /// silent fallback.
+    #[error("the kernel refused io_uring {mode} ({err}); drop {flag} or run as root on a kernel and device that support it")]
+    UringMode {
+        mode: &'static str,
         flag: &'static str,
-        source: std::io::Error,
+        err: std::io::Error,
     },
     #[error("engine failed: {0}")]
     Io(#[from] std::io::Error),
 }
 
 /// A per-worker I/O queue.
+///
+/// Every method is safe to call in any order: a request that does not fit
+/// its buffer, or that names a buffer still in flight, panics in
+/// [`Engine::push`] before the kernel sees it.
 pub trait Engine {
-    /// Whether the engine completes each request inside `submit_and_wait`,
-    /// one after another. The worker then submits one request per call, so
-    /// each latency covers that request alone.
+    /// Whether the engine completes one request per
+    /// [`Engine::submit_and_wait`], oldest first, inside the call. Each
+    /// latency then covers that request alone.
     const ONE_AT_A_TIME: bool = false;
-    /// Queues one request. The caller keeps no more requests in flight than
-    /// there are buffers.
+    /// Queues one request on its buffer (for io_uring, straight into the
+    /// submission queue).
+    ///
+    /// # Panics
+    /// When the buffer or the file index is out of range, when `len` is
+    /// larger than a buffer, or when the buffer is in flight.
     fn push(&mut self, req: Request);
-    /// Submits everything queued and waits until at least `min_complete`
-    /// completions are ready (fewer if fewer are in flight). An engine may
-    /// return earlier with at least one ready: io_uring does once
-    /// [`uring::REAP_WINDOW_US`] have passed, so batching never holds a
-    /// finished I/O longer than that.
-    fn submit_and_wait(&mut self, min_complete: usize) -> std::io::Result<()>;
-    /// Hands every ready completion to `f`.
-    fn reap(&mut self, f: impl FnMut(Completion));
-    /// Buffer `idx`, for filling write data before the run.
-    fn buffer_mut(&mut self, idx: u32) -> &mut [u8];
-    /// I/Os submitted or queued and not yet reaped.
+    /// Submits everything queued, then waits until at least `min_complete`
+    /// completions are ready (fewer if fewer are in flight), or `timeout`
+    /// has passed. It does not wait at all while completions are ready. An
+    /// engine may return earlier with at least one ready: io_uring does
+    /// once [`uring::REAP_WINDOW_US`] have passed, so batching never holds
+    /// a finished I/O longer than that.
+    fn submit_and_wait(&mut self, min_complete: usize, timeout: Duration) -> std::io::Result<()>;
+    /// Hands every ready completion to `f`, in one pass. The completion's
+    /// buffer is free when `f` runs; a request `f` returns is pushed at once
+    /// (as by [`Engine::push`]) and submitted by the next
+    /// [`Engine::submit_and_wait`].
+    fn reap(&mut self, f: impl FnMut(Completion) -> Option<Request>);
+    /// Buffer `idx`, for filling write data; `None` while an I/O holds it
+    /// or when there is no such buffer.
+    fn buffer_mut(&mut self, idx: u32) -> Option<&mut [u8]>;
+    /// I/Os pushed and not yet reaped.
     fn in_flight(&self) -> usize;
     /// Puts `fd` in file slot `idx` and hands back the file that was there,
     /// for work that opens a new file per unit (video frames). Nothing may
     /// be in flight. The returned descriptor is the file's last reference,
     /// so closing it is the close the caller times.
     fn replace_file(&mut self, idx: u32, fd: OwnedFd) -> std::io::Result<OwnedFd>;
-    /// The fast paths this engine really uses.
+    /// The fast paths this engine really uses, and its empty wake-ups.
     fn features(&self) -> EngineFeatures {
         EngineFeatures::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_workers_share_only_the_fast_paths_both_used_and_add_their_empty_wakeups() {
+        let a = EngineFeatures {
+            registered_files: true,
+            fixed_buffers: true,
+            reap_window_us: Some(10),
+            sqpoll: true,
+            iopoll: false,
+            empty_wakeups: 2,
+        };
+        let b = EngineFeatures {
+            fixed_buffers: false,
+            iopoll: true,
+            empty_wakeups: 3,
+            ..a
+        };
+        let c = a.common(b);
+        assert!(c.registered_files && c.sqpoll);
+        assert!(!c.fixed_buffers && !c.iopoll);
+        assert_eq!(c.empty_wakeups, 5);
     }
 }

@@ -1,24 +1,34 @@
-//! The synchronous engine: `pread`/`pwrite`, executed at submit time.
+//! The synchronous engine: `pread`/`pwrite`, one request per
+//! [`Engine::submit_and_wait`], oldest first.
 
-use crate::{BufferPool, Completion, Engine, EngineConfig, EngineError, Op, Request};
+use crate::{
+    BufferPool, Completion, Engine, EngineConfig, EngineError, EngineFeatures, Op, Request,
+    SlotTable,
+};
+use std::collections::VecDeque;
 use std::os::fd::OwnedFd;
+use std::time::Duration;
 
 /// pread/pwrite, one request at a time in queue order.
 pub struct SyncEngine {
     files: Vec<OwnedFd>,
     pool: BufferPool,
-    queued: Vec<Request>,
-    done: Vec<Completion>,
+    slots: SlotTable,
+    queued: VecDeque<Request>,
+    done: Option<Completion>,
 }
 
 impl SyncEngine {
+    /// The engine over `cfg`'s files. It has no polling modes: `sqpoll` and
+    /// `iopoll` are io_uring's, and are not used here (its features say so).
     pub fn new(cfg: EngineConfig, seed: u64) -> Result<Self, EngineError> {
         let pool = BufferPool::new(cfg.buffers, cfg.buffer_size, cfg.alignment, seed)?;
         Ok(SyncEngine {
+            slots: SlotTable::new(pool.count(), pool.size(), cfg.files.len()),
             files: cfg.files,
             pool,
-            queued: Vec::with_capacity(cfg.buffers),
-            done: Vec::with_capacity(cfg.buffers),
+            queued: VecDeque::with_capacity(cfg.buffers),
+            done: None,
         })
     }
 }
@@ -28,46 +38,59 @@ impl Engine for SyncEngine {
 
     #[inline]
     fn push(&mut self, req: Request) {
-        self.queued.push(req);
+        self.slots.claim(&req);
+        self.queued.push_back(req);
     }
 
+    /// Runs the oldest queued request, unless a completion is still to be
+    /// reaped. A synchronous call never waits for nothing, so the timeout
+    /// does not apply.
     #[inline]
-    fn submit_and_wait(&mut self, _min_complete: usize) -> std::io::Result<()> {
-        for req in self.queued.drain(..) {
-            let fd = &self.files[req.file as usize];
-            let len = req.len as usize;
-            let res = match req.op {
-                Op::Read => {
-                    let buf = self.pool.get_mut(req.buf);
-                    rustix::io::pread(fd, &mut buf[..len], req.offset)
-                }
-                Op::Write => rustix::io::pwrite(fd, self.pool.get(req.buf, len), req.offset),
-            };
-            let result = match res {
-                Ok(n) => n as i32,
-                Err(e) => -e.raw_os_error(),
-            };
-            self.done.push(Completion {
-                tag: req.tag,
-                result,
-            });
+    fn submit_and_wait(&mut self, _min_complete: usize, _timeout: Duration) -> std::io::Result<()> {
+        if self.done.is_some() {
+            return Ok(());
         }
+        let Some(req) = self.queued.pop_front() else {
+            return Ok(());
+        };
+        let fd = &self.files[req.file as usize];
+        // The claim checked that `len` fits the buffer.
+        let len = req.len as usize;
+        let res = match req.op {
+            Op::Read => rustix::io::pread(fd, &mut self.pool.get_mut(req.buf)[..len], req.offset),
+            Op::Write => rustix::io::pwrite(fd, self.pool.get(req.buf, len), req.offset),
+        };
+        let result = match res {
+            Ok(n) => n as i32,
+            Err(e) => -e.raw_os_error(),
+        };
+        self.done = Some(Completion {
+            buf: req.buf,
+            result,
+        });
         Ok(())
     }
 
     #[inline]
-    fn reap(&mut self, mut f: impl FnMut(Completion)) {
-        for c in self.done.drain(..) {
-            f(c);
+    fn reap(&mut self, mut f: impl FnMut(Completion) -> Option<Request>) {
+        if let Some(c) = self.done.take() {
+            self.slots.release(c.buf);
+            if let Some(req) = f(c) {
+                self.push(req);
+            }
         }
     }
 
-    fn buffer_mut(&mut self, idx: u32) -> &mut [u8] {
-        self.pool.get_mut(idx)
+    fn buffer_mut(&mut self, idx: u32) -> Option<&mut [u8]> {
+        if self.slots.is_idle(idx) {
+            Some(self.pool.get_mut(idx))
+        } else {
+            None
+        }
     }
 
     fn in_flight(&self) -> usize {
-        self.queued.len() + self.done.len()
+        self.slots.in_flight()
     }
 
     fn replace_file(&mut self, idx: u32, fd: OwnedFd) -> std::io::Result<OwnedFd> {
@@ -76,6 +99,10 @@ impl Engine for SyncEngine {
         }
         let slot = self.files.get_mut(idx as usize).ok_or_else(no_slot)?;
         Ok(std::mem::replace(slot, fd))
+    }
+
+    fn features(&self) -> EngineFeatures {
+        EngineFeatures::default()
     }
 }
 
@@ -95,79 +122,126 @@ mod tests {
     use super::*;
     use std::io::Write;
 
-    #[test]
-    fn reads_back_what_the_file_holds_and_reports_errno() {
+    fn engine(data: &[u8], buffers: usize) -> (tempfile::NamedTempFile, SyncEngine) {
         let mut f = tempfile::NamedTempFile::new().unwrap();
-        f.write_all(&[7u8; 8192]).unwrap();
+        f.write_all(data).unwrap();
         let fd: OwnedFd = std::fs::File::open(f.path()).unwrap().into();
         let cfg = EngineConfig {
             files: vec![fd],
-            buffers: 2,
+            buffers,
             buffer_size: 4096,
             alignment: 4096,
             sqpoll: None,
             iopoll: false,
         };
-        let mut e = SyncEngine::new(cfg, 1).unwrap();
-        let req = Request {
+        (f, SyncEngine::new(cfg, 1).unwrap())
+    }
+
+    fn read(buf: u32, offset: u64) -> Request {
+        Request {
             file: 0,
             op: Op::Read,
-            offset: 4096,
+            offset,
             len: 4096,
-            buf: 1,
-            tag: 42,
-        };
-        e.push(req);
+            buf,
+        }
+    }
+
+    /// Runs every queued request, one per call, and returns the completions.
+    fn drain(e: &mut SyncEngine) -> Vec<Completion> {
+        let mut got = Vec::new();
+        while e.in_flight() > 0 {
+            e.submit_and_wait(1, Duration::from_secs(1)).unwrap();
+            e.reap(|c| {
+                got.push(c);
+                None
+            });
+        }
+        got
+    }
+
+    #[test]
+    fn reads_back_what_the_file_holds_and_reports_errno() {
+        let (_f, mut e) = engine(&[7u8; 8192], 2);
+        e.push(read(1, 4096));
         e.push(Request {
             op: Op::Write,
-            tag: 43,
-            ..req
+            buf: 0,
+            ..read(1, 4096)
         });
-        e.submit_and_wait(1).unwrap();
-        let mut got = Vec::new();
-        e.reap(|c| got.push(c));
+        // One request per call, oldest first.
+        e.submit_and_wait(2, Duration::ZERO).unwrap();
+        assert_eq!(e.in_flight(), 2);
+        let got = drain(&mut e);
         assert_eq!(
             got[0],
             Completion {
-                tag: 42,
+                buf: 1,
                 result: 4096
             }
         );
         // The file is open read-only: the write fails with EBADF.
-        assert_eq!(got[1].tag, 43);
+        assert_eq!(got[1].buf, 0);
         assert_eq!(got[1].result, -libc::EBADF);
-        assert!(e.buffer_mut(1).iter().all(|&b| b == 7));
+        assert!(e.buffer_mut(1).unwrap().iter().all(|&b| b == 7));
         assert_eq!(e.in_flight(), 0);
+        assert_eq!(e.features(), EngineFeatures::default());
     }
 
     #[test]
     fn a_short_read_comes_back_as_the_bytes_it_moved() {
         // 6000 bytes: the second block is partial, the third past the end.
-        let mut f = tempfile::NamedTempFile::new().unwrap();
-        f.write_all(&[3u8; 6000]).unwrap();
-        let fd: OwnedFd = std::fs::File::open(f.path()).unwrap().into();
-        let cfg = EngineConfig {
-            files: vec![fd],
-            buffers: 1,
-            buffer_size: 4096,
-            alignment: 4096,
-            sqpoll: None,
-            iopoll: false,
-        };
-        let mut e = SyncEngine::new(cfg, 1).unwrap();
+        let (_f, mut e) = engine(&[3u8; 6000], 1);
         let mut got = Vec::new();
-        for (tag, offset) in [(0, 0), (1, 4096), (2, 8192)] {
-            e.push(Request {
-                file: 0,
-                op: Op::Read,
-                offset,
-                len: 4096,
-                buf: 0,
-                tag,
-            });
-            e.submit_and_wait(1).unwrap();
-            e.reap(|c| got.push(c.result));
+        for offset in [0, 4096, 8192] {
+            e.push(read(0, offset));
+            got.extend(drain(&mut e).iter().map(|c| c.result));
         }
         assert_eq!(got, [4096, 6000 - 4096, 0]);
+    }
+
+    #[test]
+    fn the_reap_callback_rearms_the_buffer_it_was_given() {
+        let (_f, mut e) = engine(&[5u8; 16384], 1);
+        e.push(read(0, 0));
+        let mut offsets = vec![4096, 8192, 12288];
+        let mut results = Vec::new();
+        while e.in_flight() > 0 {
+            e.submit_and_wait(1, Duration::from_secs(1)).unwrap();
+            e.reap(|c| {
+                results.push(c.result);
+                offsets.pop().map(|o| read(c.buf, o))
+            });
+        }
+        assert_eq!(results, [4096; 4]);
+    }
+
+    #[test]
+    fn a_buffer_in_flight_is_not_handed_out() {
+        let (_f, mut e) = engine(&[1u8; 4096], 2);
+        e.push(read(0, 0));
+        assert!(e.buffer_mut(0).is_none());
+        assert!(e.buffer_mut(1).is_some());
+        assert!(e.buffer_mut(2).is_none(), "no such buffer");
+        drain(&mut e);
+        assert!(e.buffer_mut(0).is_some());
+    }
+
+    #[test]
+    #[should_panic(expected = "request refused")]
+    fn a_buffer_in_flight_cannot_be_pushed_again() {
+        let (_f, mut e) = engine(&[1u8; 4096], 2);
+        e.push(read(0, 0));
+        e.push(read(0, 0));
+    }
+
+    #[test]
+    #[should_panic(expected = "request refused")]
+    fn a_request_longer_than_its_buffer_panics() {
+        let (_f, mut e) = engine(&[1u8; 8192], 2);
+        e.push(Request {
+            len: 8192,
+            ..read(0, 0)
+        });
     }
 }

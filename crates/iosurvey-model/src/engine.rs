@@ -42,10 +42,15 @@ pub struct EngineFeatures {
     pub sqpoll: bool,
     /// Completions are polled (IORING_SETUP_IOPOLL).
     pub iopoll: bool,
+    /// Waits that returned with no completion ready: a timeout that
+    /// expired, or a wake-up for nothing. Each costs a trip into the
+    /// kernel and a context switch that did no work.
+    pub empty_wakeups: u64,
 }
 
 impl EngineFeatures {
-    /// What two engines (two workers) both used.
+    /// What two engines (two workers) both used; their empty wake-ups add
+    /// up.
     pub fn common(self, other: EngineFeatures) -> EngineFeatures {
         EngineFeatures {
             registered_files: self.registered_files && other.registered_files,
@@ -53,6 +58,7 @@ impl EngineFeatures {
             reap_window_us: self.reap_window_us.max(other.reap_window_us),
             sqpoll: self.sqpoll && other.sqpoll,
             iopoll: self.iopoll && other.iopoll,
+            empty_wakeups: self.empty_wakeups + other.empty_wakeups,
         }
     }
 }

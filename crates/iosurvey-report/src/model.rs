@@ -128,6 +128,11 @@ pub struct Settings {
     /// seen and timed, in microseconds; null when each wait returns at the
     /// first completion.
     pub reap_window_us: Option<u32>,
+    /// Waits in the engine that returned with no I/O finished (a timeout
+    /// that expired, or a wake-up for nothing), over all workers; each is
+    /// a trip into the kernel that did no work. 0 for the sync engine.
+    #[serde(default)]
+    pub empty_wakeups: u64,
     /// Whether a stream that reaches the end of its area before its time or
     /// byte bound goes round to its start again (`parallel --loop`, `run
     /// --time`); `false`: every stream ends at the end of its area, like dd.
@@ -370,6 +375,7 @@ impl PointReport {
                 registered_files: r.engine.registered_files,
                 fixed_buffers: r.engine.fixed_buffers,
                 reap_window_us: r.engine.reap_window_us,
+                empty_wakeups: r.engine.empty_wakeups,
                 wrap: (job.bounds.time.is_some() || job.bounds.bytes.is_some())
                     && job.streams.iter().any(|s| s.wrap),
                 sqpoll: r.engine.sqpoll,

@@ -52,6 +52,7 @@ fn point(index: usize, bs: u64, col: usize, mb_per_s: f64) -> PointReport {
             registered_files: false,
             fixed_buffers: false,
             reap_window_us: None,
+            empty_wakeups: 0,
             wrap: false,
             sqpoll: false,
             sqpoll_cpu: None,

@@ -64,6 +64,7 @@ fn point(index: usize, rates: &[(f64, u64)]) -> PointReport {
             registered_files: true,
             fixed_buffers: true,
             reap_window_us: Some(10),
+            empty_wakeups: 0,
             wrap: false,
             sqpoll: false,
             sqpoll_cpu: None,

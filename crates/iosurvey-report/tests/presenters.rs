@@ -79,6 +79,7 @@ fn report() -> RunReport {
                 registered_files: true,
                 fixed_buffers: true,
                 reap_window_us: Some(10),
+                empty_wakeups: 0,
                 wrap: false,
                 sqpoll: false,
                 sqpoll_cpu: None,

@@ -66,6 +66,7 @@ fn point(
             registered_files: false,
             fixed_buffers: false,
             reap_window_us: None,
+            empty_wakeups: 0,
             wrap: false,
             sqpoll: false,
             sqpoll_cpu: None,

@@ -28,6 +28,7 @@ fn settings() -> Settings {
         registered_files: true,
         fixed_buffers: true,
         reap_window_us: Some(10),
+        empty_wakeups: 0,
         wrap: false,
         sqpoll: false,
         sqpoll_cpu: None,

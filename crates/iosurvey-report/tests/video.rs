@@ -87,6 +87,7 @@ fn point(f: FramesReport, elapsed_ns: u64) -> PointReport {
             registered_files: true,
             fixed_buffers: true,
             reap_window_us: None,
+            empty_wakeups: 0,
             wrap: false,
             sqpoll: false,
             sqpoll_cpu: None,

@@ -1,12 +1,20 @@
-//! A fake engine for the worker tests: it completes every request at
-//! submit time (after `delay`), records what was issued, and fails the
-//! requests it is told to.
+//! A fake engine for the worker tests: it completes every queued request
+//! at submit time, after `delay` (exact on a fake clock), records what
+//! was issued, and fails the requests it is told to. It keeps the real
+//! engines' rules: a request must fit its buffer and take an idle one.
 
-use iosurvey_engine::{Completion, Engine, Request};
+use iosurvey_engine::{Completion, Engine, Request, SlotTable};
+use std::cell::Cell;
 use std::os::fd::OwnedFd;
+use std::rc::Rc;
 use std::time::Duration;
 
+/// Buffers the fake engine has, and their size.
+const BUFFERS: usize = 64;
+const BUFFER_SIZE: usize = 4096;
+
 pub(crate) struct FakeEngine {
+    slots: SlotTable,
     queued: Vec<Request>,
     done: Vec<Completion>,
     /// Every request submitted, in order.
@@ -19,8 +27,17 @@ pub(crate) struct FakeEngine {
     /// Every request from number `k` on moves only `n` bytes (0 as at the
     /// end of a file truncated under the run): `Some((k, n))`.
     pub short_from: Option<(usize, i32)>,
-    /// How long each submission with requests takes.
+    /// How long each submission with requests takes: real time, or exact
+    /// time on `clock` when there is one.
     pub delay: Duration,
+    /// A clock (nanoseconds) that each submission moves on by `delay`
+    /// instead of taking it, as hyperfine's mock executor does: latencies
+    /// are then known exactly, whatever else runs on the machine.
+    pub clock: Option<Rc<Cell<u64>>>,
+    /// Request number `k` completes only after `m` more calls to
+    /// `submit_and_wait`: `Some((k, m))`, a slow I/O among fast ones.
+    pub hold: Option<(usize, usize)>,
+    held: Option<(Completion, usize)>,
     buf: Vec<u8>,
     fd: Option<OwnedFd>,
 }
@@ -29,6 +46,7 @@ impl FakeEngine {
     /// An engine that completes every request whole, at once.
     pub fn new() -> Self {
         FakeEngine {
+            slots: SlotTable::new(BUFFERS, BUFFER_SIZE, 1),
             queued: Vec::new(),
             done: Vec::new(),
             issued: Vec::new(),
@@ -37,7 +55,10 @@ impl FakeEngine {
             errno: 0,
             short_from: None,
             delay: Duration::ZERO,
-            buf: vec![0; 4096],
+            clock: None,
+            hold: None,
+            held: None,
+            buf: vec![0; BUFFERS * BUFFER_SIZE],
             fd: None,
         }
     }
@@ -65,11 +86,25 @@ impl FakeEngine {
 
 impl Engine for FakeEngine {
     fn push(&mut self, req: Request) {
+        self.slots.claim(&req);
         self.queued.push(req);
     }
-    fn submit_and_wait(&mut self, _min: usize) -> std::io::Result<()> {
-        if !self.queued.is_empty() {
-            std::thread::sleep(self.delay);
+    fn submit_and_wait(&mut self, _min: usize, _timeout: Duration) -> std::io::Result<()> {
+        match &mut self.held {
+            Some((c, 0)) => {
+                self.done.push(*c);
+                self.held = None;
+            }
+            Some((_, left)) => *left -= 1,
+            None => {}
+        }
+        if !self.done.is_empty() || self.queued.is_empty() {
+            // Completions are ready, or none can come: no wait.
+            return Ok(());
+        }
+        match &self.clock {
+            Some(clock) => clock.set(clock.get() + self.delay.as_nanos() as u64),
+            None => std::thread::sleep(self.delay),
         }
         for req in self.queued.drain(..) {
             let n = self.issued.len();
@@ -84,23 +119,37 @@ impl Engine for FakeEngine {
                 _ => req.len as i32,
             };
             self.issued.push(req);
-            self.done.push(Completion {
-                tag: req.tag,
+            let c = Completion {
+                buf: req.buf,
                 result,
-            });
+            };
+            match self.hold {
+                Some((k, m)) if k == n => self.held = Some((c, m)),
+                _ => self.done.push(c),
+            }
         }
         Ok(())
     }
-    fn reap(&mut self, mut f: impl FnMut(Completion)) {
-        for c in self.done.drain(..) {
-            f(c);
+    fn reap(&mut self, mut f: impl FnMut(Completion) -> Option<Request>) {
+        let mut done = std::mem::take(&mut self.done);
+        for c in done.drain(..) {
+            self.slots.release(c.buf);
+            if let Some(req) = f(c) {
+                self.push(req);
+            }
         }
+        // Keep the allocation for the next batch.
+        self.done = done;
     }
-    fn buffer_mut(&mut self, _idx: u32) -> &mut [u8] {
-        &mut self.buf
+    fn buffer_mut(&mut self, idx: u32) -> Option<&mut [u8]> {
+        if !self.slots.is_idle(idx) {
+            return None;
+        }
+        let start = idx as usize * BUFFER_SIZE;
+        Some(&mut self.buf[start..start + BUFFER_SIZE])
     }
     fn in_flight(&self) -> usize {
-        self.queued.len() + self.done.len()
+        self.slots.in_flight()
     }
     /// Swaps like a real engine; the first file handed back is /dev/null.
     fn replace_file(&mut self, _idx: u32, fd: OwnedFd) -> std::io::Result<OwnedFd> {

@@ -47,6 +47,9 @@ pub(crate) struct FrameShared<'a> {
 /// A frame job's one stream class, which its I/Os are counted in.
 const STREAM: usize = 0;
 
+/// Longest one wait for a frame's pieces lasts before it is made again.
+const FRAME_WAIT: Duration = Duration::from_secs(1);
+
 impl FrameShared<'_> {
     /// The interval of the series that time `tc` falls in.
     fn interval_of(&self, tc: u64) -> usize {
@@ -336,7 +339,9 @@ fn file_frame<E: Engine>(
 fn stamp<E: Engine>(engine: &mut E, frame: u64, piece: u64, frame_bytes: u64) {
     for (i, off) in (0..frame_bytes).step_by(piece as usize).enumerate() {
         let len = (frame_bytes - off).min(piece) as usize;
-        let buf = engine.buffer_mut(i as u32);
+        let buf = engine
+            .buffer_mut(i as u32)
+            .expect("no piece of a frame is in flight while the frame is stamped");
         let n = len.min(buf.len());
         for (b, block) in buf[..n].chunks_mut(4096).enumerate() {
             if block.len() >= 16 {
@@ -376,7 +381,6 @@ fn frame_io<E: Engine>(
             offset: base + off,
             len: (fj.frame_bytes - off).min(shared.piece) as u32,
             buf: i as u32,
-            tag: i,
         });
     };
     let mut next = 0;
@@ -392,7 +396,7 @@ fn frame_io<E: Engine>(
     }
     let mut submitted = start;
     while done < pieces {
-        if let Err(e) = engine.submit_and_wait(1) {
+        if let Err(e) = engine.submit_and_wait(1, FRAME_WAIT) {
             return Err(Failed::new(errno_of(&e), base));
         }
         let tc = now_ns();
@@ -401,8 +405,9 @@ fn frame_io<E: Engine>(
         let mut finished = 0;
         engine.reap(|c| {
             finished += 1;
-            let offset = base + c.tag * shared.piece;
-            let want = (fj.frame_bytes - c.tag * shared.piece).min(shared.piece);
+            let piece = u64::from(c.buf);
+            let offset = base + piece * shared.piece;
+            let want = (fj.frame_bytes - piece * shared.piece).min(shared.piece);
             if c.result < 0 {
                 stats.record_error(-c.result);
                 failed.get_or_insert(Failed::new(-c.result, offset));
@@ -422,6 +427,7 @@ fn frame_io<E: Engine>(
             } else {
                 stats.record(slot, c.result as u64, tc - submitted);
             }
+            None
         });
         done += finished;
         if E::ONE_AT_A_TIME && next < pieces && failed.is_none() {

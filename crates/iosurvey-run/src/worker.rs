@@ -3,7 +3,8 @@
 //! syscall beyond the engine's own per batch.
 
 use crate::result::{IoFailure, JobResult, StreamResult};
-use iosurvey_engine::{Completion, Engine, Op, Request};
+use batches::Batches;
+use iosurvey_engine::{Engine, Op, Request};
 use iosurvey_stats::SHORT_TRANSFER;
 use iosurvey_workload::{pattern::OffsetGen, ArrayMap, Mix};
 use std::collections::VecDeque;
@@ -47,15 +48,103 @@ pub(crate) struct WorkerBounds<'a> {
     pub live: &'a LiveCounters,
 }
 
+/// One slot: the I/O its buffer has in flight.
 #[derive(Clone, Copy)]
 struct Slot {
+    /// Index of the stream in the worker's list.
     stream: u32,
-    req: Request,
-    submitted_ns: u64,
+    len: u32,
+    op: Op,
     /// Issued in the measured phase (after the ramp): only these are
     /// counted, and only these spend the byte budget.
     counted: bool,
+    offset: u64,
+    /// The submit batch that carried it (see [`Batches`]).
+    batch: u64,
 }
+
+/// Completions of one reap that share a stream, an op and a submit batch:
+/// they took the same time, and are recorded as one.
+#[derive(Clone, Copy)]
+struct Run {
+    stream: u32,
+    op: Op,
+    /// The batch's key.
+    batch: u64,
+    /// Completions in the run; 0 when there is none.
+    n: u64,
+    bytes: u64,
+}
+
+impl Run {
+    /// No run: no slot has this key.
+    const EMPTY: Run = Run {
+        stream: 0,
+        op: Op::Read,
+        batch: u64::MAX,
+        n: 0,
+        bytes: 0,
+    };
+}
+
+/// What a worker has counted so far.
+struct Tally {
+    result: JobResult,
+    /// Where each local stream's results go.
+    result_of: Vec<usize>,
+    stream_done: Vec<u64>,
+    last_done: u64,
+    live_ops: u64,
+    live_bytes: u64,
+}
+
+impl Tally {
+    /// Records `run`, whose I/Os were seen complete at `tc`.
+    #[inline]
+    fn record(&mut self, run: &Run, batches: &Batches, interval: usize, tc: u64) {
+        if run.n == 0 {
+            return;
+        }
+        let job_stream = self.result_of[run.stream as usize];
+        self.result.streams[job_stream].class_mut(run.op).record_n(
+            interval,
+            run.n,
+            run.bytes,
+            tc - batches.submitted_ns(run.batch),
+        );
+        self.live_ops += run.n;
+        self.live_bytes += run.bytes;
+        self.last_done = tc;
+        self.stream_done[job_stream] = tc;
+    }
+
+    /// Counts a completion that did not move its whole length, and keeps
+    /// the worker's first.
+    #[cold]
+    #[inline(never)]
+    fn fail(&mut self, slot: &Slot, result: i32, at_ns: u64) {
+        let job_stream = self.result_of[slot.stream as usize];
+        let errno = failure_kind(result);
+        if slot.counted {
+            self.result.streams[job_stream]
+                .class_mut(slot.op)
+                .record_error(errno);
+        }
+        if self.result.first_failure.is_none() {
+            self.result.first_failure = Some(IoFailure {
+                stream: job_stream,
+                op: slot.op,
+                offset: slot.offset,
+                errno,
+                at_ns,
+            });
+        }
+    }
+}
+
+/// Longest a worker waits in the engine before it looks at its stop flag
+/// again, when no I/O completes.
+const MAX_WAIT: Duration = Duration::from_secs(1);
 
 /// Monotonic nanoseconds.
 #[inline]
@@ -71,11 +160,29 @@ pub(crate) fn thread_cpu_ns() -> u64 {
 
 /// Runs one worker until its bounds are met, then drains its in-flight I/O.
 /// `start_ns` is when the shared barrier released the workers.
+///
+/// Each slot owns one buffer of the engine; a completion re-arms its slot
+/// from inside the engine's reap. The I/Os of one submit batch share its
+/// submit time, those of one reap share their completion time, and the
+/// time and stop bounds are checked once per batch.
 pub(crate) fn run_worker<E: Engine>(
+    engine: &mut E,
+    streams: Vec<WorkerStream>,
+    bounds: &WorkerBounds<'_>,
+    start_ns: u64,
+) -> std::io::Result<JobResult> {
+    run_worker_on(engine, streams, bounds, start_ns, now_ns)
+}
+
+/// [`run_worker`] on the clock `now` (monotonic nanoseconds): the tests
+/// give it one that the fake engine moves by exact amounts.
+#[inline(always)]
+fn run_worker_on<E: Engine>(
     engine: &mut E,
     mut streams: Vec<WorkerStream>,
     bounds: &WorkerBounds<'_>,
     start_ns: u64,
+    now: impl Fn() -> u64,
 ) -> std::io::Result<JobResult> {
     let cpu0 = thread_cpu_ns();
     let measure_start = start_ns + bounds.ramp.as_nanos() as u64;
@@ -86,64 +193,71 @@ pub(crate) fn run_worker<E: Engine>(
     let interval_ns = (bounds.interval.as_nanos() as u64).max(1);
 
     let n_results = streams.iter().map(|s| s.index + 1).max().unwrap_or(0);
-    let mut result = JobResult {
-        streams: vec![StreamResult::default(); n_results],
-        ..Default::default()
+    let mut tally = Tally {
+        result: JobResult {
+            streams: vec![StreamResult::default(); n_results],
+            ..Default::default()
+        },
+        result_of: streams.iter().map(|s| s.index).collect(),
+        stream_done: vec![start_ns; n_results],
+        last_done: start_ns,
+        live_ops: 0,
+        live_bytes: 0,
     };
-    // Where each local stream's results go.
-    let result_of: Vec<usize> = streams.iter().map(|s| s.index).collect();
     let total_slots: usize = streams.iter().map(|s| s.slots as usize).sum();
     let mut slots: Vec<Slot> = Vec::with_capacity(total_slots);
-    let mut ready: VecDeque<u32> = VecDeque::with_capacity(total_slots);
-    let mut completions: Vec<Completion> = Vec::with_capacity(total_slots);
+    let mut batches = Batches::new();
+    // One-at-a-time engines: slots pushed and not yet run, oldest first.
+    // Each is stamped with its own submit time when its turn comes.
+    let mut armed: Vec<u32> = Vec::new();
+    let mut armed_fifo: VecDeque<u32> = VecDeque::new();
 
     // Arm every slot. Slots of different streams interleave so that a
     // one-at-a-time engine serves the streams in turn.
     let max_slots = streams.iter().map(|s| s.slots).max().unwrap_or(0);
+    let counted = start_ns >= measure_start;
     for k in 0..max_slots {
         for (si, st) in streams.iter_mut().enumerate() {
             if k >= st.slots {
                 continue;
             }
             let idx = slots.len() as u32;
-            let counted = start_ns >= measure_start;
-            let req = next_request(st, idx, counted);
-            if let Some(req) = req {
+            if let Some(req) = next_request(st, idx, counted) {
                 slots.push(Slot {
                     stream: si as u32,
-                    req,
-                    submitted_ns: 0,
+                    len: req.len,
+                    op: req.op,
                     counted,
+                    offset: req.offset,
+                    batch: batches.current(),
                 });
-                ready.push_back(idx);
+                engine.push(req);
+                if E::ONE_AT_A_TIME {
+                    armed_fifo.push_back(idx);
+                }
             }
         }
     }
-    let mut active = ready.len();
+    let mut active = slots.len();
     let mut stopping = false;
-    let mut last_done = start_ns;
-    let mut stream_done = vec![start_ns; n_results];
-    let (mut live_ops, mut live_bytes) = (0u64, 0u64);
 
     while active > 0 {
-        let ts = now_ns();
+        let ts = now();
         if E::ONE_AT_A_TIME {
-            if let Some(i) = ready.pop_front() {
-                let s = &mut slots[i as usize];
-                s.submitted_ns = ts;
-                engine.push(s.req);
+            armed_fifo.extend(armed.drain(..));
+            if let Some(i) = armed_fifo.pop_front() {
+                slots[i as usize].batch = Batches::stamped(ts);
             }
         } else {
-            for &i in &ready {
-                let s = &mut slots[i as usize];
-                s.submitted_ns = ts;
-                engine.push(s.req);
-            }
-            ready.clear();
+            batches.submit(ts, &mut slots);
         }
-        engine.submit_and_wait(wait_nr(engine.in_flight()))?;
-        let tc = now_ns();
-        engine.reap(|c| completions.push(c));
+        let timeout = if ts < end {
+            MAX_WAIT.min(Duration::from_nanos(end - ts))
+        } else {
+            MAX_WAIT
+        };
+        engine.submit_and_wait(wait_nr(engine.in_flight()), timeout)?;
+        let tc = now();
         if tc >= end || bounds.stop.load(Ordering::Relaxed) {
             stopping = true;
         }
@@ -153,58 +267,61 @@ pub(crate) fn run_worker<E: Engine>(
         } else {
             0
         };
-        for c in completions.drain(..) {
-            let slot = &mut slots[c.tag as usize];
-            let job_stream = result_of[slot.stream as usize];
-            let stats = result.streams[job_stream].class_mut(slot.req.op);
+        let at_ns = tc.saturating_sub(measure_start);
+        let mut run = Run::EMPTY;
+        engine.reap(|c| {
+            let slot = &mut slots[c.buf as usize];
             // One compare: anything but the whole length is a failure, a
             // negative errno or a short transfer (fewer bytes than asked,
             // as at the end of a file truncated under the run).
-            if c.result != slot.req.len as i32 {
-                let errno = failure_kind(c.result);
-                if slot.counted {
-                    stats.record_error(errno);
-                }
-                if result.first_failure.is_none() {
-                    result.first_failure = Some(IoFailure {
-                        stream: job_stream,
-                        op: slot.req.op,
-                        offset: slot.req.offset,
-                        errno,
-                        at_ns: tc.saturating_sub(measure_start),
-                    });
-                }
+            if c.result != slot.len as i32 {
+                tally.fail(slot, c.result, at_ns);
                 if !bounds.continue_on_error {
                     stopping = true;
                 }
             } else if slot.counted {
-                let lat = tc - slot.submitted_ns;
-                stats.record(interval, c.result as u64, lat);
-                live_ops += 1;
-                live_bytes += c.result as u64;
-                last_done = tc;
-                stream_done[job_stream] = tc;
+                if run.batch == slot.batch && run.stream == slot.stream && run.op == slot.op {
+                    run.n += 1;
+                    run.bytes += u64::from(slot.len);
+                } else {
+                    tally.record(&run, &batches, interval, tc);
+                    run = Run {
+                        stream: slot.stream,
+                        op: slot.op,
+                        batch: slot.batch,
+                        n: 1,
+                        bytes: u64::from(slot.len),
+                    };
+                }
             }
-            let next = if stopping {
-                None
-            } else {
-                next_request(&mut streams[slot.stream as usize], c.tag as u32, measuring)
-            };
+            if stopping {
+                active -= 1;
+                return None;
+            }
+            let next = next_request(&mut streams[slot.stream as usize], c.buf, measuring);
             match next {
                 Some(req) => {
-                    slot.req = req;
+                    slot.op = req.op;
+                    slot.offset = req.offset;
                     slot.counted = measuring;
-                    ready.push_back(c.tag as u32);
+                    if E::ONE_AT_A_TIME {
+                        armed.push(c.buf);
+                    } else {
+                        slot.batch = batches.current();
+                    }
                 }
                 None => active -= 1,
             }
-        }
-        bounds.live.ops.store(live_ops, Ordering::Relaxed);
-        bounds.live.bytes.store(live_bytes, Ordering::Relaxed);
+            next
+        });
+        tally.record(&run, &batches, interval, tc);
+        bounds.live.ops.store(tally.live_ops, Ordering::Relaxed);
+        bounds.live.bytes.store(tally.live_bytes, Ordering::Relaxed);
     }
     debug_assert_eq!(engine.in_flight(), 0);
-    result.elapsed_ns = last_done.saturating_sub(measure_start);
-    for (r, done) in result.streams.iter_mut().zip(stream_done) {
+    let mut result = tally.result;
+    result.elapsed_ns = tally.last_done.saturating_sub(measure_start);
+    for (r, done) in result.streams.iter_mut().zip(tally.stream_done) {
         r.elapsed_ns = done.saturating_sub(measure_start);
     }
     result.first_done_ns = result.elapsed_ns;
@@ -229,7 +346,7 @@ fn failure_kind(result: i32) -> i32 {
 /// The next request of `st` for slot `slot`, or `None` once its budget is
 /// spent. Ops issued during the ramp do not count against the budget,
 /// unless the stream says they do.
-#[inline]
+#[inline(always)]
 fn next_request(st: &mut WorkerStream, slot: u32, measuring: bool) -> Option<Request> {
     if measuring || st.ramp_spends {
         if let Some(b) = &mut st.budget {
@@ -255,7 +372,6 @@ fn next_request(st: &mut WorkerStream, slot: u32, measuring: bool) -> Option<Req
         offset,
         len: st.bs,
         buf: slot,
-        tag: u64::from(slot),
     })
 }
 
@@ -267,5 +383,6 @@ fn wait_nr(in_flight: usize) -> usize {
     (in_flight / 8).max(1)
 }
 
+mod batches;
 #[cfg(test)]
 mod tests;

@@ -37,10 +37,17 @@ impl ClassStats {
     /// Records one completed op.
     #[inline]
     pub fn record(&mut self, interval: usize, bytes: u64, lat_ns: u64) {
-        self.ops += 1;
+        self.record_n(interval, 1, bytes, lat_ns);
+    }
+
+    /// Records `n` completed ops of `bytes` bytes in all that share one
+    /// latency: the I/Os of one batch reaped together.
+    #[inline]
+    pub fn record_n(&mut self, interval: usize, n: u64, bytes: u64, lat_ns: u64) {
+        self.ops += n;
         self.bytes += bytes;
-        self.latency.record(lat_ns);
-        self.series.record(interval, bytes, lat_ns);
+        self.latency.record_n(lat_ns, n);
+        self.series.record_n(interval, n, bytes, lat_ns);
     }
 
     /// Records one failed op: its errno, or [`SHORT_TRANSFER`].

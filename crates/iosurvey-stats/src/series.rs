@@ -33,14 +33,27 @@ impl Series {
     /// Adds one completed op to interval `index`.
     #[inline]
     pub fn record(&mut self, index: usize, bytes: u64, lat_ns: u64) {
+        self.record_n(index, 1, bytes, lat_ns);
+    }
+
+    /// Adds `n` completed ops of `bytes` bytes in all, each of latency
+    /// `lat_ns`, to interval `index`.
+    #[inline]
+    pub fn record_n(&mut self, index: usize, n: u64, bytes: u64, lat_ns: u64) {
         if index >= self.samples.len() {
-            self.samples.resize(index + 1, IntervalSample::default());
+            self.grow(index);
         }
         let s = &mut self.samples[index];
-        s.ops += 1;
+        s.ops += n;
         s.bytes += bytes;
-        s.lat_sum_ns += lat_ns;
+        s.lat_sum_ns += lat_ns * n;
         s.lat_max_ns = s.lat_max_ns.max(lat_ns);
+    }
+
+    /// Extends the series to hold interval `index`: once per interval.
+    #[cold]
+    fn grow(&mut self, index: usize) {
+        self.samples.resize(index + 1, IntervalSample::default());
     }
 
     /// Sums `other` into `self`, interval by interval.
@@ -70,6 +83,20 @@ mod tests {
         assert_eq!(s.samples[2].ops, 2);
         assert_eq!(s.samples[2].bytes, 40);
         assert_eq!(s.samples[2].lat_max_ns, 7);
+    }
+
+    #[test]
+    fn n_ops_at_once_are_n_records() {
+        let mut one_by_one = Series::default();
+        let mut at_once = Series::default();
+        for _ in 0..5 {
+            one_by_one.record(1, 4096, 300);
+        }
+        one_by_one.record(1, 4096, 900);
+        at_once.record_n(1, 5, 5 * 4096, 300);
+        at_once.record_n(1, 1, 4096, 900);
+        assert_eq!(at_once, one_by_one);
+        assert_eq!(at_once.samples[1].lat_sum_ns, 5 * 300 + 900);
     }
 
     #[test]

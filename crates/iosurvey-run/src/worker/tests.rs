@@ -5,6 +5,8 @@ use crate::fake_engine::FakeEngine;
 use iosurvey_stats::SHORT_TRANSFER;
 use iosurvey_workload::pattern::{Area, Region};
 use iosurvey_workload::Pattern;
+use std::cell::Cell;
+use std::rc::Rc;
 
 fn stream(budget: Option<u64>, slots: u32, mix: Mix) -> WorkerStream {
     let area = Area {
@@ -197,4 +199,82 @@ fn partial_transfers_are_counted_by_kind_with_continue_on_error() {
     assert_eq!(r.total(Op::Write).bytes, 50 * 4096);
     assert_eq!(r.streams[0].write.errors[&SHORT_TRANSFER], 150);
     assert_eq!(r.error_count(), 150);
+}
+
+/// Runs `streams` on `e` with a fake clock that each submission moves on
+/// by exactly `e.delay`.
+fn run_on_fake_clock(e: &mut FakeEngine, streams: Vec<WorkerStream>) -> JobResult {
+    let clock = Rc::new(Cell::new(now_ns()));
+    e.clock = Some(clock.clone());
+    let stop = AtomicBool::new(false);
+    let live = LiveCounters::default();
+    let bounds = WorkerBounds {
+        ramp: Duration::ZERO,
+        time: None,
+        interval: Duration::from_millis(50),
+        continue_on_error: false,
+        stop: &stop,
+        live: &live,
+    };
+    run_worker_on(e, streams, &bounds, clock.get(), || clock.get()).unwrap()
+}
+
+#[test]
+fn a_slow_io_among_thousands_of_fast_batches_keeps_its_own_submit_time() {
+    // Request 1 goes in the first batch and completes 3,000 submissions
+    // later, long after its batch left the ring of recent batches; every
+    // other I/O takes one 2 ms submission.
+    let mut e = FakeEngine::new();
+    e.delay = Duration::from_millis(2);
+    e.hold = Some((1, 3000));
+    let r = run_on_fake_clock(&mut e, vec![stream(Some(5000), 2, Mix::Read)]);
+    let lat = &r.total(Op::Read).latency;
+    assert_eq!(lat.count(), 5000);
+    assert_eq!(lat.min(), 2_000_000);
+    // Submissions 0 to 3,000 each took 2 ms before it was reaped.
+    assert_eq!(lat.max(), 3001 * 2_000_000);
+}
+
+#[test]
+fn the_recorded_latency_is_the_time_the_engine_took() {
+    // Every submission takes exactly 2 ms on the fake clock: four I/Os per
+    // batch, each timed from its batch's submit to its reap, recorded four
+    // at a time.
+    let delay = Duration::from_millis(2);
+    let mut e = FakeEngine::new();
+    e.delay = delay;
+    let r = run_on_fake_clock(&mut e, vec![stream(Some(400), 4, Mix::Read)]);
+    let lat = &r.total(Op::Read).latency;
+    assert_eq!(lat.count(), 400);
+    let want = delay.as_nanos() as f64;
+    let p50 = lat.percentile(50.0) as f64;
+    let mean = lat.mean();
+    assert!((p50 / want - 1.0).abs() < 0.05, "p50 {p50} ns");
+    assert!((mean / want - 1.0).abs() < 0.05, "mean {mean} ns");
+    assert_eq!((lat.min(), lat.max()), (2_000_000, 2_000_000));
+    // 100 batches of 2 ms, seen at 2, 4, .. 200 ms: 24 batches in the
+    // first 50 ms interval, 25 in each of the next three (from 50 ms on),
+    // and the last alone at 200 ms.
+    let series = &r.streams[0].read.series.samples;
+    let ops: Vec<u64> = series.iter().map(|s| s.ops).collect();
+    assert_eq!(ops, [96, 100, 100, 100, 4]);
+    assert!(series.iter().all(|s| s.lat_sum_ns == s.ops * 2_000_000));
+    assert!(series.iter().all(|s| s.lat_max_ns == 2_000_000));
+    assert_eq!(r.elapsed_ns, 400 / 4 * 2_000_000);
+}
+
+#[test]
+#[should_panic(expected = "request refused")]
+fn the_fake_engine_refuses_a_buffer_in_flight_like_the_real_ones() {
+    let mut e = FakeEngine::new();
+    let req = Request {
+        file: 0,
+        op: Op::Read,
+        offset: 0,
+        len: 4096,
+        buf: 3,
+    };
+    e.push(req);
+    assert!(e.buffer_mut(3).is_none());
+    e.push(req);
 }

@@ -1,0 +1,365 @@
+//! Tests of the io_uring engine on temp files and sockets: I/O through the
+//! ring, the fallbacks when registration is off, the checks that keep the
+//! safe API sound, and the waits.
+
+use super::*;
+use crate::SqPoll;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::net::UnixStream;
+use std::time::Instant;
+
+fn cfg(files: Vec<OwnedFd>, buffers: usize) -> EngineConfig {
+    EngineConfig {
+        files,
+        buffers,
+        buffer_size: 4096,
+        alignment: 4096,
+        sqpoll: None,
+        iopoll: false,
+    }
+}
+
+/// The engine, or `None` (with the reason printed) where io_uring is not
+/// available; under `CI=1` that fails instead.
+fn ring(cfg: EngineConfig, depth: u32, reg: Registration) -> Option<UringEngine> {
+    match UringEngine::with_registration(cfg, depth, 3, reg) {
+        Ok(e) => Some(e),
+        Err(err) => {
+            assert!(std::env::var_os("CI").is_none(), "io_uring: {err}");
+            eprintln!("skipping: io_uring unavailable here: {err}");
+            None
+        }
+    }
+}
+
+const ALL: Registration = Registration {
+    files: true,
+    buffers: true,
+};
+const NONE: Registration = Registration {
+    files: false,
+    buffers: false,
+};
+
+fn file_of(data: &[u8]) -> tempfile::NamedTempFile {
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    f.write_all(data).unwrap();
+    f
+}
+
+fn open_rw(f: &tempfile::NamedTempFile) -> OwnedFd {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(f.path())
+        .unwrap()
+        .into()
+}
+
+fn read(buf: u32, offset: u64) -> Request {
+    Request {
+        file: 0,
+        op: Op::Read,
+        offset,
+        len: 4096,
+        buf,
+    }
+}
+
+/// Waits for and reaps everything in flight.
+fn drain(e: &mut UringEngine) -> Vec<Completion> {
+    let mut got = Vec::new();
+    while e.in_flight() > 0 {
+        e.submit_and_wait(1, Duration::from_secs(5)).unwrap();
+        e.reap(|c| {
+            got.push(c);
+            None
+        });
+    }
+    got.sort_by_key(|c| c.buf);
+    got
+}
+
+#[test]
+fn a_dropped_engine_holds_no_file_a_lock_can_wait_on() {
+    let f = file_of(&[7u8; 4096]);
+    let fd: OwnedFd = std::fs::File::open(f.path()).unwrap().into();
+    rustix::fs::flock(&fd, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
+    let Some(e) = ring(cfg(vec![fd], 1), 1, ALL) else {
+        return;
+    };
+    let registered = e.registered_files;
+    drop(e);
+    // The lock goes with the last reference to the open file: once the
+    // engine is dropped, a new open can take it at once.
+    let again = std::fs::File::open(f.path()).unwrap();
+    let got = rustix::fs::flock(&again, rustix::fs::FlockOperation::NonBlockingLockExclusive);
+    assert!(
+        got.is_ok() || !registered,
+        "the ring still holds the file after drop: {got:?}"
+    );
+}
+
+/// Three reads and a write of 4 KiB, through the paths `reg` allows.
+fn reads_and_writes(reg: Registration, buffers: usize) {
+    let f = file_of(&[9u8; 16384]);
+    let Some(mut e) = ring(cfg(vec![open_rw(&f)], buffers), 4, reg) else {
+        return;
+    };
+    assert_eq!(e.features().registered_files, reg.files);
+    assert_eq!(
+        e.features().fixed_buffers,
+        reg.buffers && buffers <= MAX_FIXED_BUFFERS
+    );
+    for i in 0..4u32 {
+        e.push(Request {
+            op: if i == 3 { Op::Write } else { Op::Read },
+            ..read(i, u64::from(i) * 4096)
+        });
+    }
+    assert_eq!(e.in_flight(), 4);
+    let got = drain(&mut e);
+    assert!(got.iter().all(|c| c.result == 4096), "{got:?}");
+    assert_eq!(got.iter().map(|c| c.buf).collect::<Vec<_>>(), [0, 1, 2, 3]);
+    assert!(e.buffer_mut(0).unwrap().iter().all(|&b| b == 9));
+    assert_eq!(e.in_flight(), 0);
+    drop(e);
+    let data = std::fs::read(f.path()).unwrap();
+    assert!(
+        data[12288..].iter().any(|&b| b != 9),
+        "write reached the file"
+    );
+}
+
+#[test]
+fn reads_and_writes_through_the_ring() {
+    reads_and_writes(ALL, 4);
+}
+
+#[test]
+fn reads_and_writes_without_registered_files_or_buffers() {
+    reads_and_writes(NONE, 4);
+}
+
+#[test]
+fn reads_and_writes_with_more_buffers_than_the_kernel_registers() {
+    reads_and_writes(ALL, MAX_FIXED_BUFFERS + 1);
+}
+
+#[test]
+#[should_panic(expected = "request refused")]
+fn a_request_longer_than_an_unregistered_buffer_panics_before_the_kernel_sees_it() {
+    let f = file_of(&[9u8; 16384]);
+    let Some(mut e) = ring(cfg(vec![open_rw(&f)], MAX_FIXED_BUFFERS + 1), 4, ALL) else {
+        panic!("request refused (skipped: no io_uring)");
+    };
+    assert!(!e.features().fixed_buffers);
+    // 8 KiB into the last 4 KiB buffer would run off the allocation.
+    e.push(Request {
+        len: 8192,
+        ..read(MAX_FIXED_BUFFERS as u32, 0)
+    });
+}
+
+#[test]
+#[should_panic(expected = "request refused")]
+fn a_buffer_in_flight_cannot_be_pushed_again() {
+    let f = file_of(&[9u8; 16384]);
+    let Some(mut e) = ring(cfg(vec![open_rw(&f)], 2), 2, NONE) else {
+        panic!("request refused (skipped: no io_uring)");
+    };
+    e.push(read(1, 0));
+    e.push(read(1, 4096));
+}
+
+#[test]
+fn a_buffer_in_flight_is_not_handed_out() {
+    let (rx, mut tx) = UnixStream::pair().unwrap();
+    let Some(mut e) = ring(cfg(vec![OwnedFd::from(rx)], 2), 2, ALL) else {
+        return;
+    };
+    // A read of an empty socket stays in flight until it has data.
+    e.push(read(0, 0));
+    e.submit_and_wait(0, Duration::ZERO).unwrap();
+    assert!(e.buffer_mut(0).is_none());
+    assert!(e.buffer_mut(1).is_some());
+    assert!(e.buffer_mut(2).is_none(), "no such buffer");
+    tx.write_all(b"done").unwrap();
+    let got = drain(&mut e);
+    assert_eq!(got[0].result, 4);
+    assert_eq!(&e.buffer_mut(0).unwrap()[..4], b"done");
+}
+
+#[test]
+fn a_wait_with_nothing_completing_returns_by_its_timeout() {
+    let (rx, mut tx) = UnixStream::pair().unwrap();
+    let Some(mut e) = ring(cfg(vec![OwnedFd::from(rx)], 1), 1, ALL) else {
+        return;
+    };
+    e.push(read(0, 0));
+    let t = Instant::now();
+    e.submit_and_wait(1, Duration::from_millis(50)).unwrap();
+    let waited = t.elapsed();
+    assert!(waited >= Duration::from_millis(45), "{waited:?}");
+    assert!(waited < Duration::from_millis(500), "{waited:?}");
+    assert_eq!(e.features().empty_wakeups, 1, "an empty wake-up is counted");
+    let mut n = 0;
+    e.reap(|_| {
+        n += 1;
+        None
+    });
+    assert_eq!(n, 0);
+    tx.write_all(b"x").unwrap();
+    drain(&mut e);
+}
+
+/// `n` random 4 KiB reads at queue depth `qd` on `fd`, each completion
+/// re-arming its buffer from inside the reap; returns the results.
+fn reads_at_depth(e: &mut UringEngine, n: u64, qd: u32, blocks: u64) -> Vec<i32> {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next_offset = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % blocks) * 4096
+    };
+    let mut issued = 0;
+    for buf in 0..qd {
+        e.push(read(buf, next_offset()));
+        issued += 1;
+    }
+    let mut results = Vec::new();
+    while e.in_flight() > 0 {
+        e.submit_and_wait((e.in_flight() / 8).max(1), Duration::from_secs(5))
+            .unwrap();
+        e.reap(|c| {
+            results.push(c.result);
+            (issued < n).then(|| {
+                issued += 1;
+                read(c.buf, next_offset())
+            })
+        });
+    }
+    results
+}
+
+#[test]
+fn a_queue_of_32_direct_reads_never_wakes_up_for_nothing() {
+    let blocks = 4096;
+    let f = file_of(&vec![6u8; blocks * 4096]);
+    let direct = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(f.path());
+    // O_DIRECT reads go to the device and complete later, not inline.
+    let fd: OwnedFd = match direct {
+        Ok(d) => d.into(),
+        Err(_) => std::fs::File::open(f.path()).unwrap().into(),
+    };
+    let Some(mut e) = ring(cfg(vec![fd], 32), 32, ALL) else {
+        return;
+    };
+    let results = reads_at_depth(&mut e, 5000, 32, blocks as u64);
+    assert_eq!(results.len(), 5000);
+    assert!(results.iter().all(|&r| r == 4096));
+    assert_eq!(e.features().empty_wakeups, 0);
+}
+
+#[test]
+fn a_submission_polling_thread_does_the_reads() {
+    let f = file_of(&[2u8; 65536]);
+    let mut c = cfg(vec![open_rw(&f)], 8);
+    c.sqpoll = Some(SqPoll {
+        cpu: None,
+        idle_ms: 10,
+    });
+    let Some(mut e) = ring(c, 8, ALL) else {
+        return;
+    };
+    assert!(e.features().sqpoll);
+    let results = reads_at_depth(&mut e, 500, 8, 16);
+    assert_eq!(results, vec![4096; 500]);
+}
+
+#[test]
+fn a_polling_mode_the_kernel_refuses_is_an_error_not_a_fallback() {
+    let f = file_of(&[2u8; 4096]);
+    let mut c = cfg(vec![open_rw(&f)], 1);
+    // No machine here has this CPU.
+    c.sqpoll = Some(SqPoll {
+        cpu: Some(1 << 20),
+        idle_ms: 10,
+    });
+    match UringEngine::new(c, 1, 1) {
+        Err(EngineError::UringMode { flag, .. }) => assert_eq!(flag, "--sqpoll"),
+        Err(other) => panic!("not the polling mode's error: {other}"),
+        Ok(_) => panic!("a ring on a CPU that does not exist"),
+    }
+}
+
+#[test]
+fn completions_are_polled_with_iopoll() {
+    let f = file_of(&[2u8; 65536]);
+    let direct = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(f.path());
+    let Ok(direct) = direct else {
+        eprintln!("skipping: no O_DIRECT on the temp directory");
+        return;
+    };
+    let mut c = cfg(vec![direct.into()], 4);
+    c.iopoll = true;
+    let Some(mut e) = ring(c, 4, ALL) else {
+        return;
+    };
+    let feat = e.features();
+    assert!(feat.iopoll);
+    assert_eq!(feat.reap_window_us, None, "a polled wait has no window");
+    let results = reads_at_depth(&mut e, 200, 4, 16);
+    assert_eq!(results.len(), 200);
+    // A file system without polled I/O fails each read with EOPNOTSUPP,
+    // as data, not as a setup error.
+    let ok = results.iter().all(|&r| r == 4096);
+    let unsupported = results.iter().all(|&r| r == -libc::EOPNOTSUPP);
+    assert!(ok || unsupported, "{:?}", &results[..8]);
+}
+
+#[test]
+fn a_short_read_comes_back_as_the_bytes_it_moved() {
+    // 6000 bytes: the second block is partial, the third past the end.
+    let f = file_of(&[4u8; 6000]);
+    let fd: OwnedFd = std::fs::File::open(f.path()).unwrap().into();
+    let Some(mut e) = ring(cfg(vec![fd], 3), 3, ALL) else {
+        return;
+    };
+    for i in 0..3u32 {
+        e.push(read(i, u64::from(i) * 4096));
+    }
+    let results: Vec<i32> = drain(&mut e).iter().map(|c| c.result).collect();
+    assert_eq!(results, [4096, 6000 - 4096, 0]);
+}
+
+#[test]
+fn a_replaced_file_takes_the_next_io_and_the_old_one_comes_back() {
+    let a = file_of(&[1u8; 4096]);
+    let b = file_of(&[2u8; 4096]);
+    let open = |p: &std::path::Path| -> OwnedFd { std::fs::File::open(p).unwrap().into() };
+    let Some(mut e) = ring(cfg(vec![open(a.path())], 1), 1, ALL) else {
+        return;
+    };
+    let read_first = |e: &mut UringEngine| {
+        e.push(read(0, 0));
+        assert_eq!(drain(e)[0].result, 4096);
+        e.buffer_mut(0).unwrap()[0]
+    };
+    assert_eq!(read_first(&mut e), 1);
+    let old = e.replace_file(0, open(b.path())).unwrap();
+    assert!(!e.features().registered_files);
+    assert_eq!(read_first(&mut e), 2);
+    let back = e.replace_file(0, old).unwrap();
+    assert_eq!(read_first(&mut e), 1);
+    drop(back);
+    assert!(e.replace_file(1, open(b.path())).is_err());
+}
