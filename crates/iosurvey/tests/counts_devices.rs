@@ -390,13 +390,26 @@ fn diskperf_prints_nan_for_a_write_test_that_failed() {
         ],
         Duration::from_millis(400),
         || {
-            fs::OpenOptions::new()
-                .write(true)
-                .open(&backing)
-                .unwrap()
-                .set_len(8 << 20)
-                .unwrap();
-            must("losetup", &["-c", path_str(dev.path())]);
+            // The run's writes past the new end can grow the backing file
+            // again before the loop device reads its size: shrink until the
+            // device says 8 MiB (past it, no write reaches the file).
+            for _ in 0..100 {
+                fs::OpenOptions::new()
+                    .write(true)
+                    .open(&backing)
+                    .unwrap()
+                    .set_len(8 << 20)
+                    .unwrap();
+                must("losetup", &["-c", path_str(dev.path())]);
+                let size = Command::new("blockdev")
+                    .args(["--getsize64", path_str(dev.path())])
+                    .output()
+                    .expect("blockdev");
+                if String::from_utf8_lossy(&size.stdout).trim() == (8u64 << 20).to_string() {
+                    return;
+                }
+            }
+            panic!("{} never shrank to 8 MiB", dev.path().display());
         },
     );
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
