@@ -11,11 +11,13 @@
 
 pub mod array;
 pub mod engine;
+pub mod params;
 pub mod plan;
 pub mod rng;
 
 pub use array::{ArraySpec, Layout};
 pub use engine::{EngineFeatures, EngineKind, Op};
+pub use params::{PointParams, ProfilePosition};
 pub use plan::{
     frames_dir, Bounds, Fps, FrameJob, FrameLayout, FrameOrder, Job, Mix, Pattern, Plan, Point,
     StreamClass, TargetSpec,

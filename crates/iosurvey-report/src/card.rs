@@ -3,6 +3,7 @@
 
 use crate::text::format_ns;
 use crate::{format_rate, ClassReport, RunReport, TextOptions};
+use iosurvey_model::{Op, PointParams};
 use std::fmt::Write;
 
 fn cells(c: Option<&ClassReport>, opts: TextOptions) -> String {
@@ -51,10 +52,13 @@ pub fn render_card(report: &RunReport, opts: TextOptions) -> String {
     let _ = writeln!(out, "{}", title.trim_end());
     let head = format!("{:>12} {:>9} {:>9} {:>9}", unit, "IOPS", "p50", "p99");
     let _ = writeln!(out, "{:<12} {head}   {head}", "");
-    // Rows in first-seen order; the point label is "<test> read|write".
+    // Rows in first-seen order, by the test each point ran.
     let mut rows: Vec<(&str, Option<&ClassReport>, Option<&ClassReport>)> = Vec::new();
     for p in &report.points {
-        let (name, op) = p.label.rsplit_once(' ').unwrap_or((p.label.as_str(), ""));
+        let PointParams::Quick { test, op } = &p.params else {
+            continue;
+        };
+        let name = test.as_str();
         let i = match rows.iter().position(|r| r.0 == name) {
             Some(i) => i,
             None => {
@@ -63,9 +67,8 @@ pub fn render_card(report: &RunReport, opts: TextOptions) -> String {
             }
         };
         match op {
-            "read" => rows[i].1 = Some(&p.total.read),
-            "write" => rows[i].2 = Some(&p.total.write),
-            _ => {}
+            Op::Read => rows[i].1 = Some(&p.total.read),
+            Op::Write => rows[i].2 = Some(&p.total.write),
         }
     }
     for (name, r, w) in rows {

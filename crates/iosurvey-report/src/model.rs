@@ -2,6 +2,7 @@
 //! bytes and nanoseconds, lossless histograms, and a few derived rates.
 
 use iosurvey_engine::Op;
+use iosurvey_model::PointParams;
 use iosurvey_run::{FrameRecord, HostInfo, JobResult, OpenTarget, TargetKind};
 use iosurvey_stats::{ClassStats, HistogramData, IntervalSample};
 use iosurvey_workload::{FrameLayout, Layout, Mix, Point};
@@ -45,6 +46,10 @@ impl Default for ToolInfo {
 pub struct PointReport {
     pub index: usize,
     pub label: String,
+    /// What the point varies, typed, by mode (`mode` names it); `none` in
+    /// a report saved before points carried it.
+    #[serde(default)]
+    pub params: PointParams,
     pub settings: Settings,
     pub targets: Vec<TargetReport>,
     pub elapsed_ns: u64,
@@ -340,6 +345,7 @@ impl PointReport {
         let mut report = PointReport {
             index: point.index,
             label: point.label.clone(),
+            params: point.params.clone(),
             settings: Settings {
                 engine: job.engine.name().into(),
                 workers: job.workers,

@@ -98,6 +98,7 @@ fn point(index: usize, small: u32, large: u32) -> PointReport {
     PointReport {
         index,
         label: format!("small={small} large={large}"),
+        params: iosurvey_model::PointParams::Matrix { small, large },
         settings: settings(),
         targets: vec![target("/dev/sda1"), target("/dev/sdb1")],
         elapsed_ns: 15 * SEC,

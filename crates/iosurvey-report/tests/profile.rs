@@ -53,6 +53,7 @@ fn point(
     PointReport {
         index,
         label: label.into(),
+        params: iosurvey_model::PointParams::None,
         settings: Settings {
             engine: "sync".into(),
             workers: 1,
