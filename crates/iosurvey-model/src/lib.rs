@@ -13,7 +13,10 @@ pub mod array;
 pub mod engine;
 pub mod params;
 pub mod plan;
+pub mod profile;
 pub mod rng;
+pub mod units;
+pub mod video;
 
 pub use array::{ArraySpec, Layout};
 pub use engine::{EngineFeatures, EngineKind, Op};

@@ -158,7 +158,7 @@ pub fn render_summary(report: &RunReport, testname: &str) -> String {
     }
     let array = any.and_then(|s| s.array.as_ref());
     let layout = match array.map(|a| a.layout) {
-        Some(iosurvey_workload::Layout::Raid0 { stripe }) => {
+        Some(iosurvey_model::Layout::Raid0 { stripe }) => {
             format!("RAID 0\nStripe Depth: {} KB", stripe / 1024)
         }
         _ => "CONCAT".into(),

@@ -1,11 +1,11 @@
 //! The report document: what ran, where, and what it measured. Raw counts in
 //! bytes and nanoseconds, lossless histograms, and a few derived rates.
 
-use iosurvey_engine::Op;
+use iosurvey_model::Op;
 use iosurvey_model::PointParams;
+use iosurvey_model::{FrameLayout, Layout, Mix, Point};
 use iosurvey_run::{FrameRecord, HostInfo, JobResult, OpenTarget, TargetKind};
 use iosurvey_stats::{ClassStats, HistogramData, IntervalSample};
-use iosurvey_workload::{FrameLayout, Layout, Mix, Point};
 use serde::{Deserialize, Serialize};
 
 /// The whole run: one entry per point of the plan.
@@ -452,7 +452,7 @@ fn warnings(point: &Point, targets: &[OpenTarget], r: &JobResult) -> Vec<String>
         .frames
         .as_ref()
         .is_some_and(|f| matches!(f.layout, FrameLayout::Files { .. }));
-    if job.engine == iosurvey_engine::EngineKind::Uring
+    if job.engine == iosurvey_model::EngineKind::Uring
         && !((r.engine.registered_files || per_frame_files) && r.engine.fixed_buffers)
     {
         out.push(

@@ -150,8 +150,8 @@ fn stream_title(p: &PointReport, s: &StreamReport) -> String {
         None => target_title(&p.targets[s.target]),
         Some(a) => {
             let layout = match a.layout {
-                iosurvey_workload::Layout::Concat => "concat".to_string(),
-                iosurvey_workload::Layout::Raid0 { stripe } => {
+                iosurvey_model::Layout::Concat => "concat".to_string(),
+                iosurvey_model::Layout::Raid0 { stripe } => {
                     format!("raid0, stripe {stripe} bytes")
                 }
             };

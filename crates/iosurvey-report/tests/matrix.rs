@@ -3,11 +3,11 @@
 //! text) from a fixed report of a 2 x 2 detailed matrix over two devices
 //! in raid0, with 25% writes.
 
+use iosurvey_model::Layout;
 use iosurvey_report::matrix::*;
 use iosurvey_report::*;
 use iosurvey_run::TargetKind;
 use iosurvey_stats::ClassStats;
-use iosurvey_workload::Layout;
 
 mod fixtures;
 

@@ -293,7 +293,7 @@ fn format_list() {
     assert_narrow(&text);
     assert_eq!(
         text.lines().count(),
-        iosurvey_workload::modes::video::FORMATS.len() + 1
+        iosurvey_model::video::FORMATS.len() + 1
     );
     let hd = text.lines().find(|l| l.starts_with("hd-422 ")).unwrap();
     // 4149248 bytes at 24 and 60 fps.

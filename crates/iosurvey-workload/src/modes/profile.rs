@@ -12,10 +12,7 @@ use iosurvey_model::{PointParams, ProfilePosition};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Stream labels the presenter finds the points by.
-pub const ZONE: &str = "zone";
-pub const ACCESS: &str = "access";
-pub const BURST: &str = "burst";
+pub use iosurvey_model::profile::{ACCESS, BURST, ZONE};
 
 /// The access-time point: at most this many random reads, or this long.
 pub const ACCESS_IOS: u64 = 1000;
