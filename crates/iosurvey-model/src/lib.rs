@@ -14,7 +14,9 @@ pub mod engine;
 pub mod params;
 pub mod plan;
 pub mod profile;
+pub mod result;
 pub mod rng;
+pub mod target;
 pub mod units;
 pub mod video;
 
@@ -25,3 +27,5 @@ pub use plan::{
     frames_dir, Bounds, Fps, FrameJob, FrameLayout, FrameOrder, Job, Mix, Pattern, Plan, Point,
     StreamClass, TargetSpec,
 };
+pub use result::{CpuTime, FrameRecord, FrameStatus, IoFailure, JobResult, StreamResult};
+pub use target::TargetKind;

@@ -133,9 +133,9 @@ fn header(out: &mut String, report: &RunReport, opts: TextOptions, set: &Diskper
     };
     if let Some(t) = p.targets.first() {
         let kind = match t.kind {
-            iosurvey_run::TargetKind::File => "file",
-            iosurvey_run::TargetKind::Block => "block device",
-            iosurvey_run::TargetKind::Directory => "directory",
+            iosurvey_model::TargetKind::File => "file",
+            iosurvey_model::TargetKind::Block => "block device",
+            iosurvey_model::TargetKind::Directory => "directory",
         };
         let _ = writeln!(
             out,

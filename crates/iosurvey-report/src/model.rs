@@ -4,7 +4,8 @@
 use iosurvey_model::Op;
 use iosurvey_model::PointParams;
 use iosurvey_model::{FrameLayout, Layout, Mix, Point};
-use iosurvey_run::{FrameRecord, HostInfo, JobResult, OpenTarget, TargetKind};
+use iosurvey_model::{FrameRecord, JobResult, TargetKind};
+use iosurvey_run::{HostInfo, OpenTarget};
 use iosurvey_stats::{ClassStats, HistogramData, IntervalSample};
 use serde::{Deserialize, Serialize};
 
@@ -101,7 +102,7 @@ pub struct FramesReport {
     /// Files per subdirectory (files layout; 0: all in one).
     pub files_per_dir: u32,
     /// The first frames, in order of start (at most
-    /// `iosurvey_run::result::MAX_FRAME_RECORDS`; `summary` counts all).
+    /// `iosurvey_model::result::MAX_FRAME_RECORDS`; `summary` counts all).
     pub records: Vec<FrameRecord>,
     /// Every frame added up; absent in reports older than it, whose
     /// records hold every frame.

@@ -134,9 +134,9 @@ fn target_title(t: &crate::TargetReport) -> String {
         "{} [{} {}, {} bytes, lbs {}{}]",
         t.path,
         match t.kind {
-            iosurvey_run::TargetKind::File => "file",
-            iosurvey_run::TargetKind::Block => "block",
-            iosurvey_run::TargetKind::Directory => "directory",
+            iosurvey_model::TargetKind::File => "file",
+            iosurvey_model::TargetKind::Block => "block",
+            iosurvey_model::TargetKind::Directory => "directory",
         },
         if t.direct { "O_DIRECT" } else { "buffered" },
         t.size_bytes,

@@ -7,7 +7,7 @@ use iosurvey_report::diskperf::*;
 use iosurvey_report::*;
 
 mod fixtures;
-use iosurvey_run::TargetKind;
+use iosurvey_model::TargetKind;
 use iosurvey_stats::ClassStats;
 
 const ELAPSED: u64 = 2_000_000_000;

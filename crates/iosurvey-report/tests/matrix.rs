@@ -4,9 +4,9 @@
 //! in raid0, with 25% writes.
 
 use iosurvey_model::Layout;
+use iosurvey_model::TargetKind;
 use iosurvey_report::matrix::*;
 use iosurvey_report::*;
-use iosurvey_run::TargetKind;
 use iosurvey_stats::ClassStats;
 
 mod fixtures;

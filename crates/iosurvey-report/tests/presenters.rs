@@ -4,7 +4,7 @@
 use iosurvey_report::*;
 
 mod fixtures;
-use iosurvey_run::TargetKind;
+use iosurvey_model::TargetKind;
 use iosurvey_stats::ClassStats;
 
 fn class(ops: u64, bs: u64, base_ns: u64) -> ClassStats {

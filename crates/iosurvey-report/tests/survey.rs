@@ -9,7 +9,7 @@ use iosurvey_report::survey::{Layout, CSV_COLUMNS};
 use iosurvey_report::*;
 
 mod fixtures;
-use iosurvey_run::TargetKind;
+use iosurvey_model::TargetKind;
 use iosurvey_stats::ClassStats;
 
 const MIB: u64 = 1 << 20;

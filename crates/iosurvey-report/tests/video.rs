@@ -6,7 +6,7 @@ use iosurvey_report::video::*;
 use iosurvey_report::*;
 
 mod fixtures;
-use iosurvey_run::{FrameRecord, FrameStatus, TargetKind};
+use iosurvey_model::{FrameRecord, FrameStatus, TargetKind};
 
 const MS: u64 = 1_000_000;
 const SEC: u64 = 1_000_000_000;
