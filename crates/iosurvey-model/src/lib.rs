@@ -11,6 +11,7 @@
 
 pub mod array;
 pub mod engine;
+pub mod host;
 pub mod params;
 pub mod plan;
 pub mod profile;
@@ -22,6 +23,7 @@ pub mod video;
 
 pub use array::{ArraySpec, Layout};
 pub use engine::{EngineFeatures, EngineKind, Op};
+pub use host::HostInfo;
 pub use params::{PointParams, ProfilePosition};
 pub use plan::{
     frames_dir, Bounds, Fps, FrameJob, FrameLayout, FrameOrder, Job, Mix, Pattern, Plan, Point,

@@ -1,11 +1,11 @@
 //! The report document: what ran, where, and what it measured. Raw counts in
 //! bytes and nanoseconds, lossless histograms, and a few derived rates.
 
+use iosurvey_model::HostInfo;
 use iosurvey_model::Op;
 use iosurvey_model::PointParams;
 use iosurvey_model::{FrameLayout, Layout, Mix, Point};
 use iosurvey_model::{FrameRecord, JobResult, TargetKind};
-use iosurvey_run::{HostInfo, OpenTarget};
 use iosurvey_stats::{ClassStats, HistogramData, IntervalSample};
 use serde::{Deserialize, Serialize};
 
@@ -309,8 +309,10 @@ fn op_name(op: Op) -> &'static str {
 }
 
 impl PointReport {
-    /// Builds the report of `point`, which ran on `targets` and gave `r`.
-    pub fn new(point: &Point, targets: &[OpenTarget], r: &JobResult) -> Self {
+    /// Builds the report of `point`, which ran on `targets` and gave `r`,
+    /// on a host of `ram_bytes` of memory (buffered reads of less are
+    /// warned of).
+    pub fn new(point: &Point, targets: &[TargetReport], r: &JobResult, ram_bytes: u64) -> Self {
         let job = &point.job;
         let streams = job
             .streams
@@ -363,19 +365,7 @@ impl PointReport {
                 wrap: (job.bounds.time.is_some() || job.bounds.bytes.is_some())
                     && job.streams.iter().any(|s| s.wrap),
             },
-            targets: targets
-                .iter()
-                .map(|t| TargetReport {
-                    path: t.path.display().to_string(),
-                    kind: t.kind,
-                    size_bytes: t.size,
-                    logical_block_size: t.logical_block_size,
-                    physical_block_size: t.physical_block_size,
-                    rotational: t.rotational,
-                    direct: t.direct,
-                    created: t.created,
-                })
-                .collect(),
+            targets: targets.to_vec(),
             elapsed_ns: r.elapsed_ns,
             first_done_ns: r.first_done_ns,
             interrupted: r.interrupted,
@@ -391,7 +381,7 @@ impl PointReport {
                 error: crate::errno_name(f.errno),
                 at_ns: f.at_ns,
             }),
-            warnings: warnings(point, targets, r),
+            warnings: warnings(point, targets, r, ram_bytes),
             streams,
             total: StreamTotals {
                 read: ClassReport::new(&r.total(Op::Read), r.elapsed_ns),
@@ -444,7 +434,7 @@ impl PointReport {
 }
 
 /// Reasons a point's figures may not be what the device does.
-fn warnings(point: &Point, targets: &[OpenTarget], r: &JobResult) -> Vec<String> {
+fn warnings(point: &Point, targets: &[TargetReport], r: &JobResult, ram: u64) -> Vec<String> {
     let job = &point.job;
     let mut out = Vec::new();
     // A file per frame is opened and closed per frame: it is not
@@ -462,14 +452,13 @@ fn warnings(point: &Point, targets: &[OpenTarget], r: &JobResult) -> Vec<String>
         );
     }
     if !job.direct && job.streams.iter().any(|s| s.mix.reads()) {
-        let ram = HostInfo::current().memory_bytes;
         for s in &job.streams {
             let t = &targets[s.target];
-            let area = s.span.unwrap_or(t.size.saturating_sub(s.offset));
+            let area = s.span.unwrap_or(t.size_bytes.saturating_sub(s.offset));
             if s.mix.reads() && area < ram {
                 out.push(format!(
                     "buffered reads of {} cover {} bytes, less than the {} bytes of RAM: after the first pass they come from the page cache, not the device; drop --buffered or use an area larger than RAM",
-                    t.path.display(),
+                    t.path,
                     area,
                     ram
                 ));
