@@ -3,10 +3,21 @@
 //! really used.
 
 /// Direction of one I/O.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Op {
     Read,
     Write,
+}
+
+impl Op {
+    /// `read` or `write`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Read => "read",
+            Op::Write => "write",
+        }
+    }
 }
 
 /// Which engine a job runs on.

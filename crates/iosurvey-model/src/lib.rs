@@ -11,12 +11,23 @@
 
 pub mod array;
 pub mod engine;
+pub mod host;
+pub mod params;
 pub mod plan;
+pub mod profile;
+pub mod result;
 pub mod rng;
+pub mod target;
+pub mod units;
+pub mod video;
 
 pub use array::{ArraySpec, Layout};
 pub use engine::{EngineFeatures, EngineKind, Op, SqPoll};
+pub use host::HostInfo;
+pub use params::{PointParams, ProfilePosition};
 pub use plan::{
     frames_dir, Bounds, Fps, FrameJob, FrameLayout, FrameOrder, Job, Mix, Pattern, Plan, Point,
     StreamClass, TargetSpec,
 };
+pub use result::{CpuTime, FrameRecord, FrameStatus, IoFailure, JobResult, StreamResult};
+pub use target::TargetKind;

@@ -1,7 +1,7 @@
 //! The model: a Plan is an ordered list of Points, each Point one Job of
 //! targets, stream classes and bounds.
 
-use crate::{ArraySpec, EngineKind, Op, SqPoll};
+use crate::{ArraySpec, EngineKind, Op, PointParams, SqPoll};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -15,7 +15,8 @@ pub struct TargetSpec {
 }
 
 /// The order in which a stream walks its area.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Pattern {
     /// Sequential, upwards, block by block.
     Forward,
@@ -378,6 +379,8 @@ pub fn frames_dir(target: &Path) -> PathBuf {
 pub struct Point {
     pub index: usize,
     pub label: String,
+    /// What the point varies, typed, by mode: what presenters read.
+    pub params: PointParams,
     pub job: Job,
     /// Set when the mode decided up front not to run this point (e.g.
     /// sgpdd-survey's `ENOMEM` memory check); the reason is reported.

@@ -3,6 +3,7 @@
 
 use crate::text::format_ns;
 use crate::{format_rate, ClassReport, RunReport, TextOptions};
+use iosurvey_model::{Op, PointParams};
 use std::fmt::Write;
 
 /// One side of a row: a class of a point and the point's CPU time per I/O.
@@ -59,10 +60,13 @@ pub fn render_card(report: &RunReport, opts: TextOptions) -> String {
         unit, "IOPS", "p50", "p99", "CPU/IO"
     );
     let _ = writeln!(out, "{:<12} {head}   {head}", "");
-    // Rows in first-seen order; the point label is "<test> read|write".
+    // Rows in first-seen order, by the test each point ran.
     let mut rows: Vec<(&str, Side<'_>, Side<'_>)> = Vec::new();
     for p in &report.points {
-        let (name, op) = p.label.rsplit_once(' ').unwrap_or((p.label.as_str(), ""));
+        let PointParams::Quick { test, op } = &p.params else {
+            continue;
+        };
+        let name = test.as_str();
         let i = match rows.iter().position(|r| r.0 == name) {
             Some(i) => i,
             None => {
@@ -71,9 +75,8 @@ pub fn render_card(report: &RunReport, opts: TextOptions) -> String {
             }
         };
         match op {
-            "read" => rows[i].1 = Some((&p.total.read, p.cpu_us_per_io)),
-            "write" => rows[i].2 = Some((&p.total.write, p.cpu_us_per_io)),
-            _ => {}
+            Op::Read => rows[i].1 = Some((&p.total.read, p.cpu_us_per_io)),
+            Op::Write => rows[i].2 = Some((&p.total.write, p.cpu_us_per_io)),
         }
     }
     for (name, r, w) in rows {

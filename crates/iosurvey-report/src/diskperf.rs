@@ -3,6 +3,7 @@
 //! gnuplot-ready text with `#` comments, and as CSV.
 
 use crate::{PointReport, RunReport, TextOptions};
+use iosurvey_model::{Op, PointParams};
 use std::fmt::Write;
 
 /// The columns, in diskperf's order: (pattern, op) as the report names them.
@@ -52,19 +53,26 @@ pub struct DiskperfRow {
     pub rates: [Option<f64>; 6],
 }
 
-/// The column a point fills, from its stream's pattern and op.
+/// The column a point fills, from its typed pattern and op.
 fn column(p: &PointReport) -> Option<usize> {
-    let s = p.streams.first()?;
+    let PointParams::Diskperf { pattern, op, .. } = p.params else {
+        return None;
+    };
     COLUMNS
         .iter()
-        .position(|&(_, pattern, op)| s.pattern == pattern && s.rw == op)
+        .position(|&(_, pat, o)| pat == pattern.name() && o == op.name())
+}
+
+/// Whether a diskperf point writes.
+fn writes(p: &PointReport) -> bool {
+    matches!(p.params, PointParams::Diskperf { op: Op::Write, .. })
 }
 
 /// The test's rate, or `None` (NaN) when it did not run, moved nothing or
 /// failed: a test with a failed I/O has no rate, whatever it moved first.
 fn rate(p: &PointReport) -> Option<f64> {
     let s = p.streams.first()?;
-    let c = if s.rw == "write" { &s.write } else { &s.read };
+    let c = if writes(p) { &s.write } else { &s.read };
     let failed = p.failure.is_some() || !s.read.errors.is_empty() || !s.write.errors.is_empty();
     (c.ops > 0 && p.elapsed_ns > 0 && p.skipped.is_none() && !failed)
         .then(|| c.bytes as f64 * 1e9 / p.elapsed_ns as f64)
@@ -125,9 +133,9 @@ fn header(out: &mut String, report: &RunReport, opts: TextOptions, set: &Diskper
     };
     if let Some(t) = p.targets.first() {
         let kind = match t.kind {
-            iosurvey_run::TargetKind::File => "file",
-            iosurvey_run::TargetKind::Block => "block device",
-            iosurvey_run::TargetKind::Directory => "directory",
+            iosurvey_model::TargetKind::File => "file",
+            iosurvey_model::TargetKind::Block => "block device",
+            iosurvey_model::TargetKind::Directory => "directory",
         };
         let _ = writeln!(
             out,
@@ -154,10 +162,7 @@ fn header(out: &mut String, report: &RunReport, opts: TextOptions, set: &Diskper
     if let Some(f) = &set.frame {
         let _ = writeln!(out, "# frame {f}");
     }
-    let wrote = report
-        .points
-        .iter()
-        .any(|p| p.streams.first().is_some_and(|s| s.rw == "write"));
+    let wrote = report.points.iter().any(writes);
     if !wrote {
         let _ = writeln!(
             out,

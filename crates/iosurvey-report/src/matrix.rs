@@ -2,7 +2,7 @@
 //! `_summary.txt` lines, the `_mbps.csv`, `_iops.csv` and `_lat.csv`
 //! matrices (`Large/Small, 0, 1, ...`), a latency histogram file and the
 //! terminal text. Every figure is rebuilt from the report alone: a point's
-//! label gives its cell (`small=12 large=4`), its `small` and `large`
+//! typed parameters give its cell (small 12, large 4), its `small` and `large`
 //! streams its figures. MB/s are 10^6 bytes a second and latencies
 //! microseconds (ORION 11.2 and later; 10.2 printed milliseconds).
 
@@ -11,8 +11,8 @@ mod hist;
 pub use hist::render_hist;
 
 use crate::{ClassReport, PointReport, RunReport, StreamReport};
+use iosurvey_model::PointParams;
 use iosurvey_stats::Histogram;
-use iosurvey_workload::modes::matrix::parse_label;
 use std::fmt::Write;
 
 /// What one cell of the matrix measured.
@@ -45,7 +45,9 @@ fn both(s: &StreamReport, f: fn(&ClassReport) -> f64) -> f64 {
 
 /// The cell of one point; `None` for a point that is not a matrix cell.
 pub fn cell(p: &PointReport) -> Option<Cell> {
-    let (small, large) = parse_label(&p.label)?;
+    let PointParams::Matrix { small, large } = p.params else {
+        return None;
+    };
     let s = stream(p, "small").filter(|_| p.skipped.is_none());
     let l = stream(p, "large").filter(|_| p.skipped.is_none());
     Some(Cell {
@@ -156,7 +158,7 @@ pub fn render_summary(report: &RunReport, testname: &str) -> String {
     }
     let array = any.and_then(|s| s.array.as_ref());
     let layout = match array.map(|a| a.layout) {
-        Some(iosurvey_workload::Layout::Raid0 { stripe }) => {
+        Some(iosurvey_model::Layout::Raid0 { stripe }) => {
             format!("RAID 0\nStripe Depth: {} KB", stripe / 1024)
         }
         _ => "CONCAT".into(),

@@ -1,10 +1,12 @@
 //! The report document: what ran, where, and what it measured. Raw counts in
 //! bytes and nanoseconds, lossless histograms, and a few derived rates.
 
-use iosurvey_engine::Op;
-use iosurvey_run::{FrameRecord, HostInfo, JobResult, OpenTarget, TargetKind};
+use iosurvey_model::HostInfo;
+use iosurvey_model::Op;
+use iosurvey_model::PointParams;
+use iosurvey_model::{FrameLayout, Layout, Mix, Point};
+use iosurvey_model::{FrameRecord, JobResult, TargetKind};
 use iosurvey_stats::{ClassStats, HistogramData, IntervalSample};
-use iosurvey_workload::{FrameLayout, Layout, Mix, Point};
 use serde::{Deserialize, Serialize};
 
 /// The whole run: one entry per point of the plan.
@@ -45,6 +47,10 @@ impl Default for ToolInfo {
 pub struct PointReport {
     pub index: usize,
     pub label: String,
+    /// What the point varies, typed, by mode (`mode` names it); `none` in
+    /// a report saved before points carried it.
+    #[serde(default)]
+    pub params: PointParams,
     pub settings: Settings,
     pub targets: Vec<TargetReport>,
     pub elapsed_ns: u64,
@@ -100,7 +106,7 @@ pub struct FramesReport {
     /// Files per subdirectory (files layout; 0: all in one).
     pub files_per_dir: u32,
     /// The first frames, in order of start (at most
-    /// `iosurvey_run::result::MAX_FRAME_RECORDS`; `summary` counts all).
+    /// `iosurvey_model::result::MAX_FRAME_RECORDS`; `summary` counts all).
     pub records: Vec<FrameRecord>,
     /// Every frame added up; absent in reports older than it, whose
     /// records hold every frame.
@@ -325,8 +331,10 @@ fn op_name(op: Op) -> &'static str {
 }
 
 impl PointReport {
-    /// Builds the report of `point`, which ran on `targets` and gave `r`.
-    pub fn new(point: &Point, targets: &[OpenTarget], r: &JobResult) -> Self {
+    /// Builds the report of `point`, which ran on `targets` and gave `r`,
+    /// on a host of `ram_bytes` of memory (buffered reads of less are
+    /// warned of).
+    pub fn new(point: &Point, targets: &[TargetReport], r: &JobResult, ram_bytes: u64) -> Self {
         let job = &point.job;
         let streams = job
             .streams
@@ -362,6 +370,7 @@ impl PointReport {
         let mut report = PointReport {
             index: point.index,
             label: point.label.clone(),
+            params: point.params.clone(),
             settings: Settings {
                 engine: job.engine.name().into(),
                 workers: job.workers,
@@ -383,19 +392,7 @@ impl PointReport {
                 hipri: r.engine.iopoll,
                 cpus: job.cpus.clone(),
             },
-            targets: targets
-                .iter()
-                .map(|t| TargetReport {
-                    path: t.path.display().to_string(),
-                    kind: t.kind,
-                    size_bytes: t.size,
-                    logical_block_size: t.logical_block_size,
-                    physical_block_size: t.physical_block_size,
-                    rotational: t.rotational,
-                    direct: t.direct,
-                    created: t.created,
-                })
-                .collect(),
+            targets: targets.to_vec(),
             elapsed_ns: r.elapsed_ns,
             first_done_ns: r.first_done_ns,
             interrupted: r.interrupted,
@@ -412,7 +409,7 @@ impl PointReport {
                 error: crate::errno_name(f.errno),
                 at_ns: f.at_ns,
             }),
-            warnings: warnings(point, targets, r),
+            warnings: warnings(point, targets, r, ram_bytes),
             streams,
             total: StreamTotals {
                 read: ClassReport::new(&r.total(Op::Read), r.elapsed_ns),
@@ -474,7 +471,7 @@ impl PointReport {
 }
 
 /// Reasons a point's figures may not be what the device does.
-fn warnings(point: &Point, targets: &[OpenTarget], r: &JobResult) -> Vec<String> {
+fn warnings(point: &Point, targets: &[TargetReport], r: &JobResult, ram: u64) -> Vec<String> {
     let job = &point.job;
     let mut out = Vec::new();
     // A file per frame is opened and closed per frame: it is not
@@ -483,7 +480,7 @@ fn warnings(point: &Point, targets: &[OpenTarget], r: &JobResult) -> Vec<String>
         .frames
         .as_ref()
         .is_some_and(|f| matches!(f.layout, FrameLayout::Files { .. }));
-    if job.engine == iosurvey_engine::EngineKind::Uring
+    if job.engine == iosurvey_model::EngineKind::Uring
         && !((r.engine.registered_files || per_frame_files) && r.engine.fixed_buffers)
     {
         out.push(
@@ -492,14 +489,13 @@ fn warnings(point: &Point, targets: &[OpenTarget], r: &JobResult) -> Vec<String>
         );
     }
     if !job.direct && job.streams.iter().any(|s| s.mix.reads()) {
-        let ram = HostInfo::current().memory_bytes;
         for s in &job.streams {
             let t = &targets[s.target];
-            let area = s.span.unwrap_or(t.size.saturating_sub(s.offset));
+            let area = s.span.unwrap_or(t.size_bytes.saturating_sub(s.offset));
             if s.mix.reads() && area < ram {
                 out.push(format!(
                     "buffered reads of {} cover {} bytes, less than the {} bytes of RAM: after the first pass they come from the page cache, not the device; drop --buffered or use an area larger than RAM",
-                    t.path.display(),
+                    t.path,
                     area,
                     ram
                 ));

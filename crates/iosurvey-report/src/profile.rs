@@ -4,8 +4,8 @@
 //! and a CSV of the zones.
 
 use crate::{format_ns, ClassReport, PointReport, RunReport, StreamReport, TextOptions};
-use iosurvey_workload::modes::profile::{ACCESS, BURST, ZONE};
-use iosurvey_workload::units::format_size;
+use iosurvey_model::profile::{ACCESS, BURST, ZONE};
+use iosurvey_model::units::format_size;
 use std::fmt::Write;
 
 /// Width of the chart's bars: 27 columns of figures before them, 77 in all.
@@ -161,8 +161,8 @@ fn header(out: &mut String, report: &RunReport, zones: &[ZoneRow], opts: TextOpt
 
 fn layout_name(a: &crate::ArrayReport) -> String {
     match a.layout {
-        iosurvey_workload::Layout::Concat => "concat".into(),
-        iosurvey_workload::Layout::Raid0 { stripe } => format!("raid0, stripe {stripe}"),
+        iosurvey_model::Layout::Concat => "concat".into(),
+        iosurvey_model::Layout::Raid0 { stripe } => format!("raid0, stripe {stripe}"),
     }
 }
 

@@ -4,7 +4,7 @@
 //! where its legacy layout labels them `MB/s`.
 
 use crate::{ClassReport, PointReport, RunReport, StreamReport};
-use iosurvey_workload::units::parse_size;
+use iosurvey_model::{Op, PointParams};
 use std::fmt::Write;
 
 /// The two summary layouts sgpdd-survey has printed.
@@ -17,30 +17,33 @@ pub enum Layout {
     Legacy,
 }
 
-/// The sweep values of a point, read back from its label
-/// (`rsz=1MiB crg=4 thr=16 write`; crg and thr per device).
+/// The sweep values of a point, from its typed parameters (crg and thr
+/// per device).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SweepPoint {
     pub rsz: u64,
     pub crg: u32,
     pub thr: u32,
-    pub action: String,
+    pub action: Op,
 }
 
 impl SweepPoint {
-    pub fn parse(label: &str) -> Option<SweepPoint> {
-        let mut words = label.split_whitespace();
-        let mut value = |key: &str| words.next()?.strip_prefix(key).map(str::to_string);
-        let rsz = parse_size(&value("rsz=")?).ok()?;
-        let crg = value("crg=")?.parse().ok()?;
-        let thr = value("thr=")?.parse().ok()?;
-        let action = words.next()?.to_string();
-        Some(SweepPoint {
-            rsz,
-            crg,
-            thr,
-            action,
-        })
+    /// The sweep values of a survey point; `None` for any other point.
+    pub fn of(params: &PointParams) -> Option<SweepPoint> {
+        match *params {
+            PointParams::Survey {
+                rsz,
+                crg,
+                thr,
+                action,
+            } => Some(SweepPoint {
+                rsz,
+                crg,
+                thr,
+                action,
+            }),
+            _ => None,
+        }
     }
 }
 
@@ -81,8 +84,8 @@ fn mib_per_s(bytes: u64, ns: u64) -> f64 {
     }
 }
 
-fn class<'a>(s: &'a StreamReport, action: &str) -> &'a ClassReport {
-    if action == "write" {
+fn class(s: &StreamReport, action: Op) -> &ClassReport {
+    if action == Op::Write {
         &s.write
     } else {
         &s.read
@@ -91,17 +94,13 @@ fn class<'a>(s: &'a StreamReport, action: &str) -> &'a ClassReport {
 
 /// The figures of a survey point; `None` for a point that is not one.
 pub fn figures(p: &PointReport) -> Option<ActionFigures> {
-    let sweep = SweepPoint::parse(&p.label)?;
+    let sweep = SweepPoint::of(&p.params)?;
     let rates: Vec<f64> = p
         .streams
         .iter()
-        .map(|s| mib_per_s(class(s, &sweep.action).bytes, s.elapsed_ns))
+        .map(|s| mib_per_s(class(s, sweep.action).bytes, s.elapsed_ns))
         .collect();
-    let bytes = p
-        .streams
-        .iter()
-        .map(|s| class(s, &sweep.action).bytes)
-        .sum();
+    let bytes = p.streams.iter().map(|s| class(s, sweep.action).bytes).sum();
     let fold = |f: fn(f64, f64) -> f64| rates.iter().copied().reduce(f).unwrap_or(0.0);
     Some(ActionFigures {
         point: p.index,
@@ -118,7 +117,7 @@ pub fn figures(p: &PointReport) -> Option<ActionFigures> {
         failed: p
             .streams
             .iter()
-            .filter(|s| !class(s, &sweep.action).errors.is_empty())
+            .filter(|s| !class(s, sweep.action).errors.is_empty())
             .count(),
         skipped: p.skipped.clone(),
         interrupted: p.interrupted,
@@ -192,7 +191,7 @@ fn title(report: &RunReport) -> String {
 /// One action's part of a line, with its trailing blanks, as sgpdd-survey
 /// prints them.
 fn action_cell(a: &ActionFigures, layout: Layout) -> String {
-    let name = &a.sweep.action;
+    let name = a.sweep.action.name();
     if let Some(reason) = &a.skipped {
         return format!("{name} {reason} ");
     }
@@ -270,7 +269,7 @@ pub fn render_detail(report: &RunReport) -> String {
         }
         let mut region = vec![0usize; p.targets.len()];
         for s in &p.streams {
-            let c = class(s, &w.action);
+            let c = class(s, w.action);
             let errors: u64 = c.errors.iter().map(|e| e.count).sum();
             let _ = writeln!(
                 out,
@@ -279,7 +278,7 @@ pub fn render_detail(report: &RunReport) -> String {
                 w.rsz / 1024,
                 w.crg,
                 w.thr,
-                w.action,
+                w.action.name(),
                 p.targets[s.target].path,
                 region[s.target],
                 s.offset,
@@ -329,7 +328,7 @@ pub fn render_survey_csv(report: &RunReport) -> String {
             f.sweep.rsz.to_string(),
             f.sweep.crg.to_string(),
             f.sweep.thr.to_string(),
-            f.sweep.action.clone(),
+            f.sweep.action.name().into(),
             f.regions.to_string(),
             f.failed.to_string(),
             f.bytes.to_string(),
@@ -351,14 +350,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn labels_read_back_into_sweep_values() {
-        let p = SweepPoint::parse("rsz=1MiB crg=4 thr=16 write").unwrap();
-        assert_eq!(
-            (p.rsz, p.crg, p.thr, p.action.as_str()),
-            (1 << 20, 4, 16, "write")
-        );
-        assert_eq!(SweepPoint::parse("randrw bs=4KiB qd=16 workers=1"), None);
-        assert_eq!(SweepPoint::parse("rsz=1MiB crg=4"), None);
+    fn sweep_values_come_from_typed_parameters_only() {
+        let params = PointParams::Survey {
+            rsz: 1 << 20,
+            crg: 4,
+            thr: 16,
+            action: Op::Write,
+        };
+        let p = SweepPoint::of(&params).unwrap();
+        assert_eq!((p.rsz, p.crg, p.thr, p.action), (1 << 20, 4, 16, Op::Write));
+        assert_eq!(SweepPoint::of(&PointParams::Run), None);
+        assert_eq!(SweepPoint::of(&PointParams::None), None);
     }
 
     #[test]

@@ -134,9 +134,9 @@ fn target_title(t: &crate::TargetReport) -> String {
         "{} [{} {}, {} bytes, lbs {}{}]",
         t.path,
         match t.kind {
-            iosurvey_run::TargetKind::File => "file",
-            iosurvey_run::TargetKind::Block => "block",
-            iosurvey_run::TargetKind::Directory => "directory",
+            iosurvey_model::TargetKind::File => "file",
+            iosurvey_model::TargetKind::Block => "block",
+            iosurvey_model::TargetKind::Directory => "directory",
         },
         if t.direct { "O_DIRECT" } else { "buffered" },
         t.size_bytes,
@@ -150,8 +150,8 @@ fn stream_title(p: &PointReport, s: &StreamReport) -> String {
         None => target_title(&p.targets[s.target]),
         Some(a) => {
             let layout = match a.layout {
-                iosurvey_workload::Layout::Concat => "concat".to_string(),
-                iosurvey_workload::Layout::Raid0 { stripe } => {
+                iosurvey_model::Layout::Concat => "concat".to_string(),
+                iosurvey_model::Layout::Raid0 { stripe } => {
                     format!("raid0, stripe {stripe} bytes")
                 }
             };

@@ -4,8 +4,8 @@
 //! records of an older report), a real-time verdict over every preset and
 //! frame rate, a per-frame CSV of the records kept and the list of presets.
 
-use iosurvey_run::result::FRAME_HISTOGRAM_EDGES_NS;
-pub use iosurvey_run::result::{bucket_of, frame_ns};
+use iosurvey_model::result::FRAME_HISTOGRAM_EDGES_NS;
+pub use iosurvey_model::result::{bucket_of, frame_ns};
 
 pub(crate) const SEC: u64 = 1_000_000_000;
 /// The margin a format needs over its data rate to be called `ok`.

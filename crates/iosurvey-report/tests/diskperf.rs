@@ -2,11 +2,12 @@
 //! text layout with and without writes and with the real-time block, and
 //! the CSV, all rebuilt from the report's streams alone.
 
+use iosurvey_model::{Op, Pattern, PointParams};
 use iosurvey_report::diskperf::*;
 use iosurvey_report::*;
 
 mod fixtures;
-use iosurvey_run::TargetKind;
+use iosurvey_model::TargetKind;
 use iosurvey_stats::ClassStats;
 
 const ELAPSED: u64 = 2_000_000_000;
@@ -39,6 +40,15 @@ fn point(index: usize, bs: u64, col: usize, mb_per_s: f64) -> PointReport {
     PointReport {
         index,
         label: format!("{bs} {name}"),
+        params: PointParams::Diskperf {
+            size: bs,
+            pattern: match pattern {
+                "forward" => Pattern::Forward,
+                "backward" => Pattern::Backward,
+                _ => Pattern::Random,
+            },
+            op: if op == "read" { Op::Read } else { Op::Write },
+        },
         settings: Settings {
             engine: "sync".into(),
             workers: 1,

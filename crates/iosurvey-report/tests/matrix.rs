@@ -3,11 +3,11 @@
 //! text) from a fixed report of a 2 x 2 detailed matrix over two devices
 //! in raid0, with 25% writes.
 
+use iosurvey_model::Layout;
+use iosurvey_model::TargetKind;
 use iosurvey_report::matrix::*;
 use iosurvey_report::*;
-use iosurvey_run::TargetKind;
 use iosurvey_stats::ClassStats;
-use iosurvey_workload::Layout;
 
 mod fixtures;
 
@@ -103,6 +103,7 @@ fn point(index: usize, small: u32, large: u32) -> PointReport {
     PointReport {
         index,
         label: format!("small={small} large={large}"),
+        params: iosurvey_model::PointParams::Matrix { small, large },
         settings: settings(),
         targets: vec![target("/dev/sda1"), target("/dev/sdb1")],
         elapsed_ns: 15 * SEC,

@@ -5,7 +5,7 @@ use iosurvey_report::parallel::*;
 use iosurvey_report::*;
 
 mod fixtures;
-use iosurvey_run::TargetKind;
+use iosurvey_model::TargetKind;
 use iosurvey_stats::ClassStats;
 
 const INTERVAL: u64 = 10_000_000;

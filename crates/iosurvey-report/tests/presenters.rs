@@ -4,7 +4,7 @@
 use iosurvey_report::*;
 
 mod fixtures;
-use iosurvey_run::TargetKind;
+use iosurvey_model::TargetKind;
 use iosurvey_stats::ClassStats;
 
 fn class(ops: u64, bs: u64, base_ns: u64) -> ClassStats {
@@ -66,6 +66,7 @@ fn report() -> RunReport {
         vec![PointReport {
             index: 0,
             label: "randrw bs=4KiB qd=16 workers=1".into(),
+            params: iosurvey_model::PointParams::Run,
             settings: Settings {
                 engine: "uring".into(),
                 workers: 1,
@@ -214,6 +215,15 @@ fn quick_card_layout() {
         let mut p = template.clone();
         p.index = i;
         p.label = name.to_string();
+        let (test, op) = name.rsplit_once(' ').unwrap();
+        p.params = iosurvey_model::PointParams::Quick {
+            test: test.into(),
+            op: if op == "write" {
+                iosurvey_model::Op::Write
+            } else {
+                iosurvey_model::Op::Read
+            },
+        };
         p.failure = None;
         p.cpu_us_per_io = Some(1.25 * (i + 1) as f64);
         r.points.push(p);

@@ -6,7 +6,7 @@ use iosurvey_report::profile::*;
 use iosurvey_report::*;
 
 mod fixtures;
-use iosurvey_run::TargetKind;
+use iosurvey_model::TargetKind;
 use iosurvey_stats::ClassStats;
 
 const MIB: u64 = 1 << 20;
@@ -53,6 +53,7 @@ fn point(
     PointReport {
         index,
         label: label.into(),
+        params: iosurvey_model::PointParams::None,
         settings: Settings {
             engine: "sync".into(),
             workers: 1,

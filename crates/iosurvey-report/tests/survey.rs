@@ -3,12 +3,13 @@
 //! the memory check skipped, a point with failed regions and an interrupted
 //! one.
 
+use iosurvey_model::{Op, PointParams};
 use iosurvey_report::survey::{figures, lines, render_detail, render_summary, render_survey_csv};
 use iosurvey_report::survey::{Layout, CSV_COLUMNS};
 use iosurvey_report::*;
 
 mod fixtures;
-use iosurvey_run::TargetKind;
+use iosurvey_model::TargetKind;
 use iosurvey_stats::ClassStats;
 
 const MIB: u64 = 1 << 20;
@@ -111,6 +112,12 @@ fn point(index: usize, crg: u64, thr: u64, write: bool, ns: impl Fn(u64) -> u64)
     PointReport {
         index,
         label: format!("rsz=1MiB crg={crg} thr={thr} {action}"),
+        params: PointParams::Survey {
+            rsz: MIB,
+            crg: crg as u32,
+            thr: thr as u32,
+            action: if write { Op::Write } else { Op::Read },
+        },
         settings: settings(),
         targets: vec![target("/dev/zram1"), target("/dev/zram2")],
         elapsed_ns: elapsed,

@@ -6,7 +6,7 @@ use iosurvey_report::video::*;
 use iosurvey_report::*;
 
 mod fixtures;
-use iosurvey_run::{FrameRecord, FrameStatus, TargetKind};
+use iosurvey_model::{FrameRecord, FrameStatus, TargetKind};
 
 const MS: u64 = 1_000_000;
 const SEC: u64 = 1_000_000_000;
@@ -298,7 +298,7 @@ fn format_list() {
     assert_narrow(&text);
     assert_eq!(
         text.lines().count(),
-        iosurvey_workload::modes::video::FORMATS.len() + 1
+        iosurvey_model::video::FORMATS.len() + 1
     );
     let hd = text.lines().find(|l| l.starts_with("hd-422 ")).unwrap();
     // 4149248 bytes at 24 and 60 fps.

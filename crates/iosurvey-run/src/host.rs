@@ -1,22 +1,16 @@
 //! The machine a run happens on, for the record.
 
-use serde::{Deserialize, Serialize};
+pub use iosurvey_model::HostInfo;
 
-/// Host, kernel and CPU.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HostInfo {
-    pub hostname: String,
-    pub kernel: String,
-    pub os: String,
-    pub arch: String,
-    pub cpu_model: String,
-    pub cpus: u32,
-    pub memory_bytes: u64,
+/// Probing the running machine (`HostInfo` itself is plain data in
+/// `iosurvey-model`).
+pub trait HostProbe {
+    /// Reads the running machine's details.
+    fn current() -> HostInfo;
 }
 
-impl HostInfo {
-    /// Reads the running machine's details.
-    pub fn current() -> HostInfo {
+impl HostProbe for HostInfo {
+    fn current() -> HostInfo {
         let u = rustix::system::uname();
         let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
         let cpu_model = cpuinfo

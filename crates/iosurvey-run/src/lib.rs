@@ -20,7 +20,7 @@ mod worker;
 
 pub use frame_target::{open_frame_dir, plan_frame_dir};
 pub use guard::{Refusal, WritePolicy};
-pub use host::HostInfo;
+pub use host::{HostInfo, HostProbe};
 pub use observer::{NoObserver, Observer, Progress};
 pub use result::{CpuTime, FrameRecord, FrameStatus, IoFailure, JobResult, StreamResult};
 pub use runner::{run_point, validate, RunError};

@@ -17,19 +17,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 pub use claim::{created_by_iosurvey, Claim, Identity};
+pub use iosurvey_model::TargetKind;
 pub(crate) use layout::{check_free_space, dir_dio_alignment, fill};
 pub use open::test_file_name;
 pub use probe::{plan_geometry, plan_target, Geometry, Planned};
-
-/// What kind of thing a target is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TargetKind {
-    File,
-    Block,
-    /// The directory of a files-per-frame video workload.
-    Directory,
-}
 
 /// A target opened for one job.
 #[derive(Debug)]

@@ -24,6 +24,7 @@ pub mod rng;
 pub mod units;
 
 pub use array::{ArrayMap, ArraySpec, Layout};
+pub use iosurvey_model::{PointParams, ProfilePosition};
 pub use model::{
     frames_dir, Bounds, Fps, FrameJob, FrameLayout, FrameOrder, Job, Mix, Pattern, Plan, Point,
     StreamClass, TargetSpec,

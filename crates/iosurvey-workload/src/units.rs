@@ -6,6 +6,8 @@
 
 use std::time::Duration;
 
+pub use iosurvey_model::units::format_size;
+
 /// A size or duration that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UnitError {
@@ -75,18 +77,6 @@ pub fn parse_duration(s: &str) -> Result<Duration, UnitError> {
         return Ok(Duration::from_secs(secs));
     }
     humantime::parse_duration(t).map_err(|_| UnitError::Duration(s.to_string()))
-}
-
-/// `4096` -> `4KiB`, `1048576` -> `1MiB`, `1000` -> `1000B`.
-pub fn format_size(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = bytes;
-    let mut i = 0;
-    while i < UNITS.len() - 1 && v >= 1024 && v.is_multiple_of(1024) {
-        v /= 1024;
-        i += 1;
-    }
-    format!("{v}{}", UNITS[i])
 }
 
 #[cfg(test)]

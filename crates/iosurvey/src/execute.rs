@@ -7,8 +7,10 @@ use crate::exit::{Failure, Outcome};
 use crate::output::{stdout_body, write_stdout, Outputs};
 use crate::{out_path, output, progress, targets};
 use anyhow::anyhow;
-use iosurvey_report::{render_csv, PointReport, RunReport, TextOptions, ToolInfo, SCHEMA_VERSION};
-use iosurvey_run::{run_point, HostInfo, JobResult};
+use iosurvey_report::{
+    render_csv, PointReport, RunReport, TargetReport, TextOptions, ToolInfo, SCHEMA_VERSION,
+};
+use iosurvey_run::{run_point, HostInfo, HostProbe, JobResult, OpenTarget};
 use iosurvey_workload::modes::describe::describe;
 use iosurvey_workload::Plan;
 use std::path::PathBuf;
@@ -318,9 +320,11 @@ pub fn execute(
                 }
             }
         };
+        let opened: Vec<TargetReport> = targets.iter().map(target_report).collect();
+        let ram = report.host.memory_bytes;
         report
             .points
-            .push(PointReport::new(point, &targets, &result));
+            .push(PointReport::new(point, &opened, &result, ram));
         if let Err(e) = outs.save(&report, presenter, false) {
             return wrap_up(&report, oflags, &outs, presenter, &stdout).and(Err(e));
         }
@@ -349,4 +353,18 @@ pub fn execute(
         outcome = Outcome::IoFailed;
     }
     Ok(outcome)
+}
+
+/// What the report says of a target as it was opened.
+fn target_report(t: &OpenTarget) -> TargetReport {
+    TargetReport {
+        path: t.path.display().to_string(),
+        kind: t.kind,
+        size_bytes: t.size,
+        logical_block_size: t.logical_block_size,
+        physical_block_size: t.physical_block_size,
+        rotational: t.rotational,
+        direct: t.direct,
+        created: t.created,
+    }
 }

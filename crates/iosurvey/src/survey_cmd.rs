@@ -11,7 +11,7 @@ use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use iosurvey_report::survey::{render_detail, render_summary, render_survey_csv, Layout};
 use iosurvey_report::{RunReport, TextOptions};
-use iosurvey_run::{plan_geometry, HostInfo, OpenOptions, WritePolicy};
+use iosurvey_run::{plan_geometry, HostInfo, HostProbe, OpenOptions, WritePolicy};
 use iosurvey_workload::modes::survey::{expand, parse_actions, Action, SurveySpec};
 use iosurvey_workload::units::format_size;
 use iosurvey_workload::{Plan, TargetSpec};

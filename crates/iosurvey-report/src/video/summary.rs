@@ -4,8 +4,8 @@
 
 use super::{SEC, WINDOWS_S};
 use crate::{FramesReport, PointReport};
-use iosurvey_run::result::{Extremes, FrameSums, FrameTally};
-use iosurvey_run::FrameRecord;
+use iosurvey_model::result::{Extremes, FrameSums, FrameTally};
+use iosurvey_model::FrameRecord;
 use serde::{Deserialize, Serialize};
 
 /// The transferred frames that ended in the last `window_ns` of a run

@@ -4,8 +4,8 @@
 
 use super::*;
 use crate::{format_rate, FramesReport, PointReport, RunReport, TextOptions};
-use iosurvey_run::FrameRecord;
-use iosurvey_workload::modes::video::{FORMATS, VERDICT_RATES};
+use iosurvey_model::video::{FORMATS, VERDICT_RATES};
+use iosurvey_model::FrameRecord;
 use std::fmt::Write;
 
 /// Nanoseconds as milliseconds with four figures: `0.021 ms`, `10.20 ms`.

@@ -2,7 +2,7 @@
 //! frame rate, for every preset and rate, with a margin.
 
 use super::{FrameSummary, EPSILON, MARGIN};
-use iosurvey_workload::modes::video::{FrameFormat, FORMATS, VERDICT_RATES};
+use iosurvey_model::video::{FrameFormat, FORMATS, VERDICT_RATES};
 
 /// Whether a storage keeps up with a format at a frame rate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,6 +5,7 @@
 use crate::model::{Bounds, Job, Mix, Pattern, Plan, Point, StreamClass, TargetSpec};
 use crate::units::parse_size;
 use iosurvey_model::EngineKind;
+use iosurvey_model::{Op, PointParams};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -216,6 +217,11 @@ pub fn expand(spec: &DiskperfSpec) -> Result<Plan, DiskperfError> {
             points.push(Point {
                 index: points.len(),
                 label: format!("{bs} {column}"),
+                params: PointParams::Diskperf {
+                    size: bs,
+                    pattern,
+                    op: if mix.writes() { Op::Write } else { Op::Read },
+                },
                 job: Job {
                     engine: spec.engine,
                     direct: spec.direct,

@@ -11,6 +11,7 @@ pub use levels::{cells, large_levels, small_levels, MatrixType};
 use crate::array::{ArraySpec, Layout};
 use crate::model::{Bounds, Job, Mix, Pattern, Plan, Point, StreamClass, TargetSpec};
 use iosurvey_model::EngineKind;
+use iosurvey_model::PointParams;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -229,15 +230,6 @@ pub fn label(small: u32, large: u32) -> String {
     format!("small={small} large={large}")
 }
 
-/// Reads a label back: `(small, large)`.
-pub fn parse_label(label: &str) -> Option<(u32, u32)> {
-    let (s, l) = label.split_once(' ')?;
-    Some((
-        s.strip_prefix("small=")?.parse().ok()?,
-        l.strip_prefix("large=")?.parse().ok()?,
-    ))
-}
-
 /// Expands a matrix into one point per (small, large) cell, large outer.
 pub fn expand(spec: &MatrixSpec) -> Result<Plan, MatrixError> {
     check(spec)?;
@@ -298,6 +290,7 @@ pub fn expand(spec: &MatrixSpec) -> Result<Plan, MatrixError> {
         points.push(Point {
             index: points.len(),
             label: label(small, large),
+            params: PointParams::Matrix { small, large },
             // One ring keeps every slot of both classes in flight.
             job: Job {
                 engine: spec.engine,

@@ -5,6 +5,7 @@
 
 use crate::model::{Bounds, Job, Mix, Pattern, Plan, Point, StreamClass, TargetSpec};
 use iosurvey_model::EngineKind;
+use iosurvey_model::PointParams;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -127,6 +128,7 @@ pub fn expand(spec: &ParallelSpec) -> Result<Plan, ParallelError> {
         .map(|(index, &count)| Point {
             index,
             label: format!("{count} device{}", if count == 1 { "" } else { "s" }),
+            params: PointParams::Parallel { devices: count },
             job: Job {
                 workers: if sync { count as u32 } else { 1 },
                 engine: spec.engine,

@@ -8,13 +8,11 @@ use crate::array::{ArraySpec, Layout};
 use crate::model::{Bounds, Job, Mix, Pattern, Plan, Point, StreamClass, TargetSpec};
 use crate::units::format_size;
 use iosurvey_model::EngineKind;
+use iosurvey_model::{PointParams, ProfilePosition};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Stream labels the presenter finds the points by.
-pub const ZONE: &str = "zone";
-pub const ACCESS: &str = "access";
-pub const BURST: &str = "burst";
+pub use iosurvey_model::profile::{ACCESS, BURST, ZONE};
 
 /// The access-time point: at most this many random reads, or this long.
 pub const ACCESS_IOS: u64 = 1000;
@@ -201,10 +199,11 @@ pub fn expand(spec: &ProfileSpec) -> Result<Plan, ProfileError> {
         ..StreamClass::new(label, 0, Mix::Read, pattern, bs, 1)
     };
     let mut points: Vec<Point> = Vec::new();
-    let mut push = |label: String, job: Job| {
+    let mut push = |label: String, position: ProfilePosition, job: Job| {
         points.push(Point {
             index: points.len(),
             label,
+            params: PointParams::Profile { position },
             job,
             skip: None,
         })
@@ -223,7 +222,15 @@ pub fn expand(spec: &ProfileSpec) -> Result<Plan, ProfileError> {
             },
         };
         let s = stream(ZONE, Pattern::Forward, spec.bs, z.offset, Some(z.len));
-        push(format!("zone {}", z.index), job(s, bounds));
+        push(
+            format!("zone {}", z.index),
+            ProfilePosition::Zone {
+                index: z.index,
+                offset: z.offset,
+                len: z.len,
+            },
+            job(s, bounds),
+        );
     }
     if spec.access_time {
         let bs = 4096u64.max(lbs);
@@ -233,7 +240,11 @@ pub fn expand(spec: &ProfileSpec) -> Result<Plan, ProfileError> {
             ramp: Duration::ZERO,
         };
         let s = stream(ACCESS, Pattern::Random, bs, 0, Some(covered / bs * bs));
-        push("access time".into(), job(s, bounds));
+        push(
+            "access time".into(),
+            ProfilePosition::Access,
+            job(s, bounds),
+        );
     }
     if spec.burst {
         let area = BURST_AREA
@@ -248,6 +259,7 @@ pub fn expand(spec: &ProfileSpec) -> Result<Plan, ProfileError> {
         let s = stream(BURST, Pattern::Forward, spec.bs, 0, Some(area));
         push(
             format!("burst {} over {}", format_size(spec.bs), format_size(area)),
+            ProfilePosition::Burst { bs: spec.bs, area },
             job(s, bounds),
         );
     }

@@ -5,6 +5,7 @@
 
 use crate::model::{Bounds, Job, Mix, Pattern, Plan, Point, StreamClass, TargetSpec};
 use iosurvey_model::EngineKind;
+use iosurvey_model::{Op, PointParams};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -61,6 +62,10 @@ pub fn expand(spec: &QuickSpec) -> Plan {
             points.push(Point {
                 index: points.len(),
                 label: format!("{name} {op}"),
+                params: PointParams::Quick {
+                    test: name.into(),
+                    op: if mix.writes() { Op::Write } else { Op::Read },
+                },
                 job: Job {
                     engine: spec.engine,
                     direct: spec.direct,

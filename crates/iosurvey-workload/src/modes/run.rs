@@ -3,6 +3,7 @@
 use crate::array::{ArraySpec, Layout};
 use crate::model::{Bounds, Job, Mix, Pattern, Plan, Point, StreamClass, TargetSpec};
 use iosurvey_model::EngineKind;
+use iosurvey_model::PointParams;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
@@ -272,6 +273,7 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
         mode: "run".into(),
         points: vec![Point {
             index: 0,
+            params: PointParams::Run,
             label: format!(
                 "{} bs={} qd={} workers={}",
                 spec.rw.name(),

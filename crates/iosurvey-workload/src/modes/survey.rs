@@ -5,6 +5,7 @@
 use crate::model::{Bounds, Job, Mix, Pattern, Plan, Point, StreamClass, TargetSpec};
 use crate::units::format_size;
 use iosurvey_model::EngineKind;
+use iosurvey_model::{Op, PointParams};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -352,6 +353,15 @@ pub fn expand(spec: &SurveySpec) -> Result<Plan, SurveyError> {
                 points.push(Point {
                     index: points.len(),
                     label: label(rsz, crg, thr, action),
+                    params: PointParams::Survey {
+                        rsz,
+                        crg,
+                        thr,
+                        action: match action {
+                            Action::Write => Op::Write,
+                            Action::Read => Op::Read,
+                        },
+                    },
                     // One ring (one worker) drives every slot: thr is
                     // outstanding I/Os, not threads.
                     job: Job {

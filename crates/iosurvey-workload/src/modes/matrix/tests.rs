@@ -12,8 +12,11 @@ fn spec(n: usize) -> MatrixSpec {
 }
 
 fn cells_of(plan: &Plan) -> Vec<(u32, u32)> {
-    let labels = plan.points.iter().map(|p| parse_label(&p.label).unwrap());
-    labels.collect()
+    let cells = plan.points.iter().map(|p| match p.params {
+        PointParams::Matrix { small, large } => (small, large),
+        ref other => panic!("not a matrix point: {other:?}"),
+    });
+    cells.collect()
 }
 
 /// Every point's classes: `label pattern bs outstanding regions`.
@@ -130,9 +133,15 @@ fn sequential_large_io_is_streams_of_num_streamio() {
 }
 
 #[test]
-fn labels_read_back() {
-    assert_eq!(parse_label(&label(12, 4)), Some((12, 4)));
-    assert_eq!(parse_label("rsz=1MiB crg=1"), None);
+fn every_point_carries_its_cell_typed_and_in_its_label() {
+    let plan = expand(&spec(1)).unwrap();
+    assert!(!plan.points.is_empty());
+    for p in &plan.points {
+        let PointParams::Matrix { small, large } = p.params else {
+            panic!("not a matrix point: {:?}", p.params);
+        };
+        assert_eq!(p.label, label(small, large));
+    }
 }
 
 #[test]

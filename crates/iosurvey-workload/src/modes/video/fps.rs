@@ -2,36 +2,7 @@
 //! `30000/1001` exactly.
 
 use crate::model::Fps;
-
-/// The frame rates the verdict table judges, with their usual names.
-pub const VERDICT_RATES: [(&str, Fps); 8] = [
-    (
-        "23.976",
-        Fps {
-            num: 24000,
-            den: 1001,
-        },
-    ),
-    ("24", Fps { num: 24, den: 1 }),
-    ("25", Fps { num: 25, den: 1 }),
-    (
-        "29.97",
-        Fps {
-            num: 30000,
-            den: 1001,
-        },
-    ),
-    ("30", Fps { num: 30, den: 1 }),
-    ("50", Fps { num: 50, den: 1 }),
-    (
-        "59.94",
-        Fps {
-            num: 60000,
-            den: 1001,
-        },
-    ),
-    ("60", Fps { num: 60, den: 1 }),
-];
+pub use iosurvey_model::video::VERDICT_RATES;
 
 /// Parses a frame rate: `24`, `29.97`, or a fraction such as `30000/1001`.
 /// The NTSC names 23.976, 29.97 and 59.94 mean their exact fractions.

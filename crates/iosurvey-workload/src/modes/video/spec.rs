@@ -5,7 +5,7 @@ use crate::model::{
     Bounds, Fps, FrameJob, FrameLayout, FrameOrder, Job, Mix, Pattern, Plan, Point, StreamClass,
     TargetSpec,
 };
-use iosurvey_model::{EngineKind, Op};
+use iosurvey_model::{EngineKind, Op, PointParams};
 use std::path::PathBuf;
 
 /// The size of a frame: a preset, or a custom number of bytes.
@@ -236,6 +236,7 @@ pub fn expand(spec: &VideoSpec) -> Result<Plan, VideoError> {
         mode: "video".into(),
         points: vec![Point {
             index: 0,
+            params: PointParams::Video,
             label: if spec.loops > 1 {
                 format!("{verb} {} x {format}, {} loops", spec.frames, spec.loops)
             } else {

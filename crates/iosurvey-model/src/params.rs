@@ -1,0 +1,48 @@
+//! Typed parameters of a point, one variant per mode, set where the point
+//! is planned: presenters read them and never parse a label back.
+
+use crate::{Op, Pattern};
+use serde::{Deserialize, Serialize};
+
+/// What a point varies, by mode. Serialised with a `mode` tag.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "mode", rename_all = "lowercase")]
+pub enum PointParams {
+    /// Not recorded: a report saved before points carried parameters.
+    #[default]
+    None,
+    /// `run`: one workload, described by its job alone.
+    Run,
+    /// `quick`: one test of the card (`SEQ1M Q8T1`, ...), one direction.
+    Quick { test: String, op: Op },
+    /// `diskperf`: one request size, pattern and direction.
+    Diskperf { size: u64, pattern: Pattern, op: Op },
+    /// `parallel`: how many devices run at once.
+    Parallel { devices: usize },
+    /// `survey`: record size, concurrent regions and outstanding I/Os
+    /// (both per device), and the action.
+    Survey {
+        rsz: u64,
+        crg: u32,
+        thr: u32,
+        action: Op,
+    },
+    /// `matrix`: outstanding small and large I/Os.
+    Matrix { small: u32, large: u32 },
+    /// `profile`: where on the device the point measures.
+    Profile { position: ProfilePosition },
+    /// `video`: one frame workload, described by its frame job.
+    Video,
+}
+
+/// Where a `profile` point measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum ProfilePosition {
+    /// Zone `index`: `len` bytes from `offset`, read forward.
+    Zone { index: u32, offset: u64, len: u64 },
+    /// Random 4 KiB reads over the whole area.
+    Access,
+    /// Requests of `bs` bytes over the first `area` bytes, from the cache.
+    Burst { bs: u64, area: u64 },
+}

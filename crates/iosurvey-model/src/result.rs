@@ -1,0 +1,238 @@
+//! What a job measured: per stream and class, merged exactly over workers.
+
+use crate::{EngineFeatures, Op};
+use iosurvey_stats::ClassStats;
+
+mod frame_tally;
+pub use frame_tally::*;
+
+/// The reads and writes of one stream class.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StreamResult {
+    pub read: ClassStats,
+    pub write: ClassStats,
+    /// From the start of the measured phase to this stream's last
+    /// completion on any worker; its rates are taken over this.
+    pub elapsed_ns: u64,
+}
+
+impl StreamResult {
+    pub fn class(&self, op: Op) -> &ClassStats {
+        match op {
+            Op::Read => &self.read,
+            Op::Write => &self.write,
+        }
+    }
+
+    pub fn class_mut(&mut self, op: Op) -> &mut ClassStats {
+        match op {
+            Op::Read => &mut self.read,
+            Op::Write => &mut self.write,
+        }
+    }
+
+    pub fn merge(&mut self, other: &StreamResult) {
+        self.read.merge(&other.read);
+        self.write.merge(&other.write);
+        self.elapsed_ns = self.elapsed_ns.max(other.elapsed_ns);
+    }
+}
+
+/// The first I/O that failed: where and how.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoFailure {
+    pub stream: usize,
+    pub op: Op,
+    pub offset: u64,
+    pub errno: i32,
+    /// Nanoseconds from the start of the measured phase.
+    pub at_ns: u64,
+}
+
+/// CPU time spent while the job ran.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CpuTime {
+    /// Process user time: the exact process CPU time, split into user and
+    /// system as the kernel's 10 ms ticks split it.
+    pub user_ns: u64,
+    /// Process system time (see `user_ns`).
+    pub system_ns: u64,
+    /// Sum of the workers' own thread CPU time (nanosecond resolution).
+    pub workers_ns: u64,
+}
+
+/// How one frame of a video workload ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FrameStatus {
+    /// Transferred in time (or unpaced).
+    Done,
+    /// Transferred, but after its deadline: dropped for real-time use.
+    Late,
+    /// Not started before its deadline: dropped without any I/O.
+    Skipped,
+    /// An open, I/O, sync or close failed (`errno`).
+    Failed,
+}
+
+/// One frame: when it started and ended, and how long its open, I/O and
+/// close took. Times are nanoseconds, starts and ends from the start of the
+/// measured phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FrameRecord {
+    /// The frame's number (its place in the stream or its file name).
+    pub frame: u64,
+    /// The worker thread that moved it.
+    pub thread: u32,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// Opening (creating, for writes) the frame's file; 0 in stream mode.
+    pub open_ns: u64,
+    /// Reading or writing the frame, and syncing it when buffered.
+    pub io_ns: u64,
+    /// Closing the frame's file; 0 in stream mode.
+    pub close_ns: u64,
+    /// Bytes transferred.
+    pub bytes: u64,
+    pub status: FrameStatus,
+    /// Set when `status` is `failed`.
+    pub errno: Option<i32>,
+}
+
+impl FrameStatus {
+    /// The status as the reports spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            FrameStatus::Done => "done",
+            FrameStatus::Late => "late",
+            FrameStatus::Skipped => "skipped",
+            FrameStatus::Failed => "failed",
+        }
+    }
+}
+
+impl FrameRecord {
+    /// Whether the frame's data was transferred (in time or late).
+    pub fn transferred(&self) -> bool {
+        matches!(self.status, FrameStatus::Done | FrameStatus::Late)
+    }
+}
+
+/// Everything one job measured.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct JobResult {
+    /// One entry per stream class, in the job's order.
+    pub streams: Vec<StreamResult>,
+    /// Measured phase: from its start to the last completion of the
+    /// slowest worker.
+    pub elapsed_ns: u64,
+    /// Measured phase of the fastest worker (first done).
+    pub first_done_ns: u64,
+    pub cpu: CpuTime,
+    /// Stopped by a signal before its bound.
+    pub interrupted: bool,
+    /// The first failed I/O, if any.
+    pub first_failure: Option<IoFailure>,
+    /// What the engines really used (common to every worker).
+    pub engine: EngineFeatures,
+    /// Frame workloads: the first [`MAX_FRAME_RECORDS`] frames, in order
+    /// of start.
+    pub frames: Vec<FrameRecord>,
+    /// Frame workloads: every frame, added up.
+    pub frame_tally: FrameTally,
+}
+
+impl JobResult {
+    /// Sum of every stream's class `op`.
+    pub fn total(&self, op: Op) -> ClassStats {
+        let mut t = ClassStats::new();
+        for s in &self.streams {
+            t.merge(s.class(op));
+        }
+        t
+    }
+
+    /// Failed I/Os over every stream and class.
+    pub fn error_count(&self) -> u64 {
+        self.streams
+            .iter()
+            .map(|s| s.read.error_count() + s.write.error_count())
+            .sum()
+    }
+
+    /// Combines the results of two parts of one job run side by side
+    /// (workers, or later MPI ranks). Exact and associative.
+    pub fn merge(&mut self, other: &JobResult) {
+        if self.streams.len() < other.streams.len() {
+            self.streams
+                .resize(other.streams.len(), StreamResult::default());
+        }
+        for (a, b) in self.streams.iter_mut().zip(&other.streams) {
+            a.merge(b);
+        }
+        self.first_done_ns = match (self.first_done_ns, other.first_done_ns) {
+            (0, x) | (x, 0) => x,
+            (a, b) => a.min(b),
+        };
+        self.elapsed_ns = self.elapsed_ns.max(other.elapsed_ns);
+        self.cpu.user_ns += other.cpu.user_ns;
+        self.cpu.system_ns += other.cpu.system_ns;
+        self.cpu.workers_ns += other.cpu.workers_ns;
+        self.interrupted |= other.interrupted;
+        self.engine = self.engine.common(other.engine);
+        self.frames.extend_from_slice(&other.frames);
+        self.frames.sort_by_key(|f| (f.start_ns, f.frame));
+        self.frames.truncate(MAX_FRAME_RECORDS);
+        self.frame_tally.merge(&other.frame_tally);
+        self.first_failure = match (self.first_failure, other.first_failure) {
+            (Some(a), Some(b)) => Some(if b.at_ns < a.at_ns { b } else { a }),
+            (a, b) => a.or(b),
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(ops: u64, elapsed: u64, fail_at: Option<u64>) -> JobResult {
+        let mut r = JobResult {
+            streams: vec![StreamResult::default()],
+            elapsed_ns: elapsed,
+            first_done_ns: elapsed,
+            ..Default::default()
+        };
+        for i in 0..ops {
+            r.streams[0].read.record(0, 4096, 1000 + i);
+        }
+        r.first_failure = fail_at.map(|at_ns| IoFailure {
+            stream: 0,
+            op: Op::Write,
+            offset: at_ns,
+            errno: 28,
+            at_ns,
+        });
+        r
+    }
+
+    #[test]
+    fn merge_is_associative_and_keeps_first_and_last_done() {
+        let (a, b, c) = (
+            part(3, 10, Some(7)),
+            part(5, 30, Some(2)),
+            part(1, 20, None),
+        );
+        let mut left = a.clone();
+        left.merge(&b);
+        left.merge(&c);
+        let mut bc = b.clone();
+        bc.merge(&c);
+        let mut right = a.clone();
+        right.merge(&bc);
+        assert_eq!(left, right);
+        assert_eq!(left.total(Op::Read).ops, 9);
+        assert_eq!(left.elapsed_ns, 30);
+        assert_eq!(left.first_done_ns, 10);
+        assert_eq!(left.first_failure.unwrap().at_ns, 2);
+    }
+}
