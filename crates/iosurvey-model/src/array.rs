@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// How the members of an array are put together.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase", tag = "layout")]
 pub enum Layout {
     /// One after another.

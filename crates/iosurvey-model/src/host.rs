@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Host, kernel and CPU.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HostInfo {
     pub hostname: String,
     pub kernel: String,

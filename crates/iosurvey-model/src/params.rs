@@ -5,7 +5,7 @@ use crate::{Op, Pattern};
 use serde::{Deserialize, Serialize};
 
 /// What a point varies, by mode. Serialised with a `mode` tag.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "mode", rename_all = "lowercase")]
 pub enum PointParams {
     /// Not recorded: a report saved before points carried parameters.
@@ -36,7 +36,7 @@ pub enum PointParams {
 }
 
 /// Where a `profile` point measures.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum ProfilePosition {
     /// Zone `index`: `len` bytes from `offset`, read forward.

@@ -15,7 +15,9 @@ pub struct TargetSpec {
 }
 
 /// The order in which a stream walks its area.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Pattern {
     /// Sequential, upwards, block by block.

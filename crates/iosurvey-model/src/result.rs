@@ -62,7 +62,9 @@ pub struct CpuTime {
 }
 
 /// How one frame of a video workload ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum FrameStatus {
     /// Transferred in time (or unpaced).
@@ -78,7 +80,9 @@ pub enum FrameStatus {
 /// One frame: when it started and ended, and how long its open, I/O and
 /// close took. Times are nanoseconds, starts and ends from the start of the
 /// measured phase.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct FrameRecord {
     /// The frame's number (its place in the stream or its file name).
     pub frame: u64,

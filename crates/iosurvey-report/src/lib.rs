@@ -22,7 +22,7 @@ pub mod video;
 pub use card::render_card;
 pub use csv_table::render_csv;
 pub use errno::{errno_name, failure_text};
-pub use json::{to_json, SCHEMA_VERSION};
+pub use json::{json_schema, to_json, SCHEMA_VERSION};
 pub use model::{
     ArrayReport, ClassReport, ErrorCount, FailureReport, FramesReport, LatencyReport, Percentile,
     PointReport, RunReport, Settings, StreamReport, StreamTotals, TargetReport, ToolInfo,

@@ -10,7 +10,7 @@ use iosurvey_stats::{ClassStats, HistogramData, IntervalSample};
 use serde::{Deserialize, Serialize};
 
 /// The whole run: one entry per point of the plan.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunReport {
     pub schema_version: u32,
     pub tool: ToolInfo,
@@ -27,7 +27,7 @@ pub struct RunReport {
     pub shared: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ToolInfo {
     pub name: String,
     pub version: String,
@@ -43,7 +43,7 @@ impl Default for ToolInfo {
 }
 
 /// One point: its settings, targets and results.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PointReport {
     pub index: usize,
     pub label: String,
@@ -77,7 +77,7 @@ pub struct PointReport {
 }
 
 /// A frame workload as it ran: its settings and one record per frame.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FramesReport {
     /// `files` (one file per frame) or `stream` (one file).
     pub layout: String,
@@ -115,7 +115,7 @@ pub struct FramesReport {
 }
 
 /// The job's settings, as run.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Settings {
     pub engine: String,
     pub workers: u32,
@@ -160,7 +160,7 @@ pub struct Settings {
 }
 
 /// A target as it was opened.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TargetReport {
     pub path: String,
     pub kind: TargetKind,
@@ -173,7 +173,7 @@ pub struct TargetReport {
 }
 
 /// The first failed I/O.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FailureReport {
     pub stream: usize,
     pub op: String,
@@ -184,7 +184,7 @@ pub struct FailureReport {
 }
 
 /// One stream class: its settings and its reads and writes.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StreamReport {
     pub label: String,
     pub target: usize,
@@ -207,7 +207,7 @@ pub struct StreamReport {
 }
 
 /// A virtual array of targets.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ArrayReport {
     #[serde(flatten)]
     pub layout: Layout,
@@ -216,13 +216,13 @@ pub struct ArrayReport {
 }
 
 /// Reads and writes over all streams.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StreamTotals {
     pub read: ClassReport,
     pub write: ClassReport,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ErrorCount {
     pub errno: i32,
     pub name: String,
@@ -230,7 +230,7 @@ pub struct ErrorCount {
 }
 
 /// Latency figures in nanoseconds.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatencyReport {
     pub min_ns: u64,
     pub mean_ns: f64,
@@ -241,7 +241,7 @@ pub struct LatencyReport {
 }
 
 /// One percentile of a latency distribution.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Percentile {
     /// 0 to 100, e.g. 99.9.
     pub percentile: f64,
@@ -249,7 +249,7 @@ pub struct Percentile {
 }
 
 /// One class (reads or writes) of a stream.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ClassReport {
     pub ops: u64,
     pub bytes: u64,

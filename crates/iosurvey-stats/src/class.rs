@@ -23,7 +23,7 @@ pub struct ClassStats {
 }
 
 /// The first failed I/O of a class, kept so that a report can say where.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FirstError {
     pub errno: i32,
     pub offset: u64,

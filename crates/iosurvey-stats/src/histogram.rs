@@ -228,7 +228,7 @@ impl Histogram {
 }
 
 /// The lossless, serialisable form of a [`Histogram`].
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HistogramData {
     pub lowest_ns: u64,
     pub highest_ns: u64,
@@ -245,7 +245,7 @@ pub struct HistogramData {
 }
 
 /// Latency figures for one class.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatencySummary {
     pub min_ns: u64,
     pub mean_ns: f64,

@@ -4,7 +4,9 @@ use serde::{Deserialize, Serialize};
 
 /// What completed within one interval. Values are sums over the interval,
 /// not running totals.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct IntervalSample {
     pub ops: u64,
     pub bytes: u64,
@@ -24,7 +26,7 @@ impl IntervalSample {
 }
 
 /// Samples indexed by interval number from the start of the measured phase.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Series {
     pub samples: Vec<IntervalSample>,
 }

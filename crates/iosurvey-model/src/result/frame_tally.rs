@@ -51,7 +51,17 @@ pub fn bucket_of(frame_ns: u64) -> usize {
 }
 
 /// Sums over a set of transferred frames.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 pub struct FrameSums {
     pub frames: u64,
     pub bytes: u64,
@@ -82,7 +92,9 @@ impl FrameSums {
 }
 
 /// Shortest and longest of one part of the transferred frames' times.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Extremes {
     pub min_ns: u64,
     pub max_ns: u64,

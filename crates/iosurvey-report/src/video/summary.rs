@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 /// The transferred frames that ended in the last `window_ns` of a run
 /// (`None`: in the whole run), added up.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WindowSums {
     pub window_ns: Option<u64>,
     #[serde(flatten)]
@@ -19,7 +19,7 @@ pub struct WindowSums {
 
 /// A point's frames added up, every one of them, in a size that does not
 /// grow with their number: what the JSON carries and the text is made of.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FramesSummary {
     /// Transferred by their deadline (or unpaced).
     pub done: u64,
