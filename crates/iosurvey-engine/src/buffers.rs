@@ -31,14 +31,23 @@ impl BufferPool {
         alignment: usize,
         seed: u64,
     ) -> Result<Self, EngineError> {
-        let alignment = alignment.max(4096).next_power_of_two();
-        let stride = size.max(1).div_ceil(alignment) * alignment;
-        let bytes = stride
-            .checked_mul(count.max(1))
+        // Every step checked: a size near usize::MAX must be an error, not
+        // a stride that wraps to 0 (overflow checks are off in release).
+        let too_big = EngineError::Alloc { bytes: usize::MAX };
+        let alignment = alignment
+            .max(4096)
+            .checked_next_power_of_two()
             .ok_or(EngineError::Alloc { bytes: usize::MAX })?;
+        let stride = size
+            .max(1)
+            .checked_next_multiple_of(alignment)
+            .ok_or(EngineError::Alloc { bytes: usize::MAX })?;
+        let bytes = stride.checked_mul(count.max(1)).ok_or(too_big)?;
         let layout =
             Layout::from_size_align(bytes, alignment).map_err(|_| EngineError::Alloc { bytes })?;
-        // SAFETY: layout has a non-zero size.
+        assert!(layout.size() >= stride && stride > 0);
+        // SAFETY: layout has a non-zero size: at least one stride, which is
+        // at least one byte (checked just above).
         let raw = unsafe { alloc_zeroed(layout) };
         let ptr = NonNull::new(raw).ok_or(EngineError::Alloc { bytes })?;
         let mut pool = BufferPool {
