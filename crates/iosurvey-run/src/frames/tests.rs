@@ -317,14 +317,23 @@ fn a_frame_file_that_cannot_be_created_fails_with_its_errno() {
     std::fs::remove_dir(&gone).unwrap();
     let stop = AtomicBool::new(false);
     let sh = shared(&fj, &fd, &stop);
-    let mut e = FakeEngine::new();
+    let cfg = iosurvey_engine::EngineConfig {
+        files: vec![fd.try_clone().unwrap()],
+        buffers: 4,
+        buffer_size: 8192,
+        alignment: 4096,
+        sqpoll: None,
+        iopoll: false,
+    };
+    let mut e = iosurvey_engine::SyncEngine::new(cfg, 9).unwrap();
     let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
     assert_eq!(r.frames.len(), 1, "the first failure stops the run");
     assert_eq!(r.frames[0].status, FrameStatus::Failed);
     assert_eq!(r.frames[0].errno, Some(2), "ENOENT");
     assert!(r.frames[0].open_ns > 0, "the failed open was timed");
     assert_eq!(r.first_failure.unwrap().errno, 2);
-    assert!(e.issued.is_empty(), "no I/O without a file");
+    assert_eq!(r.streams[0].write.ops, 0, "no I/O without a file");
+    assert!(e.open_file().is_none(), "nothing is left open");
 }
 
 #[test]
