@@ -39,7 +39,8 @@ pub struct UringEngine {
     sync_results: Vec<Option<i32>>,
     /// The file a [`FileOp::Open`] opened (closed in Drop if still open).
     file: FileState,
-    /// The kernel does OPENAT2 and CLOSE.
+    /// The ring takes OPENAT2, FSYNC and CLOSE (the kernel has them and
+    /// the ring is not polled); otherwise they are made synchronously.
     file_ops: bool,
     pool: BufferPool,
     files: Vec<OwnedFd>,
@@ -93,7 +94,10 @@ impl UringEngine {
         let ext_arg = ring.params().is_feature_ext_arg();
         let registered_files = reg.files && ring.submitter().register_files(&raw_fds).is_ok();
         let mut probe = io_uring::Probe::new();
-        let file_ops = ring.submitter().register_probe(&mut probe).is_ok()
+        // A polled ring (IOPOLL) takes only reads and writes: its opens,
+        // syncs and closes are made synchronously.
+        let file_ops = !cfg.iopoll
+            && ring.submitter().register_probe(&mut probe).is_ok()
             && probe.is_supported(opcode::OpenAt2::CODE)
             && probe.is_supported(opcode::Close::CODE);
         let fixed_buffers = reg.buffers && pool.count() <= MAX_FIXED_BUFFERS && {
@@ -122,8 +126,8 @@ impl UringEngine {
         })
     }
 
-    /// The engine doing opens and closes synchronously, as on a kernel
-    /// without OPENAT2 or CLOSE.
+    /// The engine doing opens, syncs and closes synchronously, as on a
+    /// kernel without OPENAT2 or CLOSE, or on a polled ring.
     #[cfg(test)]
     pub(crate) fn without_file_ops(mut self) -> Self {
         self.file_ops = false;
@@ -195,7 +199,15 @@ impl UringEngine {
                 } else {
                     types::FsyncFlags::empty()
                 };
-                opcode::Fsync::new(file).flags(flags).build()
+                if self.file_ops {
+                    opcode::Fsync::new(file).flags(flags).build()
+                } else {
+                    let res = self
+                        .file
+                        .file()
+                        .map_or(-libc::EBADF, |f| fileops::sync_sync(f, data_only));
+                    nop(res, &mut self.sync_results)
+                }
             }
             FileOp::Close => {
                 let fd = fd.expect("a close is given the open file");

@@ -243,3 +243,22 @@ fn a_file_io_longer_than_its_buffer_is_refused() {
     };
     e.push_file(1, io);
 }
+
+#[test]
+fn a_polled_ring_opens_syncs_and_closes_synchronously() {
+    let dir = tempfile::tempdir().unwrap();
+    let polled = EngineConfig {
+        iopoll: true,
+        ..cfg(&dir)
+    };
+    let Ok(mut e) = UringEngine::new(polled, 4, 1) else {
+        assert!(std::env::var_os("CI").is_none(), "no polled ring");
+        eprintln!("skipping: the kernel refused a polled ring");
+        return;
+    };
+    // IOPOLL rings refuse OPENAT2, FSYNC and CLOSE (EINVAL) in the ring.
+    assert!(one(&mut e, open("f", CREATE)) >= 0);
+    assert_eq!(one(&mut e, FileOp::Sync { data_only: false }), 0);
+    assert_eq!(one(&mut e, FileOp::Close), 0);
+    assert!(dir.path().join("f").exists());
+}
