@@ -20,12 +20,14 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod buffers;
+mod fileops;
 pub mod loopdev;
 mod slots;
 mod sync;
 pub mod uring;
 
 pub use buffers::BufferPool;
+pub use fileops::FileOp;
 pub use slots::SlotTable;
 pub use sync::SyncEngine;
 pub use uring::UringEngine;
@@ -33,7 +35,7 @@ pub use uring::UringEngine;
 pub use iosurvey_model::{EngineFeatures, EngineKind, Op, SqPoll};
 use std::time::Duration;
 
-use std::os::fd::OwnedFd;
+use std::os::fd::{BorrowedFd, OwnedFd};
 
 /// One I/O to issue: plain data, safe to build. Its buffer is its slot:
 /// the completion names it, and nothing else may use it meanwhile.
@@ -131,11 +133,19 @@ pub trait Engine {
     fn buffer_mut(&mut self, idx: u32) -> Option<&mut [u8]>;
     /// I/Os pushed and not yet reaped.
     fn in_flight(&self) -> usize;
-    /// Puts `fd` in file slot `idx` and hands back the file that was there,
-    /// for work that opens a new file per unit (video frames). Nothing may
-    /// be in flight. The returned descriptor is the file's last reference,
-    /// so closing it is the close the caller times.
-    fn replace_file(&mut self, idx: u32, fd: OwnedFd) -> std::io::Result<OwnedFd>;
+    /// Queues a file operation on slot `slot` (its buffer is held until the
+    /// completion is reaped, which [`Engine::reap`] hands over like any
+    /// other; the callback's next request, if any, must not be pushed on a
+    /// file that a completed operation changed before the caller saw it).
+    ///
+    /// # Panics
+    /// As [`Engine::push`] for the buffer, and as [`FileOp`] says for the
+    /// file: no I/O, sync or close without an open file, no close with an
+    /// I/O on it in flight, no open while a file is open.
+    fn push_file(&mut self, slot: u32, op: FileOp);
+    /// The file a [`FileOp::Open`] opened, while it is open: for checks
+    /// the caller makes on the descriptor between operations.
+    fn open_file(&self) -> Option<BorrowedFd<'_>>;
     /// The fast paths this engine really uses, and its empty wake-ups.
     fn features(&self) -> EngineFeatures {
         EngineFeatures::default()

@@ -41,6 +41,27 @@ impl SlotTable {
         self.in_flight += 1;
     }
 
+    /// Takes buffer `buf` for a file operation moving `len` bytes (none
+    /// for an open, sync or close).
+    ///
+    /// # Panics
+    /// When `len` is larger than a buffer, or the buffer is out of range or
+    /// already in flight.
+    pub fn claim_buffer(&mut self, buf: u32, len: u32) {
+        let req = Request {
+            file: 0,
+            op: crate::Op::Read,
+            offset: 0,
+            len,
+            buf,
+        };
+        match self.busy.get_mut(buf as usize) {
+            Some(b) if len <= self.buffer_size && !*b => *b = true,
+            _ => self.refuse(&req),
+        }
+        self.in_flight += 1;
+    }
+
     #[cold]
     #[inline(never)]
     fn refuse(&self, req: &Request) -> ! {

@@ -1,12 +1,13 @@
 //! The synchronous engine: `pread`/`pwrite`, one request per
 //! [`Engine::submit_and_wait`], oldest first.
 
+use crate::fileops::{self, FileState};
 use crate::{
-    BufferPool, Completion, Engine, EngineConfig, EngineError, EngineFeatures, Op, Request,
+    BufferPool, Completion, Engine, EngineConfig, EngineError, EngineFeatures, FileOp, Op, Request,
     SlotTable,
 };
 use std::collections::VecDeque;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::Duration;
 
 /// pread/pwrite, one request at a time in queue order.
@@ -14,8 +15,16 @@ pub struct SyncEngine {
     files: Vec<OwnedFd>,
     pool: BufferPool,
     slots: SlotTable,
-    queued: VecDeque<Request>,
+    queued: VecDeque<Queued>,
     done: Option<Completion>,
+    file: FileState,
+}
+
+/// A queued work item: an I/O on a file of the table, or a file operation
+/// (with the descriptor a close gives up).
+enum Queued {
+    Io(Request),
+    File(u32, FileOp, Option<OwnedFd>),
 }
 
 impl SyncEngine {
@@ -29,6 +38,7 @@ impl SyncEngine {
             pool,
             queued: VecDeque::with_capacity(cfg.buffers),
             done: None,
+            file: FileState::new(cfg.buffers),
         })
     }
 }
@@ -39,7 +49,7 @@ impl Engine for SyncEngine {
     #[inline]
     fn push(&mut self, req: Request) {
         self.slots.claim(&req);
-        self.queued.push_back(req);
+        self.queued.push_back(Queued::Io(req));
     }
 
     /// Runs the oldest queued request, unless a completion is still to be
@@ -50,8 +60,15 @@ impl Engine for SyncEngine {
         if self.done.is_some() {
             return Ok(());
         }
-        let Some(req) = self.queued.pop_front() else {
-            return Ok(());
+        let req = match self.queued.pop_front() {
+            None => return Ok(()),
+            Some(Queued::Io(req)) => req,
+            Some(Queued::File(slot, op, fd)) => {
+                let result = self.run_file_op(slot, op, fd);
+                self.file.finish(slot, result);
+                self.done = Some(Completion { buf: slot, result });
+                return Ok(());
+            }
         };
         let fd = &self.files[req.file as usize];
         // The claim checked that `len` fits the buffer.
@@ -93,12 +110,27 @@ impl Engine for SyncEngine {
         self.slots.in_flight()
     }
 
-    fn replace_file(&mut self, idx: u32, fd: OwnedFd) -> std::io::Result<OwnedFd> {
-        if self.in_flight() > 0 {
-            return Err(busy());
+    fn push_file(&mut self, slot: u32, op: FileOp) {
+        let len = match op {
+            FileOp::Io { len, .. } => len,
+            _ => 0,
+        };
+        if let FileOp::Open { dir, .. } = op {
+            assert!(
+                (dir as usize) < self.files.len(),
+                "file operation refused: no directory {dir} in the table"
+            );
         }
-        let slot = self.files.get_mut(idx as usize).ok_or_else(no_slot)?;
-        Ok(std::mem::replace(slot, fd))
+        // Checked before anything is claimed, so that a refusal leaves no
+        // slot claimed without an entry.
+        self.file.check(&op);
+        self.slots.claim_buffer(slot, len);
+        let fd = self.file.start(slot, &op);
+        self.queued.push_back(Queued::File(slot, op, fd));
+    }
+
+    fn open_file(&self) -> Option<BorrowedFd<'_>> {
+        self.file.file()
     }
 
     fn features(&self) -> EngineFeatures {
@@ -106,15 +138,34 @@ impl Engine for SyncEngine {
     }
 }
 
-pub(crate) fn busy() -> std::io::Error {
-    std::io::Error::new(
-        std::io::ErrorKind::ResourceBusy,
-        "cannot replace a file with I/O in flight",
-    )
-}
-
-pub(crate) fn no_slot() -> std::io::Error {
-    std::io::Error::new(std::io::ErrorKind::InvalidInput, "no such file slot")
+impl SyncEngine {
+    /// Runs one file operation, as a completion result.
+    fn run_file_op(&mut self, slot: u32, op: FileOp, fd: Option<OwnedFd>) -> i32 {
+        match op {
+            FileOp::Open {
+                dir,
+                path,
+                flags,
+                mode,
+            } => fileops::open_sync(self.files[dir as usize].as_fd(), &path, flags, mode),
+            FileOp::Io { op, offset, len } => {
+                let Some(fd) = self.file.file() else {
+                    return -libc::EBADF;
+                };
+                let len = len as usize;
+                let res = match op {
+                    Op::Read => rustix::io::pread(fd, &mut self.pool.get_mut(slot)[..len], offset),
+                    Op::Write => rustix::io::pwrite(fd, self.pool.get(slot, len), offset),
+                };
+                res.map_or_else(|e| -e.raw_os_error(), |n| n as i32)
+            }
+            FileOp::Sync { data_only } => match self.file.file() {
+                Some(fd) => fileops::sync_sync(fd, data_only),
+                None => -libc::EBADF,
+            },
+            FileOp::Close => fd.map_or(-libc::EBADF, fileops::close_sync),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -2,12 +2,14 @@
 //! straight into the submission queue, and waits that never enter the
 //! kernel while a completion is ready.
 
+use crate::fileops::{self, FileState};
 use crate::{
-    BufferPool, Completion, Engine, EngineConfig, EngineError, EngineFeatures, Op, Request,
+    BufferPool, Completion, Engine, EngineConfig, EngineError, EngineFeatures, FileOp, Op, Request,
     SlotTable,
 };
 use io_uring::{opcode, squeue, types, IoUring};
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::ffi::CString;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, IntoRawFd, OwnedFd, RawFd};
 use std::time::Duration;
 
 /// How long a batched wait may hold a completion that is already there
@@ -19,6 +21,9 @@ pub const REAP_WINDOW_US: u32 = 10;
 /// with plain reads and writes.
 const MAX_FIXED_BUFFERS: usize = 16384;
 
+/// The bit of a completion's user data that marks a file operation.
+const FILE_OP: u64 = 1 << 32;
+
 /// io_uring with registered files and (when the kernel allows) fixed
 /// buffers.
 ///
@@ -26,6 +31,17 @@ const MAX_FIXED_BUFFERS: usize = 16384;
 /// drained every in-flight I/O, then the buffers and the files.
 pub struct UringEngine {
     ring: IoUring,
+    /// Per slot: the path and `open_how` of an open in flight, which the
+    /// kernel reads from until it completes.
+    open_args: Vec<Option<Box<(CString, types::OpenHow)>>>,
+    /// Per slot: the result of a file operation done synchronously (the
+    /// kernel has no OPENAT2 or CLOSE), which a NOP carries to the reap.
+    sync_results: Vec<Option<i32>>,
+    /// The file a [`FileOp::Open`] opened (closed in Drop if still open).
+    file: FileState,
+    /// The ring takes OPENAT2, FSYNC and CLOSE (the kernel has them and
+    /// the ring is not polled); otherwise they are made synchronously.
+    file_ops: bool,
     pool: BufferPool,
     files: Vec<OwnedFd>,
     raw_fds: Vec<RawFd>,
@@ -77,6 +93,13 @@ impl UringEngine {
         let min_timeout = ring.params().is_feature_min_timeout();
         let ext_arg = ring.params().is_feature_ext_arg();
         let registered_files = reg.files && ring.submitter().register_files(&raw_fds).is_ok();
+        let mut probe = io_uring::Probe::new();
+        // A polled ring (IOPOLL) takes only reads and writes: its opens,
+        // syncs and closes are made synchronously.
+        let file_ops = !cfg.iopoll
+            && ring.submitter().register_probe(&mut probe).is_ok()
+            && probe.is_supported(opcode::OpenAt2::CODE)
+            && probe.is_supported(opcode::Close::CODE);
         let fixed_buffers = reg.buffers && pool.count() <= MAX_FIXED_BUFFERS && {
             let iovecs = pool.iovecs();
             // SAFETY: the iovecs describe the pool's buffers, which live as
@@ -85,6 +108,10 @@ impl UringEngine {
         };
         Ok(UringEngine {
             ring,
+            open_args: (0..pool.count()).map(|_| None).collect(),
+            sync_results: vec![None; pool.count()],
+            file: FileState::new(pool.count()),
+            file_ops,
             slots: SlotTable::new(pool.count(), pool.size(), cfg.files.len()),
             pool,
             files: cfg.files,
@@ -97,6 +124,101 @@ impl UringEngine {
             iopoll: cfg.iopoll,
             empty_wakeups: 0,
         })
+    }
+
+    /// The engine doing opens, syncs and closes synchronously, as on a
+    /// kernel without OPENAT2 or CLOSE, or on a polled ring.
+    #[cfg(test)]
+    pub(crate) fn without_file_ops(mut self) -> Self {
+        self.file_ops = false;
+        self
+    }
+
+    /// Puts `sqe` in the submission queue, making room when it is full.
+    ///
+    /// # Safety
+    /// Every buffer, path and file the entry names must stay valid until
+    /// its completion is reaped.
+    unsafe fn push_entry(&mut self, sqe: &squeue::Entry) {
+        let (submitter, mut sq, _) = self.ring.split();
+        // SAFETY: the caller's contract.
+        while unsafe { sq.push(sqe) }.is_err() {
+            sq.sync();
+            Self::make_room(&submitter, self.sqpoll);
+            sq.sync();
+        }
+    }
+
+    /// The entry of file operation `op` on `slot`, whose buffer and file
+    /// state were claimed for it; `fd` is the descriptor a close gives up.
+    #[cold]
+    fn file_entry(&mut self, slot: u32, op: FileOp, fd: Option<OwnedFd>) -> squeue::Entry {
+        let i = slot as usize;
+        let nop = |res: i32, results: &mut Vec<Option<i32>>| {
+            results[i] = Some(res);
+            opcode::Nop::new().build()
+        };
+        let file = types::Fd(self.file.raw());
+        let e = match op {
+            FileOp::Open {
+                dir,
+                path,
+                flags,
+                mode,
+            } => {
+                let dir_fd = self.raw_fds[dir as usize];
+                if self.file_ops {
+                    let how = types::OpenHow::new()
+                        .flags(u64::from(fileops::open_flags(flags).bits()))
+                        .mode(u64::from(fileops::open_mode(flags, mode).bits()))
+                        .resolve(fileops::RESOLVE.bits());
+                    let args = self.open_args[i].insert(Box::new((path, how)));
+                    opcode::OpenAt2::new(types::Fd(dir_fd), args.0.as_ptr(), &args.1).build()
+                } else {
+                    let dir = self.files[dir as usize].as_fd();
+                    let res = fileops::open_sync(dir, &path, flags, mode);
+                    nop(res, &mut self.sync_results)
+                }
+            }
+            FileOp::Io { op, offset, len } => {
+                let ptr = self.pool.ptr(slot);
+                match (self.fixed_buffers, op) {
+                    (true, Op::Read) => opcode::ReadFixed::new(file, ptr, len, slot as u16)
+                        .offset(offset)
+                        .build(),
+                    (true, Op::Write) => opcode::WriteFixed::new(file, ptr, len, slot as u16)
+                        .offset(offset)
+                        .build(),
+                    (false, Op::Read) => opcode::Read::new(file, ptr, len).offset(offset).build(),
+                    (false, Op::Write) => opcode::Write::new(file, ptr, len).offset(offset).build(),
+                }
+            }
+            FileOp::Sync { data_only } => {
+                let flags = if data_only {
+                    types::FsyncFlags::DATASYNC
+                } else {
+                    types::FsyncFlags::empty()
+                };
+                if self.file_ops {
+                    opcode::Fsync::new(file).flags(flags).build()
+                } else {
+                    let res = self
+                        .file
+                        .file()
+                        .map_or(-libc::EBADF, |f| fileops::sync_sync(f, data_only));
+                    nop(res, &mut self.sync_results)
+                }
+            }
+            FileOp::Close => {
+                let fd = fd.expect("a close is given the open file");
+                if self.file_ops {
+                    opcode::Close::new(types::Fd(fd.into_raw_fd())).build()
+                } else {
+                    nop(fileops::close_sync(fd), &mut self.sync_results)
+                }
+            }
+        };
+        e.user_data(FILE_OP | u64::from(slot))
     }
 
     /// Hands the submission queue to the kernel so that it has room again.
@@ -146,6 +268,24 @@ fn build_ring(entries: u32, cfg: &EngineConfig) -> Result<IoUring, EngineError> 
         };
         EngineError::UringMode { mode, flag, err }
     })
+}
+
+/// Settles the file operation on `slot` that completed with `result` (for
+/// a synchronous fallback, its NOP carries the real result): frees its
+/// open arguments and updates the open file. Returns the result to report.
+#[cold]
+fn settle_file_op(
+    file: &mut FileState,
+    open_args: &mut [Option<Box<(CString, types::OpenHow)>>],
+    sync_results: &mut [Option<i32>],
+    slot: u32,
+    result: i32,
+) -> i32 {
+    let i = slot as usize;
+    let result = sync_results[i].take().unwrap_or(result);
+    open_args[i] = None;
+    file.finish(slot, result);
+    result
 }
 
 /// An error a submission or a wait can simply be retried after.
@@ -283,12 +423,20 @@ impl Engine for UringEngine {
     fn reap(&mut self, mut f: impl FnMut(Completion) -> Option<Request>) {
         let (submitter, mut sq, mut cq) = self.ring.split();
         for cqe in &mut cq {
-            let buf = cqe.user_data() as u32;
+            let data = cqe.user_data();
+            let buf = data as u32;
             self.slots.release(buf);
-            let next = f(Completion {
-                buf,
-                result: cqe.result(),
-            });
+            let mut result = cqe.result();
+            if data & FILE_OP != 0 {
+                result = settle_file_op(
+                    &mut self.file,
+                    &mut self.open_args,
+                    &mut self.sync_results,
+                    buf,
+                    result,
+                );
+            }
+            let next = f(Completion { buf, result });
             if let Some(req) = next {
                 self.slots.claim(&req);
                 let sqe = entry(
@@ -322,23 +470,34 @@ impl Engine for UringEngine {
         self.slots.in_flight()
     }
 
-    fn replace_file(&mut self, idx: u32, fd: OwnedFd) -> std::io::Result<OwnedFd> {
-        if self.slots.in_flight() > 0 {
-            return Err(crate::sync::busy());
+    fn push_file(&mut self, slot: u32, op: FileOp) {
+        let len = match op {
+            FileOp::Io { len, .. } => len,
+            _ => 0,
+        };
+        if let FileOp::Open { dir, .. } = op {
+            assert!(
+                (dir as usize) < self.files.len(),
+                "file operation refused: no directory {dir} in the table"
+            );
         }
-        let i = idx as usize;
-        if i >= self.files.len() {
-            return Err(crate::sync::no_slot());
-        }
-        if self.registered_files {
-            // A registered table keeps the kernel's own reference to each
-            // file, so the caller's close would not be the last one: a
-            // table that changes per unit of work goes unregistered.
-            self.ring.submitter().unregister_files()?;
-            self.registered_files = false;
-        }
-        self.raw_fds[i] = fd.as_raw_fd();
-        Ok(std::mem::replace(&mut self.files[i], fd))
+        // Checked before anything is claimed, so that a refusal leaves no
+        // slot claimed without an entry.
+        self.file.check(&op);
+        self.slots.claim_buffer(slot, len);
+        let fd = self.file.start(slot, &op);
+        let sqe = self.file_entry(slot, op, fd);
+        // SAFETY: the claims above checked that the slot's buffer is idle
+        // and fits the I/O, and that the file is open with nothing closing
+        // it; the buffer, the open's path and `open_how` (in `open_args`),
+        // the directory and the open file all belong to this engine and
+        // stay until the completion is reaped (the close is refused while
+        // an I/O on the file is in flight; Drop drains everything).
+        unsafe { self.push_entry(&sqe) };
+    }
+
+    fn open_file(&self) -> Option<BorrowedFd<'_>> {
+        self.file.file()
     }
 
     fn features(&self) -> EngineFeatures {

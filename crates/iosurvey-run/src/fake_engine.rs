@@ -5,7 +5,6 @@
 
 use iosurvey_engine::{Completion, Engine, Request, SlotTable};
 use std::cell::Cell;
-use std::os::fd::OwnedFd;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -39,7 +38,6 @@ pub(crate) struct FakeEngine {
     pub hold: Option<(usize, usize)>,
     held: Option<(Completion, usize)>,
     buf: Vec<u8>,
-    fd: Option<OwnedFd>,
 }
 
 impl FakeEngine {
@@ -59,7 +57,6 @@ impl FakeEngine {
             hold: None,
             held: None,
             buf: vec![0; BUFFERS * BUFFER_SIZE],
-            fd: None,
         }
     }
 
@@ -151,11 +148,12 @@ impl Engine for FakeEngine {
     fn in_flight(&self) -> usize {
         self.slots.in_flight()
     }
-    /// Swaps like a real engine; the first file handed back is /dev/null.
-    fn replace_file(&mut self, _idx: u32, fd: OwnedFd) -> std::io::Result<OwnedFd> {
-        match self.fd.replace(fd) {
-            Some(old) => Ok(old),
-            None => Ok(std::fs::File::open("/dev/null")?.into()),
-        }
+    /// The fake engine moves blocks only: the file operations are the
+    /// real engines' (their tests run on temp directories).
+    fn push_file(&mut self, _slot: u32, op: iosurvey_engine::FileOp) {
+        panic!("the fake engine has no file operations: {op:?}")
+    }
+    fn open_file(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        None
     }
 }

@@ -56,6 +56,55 @@ impl Unwritten {
     }
 }
 
+/// The frames a run creates or rewrites in its frames directory, by
+/// number: every frame of a write, or the frames `--prepare` writes, less
+/// those the user offered with `--allow-destroy` (which stay theirs). Its
+/// size does not grow with `--frames` for a write.
+#[derive(Clone, Debug, Default)]
+pub struct CreatedFrames {
+    /// The job, for the frames' paths; `None`: no frames.
+    job: Option<FrameJob>,
+    /// The frames `--prepare` writes; `None`: every frame of the job.
+    listed: Option<Vec<u64>>,
+    /// Offered frames, sorted: never removed.
+    kept: Vec<u64>,
+}
+
+impl CreatedFrames {
+    /// The frame numbers, in frame order.
+    pub fn numbers(&self) -> Vec<u64> {
+        let Some(fj) = &self.job else {
+            return Vec::new();
+        };
+        let ours = |f: &u64| self.kept.binary_search(f).is_err();
+        match &self.listed {
+            Some(list) => list.iter().copied().filter(ours).collect(),
+            None => (0..fj.frames).filter(ours).collect(),
+        }
+    }
+
+    /// The frames' paths under `root`, in frame order (so those of one
+    /// subdirectory follow one another).
+    pub fn paths(&self, root: &Path) -> Vec<PathBuf> {
+        match &self.job {
+            None => Vec::new(),
+            Some(fj) => self
+                .numbers()
+                .into_iter()
+                .map(|f| fj.frame_path(root, f))
+                .collect(),
+        }
+    }
+}
+
+impl OpenTarget {
+    /// The paths of the frames this run creates or rewrites (see
+    /// [`CreatedFrames`]).
+    pub fn frame_files(&self) -> Vec<PathBuf> {
+        self.created_frames.paths(&self.path)
+    }
+}
+
 /// What the frames directory holds now, against what the job needs.
 struct Survey {
     /// The directory the user gave, held open.
@@ -399,7 +448,7 @@ pub fn open_frame_dir(
 ) -> Result<OpenTarget, TargetError> {
     let mut s = survey(spec, fj, &opts)?;
     let root = s.root.clone();
-    let mut frame_files = Vec::new();
+    let mut created_frames = CreatedFrames::default();
     let created = fj.op == Op::Write || s.unwritten.count > 0;
     let root_fd = if created {
         let made = match fj.op {
@@ -437,29 +486,16 @@ pub fn open_frame_dir(
             kept.push(f);
         }
         kept.sort_unstable();
-        let ours = |f: &u64| kept.binary_search(f).is_err();
-        match fj.op {
-            // Every frame is (re)written by the run; those it made are
-            // removed after it.
-            Op::Write => {
-                frame_files = (0..fj.frames)
-                    .filter(ours)
-                    .map(|f| fj.frame_path(&root, f))
-                    .collect()
-            }
-            Op::Read => {
-                frame_files = s
-                    .unwritten
-                    .list
-                    .iter()
-                    .filter(|f| ours(f))
-                    .map(|&f| fj.frame_path(&root, f))
-                    .collect();
-                for &f in &s.unwritten.list {
-                    if let Err(e) = prepare_frame(&tree, &root, fj, f, opts.stop) {
-                        let _ = remove_frames(&root, &frame_files);
-                        return Err(e);
-                    }
+        created_frames = CreatedFrames {
+            job: Some(fj.clone()),
+            listed: (fj.op == Op::Read).then(|| s.unwritten.list.clone()),
+            kept,
+        };
+        if fj.op == Op::Read {
+            for &f in &s.unwritten.list {
+                if let Err(e) = prepare_frame(&tree, &root, fj, f, opts.stop) {
+                    let _ = remove_frames(&root, &created_frames.paths(&root));
+                    return Err(e);
                 }
             }
         }
@@ -472,7 +508,7 @@ pub fn open_frame_dir(
     if fj.op == Op::Read && !opts.direct {
         for f in 0..fj.frames {
             if f % STOP_EVERY == 0 && stopped(opts.stop) {
-                let _ = remove_frames(&root, &frame_files);
+                let _ = remove_frames(&root, &created_frames.paths(&root));
                 return Err(TargetError::Interrupted(root));
             }
             let (rel, _, _) = rel_parts(fj, f);
@@ -496,7 +532,7 @@ pub fn open_frame_dir(
         direct: opts.direct,
         writable: fj.op == Op::Write,
         created,
-        frame_files,
+        created_frames,
         fd: root_fd,
         hold: Default::default(),
     })

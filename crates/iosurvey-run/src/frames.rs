@@ -7,15 +7,19 @@
 //! release plus `queue` frame times. A frame not started by then is dropped
 //! without I/O (skipped); one finished after it is dropped as late.
 
-use crate::frame_target::fsops::open_frame;
+use crate::frame_target::fsops::{frame_is_ours, is_offered};
+use crate::guard::mark_created;
 use crate::result::{
     FrameRecord, FrameStatus, IoFailure, JobResult, StreamResult, MAX_FRAME_RECORDS,
 };
 use crate::worker::{now_ns, thread_cpu_ns, LiveCounters};
-use iosurvey_engine::{Engine, Op, Request};
+use iosurvey_engine::{Engine, FileOp, Op, Request};
 use iosurvey_stats::SHORT_TRANSFER;
 use iosurvey_workload::{FrameJob, FrameLayout};
-use std::os::fd::{AsFd, OwnedFd};
+use rustix::fs::{FileType, Mode, OFlags};
+use rustix::io::Errno;
+use std::ffi::CString;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -93,9 +97,9 @@ impl Failed {
     /// (fallocate), which answers with what a retried write would get,
     /// ENOSPC or EDQUOT; anything else (a short read, a short write with
     /// space) stays a short transfer ([`SHORT_TRANSFER`]), not an errno.
-    fn settle(mut self, fd: &OwnedFd, op: Op, result: &mut JobResult) -> Self {
+    fn settle(mut self, fd: Option<BorrowedFd<'_>>, op: Op, result: &mut JobResult) -> Self {
         if let Some(len) = self.short.take() {
-            if op == Op::Write {
+            if let (Op::Write, Some(fd)) = (op, fd) {
                 if let Err(e) = rustix::fs::fallocate(
                     fd,
                     rustix::fs::FallocateFlags::empty(),
@@ -293,16 +297,16 @@ fn stream_frame<E: Engine>(
 ) -> Result<(), Failed> {
     let fj = shared.job;
     let base = frame * fj.frame_bytes;
-    parts.io_ns = frame_io(engine, shared, frame, base, result)
-        .map_err(|f| f.settle(shared.target_fd, fj.op, result))?;
+    parts.io_ns = frame_io(engine, shared, frame, base, false, result)
+        .map_err(|f| f.settle(Some(shared.target_fd.as_fd()), fj.op, result))?;
     if fj.op == Op::Write && !shared.direct {
         parts.io_ns += sync(shared.target_fd, false, base)?;
     }
     Ok(())
 }
 
-/// Moves one frame of the files layout: open (create), I/O, sync when
-/// buffered, close.
+/// Moves one frame of the files layout through the engine's file
+/// operations: open (create), I/O, sync when buffered, close, each timed.
 fn file_frame<E: Engine>(
     engine: &mut E,
     shared: &FrameShared<'_>,
@@ -311,26 +315,133 @@ fn file_frame<E: Engine>(
     result: &mut JobResult,
 ) -> Result<(), Failed> {
     let fj = shared.job;
-    // Relative to the frames directory held open: never through a symlink,
-    // new frames created exclusively and marked, existing ones rewritten
-    // only when marked.
+    // Relative to the frames directory (the engine's file 0): never
+    // through a symlink, new frames created exclusively and marked,
+    // existing ones rewritten only when marked.
     let rel = fj.frame_path(Path::new(""), frame);
     let t = now_ns();
-    let opened = open_frame(shared.target_fd.as_fd(), &rel, fj.op, shared.direct);
+    let opened = open_frame(engine, &rel, fj.op, shared.direct);
     parts.open_ns = now_ns() - t;
-    let fd = opened.map_err(|e| Failed::new(e.raw_os_error(), 0))?;
-    let engine_error = |e: std::io::Error| Failed::new(errno_of(&e), 0);
-    let placeholder = engine.replace_file(0, fd).map_err(engine_error)?;
-    let io = frame_io(engine, shared, frame, 0, result);
-    let fd: OwnedFd = engine.replace_file(0, placeholder).map_err(engine_error)?;
-    parts.io_ns = io.map_err(|f| f.settle(&fd, fj.op, result))?;
-    if fj.op == Op::Write && !shared.direct {
-        parts.io_ns += sync(&fd, true, 0)?;
+    opened.map_err(|e| Failed::new(e.raw_os_error(), 0))?;
+    let mut moved = frame_io(engine, shared, frame, 0, true, result)
+        .map_err(|f| f.settle(engine.open_file(), fj.op, result));
+    if let (Ok(io_ns), Op::Write, false) = (&mut moved, fj.op, shared.direct) {
+        let t = now_ns();
+        let synced = run_one(engine, FileOp::Sync { data_only: false });
+        *io_ns += now_ns() - t;
+        if synced < 0 {
+            moved = Err(Failed::new(-synced, 0));
+        }
+    }
+    // A failed wait may have left pieces in flight: the close waits for
+    // them (the engine refuses to close a file with I/O on it).
+    while engine.in_flight() > 0 {
+        if engine.submit_and_wait(1, FRAME_WAIT).is_ok() {
+            engine.reap(|_| None);
+        }
     }
     let t = now_ns();
-    drop(fd);
+    let closed = run_one(engine, FileOp::Close);
     parts.close_ns = now_ns() - t;
+    parts.io_ns = moved?;
+    if closed < 0 {
+        return Err(Failed::new(-closed, 0));
+    }
     Ok(())
+}
+
+/// Runs one file operation on slot 0 and waits for it; returns its result.
+fn run_one<E: Engine>(engine: &mut E, op: FileOp) -> i32 {
+    engine.push_file(0, op);
+    let mut result = -Errno::IO.raw_os_error();
+    while engine.in_flight() > 0 {
+        if let Err(e) = engine.submit_and_wait(1, FRAME_WAIT) {
+            result = -errno_of(&e);
+            continue;
+        }
+        engine.reap(|c| {
+            result = c.result;
+            None
+        });
+    }
+    result
+}
+
+/// Opens `rel` beneath the frames directory (engine file 0) with `flags`
+/// (the engine adds `O_NOFOLLOW|O_CLOEXEC` and resolves beneath the
+/// directory without symlinks).
+fn open_at<E: Engine>(engine: &mut E, rel: &Path, flags: OFlags) -> Result<(), Errno> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = CString::new(rel.as_os_str().as_bytes()).map_err(|_| Errno::INVAL)?;
+    let r = run_one(
+        engine,
+        FileOp::Open {
+            dir: 0,
+            path,
+            flags,
+            mode: Mode::from_raw_mode(0o644),
+        },
+    );
+    if r < 0 {
+        Err(Errno::from_raw_os_error(-r))
+    } else {
+        Ok(())
+    }
+}
+
+/// Closes the engine's open file after a refusal; the refusal is the
+/// error that counts.
+fn close_refused<E: Engine>(engine: &mut E, errno: Errno) -> Errno {
+    run_one(engine, FileOp::Close);
+    errno
+}
+
+/// Checks that the file just opened (with `O_NONBLOCK`, so that a FIFO
+/// does not block the open) is a regular file, and clears `O_NONBLOCK`
+/// (the engines must block); a refused file is closed with `EEXIST`.
+fn judge_regular<E: Engine>(engine: &mut E) -> Result<(), Errno> {
+    let fd = engine.open_file().ok_or(Errno::BADF)?;
+    let checked = rustix::fs::fstat(fd).and_then(|st| {
+        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+            return Err(Errno::EXIST);
+        }
+        rustix::fs::fcntl_setfl(fd, rustix::fs::fcntl_getfl(fd)? - OFlags::NONBLOCK)
+    });
+    checked.map_err(|e| close_refused(engine, e))
+}
+
+/// Opens frame `rel` in the engine for one transfer, with the rules of
+/// the frames directory: reading, a regular file; writing, a new frame
+/// created with `O_CREAT|O_EXCL` and marked, or an existing one written
+/// only when its descriptor carries the mark (or was offered with
+/// `--allow-destroy`), truncated. Anything else fails with `EEXIST`.
+fn open_frame<E: Engine>(engine: &mut E, rel: &Path, op: Op, direct: bool) -> Result<(), Errno> {
+    let direct = if direct {
+        OFlags::DIRECT
+    } else {
+        OFlags::empty()
+    };
+    if op == Op::Read {
+        open_at(engine, rel, OFlags::RDONLY | OFlags::NONBLOCK | direct)?;
+        return judge_regular(engine);
+    }
+    let create = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | direct;
+    match open_at(engine, rel, create) {
+        Ok(()) => {
+            mark_created(engine.open_file().ok_or(Errno::BADF)?);
+            Ok(())
+        }
+        Err(Errno::EXIST) => {
+            open_at(engine, rel, OFlags::WRONLY | OFlags::NONBLOCK | direct)?;
+            judge_regular(engine)?;
+            let fd = engine.open_file().ok_or(Errno::BADF)?;
+            if !frame_is_ours(fd) && !is_offered(fd) {
+                return Err(close_refused(engine, Errno::EXIST));
+            }
+            rustix::fs::ftruncate(fd, 0).map_err(|e| close_refused(engine, e))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Makes every 4 KiB block of frame `frame` unique before it is written:
@@ -352,7 +463,8 @@ fn stamp<E: Engine>(engine: &mut E, frame: u64, piece: u64, frame_bytes: u64) {
     }
 }
 
-/// Reads or writes one frame at `base` in file slot 0, cut into pieces
+/// Reads or writes one frame at `base` (in the engine's open file when
+/// `open_file`, else in its file 0), cut into pieces
 /// that are all in flight at once; returns the time it took. Each piece is
 /// counted in the stream's statistics.
 fn frame_io<E: Engine>(
@@ -360,6 +472,7 @@ fn frame_io<E: Engine>(
     shared: &FrameShared<'_>,
     frame: u64,
     base: u64,
+    open_file: bool,
     result: &mut JobResult,
 ) -> Result<u64, Failed> {
     let fj = shared.job;
@@ -375,13 +488,23 @@ fn frame_io<E: Engine>(
     let mut failed: Option<Failed> = None;
     let push = |engine: &mut E, i: u64| {
         let off = i * shared.piece;
-        engine.push(Request {
-            file: 0,
-            op: fj.op,
-            offset: base + off,
-            len: (fj.frame_bytes - off).min(shared.piece) as u32,
-            buf: i as u32,
-        });
+        let len = (fj.frame_bytes - off).min(shared.piece) as u32;
+        if open_file {
+            let io = FileOp::Io {
+                op: fj.op,
+                offset: base + off,
+                len,
+            };
+            engine.push_file(i as u32, io);
+        } else {
+            engine.push(Request {
+                file: 0,
+                op: fj.op,
+                offset: base + off,
+                len,
+                buf: i as u32,
+            });
+        }
     };
     let mut next = 0;
     let mut done = 0;

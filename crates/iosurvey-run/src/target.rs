@@ -39,9 +39,9 @@ pub struct OpenTarget {
     pub writable: bool,
     /// iosurvey created (and laid out) this file and will remove it.
     pub created: bool,
-    /// A frames directory: the frame files iosurvey wrote, removed with
-    /// the directory when `created`.
-    pub frame_files: Vec<PathBuf>,
+    /// A frames directory: the frames iosurvey creates or rewrites, by
+    /// number (removed with the directory when `created`).
+    pub created_frames: crate::frame_target::CreatedFrames,
     pub fd: OwnedFd,
     /// Held with the target: a device's lock, a test file's directory.
     pub(crate) hold: hold::Hold,

@@ -340,26 +340,3 @@ fn a_short_read_comes_back_as_the_bytes_it_moved() {
     let results: Vec<i32> = drain(&mut e).iter().map(|c| c.result).collect();
     assert_eq!(results, [4096, 6000 - 4096, 0]);
 }
-
-#[test]
-fn a_replaced_file_takes_the_next_io_and_the_old_one_comes_back() {
-    let a = file_of(&[1u8; 4096]);
-    let b = file_of(&[2u8; 4096]);
-    let open = |p: &std::path::Path| -> OwnedFd { std::fs::File::open(p).unwrap().into() };
-    let Some(mut e) = ring(cfg(vec![open(a.path())], 1), 1, ALL) else {
-        return;
-    };
-    let read_first = |e: &mut UringEngine| {
-        e.push(read(0, 0));
-        assert_eq!(drain(e)[0].result, 4096);
-        e.buffer_mut(0).unwrap()[0]
-    };
-    assert_eq!(read_first(&mut e), 1);
-    let old = e.replace_file(0, open(b.path())).unwrap();
-    assert!(!e.features().registered_files);
-    assert_eq!(read_first(&mut e), 2);
-    let back = e.replace_file(0, old).unwrap();
-    assert_eq!(read_first(&mut e), 1);
-    drop(back);
-    assert!(e.replace_file(1, open(b.path())).is_err());
-}

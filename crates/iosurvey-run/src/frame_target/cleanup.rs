@@ -274,7 +274,7 @@ impl OpenTarget {
             return Ok(());
         }
         if self.kind == TargetKind::Directory {
-            return remove_frames(&self.path, &self.frame_files);
+            return remove_frames(&self.path, &self.frame_files());
         }
         self.remove_created_file()
     }

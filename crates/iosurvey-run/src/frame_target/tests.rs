@@ -46,7 +46,7 @@ fn reading_frames_never_written_is_refused_and_prepare_writes_them() {
     assert_eq!(t.kind, TargetKind::Directory);
     assert_eq!(t.size, 5 * 8192);
     assert!(t.created);
-    assert_eq!(t.frame_files.len(), 5);
+    assert_eq!(t.frame_files().len(), 5);
     let f4 = frames_dir(d.path()).join("d00002/f0000004.frm");
     assert_eq!(std::fs::metadata(&f4).unwrap().len(), 8192);
     // A short (sparse) frame is refused as never written too.
@@ -115,12 +115,13 @@ fn removal_takes_only_marked_frames_and_marked_empty_directories() {
         "the frames directory iosurvey made is marked"
     );
     assert!(marked(&root.join("d00000")));
-    for f in &t.frame_files {
+    for f in &t.frame_files() {
         std::fs::write(f, b"frame").unwrap();
         mark(f);
     }
     // A frame replaced by the user's own file (same name, no mark).
-    let theirs = &t.frame_files[2];
+    let files = t.frame_files();
+    let theirs = &files[2];
     std::fs::remove_file(theirs).unwrap();
     std::fs::write(theirs, b"user").unwrap();
     let stranger = root.join("d00000/keep.txt");
@@ -128,7 +129,7 @@ fn removal_takes_only_marked_frames_and_marked_empty_directories() {
     t.remove_if_created().unwrap();
     assert_eq!(std::fs::read(theirs).unwrap(), b"user");
     assert_eq!(std::fs::read(&stranger).unwrap(), b"user");
-    for (i, f) in t.frame_files.iter().enumerate() {
+    for (i, f) in t.frame_files().iter().enumerate() {
         assert_eq!(f.exists(), i == 2, "{}", f.display());
     }
     assert!(root.join("d00000").exists() && root.join("d00001").exists());
@@ -143,7 +144,7 @@ fn a_frames_directory_moved_during_the_run_is_said_not_silently_left() {
     let d = tempfile::tempdir().unwrap();
     let (spec, fj) = job(d.path(), Op::Write, 3, 0, false);
     let t = open_frame_dir(&spec, &fj, opts(WritePolicy::default())).unwrap();
-    for f in &t.frame_files {
+    for f in &t.frame_files() {
         std::fs::write(f, b"frame").unwrap();
         mark(f);
     }
@@ -272,7 +273,7 @@ fn leftovers_of_a_killed_run_are_found_and_removed() {
     let (spec, fj) = job(d.path(), Op::Write, 5, 2, false);
     let t = open_frame_dir(&spec, &fj, opts(WritePolicy::default())).unwrap();
     let root = frames_dir(d.path());
-    for f in &t.frame_files {
+    for f in &t.frame_files() {
         std::fs::write(f, b"frame").unwrap();
         mark(f);
     }
@@ -296,7 +297,7 @@ fn leftovers_of_a_killed_run_are_found_and_removed() {
             frames: 5
         }
     );
-    assert!(t.frame_files.iter().all(|f| !f.exists()));
+    assert!(t.frame_files().iter().all(|f| !f.exists()));
     assert!(stranger.exists());
     assert!(!root.join("d00000").exists());
     assert_eq!(remove_leftovers(d.path()).unwrap(), None, "once");
@@ -304,7 +305,7 @@ fn leftovers_of_a_killed_run_are_found_and_removed() {
     std::fs::remove_file(&stranger).unwrap();
     let (spec, fj) = job(d.path(), Op::Write, 2, 0, false);
     let t = open_frame_dir(&spec, &fj, opts(WritePolicy::default())).unwrap();
-    for f in &t.frame_files {
+    for f in &t.frame_files() {
         std::fs::write(f, b"frame").unwrap();
         mark(f);
     }
@@ -314,7 +315,7 @@ fn leftovers_of_a_killed_run_are_found_and_removed() {
         None
     );
     assert_eq!(remove_leftovers(d.path()).unwrap(), None);
-    assert!(t.frame_files.iter().all(|f| f.exists()));
+    assert!(t.frame_files().iter().all(|f| f.exists()));
 }
 
 #[test]
@@ -333,4 +334,29 @@ fn a_stop_ends_the_survey() {
         Err(TargetError::Interrupted(_))
     ));
     assert!(t0.elapsed() < std::time::Duration::from_secs(1));
+}
+
+#[test]
+fn the_frames_a_write_creates_are_a_range_less_the_offered_ones() {
+    let (_, fj) = job(Path::new("/t"), Op::Write, 1_000_000, 100, false);
+    let c = CreatedFrames {
+        job: Some(fj.clone()),
+        listed: None,
+        kept: vec![2, 999_999],
+    };
+    // Nothing grows with --frames but the offered frames.
+    assert!(c.listed.is_none() && c.kept.len() == 2);
+    let n = c.numbers();
+    assert_eq!(n.len(), 999_998);
+    assert_eq!(&n[..3], &[0, 1, 3]);
+    assert_eq!(n.last(), Some(&999_998));
+    let paths = c.paths(Path::new("/t/iosurvey-frames"));
+    assert_eq!(paths[2], fj.frame_path(Path::new("/t/iosurvey-frames"), 3));
+    let prepared = CreatedFrames {
+        listed: Some(vec![4, 7, 9]),
+        kept: vec![7],
+        ..c
+    };
+    assert_eq!(prepared.numbers(), [4, 9]);
+    assert!(CreatedFrames::default().paths(Path::new("/t")).is_empty());
 }

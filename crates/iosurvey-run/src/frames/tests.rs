@@ -215,6 +215,10 @@ fn files_are_written_whole_then_read_back_on_both_engines() {
             Err(e) => panic!("{e}"),
         };
         assert_eq!(w.frames.len(), 7, "{engine:?}");
+        if engine == iosurvey_engine::EngineKind::Uring {
+            // Frames are plain descriptors: the table is never unregistered.
+            assert!(w.engine.registered_files, "the table stays registered");
+        }
         let fj = wp.job.frames.as_ref().unwrap();
         // Whether this filesystem keeps user xattrs (the marks).
         let probe = d.path().join("probe");
@@ -317,14 +321,86 @@ fn a_frame_file_that_cannot_be_created_fails_with_its_errno() {
     std::fs::remove_dir(&gone).unwrap();
     let stop = AtomicBool::new(false);
     let sh = shared(&fj, &fd, &stop);
-    let mut e = FakeEngine::new();
+    let cfg = iosurvey_engine::EngineConfig {
+        files: vec![fd.try_clone().unwrap()],
+        buffers: 4,
+        buffer_size: 8192,
+        alignment: 4096,
+        sqpoll: None,
+        iopoll: false,
+    };
+    let mut e = iosurvey_engine::SyncEngine::new(cfg, 9).unwrap();
     let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
     assert_eq!(r.frames.len(), 1, "the first failure stops the run");
     assert_eq!(r.frames[0].status, FrameStatus::Failed);
     assert_eq!(r.frames[0].errno, Some(2), "ENOENT");
     assert!(r.frames[0].open_ns > 0, "the failed open was timed");
     assert_eq!(r.first_failure.unwrap().errno, 2);
-    assert!(e.issued.is_empty(), "no I/O without a file");
+    assert_eq!(r.streams[0].write.ops, 0, "no I/O without a file");
+    assert!(e.open_file().is_none(), "nothing is left open");
+}
+
+/// Runs a write of 4 frames of 8 KiB on `dir` (held open as the engine's
+/// file 0) through the sync engine and the io_uring engine (when there is
+/// one); returns each run's first frame record.
+fn write_frames_in(dir: &std::path::Path) -> Vec<FrameRecord> {
+    let mut s = VideoSpec::new("unused".into());
+    s.op = Op::Write;
+    s.size = FrameSize::Custom(8192);
+    s.frames = 4;
+    let fj = expand(&s).unwrap().points[0].job.frames.clone().unwrap();
+    let fd: OwnedFd = std::fs::File::open(dir).unwrap().into();
+    let stop = AtomicBool::new(false);
+    let sh = shared(&fj, &fd, &stop);
+    let cfg = || iosurvey_engine::EngineConfig {
+        files: vec![fd.try_clone().unwrap()],
+        buffers: 4,
+        buffer_size: 8192,
+        alignment: 4096,
+        sqpoll: None,
+        iopoll: false,
+    };
+    let live = LiveCounters::default();
+    let mut out = Vec::new();
+    let mut e = iosurvey_engine::SyncEngine::new(cfg(), 9).unwrap();
+    out.push(run_frames(&mut e, &sh, 0, &live).unwrap().frames[0]);
+    assert!(e.open_file().is_none(), "nothing is left open");
+    if let Ok(mut e) = iosurvey_engine::UringEngine::new(cfg(), 4, 9) {
+        sh.next.store(0, Ordering::Relaxed);
+        out.push(run_frames(&mut e, &sh, 0, &live).unwrap().frames[0]);
+        assert!(e.open_file().is_none(), "nothing is left open");
+    }
+    out
+}
+
+#[test]
+fn a_file_planted_at_a_frame_path_during_the_run_is_never_written() {
+    let d = tempfile::tempdir().unwrap();
+    let fj_path = {
+        let mut s = VideoSpec::new("unused".into());
+        s.size = FrameSize::Custom(8192);
+        s.frames = 4;
+        let fj = expand(&s).unwrap().points[0].job.frames.clone().unwrap();
+        fj.frame_path(d.path(), 0)
+    };
+    std::fs::create_dir_all(fj_path.parent().unwrap()).unwrap();
+    // An unmarked file of the user's, where the first frame goes.
+    std::fs::write(&fj_path, b"the user's").unwrap();
+    for rec in write_frames_in(d.path()) {
+        assert_eq!(rec.status, FrameStatus::Failed);
+        assert_eq!(rec.errno, Some(Errno::EXIST.raw_os_error()));
+    }
+    assert_eq!(std::fs::read(&fj_path).unwrap(), b"the user's");
+    // A symlink there is not followed.
+    let outside = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(outside.path(), b"outside").unwrap();
+    std::fs::remove_file(&fj_path).unwrap();
+    std::os::unix::fs::symlink(outside.path(), &fj_path).unwrap();
+    for rec in write_frames_in(d.path()) {
+        assert_eq!(rec.status, FrameStatus::Failed);
+        assert_eq!(rec.errno, Some(Errno::LOOP.raw_os_error()));
+    }
+    assert_eq!(std::fs::read(outside.path()).unwrap(), b"outside");
 }
 
 #[test]

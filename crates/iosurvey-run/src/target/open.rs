@@ -454,7 +454,7 @@ pub(super) fn describe(
         direct,
         writable: write,
         created,
-        frame_files: Vec::new(),
+        created_frames: Default::default(),
         fd,
         hold: Hold::default(),
     })
