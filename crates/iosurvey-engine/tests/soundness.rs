@@ -141,18 +141,11 @@ enum Variant {
     Sync,
     /// Registered files and fixed buffers.
     Uring,
-    /// The file table unregistered (by `replace_file`), fixed buffers.
-    UringPlainFiles,
     /// More buffers than the kernel registers: plain reads and writes.
     UringPlainBuffers,
 }
 
-const VARIANTS: [Variant; 4] = [
-    Variant::Sync,
-    Variant::Uring,
-    Variant::UringPlainFiles,
-    Variant::UringPlainBuffers,
-];
+const VARIANTS: [Variant; 3] = [Variant::Sync, Variant::Uring, Variant::UringPlainBuffers];
 
 /// Buffers for the variant (past 16,384 fixed buffers are off).
 fn buffers_for(v: Variant) -> usize {
@@ -172,18 +165,8 @@ fn on_each(files: impl Fn() -> Vec<OwnedFd>, buffer_size: usize, attack: &dyn Fn
         match v {
             Variant::Sync => attack(&mut Target(SyncEngine::new(c, 5).unwrap(), v)),
             _ => {
-                let n = c.files.len();
-                let Some(mut e) = uring(c, 4) else { return };
+                let Some(e) = uring(c, 4) else { return };
                 match v {
-                    Variant::UringPlainFiles => {
-                        // Put the same files back: the table goes unregistered.
-                        for i in 0..n as u32 {
-                            let fd = e.replace_file(i, files().remove(i as usize)).unwrap();
-                            drop(fd);
-                        }
-                        assert!(!e.features().registered_files);
-                        assert!(e.features().fixed_buffers);
-                    }
                     Variant::UringPlainBuffers => {
                         assert!(e.features().registered_files);
                         assert!(!e.features().fixed_buffers);
@@ -248,8 +231,11 @@ impl Engine for dyn Attack + '_ {
     fn in_flight(&self) -> usize {
         Attack::in_flight(self)
     }
-    fn replace_file(&mut self, _idx: u32, _fd: OwnedFd) -> std::io::Result<OwnedFd> {
-        unreachable!("not attacked through the wrapper")
+    fn push_file(&mut self, _slot: u32, _op: iosurvey_engine::FileOp) {
+        unreachable!("file operations are not attacked through the wrapper")
+    }
+    fn open_file(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        None
     }
 }
 
@@ -888,44 +874,6 @@ fn a_push_that_panics_leaves_nothing_in_flight() {
     assert_eq!(in_flight, N - 1, "the refused push counts as in flight");
     assert!(idle, "the refused push's buffer is never handed out again");
 }
-
-#[test]
-fn a_file_cannot_be_replaced_under_an_io_or_past_the_table() {
-    let f = patterned_file(2);
-    let g = patterned_file(2);
-    let (a, mut peer) = UnixStream::pair().unwrap();
-    let Some(mut e) = uring(cfg(vec![open_rw(&f), a.into()], 4, BS), 4) else {
-        return;
-    };
-    e.push(read(1, 0, 0, 4096));
-    let err = e.replace_file(1, open_rw(&g)).unwrap_err();
-    assert_eq!(err.kind(), std::io::ErrorKind::ResourceBusy);
-    assert!(
-        e.features().registered_files,
-        "a refused replace changes nothing"
-    );
-    peer.write_all(&[1; 4]).unwrap();
-    drain(&mut e);
-    let err = e.replace_file(2, open_rw(&g)).unwrap_err();
-    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
-    let err = e.replace_file(u32::MAX, open_rw(&g)).unwrap_err();
-    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
-    // The same on the synchronous engine.
-    let mut s = SyncEngine::new(cfg(vec![open_rw(&f)], 2, BS), 1).unwrap();
-    s.push(read(0, 0, 0, 4096));
-    assert_eq!(
-        s.replace_file(0, open_rw(&g)).unwrap_err().kind(),
-        std::io::ErrorKind::ResourceBusy
-    );
-    drain(&mut s);
-    assert_eq!(
-        s.replace_file(1, open_rw(&g)).unwrap_err().kind(),
-        std::io::ErrorKind::InvalidInput
-    );
-}
-
-// ---------------------------------------------------------------------------
-// The public building blocks.
 
 #[test]
 fn a_public_slot_table_is_its_own_and_cannot_free_an_engines_buffer() {
