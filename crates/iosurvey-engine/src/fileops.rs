@@ -10,7 +10,7 @@
 //! buffers: no I/O on a file that is not open, no close while an I/O on it
 //! is in flight, no second open while one is held.
 
-use crate::Op;
+use crate::{Op, SlotTable};
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 use std::ffi::CString;
@@ -114,6 +114,38 @@ impl FileState {
         }
     }
 
+    /// Claims `slot` for `op`, as both engines' `push_file` do: the
+    /// directory of an open checked against a table of `files` entries and
+    /// `op` against the file's state before anything is claimed (so that a
+    /// refusal leaves no slot claimed without an entry), then the slot's
+    /// buffer for an I/O's length, then `op` marked in flight. Returns
+    /// [`FileState::start`]'s descriptor.
+    ///
+    /// # Panics
+    /// As [`FileState::start`] and [`SlotTable::claim_buffer`] do, and on an
+    /// open of a directory not in the table.
+    pub fn claim(
+        &mut self,
+        slots: &mut SlotTable,
+        files: usize,
+        slot: u32,
+        op: &FileOp,
+    ) -> Option<OwnedFd> {
+        let len = match *op {
+            FileOp::Io { len, .. } => len,
+            _ => 0,
+        };
+        if let FileOp::Open { dir, .. } = *op {
+            assert!(
+                (dir as usize) < files,
+                "file operation refused: no directory {dir} in the table"
+            );
+        }
+        self.check(op);
+        slots.claim_buffer(slot, len);
+        self.start(slot, op)
+    }
+
     /// The kind of `op`, checked against the file's state (see
     /// [`FileState::start`]); changes nothing.
     pub fn check(&self, op: &FileOp) -> Kind {
@@ -165,20 +197,32 @@ impl FileState {
     }
 }
 
-/// Opens `path` beneath `dir` as [`FileOp::Open`] describes, synchronously:
-/// `openat2`, or one `openat` per component on kernels without it. Returns
-/// the descriptor as a completion result.
+/// Opens `path` beneath `dir` as [`FileOp::Open`] describes, synchronously,
+/// and returns the descriptor as a completion result.
 pub(crate) fn open_sync(dir: BorrowedFd<'_>, path: &CString, flags: OFlags, mode: Mode) -> i32 {
-    let mode = open_mode(flags, mode);
-    let flags = open_flags(flags);
     let rel = Path::new(std::ffi::OsStr::from_bytes(path.as_bytes()));
-    let opened = match rustix::fs::openat2(dir, rel, flags, mode, RESOLVE) {
-        Err(Errno::NOSYS) => open_per_component(dir, rel, flags, mode),
-        r => r,
-    };
-    match opened {
+    match open_beneath(dir, rel, flags, mode) {
         Ok(fd) => fd.into_raw_fd(),
         Err(e) => -e.raw_os_error(),
+    }
+}
+
+/// Opens `rel` (a relative path of plain names) beneath `root` without
+/// following any symlink on the way, with `O_NOFOLLOW|O_CLOEXEC` added:
+/// `openat2(RESOLVE_NO_SYMLINKS|RESOLVE_BENEATH)`, or one `openat` per
+/// component on kernels without it. The one synchronous open of the engine
+/// and of the frame target's own checks.
+pub fn open_beneath(
+    root: BorrowedFd<'_>,
+    rel: &Path,
+    flags: OFlags,
+    mode: Mode,
+) -> Result<OwnedFd, Errno> {
+    let mode = open_mode(flags, mode);
+    let flags = open_flags(flags);
+    match rustix::fs::openat2(root, rel, flags, mode, RESOLVE) {
+        Err(Errno::NOSYS) => open_per_component(root, rel, flags, mode),
+        r => r,
     }
 }
 

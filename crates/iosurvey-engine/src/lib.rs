@@ -27,7 +27,7 @@ mod sync;
 pub mod uring;
 
 pub use buffers::BufferPool;
-pub use fileops::FileOp;
+pub use fileops::{open_beneath, FileOp};
 pub use slots::SlotTable;
 pub use sync::SyncEngine;
 pub use uring::UringEngine;

@@ -111,21 +111,9 @@ impl Engine for SyncEngine {
     }
 
     fn push_file(&mut self, slot: u32, op: FileOp) {
-        let len = match op {
-            FileOp::Io { len, .. } => len,
-            _ => 0,
-        };
-        if let FileOp::Open { dir, .. } = op {
-            assert!(
-                (dir as usize) < self.files.len(),
-                "file operation refused: no directory {dir} in the table"
-            );
-        }
-        // Checked before anything is claimed, so that a refusal leaves no
-        // slot claimed without an entry.
-        self.file.check(&op);
-        self.slots.claim_buffer(slot, len);
-        let fd = self.file.start(slot, &op);
+        let fd = self
+            .file
+            .claim(&mut self.slots, self.files.len(), slot, &op);
         self.queued.push_back(Queued::File(slot, op, fd));
     }
 

@@ -4,10 +4,10 @@
 
 use crate::guard::{fd_is_marked, mark_created, CREATED_XATTR};
 use iosurvey_engine::Op;
-use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
+use rustix::fs::{FileType, Mode, OFlags};
 use rustix::io::Errno;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::path::{Component, Path};
+use std::path::Path;
 use std::sync::Mutex;
 
 /// A directory's (or file's) identity: device, inode and birth time (so
@@ -117,43 +117,7 @@ pub(crate) fn frames_name() -> std::path::PathBuf {
 /// Left behind only by a run that was killed before its clean-up.
 pub const PENDING_XATTR: &str = "user.iosurvey.pending";
 
-/// Opens `rel` (a relative path of plain names) beneath `root` without
-/// following any symlink on the way, with `O_NOFOLLOW|O_CLOEXEC` added.
-/// Uses `openat2(RESOLVE_NO_SYMLINKS|RESOLVE_BENEATH)`, or one `openat`
-/// per component on kernels without it.
-pub(crate) fn open_beneath(
-    root: BorrowedFd<'_>,
-    rel: &Path,
-    flags: OFlags,
-    mode: Mode,
-) -> Result<OwnedFd, Errno> {
-    let flags = flags | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    match rustix::fs::openat2(
-        root,
-        rel,
-        flags,
-        mode,
-        ResolveFlags::NO_SYMLINKS | ResolveFlags::BENEATH,
-    ) {
-        Err(Errno::NOSYS) => {}
-        r => return r,
-    }
-    let names: Vec<&std::ffi::OsStr> = rel
-        .components()
-        .map(|c| match c {
-            Component::Normal(n) => Ok(n),
-            _ => Err(Errno::XDEV),
-        })
-        .collect::<Result<_, _>>()?;
-    let (last, dirs) = names.split_last().ok_or(Errno::INVAL)?;
-    let mut held: Option<OwnedFd> = None;
-    for d in dirs {
-        let at = held.as_ref().map_or(root, |f| f.as_fd());
-        held = Some(rustix::fs::openat(at, *d, DIR_FLAGS, Mode::empty())?);
-    }
-    let at = held.as_ref().map_or(root, |f| f.as_fd());
-    rustix::fs::openat(at, *last, flags, mode)
-}
+pub(crate) use iosurvey_engine::open_beneath;
 
 /// Opens a name that must be a regular file without blocking on a FIFO or
 /// touching a device: `O_NONBLOCK` while opening, refused (`EEXIST`) when
