@@ -123,6 +123,11 @@ pub struct StreamClass {
     /// ends it at the end of its area, like `dd` (`parallel` without
     /// `--loop`).
     pub wrap: bool,
+    /// The stream moves whole frames (`iosurvey video`) instead of blocks:
+    /// each worker takes the next frame, opens it in the files layout,
+    /// moves it in I/Os of `bs` with `outstanding` in flight, syncs it when
+    /// buffered and closes it. `mix` is the frames' op.
+    pub frames: Option<FrameJob>,
 }
 
 impl StreamClass {
@@ -149,6 +154,7 @@ impl StreamClass {
             pin: None,
             array: None,
             wrap: true,
+            frames: None,
         }
     }
 
@@ -190,10 +196,6 @@ pub struct Job {
     pub interval: Duration,
     /// Keep going after a failed I/O (counting it) instead of stopping.
     pub continue_on_error: bool,
-    /// A frame workload (`iosurvey video`): the workers move whole frames
-    /// instead of running the stream classes' loop. The job's one stream
-    /// class then describes a frame's I/Os (block size and depth).
-    pub frames: Option<FrameJob>,
     /// io_uring's kernel thread polls the submission queue (`--sqpoll`).
     pub sqpoll: Option<SqPoll>,
     /// io_uring polls for completions (`--hipri`).
@@ -218,7 +220,6 @@ impl Job {
             seed: 0,
             interval: Duration::from_secs(1),
             continue_on_error: false,
-            frames: None,
             sqpoll: None,
             iopoll: false,
             cpus: Vec::new(),
@@ -234,6 +235,11 @@ impl Job {
     /// an array.
     pub fn writes_target(&self, t: usize) -> bool {
         self.streams.iter().any(|s| s.mix.writes() && s.touches(t))
+    }
+
+    /// The frame workload of the job's frame stream, if it has one.
+    pub fn frames(&self) -> Option<&FrameJob> {
+        self.streams.iter().find_map(|s| s.frames.as_ref())
     }
 
     /// The largest block size of any stream.

@@ -415,7 +415,7 @@ impl PointReport {
                 read: ClassReport::new(&r.total(Op::Read), r.elapsed_ns),
                 write: ClassReport::new(&r.total(Op::Write), r.elapsed_ns),
             },
-            frames: job.frames.as_ref().map(|f| FramesReport {
+            frames: job.frames().map(|f| FramesReport {
                 layout: match f.layout {
                     FrameLayout::Files { .. } => "files",
                     FrameLayout::Stream => "stream",
@@ -477,8 +477,7 @@ fn warnings(point: &Point, targets: &[TargetReport], r: &JobResult, ram: u64) ->
     // A file per frame is opened and closed per frame: it is not
     // registered, by design, so only fixed buffers are expected.
     let per_frame_files = job
-        .frames
-        .as_ref()
+        .frames()
         .is_some_and(|f| matches!(f.layout, FrameLayout::Files { .. }));
     if job.engine == iosurvey_model::EngineKind::Uring
         && !((r.engine.registered_files || per_frame_files) && r.engine.fixed_buffers)

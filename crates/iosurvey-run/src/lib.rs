@@ -9,7 +9,6 @@
 #[cfg(test)]
 mod fake_engine;
 pub mod frame_target;
-mod frames;
 pub mod guard;
 pub mod host;
 pub mod observer;

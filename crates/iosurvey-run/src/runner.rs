@@ -1,12 +1,13 @@
 //! Runs one Job: checks it against the opened targets, shares its streams
 //! out to workers, starts them at one barrier, and merges what they measured.
 
-use crate::frames::{run_frames, FrameShared};
 use crate::host::CpuSample;
 use crate::observer::{Observer, Progress};
 use crate::result::JobResult;
 use crate::target::{drop_cache, Geometry, OpenTarget};
-use crate::worker::{now_ns, run_worker, LiveCounters, WorkerBounds, WorkerStream};
+use crate::worker::{
+    now_ns, run_worker, FrameShared, FrameWork, LiveCounters, WorkerBounds, WorkerStream,
+};
 use iosurvey_engine::{Engine, EngineConfig, EngineError, EngineKind, SyncEngine, UringEngine};
 use iosurvey_workload::pattern::{resolve_area, worker_regions, AreaError, OffsetGen};
 use iosurvey_workload::{ArrayMap, FrameJob, FrameLayout, Job, Point};
@@ -70,8 +71,10 @@ pub enum RunError {
 /// Checks that `job` fits targets of these shapes (alignment, areas)
 /// without doing I/O.
 pub fn validate(job: &Job, targets: &[Geometry]) -> Result<(), RunError> {
-    if let Some(fj) = &job.frames {
-        return validate_frames(job, fj, targets);
+    for s in &job.streams {
+        if let Some(fj) = &s.frames {
+            validate_frames(s.bs, fj, targets)?;
+        }
     }
     for w in 0..job.workers {
         build_streams(job, targets, w)?;
@@ -79,11 +82,11 @@ pub fn validate(job: &Job, targets: &[Geometry]) -> Result<(), RunError> {
     Ok(())
 }
 
-/// Checks a frame job against its target: frames and pieces aligned for
-/// O_DIRECT, and room for every frame in a stream.
-fn validate_frames(job: &Job, fj: &FrameJob, targets: &[Geometry]) -> Result<(), RunError> {
+/// Checks a frame stream (I/Os of `piece` bytes) against its target:
+/// frames and pieces aligned for O_DIRECT, and room for every frame in a
+/// stream.
+fn validate_frames(piece: u64, fj: &FrameJob, targets: &[Geometry]) -> Result<(), RunError> {
     let t = &targets[0];
-    let piece = job.streams.first().map_or(fj.frame_bytes, |s| s.bs);
     if t.direct {
         for bytes in [fj.frame_bytes, piece] {
             if bytes % t.logical_block_size != 0 {
@@ -107,11 +110,15 @@ fn validate_frames(job: &Job, fj: &FrameJob, targets: &[Geometry]) -> Result<(),
     Ok(())
 }
 
-/// Per-worker shares of every stream of `job`, for worker `w`, each with
-/// its index in the job.
+/// Per-worker shares of every block stream of `job`, for worker `w`, each
+/// with its index in the job. A frame stream is not shared out: each
+/// worker takes its frames as it goes.
 fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerStream>, RunError> {
     let mut out = Vec::with_capacity(job.streams.len());
     for (si, s) in job.streams.iter().enumerate() {
+        if s.frames.is_some() {
+            continue;
+        }
         // A pinned stream is worker `pin`'s alone: one share of one.
         let (w, workers) = match s.pin {
             Some(p) if p >= job.workers => {
@@ -237,24 +244,12 @@ fn start<E: Engine>(
     engine: Result<E, RunError>,
     barrier: &Barrier,
     streams: Vec<WorkerStream>,
+    frames: Option<FrameWork<'_>>,
     bounds: &WorkerBounds<'_>,
 ) -> Result<JobResult, RunError> {
     barrier.wait();
     let mut engine = engine?;
-    run_worker(&mut engine, streams, bounds, now_ns()).map_err(RunError::Worker)
-}
-
-/// Like [`start`], for the frame worker of a video workload.
-fn start_frames<E: Engine>(
-    engine: Result<E, RunError>,
-    barrier: &Barrier,
-    shared: &FrameShared<'_>,
-    thread: u32,
-    live: &LiveCounters,
-) -> Result<JobResult, RunError> {
-    barrier.wait();
-    let mut engine = engine?;
-    run_frames(&mut engine, shared, thread, live).map_err(RunError::Worker)
+    run_worker(&mut engine, streams, frames, bounds, now_ns()).map_err(RunError::Worker)
 }
 
 /// Runs `point` on `targets` (opened for its job), stopping early when
@@ -268,16 +263,10 @@ pub fn run_point(
     let job = &point.job;
     let workers = job.workers as usize;
     let geometry: Vec<Geometry> = targets.iter().map(OpenTarget::geometry).collect();
-    // A frame job's workers take frames, not shares of its stream class.
-    if let Some(fj) = &job.frames {
-        validate_frames(job, fj, &geometry)?;
-    }
+    validate(job, &geometry)?;
     let mut shares = Vec::with_capacity(workers);
     for w in 0..job.workers {
-        shares.push(match &job.frames {
-            Some(_) => Vec::new(),
-            None => build_streams(job, &geometry, w)?,
-        });
+        shares.push(build_streams(job, &geometry, w)?);
     }
     let mut files_per_worker = Vec::with_capacity(workers);
     for _ in 0..workers {
@@ -294,18 +283,18 @@ pub fn run_point(
         targets.iter().for_each(drop_cache);
     }
 
-    let frame_shared = job.frames.as_ref().map(|fj| FrameShared {
-        job: fj,
-        sequence: fj.sequence(job.seed),
-        next: AtomicU64::new(0),
-        t0: AtomicU64::new(0),
-        root: targets[0].path.clone(),
-        piece: job.streams[0].bs,
-        direct: job.direct,
-        target_fd: &targets[0].fd,
-        interval: job.interval,
-        continue_on_error: job.continue_on_error,
-        stop,
+    let frame_shared = job.streams.iter().enumerate().find_map(|(si, s)| {
+        let fj = s.frames.as_ref()?;
+        Some(FrameShared {
+            job: fj,
+            stream: si,
+            sequence: fj.sequence(job.seed),
+            next: AtomicU64::new(0),
+            t0: AtomicU64::new(0),
+            piece: s.bs,
+            direct: job.direct,
+            target_fd: &targets[s.target].fd,
+        })
     });
     let frame_shared = frame_shared.as_ref();
 
@@ -332,10 +321,12 @@ pub fn run_point(
                 std::thread::Builder::new()
                     .name(format!("iosurvey-w{w}"))
                     .spawn_scoped(scope, move || {
-                        let slots: usize = match &job.frames {
-                            Some(fj) => fj.depth as usize,
-                            None => streams.iter().map(|s| s.slots as usize).sum(),
-                        };
+                        let frames = frame_shared.map(|shared| FrameWork {
+                            shared,
+                            thread: w as u32,
+                        });
+                        let slots = streams.iter().map(|s| s.slots as usize).sum::<usize>()
+                            + frames.map_or(0, |f| FrameWork::buffers(&f) as usize);
                         let pinned = pin_worker(&job.cpus, w);
                         let cfg = EngineConfig {
                             files,
@@ -356,27 +347,15 @@ pub fn run_point(
                             stop,
                             live,
                         };
-                        let out = match (job.engine, frame_shared) {
-                            (EngineKind::Uring, None) => {
-                                start(pinned.and_then(|()| uring(cfg)), barrier, streams, &bounds)
+                        let out = match job.engine {
+                            EngineKind::Uring => {
+                                let engine = pinned.and_then(|()| uring(cfg));
+                                start(engine, barrier, streams, frames, &bounds)
                             }
-                            (EngineKind::Sync, None) => {
-                                start(pinned.and_then(|()| sync(cfg)), barrier, streams, &bounds)
+                            EngineKind::Sync => {
+                                let engine = pinned.and_then(|()| sync(cfg));
+                                start(engine, barrier, streams, frames, &bounds)
                             }
-                            (EngineKind::Uring, Some(fs)) => start_frames(
-                                pinned.and_then(|()| uring(cfg)),
-                                barrier,
-                                fs,
-                                w as u32,
-                                live,
-                            ),
-                            (EngineKind::Sync, Some(fs)) => start_frames(
-                                pinned.and_then(|()| sync(cfg)),
-                                barrier,
-                                fs,
-                                w as u32,
-                                live,
-                            ),
                         };
                         let _ = done.send(());
                         out

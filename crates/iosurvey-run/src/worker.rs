@@ -4,7 +4,9 @@
 
 use crate::result::{IoFailure, JobResult, StreamResult};
 use batches::Batches;
-use iosurvey_engine::{Engine, Op, Request};
+pub(crate) use frames::FrameShared;
+use frames::{FrameDriver, Next, Seen};
+use iosurvey_engine::{Engine, FileOp, Op, Request};
 use iosurvey_stats::SHORT_TRANSFER;
 use iosurvey_workload::{pattern::OffsetGen, ArrayMap, Mix};
 use std::collections::VecDeque;
@@ -50,7 +52,7 @@ pub(crate) struct WorkerBounds<'a> {
 
 /// One slot: the I/O its buffer has in flight.
 #[derive(Clone, Copy)]
-struct Slot {
+pub(super) struct Slot {
     /// Index of the stream in the worker's list.
     stream: u32,
     len: u32,
@@ -61,12 +63,82 @@ struct Slot {
     offset: u64,
     /// The submit batch that carried it (see [`Batches`]).
     batch: u64,
+    /// One of the frame stream's: its completions go to the frame driver.
+    frame: bool,
+}
+
+impl Slot {
+    /// A slot of stream `stream` armed with `op` of `len` bytes at
+    /// `offset`, for the batch `batch`.
+    fn new(stream: u32, op: Op, offset: u64, len: u32, counted: bool, batch: u64) -> Self {
+        Slot {
+            stream,
+            len,
+            op,
+            counted,
+            offset,
+            batch,
+            frame: false,
+        }
+    }
+}
+
+/// Arms the frame stream's slots outside the reap: each push takes the
+/// key of the batch it goes out in (or its turn, on one-at-a-time engines)
+/// as the block streams' do.
+pub(super) struct Arm<'a> {
+    slots: &'a mut [Slot],
+    batches: &'a Batches,
+    fifo: &'a mut VecDeque<u32>,
+    /// Pushed in the measured phase.
+    counted: bool,
+}
+
+impl Arm<'_> {
+    fn set<E: Engine>(&mut self, stream: u32, op: Op, offset: u64, len: u32, buf: u32) {
+        self.slots[buf as usize] = Slot {
+            frame: true,
+            ..Slot::new(
+                stream,
+                op,
+                offset,
+                len,
+                self.counted,
+                self.batches.current(),
+            )
+        };
+        if E::ONE_AT_A_TIME {
+            self.fifo.push_back(buf);
+        }
+    }
+
+    /// Pushes a piece of a frame for stream `stream`: a block request, or
+    /// with `open_file` the same I/O on the engine's open file.
+    fn piece<E: Engine>(&mut self, engine: &mut E, stream: u32, req: Request, open_file: bool) {
+        self.set::<E>(stream, req.op, req.offset, req.len, req.buf);
+        if open_file {
+            let io = FileOp::Io {
+                op: req.op,
+                offset: req.offset,
+                len: req.len,
+            };
+            engine.push_file(req.buf, io);
+        } else {
+            engine.push(req);
+        }
+    }
+
+    /// Pushes a file operation (open, sync, close) on buffer `buf`.
+    fn file_op<E: Engine>(&mut self, engine: &mut E, buf: u32, stream: u32, op: FileOp) {
+        self.set::<E>(stream, Op::Read, 0, 0, buf);
+        engine.push_file(buf, op);
+    }
 }
 
 /// Completions of one reap that share a stream, an op and a submit batch:
 /// they took the same time, and are recorded as one.
 #[derive(Clone, Copy)]
-struct Run {
+pub(super) struct Run {
     stream: u32,
     op: Op,
     /// The batch's key.
@@ -87,24 +159,38 @@ impl Run {
     };
 }
 
-/// What a worker has counted so far.
-struct Tally {
+/// What a worker has counted so far, for every stream it runs: the
+/// statistics and series, the frames, the live totals and the first
+/// failure.
+pub(super) struct Tally {
     result: JobResult,
     /// Where each local stream's results go.
     result_of: Vec<usize>,
     stream_done: Vec<u64>,
     last_done: u64,
+    /// I/Os of the block streams and whole frames of the frame stream.
     live_ops: u64,
     live_bytes: u64,
+    continue_on_error: bool,
 }
 
 impl Tally {
-    /// Records `run`, whose I/Os were seen complete at `tc`.
+    /// Records `run` of a block stream, whose I/Os were seen complete at
+    /// `tc`.
     #[inline]
     fn record(&mut self, run: &Run, batches: &Batches, interval: usize, tc: u64) {
         if run.n == 0 {
             return;
         }
+        self.record_io(run, batches, interval, tc);
+        self.live_ops += run.n;
+        self.live_bytes += run.bytes;
+    }
+
+    /// Records `run` in its stream's statistics and series; the live totals
+    /// are the caller's.
+    #[inline]
+    fn record_io(&mut self, run: &Run, batches: &Batches, interval: usize, tc: u64) {
         let job_stream = self.result_of[run.stream as usize];
         self.result.streams[job_stream].class_mut(run.op).record_n(
             interval,
@@ -112,8 +198,6 @@ impl Tally {
             run.bytes,
             tc - batches.submitted_ns(run.batch),
         );
-        self.live_ops += run.n;
-        self.live_bytes += run.bytes;
         self.last_done = tc;
         self.stream_done[job_stream] = tc;
     }
@@ -158,20 +242,38 @@ pub(crate) fn thread_cpu_ns() -> u64 {
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
+/// A frame stream on one worker: what the workers share, and this
+/// worker's number (kept in each frame's record).
+#[derive(Clone, Copy)]
+pub(crate) struct FrameWork<'a> {
+    pub shared: &'a FrameShared<'a>,
+    pub thread: u32,
+}
+
+impl FrameWork<'_> {
+    /// Buffers the frame stream uses: one per piece in flight.
+    pub(crate) fn buffers(&self) -> u32 {
+        self.shared.job.depth.max(1)
+    }
+}
+
 /// Runs one worker until its bounds are met, then drains its in-flight I/O.
 /// `start_ns` is when the shared barrier released the workers.
 ///
-/// Each slot owns one buffer of the engine; a completion re-arms its slot
-/// from inside the engine's reap. The I/Os of one submit batch share its
-/// submit time, those of one reap share their completion time, and the
-/// time and stop bounds are checked once per batch.
+/// Each slot owns one buffer of the engine; a completion of a block stream
+/// re-arms its slot from inside the engine's reap. The I/Os of one submit
+/// batch share its submit time, those of one reap share their completion
+/// time, and the time and stop bounds are checked once per batch. A frame
+/// stream's slots (after the block streams') are armed by its driver
+/// between reaps, and counted by the same tally.
 pub(crate) fn run_worker<E: Engine>(
     engine: &mut E,
     streams: Vec<WorkerStream>,
+    frames: Option<FrameWork<'_>>,
     bounds: &WorkerBounds<'_>,
     start_ns: u64,
 ) -> std::io::Result<JobResult> {
-    run_worker_on(engine, streams, bounds, start_ns, now_ns)
+    run_worker_on(engine, streams, frames, bounds, start_ns, now_ns)
 }
 
 /// [`run_worker`] on the clock `now` (monotonic nanoseconds): the tests
@@ -180,6 +282,7 @@ pub(crate) fn run_worker<E: Engine>(
 fn run_worker_on<E: Engine>(
     engine: &mut E,
     mut streams: Vec<WorkerStream>,
+    frames: Option<FrameWork<'_>>,
     bounds: &WorkerBounds<'_>,
     start_ns: u64,
     now: impl Fn() -> u64,
@@ -192,20 +295,26 @@ fn run_worker_on<E: Engine>(
         .unwrap_or(u64::MAX);
     let interval_ns = (bounds.interval.as_nanos() as u64).max(1);
 
-    let n_results = streams.iter().map(|s| s.index + 1).max().unwrap_or(0);
+    let mut result_of: Vec<usize> = streams.iter().map(|s| s.index).collect();
+    if let Some(fw) = &frames {
+        result_of.push(fw.shared.stream);
+    }
+    let n_results = result_of.iter().map(|i| i + 1).max().unwrap_or(0);
     let mut tally = Tally {
         result: JobResult {
             streams: vec![StreamResult::default(); n_results],
             ..Default::default()
         },
-        result_of: streams.iter().map(|s| s.index).collect(),
+        result_of,
         stream_done: vec![start_ns; n_results],
         last_done: start_ns,
         live_ops: 0,
         live_bytes: 0,
+        continue_on_error: bounds.continue_on_error,
     };
-    let total_slots: usize = streams.iter().map(|s| s.slots as usize).sum();
-    let mut slots: Vec<Slot> = Vec::with_capacity(total_slots);
+    let block_slots: usize = streams.iter().map(|s| s.slots as usize).sum();
+    let frame_slots = frames.map_or(0, |fw| fw.buffers() as usize);
+    let mut slots: Vec<Slot> = Vec::with_capacity(block_slots + frame_slots);
     let mut batches = Batches::new();
     // One-at-a-time engines: slots pushed and not yet run, oldest first.
     // Each is stamped with its own submit time when its turn comes.
@@ -223,14 +332,10 @@ fn run_worker_on<E: Engine>(
             }
             let idx = slots.len() as u32;
             if let Some(req) = next_request(st, idx, counted) {
-                slots.push(Slot {
-                    stream: si as u32,
-                    len: req.len,
-                    op: req.op,
-                    counted,
-                    offset: req.offset,
-                    batch: batches.current(),
-                });
+                let batch = batches.current();
+                slots.push(Slot::new(
+                    si as u32, req.op, req.offset, req.len, counted, batch,
+                ));
                 engine.push(req);
                 if E::ONE_AT_A_TIME {
                     armed_fifo.push_back(idx);
@@ -239,10 +344,52 @@ fn run_worker_on<E: Engine>(
         }
     }
     let mut active = slots.len();
+    // The frame stream's buffers follow the block streams' slots.
+    let frame_base = block_slots as u32;
+    slots.resize(
+        block_slots + frame_slots,
+        Slot::new(0, Op::Read, 0, 0, false, 0),
+    );
+    let mut frames = frames.map(|fw| {
+        let local = streams.len() as u32;
+        FrameDriver::new(fw.shared, fw.thread, local, frame_base, start_ns)
+    });
     let mut stopping = false;
 
-    while active > 0 {
+    loop {
         let ts = now();
+        let mut wake = u64::MAX;
+        if let Some(fd) = &mut frames {
+            if ts >= end || bounds.stop.load(Ordering::Relaxed) {
+                stopping = true;
+            }
+            let mut arm = Arm {
+                slots: &mut slots,
+                batches: &batches,
+                fifo: &mut armed_fifo,
+                counted: ts >= measure_start,
+            };
+            if let Next::WakeAt(at) = fd.advance(engine, &mut arm, &mut tally, ts, stopping) {
+                wake = at;
+            }
+            stopping |= fd.stop_worker;
+            publish(bounds, &tally);
+        }
+        if engine.in_flight() == 0 {
+            if active == 0 && frames.as_ref().is_none_or(FrameDriver::finished) {
+                break;
+            }
+            debug_assert_eq!(
+                active, 0,
+                "a block stream's slot is armed with nothing in flight"
+            );
+            // Only a paced frame stream has nothing in flight: it sleeps
+            // until its next release, and looks at its bounds at least
+            // once a second meanwhile.
+            let until = wake.min(end).min(ts + MAX_WAIT.as_nanos() as u64);
+            std::thread::sleep(Duration::from_nanos(until.saturating_sub(ts)));
+            continue;
+        }
         if E::ONE_AT_A_TIME {
             armed_fifo.extend(armed.drain(..));
             if let Some(i) = armed_fifo.pop_front() {
@@ -251,8 +398,9 @@ fn run_worker_on<E: Engine>(
         } else {
             batches.submit(ts, &mut slots);
         }
-        let timeout = if ts < end {
-            MAX_WAIT.min(Duration::from_nanos(end - ts))
+        let bound = end.min(wake);
+        let timeout = if ts < bound {
+            MAX_WAIT.min(Duration::from_nanos(bound - ts))
         } else {
             MAX_WAIT
         };
@@ -271,6 +419,17 @@ fn run_worker_on<E: Engine>(
         let mut run = Run::EMPTY;
         engine.reap(|c| {
             let slot = &mut slots[c.buf as usize];
+            if slot.frame {
+                let seen = Seen {
+                    batches: &batches,
+                    interval,
+                    tc,
+                };
+                if let Some(fd) = &mut frames {
+                    fd.complete(c, slot, &mut tally, seen);
+                }
+                return None;
+            }
             // One compare: anything but the whole length is a failure, a
             // negative errno or a short transfer (fewer bytes than asked,
             // as at the end of a file truncated under the run).
@@ -315,8 +474,7 @@ fn run_worker_on<E: Engine>(
             next
         });
         tally.record(&run, &batches, interval, tc);
-        bounds.live.ops.store(tally.live_ops, Ordering::Relaxed);
-        bounds.live.bytes.store(tally.live_bytes, Ordering::Relaxed);
+        publish(bounds, &tally);
     }
     debug_assert_eq!(engine.in_flight(), 0);
     let mut result = tally.result;
@@ -329,6 +487,13 @@ fn run_worker_on<E: Engine>(
     result.engine = engine.features();
     result.cpu.workers_ns = thread_cpu_ns() - cpu0;
     Ok(result)
+}
+
+/// Publishes the worker's live totals for the progress display.
+#[inline]
+fn publish(bounds: &WorkerBounds<'_>, tally: &Tally) {
+    bounds.live.ops.store(tally.live_ops, Ordering::Relaxed);
+    bounds.live.bytes.store(tally.live_bytes, Ordering::Relaxed);
 }
 
 /// The error kind of a completion that did not move its whole length: the
@@ -384,5 +549,6 @@ fn wait_nr(in_flight: usize) -> usize {
 }
 
 mod batches;
+mod frames;
 #[cfg(test)]
 mod tests;

@@ -220,8 +220,7 @@ impl Observer for Display {
             // A paced video point lasts its frames over its rate.
             let paced = point
                 .job
-                .frames
-                .as_ref()
+                .frames()
                 .and_then(|f| f.fps.map(|r| r.duration_of(f.transfers())));
             let total_ms = b
                 .time
@@ -258,7 +257,7 @@ impl Observer for Display {
                     ""
                 };
                 // A video point's ops are whole frames.
-                let unit = if point.job.frames.is_some() {
+                let unit = if point.job.frames().is_some() {
                     "fps"
                 } else {
                     "IOPS"

@@ -85,8 +85,7 @@ fn frame_dir(plan: &Plan) -> Option<&FrameJob> {
     plan.points
         .first()?
         .job
-        .frames
-        .as_ref()
+        .frames()
         .filter(|f| matches!(f.layout, FrameLayout::Files { .. }))
 }
 

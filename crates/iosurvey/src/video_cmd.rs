@@ -174,8 +174,7 @@ impl Presenter for VideoPresenter {
 fn banner(plan: &Plan, spec: &VideoSpec) -> String {
     let fj = plan.points[0]
         .job
-        .frames
-        .as_ref()
+        .frames()
         .expect("a video plan has frames");
     let verb = if fj.op == Op::Write { "write" } else { "read" };
     let place = match fj.layout {
@@ -249,7 +248,7 @@ fn check_fd_limit(spec: &VideoSpec) -> anyhow::Result<()> {
 /// frames directory, the frames already there are counted after the
 /// survey.)
 fn check_room(plan: &Plan, spec: &VideoSpec) -> anyhow::Result<()> {
-    let Some(fj) = plan.points[0].job.frames.as_ref() else {
+    let Some(fj) = plan.points[0].job.frames() else {
         return Ok(());
     };
     if !matches!(fj.layout, FrameLayout::Files { .. }) {

@@ -16,7 +16,7 @@ fn job(dir: &Path, op: Op, frames: u64, per_dir: u32, prepare: bool) -> (TargetS
     };
     s.prepare = prepare;
     let j = expand(&s).unwrap().points.remove(0).job;
-    (j.targets[0].clone(), j.frames.unwrap())
+    (j.targets[0].clone(), j.frames().cloned().unwrap())
 }
 
 fn opts(policy: WritePolicy) -> OpenOptions<'static> {

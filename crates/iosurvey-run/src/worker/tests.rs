@@ -56,7 +56,7 @@ fn run_with_ramp(
         stop: &stop,
         live: &live,
     };
-    let r = run_worker(engine, streams, &bounds, now_ns()).unwrap();
+    let r = run_worker(engine, streams, None, &bounds, now_ns()).unwrap();
     assert_eq!(
         live.ops.load(Ordering::Relaxed),
         r.total(Op::Read).ops + r.total(Op::Write).ops
@@ -216,7 +216,7 @@ fn run_on_fake_clock(e: &mut FakeEngine, streams: Vec<WorkerStream>) -> JobResul
         stop: &stop,
         live: &live,
     };
-    run_worker_on(e, streams, &bounds, clock.get(), || clock.get()).unwrap()
+    run_worker_on(e, streams, None, &bounds, clock.get(), || clock.get()).unwrap()
 }
 
 #[test]

@@ -12,7 +12,7 @@ pub fn estimate(plan: &Plan) -> Option<Duration> {
     plan.points
         .iter()
         .filter(|p| p.skip.is_none())
-        .map(|p| match (&p.job.frames, p.job.bounds.time) {
+        .map(|p| match (&p.job.frames(), p.job.bounds.time) {
             (Some(f), _) => f.fps.map(|r| r.duration_of(f.transfers())),
             (None, t) => t.map(|t| t + p.job.bounds.ramp),
         })
@@ -67,7 +67,7 @@ pub fn describe(plan: &Plan) -> String {
     let _ = writeln!(out, "{} plan: {} points", plan.mode, plan.points.len());
     for p in &plan.points {
         let j = &p.job;
-        if let Some(f) = &j.frames {
+        if let Some(f) = j.frames() {
             let _ = writeln!(out, "{:>4} {}: {}", p.index, p.label, describe_frames(j, f));
             continue;
         }

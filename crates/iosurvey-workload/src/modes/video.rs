@@ -96,7 +96,7 @@ mod tests {
         assert_eq!(plan.points.len(), 1);
         let job = &plan.points[0].job;
         assert_eq!(job.workers, 2);
-        let f = job.frames.as_ref().unwrap();
+        let f = job.frames().unwrap();
         assert_eq!(f.frame_bytes, 12_812_288);
         assert_eq!(f.header_bytes, DPX_HEADER);
         assert_eq!(f.op, Op::Write);
@@ -117,7 +117,7 @@ mod tests {
         s.frames = 10;
         s.order = FrameOrder::Random;
         let job = &expand(&s).unwrap().points[0].job;
-        let f = job.frames.as_ref().unwrap();
+        let f = job.frames().unwrap();
         assert_eq!(f.frame_bytes, 1_003_520);
         assert_eq!(f.format, "custom");
         assert_eq!(job.targets[0].create_size, Some(10_035_200));
@@ -191,7 +191,7 @@ mod tests {
         s.fps = Some(Fps { num: 10, den: 1 });
         let plan = expand(&s).unwrap();
         let job = &plan.points[0].job;
-        let f = job.frames.as_ref().unwrap();
+        let f = job.frames().unwrap();
         assert_eq!((f.frames, f.loops, f.transfers()), (10, 3, 30));
         assert_eq!(job.bounds.bytes, Some(30 * 4096));
         assert_eq!(job.streams[0].span, Some(10 * 4096), "one loop's space");
@@ -211,7 +211,7 @@ mod tests {
         s.op = Op::Write;
         s.header = Some(65536);
         let job = &expand(&s).unwrap().points[0].job;
-        let f = job.frames.as_ref().unwrap();
+        let f = job.frames().unwrap();
         assert_eq!((f.frame_bytes, f.header_bytes), (0, 0), "no header either");
         assert_eq!(f.format, "empty");
         assert_eq!(job.streams[0].bs, FRAME_ALIGN);
@@ -234,7 +234,7 @@ mod tests {
         ] {
             s.order = order;
             let job = &expand(&s).unwrap().points[0].job;
-            let f = job.frames.as_ref().unwrap();
+            let f = job.frames().unwrap();
             let seq = f.sequence(7);
             if let Some(first) = first {
                 assert_eq!(seq[0], first);
@@ -253,7 +253,7 @@ mod tests {
         let mut s = VideoSpec::new("d".into());
         s.layout = FrameLayout::Files { files_per_dir: 100 };
         let job = &expand(&s).unwrap().points[0].job;
-        let f = job.frames.as_ref().unwrap();
+        let f = job.frames().unwrap();
         let root = std::path::Path::new("/m/iosurvey-frames");
         assert_eq!(
             f.frame_path(root, 250),
@@ -262,7 +262,7 @@ mod tests {
         s.layout = FrameLayout::Files { files_per_dir: 0 };
         let job = &expand(&s).unwrap().points[0].job;
         assert_eq!(
-            job.frames.as_ref().unwrap().frame_path(root, 7),
+            job.frames().unwrap().frame_path(root, 7),
             std::path::Path::new("/m/iosurvey-frames/f0000007.frm")
         );
     }

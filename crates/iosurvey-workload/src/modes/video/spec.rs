@@ -194,20 +194,14 @@ pub fn expand(spec: &VideoSpec) -> Result<Plan, VideoError> {
         FrameOrder::Reverse => Pattern::Backward,
         FrameOrder::Random => Pattern::Random,
     };
+    // Empty frames do no I/O; one block keeps the buffer pool valid.
+    let piece = frames.piece_bytes(align).max(align);
     let stream = StreamClass {
         // Empty frames occupy no area.
         span: (total > 0).then_some(total),
         regions: 1,
-        ..StreamClass::new(
-            "frames",
-            0,
-            mix,
-            pattern,
-            // Empty frames do no I/O; one nominal block keeps the buffer
-            // pool and the stream's shape valid.
-            frames.piece_bytes(align).max(align),
-            spec.depth,
-        )
+        frames: Some(frames),
+        ..StreamClass::new("frames", 0, mix, pattern, piece, spec.depth)
     };
     let create_size = match spec.layout {
         FrameLayout::Stream => Some(total),
@@ -218,7 +212,6 @@ pub fn expand(spec: &VideoSpec) -> Result<Plan, VideoError> {
         engine: spec.engine,
         direct: spec.direct,
         seed: spec.seed,
-        frames: Some(frames),
         ..Job::new(
             vec![TargetSpec {
                 path: spec.target.clone(),

@@ -10,6 +10,8 @@ use crate::runner::run_point;
 use crate::target::{created_by_iosurvey, OpenOptions};
 use iosurvey_workload::modes::video::{expand, FrameSize, VideoSpec};
 use iosurvey_workload::{Fps, FrameOrder, Point};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 fn devnull() -> OwnedFd {
     std::fs::File::open("/dev/null").unwrap().into()
@@ -25,23 +27,51 @@ fn stream_job(frames: u64, order: FrameOrder, fps: Option<Fps>, queue: u32) -> F
     s.order = order;
     s.fps = fps;
     s.queue = queue;
-    expand(&s).unwrap().points[0].job.frames.clone().unwrap()
+    expand(&s).unwrap().points[0].job.frames().cloned().unwrap()
 }
 
-fn shared<'a>(fj: &'a FrameJob, fd: &'a OwnedFd, stop: &'a AtomicBool) -> FrameShared<'a> {
+fn shared<'a>(fj: &'a FrameJob, fd: &'a OwnedFd, _stop: &AtomicBool) -> FrameShared<'a> {
     FrameShared {
         job: fj,
+        stream: 0,
         sequence: fj.sequence(1),
         next: AtomicU64::new(0),
         t0: AtomicU64::new(0),
-        root: PathBuf::new(),
         piece: fj.piece_bytes(4096),
         direct: false,
         target_fd: fd,
+    }
+}
+
+/// Runs the frame stream of `sh` alone on worker 0 of `engine`.
+fn run_frames<E: Engine>(engine: &mut E, sh: &FrameShared<'_>, stop: &AtomicBool) -> JobResult {
+    let live = crate::worker::LiveCounters::default();
+    let bounds = crate::worker::WorkerBounds {
+        ramp: Duration::ZERO,
+        time: None,
         interval: Duration::from_secs(1),
         continue_on_error: false,
         stop,
-    }
+        live: &live,
+    };
+    let work = crate::worker::FrameWork {
+        shared: sh,
+        thread: 0,
+    };
+    let r = crate::worker::run_worker(
+        engine,
+        Vec::new(),
+        Some(work),
+        &bounds,
+        super::super::now_ns(),
+    )
+    .unwrap();
+    let done = r.frames.iter().filter(|f| f.bytes > 0).count() as u64;
+    assert!(
+        live.ops.load(Ordering::Relaxed) >= done,
+        "the live totals count whole frames"
+    );
+    r
 }
 
 #[test]
@@ -50,7 +80,7 @@ fn a_stream_frame_is_cut_into_pieces_in_frame_order() {
     let (fd, stop) = (devnull(), AtomicBool::new(false));
     let sh = shared(&fj, &fd, &stop);
     let mut e = FakeEngine::new();
-    let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
+    let r = run_frames(&mut e, &sh, &stop);
     let offsets: Vec<u64> = e.issued.iter().map(|q| q.offset).collect();
     let want: Vec<u64> = [2u64, 1, 0]
         .iter()
@@ -72,7 +102,7 @@ fn a_failed_piece_fails_its_frame_and_stops_the_run() {
     let sh = shared(&fj, &fd, &stop);
     // Piece 6 is the third piece of frame 1.
     let mut e = FakeEngine::failing(6, false, 5);
-    let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
+    let r = run_frames(&mut e, &sh, &stop);
     assert_eq!(r.frames.len(), 2);
     assert_eq!(r.frames[0].status, FrameStatus::Done);
     assert_eq!(r.frames[1].status, FrameStatus::Failed);
@@ -95,7 +125,7 @@ fn a_short_read_is_a_short_transfer_not_an_invented_errno() {
     let sh = shared(&fj, &fd, &stop);
     // From piece 6 (the third of frame 1) on, 100 bytes instead of 4096.
     let mut e = FakeEngine::short(6, 100);
-    let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
+    let r = run_frames(&mut e, &sh, &stop);
     assert_eq!(r.frames.len(), 2);
     assert_eq!(r.frames[1].status, FrameStatus::Failed);
     assert_eq!(r.frames[1].errno, Some(SHORT_TRANSFER));
@@ -118,7 +148,7 @@ fn a_device_slower_than_the_pace_drops_frames() {
     let sh = shared(&fj, &fd, &stop);
     let mut e = FakeEngine::new();
     e.delay = Duration::from_millis(10);
-    let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
+    let r = run_frames(&mut e, &sh, &stop);
     assert_eq!(r.frames.len(), 30);
     let count = |s| r.frames.iter().filter(|f| f.status == s).count();
     let (done, late, skipped) = (
@@ -144,7 +174,7 @@ fn paced_frames_start_no_earlier_than_their_release() {
     let (fd, stop) = (devnull(), AtomicBool::new(false));
     let sh = shared(&fj, &fd, &stop);
     let mut e = FakeEngine::new();
-    let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
+    let r = run_frames(&mut e, &sh, &stop);
     for (k, f) in r.frames.iter().enumerate() {
         assert!(
             f.start_ns >= k as u64 * 5_000_000,
@@ -162,7 +192,7 @@ fn a_stop_ends_a_paced_run_between_frames() {
     let (fd, stop) = (devnull(), AtomicBool::new(true));
     let sh = shared(&fj, &fd, &stop);
     let mut e = FakeEngine::new();
-    let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
+    let r = run_frames(&mut e, &sh, &stop);
     assert!(r.interrupted);
     assert!(r.frames.is_empty());
 }
@@ -188,12 +218,7 @@ fn open(point: &Point) -> crate::target::OpenTarget {
         policy: WritePolicy::default(),
         stop: None,
     };
-    open_frame_dir(
-        &point.job.targets[0],
-        point.job.frames.as_ref().unwrap(),
-        opts,
-    )
-    .unwrap()
+    open_frame_dir(&point.job.targets[0], point.job.frames().unwrap(), opts).unwrap()
 }
 
 #[test]
@@ -219,7 +244,7 @@ fn files_are_written_whole_then_read_back_on_both_engines() {
             // Frames are plain descriptors: the table is never unregistered.
             assert!(w.engine.registered_files, "the table stays registered");
         }
-        let fj = wp.job.frames.as_ref().unwrap();
+        let fj = wp.job.frames().unwrap();
         // Whether this filesystem keeps user xattrs (the marks).
         let probe = d.path().join("probe");
         std::fs::write(&probe, b"x").unwrap();
@@ -293,7 +318,7 @@ fn every_written_block_is_unique_to_its_frame_and_offset() {
         iopoll: false,
     };
     let mut e = iosurvey_engine::SyncEngine::new(cfg, 9).unwrap();
-    let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
+    let r = run_frames(&mut e, &sh, &stop);
     assert_eq!(r.streams[0].write.bytes, 3 * 16384);
     let data = std::fs::read(file.path()).unwrap();
     assert_eq!(data.len(), 3 * 16384);
@@ -312,7 +337,7 @@ fn a_frame_file_that_cannot_be_created_fails_with_its_errno() {
     s.op = Op::Write;
     s.size = FrameSize::Custom(8192);
     s.frames = 4;
-    let fj = expand(&s).unwrap().points[0].job.frames.clone().unwrap();
+    let fj = expand(&s).unwrap().points[0].job.frames().cloned().unwrap();
     // The frames directory held open is removed under the run.
     let d = tempfile::tempdir().unwrap();
     let gone = d.path().join("iosurvey-frames");
@@ -330,7 +355,7 @@ fn a_frame_file_that_cannot_be_created_fails_with_its_errno() {
         iopoll: false,
     };
     let mut e = iosurvey_engine::SyncEngine::new(cfg, 9).unwrap();
-    let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
+    let r = run_frames(&mut e, &sh, &stop);
     assert_eq!(r.frames.len(), 1, "the first failure stops the run");
     assert_eq!(r.frames[0].status, FrameStatus::Failed);
     assert_eq!(r.frames[0].errno, Some(2), "ENOENT");
@@ -348,7 +373,7 @@ fn write_frames_in(dir: &std::path::Path) -> Vec<FrameRecord> {
     s.op = Op::Write;
     s.size = FrameSize::Custom(8192);
     s.frames = 4;
-    let fj = expand(&s).unwrap().points[0].job.frames.clone().unwrap();
+    let fj = expand(&s).unwrap().points[0].job.frames().cloned().unwrap();
     let fd: OwnedFd = std::fs::File::open(dir).unwrap().into();
     let stop = AtomicBool::new(false);
     let sh = shared(&fj, &fd, &stop);
@@ -360,14 +385,13 @@ fn write_frames_in(dir: &std::path::Path) -> Vec<FrameRecord> {
         sqpoll: None,
         iopoll: false,
     };
-    let live = LiveCounters::default();
     let mut out = Vec::new();
     let mut e = iosurvey_engine::SyncEngine::new(cfg(), 9).unwrap();
-    out.push(run_frames(&mut e, &sh, 0, &live).unwrap().frames[0]);
+    out.push(run_frames(&mut e, &sh, &stop).frames[0]);
     assert!(e.open_file().is_none(), "nothing is left open");
     if let Ok(mut e) = iosurvey_engine::UringEngine::new(cfg(), 4, 9) {
         sh.next.store(0, Ordering::Relaxed);
-        out.push(run_frames(&mut e, &sh, 0, &live).unwrap().frames[0]);
+        out.push(run_frames(&mut e, &sh, &stop).frames[0]);
         assert!(e.open_file().is_none(), "nothing is left open");
     }
     out
@@ -380,7 +404,7 @@ fn a_file_planted_at_a_frame_path_during_the_run_is_never_written() {
         let mut s = VideoSpec::new("unused".into());
         s.size = FrameSize::Custom(8192);
         s.frames = 4;
-        let fj = expand(&s).unwrap().points[0].job.frames.clone().unwrap();
+        let fj = expand(&s).unwrap().points[0].job.frames().cloned().unwrap();
         fj.frame_path(d.path(), 0)
     };
     std::fs::create_dir_all(fj_path.parent().unwrap()).unwrap();
@@ -410,7 +434,7 @@ fn loops_move_every_frame_once_per_pass_in_order() {
     let (fd, stop) = (devnull(), AtomicBool::new(false));
     let sh = shared(&fj, &fd, &stop);
     let mut e = FakeEngine::new();
-    let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
+    let r = run_frames(&mut e, &sh, &stop);
     let order: Vec<u64> = r.frames.iter().map(|f| f.frame).collect();
     assert_eq!(order, [3, 2, 1, 0, 3, 2, 1, 0, 3, 2, 1, 0]);
     assert_eq!(r.streams[0].read.bytes, 12 * 16384);
@@ -449,7 +473,7 @@ fn paced_totals_add_up_once_each() {
     let sh = shared(&fj, &fd, &stop);
     let mut e = FakeEngine::new();
     e.delay = Duration::from_millis(3);
-    let r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
+    let r = run_frames(&mut e, &sh, &stop);
     let t = &r.frame_tally;
     assert_eq!(t.recorded(), 40, "every frame counted once");
     assert_eq!(t.done + t.late + t.skipped + t.failed, 40);
@@ -469,7 +493,7 @@ fn a_long_run_keeps_a_bounded_window_of_records_and_tallies_all() {
     let (fd, stop) = (devnull(), AtomicBool::new(false));
     let sh = shared(&fj, &fd, &stop);
     let mut e = FakeEngine::new();
-    let mut r = run_frames(&mut e, &sh, 0, &LiveCounters::default()).unwrap();
+    let mut r = run_frames(&mut e, &sh, &stop);
     assert_eq!(r.frames.len(), crate::result::MAX_FRAME_RECORDS);
     assert_eq!(r.frame_tally.done, 10_000);
     assert_eq!(r.frame_tally.sums.bytes, 10_000 * 16384);
@@ -479,4 +503,68 @@ fn a_long_run_keeps_a_bounded_window_of_records_and_tallies_all() {
     assert_eq!(r.frames.len(), crate::result::MAX_FRAME_RECORDS);
     assert_eq!(r.frame_tally.done, 20_000);
     assert!(r.frames.windows(2).all(|w| w[0].start_ns <= w[1].start_ns));
+}
+
+#[test]
+fn block_and_frame_streams_share_one_loop_and_one_tally() {
+    let fj = stream_job(3, FrameOrder::Forward, None, 4);
+    let (fd, stop) = (devnull(), AtomicBool::new(false));
+    let sh = FrameShared {
+        stream: 1,
+        ..shared(&fj, &fd, &stop)
+    };
+    let blocks = crate::worker::WorkerStream {
+        index: 0,
+        file: 0,
+        mix: iosurvey_workload::Mix::Write,
+        bs: 4096,
+        slots: 2,
+        gen: iosurvey_workload::pattern::OffsetGen::new(
+            iosurvey_workload::Pattern::Forward,
+            4096,
+            iosurvey_workload::pattern::Area {
+                start: 0,
+                len: 1 << 20,
+            },
+            vec![iosurvey_workload::pattern::Region {
+                base: 0,
+                blocks: 256,
+            }],
+            1,
+        ),
+        budget: Some(50),
+        ramp_spends: false,
+        map: None,
+    };
+    let live = crate::worker::LiveCounters::default();
+    let bounds = crate::worker::WorkerBounds {
+        ramp: Duration::ZERO,
+        time: None,
+        interval: Duration::from_secs(1),
+        continue_on_error: false,
+        stop: &stop,
+        live: &live,
+    };
+    let work = crate::worker::FrameWork {
+        shared: &sh,
+        thread: 0,
+    };
+    let mut e = FakeEngine::new();
+    let r = crate::worker::run_worker(
+        &mut e,
+        vec![blocks],
+        Some(work),
+        &bounds,
+        super::super::now_ns(),
+    )
+    .unwrap();
+    assert_eq!(r.streams[0].write.ops, 50, "the block stream's own budget");
+    assert_eq!(r.streams[0].read.ops, 0);
+    assert_eq!(r.streams[1].read.ops, 12, "three frames of four pieces");
+    assert_eq!(r.streams[1].write.ops, 0);
+    assert_eq!(r.frames.len(), 3);
+    assert!(r.frames.iter().all(|f| f.status == FrameStatus::Done));
+    // Live: 50 block I/Os and 3 whole frames.
+    assert_eq!(live.ops.load(Ordering::Relaxed), 53);
+    assert_eq!(e.issued.len(), 62);
 }

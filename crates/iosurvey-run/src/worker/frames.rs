@@ -1,0 +1,655 @@
+//! The frame stream of a video workload, as work items of the worker loop:
+//! each worker takes the next frame, waits for its release time when
+//! paced, and moves it whole. In the files layout that is an open (or
+//! create), the frame's I/Os, a sync when buffered, and a close, each an
+//! engine operation on the worker's queue and each timed; in the stream
+//! layout it is the frame's I/Os at its place in the one target.
+//!
+//! The driver never waits itself. It pushes a step's operations and says
+//! when it wants to be called again; the worker loop submits, waits, reaps
+//! (handing the frame's completions to [`FrameDriver::complete`]) and
+//! records, as for any stream.
+//!
+//! Pacing: frame k is released at `t0 + k / fps`, and must be done by its
+//! release plus `queue` frame times. A frame not started by then is dropped
+//! without I/O (skipped); one finished after it is dropped as late.
+
+use super::{Arm, Run, Slot, Tally};
+use crate::frame_target::fsops::{frame_is_ours, is_offered};
+use crate::guard::mark_created;
+use crate::result::{FrameRecord, FrameStatus, IoFailure, JobResult, MAX_FRAME_RECORDS};
+use iosurvey_engine::{Completion, Engine, FileOp, Op, Request};
+use iosurvey_stats::SHORT_TRANSFER;
+use iosurvey_workload::{FrameJob, FrameLayout};
+use rustix::fs::{FileType, Mode, OFlags};
+use rustix::io::Errno;
+use std::ffi::CString;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// What every worker of one frame job shares.
+pub(crate) struct FrameShared<'a> {
+    pub job: &'a FrameJob,
+    /// Index of the frame stream in the job (its results are kept by it).
+    pub stream: usize,
+    /// Frame numbers in transfer order.
+    pub sequence: Vec<u64>,
+    /// The next place in `sequence` to take.
+    pub next: AtomicU64,
+    /// The measured phase's start, set by the first worker to start so
+    /// that every worker paces against the same clock.
+    pub t0: AtomicU64,
+    /// Bytes per I/O: a frame is cut into pieces of this size.
+    pub piece: u64,
+    pub direct: bool,
+    /// The stream layout's target, synced after each buffered write.
+    pub target_fd: &'a OwnedFd,
+}
+
+impl FrameShared<'_> {
+    /// The shared clock: `now` if this worker is the first to start.
+    fn start_clock(&self, now: u64) -> u64 {
+        match self
+            .t0
+            .compare_exchange(0, now, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => now,
+            Err(t0) => t0,
+        }
+    }
+
+    /// Frame transfers over every loop.
+    fn transfers(&self) -> u64 {
+        self.sequence.len() as u64 * u64::from(self.job.loops.max(1))
+    }
+}
+
+/// A frame that failed: where and with which errno.
+#[derive(Clone, Copy)]
+struct Failed {
+    errno: i32,
+    offset: u64,
+    /// A short transfer: the bytes it left undone (from `offset`), whose
+    /// errno (if any) is still to be found and counted.
+    short: Option<u64>,
+}
+
+impl Failed {
+    fn new(errno: i32, offset: u64) -> Self {
+        Failed {
+            errno,
+            offset,
+            short: None,
+        }
+    }
+
+    /// Finds the errno behind a short transfer on `fd` and counts it: a
+    /// short write asks the filesystem for the space it left undone
+    /// (fallocate), which answers with what a retried write would get,
+    /// ENOSPC or EDQUOT; anything else (a short read, a short write with
+    /// space) stays a short transfer ([`SHORT_TRANSFER`]), not an errno.
+    fn settle(
+        mut self,
+        fd: Option<BorrowedFd<'_>>,
+        op: Op,
+        stream: usize,
+        r: &mut JobResult,
+    ) -> Self {
+        if let Some(len) = self.short.take() {
+            if let (Op::Write, Some(fd)) = (op, fd) {
+                if let Err(e) = rustix::fs::fallocate(
+                    fd,
+                    rustix::fs::FallocateFlags::empty(),
+                    self.offset,
+                    len.max(1),
+                ) {
+                    if !matches!(e, Errno::OPNOTSUPP | Errno::NOSYS) {
+                        self.errno = e.raw_os_error();
+                    }
+                }
+            }
+            r.streams[stream].class_mut(op).record_error(self.errno);
+        }
+        self
+    }
+}
+
+/// Where the frame in hand is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// No frame in hand: take the next.
+    Idle,
+    /// Frame `k` of the sequence waits for its release at `at`.
+    Waiting { k: u64, at: u64 },
+    /// The open of a new frame file (`O_CREAT|O_EXCL`) is in flight.
+    Creating,
+    /// The open of an existing frame file is in flight: for reading, or
+    /// for rewriting one the create found.
+    Opening,
+    /// The frame's pieces are in flight.
+    Moving,
+    /// The sync of a buffered frame file is in flight.
+    Syncing,
+    /// The close of the frame file is in flight.
+    Closing,
+    /// Every frame is taken, or the worker stops.
+    Finished,
+}
+
+/// What the worker loop does next for the frame stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Next {
+    /// Operations are in flight: wait for completions.
+    InFlight,
+    /// Nothing is in flight until the next frame's release at this time.
+    WakeAt(u64),
+    /// The stream is done.
+    Finished,
+}
+
+/// One worker's frame stream.
+pub(super) struct FrameDriver<'a> {
+    shared: &'a FrameShared<'a>,
+    /// The worker's number, kept in each frame's record.
+    thread: u32,
+    /// The stream's index in the worker's list, and its first buffer.
+    local: u32,
+    base: u32,
+    t0: u64,
+    state: State,
+    /// The frame in hand and its record.
+    rec: FrameRecord,
+    deadline: Option<u64>,
+    /// When the step in flight began.
+    step_ns: u64,
+    pieces: u32,
+    pieces_done: u32,
+    /// The result of the file operation in flight, once reaped.
+    op_result: Option<i32>,
+    failed: Option<Failed>,
+    /// A frame failed and the run does not go on after failures.
+    pub(super) stop_worker: bool,
+}
+
+impl<'a> FrameDriver<'a> {
+    /// The frame stream of worker `thread`, as stream `local` of its list
+    /// with buffers from `base` on, started at `now`.
+    pub(super) fn new(
+        shared: &'a FrameShared<'a>,
+        thread: u32,
+        local: u32,
+        base: u32,
+        now: u64,
+    ) -> Self {
+        FrameDriver {
+            shared,
+            thread,
+            local,
+            base,
+            t0: shared.start_clock(now),
+            state: State::Idle,
+            rec: FrameRecord {
+                frame: 0,
+                thread,
+                start_ns: 0,
+                end_ns: 0,
+                open_ns: 0,
+                io_ns: 0,
+                close_ns: 0,
+                bytes: 0,
+                status: FrameStatus::Skipped,
+                errno: None,
+            },
+            deadline: None,
+            step_ns: 0,
+            pieces: 0,
+            pieces_done: 0,
+            op_result: None,
+            failed: None,
+            stop_worker: false,
+        }
+    }
+
+    pub(super) fn finished(&self) -> bool {
+        self.state == State::Finished
+    }
+
+    /// Takes a completion on one of the stream's buffers, seen at `tc`.
+    pub(super) fn complete(&mut self, c: Completion, slot: &Slot, tally: &mut Tally, at: Seen<'_>) {
+        if self.state != State::Moving {
+            self.op_result = Some(c.result);
+            return;
+        }
+        self.pieces_done += 1;
+        let stream = tally.result_of[self.local as usize];
+        if c.result == slot.len as i32 {
+            if slot.counted {
+                let run = Run {
+                    stream: self.local,
+                    op: slot.op,
+                    batch: slot.batch,
+                    n: 1,
+                    bytes: u64::from(slot.len),
+                };
+                tally.record_io(&run, at.batches, at.interval, at.tc);
+            }
+            return;
+        }
+        let stats = tally.result.streams[stream].class_mut(slot.op);
+        if c.result < 0 {
+            stats.record_error(-c.result);
+            self.failed
+                .get_or_insert(Failed::new(-c.result, slot.offset));
+        } else if self.failed.is_some() {
+            stats.record_error(SHORT_TRANSFER);
+        } else {
+            // A short transfer: the frame is not whole (end of file, or no
+            // space left). Its errno, if any, is found and counted once the
+            // frame's pieces are in, with the file at hand.
+            let moved = c.result as u64;
+            self.failed = Some(Failed {
+                short: Some(u64::from(slot.len) - moved),
+                ..Failed::new(SHORT_TRANSFER, slot.offset + moved)
+            });
+        }
+    }
+
+    /// Moves the frame in hand as far as it goes without waiting, at
+    /// `now`: pushes the next step's operations, or finishes the frame
+    /// and takes the next. `stopping`: take no new frame.
+    pub(super) fn advance<E: Engine>(
+        &mut self,
+        engine: &mut E,
+        arm: &mut Arm<'_>,
+        tally: &mut Tally,
+        now: u64,
+        stopping: bool,
+    ) -> Next {
+        loop {
+            match self.state {
+                State::Finished => return Next::Finished,
+                State::Idle | State::Waiting { .. } if stopping || self.stop_worker => {
+                    self.state = State::Finished;
+                }
+                State::Idle => self.take(),
+                State::Waiting { at, .. } if now < at => return Next::WakeAt(at),
+                State::Waiting { k, .. } => self.start(engine, arm, tally, k, now),
+                State::Creating | State::Opening | State::Syncing | State::Closing => {
+                    let Some(r) = self.op_result.take() else {
+                        return Next::InFlight;
+                    };
+                    self.step_done(engine, arm, tally, r, now);
+                }
+                State::Moving if self.pieces_done < self.pieces => return Next::InFlight,
+                State::Moving => self.moved(engine, arm, tally, now),
+            }
+        }
+    }
+
+    /// Takes the next frame of the sequence, released at once unless paced.
+    fn take(&mut self) {
+        let sh = self.shared;
+        let n = sh.transfers();
+        let k = sh.next.fetch_add(1, Ordering::Relaxed);
+        if k >= n {
+            self.state = State::Finished;
+            return;
+        }
+        let (at, deadline) = match sh.job.fps {
+            Some(fps) => {
+                let at = |k: u64| self.t0 + fps.duration_of(k).as_nanos() as u64;
+                (at(k), Some(at(k + u64::from(sh.job.queue))))
+            }
+            None => (0, None),
+        };
+        self.deadline = deadline;
+        self.state = State::Waiting { k, at };
+    }
+
+    /// Starts frame `k` of the sequence at `now`: skips it when it is past
+    /// its deadline, else pushes its open or its pieces.
+    fn start<E: Engine>(
+        &mut self,
+        engine: &mut E,
+        arm: &mut Arm<'_>,
+        tally: &mut Tally,
+        k: u64,
+        now: u64,
+    ) {
+        let sh = self.shared;
+        let frame = sh.sequence[(k % sh.sequence.len() as u64) as usize];
+        let at = now - self.t0;
+        self.rec = FrameRecord {
+            frame,
+            thread: self.thread,
+            start_ns: at,
+            end_ns: at,
+            open_ns: 0,
+            io_ns: 0,
+            close_ns: 0,
+            bytes: 0,
+            status: FrameStatus::Skipped,
+            errno: None,
+        };
+        self.failed = None;
+        self.op_result = None;
+        if self.deadline.is_some_and(|d| now > d) {
+            keep(&mut tally.result, self.rec);
+            self.state = State::Idle;
+            return;
+        }
+        self.step_ns = now;
+        match sh.job.layout {
+            FrameLayout::Stream => self.push_pieces(engine, arm, now),
+            FrameLayout::Files { .. } => {
+                let op = sh.job.op;
+                let (flags, state) = match op {
+                    Op::Read => (OFlags::RDONLY | OFlags::NONBLOCK, State::Opening),
+                    Op::Write => (
+                        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL,
+                        State::Creating,
+                    ),
+                };
+                self.push_open(engine, arm, flags);
+                self.state = state;
+            }
+        }
+    }
+
+    /// Pushes an open of the frame file beneath the frames directory (the
+    /// engine's file 0), never through a symlink; `O_DIRECT` is added for
+    /// direct runs.
+    fn push_open<E: Engine>(&mut self, engine: &mut E, arm: &mut Arm<'_>, flags: OFlags) {
+        let sh = self.shared;
+        let rel = sh.job.frame_path(Path::new(""), self.rec.frame);
+        let direct = if sh.direct {
+            OFlags::DIRECT
+        } else {
+            OFlags::empty()
+        };
+        let path = CString::new(rel.as_os_str().as_bytes())
+            .expect("frame paths are made of numbers and separators");
+        let op = FileOp::Open {
+            dir: 0,
+            path,
+            flags: flags | direct,
+            mode: Mode::from_raw_mode(0o644),
+        };
+        arm.file_op(engine, self.base, self.local, op);
+    }
+
+    fn push_file_op<E: Engine>(
+        &mut self,
+        engine: &mut E,
+        arm: &mut Arm<'_>,
+        op: FileOp,
+        state: State,
+        now: u64,
+    ) {
+        arm.file_op(engine, self.base, self.local, op);
+        self.step_ns = now;
+        self.state = state;
+    }
+
+    /// Stamps a frame to be written, then pushes every piece of it at once.
+    fn push_pieces<E: Engine>(&mut self, engine: &mut E, arm: &mut Arm<'_>, now: u64) {
+        let sh = self.shared;
+        let fj = sh.job;
+        let pieces = fj.frame_bytes.div_ceil(sh.piece);
+        self.pieces = pieces as u32;
+        self.pieces_done = 0;
+        self.rec.io_ns = 0;
+        self.step_ns = now;
+        self.state = State::Moving;
+        if fj.op == Op::Write {
+            self.stamp(engine);
+        }
+        let (base, files) = match fj.layout {
+            FrameLayout::Stream => (self.rec.frame * fj.frame_bytes, false),
+            FrameLayout::Files { .. } => (0, true),
+        };
+        for i in 0..pieces {
+            let off = i * sh.piece;
+            let req = Request {
+                file: 0,
+                op: fj.op,
+                offset: base + off,
+                len: (fj.frame_bytes - off).min(sh.piece) as u32,
+                buf: self.base + i as u32,
+            };
+            arm.piece(engine, self.local, req, files);
+        }
+    }
+
+    /// Makes every 4 KiB block of the frame unique before it is written:
+    /// the frame's number and the block's offset in it go in its first 16
+    /// bytes. Storage that dedupes or compresses cannot shrink the frames.
+    fn stamp<E: Engine>(&self, engine: &mut E) {
+        let sh = self.shared;
+        let frame_bytes = sh.job.frame_bytes;
+        for (i, off) in (0..frame_bytes).step_by(sh.piece as usize).enumerate() {
+            let len = (frame_bytes - off).min(sh.piece) as usize;
+            let buf = engine
+                .buffer_mut(self.base + i as u32)
+                .expect("no piece of a frame is in flight while the frame is stamped");
+            let n = len.min(buf.len());
+            for (b, block) in buf[..n].chunks_mut(4096).enumerate() {
+                if block.len() >= 16 {
+                    block[..8].copy_from_slice(&self.rec.frame.to_le_bytes());
+                    block[8..16].copy_from_slice(&(off + b as u64 * 4096).to_le_bytes());
+                }
+            }
+        }
+    }
+
+    /// A file operation of the frame came back with `r`.
+    fn step_done<E: Engine>(
+        &mut self,
+        engine: &mut E,
+        arm: &mut Arm<'_>,
+        tally: &mut Tally,
+        r: i32,
+        now: u64,
+    ) {
+        let errno = || Errno::from_raw_os_error(-r);
+        match self.state {
+            State::Creating if r >= 0 => match engine.open_file() {
+                Some(fd) => {
+                    mark_created(fd);
+                    self.opened(engine, arm, now);
+                }
+                None => self.open_failed(engine, arm, tally, Errno::BADF, now),
+            },
+            // A frame file is there already: rewritten only if checked.
+            State::Creating if errno() == Errno::EXIST => {
+                self.push_open(engine, arm, OFlags::WRONLY | OFlags::NONBLOCK);
+                self.state = State::Opening;
+            }
+            State::Creating | State::Opening if r < 0 => {
+                self.rec.open_ns = now - self.step_ns;
+                self.fail(Failed::new(-r, 0));
+                self.finish(tally, now);
+            }
+            State::Opening => match self.judge(engine) {
+                Ok(()) => self.opened(engine, arm, now),
+                Err(e) => self.open_failed(engine, arm, tally, e, now),
+            },
+            State::Syncing => {
+                self.rec.io_ns += now - self.step_ns;
+                if r < 0 {
+                    self.fail(Failed::new(-r, 0));
+                }
+                self.push_file_op(engine, arm, FileOp::Close, State::Closing, now);
+            }
+            State::Closing => {
+                self.rec.close_ns = now - self.step_ns;
+                if r < 0 {
+                    self.fail(Failed::new(-r, 0));
+                }
+                self.finish(tally, now);
+            }
+            s => unreachable!("a file operation completed in state {s:?}"),
+        }
+    }
+
+    /// The frame file is open: its open is timed, its pieces go out.
+    fn opened<E: Engine>(&mut self, engine: &mut E, arm: &mut Arm<'_>, now: u64) {
+        self.rec.open_ns = now - self.step_ns;
+        if self.shared.job.frame_bytes == 0 {
+            // An empty frame: nothing to move.
+            self.push_file_op(engine, arm, FileOp::Close, State::Closing, now);
+        } else {
+            self.push_pieces(engine, arm, now);
+        }
+    }
+
+    /// The open file was refused by a check: the refusal is the failure,
+    /// and the file is closed.
+    fn open_failed<E: Engine>(
+        &mut self,
+        engine: &mut E,
+        arm: &mut Arm<'_>,
+        tally: &mut Tally,
+        e: Errno,
+        now: u64,
+    ) {
+        self.rec.open_ns = now - self.step_ns;
+        self.fail(Failed::new(e.raw_os_error(), 0));
+        if engine.open_file().is_some() {
+            self.push_file_op(engine, arm, FileOp::Close, State::Closing, now);
+        } else {
+            self.finish(tally, now);
+        }
+    }
+
+    /// Checks the file the open found: a regular file (it was opened with
+    /// `O_NONBLOCK`, so that a FIFO does not block the open, which is then
+    /// cleared since the engines block); for writing, one this tool
+    /// created (or the user offered with `--allow-destroy`), truncated.
+    fn judge<E: Engine>(&self, engine: &mut E) -> Result<(), Errno> {
+        let fd = engine.open_file().ok_or(Errno::BADF)?;
+        let st = rustix::fs::fstat(fd)?;
+        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+            return Err(Errno::EXIST);
+        }
+        rustix::fs::fcntl_setfl(fd, rustix::fs::fcntl_getfl(fd)? - OFlags::NONBLOCK)?;
+        if self.shared.job.op == Op::Write {
+            if !frame_is_ours(fd) && !is_offered(fd) {
+                return Err(Errno::EXIST);
+            }
+            rustix::fs::ftruncate(fd, 0)?;
+        }
+        Ok(())
+    }
+
+    /// Every piece is in: settles a failure, then syncs a buffered write
+    /// and closes a frame file.
+    fn moved<E: Engine>(&mut self, engine: &mut E, arm: &mut Arm<'_>, tally: &mut Tally, now: u64) {
+        let sh = self.shared;
+        let fj = sh.job;
+        self.rec.io_ns = now - self.step_ns;
+        let files = matches!(fj.layout, FrameLayout::Files { .. });
+        if let Some(f) = self.failed.take() {
+            let fd = if files {
+                engine.open_file()
+            } else {
+                Some(sh.target_fd.as_fd())
+            };
+            let f = f.settle(
+                fd,
+                fj.op,
+                tally.result_of[self.local as usize],
+                &mut tally.result,
+            );
+            self.failed = Some(f);
+        }
+        let sync = fj.op == Op::Write && !sh.direct && self.failed.is_none();
+        if files {
+            if sync {
+                let op = FileOp::Sync { data_only: false };
+                self.push_file_op(engine, arm, op, State::Syncing, now);
+            } else {
+                self.push_file_op(engine, arm, FileOp::Close, State::Closing, now);
+            }
+            return;
+        }
+        if sync {
+            // The stream layout's one target is the engine's table file,
+            // not a frame file: its data sync is a plain call, timed.
+            let base = self.rec.frame * fj.frame_bytes;
+            let t = super::now_ns();
+            let synced = rustix::fs::fdatasync(sh.target_fd);
+            self.rec.io_ns += super::now_ns() - t;
+            if let Err(e) = synced {
+                self.fail(Failed::new(e.raw_os_error(), base));
+            }
+        }
+        self.finish(tally, now);
+    }
+
+    fn fail(&mut self, f: Failed) {
+        self.failed.get_or_insert(f);
+    }
+
+    /// The frame is over at `now`: its record is kept with its status,
+    /// and a failure stops the run unless it goes on after failures.
+    fn finish(&mut self, tally: &mut Tally, now: u64) {
+        let sh = self.shared;
+        let stream = tally.result_of[self.local as usize];
+        self.rec.end_ns = now - self.t0;
+        tally.last_done = tally.last_done.max(now);
+        tally.stream_done[stream] = tally.stream_done[stream].max(now);
+        match self.failed {
+            None => {
+                self.rec.bytes = sh.job.frame_bytes;
+                self.rec.status = if self.deadline.is_some_and(|d| now > d) {
+                    FrameStatus::Late
+                } else {
+                    FrameStatus::Done
+                };
+                tally.live_ops += 1;
+                tally.live_bytes += sh.job.frame_bytes;
+            }
+            Some(f) => {
+                self.rec.status = FrameStatus::Failed;
+                self.rec.errno = Some(f.errno);
+                tally.result.first_failure.get_or_insert(IoFailure {
+                    stream,
+                    op: sh.job.op,
+                    offset: f.offset,
+                    errno: f.errno,
+                    at_ns: now - self.t0,
+                });
+                if !tally.continue_on_error {
+                    // The other workers stop at their next frame.
+                    sh.next.store(sh.transfers(), Ordering::Relaxed);
+                    self.stop_worker = true;
+                }
+            }
+        }
+        keep(&mut tally.result, self.rec);
+        self.state = State::Idle;
+    }
+}
+
+/// What a completion was seen with: the batches' submit times, the
+/// interval of the series and the time.
+#[derive(Clone, Copy)]
+pub(super) struct Seen<'a> {
+    pub batches: &'a super::batches::Batches,
+    pub interval: usize,
+    pub tc: u64,
+}
+
+/// Keeps a frame: in the tally always, as a record while there is room.
+fn keep(result: &mut JobResult, rec: FrameRecord) {
+    result.frame_tally.add(&rec);
+    if result.frames.len() < MAX_FRAME_RECORDS {
+        result.frames.push(rec);
+    }
+}
+
+#[cfg(test)]
+mod tests;
