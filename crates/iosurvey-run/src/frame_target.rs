@@ -20,7 +20,7 @@ pub use fsops::PENDING_XATTR;
 
 use crate::guard::{fd_is_marked, mark_created, Refusal};
 use crate::target::{
-    check_free_space, dir_dio_alignment, fill, io_err, Geometry, OpenOptions, OpenTarget,
+    check_free_space, dir_dio_alignment, fill, io_err, Created, Geometry, OpenOptions, OpenTarget,
     TargetError, TargetKind,
 };
 use fsops::{frames_name, inspect, is_written, make_dir, open_beneath, open_dir, what_is, Entry};
@@ -101,7 +101,10 @@ impl OpenTarget {
     /// The paths of the frames this run creates or rewrites (see
     /// [`CreatedFrames`]).
     pub fn frame_files(&self) -> Vec<PathBuf> {
-        self.created_frames.paths(&self.path)
+        match &self.created {
+            Created::Frames(frames) => frames.paths(&self.path),
+            Created::Nothing | Created::File => Vec::new(),
+        }
     }
 }
 
@@ -531,8 +534,11 @@ pub fn open_frame_dir(
         rotational: None,
         direct: opts.direct,
         writable: fj.op == Op::Write,
-        created,
-        created_frames,
+        created: if created {
+            Created::Frames(created_frames)
+        } else {
+            Created::Nothing
+        },
         fd: root_fd,
         hold: Default::default(),
     })

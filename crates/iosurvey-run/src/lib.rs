@@ -24,6 +24,6 @@ pub use observer::{NoObserver, Observer, Progress};
 pub use result::{CpuTime, FrameRecord, FrameStatus, IoFailure, JobResult, StreamResult};
 pub use runner::{run_point, validate, RunError};
 pub use target::{
-    open_target, open_target_claimed, plan_geometry, plan_target, test_file_in, Claim, Geometry,
-    Identity, OpenOptions, OpenTarget, Planned, TargetError, TargetKind,
+    open_target, open_target_claimed, plan_geometry, plan_target, test_file_in, Claim, Created,
+    Geometry, Identity, OpenOptions, OpenTarget, Planned, TargetError, TargetKind,
 };

@@ -37,14 +37,31 @@ pub struct OpenTarget {
     pub direct: bool,
     /// Opened for writing.
     pub writable: bool,
-    /// iosurvey created (and laid out) this file and will remove it.
-    pub created: bool,
-    /// A frames directory: the frames iosurvey creates or rewrites, by
-    /// number (removed with the directory when `created`).
-    pub created_frames: crate::frame_target::CreatedFrames,
+    /// What this run created here, and removes at its end unless kept.
+    pub created: Created,
     pub fd: OwnedFd,
     /// Held with the target: a device's lock, a test file's directory.
     pub(crate) hold: hold::Hold,
+}
+
+/// What a run created in a target, and removes at its end unless kept.
+#[derive(Clone, Debug, Default)]
+pub enum Created {
+    /// Nothing: the target is the user's.
+    #[default]
+    Nothing,
+    /// The test file itself, laid out by this run.
+    File,
+    /// Frames in a frames directory, by number (see
+    /// [`crate::frame_target::CreatedFrames`]).
+    Frames(crate::frame_target::CreatedFrames),
+}
+
+impl Created {
+    /// Whether the run created anything here.
+    pub fn any(&self) -> bool {
+        !matches!(self, Created::Nothing)
+    }
 }
 
 /// Why a target cannot be used. Every message says what to do.

@@ -365,6 +365,6 @@ fn target_report(t: &OpenTarget) -> TargetReport {
         physical_block_size: t.physical_block_size,
         rotational: t.rotational,
         direct: t.direct,
-        created: t.created,
+        created: t.created.any(),
     }
 }

@@ -270,7 +270,7 @@ impl OpenTarget {
     /// Removes the file if iosurvey created it; for a frames directory,
     /// the frames it wrote and then the directories they leave empty.
     pub fn remove_if_created(&self) -> std::io::Result<()> {
-        if !self.created {
+        if !self.created.any() {
             return Ok(());
         }
         if self.kind == TargetKind::Directory {

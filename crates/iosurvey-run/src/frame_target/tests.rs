@@ -45,7 +45,7 @@ fn reading_frames_never_written_is_refused_and_prepare_writes_them() {
     let t = open_frame_dir(&spec, &fj, opts(WritePolicy::default())).unwrap();
     assert_eq!(t.kind, TargetKind::Directory);
     assert_eq!(t.size, 5 * 8192);
-    assert!(t.created);
+    assert!(matches!(t.created, Created::Frames(_)));
     assert_eq!(t.frame_files().len(), 5);
     let f4 = frames_dir(d.path()).join("d00002/f0000004.frm");
     assert_eq!(std::fs::metadata(&f4).unwrap().len(), 8192);

@@ -1,7 +1,7 @@
 //! How a run holds its target: by identity, locked or shared, and the
 //! mark that says iosurvey created it.
 
-use super::{OpenTarget, TargetKind};
+use super::{Created, OpenTarget};
 use crate::guard::CREATED_XATTR;
 use std::ffi::OsString;
 use std::path::Path;
@@ -49,7 +49,7 @@ impl OpenTarget {
     /// mark, so that later runs reuse it and never take it for the
     /// leftover of a killed run.
     pub fn keep_created(&self) {
-        if self.created && self.kind == TargetKind::File {
+        if matches!(self.created, Created::File) {
             crate::guard::leftovers::clear_pending(&self.fd);
         }
     }

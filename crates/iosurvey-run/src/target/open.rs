@@ -453,8 +453,11 @@ pub(super) fn describe(
         rotational,
         direct,
         writable: write,
-        created,
-        created_frames: Default::default(),
+        created: if created {
+            super::Created::File
+        } else {
+            super::Created::Nothing
+        },
         fd,
         hold: Hold::default(),
     })

@@ -11,7 +11,7 @@ fn creates_a_fully_written_file_of_nonzero_data() {
         create_size: Some(5 << 20),
     };
     let t = open_target(&spec, OpenOptions::default()).unwrap();
-    assert!(t.created);
+    assert!(matches!(t.created, Created::File));
     assert_eq!(t.size, 5 << 20);
     assert_eq!(t.kind, TargetKind::File);
     let data = std::fs::read(&path).unwrap();
@@ -59,7 +59,7 @@ fn a_directory_gets_a_marked_test_file_that_later_runs_may_write() {
         ..Default::default()
     };
     let t = open_target(&spec, write).unwrap();
-    assert!(t.created);
+    assert!(matches!(t.created, Created::File));
     assert_eq!(t.path, test_file_in(dir.path()));
     assert!(created_by_iosurvey(&t.path) || !xattrs_supported(dir.path()));
     // A second run on the file itself: ours, so no --allow-destroy.
@@ -238,7 +238,7 @@ fn the_open_refuses_what_planning_did_not_see() {
 fn a_test_file_replaced_by_another_is_not_removed() {
     let dir = tempfile::tempdir().unwrap();
     let t = open_target(&new_file(dir.path(), 1 << 20), OpenOptions::default()).unwrap();
-    assert!(t.created);
+    assert!(matches!(t.created, Created::File));
     let theirs = dir.path().join("theirs");
     std::fs::write(&theirs, b"user data").unwrap();
     std::fs::rename(&theirs, &t.path).unwrap();
