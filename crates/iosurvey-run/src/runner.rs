@@ -6,7 +6,7 @@ use crate::observer::{Observer, Progress};
 use crate::result::JobResult;
 use crate::target::{drop_cache, Geometry, OpenTarget};
 use crate::worker::{
-    now_ns, run_worker, FrameShared, FrameWork, LiveCounters, WorkerBounds, WorkerStream,
+    now_ns, run_worker, FrameShared, FrameWork, LiveCounters, WorkerBounds, WorkerStream, UNBOUNDED,
 };
 use iosurvey_engine::{Engine, EngineConfig, EngineError, EngineKind, SyncEngine, UringEngine};
 use iosurvey_workload::pattern::{resolve_area, worker_regions, AreaError, OffsetGen};
@@ -196,7 +196,8 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
             _ if s.wrap => budget,
             Some(b) => Some(b.min(pass_ops)),
             None => Some(pass_ops),
-        };
+        }
+        .unwrap_or(UNBOUNDED);
         let seed = job.seed
             ^ (si as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
             ^ (u64::from(w) + 1).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
@@ -435,7 +436,10 @@ mod tests {
         };
         (0..job.workers)
             .flat_map(|w| build_streams(job, std::slice::from_ref(&g), w).unwrap())
-            .map(|s| s.budget.expect("bounded"))
+            .map(|s| {
+                assert_ne!(s.budget, UNBOUNDED);
+                s.budget
+            })
             .sum()
     }
 

@@ -22,8 +22,10 @@ pub(crate) struct WorkerStream {
     pub bs: u32,
     pub slots: u32,
     pub gen: OffsetGen,
-    /// Ops left to issue in the measured phase; `None` is unbounded.
-    pub budget: Option<u64>,
+    /// Ops left to issue in the measured phase; [`UNBOUNDED`] for a stream
+    /// bounded by time alone (2^64 - 1 ops, which no run reaches: one
+    /// compare and decrement per I/O, and no case for "no budget").
+    pub budget: u64,
     /// The ramp's ops spend the budget too: a stream bounded by one pass
     /// that does not wrap (`parallel` without `--loop`) ends at the end of
     /// its area, ramp or not.
@@ -225,6 +227,9 @@ impl Tally {
         }
     }
 }
+
+/// The budget of a stream bounded by time alone.
+pub(crate) const UNBOUNDED: u64 = u64::MAX;
 
 /// Longest a worker waits in the engine before it looks at its stop flag
 /// again, when no I/O completes.
@@ -514,12 +519,10 @@ fn failure_kind(result: i32) -> i32 {
 #[inline(always)]
 fn next_request(st: &mut WorkerStream, slot: u32, measuring: bool) -> Option<Request> {
     if measuring || st.ramp_spends {
-        if let Some(b) = &mut st.budget {
-            if *b == 0 {
-                return None;
-            }
-            *b -= 1;
+        if st.budget == 0 {
+            return None;
         }
+        st.budget -= 1;
     }
     let op = match st.mix {
         Mix::Read => Op::Read,

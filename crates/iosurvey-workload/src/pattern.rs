@@ -122,8 +122,9 @@ impl OffsetGen {
         }
     }
 
-    /// The next offset, in bytes from the start of the target.
-    #[inline]
+    /// The next offset, in bytes from the start of the target. Inlined
+    /// into the worker's completion handler: a call costs a tenth of it.
+    #[inline(always)]
     pub fn next_offset(&mut self) -> u64 {
         match self.pattern {
             Pattern::Random => self.area.start + self.rng.below(self.area_blocks) * self.bs,

@@ -24,7 +24,7 @@ fn stream(budget: Option<u64>, slots: u32, mix: Mix) -> WorkerStream {
         bs: 4096,
         slots,
         gen: OffsetGen::new(Pattern::Forward, 4096, area, vec![region], 1),
-        budget,
+        budget: budget.unwrap_or(UNBOUNDED),
         ramp_spends: false,
         map: None,
     }

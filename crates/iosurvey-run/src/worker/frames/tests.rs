@@ -532,7 +532,7 @@ fn block_and_frame_streams_share_one_loop_and_one_tally() {
             }],
             1,
         ),
-        budget: Some(50),
+        budget: 50,
         ramp_spends: false,
         map: None,
     };
