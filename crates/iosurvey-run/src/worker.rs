@@ -396,7 +396,6 @@ fn run_worker_on<E: Engine>(
             continue;
         }
         if E::ONE_AT_A_TIME {
-            armed_fifo.extend(armed.drain(..));
             if let Some(i) = armed_fifo.pop_front() {
                 slots[i as usize].batch = Batches::stamped(ts);
             }
@@ -480,6 +479,11 @@ fn run_worker_on<E: Engine>(
         });
         tally.record(&run, &batches, interval, tc);
         publish(bounds, &tally);
+        // In the engine's order: the slots this reap re-armed come before
+        // anything the frame driver pushes next.
+        if E::ONE_AT_A_TIME {
+            armed_fifo.extend(armed.drain(..));
+        }
     }
     debug_assert_eq!(engine.in_flight(), 0);
     let mut result = tally.result;
