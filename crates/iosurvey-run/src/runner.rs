@@ -64,6 +64,10 @@ pub enum RunError {
         bytes: u64,
         size: u64,
     },
+    #[error("a job has at most one frame stream")]
+    FrameStreams,
+    #[error("a frame is cut into {pieces} I/Os, more than its depth of {depth}; raise the I/O size or --depth")]
+    FramePieces { pieces: u64, depth: u32 },
     #[error("a worker failed: {0}")]
     Worker(std::io::Error),
 }
@@ -71,9 +75,12 @@ pub enum RunError {
 /// Checks that `job` fits targets of these shapes (alignment, areas)
 /// without doing I/O.
 pub fn validate(job: &Job, targets: &[Geometry]) -> Result<(), RunError> {
+    if job.streams.iter().filter(|s| s.frames.is_some()).count() > 1 {
+        return Err(RunError::FrameStreams);
+    }
     for s in &job.streams {
         if let Some(fj) = &s.frames {
-            validate_frames(s.bs, fj, targets)?;
+            validate_frames(s.bs, fj, &targets[s.target])?;
         }
     }
     for w in 0..job.workers {
@@ -85,8 +92,14 @@ pub fn validate(job: &Job, targets: &[Geometry]) -> Result<(), RunError> {
 /// Checks a frame stream (I/Os of `piece` bytes) against its target:
 /// frames and pieces aligned for O_DIRECT, and room for every frame in a
 /// stream.
-fn validate_frames(piece: u64, fj: &FrameJob, targets: &[Geometry]) -> Result<(), RunError> {
-    let t = &targets[0];
+fn validate_frames(piece: u64, fj: &FrameJob, t: &Geometry) -> Result<(), RunError> {
+    let pieces = fj.frame_bytes.div_ceil(piece.max(1));
+    if pieces > u64::from(fj.depth.max(1)) {
+        return Err(RunError::FramePieces {
+            pieces,
+            depth: fj.depth,
+        });
+    }
     if t.direct {
         for bytes in [fj.frame_bytes, piece] {
             if bytes % t.logical_block_size != 0 {
@@ -289,6 +302,7 @@ pub fn run_point(
         Some(FrameShared {
             job: fj,
             stream: si,
+            file: s.target as u32,
             sequence: fj.sequence(job.seed),
             next: AtomicU64::new(0),
             t0: AtomicU64::new(0),

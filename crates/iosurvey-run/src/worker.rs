@@ -5,7 +5,7 @@
 use crate::result::{IoFailure, JobResult, StreamResult};
 use batches::Batches;
 pub(crate) use frames::FrameShared;
-use frames::{FrameDriver, Next, Seen};
+use frames::{Ctx, FrameDriver, Next, Seen};
 use iosurvey_engine::{Engine, FileOp, Op, Request};
 use iosurvey_stats::SHORT_TRANSFER;
 use iosurvey_workload::{pattern::OffsetGen, ArrayMap, Mix};
@@ -362,23 +362,31 @@ fn run_worker_on<E: Engine>(
     let mut stopping = false;
 
     loop {
-        let ts = now();
+        let mut ts = now();
         let mut wake = u64::MAX;
         if let Some(fd) = &mut frames {
             if ts >= end || bounds.stop.load(Ordering::Relaxed) {
                 stopping = true;
             }
-            let mut arm = Arm {
-                slots: &mut slots,
-                batches: &batches,
-                fifo: &mut armed_fifo,
-                counted: ts >= measure_start,
+            let mut cx = Ctx {
+                engine: &mut *engine,
+                arm: Arm {
+                    slots: &mut slots,
+                    batches: &batches,
+                    fifo: &mut armed_fifo,
+                    counted: ts >= measure_start,
+                },
+                tally: &mut tally,
+                clock: &now,
             };
-            if let Next::WakeAt(at) = fd.advance(engine, &mut arm, &mut tally, ts, stopping) {
+            if let Next::WakeAt(at) = fd.advance(&mut cx, stopping) {
                 wake = at;
             }
             stopping |= fd.stop_worker;
             publish(bounds, &tally);
+            // The driver's steps take time (opens, checks, stamping): what
+            // it pushed goes out now.
+            ts = now();
         }
         if engine.in_flight() == 0 {
             if active == 0 && frames.as_ref().is_none_or(FrameDriver::finished) {

@@ -41,6 +41,9 @@ pub(crate) struct FrameShared<'a> {
     /// The measured phase's start, set by the first worker to start so
     /// that every worker paces against the same clock.
     pub t0: AtomicU64,
+    /// The engine's file the frames are in: the stream layout's target,
+    /// or the directory the files layout opens its frames beneath.
+    pub file: u32,
     /// Bytes per I/O: a frame is cut into pieces of this size.
     pub piece: u64,
     pub direct: bool,
@@ -164,13 +167,24 @@ pub(super) struct FrameDriver<'a> {
     deadline: Option<u64>,
     /// When the step in flight began.
     step_ns: u64,
+    /// The frame's pieces, those pushed and those back.
     pieces: u32,
+    pushed: u32,
     pieces_done: u32,
     /// The result of the file operation in flight, once reaped.
     op_result: Option<i32>,
     failed: Option<Failed>,
     /// A frame failed and the run does not go on after failures.
     pub(super) stop_worker: bool,
+}
+
+/// What a step of the driver works with: the worker's engine, its slots,
+/// its tally and its clock, read afresh after anything that takes time.
+pub(super) struct Ctx<'c, E> {
+    pub engine: &'c mut E,
+    pub arm: Arm<'c>,
+    pub tally: &'c mut Tally,
+    pub clock: &'c dyn Fn() -> u64,
 }
 
 impl<'a> FrameDriver<'a> {
@@ -205,6 +219,7 @@ impl<'a> FrameDriver<'a> {
             deadline: None,
             step_ns: 0,
             pieces: 0,
+            pushed: 0,
             pieces_done: 0,
             op_result: None,
             failed: None,
@@ -216,14 +231,14 @@ impl<'a> FrameDriver<'a> {
         self.state == State::Finished
     }
 
-    /// Takes a completion on one of the stream's buffers, seen at `tc`.
+    /// Takes a completion on one of the stream's buffers.
+    #[inline(never)]
     pub(super) fn complete(&mut self, c: Completion, slot: &Slot, tally: &mut Tally, at: Seen<'_>) {
         if self.state != State::Moving {
             self.op_result = Some(c.result);
             return;
         }
         self.pieces_done += 1;
-        let stream = tally.result_of[self.local as usize];
         if c.result == slot.len as i32 {
             if slot.counted {
                 let run = Run {
@@ -237,17 +252,24 @@ impl<'a> FrameDriver<'a> {
             }
             return;
         }
-        let stats = tally.result.streams[stream].class_mut(slot.op);
-        if c.result < 0 {
-            stats.record_error(-c.result);
-            self.failed
-                .get_or_insert(Failed::new(-c.result, slot.offset));
-        } else if self.failed.is_some() {
-            stats.record_error(SHORT_TRANSFER);
+        let stream = tally.result_of[self.local as usize];
+        let errno = if c.result < 0 {
+            -c.result
         } else {
-            // A short transfer: the frame is not whole (end of file, or no
-            // space left). Its errno, if any, is found and counted once the
-            // frame's pieces are in, with the file at hand.
+            SHORT_TRANSFER
+        };
+        if c.result < 0 || self.failed.is_some() {
+            self.failed.get_or_insert(Failed::new(errno, slot.offset));
+            if slot.counted {
+                tally.result.streams[stream]
+                    .class_mut(slot.op)
+                    .record_error(errno);
+            }
+        } else {
+            // A short transfer, the frame's first failure: the frame is
+            // not whole (end of file, or no space left). Its errno, if any,
+            // is found and counted once the frame's pieces are in, with the
+            // file at hand.
             let moved = c.result as u64;
             self.failed = Some(Failed {
                 short: Some(u64::from(slot.len) - moved),
@@ -256,17 +278,10 @@ impl<'a> FrameDriver<'a> {
         }
     }
 
-    /// Moves the frame in hand as far as it goes without waiting, at
-    /// `now`: pushes the next step's operations, or finishes the frame
-    /// and takes the next. `stopping`: take no new frame.
-    pub(super) fn advance<E: Engine>(
-        &mut self,
-        engine: &mut E,
-        arm: &mut Arm<'_>,
-        tally: &mut Tally,
-        now: u64,
-        stopping: bool,
-    ) -> Next {
+    /// Moves the frame in hand as far as it goes without waiting: pushes
+    /// the next step's operations, or finishes the frame and takes the
+    /// next. `stopping`: take no new frame.
+    pub(super) fn advance<E: Engine>(&mut self, cx: &mut Ctx<'_, E>, stopping: bool) -> Next {
         loop {
             match self.state {
                 State::Finished => return Next::Finished,
@@ -274,16 +289,25 @@ impl<'a> FrameDriver<'a> {
                     self.state = State::Finished;
                 }
                 State::Idle => self.take(),
-                State::Waiting { at, .. } if now < at => return Next::WakeAt(at),
-                State::Waiting { k, .. } => self.start(engine, arm, tally, k, now),
+                State::Waiting { at, k } => {
+                    if (cx.clock)() < at {
+                        return Next::WakeAt(at);
+                    }
+                    self.start(cx, k);
+                }
                 State::Creating | State::Opening | State::Syncing | State::Closing => {
                     let Some(r) = self.op_result.take() else {
                         return Next::InFlight;
                     };
-                    self.step_done(engine, arm, tally, r, now);
+                    self.step_done(cx, r);
                 }
-                State::Moving if self.pieces_done < self.pieces => return Next::InFlight,
-                State::Moving => self.moved(engine, arm, tally, now),
+                State::Moving if self.pieces_done < self.pushed => return Next::InFlight,
+                // One-at-a-time engines get a frame's pieces one by one,
+                // and none after a failed one.
+                State::Moving if self.pushed < self.pieces && self.failed.is_none() => {
+                    self.push_piece(cx);
+                }
+                State::Moving => self.moved(cx),
             }
         }
     }
@@ -308,18 +332,12 @@ impl<'a> FrameDriver<'a> {
         self.state = State::Waiting { k, at };
     }
 
-    /// Starts frame `k` of the sequence at `now`: skips it when it is past
-    /// its deadline, else pushes its open or its pieces.
-    fn start<E: Engine>(
-        &mut self,
-        engine: &mut E,
-        arm: &mut Arm<'_>,
-        tally: &mut Tally,
-        k: u64,
-        now: u64,
-    ) {
+    /// Starts frame `k` of the sequence: skips it when it is past its
+    /// deadline, else pushes its open or its pieces.
+    fn start<E: Engine>(&mut self, cx: &mut Ctx<'_, E>, k: u64) {
         let sh = self.shared;
         let frame = sh.sequence[(k % sh.sequence.len() as u64) as usize];
+        let now = (cx.clock)();
         let at = now - self.t0;
         self.rec = FrameRecord {
             frame,
@@ -336,32 +354,31 @@ impl<'a> FrameDriver<'a> {
         self.failed = None;
         self.op_result = None;
         if self.deadline.is_some_and(|d| now > d) {
-            keep(&mut tally.result, self.rec);
+            keep(&mut cx.tally.result, self.rec);
             self.state = State::Idle;
             return;
         }
-        self.step_ns = now;
         match sh.job.layout {
-            FrameLayout::Stream => self.push_pieces(engine, arm, now),
+            FrameLayout::Stream => self.push_pieces(cx),
             FrameLayout::Files { .. } => {
-                let op = sh.job.op;
-                let (flags, state) = match op {
+                let (flags, state) = match sh.job.op {
                     Op::Read => (OFlags::RDONLY | OFlags::NONBLOCK, State::Opening),
                     Op::Write => (
                         OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL,
                         State::Creating,
                     ),
                 };
-                self.push_open(engine, arm, flags);
+                self.step_ns = now;
+                self.push_open(cx, flags);
                 self.state = state;
             }
         }
     }
 
     /// Pushes an open of the frame file beneath the frames directory (the
-    /// engine's file 0), never through a symlink; `O_DIRECT` is added for
-    /// direct runs.
-    fn push_open<E: Engine>(&mut self, engine: &mut E, arm: &mut Arm<'_>, flags: OFlags) {
+    /// engine's file `file`), never through a symlink; `O_DIRECT` is added
+    /// for direct runs.
+    fn push_open<E: Engine>(&mut self, cx: &mut Ctx<'_, E>, flags: OFlags) {
         let sh = self.shared;
         let rel = sh.job.frame_path(Path::new(""), self.rec.frame);
         let direct = if sh.direct {
@@ -372,55 +389,63 @@ impl<'a> FrameDriver<'a> {
         let path = CString::new(rel.as_os_str().as_bytes())
             .expect("frame paths are made of numbers and separators");
         let op = FileOp::Open {
-            dir: 0,
+            dir: sh.file,
             path,
             flags: flags | direct,
             mode: Mode::from_raw_mode(0o644),
         };
-        arm.file_op(engine, self.base, self.local, op);
+        cx.arm.file_op(cx.engine, self.base, self.local, op);
     }
 
-    fn push_file_op<E: Engine>(
-        &mut self,
-        engine: &mut E,
-        arm: &mut Arm<'_>,
-        op: FileOp,
-        state: State,
-        now: u64,
-    ) {
-        arm.file_op(engine, self.base, self.local, op);
-        self.step_ns = now;
+    /// Pushes a sync or a close of the frame file, as step `state`.
+    fn push_file_op<E: Engine>(&mut self, cx: &mut Ctx<'_, E>, op: FileOp, state: State) {
+        self.step_ns = (cx.clock)();
+        cx.arm.file_op(cx.engine, self.base, self.local, op);
         self.state = state;
     }
 
-    /// Stamps a frame to be written, then pushes every piece of it at once.
-    fn push_pieces<E: Engine>(&mut self, engine: &mut E, arm: &mut Arm<'_>, now: u64) {
+    /// Stamps a frame to be written, then pushes its pieces: all at once,
+    /// or the first on a one-at-a-time engine.
+    fn push_pieces<E: Engine>(&mut self, cx: &mut Ctx<'_, E>) {
         let sh = self.shared;
-        let fj = sh.job;
-        let pieces = fj.frame_bytes.div_ceil(sh.piece);
-        self.pieces = pieces as u32;
+        if sh.job.op == Op::Write {
+            self.stamp(cx.engine);
+        }
+        self.pieces = sh.job.frame_bytes.div_ceil(sh.piece) as u32;
+        self.pushed = 0;
         self.pieces_done = 0;
         self.rec.io_ns = 0;
-        self.step_ns = now;
         self.state = State::Moving;
-        if fj.op == Op::Write {
-            self.stamp(engine);
+        self.step_ns = (cx.clock)();
+        let first = if E::ONE_AT_A_TIME {
+            self.pieces.min(1)
+        } else {
+            self.pieces
+        };
+        for _ in 0..first {
+            self.push_piece(cx);
         }
-        let (base, files) = match fj.layout {
+    }
+
+    /// Pushes the frame's next piece.
+    fn push_piece<E: Engine>(&mut self, cx: &mut Ctx<'_, E>) {
+        let sh = self.shared;
+        let fj = sh.job;
+        let i = u64::from(self.pushed);
+        let off = i * sh.piece;
+        let (base, open_file) = match fj.layout {
             FrameLayout::Stream => (self.rec.frame * fj.frame_bytes, false),
             FrameLayout::Files { .. } => (0, true),
         };
-        for i in 0..pieces {
-            let off = i * sh.piece;
-            let req = Request {
-                file: 0,
-                op: fj.op,
-                offset: base + off,
-                len: (fj.frame_bytes - off).min(sh.piece) as u32,
-                buf: self.base + i as u32,
-            };
-            arm.piece(engine, self.local, req, files);
-        }
+        let req = Request {
+            file: sh.file,
+            op: fj.op,
+            offset: base + off,
+            len: (fj.frame_bytes - off).min(sh.piece) as u32,
+            buf: self.base + self.pushed,
+        };
+        cx.arm.piece(cx.engine, self.local, req, open_file);
+        self.pushed += 1;
     }
 
     /// Makes every 4 KiB block of the frame unique before it is written:
@@ -445,82 +470,65 @@ impl<'a> FrameDriver<'a> {
     }
 
     /// A file operation of the frame came back with `r`.
-    fn step_done<E: Engine>(
-        &mut self,
-        engine: &mut E,
-        arm: &mut Arm<'_>,
-        tally: &mut Tally,
-        r: i32,
-        now: u64,
-    ) {
+    fn step_done<E: Engine>(&mut self, cx: &mut Ctx<'_, E>, r: i32) {
         let errno = || Errno::from_raw_os_error(-r);
         match self.state {
-            State::Creating if r >= 0 => match engine.open_file() {
+            State::Creating if r >= 0 => match cx.engine.open_file() {
                 Some(fd) => {
                     mark_created(fd);
-                    self.opened(engine, arm, now);
+                    self.opened(cx);
                 }
-                None => self.open_failed(engine, arm, tally, Errno::BADF, now),
+                None => self.open_failed(cx, Errno::BADF),
             },
             // A frame file is there already: rewritten only if checked.
             State::Creating if errno() == Errno::EXIST => {
-                self.push_open(engine, arm, OFlags::WRONLY | OFlags::NONBLOCK);
+                self.push_open(cx, OFlags::WRONLY | OFlags::NONBLOCK);
                 self.state = State::Opening;
             }
             State::Creating | State::Opening if r < 0 => {
-                self.rec.open_ns = now - self.step_ns;
+                self.rec.open_ns = (cx.clock)() - self.step_ns;
                 self.fail(Failed::new(-r, 0));
-                self.finish(tally, now);
+                self.finish(cx);
             }
-            State::Opening => match self.judge(engine) {
-                Ok(()) => self.opened(engine, arm, now),
-                Err(e) => self.open_failed(engine, arm, tally, e, now),
+            State::Opening => match self.judge(cx.engine) {
+                Ok(()) => self.opened(cx),
+                Err(e) => self.open_failed(cx, e),
             },
             State::Syncing => {
-                self.rec.io_ns += now - self.step_ns;
+                self.rec.io_ns += (cx.clock)() - self.step_ns;
                 if r < 0 {
                     self.fail(Failed::new(-r, 0));
                 }
-                self.push_file_op(engine, arm, FileOp::Close, State::Closing, now);
+                self.push_file_op(cx, FileOp::Close, State::Closing);
             }
             State::Closing => {
-                self.rec.close_ns = now - self.step_ns;
+                self.rec.close_ns = (cx.clock)() - self.step_ns;
                 if r < 0 {
                     self.fail(Failed::new(-r, 0));
                 }
-                self.finish(tally, now);
+                self.finish(cx);
             }
             s => unreachable!("a file operation completed in state {s:?}"),
         }
     }
 
-    /// The frame file is open: its open is timed, its pieces go out.
-    fn opened<E: Engine>(&mut self, engine: &mut E, arm: &mut Arm<'_>, now: u64) {
-        self.rec.open_ns = now - self.step_ns;
-        if self.shared.job.frame_bytes == 0 {
-            // An empty frame: nothing to move.
-            self.push_file_op(engine, arm, FileOp::Close, State::Closing, now);
-        } else {
-            self.push_pieces(engine, arm, now);
-        }
+    /// The frame file is open and checked: the open is timed with its
+    /// checks, and the pieces go out (none for an empty frame, which goes
+    /// on to its sync and close).
+    fn opened<E: Engine>(&mut self, cx: &mut Ctx<'_, E>) {
+        self.rec.open_ns = (cx.clock)() - self.step_ns;
+        self.push_pieces(cx);
     }
 
     /// The open file was refused by a check: the refusal is the failure,
     /// and the file is closed.
-    fn open_failed<E: Engine>(
-        &mut self,
-        engine: &mut E,
-        arm: &mut Arm<'_>,
-        tally: &mut Tally,
-        e: Errno,
-        now: u64,
-    ) {
-        self.rec.open_ns = now - self.step_ns;
+    fn open_failed<E: Engine>(&mut self, cx: &mut Ctx<'_, E>, e: Errno) {
+        self.rec.open_ns = (cx.clock)() - self.step_ns;
         self.fail(Failed::new(e.raw_os_error(), 0));
-        if engine.open_file().is_some() {
-            self.push_file_op(engine, arm, FileOp::Close, State::Closing, now);
+        if cx.engine.open_file().is_some() {
+            self.push_file_op(cx, FileOp::Close, State::Closing);
         } else {
-            self.finish(tally, now);
+            self.finish(cx);
         }
     }
 
@@ -546,57 +554,56 @@ impl<'a> FrameDriver<'a> {
 
     /// Every piece is in: settles a failure, then syncs a buffered write
     /// and closes a frame file.
-    fn moved<E: Engine>(&mut self, engine: &mut E, arm: &mut Arm<'_>, tally: &mut Tally, now: u64) {
+    fn moved<E: Engine>(&mut self, cx: &mut Ctx<'_, E>) {
         let sh = self.shared;
         let fj = sh.job;
-        self.rec.io_ns = now - self.step_ns;
+        self.rec.io_ns = (cx.clock)() - self.step_ns;
         let files = matches!(fj.layout, FrameLayout::Files { .. });
         if let Some(f) = self.failed.take() {
             let fd = if files {
-                engine.open_file()
+                cx.engine.open_file()
             } else {
                 Some(sh.target_fd.as_fd())
             };
-            let f = f.settle(
-                fd,
-                fj.op,
-                tally.result_of[self.local as usize],
-                &mut tally.result,
-            );
-            self.failed = Some(f);
+            let stream = cx.tally.result_of[self.local as usize];
+            self.failed = Some(f.settle(fd, fj.op, stream, &mut cx.tally.result));
         }
         let sync = fj.op == Op::Write && !sh.direct && self.failed.is_none();
         if files {
-            if sync {
-                let op = FileOp::Sync { data_only: false };
-                self.push_file_op(engine, arm, op, State::Syncing, now);
+            let (op, state) = if sync {
+                (FileOp::Sync { data_only: false }, State::Syncing)
             } else {
-                self.push_file_op(engine, arm, FileOp::Close, State::Closing, now);
-            }
+                (FileOp::Close, State::Closing)
+            };
+            self.push_file_op(cx, op, state);
             return;
         }
         if sync {
-            // The stream layout's one target is the engine's table file,
-            // not a frame file: its data sync is a plain call, timed.
-            let base = self.rec.frame * fj.frame_bytes;
-            let t = super::now_ns();
+            // The stream layout's one target is a file of the engine's
+            // table, not a frame file: its data sync is a plain call, timed.
+            let t = (cx.clock)();
             let synced = rustix::fs::fdatasync(sh.target_fd);
-            self.rec.io_ns += super::now_ns() - t;
+            self.rec.io_ns += (cx.clock)() - t;
             if let Err(e) = synced {
-                self.fail(Failed::new(e.raw_os_error(), base));
+                self.fail(Failed::new(
+                    e.raw_os_error(),
+                    self.rec.frame * fj.frame_bytes,
+                ));
             }
         }
-        self.finish(tally, now);
+        self.finish(cx);
     }
 
     fn fail(&mut self, f: Failed) {
         self.failed.get_or_insert(f);
     }
 
-    /// The frame is over at `now`: its record is kept with its status,
-    /// and a failure stops the run unless it goes on after failures.
-    fn finish(&mut self, tally: &mut Tally, now: u64) {
+    /// The frame is over now: its record is kept with its status, and a
+    /// failure stops the run unless it goes on after failures.
+    fn finish<E: Engine>(&mut self, cx: &mut Ctx<'_, E>) {
         let sh = self.shared;
+        let now = (cx.clock)();
+        let tally = &mut *cx.tally;
         let stream = tally.result_of[self.local as usize];
         self.rec.end_ns = now - self.t0;
         tally.last_done = tally.last_done.max(now);

@@ -34,6 +34,7 @@ fn shared<'a>(fj: &'a FrameJob, fd: &'a OwnedFd, _stop: &AtomicBool) -> FrameSha
     FrameShared {
         job: fj,
         stream: 0,
+        file: 0,
         sequence: fj.sequence(1),
         next: AtomicU64::new(0),
         t0: AtomicU64::new(0),
@@ -567,4 +568,34 @@ fn block_and_frame_streams_share_one_loop_and_one_tally() {
     // Live: 50 block I/Os and 3 whole frames.
     assert_eq!(live.ops.load(Ordering::Relaxed), 53);
     assert_eq!(e.issued.len(), 62);
+}
+
+#[test]
+fn a_one_at_a_time_engine_moves_no_piece_after_a_failed_one() {
+    // Frame 1's third piece starts at the end of the file: a short read.
+    let fj = stream_job(3, FrameOrder::Forward, None, 4);
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), vec![7u8; 16384 + 2 * 4096]).unwrap();
+    let fd: OwnedFd = std::fs::File::open(file.path()).unwrap().into();
+    let stop = AtomicBool::new(false);
+    let sh = shared(&fj, &fd, &stop);
+    let cfg = iosurvey_engine::EngineConfig {
+        files: vec![fd.try_clone().unwrap()],
+        buffers: 4,
+        buffer_size: 4096,
+        alignment: 4096,
+        sqpoll: None,
+        iopoll: false,
+    };
+    let mut e = iosurvey_engine::SyncEngine::new(cfg, 9).unwrap();
+    let r = run_frames(&mut e, &sh, &stop);
+    assert_eq!(r.frames.len(), 2);
+    assert_eq!(r.frames[1].status, FrameStatus::Failed);
+    assert_eq!(r.streams[0].read.ops, 4 + 2, "frame 0 whole, then two pieces");
+    let errors = &r.streams[0].read.errors;
+    assert_eq!(
+        errors.get(&SHORT_TRANSFER),
+        Some(&1),
+        "the piece after the short one was never read: {errors:?}"
+    );
 }
