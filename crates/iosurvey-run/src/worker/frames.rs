@@ -557,7 +557,12 @@ impl<'a> FrameDriver<'a> {
     fn moved<E: Engine>(&mut self, cx: &mut Ctx<'_, E>) {
         let sh = self.shared;
         let fj = sh.job;
-        self.rec.io_ns = (cx.clock)() - self.step_ns;
+        // An empty frame moved nothing: no I/O time.
+        self.rec.io_ns = if self.pieces == 0 {
+            0
+        } else {
+            (cx.clock)() - self.step_ns
+        };
         let files = matches!(fj.layout, FrameLayout::Files { .. });
         if let Some(f) = self.failed.take() {
             let fd = if files {
