@@ -389,11 +389,19 @@ impl Engine for UringEngine {
             let next = f(Completion { buf, result });
             if let Some(req) = next {
                 self.slots.claim(&req);
-                let sqe = self.sqes.entry(self.pool.ptr(req.buf), &req);
-                // SAFETY: as in push: the request was claimed (it fits its
-                // buffer, which no other I/O holds), and buffer and file
-                // outlive the I/O.
-                while unsafe { sq.push(&sqe) }.is_err() {
+                let ptr = self.pool.ptr(req.buf);
+                loop {
+                    // The entry is made once there is room, so that it is
+                    // written straight into the ring.
+                    if !sq.is_full() {
+                        let sqe = self.sqes.entry(ptr, &req);
+                        // SAFETY: as in push: the request was claimed (it
+                        // fits its buffer, which no other I/O holds), and
+                        // buffer and file outlive the I/O.
+                        if unsafe { sq.push(&sqe) }.is_ok() {
+                            break;
+                        }
+                    }
                     sq.sync();
                     Self::make_room(&submitter, self.sqpoll);
                     sq.sync();
