@@ -8,6 +8,7 @@ use crate::{
     SlotTable,
 };
 use io_uring::{opcode, squeue, types, IoUring};
+use sqe::SqeTemplates;
 use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, IntoRawFd, OwnedFd, RawFd};
 use std::time::Duration;
@@ -46,6 +47,8 @@ pub struct UringEngine {
     files: Vec<OwnedFd>,
     raw_fds: Vec<RawFd>,
     slots: SlotTable,
+    /// The read and write entry of every file, patched per I/O.
+    sqes: SqeTemplates,
     registered_files: bool,
     fixed_buffers: bool,
     /// The kernel can bound a batched wait in time (6.12+).
@@ -115,6 +118,7 @@ impl UringEngine {
             slots: SlotTable::new(pool.count(), pool.size(), cfg.files.len()),
             pool,
             files: cfg.files,
+            sqes: SqeTemplates::new(&raw_fds, registered_files, fixed_buffers),
             raw_fds,
             registered_files,
             fixed_buffers,
@@ -296,65 +300,11 @@ fn is_transient(e: &std::io::Error) -> bool {
     )
 }
 
-/// The submission queue entry of `req`, whose buffer was claimed for it.
-#[inline]
-fn entry(
-    pool: &BufferPool,
-    raw_fds: &[RawFd],
-    registered_files: bool,
-    fixed_buffers: bool,
-    req: &Request,
-) -> squeue::Entry {
-    let ptr = pool.ptr(req.buf);
-    let e = match (registered_files, fixed_buffers, req.op) {
-        (true, true, Op::Read) => {
-            opcode::ReadFixed::new(types::Fixed(req.file), ptr, req.len, req.buf as u16)
-                .offset(req.offset)
-                .build()
-        }
-        (true, true, Op::Write) => {
-            opcode::WriteFixed::new(types::Fixed(req.file), ptr, req.len, req.buf as u16)
-                .offset(req.offset)
-                .build()
-        }
-        (true, false, Op::Read) => opcode::Read::new(types::Fixed(req.file), ptr, req.len)
-            .offset(req.offset)
-            .build(),
-        (true, false, Op::Write) => opcode::Write::new(types::Fixed(req.file), ptr, req.len)
-            .offset(req.offset)
-            .build(),
-        (false, fixed, op) => {
-            let fd = types::Fd(raw_fds[req.file as usize]);
-            match (fixed, op) {
-                (true, Op::Read) => opcode::ReadFixed::new(fd, ptr, req.len, req.buf as u16)
-                    .offset(req.offset)
-                    .build(),
-                (true, Op::Write) => opcode::WriteFixed::new(fd, ptr, req.len, req.buf as u16)
-                    .offset(req.offset)
-                    .build(),
-                (false, Op::Read) => opcode::Read::new(fd, ptr, req.len)
-                    .offset(req.offset)
-                    .build(),
-                (false, Op::Write) => opcode::Write::new(fd, ptr, req.len)
-                    .offset(req.offset)
-                    .build(),
-            }
-        }
-    };
-    e.user_data(u64::from(req.buf))
-}
-
 impl Engine for UringEngine {
     #[inline]
     fn push(&mut self, req: Request) {
         self.slots.claim(&req);
-        let sqe = entry(
-            &self.pool,
-            &self.raw_fds,
-            self.registered_files,
-            self.fixed_buffers,
-            &req,
-        );
+        let sqe = self.sqes.entry(self.pool.ptr(req.buf), &req);
         let (submitter, mut sq, _) = self.ring.split();
         loop {
             // SAFETY: the claim above checked that the request fits its
@@ -439,17 +389,19 @@ impl Engine for UringEngine {
             let next = f(Completion { buf, result });
             if let Some(req) = next {
                 self.slots.claim(&req);
-                let sqe = entry(
-                    &self.pool,
-                    &self.raw_fds,
-                    self.registered_files,
-                    self.fixed_buffers,
-                    &req,
-                );
-                // SAFETY: as in push: the request was claimed (it fits its
-                // buffer, which no other I/O holds), and buffer and file
-                // outlive the I/O.
-                while unsafe { sq.push(&sqe) }.is_err() {
+                let ptr = self.pool.ptr(req.buf);
+                loop {
+                    // The entry is made once there is room, so that it is
+                    // written straight into the ring.
+                    if !sq.is_full() {
+                        let sqe = self.sqes.entry(ptr, &req);
+                        // SAFETY: as in push: the request was claimed (it
+                        // fits its buffer, which no other I/O holds), and
+                        // buffer and file outlive the I/O.
+                        if unsafe { sq.push(&sqe) }.is_ok() {
+                            break;
+                        }
+                    }
                     sq.sync();
                     Self::make_room(&submitter, self.sqpoll);
                     sq.sync();
@@ -525,5 +477,6 @@ impl Drop for UringEngine {
     }
 }
 
+mod sqe;
 #[cfg(test)]
 mod tests;

@@ -3,15 +3,149 @@
 //! that is not a pure addition.
 
 use crate::RunReport;
+use serde::Serialize;
+use std::io::{self, Write};
 
 /// Version of the JSON layout.
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// The report as pretty-printed JSON, newline-terminated.
+/// The report as pretty-printed JSON, newline-terminated: two-space
+/// indents, one member per line, and an array inside an array (a
+/// histogram's `[value, count]`) on one line.
 pub fn to_json(report: &RunReport) -> String {
-    let mut s = serde_json::to_string_pretty(report).expect("reports always serialise");
+    let mut s = pretty(report);
     s.push('\n');
     s
+}
+
+/// `value` in the report's JSON layout ([`Layout`]).
+fn pretty<T: Serialize + ?Sized>(value: &T) -> String {
+    let mut out = Vec::with_capacity(64 * 1024);
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, Layout::default());
+    value.serialize(&mut ser).expect("reports always serialise");
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+/// serde_json's pretty layout, but with the arrays nested in arrays on one
+/// line (a histogram's thousands of `[value, count]` pairs would take four
+/// lines each), and each line break and indent written at once.
+#[derive(Default)]
+struct Layout {
+    /// The open objects and arrays, innermost last.
+    open: Vec<Frame>,
+    /// The innermost open container has a member.
+    has_value: bool,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Frame {
+    Object,
+    Array,
+    /// An array in an array, or anything inside one: on one line.
+    Inline,
+}
+
+/// A comma, a line break and the deepest indent [`Layout`] writes at once.
+const BREAK: &[u8; 2 + 2 * 32] =
+    b",\n                                                                ";
+
+impl Layout {
+    fn inline(&self) -> bool {
+        self.open.last() == Some(&Frame::Inline)
+    }
+
+    /// Opens a container of kind `frame` (inline inside an inline one) with
+    /// `bracket`.
+    fn begin<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        frame: Frame,
+        bracket: &[u8],
+    ) -> io::Result<()> {
+        let frame = if self.inline() { Frame::Inline } else { frame };
+        self.open.push(frame);
+        self.has_value = false;
+        w.write_all(bracket)
+    }
+
+    /// Closes the innermost container with `bracket`, on a line of its own
+    /// when it is not inline and not empty.
+    fn end<W: ?Sized + Write>(&mut self, w: &mut W, bracket: &[u8]) -> io::Result<()> {
+        let frame = self.open.pop();
+        if frame != Some(Frame::Inline) && self.has_value {
+            self.line(w, false)?;
+        }
+        w.write_all(bracket)
+    }
+
+    /// Starts a member: after a comma unless `first`, on a new line
+    /// indented to its depth, or after a space when inline.
+    fn member<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        if self.inline() {
+            return if first { Ok(()) } else { w.write_all(b", ") };
+        }
+        self.line(w, !first)
+    }
+
+    /// A line break (after a comma when `comma`) and the indent of the
+    /// current depth.
+    fn line<W: ?Sized + Write>(&self, w: &mut W, comma: bool) -> io::Result<()> {
+        let start = usize::from(!comma);
+        let mut spaces = 2 * self.open.len();
+        let first = spaces.min(BREAK.len() - 2);
+        w.write_all(&BREAK[start..2 + first])?;
+        spaces -= first;
+        while spaces > 0 {
+            let n = spaces.min(BREAK.len() - 2);
+            w.write_all(&BREAK[2..2 + n])?;
+            spaces -= n;
+        }
+        Ok(())
+    }
+}
+
+impl serde_json::ser::Formatter for Layout {
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        let frame = match self.open.last() {
+            Some(Frame::Array | Frame::Inline) => Frame::Inline,
+            _ => Frame::Array,
+        };
+        self.begin(w, frame, b"[")
+    }
+
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.end(w, b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        self.member(w, first)
+    }
+
+    fn end_array_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.begin(w, Frame::Object, b"{")
+    }
+
+    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.end(w, b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        self.member(w, first)
+    }
+
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        w.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
 }
 
 /// The JSON Schema of [`RunReport`], generated from the types (draft
@@ -85,5 +219,64 @@ fn close(v: &mut serde_json::Value, branch: bool) {
             }
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn members_go_one_per_line_and_pairs_on_one_line() {
+        let v = json!({
+            "a": 1,
+            "empty": [],
+            "none": {},
+            "counts": [[86213, 1], [99999, 12]],
+            "list": [{"x": [1, [2, 3]]}, "s"],
+        });
+        let want = r#"{
+  "a": 1,
+  "counts": [
+    [86213, 1],
+    [99999, 12]
+  ],
+  "empty": [],
+  "list": [
+    {
+      "x": [
+        1,
+        [2, 3]
+      ]
+    },
+    "s"
+  ],
+  "none": {}
+}"#;
+        assert_eq!(pretty(&v), want);
+    }
+
+    #[test]
+    fn deep_indents_are_whole() {
+        let mut v = json!(1);
+        for _ in 0..40 {
+            v = json!({ "k": v });
+        }
+        let ours = pretty(&v);
+        let serde = serde_json::to_string_pretty(&v).unwrap();
+        assert_eq!(ours, serde);
+        assert!(ours.contains(&format!("\n{}\"k\": 1", " ".repeat(80))));
+    }
+
+    #[test]
+    fn the_layout_is_serde_jsons_pretty_one_but_for_nested_arrays() {
+        let v = json!({"p": [{"h": {"counts": [[1, 2], [3, 4]]}, "t": [1.5, null, true]}]});
+        let ours = pretty(&v);
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&ours).unwrap(), v);
+        let serde = serde_json::to_string_pretty(&v).unwrap();
+        let squeeze = |s: &str| s.split_whitespace().collect::<String>();
+        assert_eq!(squeeze(&ours), squeeze(&serde));
+        assert_eq!(ours.lines().count() + 6, serde.lines().count());
     }
 }

@@ -2,6 +2,7 @@
 //! 1 ns to one hour, with the exact smallest and largest values beside the
 //! buckets, an exact merge and a lossless encoding.
 
+use crate::buckets::{self, index_of};
 use serde::{Deserialize, Serialize};
 
 /// Lowest value the histogram distinguishes, in nanoseconds.
@@ -15,13 +16,17 @@ pub const SIGFIG: u8 = 3;
 /// The percentiles every summary carries.
 pub const PERCENTILES: [f64; 6] = [50.0, 90.0, 99.0, 99.9, 99.99, 99.999];
 
-/// A latency histogram. Its buckets (about 256 KiB) are allocated at the
-/// first value, so the many classes that record nothing (the writes of a
-/// read stream, hundreds of survey regions) cost nothing. The smallest and
-/// largest values are kept exactly, not as bucket edges.
-#[derive(Clone, Debug)]
+/// A latency histogram. Its buckets (about 264 KiB, HdrHistogram's layout:
+/// see [`buckets`]) are allocated at the first value, so the many classes
+/// that record nothing (the writes of a read stream, hundreds of survey
+/// regions) cost nothing. The smallest and largest values are kept
+/// exactly, not as bucket edges.
+#[derive(Clone)]
 pub struct Histogram {
-    inner: Option<hdrhistogram::Histogram<u64>>,
+    /// Values per bucket; `None` until the first value.
+    counts: Option<Box<[u64]>>,
+    /// Values recorded: the sum of `counts`.
+    total: u64,
     clamped: u64,
     /// Smallest value recorded, as measured; `u64::MAX` when empty.
     min: u64,
@@ -30,9 +35,10 @@ pub struct Histogram {
     max: u64,
 }
 
-fn buckets() -> hdrhistogram::Histogram<u64> {
-    hdrhistogram::Histogram::new_with_bounds(LOWEST_NS, HIGHEST_NS, SIGFIG)
-        .expect("static histogram bounds are valid")
+/// The buckets of a histogram's first value.
+#[cold]
+fn empty_buckets() -> Box<[u64]> {
+    vec![0; buckets::LEN].into_boxed_slice()
 }
 
 impl Default for Histogram {
@@ -44,14 +50,28 @@ impl Default for Histogram {
 impl PartialEq for Histogram {
     fn eq(&self, other: &Self) -> bool {
         // An unallocated histogram equals an allocated empty one.
-        self.clamped == other.clamped
+        self.total == other.total
+            && self.clamped == other.clamped
             && self.min == other.min
             && self.max == other.max
-            && match (&self.inner, &other.inner) {
+            && match (&self.counts, &other.counts) {
                 (Some(a), Some(b)) => a == b,
-                (Some(h), None) | (None, Some(h)) => h.is_empty(),
+                (Some(c), None) | (None, Some(c)) => c.iter().all(|&n| n == 0),
                 (None, None) => true,
             }
+    }
+}
+
+impl std::fmt::Debug for Histogram {
+    /// The non-empty buckets only, as the encoding lists them.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Histogram")
+            .field("total", &self.total)
+            .field("clamped", &self.clamped)
+            .field("min", &self.min)
+            .field("max", &self.max)
+            .field("counts", &self.to_data().counts)
+            .finish()
     }
 }
 
@@ -59,38 +79,36 @@ impl Histogram {
     /// An empty histogram covering 1 ns to one hour.
     pub fn new() -> Self {
         Histogram {
-            inner: None,
+            counts: None,
+            total: 0,
             clamped: 0,
             min: u64::MAX,
             max: 0,
         }
     }
 
-    /// Records one value in nanoseconds. The common case costs two
-    /// compares for the exact minimum and maximum and one for the range.
-    #[inline]
+    /// Records one value in nanoseconds.
+    #[inline(always)]
     pub fn record(&mut self, ns: u64) {
         self.record_n(ns, 1);
     }
 
     /// Records `n` equal values in nanoseconds at the cost of one: the I/Os
-    /// of one batch that are reaped together took the same time.
-    #[inline]
+    /// of one batch that are reaped together took the same time. Inline,
+    /// and with the bucket a few instructions: two compares for the exact
+    /// minimum and maximum, one for the range, two adds.
+    #[inline(always)]
     pub fn record_n(&mut self, ns: u64, n: u64) {
-        if ns < self.min {
-            self.min = ns;
-        }
-        if ns > self.max {
-            self.max = ns;
-        }
+        self.min = self.min.min(ns);
+        self.max = self.max.max(ns);
         // One compare: 1..=HIGHEST_NS is the buckets' range.
         let v = if ns.wrapping_sub(LOWEST_NS) < HIGHEST_NS {
             ns
         } else {
             self.out_of_range(ns, n)
         };
-        // Cannot fail: the value is inside the bounds.
-        let _ = self.inner.get_or_insert_with(buckets).record_n(v, n);
+        self.counts.get_or_insert_with(empty_buckets)[index_of(v)] += n;
+        self.total += n;
     }
 
     /// A value outside the buckets: clamped to them, and counted (`n`
@@ -105,12 +123,17 @@ impl Histogram {
 
     /// Adds every count of `other` into `self`. Exact and associative.
     pub fn merge(&mut self, other: &Histogram) {
-        if let Some(o) = &other.inner {
-            match &mut self.inner {
-                Some(h) => h.add(o).expect("histograms share the same bounds"),
-                None => self.inner = Some(o.clone()),
+        if let Some(o) = &other.counts {
+            match &mut self.counts {
+                Some(c) => {
+                    for (a, b) in c.iter_mut().zip(o.iter()) {
+                        *a = a.saturating_add(*b);
+                    }
+                }
+                None => self.counts = Some(o.clone()),
             }
         }
+        self.total = self.total.saturating_add(other.total);
         self.clamped += other.clamped;
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
@@ -118,12 +141,16 @@ impl Histogram {
 
     /// Number of recorded values.
     pub fn count(&self) -> u64 {
-        self.inner.as_ref().map_or(0, |h| h.len())
+        self.total
     }
 
-    /// The buckets, when any value was recorded.
-    fn filled(&self) -> Option<&hdrhistogram::Histogram<u64>> {
-        self.inner.as_ref().filter(|h| !h.is_empty())
+    /// Every non-empty bucket, ascending, with its count.
+    fn recorded(&self) -> impl Iterator<Item = (usize, u64)> + Clone + '_ {
+        self.counts
+            .iter()
+            .flat_map(|c| c.iter().enumerate())
+            .filter(|&(_, &n)| n != 0)
+            .map(|(i, &n)| (i, n))
     }
 
     /// Values that were above one hour and were clamped to it.
@@ -135,12 +162,44 @@ impl Histogram {
     /// value equivalent to the bucket that holds it, but never outside the
     /// measured minimum and maximum.
     pub fn percentile(&self, p: f64) -> u64 {
-        self.filled().map_or(0, |h| {
+        let mut v = [0];
+        self.percentiles_into(self.recorded(), &[p], &mut v);
+        v[0]
+    }
+
+    /// The values at `percentiles` (in any order) into `out`, in one walk
+    /// over the non-empty buckets `filled` (ascending), each as
+    /// [`Histogram::percentile`] gives it.
+    fn percentiles_into(
+        &self,
+        filled: impl Iterator<Item = (usize, u64)>,
+        percentiles: &[f64],
+        out: &mut [u64],
+    ) {
+        // The rank of each percentile: the values at or below it.
+        let rank = |p: f64| {
+            let q = (p / 100.0).min(1.0);
+            ((q * self.total as f64).ceil() as u64).max(1)
+        };
+        let mut order: Vec<(u64, usize)> = percentiles
+            .iter()
+            .enumerate()
+            .map(|(k, &p)| (rank(p), k))
+            .collect();
+        order.sort_unstable();
+        let mut pending = order.iter().peekable();
+        let mut seen = 0u64;
+        out.fill(0);
+        for (i, n) in filled {
+            seen = seen.saturating_add(n);
+            while let Some(&(_, k)) = pending.next_if(|&&(r, _)| r <= seen) {
+                out[k] = buckets::highest(i);
+            }
+        }
+        for v in out.iter_mut() {
             // max/min, not clamp: a hand-made encoding may hold min > max.
-            h.highest_equivalent(h.value_at_percentile(p))
-                .max(self.min())
-                .min(self.max())
-        })
+            *v = (*v).max(self.min()).min(self.max());
+        }
     }
 
     /// Smallest recorded value, exactly as measured.
@@ -159,44 +218,65 @@ impl Histogram {
         self.max
     }
 
+    /// The mean of the buckets `filled`, each taken at its middle, as
+    /// HdrHistogram takes it (not held inside the measured values).
+    fn bucket_mean(&self, filled: impl Iterator<Item = (usize, u64)>) -> f64 {
+        let total = self.total as f64;
+        filled.fold(0.0, |sum, (i, n)| {
+            sum + buckets::median(i) as f64 * n as f64 / total
+        })
+    }
+
     /// Mean of the recorded values, in nanoseconds (from the buckets, so
     /// held inside the measured minimum and maximum).
     pub fn mean(&self) -> f64 {
-        self.filled().map_or(0.0, |h| {
-            h.mean().max(self.min() as f64).min(self.max() as f64)
-        })
+        self.held_mean(self.recorded())
+    }
+
+    fn held_mean(&self, filled: impl Iterator<Item = (usize, u64)>) -> f64 {
+        if self.total == 0 {
+            return 0.0;
+        }
+        let mean = self.bucket_mean(filled);
+        mean.max(self.min() as f64).min(self.max() as f64)
     }
 
     /// Standard deviation of the recorded values, in nanoseconds.
     pub fn stdev(&self) -> f64 {
-        self.filled().map_or(0.0, |h| h.stdev())
+        self.stdev_of(self.recorded())
     }
 
-    /// The summary that reports print.
+    fn stdev_of(&self, filled: impl Iterator<Item = (usize, u64)> + Clone) -> f64 {
+        if self.total == 0 {
+            return 0.0;
+        }
+        let mean = self.bucket_mean(filled.clone());
+        let squares = filled.fold(0.0, |sum, (i, n)| {
+            let dev = buckets::median(i) as f64 - mean;
+            sum + (dev * dev) * n as f64
+        });
+        (squares / self.total as f64).sqrt()
+    }
+
+    /// The summary that reports print: one walk over the buckets for every
+    /// figure.
     pub fn summary(&self) -> LatencySummary {
+        let filled: Vec<(usize, u64)> = self.recorded().collect();
+        let mut values = [0; PERCENTILES.len()];
+        let filled = filled.iter().copied();
+        self.percentiles_into(filled.clone(), &PERCENTILES, &mut values);
         LatencySummary {
             min_ns: self.min(),
-            mean_ns: self.mean(),
-            stdev_ns: self.stdev(),
+            mean_ns: self.held_mean(filled.clone()),
+            stdev_ns: self.stdev_of(filled),
             max_ns: self.max(),
-            percentiles_ns: PERCENTILES
-                .iter()
-                .map(|&p| (p, self.percentile(p)))
-                .collect(),
+            percentiles_ns: PERCENTILES.into_iter().zip(values).collect(),
         }
     }
 
     /// The lossless encoding: every non-empty bucket as `[value, count]`,
     /// where `value` is the highest value equivalent to that bucket.
     pub fn to_data(&self) -> HistogramData {
-        let counts = self
-            .filled()
-            .map(|h| {
-                h.iter_recorded()
-                    .map(|v| [v.value_iterated_to(), v.count_at_value()])
-                    .collect()
-            })
-            .unwrap_or_default();
         let filled = self.count() > 0;
         HistogramData {
             lowest_ns: LOWEST_NS,
@@ -205,7 +285,10 @@ impl Histogram {
             clamped: self.clamped,
             min_ns: filled.then_some(self.min),
             max_ns: filled.then_some(self.max),
-            counts,
+            counts: self
+                .recorded()
+                .map(|(i, n)| [buckets::highest(i), n])
+                .collect(),
         }
     }
 
@@ -214,12 +297,19 @@ impl Histogram {
     /// were kept) falls back to its lowest and highest buckets.
     pub fn from_data(data: &HistogramData) -> Histogram {
         let mut h = Histogram::new();
-        for &[v, c] in &data.counts {
-            let buckets = h.inner.get_or_insert_with(buckets);
-            let _ = buckets.record_n(v.clamp(LOWEST_NS, HIGHEST_NS), c);
+        let (mut lo, mut hi) = (u64::MAX, 0);
+        for &[v, n] in &data.counts {
+            let v = v.clamp(LOWEST_NS, HIGHEST_NS);
+            let slot = &mut h.counts.get_or_insert_with(empty_buckets)[index_of(v)];
+            *slot = slot.saturating_add(n);
+            h.total = h.total.saturating_add(n);
+            if n > 0 {
+                lo = lo.min(v);
+                hi = hi.max(buckets::highest(index_of(v)));
+            }
         }
         h.clamped = data.clamped;
-        if let Some((lo, hi)) = h.filled().map(|b| (b.min(), b.highest_equivalent(b.max()))) {
+        if h.total > 0 {
             h.min = data.min_ns.unwrap_or(lo);
             h.max = data.max_ns.unwrap_or(hi);
         }
@@ -288,10 +378,10 @@ mod tests {
     #[test]
     fn an_empty_histogram_allocates_nothing_and_equals_an_emptied_one() {
         let lazy = Histogram::new();
-        assert!(lazy.inner.is_none());
+        assert!(lazy.counts.is_none());
         let mut allocated = Histogram::new();
         allocated.merge(&Histogram::from_data(&Histogram::new().to_data()));
-        allocated.inner = Some(buckets());
+        allocated.counts = Some(empty_buckets());
         assert_eq!(lazy, allocated);
         let mut merged = Histogram::new();
         merged.merge(&hist(&[5, 7]));
@@ -341,9 +431,75 @@ mod tests {
         assert_eq!(h.mean(), 0.0);
     }
 
+    /// The summary and the encoding of `values` (each `(ns, times)`) as
+    /// they were when the `hdrhistogram` crate held the buckets.
+    fn reference(values: &[(u64, u64)]) -> (LatencySummary, Vec<[u64; 2]>) {
+        let mut h =
+            hdrhistogram::Histogram::<u64>::new_with_bounds(LOWEST_NS, HIGHEST_NS, SIGFIG).unwrap();
+        for &(v, n) in values {
+            h.record_n(v.clamp(LOWEST_NS, HIGHEST_NS), n).unwrap();
+        }
+        let min = values.iter().map(|v| v.0).min().unwrap();
+        let max = values.iter().map(|v| v.0).max().unwrap();
+        let summary = LatencySummary {
+            min_ns: min,
+            mean_ns: h.mean().max(min as f64).min(max as f64),
+            stdev_ns: h.stdev(),
+            max_ns: max,
+            percentiles_ns: PERCENTILES
+                .iter()
+                .map(|&p| {
+                    (
+                        p,
+                        h.highest_equivalent(h.value_at_percentile(p))
+                            .max(min)
+                            .min(max),
+                    )
+                })
+                .collect(),
+        };
+        let counts = h
+            .iter_recorded()
+            .map(|v| [v.value_iterated_to(), v.count_at_value()])
+            .collect();
+        (summary, counts)
+    }
+
     proptest! {
         #[test]
+        fn summaries_and_encodings_are_what_hdrhistogram_gave(
+            v in proptest::collection::vec((0u64..5_000_000_000_000, 1u64..40), 1..300),
+        ) {
+            let mut h = Histogram::new();
+            for &(ns, n) in &v {
+                h.record_n(ns, n);
+            }
+            let (summary, counts) = reference(&v);
+            prop_assert_eq!(h.summary(), summary);
+            prop_assert_eq!(h.to_data().counts, counts);
+            for (p, ns) in h.summary().percentiles_ns {
+                prop_assert_eq!(h.percentile(p), ns);
+            }
+        }
+
+        #[test]
+        fn percentiles_in_any_order_are_each_ones_own(
+            v in proptest::collection::vec(1u64..100_000_000, 1..300),
+            mut ps in proptest::collection::vec(0.0f64..=100.0, 1..8),
+        ) {
+            let h = hist(&v);
+            ps.push(100.0);
+            let mut out = vec![0; ps.len()];
+            h.percentiles_into(h.recorded(), &ps, &mut out);
+            for (&p, &got) in ps.iter().zip(&out) {
+                prop_assert_eq!(got, h.percentile(p));
+            }
+            prop_assert_eq!(*out.last().unwrap(), h.max());
+        }
+
+        #[test]
         fn merge_is_associative_and_commutative(
+
             a in proptest::collection::vec(1u64..10_000_000_000, 0..200),
             b in proptest::collection::vec(1u64..10_000_000_000, 0..200),
             c in proptest::collection::vec(1u64..10_000_000_000, 0..200),

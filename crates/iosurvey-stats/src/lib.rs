@@ -17,6 +17,7 @@
 //! ```
 #![deny(unsafe_code)]
 
+mod buckets;
 mod class;
 mod histogram;
 mod series;
