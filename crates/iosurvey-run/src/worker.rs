@@ -138,7 +138,8 @@ impl Arm<'_> {
 }
 
 /// Completions of one reap that share a stream, an op and a submit batch:
-/// they took the same time, and are recorded as one.
+/// they took the same time, and are recorded as one. They moved the same
+/// length each (a block stream's I/Os are all of its block size).
 #[derive(Clone, Copy)]
 pub(super) struct Run {
     stream: u32,
@@ -147,7 +148,14 @@ pub(super) struct Run {
     batch: u64,
     /// Completions in the run; 0 when there is none.
     n: u64,
-    bytes: u64,
+    /// Bytes each moved.
+    len: u32,
+}
+
+impl Run {
+    fn bytes(&self) -> u64 {
+        self.n * u64::from(self.len)
+    }
 }
 
 impl Run {
@@ -157,7 +165,7 @@ impl Run {
         op: Op::Read,
         batch: u64::MAX,
         n: 0,
-        bytes: 0,
+        len: 0,
     };
 }
 
@@ -186,7 +194,7 @@ impl Tally {
         }
         self.record_io(run, batches, interval, tc);
         self.live_ops += run.n;
-        self.live_bytes += run.bytes;
+        self.live_bytes += run.bytes();
     }
 
     /// Records `run` in its stream's statistics and series; the live totals
@@ -197,7 +205,7 @@ impl Tally {
         self.result.streams[job_stream].class_mut(run.op).record_n(
             interval,
             run.n,
-            run.bytes,
+            run.bytes(),
             tc - batches.submitted_ns(run.batch),
         );
         self.last_done = tc;
@@ -330,13 +338,26 @@ fn run_worker_on<E: Engine>(
     // one-at-a-time engine serves the streams in turn.
     let max_slots = streams.iter().map(|s| s.slots).max().unwrap_or(0);
     let counted = start_ns >= measure_start;
+    // Ops issued during the ramp do not spend the budget, unless the
+    // stream says they do: the budgets are put aside until the ramp ends,
+    // so that the completion handler spends without asking which phase
+    // it is in.
+    let mut ramp_budgets: Vec<u64> = Vec::new();
+    if !counted {
+        for st in &mut streams {
+            ramp_budgets.push(st.budget);
+            if !st.ramp_spends {
+                st.budget = UNBOUNDED;
+            }
+        }
+    }
     for k in 0..max_slots {
         for (si, st) in streams.iter_mut().enumerate() {
             if k >= st.slots {
                 continue;
             }
             let idx = slots.len() as u32;
-            if let Some(req) = next_request(st, idx, counted) {
+            if let Some(req) = next_request(st, idx) {
                 let batch = batches.current();
                 slots.push(Slot::new(
                     si as u32, req.op, req.offset, req.len, counted, batch,
@@ -422,6 +443,13 @@ fn run_worker_on<E: Engine>(
             stopping = true;
         }
         let measuring = tc >= measure_start;
+        if measuring && !ramp_budgets.is_empty() {
+            for (st, b) in streams.iter_mut().zip(ramp_budgets.drain(..)) {
+                if !st.ramp_spends {
+                    st.budget = b;
+                }
+            }
+        }
         let interval = if measuring {
             ((tc - measure_start) / interval_ns) as usize
         } else {
@@ -453,7 +481,6 @@ fn run_worker_on<E: Engine>(
             } else if slot.counted {
                 if run.batch == slot.batch && run.stream == slot.stream && run.op == slot.op {
                     run.n += 1;
-                    run.bytes += u64::from(slot.len);
                 } else {
                     tally.record(&run, &batches, interval, tc);
                     run = Run {
@@ -461,7 +488,7 @@ fn run_worker_on<E: Engine>(
                         op: slot.op,
                         batch: slot.batch,
                         n: 1,
-                        bytes: u64::from(slot.len),
+                        len: slot.len,
                     };
                 }
             }
@@ -469,7 +496,7 @@ fn run_worker_on<E: Engine>(
                 active -= 1;
                 return None;
             }
-            let next = next_request(&mut streams[slot.stream as usize], c.buf, measuring);
+            let next = next_request(&mut streams[slot.stream as usize], c.buf);
             match next {
                 Some(req) => {
                     slot.op = req.op;
@@ -526,16 +553,13 @@ fn failure_kind(result: i32) -> i32 {
 }
 
 /// The next request of `st` for slot `slot`, or `None` once its budget is
-/// spent. Ops issued during the ramp do not count against the budget,
-/// unless the stream says they do.
+/// spent (during the ramp, a budget put aside is [`UNBOUNDED`]).
 #[inline(always)]
-fn next_request(st: &mut WorkerStream, slot: u32, measuring: bool) -> Option<Request> {
-    if measuring || st.ramp_spends {
-        if st.budget == 0 {
-            return None;
-        }
-        st.budget -= 1;
+fn next_request(st: &mut WorkerStream, slot: u32) -> Option<Request> {
+    if st.budget == 0 {
+        return None;
     }
+    st.budget -= 1;
     let op = match st.mix {
         Mix::Read => Op::Read,
         Mix::Write => Op::Write,

@@ -246,7 +246,7 @@ impl<'a> FrameDriver<'a> {
                     op: slot.op,
                     batch: slot.batch,
                     n: 1,
-                    bytes: u64::from(slot.len),
+                    len: slot.len,
                 };
                 tally.record_io(&run, at.batches, at.interval, at.tc);
             }

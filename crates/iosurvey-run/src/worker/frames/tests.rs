@@ -591,7 +591,11 @@ fn a_one_at_a_time_engine_moves_no_piece_after_a_failed_one() {
     let r = run_frames(&mut e, &sh, &stop);
     assert_eq!(r.frames.len(), 2);
     assert_eq!(r.frames[1].status, FrameStatus::Failed);
-    assert_eq!(r.streams[0].read.ops, 4 + 2, "frame 0 whole, then two pieces");
+    assert_eq!(
+        r.streams[0].read.ops,
+        4 + 2,
+        "frame 0 whole, then two pieces"
+    );
     let errors = &r.streams[0].read.errors;
     assert_eq!(
         errors.get(&SHORT_TRANSFER),
