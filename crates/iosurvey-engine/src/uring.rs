@@ -24,6 +24,13 @@ const MAX_FIXED_BUFFERS: usize = 16384;
 /// The bit of a completion's user data that marks a file operation.
 const FILE_OP: u64 = 1 << 32;
 
+/// The longest timeout a wait hands the kernel, about 136 years: in effect
+/// no limit. A [`Duration`] holds up to 2^64 s, which would turn negative
+/// in the kernel's signed `tv_sec` and end the wait at once; the kernel
+/// also adds the timeout to its clock in signed nanoseconds, which 2^32 s
+/// leaves far from overflowing.
+const LONGEST_WAIT: Duration = Duration::from_secs(1 << 32);
+
 /// io_uring with registered files and (when the kernel allows) fixed
 /// buffers.
 ///
@@ -396,7 +403,7 @@ impl Engine for UringEngine {
             // completions for long; polling has no batch window at all.
             want = 1;
         }
-        let ts = types::Timespec::from(timeout);
+        let ts = types::Timespec::from(timeout.min(LONGEST_WAIT));
         let res = if self.ext_arg {
             let mut args = types::SubmitArgs::new().timespec(&ts);
             if want > 1 {
