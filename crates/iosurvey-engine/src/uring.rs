@@ -5,7 +5,7 @@
 use crate::fileops::{self, FileState};
 use crate::{
     BufferPool, Completion, Engine, EngineConfig, EngineError, EngineFeatures, FileOp, Op, Request,
-    SlotTable,
+    SlotTable, MAX_OFFSET,
 };
 use io_uring::{opcode, squeue, types, IoUring};
 use std::ffi::CString;
@@ -23,6 +23,11 @@ const MAX_FIXED_BUFFERS: usize = 16384;
 
 /// The bit of a completion's user data that marks a file operation.
 const FILE_OP: u64 = 1 << 32;
+
+/// The bit of a completion's user data that marks a request with an offset
+/// past [`MAX_OFFSET`]: a NOP stands in for it, and its completion reports
+/// `-EINVAL`.
+const BAD_OFFSET: u64 = 1 << 33;
 
 /// The longest timeout a wait hands the kernel, about 136 years: in effect
 /// no limit. A [`Duration`] holds up to 2^64 s, which would turn negative
@@ -187,6 +192,9 @@ impl UringEngine {
                     nop(res, &mut self.sync_results)
                 }
             }
+            FileOp::Io { offset, .. } if offset > MAX_OFFSET => {
+                nop(-libc::EINVAL, &mut self.sync_results)
+            }
             FileOp::Io { op, offset, len } => {
                 let ptr = self.pool.ptr(slot);
                 match (self.fixed_buffers, op) {
@@ -277,17 +285,22 @@ fn build_ring(entries: u32, cfg: &EngineConfig) -> Result<IoUring, EngineError> 
     })
 }
 
-/// Settles the file operation on `slot` that completed with `result` (for
-/// a synchronous fallback, its NOP carries the real result): frees its
-/// open arguments and updates the open file. Returns the result to report.
+/// The result to report for a completion whose user data `data` carries a
+/// mark above the slot: `-EINVAL` for a request with a bad offset; for a
+/// file operation, its real result (a synchronous fallback's NOP carries
+/// it), once its open arguments are freed and the open file updated.
 #[cold]
-fn settle_file_op(
+fn settle_marked(
     file: &mut FileState,
     open_args: &mut [Option<Box<(CString, types::OpenHow)>>],
     sync_results: &mut [Option<i32>],
-    slot: u32,
+    data: u64,
     result: i32,
 ) -> i32 {
+    if data & BAD_OFFSET != 0 {
+        return -libc::EINVAL;
+    }
+    let slot = data as u32;
     let i = slot as usize;
     let result = sync_results[i].take().unwrap_or(result);
     open_args[i] = None;
@@ -312,6 +325,9 @@ fn entry(
     fixed_buffers: bool,
     req: &Request,
 ) -> squeue::Entry {
+    if req.offset > MAX_OFFSET {
+        return bad_offset(req.buf);
+    }
     let ptr = pool.ptr(req.buf);
     let e = match (registered_files, fixed_buffers, req.op) {
         (true, true, Op::Read) => {
@@ -349,6 +365,16 @@ fn entry(
         }
     };
     e.user_data(u64::from(req.buf))
+}
+
+/// The stand-in for a request on `buf` whose offset is past
+/// [`MAX_OFFSET`]: a NOP, so that the kernel neither moves data nor reads
+/// `u64::MAX` as the file position, and the completion comes in order.
+#[cold]
+fn bad_offset(buf: u32) -> squeue::Entry {
+    opcode::Nop::new()
+        .build()
+        .user_data(BAD_OFFSET | u64::from(buf))
 }
 
 impl Engine for UringEngine {
@@ -434,12 +460,12 @@ impl Engine for UringEngine {
             let buf = data as u32;
             self.slots.release(buf);
             let mut result = cqe.result();
-            if data & FILE_OP != 0 {
-                result = settle_file_op(
+            if data > u64::from(u32::MAX) {
+                result = settle_marked(
                     &mut self.file,
                     &mut self.open_args,
                     &mut self.sync_results,
-                    buf,
+                    data,
                     result,
                 );
             }

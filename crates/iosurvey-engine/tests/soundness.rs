@@ -13,7 +13,7 @@
 
 use iosurvey_engine::{
     BufferPool, Completion, Engine, EngineConfig, EngineError, Op, Request, SlotTable, SqPoll,
-    SyncEngine, UringEngine,
+    SyncEngine, UringEngine, MAX_OFFSET,
 };
 use std::io::Write;
 use std::os::fd::OwnedFd;
@@ -316,14 +316,15 @@ fn offsets_near_the_end_of_the_offset_space_fail_or_read_nothing() {
 }
 
 #[test]
-#[ignore = "HOLE (semantics, not UB): io_uring reads at offset u64::MAX (-1) from the file position, pread fails"]
 fn a_read_at_offset_u64_max_reads_no_data_on_either_engine() {
+    // io_uring takes offset -1 as "the file position"; the engine must fail
+    // it with EINVAL as pread does, not read from wherever the file is.
     let f = patterned_file(2);
     on_each(|| vec![open_rw(&f)], BS, &|e: &mut dyn Attack| {
         stamp(e, 4);
         e.push(read(0, 1, u64::MAX, 4096));
         let got = drain(e);
-        assert!(got[0].result <= 0, "{:?}: {got:?}", e.variant());
+        assert_eq!(got[0].result, -libc::EINVAL, "{:?}", e.variant());
         assert!(is_stamped(e, 1), "{:?}: data read at u64::MAX", e.variant());
         // A write there must not land anywhere in the file either.
         e.push(Request {
@@ -331,7 +332,11 @@ fn a_read_at_offset_u64_max_reads_no_data_on_either_engine() {
             ..read(0, 2, u64::MAX, 4096)
         });
         let got = drain(e);
-        assert!(got[0].result <= 0, "{:?}: write {got:?}", e.variant());
+        assert_eq!(got[0].result, -libc::EINVAL, "{:?}: write", e.variant());
+        // The first offset past MAX_OFFSET fails the same way.
+        e.push(read(0, 1, MAX_OFFSET + 1, 4096));
+        assert_eq!(drain(e)[0].result, -libc::EINVAL, "{:?}", e.variant());
+        assert!(is_stamped(e, 1));
     });
     assert_eq!(
         std::fs::read(f.path()).unwrap(),
