@@ -39,6 +39,12 @@ const LONGEST_WAIT: Duration = Duration::from_secs(1 << 32);
 /// io_uring with registered files and (when the kernel allows) fixed
 /// buffers.
 ///
+/// An engine may be built on one thread and used on another: its ring is
+/// bound to the thread that first enters the kernel with it (see
+/// [`build_ring`]), and works only there from then on. On any other thread
+/// a wait fails with `EEXIST`, a push that finds the queue full panics, and
+/// a drop with I/O in flight leaks the buffers, since it cannot wait.
+///
 /// Field order matters: the ring is dropped first, after [`Drop`] has
 /// drained every in-flight I/O, then the buffers and the files.
 pub struct UringEngine {
@@ -66,6 +72,10 @@ pub struct UringEngine {
     ext_arg: bool,
     sqpoll: bool,
     iopoll: bool,
+    /// The ring is single-issuer and still disabled (`R_DISABLED`): the
+    /// first thread to enter the kernel with it enables it, and becomes
+    /// its issuer.
+    unbound: bool,
     empty_wakeups: u64,
 }
 
@@ -100,7 +110,7 @@ impl UringEngine {
             .max(pool.count())
             .next_power_of_two()
             .min(32768) as u32;
-        let ring = build_ring(entries, &cfg)?;
+        let (ring, unbound) = build_ring(entries, &cfg)?;
         let raw_fds: Vec<RawFd> = cfg.files.iter().map(|f| f.as_raw_fd()).collect();
         let min_timeout = ring.params().is_feature_min_timeout();
         let ext_arg = ring.params().is_feature_ext_arg();
@@ -134,6 +144,7 @@ impl UringEngine {
             ext_arg,
             sqpoll: cfg.sqpoll.is_some(),
             iopoll: cfg.iopoll,
+            unbound,
             empty_wakeups: 0,
         })
     }
@@ -156,7 +167,7 @@ impl UringEngine {
         // SAFETY: the caller's contract.
         while unsafe { sq.push(sqe) }.is_err() {
             sq.sync();
-            Self::make_room(&submitter, self.sqpoll);
+            Self::make_room(&submitter, self.sqpoll, &mut self.unbound);
             sq.sync();
         }
     }
@@ -238,13 +249,15 @@ impl UringEngine {
 
     /// Hands the submission queue to the kernel so that it has room again.
     #[cold]
-    fn make_room(submitter: &io_uring::Submitter<'_>, sqpoll: bool) {
-        let res = if sqpoll {
-            // The polling thread takes the entries in its own time.
-            submitter.submit().and_then(|_| submitter.squeue_wait())
-        } else {
-            submitter.submit()
-        };
+    fn make_room(submitter: &io_uring::Submitter<'_>, sqpoll: bool, unbound: &mut bool) {
+        let res = bind(submitter, unbound).and_then(|()| {
+            if sqpoll {
+                // The polling thread takes the entries in its own time.
+                submitter.submit().and_then(|_| submitter.squeue_wait())
+            } else {
+                submitter.submit()
+            }
+        });
         match res {
             Ok(_) => {}
             Err(e) if is_transient(&e) => {}
@@ -255,13 +268,33 @@ impl UringEngine {
 
 /// Builds the ring: a single issuer with deferred task work when the kernel
 /// has them, and the polling modes the job asks for, which are refused
-/// aloud rather than dropped.
-fn build_ring(entries: u32, cfg: &EngineConfig) -> Result<IoUring, EngineError> {
+/// aloud rather than dropped. Returns the ring, and whether it starts
+/// disabled, waiting for [`bind`].
+///
+/// Deferred task work (`DEFER_TASKRUN`) runs completions in the waiting
+/// thread, and only when it waits, instead of interrupting it for each
+/// one; it requires `SINGLE_ISSUER`. No A/B run favoured dropping it: no
+/// clear difference on zram, slower without it on a disk file and on tmpfs
+/// frames (`bench/RESULTS.md`), and on a loop device over tmpfs (4 KiB
+/// O_DIRECT random reads, medians of interleaved rounds on 2 shared vCPUs)
+/// more IOPS with it at every depth: +23% and +70% at QD 1, +17% at QD 8,
+/// +13% and +38% at QD 32. So the engine keeps both, though it is `Send`.
+///
+/// A single-issuer ring belongs to the thread that creates it, or, set up
+/// with `R_DISABLED`, to the thread that enables it (io_uring_setup(2));
+/// any other thread's submit or wait fails with `EEXIST`. The ring starts
+/// disabled, and the first thread to enter the kernel with it enables it:
+/// an engine may be built on one thread and moved to the one that uses it.
+/// SQPOLL rings have neither flag (their polling thread is the issuer).
+fn build_ring(entries: u32, cfg: &EngineConfig) -> Result<(IoUring, bool), EngineError> {
+    let single = cfg.sqpoll.is_none();
     let base = |fast: bool| {
         let mut b = IoUring::builder();
         b.setup_cqsize(entries * 2);
-        if fast && cfg.sqpoll.is_none() {
-            b.setup_single_issuer().setup_defer_taskrun();
+        if fast {
+            b.setup_single_issuer()
+                .setup_defer_taskrun()
+                .setup_r_disabled();
         }
         if let Some(sq) = cfg.sqpoll {
             b.setup_sqpoll(sq.idle_ms);
@@ -274,7 +307,11 @@ fn build_ring(entries: u32, cfg: &EngineConfig) -> Result<IoUring, EngineError> 
         }
         b.build(entries)
     };
-    base(true).or_else(|_| base(false)).map_err(|err| {
+    let built = match base(single) {
+        Ok(ring) => Ok((ring, single)),
+        Err(_) => base(false).map(|ring| (ring, false)),
+    };
+    built.map_err(|err| {
         let (mode, flag) = match (cfg.sqpoll.is_some(), cfg.iopoll) {
             (true, true) => ("SQPOLL with IOPOLL", "--sqpoll or --hipri"),
             (true, false) => ("SQPOLL", "--sqpoll"),
@@ -306,6 +343,17 @@ fn settle_marked(
     open_args[i] = None;
     file.finish(slot, result);
     result
+}
+
+/// Enables the ring if it is still disabled, binding it to the calling
+/// thread; every path that enters the kernel calls it first.
+#[inline]
+fn bind(submitter: &io_uring::Submitter<'_>, unbound: &mut bool) -> std::io::Result<()> {
+    if *unbound {
+        submitter.register_enable_rings()?;
+        *unbound = false;
+    }
+    Ok(())
 }
 
 /// An error a submission or a wait can simply be retried after.
@@ -399,7 +447,7 @@ impl Engine for UringEngine {
                 return;
             }
             sq.sync();
-            Self::make_room(&submitter, self.sqpoll);
+            Self::make_room(&submitter, self.sqpoll, &mut self.unbound);
             sq.sync();
         }
     }
@@ -414,6 +462,7 @@ impl Engine for UringEngine {
             // over, and wait for nothing. With SQPOLL this enters the kernel
             // only to wake the polling thread.
             if queued {
+                bind(&submitter, &mut self.unbound)?;
                 match submitter.submit() {
                     Ok(_) => {}
                     Err(e) if is_transient(&e) => {}
@@ -423,6 +472,7 @@ impl Engine for UringEngine {
             return Ok(());
         }
         drop(cq);
+        bind(&submitter, &mut self.unbound)?;
         let mut want = min_complete.clamp(1, self.slots.in_flight());
         if !self.min_timeout || self.iopoll {
             // Without a time bound on the batch a wait could hold early
@@ -484,7 +534,7 @@ impl Engine for UringEngine {
                 // outlive the I/O.
                 while unsafe { sq.push(&sqe) }.is_err() {
                     sq.sync();
-                    Self::make_room(&submitter, self.sqpoll);
+                    Self::make_room(&submitter, self.sqpoll, &mut self.unbound);
                     sq.sync();
                 }
             }

@@ -192,6 +192,35 @@ fn a_buffer_in_flight_is_not_handed_out() {
 }
 
 #[test]
+fn a_ring_is_bound_to_the_thread_that_first_enters_the_kernel() {
+    let f = file_of(&[5u8; 8192]);
+    let Some(e) = ring(cfg(vec![open_rw(&f)], 2), 2, ALL) else {
+        return;
+    };
+    if !e.unbound {
+        assert!(std::env::var_os("CI").is_none(), "no single-issuer ring");
+        eprintln!("skipping: the kernel has no single-issuer rings");
+        return;
+    }
+    // Built here, first used on another thread, which the ring takes as
+    // its issuer.
+    let mut e = std::thread::spawn(move || {
+        let mut e = e;
+        e.push(read(0, 0));
+        assert_eq!(drain(&mut e)[0].result, 4096);
+        e
+    })
+    .join()
+    .unwrap();
+    assert!(!e.unbound);
+    // The ring kept single issuer (and so deferred task work): this thread
+    // is refused.
+    e.push(read(1, 4096));
+    let err = e.submit_and_wait(1, Duration::from_secs(1)).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EEXIST));
+}
+
+#[test]
 fn a_wait_with_nothing_completing_returns_by_its_timeout() {
     let (rx, mut tx) = UnixStream::pair().unwrap();
     let Some(mut e) = ring(cfg(vec![OwnedFd::from(rx)], 1), 1, ALL) else {
