@@ -157,18 +157,24 @@ impl UringEngine {
         self
     }
 
-    /// Puts `sqe` in the submission queue, making room when it is full.
-    ///
-    /// # Safety
-    /// Every buffer, path and file the entry names must stay valid until
-    /// its completion is reaped.
-    unsafe fn push_entry(&mut self, sqe: &squeue::Entry) {
-        let (submitter, mut sq, _) = self.ring.split();
-        // SAFETY: the caller's contract.
-        while unsafe { sq.push(sqe) }.is_err() {
+    /// Makes sure the submission queue has a free entry, entering the
+    /// kernel while it is full. Every push calls it before it claims a slot:
+    /// when the kernel refuses the submission, [`Self::make_room`] panics
+    /// with nothing claimed yet, so the slot table stays true.
+    #[inline]
+    fn reserve(
+        submitter: &io_uring::Submitter<'_>,
+        sq: &mut squeue::SubmissionQueue<'_>,
+        sqpoll: bool,
+        unbound: &mut bool,
+    ) {
+        while sq.is_full() {
+            // A polling thread may have taken entries meanwhile.
             sq.sync();
-            Self::make_room(&submitter, self.sqpoll, &mut self.unbound);
-            sq.sync();
+            if sq.is_full() {
+                Self::make_room(submitter, sqpoll, unbound);
+                sq.sync();
+            }
         }
     }
 
@@ -415,6 +421,20 @@ fn entry(
     e.user_data(u64::from(req.buf))
 }
 
+/// Puts `sqe` in the queue, in the free entry [`UringEngine::reserve`]
+/// made before the claim (nothing else may have been pushed since).
+///
+/// # Safety
+/// Every buffer, path and file the entry names must stay valid until its
+/// completion is reaped.
+#[inline]
+unsafe fn push_reserved(sq: &mut squeue::SubmissionQueue<'_>, sqe: &squeue::Entry) {
+    // SAFETY: the caller's contract.
+    let pushed = unsafe { sq.push(sqe) };
+    // A push fails only on a full queue, and the reserve left it one entry.
+    assert!(pushed.is_ok(), "no free entry after the reserve");
+}
+
 /// The stand-in for a request on `buf` whose offset is past
 /// [`MAX_OFFSET`]: a NOP, so that the kernel neither moves data nor reads
 /// `u64::MAX` as the file position, and the completion comes in order.
@@ -428,6 +448,8 @@ fn bad_offset(buf: u32) -> squeue::Entry {
 impl Engine for UringEngine {
     #[inline]
     fn push(&mut self, req: Request) {
+        let (submitter, mut sq, _) = self.ring.split();
+        Self::reserve(&submitter, &mut sq, self.sqpoll, &mut self.unbound);
         self.slots.claim(&req);
         let sqe = entry(
             &self.pool,
@@ -436,20 +458,11 @@ impl Engine for UringEngine {
             self.fixed_buffers,
             &req,
         );
-        let (submitter, mut sq, _) = self.ring.split();
-        loop {
-            // SAFETY: the claim above checked that the request fits its
-            // buffer and that no other I/O holds it; the buffer and the file
-            // belong to this engine and outlive the I/O (drained in Drop),
-            // and the buffer is not handed out until the completion is
-            // reaped.
-            if unsafe { sq.push(&sqe) }.is_ok() {
-                return;
-            }
-            sq.sync();
-            Self::make_room(&submitter, self.sqpoll, &mut self.unbound);
-            sq.sync();
-        }
+        // SAFETY: the claim above checked that the request fits its buffer
+        // and that no other I/O holds it; the buffer and the file belong to
+        // this engine and outlive the I/O (drained in Drop), and the buffer
+        // is not handed out until the completion is reaped.
+        unsafe { push_reserved(&mut sq, &sqe) };
     }
 
     #[inline]
@@ -521,6 +534,7 @@ impl Engine for UringEngine {
             }
             let next = f(Completion { buf, result });
             if let Some(req) = next {
+                Self::reserve(&submitter, &mut sq, self.sqpoll, &mut self.unbound);
                 self.slots.claim(&req);
                 let sqe = entry(
                     &self.pool,
@@ -532,11 +546,7 @@ impl Engine for UringEngine {
                 // SAFETY: as in push: the request was claimed (it fits its
                 // buffer, which no other I/O holds), and buffer and file
                 // outlive the I/O.
-                while unsafe { sq.push(&sqe) }.is_err() {
-                    sq.sync();
-                    Self::make_room(&submitter, self.sqpoll, &mut self.unbound);
-                    sq.sync();
-                }
+                unsafe { push_reserved(&mut sq, &sqe) };
             }
         }
     }
@@ -554,6 +564,9 @@ impl Engine for UringEngine {
     }
 
     fn push_file(&mut self, slot: u32, op: FileOp) {
+        let (submitter, mut sq, _) = self.ring.split();
+        Self::reserve(&submitter, &mut sq, self.sqpoll, &mut self.unbound);
+        drop(sq);
         let fd = self
             .file
             .claim(&mut self.slots, self.files.len(), slot, &op);
@@ -563,8 +576,9 @@ impl Engine for UringEngine {
         // it; the buffer, the open's path and `open_how` (in `open_args`),
         // the directory and the open file all belong to this engine and
         // stay until the completion is reaped (the close is refused while
-        // an I/O on the file is in flight; Drop drains everything).
-        unsafe { self.push_entry(&sqe) };
+        // an I/O on the file is in flight; Drop drains everything). Nothing
+        // was pushed since the reserve.
+        unsafe { push_reserved(&mut self.ring.submission(), &sqe) };
     }
 
     fn open_file(&self) -> Option<BorrowedFd<'_>> {
