@@ -2,7 +2,9 @@
 //! synchronous (`pread`/`pwrite`) and an io_uring implementation.
 //!
 //! An engine owns its aligned buffer pool and its file descriptors for as
-//! long as it lives, and drains every in-flight I/O before it frees them.
+//! long as it lives, and frees its buffers only once no I/O is in flight:
+//! its drop waits for them (io_uring's for a bounded time, cancelling what
+//! does not finish) and leaks the buffers of any I/O still in the kernel.
 //! That ownership is what makes the `unsafe` below sound; this crate is the
 //! only place in iosurvey where `unsafe` is allowed.
 //!

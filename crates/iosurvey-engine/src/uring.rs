@@ -24,6 +24,10 @@ const MAX_FIXED_BUFFERS: usize = 16384;
 /// The bit of a completion's user data that marks a file operation.
 const FILE_OP: u64 = 1 << 32;
 
+/// The user data of the cancel a drop submits for I/O that does not
+/// finish: no slot's.
+const CANCEL: u64 = 1 << 34;
+
 /// The bit of a completion's user data that marks a request with an offset
 /// past [`MAX_OFFSET`]: a NOP stands in for it, and its completion reports
 /// `-EINVAL`.
@@ -46,7 +50,8 @@ const LONGEST_WAIT: Duration = Duration::from_secs(1 << 32);
 /// a drop with I/O in flight leaks the buffers, since it cannot wait.
 ///
 /// Field order matters: the ring is dropped first, after [`Drop`] has
-/// drained every in-flight I/O, then the buffers and the files.
+/// drained every in-flight I/O (or leaked what the kernel may still use,
+/// see `teardown`), then the buffers and the files.
 pub struct UringEngine {
     ring: IoUring,
     /// Per slot: the path and `open_how` of an open in flight, which the
@@ -70,6 +75,9 @@ pub struct UringEngine {
     min_timeout: bool,
     /// The kernel takes a timeout with a wait (5.11+).
     ext_arg: bool,
+    /// The kernel cancels requests on demand (ASYNC_CANCEL), which a drop
+    /// asks for when its I/O does not finish.
+    cancel: bool,
     sqpoll: bool,
     iopoll: bool,
     /// The ring is single-issuer and still disabled (`R_DISABLED`): the
@@ -116,12 +124,12 @@ impl UringEngine {
         let ext_arg = ring.params().is_feature_ext_arg();
         let registered_files = reg.files && ring.submitter().register_files(&raw_fds).is_ok();
         let mut probe = io_uring::Probe::new();
+        let probed = ring.submitter().register_probe(&mut probe).is_ok();
+        let has = |code| probed && probe.is_supported(code);
         // A polled ring (IOPOLL) takes only reads and writes: its opens,
         // syncs and closes are made synchronously.
-        let file_ops = !cfg.iopoll
-            && ring.submitter().register_probe(&mut probe).is_ok()
-            && probe.is_supported(opcode::OpenAt2::CODE)
-            && probe.is_supported(opcode::Close::CODE);
+        let file_ops = !cfg.iopoll && has(opcode::OpenAt2::CODE) && has(opcode::Close::CODE);
+        let cancel = has(opcode::AsyncCancel::CODE);
         let fixed_buffers = reg.buffers && pool.count() <= MAX_FIXED_BUFFERS && {
             let iovecs = pool.iovecs();
             // SAFETY: the iovecs describe the pool's buffers, which live as
@@ -142,6 +150,7 @@ impl UringEngine {
             fixed_buffers,
             min_timeout,
             ext_arg,
+            cancel,
             sqpoll: cfg.sqpoll.is_some(),
             iopoll: cfg.iopoll,
             unbound,
@@ -459,9 +468,11 @@ impl Engine for UringEngine {
             &req,
         );
         // SAFETY: the claim above checked that the request fits its buffer
-        // and that no other I/O holds it; the buffer and the file belong to
-        // this engine and outlive the I/O (drained in Drop), and the buffer
-        // is not handed out until the completion is reaped.
+        // and that no other I/O holds it; the buffer belongs to this engine
+        // and outlives the I/O (Drop waits for it, or leaks the buffers),
+        // the file too (or the kernel's own reference to it, once the I/O
+        // is issued), and the buffer is not handed out until the completion
+        // is reaped.
         unsafe { push_reserved(&mut sq, &sqe) };
     }
 
@@ -520,6 +531,9 @@ impl Engine for UringEngine {
         let (submitter, mut sq, mut cq) = self.ring.split();
         for cqe in &mut cq {
             let data = cqe.user_data();
+            if data == CANCEL {
+                continue;
+            }
             let buf = data as u32;
             self.slots.release(buf);
             let mut result = cqe.result();
@@ -576,8 +590,9 @@ impl Engine for UringEngine {
         // it; the buffer, the open's path and `open_how` (in `open_args`),
         // the directory and the open file all belong to this engine and
         // stay until the completion is reaped (the close is refused while
-        // an I/O on the file is in flight; Drop drains everything). Nothing
-        // was pushed since the reserve.
+        // an I/O on the file is in flight; Drop waits for everything, or
+        // leaks the buffers and open arguments). Nothing was pushed since
+        // the reserve.
         unsafe { push_reserved(&mut self.ring.submission(), &sqe) };
     }
 
@@ -597,30 +612,7 @@ impl Engine for UringEngine {
     }
 }
 
-impl Drop for UringEngine {
-    fn drop(&mut self) {
-        // The kernel may still write into our buffers: wait for every
-        // in-flight I/O before the pool is freed.
-        while self.slots.in_flight() > 0 {
-            if self.submit_and_wait(1, Duration::from_secs(1)).is_err() {
-                break;
-            }
-            self.reap(|_| None);
-        }
-        if self.slots.in_flight() > 0 {
-            // The kernel could still write into the buffers: keep them.
-            self.pool.leak();
-        }
-        // A registered table holds its own references to the files, and
-        // the kernel drops a ring's references some time after the ring is
-        // closed (after the process exits, even). Dropping them now lets
-        // the next run on the target get its exclusive open and its lock at
-        // once.
-        if self.registered_files {
-            let _ = self.ring.submitter().unregister_files();
-        }
-    }
-}
+mod teardown;
 
 #[cfg(test)]
 mod tests;

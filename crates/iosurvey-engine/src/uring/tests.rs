@@ -201,6 +201,7 @@ fn a_ring_is_bound_to_the_thread_that_first_enters_the_kernel() {
     if !single_issuer(&e) {
         return;
     }
+    assert!(e.unbound, "a single-issuer ring starts disabled");
     // Built here, first used on another thread, which the ring takes as
     // its issuer.
     let mut e = std::thread::spawn(move || {
@@ -225,11 +226,12 @@ const PAST_THE_QUEUE: usize = 32_769;
 /// Whether `e`'s ring is single-issuer, the case in which the kernel
 /// refuses another thread's submission (EEXIST); says why when not.
 fn single_issuer(e: &UringEngine) -> bool {
-    if !e.unbound {
+    let single = e.ring.params().is_setup_single_issuer();
+    if !single {
         assert!(std::env::var_os("CI").is_none(), "no single-issuer ring");
         eprintln!("skipping: the kernel has no single-issuer rings");
     }
-    e.unbound
+    single
 }
 
 #[test]
@@ -314,6 +316,85 @@ fn a_file_operation_that_panics_in_make_room_claims_nothing() {
     e.push_file(last, open);
     assert!(drain(&mut e)[0].result >= 0);
     assert!(e.open_file().is_some());
+}
+
+/// An engine over one end of a socket, with a read of it in flight that
+/// only the other end's data (never sent) would complete; that end too.
+fn stuck_read() -> Option<(UringEngine, UnixStream)> {
+    let (rx, tx) = UnixStream::pair().unwrap();
+    let mut e = ring(cfg(vec![OwnedFd::from(rx)], 2), 2, ALL)?;
+    e.push(read(0, 0));
+    e.submit_and_wait(1, Duration::ZERO).unwrap();
+    assert_eq!(e.in_flight(), 1);
+    Some((e, tx))
+}
+
+#[test]
+fn a_drop_cancels_a_read_that_does_not_finish_after_its_grace() {
+    let Some((e, _tx)) = stuck_read() else {
+        return;
+    };
+    assert!(e.cancel, "the kernel has ASYNC_CANCEL (5.5+)");
+    let start = Instant::now();
+    drop(e);
+    let took = start.elapsed();
+    // Waited out the grace, then the cancel ended the read at once.
+    assert!(took >= teardown::DROP_GRACE, "{took:?}");
+    assert!(
+        took < teardown::DROP_WAIT,
+        "the cancel did not end the read"
+    );
+}
+
+#[test]
+fn a_drop_that_cannot_cancel_leaks_the_buffers_after_its_bound() {
+    let Some((mut e, mut tx)) = stuck_read() else {
+        return;
+    };
+    // As on a kernel without ASYNC_CANCEL.
+    e.cancel = false;
+    let start = Instant::now();
+    drop(e);
+    let took = start.elapsed();
+    assert!(took >= teardown::DROP_WAIT, "gave up early: {took:?}");
+    assert!(took < teardown::DROP_WAIT * 2, "{took:?}");
+    // Whatever the kernel still does with the read lands in leaked memory.
+    let _ = tx.write_all(&[0xEE; 4096]);
+}
+
+#[test]
+fn a_drop_on_a_thread_the_ring_is_not_bound_to_returns_at_once() {
+    let Some((e, _tx)) = stuck_read() else {
+        return;
+    };
+    if !single_issuer(&e) {
+        return;
+    }
+    let took = std::thread::spawn(move || {
+        let start = Instant::now();
+        drop(e);
+        start.elapsed()
+    })
+    .join()
+    .unwrap();
+    // Its wait fails with EEXIST: no grace, the buffers are leaked.
+    assert!(took < teardown::DROP_GRACE, "{took:?}");
+}
+
+#[test]
+fn a_ring_never_entered_drops_its_queue_at_once() {
+    let (rx, _tx) = UnixStream::pair().unwrap();
+    let Some(mut e) = ring(cfg(vec![OwnedFd::from(rx)], 2), 2, ALL) else {
+        return;
+    };
+    if !single_issuer(&e) {
+        return;
+    }
+    // Queued, never submitted: the kernel has not seen it.
+    e.push(read(0, 0));
+    let start = Instant::now();
+    drop(e);
+    assert!(start.elapsed() < teardown::DROP_GRACE);
 }
 
 #[test]
