@@ -44,10 +44,11 @@ const LONGEST_WAIT: Duration = Duration::from_secs(1 << 32);
 /// buffers.
 ///
 /// An engine may be built on one thread and used on another: its ring is
-/// bound to the thread that first enters the kernel with it (see
-/// [`build_ring`]), and works only there from then on. On any other thread
-/// a wait fails with `EEXIST`, a push that finds the queue full panics, and
-/// a drop with I/O in flight leaks the buffers, since it cannot wait.
+/// bound to the thread that first enters the kernel with it (single
+/// issuer, kept for deferred task work), and works only there from then
+/// on. On any other thread a wait fails with `EEXIST`, a push that finds
+/// the queue full panics, and a drop with I/O in flight leaks the buffers,
+/// since it cannot wait.
 ///
 /// Field order matters: the ring is dropped first, after [`Drop`] has
 /// drained every in-flight I/O (or leaked what the kernel may still use,

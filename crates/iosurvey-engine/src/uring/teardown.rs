@@ -90,10 +90,10 @@ impl Drop for UringEngine {
     /// Frees the buffers only when the kernel is done with them.
     ///
     /// A ring no thread has entered has issued nothing: whatever is queued
-    /// goes with it. Otherwise [`UringEngine::wind_down`] waits for the I/O
-    /// in flight, and when some is still there after its bound, the kernel
-    /// may yet write into those buffers (into the pages it pinned for
-    /// fixed buffers, which the allocator would hand out again) or read an
+    /// goes with it. Otherwise `wind_down` waits for the I/O in flight,
+    /// and when some is still there after its bound, the kernel may yet
+    /// write into those buffers (into the pages it pinned for fixed
+    /// buffers, which the allocator would hand out again) or read an
     /// open's path and `open_how`: the pool and the open arguments are
     /// leaked, never freed.
     ///
