@@ -121,7 +121,8 @@ impl Drop for BufferPool {
             return;
         }
         // SAFETY: allocated in `new` with this layout. Engines drain their
-        // in-flight I/O before the pool drops (field order and Drop impls).
+        // in-flight I/O before the pool drops (field order and Drop impls),
+        // or mark it leaked when they cannot.
         unsafe { dealloc(self.ptr.as_ptr(), self.layout) }
     }
 }

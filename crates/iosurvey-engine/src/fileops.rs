@@ -34,7 +34,8 @@ pub enum FileOp {
         mode: Mode,
     },
     /// Reads or writes `len` bytes at `offset` of the open file through the
-    /// slot's buffer.
+    /// slot's buffer; past [`crate::MAX_OFFSET`] it fails with `-EINVAL`,
+    /// as a [`crate::Request`] does.
     Io { op: Op, offset: u64, len: u32 },
     /// `fsync`, or `fdatasync` when `data_only`, of the open file.
     Sync { data_only: bool },

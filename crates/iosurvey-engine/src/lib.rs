@@ -2,7 +2,9 @@
 //! synchronous (`pread`/`pwrite`) and an io_uring implementation.
 //!
 //! An engine owns its aligned buffer pool and its file descriptors for as
-//! long as it lives, and drains every in-flight I/O before it frees them.
+//! long as it lives, and frees its buffers only once no I/O is in flight:
+//! its drop waits for them (io_uring's for a bounded time, cancelling what
+//! does not finish) and leaks the buffers of any I/O still in the kernel.
 //! That ownership is what makes the `unsafe` below sound; this crate is the
 //! only place in iosurvey where `unsafe` is allowed.
 //!
@@ -44,6 +46,9 @@ pub struct Request {
     /// Index of the file in the engine's file table.
     pub file: u32,
     pub op: Op,
+    /// Byte offset in the file. Past [`MAX_OFFSET`] it is no position a
+    /// file has, and the I/O completes with `-EINVAL` on every engine (as
+    /// `pread` fails it) without moving data.
     pub offset: u64,
     /// Bytes to move; at most the engine's buffer size.
     pub len: u32,
@@ -51,6 +56,11 @@ pub struct Request {
     /// its completion is reaped.
     pub buf: u32,
 }
+
+/// The largest offset an I/O may name. The kernel's offsets are signed,
+/// and io_uring takes -1 (`u64::MAX`) to mean "the file's current
+/// position".
+pub const MAX_OFFSET: u64 = i64::MAX as u64;
 
 /// One finished I/O: bytes transferred, or a negative errno. Fewer bytes
 /// than the request's length (0 past the end of a file) is a short
@@ -111,6 +121,9 @@ pub trait Engine {
     const ONE_AT_A_TIME: bool = false;
     /// Queues one request on its buffer (for io_uring, straight into the
     /// submission queue).
+    ///
+    /// An offset past [`MAX_OFFSET`] is no misuse but a failed I/O: it
+    /// completes with `-EINVAL`.
     ///
     /// # Panics
     /// When the buffer or the file index is out of range, when `len` is

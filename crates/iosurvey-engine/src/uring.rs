@@ -5,7 +5,7 @@
 use crate::fileops::{self, FileState};
 use crate::{
     BufferPool, Completion, Engine, EngineConfig, EngineError, EngineFeatures, FileOp, Op, Request,
-    SlotTable,
+    SlotTable, MAX_OFFSET,
 };
 use io_uring::{opcode, squeue, types, IoUring};
 use sqe::SqeTemplates;
@@ -25,11 +25,35 @@ const MAX_FIXED_BUFFERS: usize = 16384;
 /// The bit of a completion's user data that marks a file operation.
 const FILE_OP: u64 = 1 << 32;
 
+/// The user data of the cancel a drop submits for I/O that does not
+/// finish: no slot's.
+const CANCEL: u64 = 1 << 34;
+
+/// The bit of a completion's user data that marks a request with an offset
+/// past [`MAX_OFFSET`]: a NOP stands in for it, and its completion reports
+/// `-EINVAL`.
+const BAD_OFFSET: u64 = 1 << 33;
+
+/// The longest timeout a wait hands the kernel, about 136 years: in effect
+/// no limit. A [`Duration`] holds up to 2^64 s, which would turn negative
+/// in the kernel's signed `tv_sec` and end the wait at once; the kernel
+/// also adds the timeout to its clock in signed nanoseconds, which 2^32 s
+/// leaves far from overflowing.
+const LONGEST_WAIT: Duration = Duration::from_secs(1 << 32);
+
 /// io_uring with registered files and (when the kernel allows) fixed
 /// buffers.
 ///
+/// An engine may be built on one thread and used on another: its ring is
+/// bound to the thread that first enters the kernel with it (single
+/// issuer, kept for deferred task work), and works only there from then
+/// on. On any other thread a wait fails with `EEXIST`, a push that finds
+/// the queue full panics, and a drop with I/O in flight leaks the buffers,
+/// since it cannot wait.
+///
 /// Field order matters: the ring is dropped first, after [`Drop`] has
-/// drained every in-flight I/O, then the buffers and the files.
+/// drained every in-flight I/O (or leaked what the kernel may still use,
+/// see `teardown`), then the buffers and the files.
 pub struct UringEngine {
     ring: IoUring,
     /// Per slot: the path and `open_how` of an open in flight, which the
@@ -55,8 +79,15 @@ pub struct UringEngine {
     min_timeout: bool,
     /// The kernel takes a timeout with a wait (5.11+).
     ext_arg: bool,
+    /// The kernel cancels requests on demand (ASYNC_CANCEL), which a drop
+    /// asks for when its I/O does not finish.
+    cancel: bool,
     sqpoll: bool,
     iopoll: bool,
+    /// The ring is single-issuer and still disabled (`R_DISABLED`): the
+    /// first thread to enter the kernel with it enables it, and becomes
+    /// its issuer.
+    unbound: bool,
     empty_wakeups: u64,
 }
 
@@ -91,18 +122,18 @@ impl UringEngine {
             .max(pool.count())
             .next_power_of_two()
             .min(32768) as u32;
-        let ring = build_ring(entries, &cfg)?;
+        let (ring, unbound) = build_ring(entries, &cfg)?;
         let raw_fds: Vec<RawFd> = cfg.files.iter().map(|f| f.as_raw_fd()).collect();
         let min_timeout = ring.params().is_feature_min_timeout();
         let ext_arg = ring.params().is_feature_ext_arg();
         let registered_files = reg.files && ring.submitter().register_files(&raw_fds).is_ok();
         let mut probe = io_uring::Probe::new();
+        let probed = ring.submitter().register_probe(&mut probe).is_ok();
+        let has = |code| probed && probe.is_supported(code);
         // A polled ring (IOPOLL) takes only reads and writes: its opens,
         // syncs and closes are made synchronously.
-        let file_ops = !cfg.iopoll
-            && ring.submitter().register_probe(&mut probe).is_ok()
-            && probe.is_supported(opcode::OpenAt2::CODE)
-            && probe.is_supported(opcode::Close::CODE);
+        let file_ops = !cfg.iopoll && has(opcode::OpenAt2::CODE) && has(opcode::Close::CODE);
+        let cancel = has(opcode::AsyncCancel::CODE);
         let fixed_buffers = reg.buffers && pool.count() <= MAX_FIXED_BUFFERS && {
             let iovecs = pool.iovecs();
             // SAFETY: the iovecs describe the pool's buffers, which live as
@@ -124,8 +155,10 @@ impl UringEngine {
             fixed_buffers,
             min_timeout,
             ext_arg,
+            cancel,
             sqpoll: cfg.sqpoll.is_some(),
             iopoll: cfg.iopoll,
+            unbound,
             empty_wakeups: 0,
         })
     }
@@ -138,18 +171,24 @@ impl UringEngine {
         self
     }
 
-    /// Puts `sqe` in the submission queue, making room when it is full.
-    ///
-    /// # Safety
-    /// Every buffer, path and file the entry names must stay valid until
-    /// its completion is reaped.
-    unsafe fn push_entry(&mut self, sqe: &squeue::Entry) {
-        let (submitter, mut sq, _) = self.ring.split();
-        // SAFETY: the caller's contract.
-        while unsafe { sq.push(sqe) }.is_err() {
+    /// Makes sure the submission queue has a free entry, entering the
+    /// kernel while it is full. Every push calls it before it claims a slot:
+    /// when the kernel refuses the submission, [`Self::make_room`] panics
+    /// with nothing claimed yet, so the slot table stays true.
+    #[inline]
+    fn reserve(
+        submitter: &io_uring::Submitter<'_>,
+        sq: &mut squeue::SubmissionQueue<'_>,
+        sqpoll: bool,
+        unbound: &mut bool,
+    ) {
+        while sq.is_full() {
+            // A polling thread may have taken entries meanwhile.
             sq.sync();
-            Self::make_room(&submitter, self.sqpoll);
-            sq.sync();
+            if sq.is_full() {
+                Self::make_room(submitter, sqpoll, unbound);
+                sq.sync();
+            }
         }
     }
 
@@ -183,6 +222,9 @@ impl UringEngine {
                     let res = fileops::open_sync(dir, &path, flags, mode);
                     nop(res, &mut self.sync_results)
                 }
+            }
+            FileOp::Io { offset, .. } if offset > MAX_OFFSET => {
+                nop(-libc::EINVAL, &mut self.sync_results)
             }
             FileOp::Io { op, offset, len } => {
                 let ptr = self.pool.ptr(slot);
@@ -227,13 +269,15 @@ impl UringEngine {
 
     /// Hands the submission queue to the kernel so that it has room again.
     #[cold]
-    fn make_room(submitter: &io_uring::Submitter<'_>, sqpoll: bool) {
-        let res = if sqpoll {
-            // The polling thread takes the entries in its own time.
-            submitter.submit().and_then(|_| submitter.squeue_wait())
-        } else {
-            submitter.submit()
-        };
+    fn make_room(submitter: &io_uring::Submitter<'_>, sqpoll: bool, unbound: &mut bool) {
+        let res = bind(submitter, unbound).and_then(|()| {
+            if sqpoll {
+                // The polling thread takes the entries in its own time.
+                submitter.submit().and_then(|_| submitter.squeue_wait())
+            } else {
+                submitter.submit()
+            }
+        });
         match res {
             Ok(_) => {}
             Err(e) if is_transient(&e) => {}
@@ -244,13 +288,33 @@ impl UringEngine {
 
 /// Builds the ring: a single issuer with deferred task work when the kernel
 /// has them, and the polling modes the job asks for, which are refused
-/// aloud rather than dropped.
-fn build_ring(entries: u32, cfg: &EngineConfig) -> Result<IoUring, EngineError> {
+/// aloud rather than dropped. Returns the ring, and whether it starts
+/// disabled, waiting for [`bind`].
+///
+/// Deferred task work (`DEFER_TASKRUN`) runs completions in the waiting
+/// thread, and only when it waits, instead of interrupting it for each
+/// one; it requires `SINGLE_ISSUER`. No A/B run favoured dropping it: no
+/// clear difference on zram, slower without it on a disk file and on tmpfs
+/// frames (`bench/RESULTS.md`), and on a loop device over tmpfs (4 KiB
+/// O_DIRECT random reads, medians of interleaved rounds on 2 shared vCPUs)
+/// more IOPS with it at every depth: +23% and +70% at QD 1, +17% at QD 8,
+/// +13% and +38% at QD 32. So the engine keeps both, though it is `Send`.
+///
+/// A single-issuer ring belongs to the thread that creates it, or, set up
+/// with `R_DISABLED`, to the thread that enables it (io_uring_setup(2));
+/// any other thread's submit or wait fails with `EEXIST`. The ring starts
+/// disabled, and the first thread to enter the kernel with it enables it:
+/// an engine may be built on one thread and moved to the one that uses it.
+/// SQPOLL rings have neither flag (their polling thread is the issuer).
+fn build_ring(entries: u32, cfg: &EngineConfig) -> Result<(IoUring, bool), EngineError> {
+    let single = cfg.sqpoll.is_none();
     let base = |fast: bool| {
         let mut b = IoUring::builder();
         b.setup_cqsize(entries * 2);
-        if fast && cfg.sqpoll.is_none() {
-            b.setup_single_issuer().setup_defer_taskrun();
+        if fast {
+            b.setup_single_issuer()
+                .setup_defer_taskrun()
+                .setup_r_disabled();
         }
         if let Some(sq) = cfg.sqpoll {
             b.setup_sqpoll(sq.idle_ms);
@@ -263,7 +327,11 @@ fn build_ring(entries: u32, cfg: &EngineConfig) -> Result<IoUring, EngineError> 
         }
         b.build(entries)
     };
-    base(true).or_else(|_| base(false)).map_err(|err| {
+    let built = match base(single) {
+        Ok(ring) => Ok((ring, single)),
+        Err(_) => base(false).map(|ring| (ring, false)),
+    };
+    built.map_err(|err| {
         let (mode, flag) = match (cfg.sqpoll.is_some(), cfg.iopoll) {
             (true, true) => ("SQPOLL with IOPOLL", "--sqpoll or --hipri"),
             (true, false) => ("SQPOLL", "--sqpoll"),
@@ -274,22 +342,38 @@ fn build_ring(entries: u32, cfg: &EngineConfig) -> Result<IoUring, EngineError> 
     })
 }
 
-/// Settles the file operation on `slot` that completed with `result` (for
-/// a synchronous fallback, its NOP carries the real result): frees its
-/// open arguments and updates the open file. Returns the result to report.
+/// The result to report for a completion whose user data `data` carries a
+/// mark above the slot: `-EINVAL` for a request with a bad offset; for a
+/// file operation, its real result (a synchronous fallback's NOP carries
+/// it), once its open arguments are freed and the open file updated.
 #[cold]
-fn settle_file_op(
+fn settle_marked(
     file: &mut FileState,
     open_args: &mut [Option<Box<(CString, types::OpenHow)>>],
     sync_results: &mut [Option<i32>],
-    slot: u32,
+    data: u64,
     result: i32,
 ) -> i32 {
+    if data & BAD_OFFSET != 0 {
+        return -libc::EINVAL;
+    }
+    let slot = data as u32;
     let i = slot as usize;
     let result = sync_results[i].take().unwrap_or(result);
     open_args[i] = None;
     file.finish(slot, result);
     result
+}
+
+/// Enables the ring if it is still disabled, binding it to the calling
+/// thread; every path that enters the kernel calls it first.
+#[inline]
+fn bind(submitter: &io_uring::Submitter<'_>, unbound: &mut bool) -> std::io::Result<()> {
+    if *unbound {
+        submitter.register_enable_rings()?;
+        *unbound = false;
+    }
+    Ok(())
 }
 
 /// An error a submission or a wait can simply be retried after.
@@ -300,25 +384,55 @@ fn is_transient(e: &std::io::Error) -> bool {
     )
 }
 
+/// The submission queue entry of `req`, whose buffer was claimed for it:
+/// its file's and op's template patched, or a stand-in for an offset past
+/// [`MAX_OFFSET`].
+#[inline(always)]
+fn entry(sqes: &SqeTemplates, ptr: *mut u8, req: &Request) -> squeue::Entry {
+    if req.offset > MAX_OFFSET {
+        return bad_offset(req.buf);
+    }
+    sqes.entry(ptr, req)
+}
+
+/// Puts `sqe` in the queue, in the free entry [`UringEngine::reserve`]
+/// made before the claim (nothing else may have been pushed since).
+///
+/// # Safety
+/// Every buffer, path and file the entry names must stay valid until its
+/// completion is reaped.
+#[inline]
+unsafe fn push_reserved(sq: &mut squeue::SubmissionQueue<'_>, sqe: &squeue::Entry) {
+    // SAFETY: the caller's contract.
+    let pushed = unsafe { sq.push(sqe) };
+    // A push fails only on a full queue, and the reserve left it one entry.
+    assert!(pushed.is_ok(), "no free entry after the reserve");
+}
+
+/// The stand-in for a request on `buf` whose offset is past
+/// [`MAX_OFFSET`]: a NOP, so that the kernel neither moves data nor reads
+/// `u64::MAX` as the file position, and the completion comes in order.
+#[cold]
+fn bad_offset(buf: u32) -> squeue::Entry {
+    opcode::Nop::new()
+        .build()
+        .user_data(BAD_OFFSET | u64::from(buf))
+}
+
 impl Engine for UringEngine {
     #[inline]
     fn push(&mut self, req: Request) {
-        self.slots.claim(&req);
-        let sqe = self.sqes.entry(self.pool.ptr(req.buf), &req);
         let (submitter, mut sq, _) = self.ring.split();
-        loop {
-            // SAFETY: the claim above checked that the request fits its
-            // buffer and that no other I/O holds it; the buffer and the file
-            // belong to this engine and outlive the I/O (drained in Drop),
-            // and the buffer is not handed out until the completion is
-            // reaped.
-            if unsafe { sq.push(&sqe) }.is_ok() {
-                return;
-            }
-            sq.sync();
-            Self::make_room(&submitter, self.sqpoll);
-            sq.sync();
-        }
+        Self::reserve(&submitter, &mut sq, self.sqpoll, &mut self.unbound);
+        self.slots.claim(&req);
+        let sqe = entry(&self.sqes, self.pool.ptr(req.buf), &req);
+        // SAFETY: the claim above checked that the request fits its buffer
+        // and that no other I/O holds it; the buffer belongs to this engine
+        // and outlives the I/O (Drop waits for it, or leaks the buffers),
+        // the file too (or the kernel's own reference to it, once the I/O
+        // is issued), and the buffer is not handed out until the completion
+        // is reaped.
+        unsafe { push_reserved(&mut sq, &sqe) };
     }
 
     #[inline]
@@ -331,6 +445,7 @@ impl Engine for UringEngine {
             // over, and wait for nothing. With SQPOLL this enters the kernel
             // only to wake the polling thread.
             if queued {
+                bind(&submitter, &mut self.unbound)?;
                 match submitter.submit() {
                     Ok(_) => {}
                     Err(e) if is_transient(&e) => {}
@@ -340,13 +455,14 @@ impl Engine for UringEngine {
             return Ok(());
         }
         drop(cq);
+        bind(&submitter, &mut self.unbound)?;
         let mut want = min_complete.clamp(1, self.slots.in_flight());
         if !self.min_timeout || self.iopoll {
             // Without a time bound on the batch a wait could hold early
             // completions for long; polling has no batch window at all.
             want = 1;
         }
-        let ts = types::Timespec::from(timeout);
+        let ts = types::Timespec::from(timeout.min(LONGEST_WAIT));
         let res = if self.ext_arg {
             let mut args = types::SubmitArgs::new().timespec(&ts);
             if want > 1 {
@@ -374,38 +490,32 @@ impl Engine for UringEngine {
         let (submitter, mut sq, mut cq) = self.ring.split();
         for cqe in &mut cq {
             let data = cqe.user_data();
+            if data == CANCEL {
+                continue;
+            }
             let buf = data as u32;
             self.slots.release(buf);
             let mut result = cqe.result();
-            if data & FILE_OP != 0 {
-                result = settle_file_op(
+            if data > u64::from(u32::MAX) {
+                result = settle_marked(
                     &mut self.file,
                     &mut self.open_args,
                     &mut self.sync_results,
-                    buf,
+                    data,
                     result,
                 );
             }
             let next = f(Completion { buf, result });
             if let Some(req) = next {
+                Self::reserve(&submitter, &mut sq, self.sqpoll, &mut self.unbound);
                 self.slots.claim(&req);
-                let ptr = self.pool.ptr(req.buf);
-                loop {
-                    // The entry is made once there is room, so that it is
-                    // written straight into the ring.
-                    if !sq.is_full() {
-                        let sqe = self.sqes.entry(ptr, &req);
-                        // SAFETY: as in push: the request was claimed (it
-                        // fits its buffer, which no other I/O holds), and
-                        // buffer and file outlive the I/O.
-                        if unsafe { sq.push(&sqe) }.is_ok() {
-                            break;
-                        }
-                    }
-                    sq.sync();
-                    Self::make_room(&submitter, self.sqpoll);
-                    sq.sync();
-                }
+                // The room was made before the claim: the entry is made
+                // and written straight into the ring.
+                let sqe = entry(&self.sqes, self.pool.ptr(req.buf), &req);
+                // SAFETY: as in push: the request was claimed (it fits its
+                // buffer, which no other I/O holds), and buffer and file
+                // outlive the I/O.
+                unsafe { push_reserved(&mut sq, &sqe) };
             }
         }
     }
@@ -423,6 +533,9 @@ impl Engine for UringEngine {
     }
 
     fn push_file(&mut self, slot: u32, op: FileOp) {
+        let (submitter, mut sq, _) = self.ring.split();
+        Self::reserve(&submitter, &mut sq, self.sqpoll, &mut self.unbound);
+        drop(sq);
         let fd = self
             .file
             .claim(&mut self.slots, self.files.len(), slot, &op);
@@ -432,8 +545,10 @@ impl Engine for UringEngine {
         // it; the buffer, the open's path and `open_how` (in `open_args`),
         // the directory and the open file all belong to this engine and
         // stay until the completion is reaped (the close is refused while
-        // an I/O on the file is in flight; Drop drains everything).
-        unsafe { self.push_entry(&sqe) };
+        // an I/O on the file is in flight; Drop waits for everything, or
+        // leaks the buffers and open arguments). Nothing was pushed since
+        // the reserve.
+        unsafe { push_reserved(&mut self.ring.submission(), &sqe) };
     }
 
     fn open_file(&self) -> Option<BorrowedFd<'_>> {
@@ -452,30 +567,7 @@ impl Engine for UringEngine {
     }
 }
 
-impl Drop for UringEngine {
-    fn drop(&mut self) {
-        // The kernel may still write into our buffers: wait for every
-        // in-flight I/O before the pool is freed.
-        while self.slots.in_flight() > 0 {
-            if self.submit_and_wait(1, Duration::from_secs(1)).is_err() {
-                break;
-            }
-            self.reap(|_| None);
-        }
-        if self.slots.in_flight() > 0 {
-            // The kernel could still write into the buffers: keep them.
-            self.pool.leak();
-        }
-        // A registered table holds its own references to the files, and
-        // the kernel drops a ring's references some time after the ring is
-        // closed (after the process exits, even). Dropping them now lets
-        // the next run on the target get its exclusive open and its lock at
-        // once.
-        if self.registered_files {
-            let _ = self.ring.submitter().unregister_files();
-        }
-    }
-}
+mod teardown;
 
 mod sqe;
 #[cfg(test)]

@@ -13,7 +13,7 @@
 
 use iosurvey_engine::{
     BufferPool, Completion, Engine, EngineConfig, EngineError, Op, Request, SlotTable, SqPoll,
-    SyncEngine, UringEngine,
+    SyncEngine, UringEngine, MAX_OFFSET,
 };
 use std::io::Write;
 use std::os::fd::OwnedFd;
@@ -316,14 +316,15 @@ fn offsets_near_the_end_of_the_offset_space_fail_or_read_nothing() {
 }
 
 #[test]
-#[ignore = "HOLE (semantics, not UB): io_uring reads at offset u64::MAX (-1) from the file position, pread fails"]
 fn a_read_at_offset_u64_max_reads_no_data_on_either_engine() {
+    // io_uring takes offset -1 as "the file position"; the engine must fail
+    // it with EINVAL as pread does, not read from wherever the file is.
     let f = patterned_file(2);
     on_each(|| vec![open_rw(&f)], BS, &|e: &mut dyn Attack| {
         stamp(e, 4);
         e.push(read(0, 1, u64::MAX, 4096));
         let got = drain(e);
-        assert!(got[0].result <= 0, "{:?}: {got:?}", e.variant());
+        assert_eq!(got[0].result, -libc::EINVAL, "{:?}", e.variant());
         assert!(is_stamped(e, 1), "{:?}: data read at u64::MAX", e.variant());
         // A write there must not land anywhere in the file either.
         e.push(Request {
@@ -331,7 +332,11 @@ fn a_read_at_offset_u64_max_reads_no_data_on_either_engine() {
             ..read(0, 2, u64::MAX, 4096)
         });
         let got = drain(e);
-        assert!(got[0].result <= 0, "{:?}: write {got:?}", e.variant());
+        assert_eq!(got[0].result, -libc::EINVAL, "{:?}: write", e.variant());
+        // The first offset past MAX_OFFSET fails the same way.
+        e.push(read(0, 1, MAX_OFFSET + 1, 4096));
+        assert_eq!(drain(e)[0].result, -libc::EINVAL, "{:?}", e.variant());
+        assert!(is_stamped(e, 1));
     });
     assert_eq!(
         std::fs::read(f.path()).unwrap(),
@@ -582,15 +587,14 @@ fn drop_waits_for_a_slow_read_before_freeing_the_buffers() {
 }
 
 #[test]
-#[ignore = "HOLE: UringEngine::drop loops forever on an I/O that never completes (a socket with no data)"]
 fn drop_of_an_engine_whose_read_never_completes_returns() {
     let f = patterned_file(1);
     let (a, peer) = UnixStream::pair().unwrap();
     let c = cfg(vec![open_rw(&f), a.into()], 4, BS);
     // Built, used and dropped on one thread (the ring is single-issuer: on
-    // another thread Drop's wait fails with EEXIST and it leaks instead).
-    // Correct: Drop cancels the read (or leaks the buffers after a bound)
-    // and returns; it loops on 1 s waits (ETIME is "transient") forever.
+    // another thread Drop's wait fails with EEXIST and it leaks at once).
+    // Drop must cancel the read (or leak the buffers after a bound) and
+    // return, not wait on 1 s timeouts forever.
     within(15, "Drop with a read that never completes", move || {
         let Some(mut e) = uring(c, 4) else { return };
         e.push(read(1, 0, 0, 4096));
@@ -671,7 +675,6 @@ fn a_long_timeout_waits_for_the_completion() {
 }
 
 #[test]
-#[ignore = "HOLE (not UB): a timeout of 2^63 s or more (Duration::MAX) wraps to a negative timespec and the wait returns at once"]
 fn a_huge_timeout_waits_for_the_completion() {
     assert_ne!(waited_for_the_data(Duration::MAX), Some(false));
     assert_ne!(
@@ -807,8 +810,9 @@ fn a_polled_ring_fails_reads_it_cannot_poll_as_data() {
 
 #[test]
 fn an_engine_built_on_one_thread_works_on_another() {
-    // UringEngine is Send; the ring is set up single-issuer (the creating
-    // task) when the kernel has it.
+    // UringEngine is Send; the ring is set up single-issuer when the kernel
+    // has it, bound to the thread that first enters the kernel with it:
+    // here this one, so the moved engine may fail (EEXIST).
     let f = patterned_file(4);
     let Some(mut e) = uring(cfg(vec![open_rw(&f)], 4, BS), 4) else {
         return;
@@ -830,8 +834,9 @@ fn an_engine_built_on_one_thread_works_on_another() {
 }
 
 #[test]
-#[ignore = "HOLE (not UB): a single-issuer ring fails with EEXIST on any thread but the one that built it"]
 fn an_engine_built_on_one_thread_reads_on_another() {
+    // The runner builds engines where they run, but nothing stops a caller
+    // from moving one before its first use.
     let f = patterned_file(4);
     let Some(mut e) = uring(cfg(vec![open_rw(&f)], 4, BS), 4) else {
         return;
@@ -850,16 +855,19 @@ fn an_engine_built_on_one_thread_reads_on_another() {
 }
 
 #[test]
-#[ignore = "HOLE (not UB): a push that panics in make_room after its claim leaves a phantom I/O in flight"]
 fn a_push_that_panics_leaves_nothing_in_flight() {
     // 32,769 buffers: the last push finds the 32,768-entry queue full and
-    // enters the kernel, which refuses (EEXIST: another thread than the
-    // single issuer), so make_room panics -- after SlotTable::claim.
+    // enters the kernel, which refuses (EEXIST): the single-issuer ring is
+    // bound to this thread, which entered the kernel with it first, and the
+    // pushes run on another. make_room panics, and the push must not have
+    // claimed its buffer by then.
     const N: usize = 32_769;
     let f = patterned_file(1);
-    let Some(e) = uring(cfg(vec![open_rw(&f)], N, 512), 1) else {
+    let Some(mut e) = uring(cfg(vec![open_rw(&f)], N, 512), 1) else {
         return;
     };
+    e.push(read(0, 0, 0, 512));
+    assert_eq!(drain(&mut e)[0].result, 512);
     let (in_flight, idle) = within(60, "pushes on another thread", move || {
         let mut e = e;
         for b in 0..N as u32 - 1 {

@@ -108,6 +108,33 @@ fn a_frame_is_created_written_synced_and_closed_on_every_engine() {
     }
 }
 
+#[test]
+fn an_io_past_the_largest_offset_fails_on_every_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, mut run) in engines(&dir) {
+        let file = format!("far-{name}");
+        assert!(
+            run(open(&file, OFlags::RDWR | OFlags::CREATE)) >= 0,
+            "{name}"
+        );
+        for (op, offset) in [
+            (Op::Write, u64::MAX),
+            (Op::Read, u64::MAX),
+            (Op::Write, crate::MAX_OFFSET + 1),
+        ] {
+            let io = FileOp::Io {
+                op,
+                offset,
+                len: 4096,
+            };
+            assert_eq!(run(io), -libc::EINVAL, "{name} {op:?} at {offset:#x}");
+        }
+        assert_eq!(run(FileOp::Close), 0, "{name}");
+        // io_uring would have written at the file position, 0.
+        assert_eq!(std::fs::metadata(dir.path().join(&file)).unwrap().len(), 0);
+    }
+}
+
 /// Whether a write lease can be taken on `path`: only when no descriptor
 /// anywhere (the kernel's included) still has it open for writing.
 fn nobody_writes(path: &std::path::Path) -> bool {

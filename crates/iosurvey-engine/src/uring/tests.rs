@@ -7,6 +7,7 @@ use crate::SqPoll;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::net::UnixStream;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
 
 fn cfg(files: Vec<OwnedFd>, buffers: usize) -> EngineConfig {
@@ -189,6 +190,211 @@ fn a_buffer_in_flight_is_not_handed_out() {
     let got = drain(&mut e);
     assert_eq!(got[0].result, 4);
     assert_eq!(&e.buffer_mut(0).unwrap()[..4], b"done");
+}
+
+#[test]
+fn a_ring_is_bound_to_the_thread_that_first_enters_the_kernel() {
+    let f = file_of(&[5u8; 8192]);
+    let Some(e) = ring(cfg(vec![open_rw(&f)], 2), 2, ALL) else {
+        return;
+    };
+    if !single_issuer(&e) {
+        return;
+    }
+    assert!(e.unbound, "a single-issuer ring starts disabled");
+    // Built here, first used on another thread, which the ring takes as
+    // its issuer.
+    let mut e = std::thread::spawn(move || {
+        let mut e = e;
+        e.push(read(0, 0));
+        assert_eq!(drain(&mut e)[0].result, 4096);
+        e
+    })
+    .join()
+    .unwrap();
+    assert!(!e.unbound);
+    // The ring kept single issuer (and so deferred task work): this thread
+    // is refused.
+    e.push(read(1, 4096));
+    let err = e.submit_and_wait(1, Duration::from_secs(1)).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EEXIST));
+}
+
+/// One more buffer than the largest submission queue has entries.
+const PAST_THE_QUEUE: usize = 32_769;
+
+/// Whether `e`'s ring is single-issuer, the case in which the kernel
+/// refuses another thread's submission (EEXIST); says why when not.
+fn single_issuer(e: &UringEngine) -> bool {
+    let single = e.ring.params().is_setup_single_issuer();
+    if !single {
+        assert!(std::env::var_os("CI").is_none(), "no single-issuer ring");
+        eprintln!("skipping: the kernel has no single-issuer rings");
+    }
+    single
+}
+
+#[test]
+fn a_rearm_that_panics_in_make_room_leaves_nothing_in_flight() {
+    // 32,769 reads complete on this thread, which the ring is bound to;
+    // another thread reaps them and rearms each buffer. The last rearm
+    // finds the 32,768-entry queue full, the kernel refuses that thread's
+    // submission (EEXIST) and make_room panics: the rearm must not have
+    // claimed its buffer by then.
+    const N: usize = PAST_THE_QUEUE;
+    let f = file_of(&[1u8; 4096]);
+    let Some(mut e) = ring(cfg(vec![open_rw(&f)], N), 1, ALL) else {
+        return;
+    };
+    if !single_issuer(&e) {
+        return;
+    }
+    // The last push makes room, which binds the ring to this thread.
+    for b in 0..N as u32 {
+        e.push(read(b, 0));
+    }
+    e.ring.submitter().submit_and_wait(N).unwrap();
+    let (in_flight, mut e, idle) = std::thread::spawn(move || {
+        let mut e = e;
+        let r = catch_unwind(AssertUnwindSafe(|| e.reap(|c| Some(read(c.buf, 0)))));
+        assert!(r.is_err(), "the kernel took the submission after all");
+        let idle = e.buffer_mut(N as u32 - 1).is_some();
+        (e.in_flight(), e, idle)
+    })
+    .join()
+    .unwrap();
+    assert_eq!(in_flight, N - 1, "the refused rearm counts as in flight");
+    assert!(idle, "the refused rearm's buffer is never handed out again");
+    assert_eq!(drain(&mut e).len(), N - 1);
+}
+
+#[test]
+fn a_file_operation_that_panics_in_make_room_claims_nothing() {
+    // The queue is filled on another thread than the one the ring is bound
+    // to; the open that finds it full panics in make_room (EEXIST), and
+    // must leave neither its slot claimed nor the file state opening.
+    const N: usize = PAST_THE_QUEUE;
+    let f = file_of(&[1u8; 4096]);
+    let dir = tempfile::tempdir().unwrap();
+    let dir_fd = rustix::fs::open(
+        dir.path(),
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .unwrap();
+    let Some(mut e) = ring(cfg(vec![open_rw(&f), dir_fd], N), 1, ALL) else {
+        return;
+    };
+    if !single_issuer(&e) {
+        return;
+    }
+    e.push(read(0, 0));
+    drain(&mut e);
+    let open = FileOp::Open {
+        dir: 1,
+        path: CString::new("frame").unwrap(),
+        flags: rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::CREATE,
+        mode: rustix::fs::Mode::from_raw_mode(0o644),
+    };
+    let last = N as u32 - 1;
+    let theirs = open.clone();
+    let mut e = std::thread::spawn(move || {
+        let mut e = e;
+        for b in 0..last {
+            e.push(read(b, 0));
+        }
+        let r = catch_unwind(AssertUnwindSafe(|| e.push_file(last, theirs)));
+        assert!(r.is_err(), "the kernel took the submission after all");
+        assert_eq!(e.in_flight(), N - 1, "the refused open counts as in flight");
+        assert!(e.buffer_mut(last).is_some());
+        e
+    })
+    .join()
+    .unwrap();
+    // Back on its thread, the engine drains and opens: no open is pending.
+    drain(&mut e);
+    e.push_file(last, open);
+    assert!(drain(&mut e)[0].result >= 0);
+    assert!(e.open_file().is_some());
+}
+
+/// An engine over one end of a socket, with a read of it in flight that
+/// only the other end's data (never sent) would complete; that end too.
+fn stuck_read() -> Option<(UringEngine, UnixStream)> {
+    let (rx, tx) = UnixStream::pair().unwrap();
+    let mut e = ring(cfg(vec![OwnedFd::from(rx)], 2), 2, ALL)?;
+    e.push(read(0, 0));
+    e.submit_and_wait(1, Duration::ZERO).unwrap();
+    assert_eq!(e.in_flight(), 1);
+    Some((e, tx))
+}
+
+#[test]
+fn a_drop_cancels_a_read_that_does_not_finish_after_its_grace() {
+    let Some((e, _tx)) = stuck_read() else {
+        return;
+    };
+    assert!(e.cancel, "the kernel has ASYNC_CANCEL (5.5+)");
+    let start = Instant::now();
+    drop(e);
+    let took = start.elapsed();
+    // Waited out the grace, then the cancel ended the read at once.
+    assert!(took >= teardown::DROP_GRACE, "{took:?}");
+    assert!(
+        took < teardown::DROP_WAIT,
+        "the cancel did not end the read"
+    );
+}
+
+#[test]
+fn a_drop_that_cannot_cancel_leaks_the_buffers_after_its_bound() {
+    let Some((mut e, mut tx)) = stuck_read() else {
+        return;
+    };
+    // As on a kernel without ASYNC_CANCEL.
+    e.cancel = false;
+    let start = Instant::now();
+    drop(e);
+    let took = start.elapsed();
+    assert!(took >= teardown::DROP_WAIT, "gave up early: {took:?}");
+    assert!(took < teardown::DROP_WAIT * 2, "{took:?}");
+    // Whatever the kernel still does with the read lands in leaked memory.
+    let _ = tx.write_all(&[0xEE; 4096]);
+}
+
+#[test]
+fn a_drop_on_a_thread_the_ring_is_not_bound_to_returns_at_once() {
+    let Some((e, _tx)) = stuck_read() else {
+        return;
+    };
+    if !single_issuer(&e) {
+        return;
+    }
+    let took = std::thread::spawn(move || {
+        let start = Instant::now();
+        drop(e);
+        start.elapsed()
+    })
+    .join()
+    .unwrap();
+    // Its wait fails with EEXIST: no grace, the buffers are leaked.
+    assert!(took < teardown::DROP_GRACE, "{took:?}");
+}
+
+#[test]
+fn a_ring_never_entered_drops_its_queue_at_once() {
+    let (rx, _tx) = UnixStream::pair().unwrap();
+    let Some(mut e) = ring(cfg(vec![OwnedFd::from(rx)], 2), 2, ALL) else {
+        return;
+    };
+    if !single_issuer(&e) {
+        return;
+    }
+    // Queued, never submitted: the kernel has not seen it.
+    e.push(read(0, 0));
+    let start = Instant::now();
+    drop(e);
+    assert!(start.elapsed() < teardown::DROP_GRACE);
 }
 
 #[test]
