@@ -490,13 +490,14 @@ impl Engine for UringEngine {
         let (submitter, mut sq, mut cq) = self.ring.split();
         for cqe in &mut cq {
             let data = cqe.user_data();
-            if data == CANCEL {
-                continue;
-            }
             let buf = data as u32;
-            self.slots.release(buf);
             let mut result = cqe.result();
+            // One compare for the common case: a plain I/O has no mark.
             if data > u64::from(u32::MAX) {
+                if data == CANCEL {
+                    continue;
+                }
+                self.slots.release(buf);
                 result = settle_marked(
                     &mut self.file,
                     &mut self.open_args,
@@ -504,6 +505,8 @@ impl Engine for UringEngine {
                     data,
                     result,
                 );
+            } else {
+                self.slots.release(buf);
             }
             let next = f(Completion { buf, result });
             if let Some(req) = next {
