@@ -488,6 +488,10 @@ impl Engine for UringEngine {
     #[inline]
     fn reap(&mut self, mut f: impl FnMut(Completion) -> Option<Request>) {
         let (submitter, mut sq, mut cq) = self.ring.split();
+        // Each completion re-arms at most one entry: when the queue has room
+        // for as many as there are completions, once, no re-arm of this reap
+        // needs to make room (a polling thread only ever frees more).
+        let roomy = sq.capacity() - sq.len() >= cq.len();
         for cqe in &mut cq {
             let data = cqe.user_data();
             let buf = data as u32;
@@ -510,7 +514,9 @@ impl Engine for UringEngine {
             }
             let next = f(Completion { buf, result });
             if let Some(req) = next {
-                Self::reserve(&submitter, &mut sq, self.sqpoll, &mut self.unbound);
+                if !roomy {
+                    Self::reserve(&submitter, &mut sq, self.sqpoll, &mut self.unbound);
+                }
                 self.slots.claim(&req);
                 // The room was made before the claim: the entry is made
                 // and written straight into the ring.
