@@ -20,7 +20,9 @@ pub fn to_json(report: &RunReport) -> String {
 
 /// `value` in the report's JSON layout ([`Layout`]).
 fn pretty<T: Serialize + ?Sized>(value: &T) -> String {
-    let mut out = Vec::with_capacity(64 * 1024);
+    // Room for a long run's histograms and series: the pages never
+    // written are never touched, and the buffer is not copied as it grows.
+    let mut out = Vec::with_capacity(1 << 20);
     let mut ser = serde_json::Serializer::with_formatter(&mut out, Layout::default());
     value.serialize(&mut ser).expect("reports always serialise");
     String::from_utf8(out).expect("serde_json writes UTF-8")

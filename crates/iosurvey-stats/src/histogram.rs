@@ -16,6 +16,10 @@ pub const SIGFIG: u8 = 3;
 /// The percentiles every summary carries.
 pub const PERCENTILES: [f64; 6] = [50.0, 90.0, 99.0, 99.9, 99.99, 99.999];
 
+/// Filled buckets an encoding makes room for at first: more than a run of
+/// minutes fills.
+const ENCODED_ROOM: usize = 4096;
+
 /// A latency histogram. Its buckets (about 264 KiB, HdrHistogram's layout:
 /// see [`buckets`]) are allocated at the first value, so the many classes
 /// that record nothing (the writes of a read stream, hundreds of survey
@@ -285,10 +289,14 @@ impl Histogram {
             clamped: self.clamped,
             min_ns: filled.then_some(self.min),
             max_ns: filled.then_some(self.max),
-            counts: self
-                .recorded()
-                .map(|(i, n)| [buckets::highest(i), n])
-                .collect(),
+            counts: {
+                // Room for the buckets a long run fills, given back at once
+                // (a shrink in place): no copy after copy as it grows.
+                let mut counts = Vec::with_capacity(ENCODED_ROOM);
+                counts.extend(self.recorded().map(|(i, n)| [buckets::highest(i), n]));
+                counts.shrink_to_fit();
+                counts
+            },
         }
     }
 
