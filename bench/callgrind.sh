@@ -3,16 +3,24 @@
 # instructions counted by callgrind for 20,000 and 220,000 random 4 KiB
 # reads at QD 32 (io_uring) on a new zram device; the difference over
 # 200,000 is the cost per I/O. It moves with the I/Os reaped per enter
-# (the machine's load decides; each enter costs some 500 instructions),
-# printed beside it. Usage: sudo bench/callgrind.sh BIN [BIN...]
+# (the machine's timing decides; each enter costs some 300 to 500
+# instructions), printed beside it. RUNS=N (default 1) measures each binary
+# N times, alternating the binaries, and prints each run and the median:
+# compare medians of at least 5 runs, never single runs.
+# Usage: sudo [RUNS=5] bench/callgrind.sh BIN [BIN...]
 # Needs valgrind. Creates its zram device and removes it.
 set -eu
 [ $# -ge 1 ] || { echo "usage: $0 IOSURVEY_BINARY..." >&2; exit 2; }
+RUNS=${RUNS:-1}
+[[ $RUNS =~ ^[1-9][0-9]*$ ]] || { echo "RUNS must be a positive integer" >&2; exit 2; }
 ID=$(cat /sys/class/zram-control/hot_add); Z=/dev/zram$ID
 OUT=$(mktemp -d); trap 'rm -rf "$OUT"; echo "$ID" > /sys/class/zram-control/hot_remove' EXIT
 echo 512M > /sys/block/zram$ID/disksize
 dd if=/dev/urandom of=$Z bs=1M count=512 oflag=direct status=none
-for bin in "$@"; do
+
+# One measurement of $1: prints "instructions-per-I/O I/Os-per-enter".
+measure() {
+  local bin=$1 n ir sc
   for n in 20000 220000; do
     valgrind --tool=callgrind --callgrind-out-file=$OUT/cg.$n.out $bin run $Z --rw randread --bs 4k --qd 32 --engine uring --bytes $((n*4096)) --quiet --output json >/dev/null 2>$OUT/cg.err
     ir=$(callgrind_annotate $OUT/cg.$n.out 2>/dev/null | grep -m1 "PROGRAM TOTALS" | awk '{gsub(",","",$1); print $1}')
@@ -21,7 +29,21 @@ for bin in "$@"; do
     sc=$(callgrind_annotate --tree=calling $OUT/cg.$n.out 2>/dev/null | grep -m1 -E '> .*syscall\.S:syscall ' | sed 's/.*(\([0-9,]*\)x).*/\1/; s/,//g')
     eval "ir_$n=$ir; sc_$n=${sc:-0}"
   done
-  enters=$((sc_220000 - sc_20000))
-  per=$(( enters > 0 ? 200000 / enters : 0 ))
-  echo "$bin: $(( (ir_220000 - ir_20000) / 200000 )) instructions per I/O (Ir $ir_20000 / $ir_220000; $per I/Os per enter)"
+  local enters=$((sc_220000 - sc_20000))
+  echo "$(( (ir_220000 - ir_20000) / 200000 )) $(( enters > 0 ? 200000 / enters : 0 ))"
+}
+
+declare -A runs
+for ((r = 1; r <= RUNS; r++)); do
+  for bin in "$@"; do
+    read -r per enter < <(measure "$bin")
+    echo "$bin: run $r: $per instructions per I/O ($enter I/Os per enter)"
+    runs[$bin]+="$per "
+  done
 done
+if ((RUNS > 1)); then
+  for bin in "$@"; do
+    median=$(tr ' ' '\n' <<<"${runs[$bin]}" | grep . | sort -n | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}')
+    echo "$bin: median of $RUNS: $median instructions per I/O (runs: ${runs[$bin]% })"
+  done
+fi
