@@ -18,7 +18,7 @@ pub(crate) mod fsops;
 pub use cleanup::{finish_frames, remove_frames, remove_leftovers, Leftovers};
 pub use fsops::PENDING_XATTR;
 
-use crate::guard::{fd_is_marked, mark_created, Refusal};
+use crate::guard::{fd_is_marked, Refusal};
 use crate::target::{
     check_free_space, dir_dio_alignment, fill, io_err, Created, Geometry, OpenOptions, OpenTarget,
     TargetError, TargetKind,
@@ -422,7 +422,7 @@ fn prepare_frame(
         Mode::from_raw_mode(0o644),
     ) {
         Ok(fd) => {
-            mark_created(&fd);
+            fsops::mark_frame(&fd);
             fd
         }
         Err(Errno::EXIST) => {
@@ -497,7 +497,8 @@ pub fn open_frame_dir(
         if fj.op == Op::Read {
             for &f in &s.unwritten.list {
                 if let Err(e) = prepare_frame(&tree, &root, fj, f, opts.stop) {
-                    let _ = remove_frames(&root, &created_frames.paths(&root));
+                    let paths = created_frames.paths(&root);
+                    let _ = remove_frames(&root, &paths, tree.root_fd.as_fd());
                     return Err(e);
                 }
             }
@@ -511,7 +512,8 @@ pub fn open_frame_dir(
     if fj.op == Op::Read && !opts.direct {
         for f in 0..fj.frames {
             if f % STOP_EVERY == 0 && stopped(opts.stop) {
-                let _ = remove_frames(&root, &created_frames.paths(&root));
+                let paths = created_frames.paths(&root);
+                let _ = remove_frames(&root, &paths, root_fd.as_fd());
                 return Err(TargetError::Interrupted(root));
             }
             let (rel, _, _) = rel_parts(fj, f);

@@ -8,7 +8,7 @@ use iosurvey_run::guard::family::{loops_on_file, members};
 use iosurvey_run::guard::leftovers::remove_leftovers;
 use iosurvey_run::{
     open_frame_dir, open_target_claimed, plan_frame_dir, plan_target, validate, Claim, Geometry,
-    Identity, OpenOptions, OpenTarget, Refusal, TargetError, WritePolicy,
+    Identity, OpenOptions, OpenTarget, Refusal, TargetError, TargetKind, WritePolicy,
 };
 use iosurvey_workload::{FrameJob, FrameLayout, Job, Plan, TargetSpec};
 use std::ops::Deref;
@@ -41,8 +41,12 @@ impl Drop for Targets {
         }
         for t in &self.list {
             if let Err(e) = t.remove_if_created() {
+                let what = match t.kind {
+                    TargetKind::Directory => "the frames in",
+                    _ => "test file",
+                };
                 eprintln!(
-                    "iosurvey: could not remove test file {}: {e}",
+                    "iosurvey: could not remove {what} {}: {e}",
                     t.path.display()
                 );
             }

@@ -770,3 +770,106 @@ fn a_second_run_on_the_same_directory_is_refused_and_the_first_goes_on() {
     assert_eq!(u(&r["points"][0]["frames"]["summary"]["done"]), 20);
     assert!(!root.exists());
 }
+
+#[test]
+fn on_a_filesystem_without_marks_a_file_planted_during_the_run_is_never_written_or_removed() {
+    let _g = serial();
+    // ramfs keeps no user xattrs: nothing there can carry iosurvey's mark,
+    // so only the frames this run created may be rewritten or removed.
+    let fs = need!(Mount::new("ramfs", &["-t", "ramfs"]));
+    let users = fs.path().join("users");
+    std::fs::create_dir(&users).unwrap();
+    let decoy = users.join("decoy");
+    std::fs::write(&decoy, b"the user's data").unwrap();
+    let target = fs.path().join("media");
+    std::fs::create_dir(&target).unwrap();
+    let m = path_str(&target);
+    // 40 empty frames at 10 fps: frames 30 and 31 are due after 3 s, long
+    // after the plants below (ramfs reports no free space: --empty).
+    let run = spawn(&[
+        m,
+        "--write",
+        "--empty",
+        "--buffered",
+        "--frames",
+        "40",
+        "--fps",
+        "10",
+    ]);
+    let root = target.join("iosurvey-frames");
+    assert!(wait_for(10, || frame_count(&root) >= 1), "the run started");
+    // A hard link to a file outside, and a plain file of the user's.
+    std::fs::hard_link(&decoy, root.join("f0000030.frm")).unwrap();
+    std::fs::write(root.join("f0000031.frm"), b"another of the user's files").unwrap();
+    let out = run.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert_eq!(std::fs::read(&decoy).unwrap(), b"the user's data");
+    assert_eq!(
+        std::fs::read(root.join("f0000031.frm")).unwrap(),
+        b"another of the user's files",
+        "the user's file was neither truncated nor removed"
+    );
+    assert_eq!(
+        std::fs::read(root.join("f0000030.frm")).unwrap(),
+        b"the user's data"
+    );
+    // Every frame the run created is gone; only the user's two are left.
+    assert_eq!(frame_count(&root), 2);
+}
+
+#[test]
+fn a_frames_directory_replaced_during_the_run_is_not_cleaned_up() {
+    let _g = serial();
+    let fs = need!(Ext4::new(64));
+    // Frames another run kept, marked as iosurvey's.
+    let other = fs.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    let o = path_str(&other);
+    let out = video(&[
+        o,
+        "--write",
+        "--frame-size",
+        "16k",
+        "--frames",
+        "8",
+        "--keep",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let kept = other.join("iosurvey-frames");
+    assert_eq!(frame_count(&kept), 8);
+    // A paced run in `media`; during it, `media` is moved away and a
+    // symlink to `other` put in its place.
+    let media = fs.path().join("media");
+    std::fs::create_dir(&media).unwrap();
+    let m = path_str(&media);
+    let run = spawn(&[
+        m,
+        "--write",
+        "--frame-size",
+        "16k",
+        "--frames",
+        "20",
+        "--fps",
+        "10",
+    ]);
+    assert!(
+        wait_for(10, || frame_count(&media.join("iosurvey-frames")) >= 1),
+        "the run started"
+    );
+    let moved = fs.path().join("media.old");
+    std::fs::rename(&media, &moved).unwrap();
+    std::os::unix::fs::symlink(&other, &media).unwrap();
+    let out = run.wait_with_output().unwrap();
+    assert!(
+        stderr(&out).contains("could not remove the frames in")
+            && stderr(&out).contains("no longer there"),
+        "the clean-up says why it removed nothing: {}",
+        describe(&out)
+    );
+    assert_eq!(frame_count(&kept), 8, "the other run's frames are kept");
+    assert_eq!(
+        frame_count(&moved.join("iosurvey-frames")),
+        20,
+        "the run's own frames are where its directory went"
+    );
+}

@@ -114,18 +114,22 @@ fn remove_group(dir: &OwnedFd, group: &[PathBuf]) -> Result<(), Errno> {
 /// (those already gone are fine), then the marked directories that leaves
 /// empty, `root` included. Unmarked files and directories are left.
 ///
-/// A frames directory that is no longer where it was (moved or removed
-/// during the run) while frames were listed is an error that says so: its
-/// frames, wherever they went, were not removed.
-pub fn remove_frames(root: &Path, files: &[PathBuf]) -> std::io::Result<()> {
-    let Some((parent_fd, root_fd)) = open_root(root)? else {
+/// `held` is the frames directory the run held open: the directory found
+/// at `root` now must be that one. A frames directory that is no longer
+/// where it was (moved, removed or replaced during the run, by another one
+/// or through a symlink) while frames were listed is an error that says so:
+/// nothing is removed, neither in the directory found there nor in the
+/// run's, wherever it went.
+pub fn remove_frames(root: &Path, files: &[PathBuf], held: BorrowedFd<'_>) -> std::io::Result<()> {
+    let found = open_root(root)?.filter(|(_, fd)| same_file(fd.as_fd(), held));
+    let Some((parent_fd, root_fd)) = found else {
         if files.is_empty() {
             return Ok(());
         }
         return Err(std::io::Error::new(
             std::io::ErrorKind::NotFound,
-            "the frames directory is no longer there (moved or removed during the run), \
-             so the frames written in it were not removed",
+            "the frames directory is no longer there (moved, removed or replaced during the \
+             run), so nothing was removed: the frames written are where it went",
         ));
     };
     let mut first_err: Option<Errno> = None;
@@ -159,6 +163,14 @@ pub fn remove_frames(root: &Path, files: &[PathBuf]) -> std::io::Result<()> {
     let name = root.file_name().map_or_else(frames_name, PathBuf::from);
     rmdir_marked(parent_fd.as_fd(), &name, &root_fd);
     first_err.map_or(Ok(()), |e| Err(e.into()))
+}
+
+/// Whether `a` and `b` are descriptors of one file.
+fn same_file(a: BorrowedFd<'_>, b: BorrowedFd<'_>) -> bool {
+    match (rustix::fs::fstat(a), rustix::fs::fstat(b)) {
+        (Ok(x), Ok(y)) => (x.st_dev, x.st_ino) == (y.st_dev, y.st_ino),
+        _ => false,
+    }
 }
 
 /// Removes the marked directories of the frames directory `root` that are
@@ -274,7 +286,7 @@ impl OpenTarget {
             return Ok(());
         }
         if self.kind == TargetKind::Directory {
-            return remove_frames(&self.path, &self.frame_files());
+            return remove_frames(&self.path, &self.frame_files(), self.fd.as_fd());
         }
         self.remove_created_file()
     }

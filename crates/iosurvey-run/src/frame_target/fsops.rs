@@ -6,6 +6,7 @@ use crate::guard::{fd_is_marked, mark_created, CREATED_XATTR};
 use iosurvey_engine::Op;
 use rustix::fs::{FileType, Mode, OFlags};
 use rustix::io::Errno;
+use std::collections::HashSet;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::Path;
 use std::sync::Mutex;
@@ -67,6 +68,29 @@ pub(crate) fn is_offered(fd: impl AsFd) -> bool {
     !o.is_empty() && dir_key(fd).is_some_and(|k| o.contains(&k))
 }
 
+/// The frames this process created on a filesystem that keeps no marks,
+/// by identity: there, the only files at frame paths it may rewrite or
+/// remove (any other file found there, planted during the run or a hard
+/// link to one elsewhere, is the user's).
+static MADE_FRAMES: Mutex<Option<HashSet<DirKey>>> = Mutex::new(None);
+
+fn made_frames() -> std::sync::MutexGuard<'static, Option<HashSet<DirKey>>> {
+    MADE_FRAMES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Marks a frame file this process just created (`O_CREAT|O_EXCL`) as
+/// iosurvey's; on a filesystem that keeps no marks, records its identity
+/// instead.
+pub(crate) fn mark_frame(fd: impl AsFd) {
+    let fd = fd.as_fd();
+    let marked = rustix::fs::fsetxattr(fd, CREATED_XATTR, b"1", rustix::fs::XattrFlags::empty());
+    if marked == Err(Errno::OPNOTSUPP) {
+        if let Some(k) = dir_key(fd) {
+            made_frames().get_or_insert_with(HashSet::new).insert(k);
+        }
+    }
+}
+
 /// Forgets a directory this process made, once it is removed.
 pub(crate) fn forget_dir(fd: impl AsFd) {
     if let Some(k) = dir_key(fd.as_fd()) {
@@ -84,14 +108,18 @@ pub(crate) fn marks_unsupported(fd: impl AsFd) -> bool {
     )
 }
 
-/// Whether the frame open at `fd` may be rewritten or removed: it carries
-/// the mark, or its filesystem keeps no marks at all. On such a filesystem
-/// the survey, which refuses every file found at a frame path before the
-/// run (without `--allow-destroy`), is the check, and a file at a frame
-/// path afterwards is one the run made.
+/// Whether the frame open at `fd` may be rewritten or removed: it has no
+/// other name (a hard link elsewhere would be written or kept through it),
+/// and it carries the mark or, on a filesystem that keeps no marks, it is
+/// a file this process created (see [`mark_frame`]).
 pub(crate) fn frame_is_ours(fd: impl AsFd) -> bool {
     let fd = fd.as_fd();
-    fd_is_marked(fd) || marks_unsupported(fd)
+    let one_name = rustix::fs::fstat(fd).is_ok_and(|st| st.st_nlink == 1);
+    one_name
+        && (fd_is_marked(fd)
+            || (marks_unsupported(fd)
+                && dir_key(fd)
+                    .is_some_and(|k| made_frames().as_ref().is_some_and(|s| s.contains(&k)))))
 }
 
 /// Whether the directory open at `fd` is iosurvey's: marked, or made by
@@ -162,7 +190,7 @@ pub(crate) fn open_frame(
             );
             match created {
                 Ok(fd) => {
-                    mark_created(&fd);
+                    mark_frame(&fd);
                     Ok(fd)
                 }
                 Err(Errno::EXIST) => {

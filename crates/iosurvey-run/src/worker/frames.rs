@@ -15,8 +15,7 @@
 //! without I/O (skipped); one finished after it is dropped as late.
 
 use super::{Arm, Run, Slot, Tally};
-use crate::frame_target::fsops::{frame_is_ours, is_offered};
-use crate::guard::mark_created;
+use crate::frame_target::fsops::{frame_is_ours, is_offered, mark_frame};
 use crate::result::{FrameRecord, FrameStatus, IoFailure, JobResult, MAX_FRAME_RECORDS};
 use iosurvey_engine::{Completion, Engine, FileOp, Op, Request};
 use iosurvey_stats::SHORT_TRANSFER;
@@ -475,7 +474,7 @@ impl<'a> FrameDriver<'a> {
         match self.state {
             State::Creating if r >= 0 => match cx.engine.open_file() {
                 Some(fd) => {
-                    mark_created(fd);
+                    mark_frame(fd);
                     self.opened(cx);
                 }
                 None => self.open_failed(cx, Errno::BADF),
