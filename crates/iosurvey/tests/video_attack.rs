@@ -873,3 +873,44 @@ fn a_frames_directory_replaced_during_the_run_is_not_cleaned_up() {
         "the run's own frames are where its directory went"
     );
 }
+
+#[test]
+fn a_marked_file_linked_in_during_the_run_is_neither_written_nor_removed() {
+    let _g = serial();
+    let fs = need!(Ext4::new(64));
+    // A file outside that carries iosurvey's mark (copied with its xattrs,
+    // or set by hand), hard-linked to a frame path due later in the run.
+    let decoy = fs.path().join("decoy");
+    std::fs::write(&decoy, b"the user's data").unwrap();
+    rustix::fs::setxattr(
+        &decoy,
+        "user.iosurvey.created",
+        b"1",
+        rustix::fs::XattrFlags::empty(),
+    )
+    .unwrap();
+    let media = fs.path().join("media");
+    std::fs::create_dir(&media).unwrap();
+    let m = path_str(&media);
+    let run = spawn(&[
+        m,
+        "--write",
+        "--frame-size",
+        "16k",
+        "--frames",
+        "40",
+        "--fps",
+        "10",
+    ]);
+    let root = media.join("iosurvey-frames");
+    assert!(wait_for(10, || frame_count(&root) >= 1), "the run started");
+    std::fs::hard_link(&decoy, root.join("f0000030.frm")).unwrap();
+    let out = run.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert_eq!(std::fs::read(&decoy).unwrap(), b"the user's data");
+    assert_eq!(
+        std::fs::read(root.join("f0000030.frm")).unwrap(),
+        b"the user's data",
+        "the second name was neither written nor removed"
+    );
+}
