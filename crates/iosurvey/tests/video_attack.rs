@@ -914,3 +914,61 @@ fn a_marked_file_linked_in_during_the_run_is_neither_written_nor_removed() {
         "the second name was neither written nor removed"
     );
 }
+
+#[test]
+fn a_fifo_put_at_a_frame_path_during_a_read_is_never_opened() {
+    use rustix::fs::inotify;
+    let _g = serial();
+    let fs = need!(Ext4::new(64));
+    let media = fs.path().join("media");
+    std::fs::create_dir(&media).unwrap();
+    let m = path_str(&media);
+    let out = video(&[
+        m,
+        "--write",
+        "--frame-size",
+        "16k",
+        "--frames",
+        "40",
+        "--keep",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    // Buffered: O_DIRECT alone would make the open of a FIFO fail.
+    let run = spawn(&[
+        m,
+        "--read",
+        "--buffered",
+        "--frame-size",
+        "16k",
+        "--frames",
+        "40",
+        "--fps",
+        "10",
+    ]);
+    std::thread::sleep(Duration::from_millis(500));
+    // Frame 30 (due after 3 s) becomes a FIFO, watched for any open: a
+    // device node there would be opened the same way, and a tape's open and
+    // close alone can write.
+    let frame = media.join("iosurvey-frames/f0000030.frm");
+    std::fs::remove_file(&frame).unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &frame,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .unwrap();
+    let ino = inotify::init(inotify::CreateFlags::NONBLOCK).unwrap();
+    inotify::add_watch(&ino, &frame, inotify::WatchFlags::OPEN).unwrap();
+    let out = run.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let mut buf = [std::mem::MaybeUninit::uninit(); 1024];
+    let opened = inotify::Reader::new(&ino, &mut buf).next().is_ok();
+    assert!(!opened, "the FIFO at the frame path was opened");
+    let kind = std::fs::symlink_metadata(&frame).unwrap().file_type();
+    assert!(
+        std::os::unix::fs::FileTypeExt::is_fifo(&kind),
+        "the FIFO is left"
+    );
+}

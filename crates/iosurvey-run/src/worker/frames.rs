@@ -360,6 +360,15 @@ impl<'a> FrameDriver<'a> {
         match sh.job.layout {
             FrameLayout::Stream => self.push_pieces(cx),
             FrameLayout::Files { .. } => {
+                if sh.job.op == Op::Read {
+                    // Untimed: the open timed is the engine's.
+                    if let Err(e) = self.plain_file_at() {
+                        self.step_ns = (cx.clock)();
+                        self.fail(Failed::new(e.raw_os_error(), 0));
+                        self.finish(cx);
+                        return;
+                    }
+                }
                 let (flags, state) = match sh.job.op {
                     Op::Read => (OFlags::RDONLY | OFlags::NONBLOCK, State::Opening),
                     Op::Write => (
@@ -371,6 +380,26 @@ impl<'a> FrameDriver<'a> {
                 self.push_open(cx, flags);
                 self.state = state;
             }
+        }
+    }
+
+    /// Checks that what is at the frame's path is a regular file before it
+    /// is opened for real: looked at with `O_PATH` beneath the frames
+    /// directory, without following a symlink, so that a device node or a
+    /// FIFO put there during the run is never opened (a tape's open and
+    /// close alone can write); a symlink fails with `ELOOP`, anything else
+    /// with `EEXIST`.
+    fn plain_file_at(&self) -> Result<(), Errno> {
+        let sh = self.shared;
+        let rel = sh.job.frame_path(Path::new(""), self.rec.frame);
+        let fd =
+            iosurvey_engine::open_beneath(sh.target_fd.as_fd(), &rel, OFlags::PATH, Mode::empty())?;
+        let st = rustix::fs::fstat(&fd)?;
+        match FileType::from_raw_mode(st.st_mode) {
+            FileType::RegularFile => Ok(()),
+            // As an open that met it would say.
+            FileType::Symlink => Err(Errno::LOOP),
+            _ => Err(Errno::EXIST),
         }
     }
 
@@ -480,10 +509,17 @@ impl<'a> FrameDriver<'a> {
                 None => self.open_failed(cx, Errno::BADF),
             },
             // A frame file is there already: rewritten only if checked.
-            State::Creating if errno() == Errno::EXIST => {
-                self.push_open(cx, OFlags::WRONLY | OFlags::NONBLOCK);
-                self.state = State::Opening;
-            }
+            State::Creating if errno() == Errno::EXIST => match self.plain_file_at() {
+                Ok(()) => {
+                    self.push_open(cx, OFlags::WRONLY | OFlags::NONBLOCK);
+                    self.state = State::Opening;
+                }
+                Err(e) => {
+                    self.rec.open_ns = (cx.clock)() - self.step_ns;
+                    self.fail(Failed::new(e.raw_os_error(), 0));
+                    self.finish(cx);
+                }
+            },
             State::Creating | State::Opening if r < 0 => {
                 self.rec.open_ns = (cx.clock)() - self.step_ns;
                 self.fail(Failed::new(-r, 0));
