@@ -116,6 +116,23 @@ impl FrameStatus {
 }
 
 impl FrameRecord {
+    /// Frame `frame`, taken by worker `thread` at `at_ns`: nothing moved
+    /// yet, and skipped unless it goes on to be moved.
+    pub fn started(frame: u64, thread: u32, at_ns: u64) -> Self {
+        FrameRecord {
+            frame,
+            thread,
+            start_ns: at_ns,
+            end_ns: at_ns,
+            open_ns: 0,
+            io_ns: 0,
+            close_ns: 0,
+            bytes: 0,
+            status: FrameStatus::Skipped,
+            errno: None,
+        }
+    }
+
     /// Whether the frame's data was transferred (in time or late).
     pub fn transferred(&self) -> bool {
         matches!(self.status, FrameStatus::Done | FrameStatus::Late)

@@ -203,18 +203,7 @@ impl<'a> FrameDriver<'a> {
             base,
             t0: shared.start_clock(now),
             state: State::Idle,
-            rec: FrameRecord {
-                frame: 0,
-                thread,
-                start_ns: 0,
-                end_ns: 0,
-                open_ns: 0,
-                io_ns: 0,
-                close_ns: 0,
-                bytes: 0,
-                status: FrameStatus::Skipped,
-                errno: None,
-            },
+            rec: FrameRecord::started(0, thread, 0),
             deadline: None,
             step_ns: 0,
             pieces: 0,
@@ -337,19 +326,7 @@ impl<'a> FrameDriver<'a> {
         let sh = self.shared;
         let frame = sh.sequence[(k % sh.sequence.len() as u64) as usize];
         let now = (cx.clock)();
-        let at = now - self.t0;
-        self.rec = FrameRecord {
-            frame,
-            thread: self.thread,
-            start_ns: at,
-            end_ns: at,
-            open_ns: 0,
-            io_ns: 0,
-            close_ns: 0,
-            bytes: 0,
-            status: FrameStatus::Skipped,
-            errno: None,
-        };
+        self.rec = FrameRecord::started(frame, self.thread, now - self.t0);
         self.failed = None;
         self.op_result = None;
         if self.deadline.is_some_and(|d| now > d) {
