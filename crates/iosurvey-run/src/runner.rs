@@ -75,6 +75,12 @@ pub enum RunError {
 /// Checks that `job` fits targets of these shapes (alignment, areas)
 /// without doing I/O.
 pub fn validate(job: &Job, targets: &[Geometry]) -> Result<(), RunError> {
+    shares(job, targets).map(drop)
+}
+
+/// Checks `job` against targets of these shapes and shares its block
+/// streams out: each worker's list, in worker order.
+fn shares(job: &Job, targets: &[Geometry]) -> Result<Vec<Vec<WorkerStream>>, RunError> {
     if job.streams.iter().filter(|s| s.frames.is_some()).count() > 1 {
         return Err(RunError::FrameStreams);
     }
@@ -83,10 +89,9 @@ pub fn validate(job: &Job, targets: &[Geometry]) -> Result<(), RunError> {
             validate_frames(s.bs, fj, &targets[s.target])?;
         }
     }
-    for w in 0..job.workers {
-        build_streams(job, targets, w)?;
-    }
-    Ok(())
+    (0..job.workers)
+        .map(|w| build_streams(job, targets, w))
+        .collect()
 }
 
 /// Checks a frame stream (I/Os of `piece` bytes) against its target:
@@ -277,11 +282,7 @@ pub fn run_point(
     let job = &point.job;
     let workers = job.workers as usize;
     let geometry: Vec<Geometry> = targets.iter().map(OpenTarget::geometry).collect();
-    validate(job, &geometry)?;
-    let mut shares = Vec::with_capacity(workers);
-    for w in 0..job.workers {
-        shares.push(build_streams(job, &geometry, w)?);
-    }
+    let shares = shares(job, &geometry)?;
     let mut files_per_worker = Vec::with_capacity(workers);
     for _ in 0..workers {
         let mut files = Vec::with_capacity(targets.len());
