@@ -7,7 +7,7 @@ use super::fsops::{
     clear_pending, dir_is_ours, forget_dir, frame_is_ours, frames_name, iosurvey_alive, is_offered,
     open_dir, pending_pid,
 };
-use crate::guard::fd_is_marked;
+use crate::guard::{fd_is_marked, same_file};
 use crate::target::{OpenTarget, TargetKind};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
@@ -38,7 +38,7 @@ fn unlink_marked(dir: BorrowedFd<'_>, name: &Path) -> Result<bool, Errno> {
         return Ok(false);
     }
     let here = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
-    if (here.st_dev, here.st_ino) != (st.st_dev, st.st_ino) {
+    if !same_file(&here, &st) {
         return Ok(false);
     }
     rustix::fs::unlinkat(dir, name, AtFlags::empty())?;
@@ -121,7 +121,7 @@ fn remove_group(dir: &OwnedFd, group: &[PathBuf]) -> Result<(), Errno> {
 /// nothing is removed, neither in the directory found there nor in the
 /// run's, wherever it went.
 pub fn remove_frames(root: &Path, files: &[PathBuf], held: BorrowedFd<'_>) -> std::io::Result<()> {
-    let found = open_root(root)?.filter(|(_, fd)| same_file(fd.as_fd(), held));
+    let found = open_root(root)?.filter(|(_, fd)| same_fd(fd.as_fd(), held));
     let Some((parent_fd, root_fd)) = found else {
         if files.is_empty() {
             return Ok(());
@@ -166,9 +166,9 @@ pub fn remove_frames(root: &Path, files: &[PathBuf], held: BorrowedFd<'_>) -> st
 }
 
 /// Whether `a` and `b` are descriptors of one file.
-fn same_file(a: BorrowedFd<'_>, b: BorrowedFd<'_>) -> bool {
+fn same_fd(a: BorrowedFd<'_>, b: BorrowedFd<'_>) -> bool {
     match (rustix::fs::fstat(a), rustix::fs::fstat(b)) {
-        (Ok(x), Ok(y)) => (x.st_dev, x.st_ino) == (y.st_dev, y.st_ino),
+        (Ok(x), Ok(y)) => same_file(&x, &y),
         _ => false,
     }
 }

@@ -2,7 +2,7 @@
 //! relative to a directory already held, never through a symlink, and is
 //! judged by the descriptor that was opened, not by a path looked up again.
 
-use crate::guard::{fd_is_marked, mark_created, CREATED_XATTR};
+use crate::guard::{fd_is_marked, mark_created, same_file, try_mark_created, CREATED_XATTR};
 use iosurvey_engine::Op;
 use rustix::fs::{FileType, Mode, OFlags};
 use rustix::io::Errno;
@@ -83,8 +83,7 @@ fn made_frames() -> std::sync::MutexGuard<'static, Option<HashSet<DirKey>>> {
 /// instead.
 pub(crate) fn mark_frame(fd: impl AsFd) {
     let fd = fd.as_fd();
-    let marked = rustix::fs::fsetxattr(fd, CREATED_XATTR, b"1", rustix::fs::XattrFlags::empty());
-    if marked == Err(Errno::OPNOTSUPP) {
+    if try_mark_created(fd) == Err(Errno::OPNOTSUPP) {
         if let Some(k) = dir_key(fd) {
             made_frames().get_or_insert_with(HashSet::new).insert(k);
         }
@@ -243,7 +242,7 @@ pub(crate) fn inspect(dir: BorrowedFd<'_>, name: &Path) -> Result<Entry, Errno> 
                 Mode::empty(),
             )?;
             let now = rustix::fs::fstat(&fd)?;
-            if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino) {
+            if !same_file(&now, &st) {
                 return Ok(Entry::Other("a file replaced while it was checked"));
             }
             return Ok(Entry::Regular {

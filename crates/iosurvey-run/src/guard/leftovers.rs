@@ -128,7 +128,7 @@ fn remove_one(
     }
     // Still the file judged, not one put in its place since.
     let now = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).map_err(fail)?;
-    if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino) {
+    if !super::same_file(&now, &st) {
         return Ok(None);
     }
     rustix::fs::unlinkat(dir, name, AtFlags::empty()).map_err(fail)?;

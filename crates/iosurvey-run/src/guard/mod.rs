@@ -294,7 +294,19 @@ pub const CREATED_XATTR: &str = "user.iosurvey.created";
 /// write or remove it without --allow-destroy. Filesystems without user
 /// xattrs leave it unmarked.
 pub fn mark_created(fd: impl std::os::fd::AsFd) {
-    let _ = rustix::fs::fsetxattr(fd, CREATED_XATTR, b"1", rustix::fs::XattrFlags::empty());
+    let _ = try_mark_created(fd);
+}
+
+/// [`mark_created`], saying whether the mark was kept (`OPNOTSUPP`: the
+/// filesystem keeps no user xattrs).
+pub(crate) fn try_mark_created(fd: impl std::os::fd::AsFd) -> Result<(), rustix::io::Errno> {
+    rustix::fs::fsetxattr(fd, CREATED_XATTR, b"1", rustix::fs::XattrFlags::empty())
+}
+
+/// Whether two `stat`s are of one file: device, inode, and (for device
+/// nodes) the device they name.
+pub(crate) fn same_file(a: &rustix::fs::Stat, b: &rustix::fs::Stat) -> bool {
+    (a.st_dev, a.st_ino, a.st_rdev) == (b.st_dev, b.st_ino, b.st_rdev)
 }
 
 /// Whether the file or directory open at `fd` carries iosurvey's mark.

@@ -11,7 +11,7 @@ use super::{io_err, Claim, Geometry, Identity, OpenOptions, OpenTarget, TargetEr
 use crate::guard::family::partitions;
 use crate::guard::{
     check_block_policy, check_block_use, check_block_write, check_file_use, create_new_marked_at,
-    fd_is_marked, lock, lock_device, retry_busy, Refusal,
+    fd_is_marked, lock, lock_device, retry_busy, same_file, Refusal,
 };
 use iosurvey_workload::TargetSpec;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, SeekFrom, Stat, StatxFlags};
@@ -164,10 +164,6 @@ fn self_fd(fd: &impl AsRawFd) -> String {
 /// whatever its path names now.
 fn reopen(fd: &OwnedFd, flags: OFlags) -> Result<OwnedFd, Errno> {
     rustix::fs::open(self_fd(fd), flags | OFlags::CLOEXEC, Mode::empty())
-}
-
-fn same_file(a: &Stat, b: &Stat) -> bool {
-    (a.st_dev, a.st_ino, a.st_rdev) == (b.st_dev, b.st_ino, b.st_rdev)
 }
 
 /// Opens an existing file or device for the run (`write`: read-write) or,
