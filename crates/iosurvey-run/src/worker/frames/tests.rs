@@ -46,6 +46,20 @@ fn shared<'a>(fj: &'a FrameJob, fd: &'a OwnedFd, _stop: &AtomicBool) -> FrameSha
 
 /// Runs the frame stream of `sh` alone on worker 0 of `engine`.
 fn run_frames<E: Engine>(engine: &mut E, sh: &FrameShared<'_>, stop: &AtomicBool) -> JobResult {
+    let (r, live_ops) = run_with_blocks(engine, Vec::new(), sh, stop);
+    let done = r.frames.iter().filter(|f| f.bytes > 0).count() as u64;
+    assert!(live_ops >= done, "the live totals count whole frames");
+    r
+}
+
+/// Runs the block streams `blocks` and the frame stream of `sh` on worker
+/// 0 of `engine`; gives the result and the live ops it published.
+fn run_with_blocks<E: Engine>(
+    engine: &mut E,
+    blocks: Vec<crate::worker::WorkerStream>,
+    sh: &FrameShared<'_>,
+    stop: &AtomicBool,
+) -> (JobResult, u64) {
     let live = crate::worker::LiveCounters::default();
     let bounds = crate::worker::WorkerBounds {
         ramp: Duration::ZERO,
@@ -59,20 +73,27 @@ fn run_frames<E: Engine>(engine: &mut E, sh: &FrameShared<'_>, stop: &AtomicBool
         shared: sh,
         thread: 0,
     };
-    let r = crate::worker::run_worker(
-        engine,
-        Vec::new(),
-        Some(work),
-        &bounds,
-        super::super::now_ns(),
-    )
-    .unwrap();
-    let done = r.frames.iter().filter(|f| f.bytes > 0).count() as u64;
-    assert!(
-        live.ops.load(Ordering::Relaxed) >= done,
-        "the live totals count whole frames"
-    );
-    r
+    let now = super::super::now_ns();
+    let r = crate::worker::run_worker(engine, blocks, Some(work), &bounds, now).unwrap();
+    (r, live.ops.load(Ordering::Relaxed))
+}
+
+/// An engine configuration of 4 buffers of `buffer_size` on the one file
+/// `fd` (duplicated).
+fn cfg_on(fd: &OwnedFd, buffer_size: usize) -> iosurvey_engine::EngineConfig {
+    iosurvey_engine::EngineConfig {
+        files: vec![fd.try_clone().unwrap()],
+        buffers: 4,
+        buffer_size,
+        alignment: 4096,
+        sqpoll: None,
+        iopoll: false,
+    }
+}
+
+/// A sync engine on `fd` (see [`cfg_on`]).
+fn sync_on(fd: &OwnedFd, buffer_size: usize) -> iosurvey_engine::SyncEngine {
+    iosurvey_engine::SyncEngine::new(cfg_on(fd, buffer_size), 9).unwrap()
 }
 
 #[test]
@@ -310,15 +331,7 @@ fn every_written_block_is_unique_to_its_frame_and_offset() {
         .into();
     let stop = AtomicBool::new(false);
     let sh = shared(&fj, &fd, &stop);
-    let cfg = iosurvey_engine::EngineConfig {
-        files: vec![fd.try_clone().unwrap()],
-        buffers: 4,
-        buffer_size: sh.piece as usize,
-        alignment: 4096,
-        sqpoll: None,
-        iopoll: false,
-    };
-    let mut e = iosurvey_engine::SyncEngine::new(cfg, 9).unwrap();
+    let mut e = sync_on(&fd, sh.piece as usize);
     let r = run_frames(&mut e, &sh, &stop);
     assert_eq!(r.streams[0].write.bytes, 3 * 16384);
     let data = std::fs::read(file.path()).unwrap();
@@ -347,15 +360,7 @@ fn a_frame_file_that_cannot_be_created_fails_with_its_errno() {
     std::fs::remove_dir(&gone).unwrap();
     let stop = AtomicBool::new(false);
     let sh = shared(&fj, &fd, &stop);
-    let cfg = iosurvey_engine::EngineConfig {
-        files: vec![fd.try_clone().unwrap()],
-        buffers: 4,
-        buffer_size: 8192,
-        alignment: 4096,
-        sqpoll: None,
-        iopoll: false,
-    };
-    let mut e = iosurvey_engine::SyncEngine::new(cfg, 9).unwrap();
+    let mut e = sync_on(&fd, 8192);
     let r = run_frames(&mut e, &sh, &stop);
     assert_eq!(r.frames.len(), 1, "the first failure stops the run");
     assert_eq!(r.frames[0].status, FrameStatus::Failed);
@@ -378,19 +383,11 @@ fn write_frames_in(dir: &std::path::Path) -> Vec<FrameRecord> {
     let fd: OwnedFd = std::fs::File::open(dir).unwrap().into();
     let stop = AtomicBool::new(false);
     let sh = shared(&fj, &fd, &stop);
-    let cfg = || iosurvey_engine::EngineConfig {
-        files: vec![fd.try_clone().unwrap()],
-        buffers: 4,
-        buffer_size: 8192,
-        alignment: 4096,
-        sqpoll: None,
-        iopoll: false,
-    };
     let mut out = Vec::new();
-    let mut e = iosurvey_engine::SyncEngine::new(cfg(), 9).unwrap();
+    let mut e = sync_on(&fd, 8192);
     out.push(run_frames(&mut e, &sh, &stop).frames[0]);
     assert!(e.open_file().is_none(), "nothing is left open");
-    if let Ok(mut e) = iosurvey_engine::UringEngine::new(cfg(), 4, 9) {
+    if let Ok(mut e) = iosurvey_engine::UringEngine::new(cfg_on(&fd, 8192), 4, 9) {
         sh.next.store(0, Ordering::Relaxed);
         out.push(run_frames(&mut e, &sh, &stop).frames[0]);
         assert!(e.open_file().is_none(), "nothing is left open");
@@ -537,28 +534,8 @@ fn block_and_frame_streams_share_one_loop_and_one_tally() {
         ramp_spends: false,
         map: None,
     };
-    let live = crate::worker::LiveCounters::default();
-    let bounds = crate::worker::WorkerBounds {
-        ramp: Duration::ZERO,
-        time: None,
-        interval: Duration::from_secs(1),
-        continue_on_error: false,
-        stop: &stop,
-        live: &live,
-    };
-    let work = crate::worker::FrameWork {
-        shared: &sh,
-        thread: 0,
-    };
     let mut e = FakeEngine::new();
-    let r = crate::worker::run_worker(
-        &mut e,
-        vec![blocks],
-        Some(work),
-        &bounds,
-        super::super::now_ns(),
-    )
-    .unwrap();
+    let (r, live_ops) = run_with_blocks(&mut e, vec![blocks], &sh, &stop);
     assert_eq!(r.streams[0].write.ops, 50, "the block stream's own budget");
     assert_eq!(r.streams[0].read.ops, 0);
     assert_eq!(r.streams[1].read.ops, 12, "three frames of four pieces");
@@ -566,7 +543,7 @@ fn block_and_frame_streams_share_one_loop_and_one_tally() {
     assert_eq!(r.frames.len(), 3);
     assert!(r.frames.iter().all(|f| f.status == FrameStatus::Done));
     // Live: 50 block I/Os and 3 whole frames.
-    assert_eq!(live.ops.load(Ordering::Relaxed), 53);
+    assert_eq!(live_ops, 53);
     assert_eq!(e.issued.len(), 62);
 }
 
@@ -579,15 +556,7 @@ fn a_one_at_a_time_engine_moves_no_piece_after_a_failed_one() {
     let fd: OwnedFd = std::fs::File::open(file.path()).unwrap().into();
     let stop = AtomicBool::new(false);
     let sh = shared(&fj, &fd, &stop);
-    let cfg = iosurvey_engine::EngineConfig {
-        files: vec![fd.try_clone().unwrap()],
-        buffers: 4,
-        buffer_size: 4096,
-        alignment: 4096,
-        sqpoll: None,
-        iopoll: false,
-    };
-    let mut e = iosurvey_engine::SyncEngine::new(cfg, 9).unwrap();
+    let mut e = sync_on(&fd, 4096);
     let r = run_frames(&mut e, &sh, &stop);
     assert_eq!(r.frames.len(), 2);
     assert_eq!(r.frames[1].status, FrameStatus::Failed);
