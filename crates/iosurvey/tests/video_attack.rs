@@ -101,6 +101,19 @@ fn wait_for(secs: u64, mut cond: impl FnMut() -> bool) -> bool {
     false
 }
 
+/// Starts a write paced at 10 fps into a new directory `media` with `args`
+/// after `--write`, and waits for its first frame; gives the run and its
+/// frames directory. Frame k is due k/10 s after the start.
+fn paced_write(media: &Path, args: &[&str]) -> (Child, PathBuf) {
+    std::fs::create_dir(media).unwrap();
+    let mut all = vec![path_str(media), "--write", "--fps", "10"];
+    all.extend_from_slice(args);
+    let run = spawn(&all);
+    let root = media.join("iosurvey-frames");
+    assert!(wait_for(10, || frame_count(&root) >= 1), "the run started");
+    (run, root)
+}
+
 fn signal(child: &Child, sig: rustix::process::Signal) {
     let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
     rustix::process::kill_process(pid, sig).unwrap();
@@ -781,23 +794,10 @@ fn on_a_filesystem_without_marks_a_file_planted_during_the_run_is_never_written_
     std::fs::create_dir(&users).unwrap();
     let decoy = users.join("decoy");
     std::fs::write(&decoy, b"the user's data").unwrap();
-    let target = fs.path().join("media");
-    std::fs::create_dir(&target).unwrap();
-    let m = path_str(&target);
-    // 40 empty frames at 10 fps: frames 30 and 31 are due after 3 s, long
-    // after the plants below (ramfs reports no free space: --empty).
-    let run = spawn(&[
-        m,
-        "--write",
-        "--empty",
-        "--buffered",
-        "--frames",
-        "40",
-        "--fps",
-        "10",
-    ]);
-    let root = target.join("iosurvey-frames");
-    assert!(wait_for(10, || frame_count(&root) >= 1), "the run started");
+    // 40 empty frames: frames 30 and 31 are due after 3 s, long after the
+    // plants below (ramfs reports no free space: --empty).
+    let media = fs.path().join("media");
+    let (run, root) = paced_write(&media, &["--empty", "--buffered", "--frames", "40"]);
     // A hard link to a file outside, and a plain file of the user's.
     std::fs::hard_link(&decoy, root.join("f0000030.frm")).unwrap();
     std::fs::write(root.join("f0000031.frm"), b"another of the user's files").unwrap();
@@ -840,22 +840,7 @@ fn a_frames_directory_replaced_during_the_run_is_not_cleaned_up() {
     // A paced run in `media`; during it, `media` is moved away and a
     // symlink to `other` put in its place.
     let media = fs.path().join("media");
-    std::fs::create_dir(&media).unwrap();
-    let m = path_str(&media);
-    let run = spawn(&[
-        m,
-        "--write",
-        "--frame-size",
-        "16k",
-        "--frames",
-        "20",
-        "--fps",
-        "10",
-    ]);
-    assert!(
-        wait_for(10, || frame_count(&media.join("iosurvey-frames")) >= 1),
-        "the run started"
-    );
+    let (run, _) = paced_write(&media, &["--frame-size", "16k", "--frames", "20"]);
     let moved = fs.path().join("media.old");
     std::fs::rename(&media, &moved).unwrap();
     std::os::unix::fs::symlink(&other, &media).unwrap();
@@ -890,20 +875,7 @@ fn a_marked_file_linked_in_during_the_run_is_neither_written_nor_removed() {
     )
     .unwrap();
     let media = fs.path().join("media");
-    std::fs::create_dir(&media).unwrap();
-    let m = path_str(&media);
-    let run = spawn(&[
-        m,
-        "--write",
-        "--frame-size",
-        "16k",
-        "--frames",
-        "40",
-        "--fps",
-        "10",
-    ]);
-    let root = media.join("iosurvey-frames");
-    assert!(wait_for(10, || frame_count(&root) >= 1), "the run started");
+    let (run, root) = paced_write(&media, &["--frame-size", "16k", "--frames", "40"]);
     std::fs::hard_link(&decoy, root.join("f0000030.frm")).unwrap();
     let out = run.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
