@@ -79,6 +79,18 @@ impl BufferPool {
         unsafe { self.ptr.as_ptr().add(idx as usize * self.stride) }
     }
 
+    /// Start of buffer `idx`, which the caller has checked.
+    ///
+    /// # Safety
+    /// `idx` is below [`Self::count`].
+    #[inline(always)]
+    pub(crate) unsafe fn ptr_unchecked(&self, idx: u32) -> *mut u8 {
+        debug_assert!((idx as usize) < self.count);
+        // SAFETY: the caller's contract: the offset stays inside the
+        // allocation.
+        unsafe { self.ptr.as_ptr().add(idx as usize * self.stride) }
+    }
+
     /// Buffer `idx`.
     pub fn get_mut(&mut self, idx: u32) -> &mut [u8] {
         let p = self.ptr(idx);

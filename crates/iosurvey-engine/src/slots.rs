@@ -74,6 +74,12 @@ impl SlotTable {
         )
     }
 
+    #[cold]
+    #[inline(never)]
+    fn stray(buf: u32) -> ! {
+        panic!("completion for buffer {buf}, which is not in flight")
+    }
+
     /// Frees buffer `buf`: its completion was reaped.
     ///
     /// # Panics
@@ -83,7 +89,7 @@ impl SlotTable {
     pub fn release(&mut self, buf: u32) {
         match self.busy.get_mut(buf as usize) {
             Some(b) if *b => *b = false,
-            _ => panic!("completion for buffer {buf}, which is not in flight"),
+            _ => Self::stray(buf),
         }
         self.in_flight -= 1;
     }

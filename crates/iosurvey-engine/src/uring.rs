@@ -8,7 +8,8 @@ use crate::{
     SlotTable, MAX_OFFSET,
 };
 use io_uring::{opcode, squeue, types, IoUring};
-use sqe::SqeTemplates;
+use sq::SqRing;
+use sqe::{Sqe, SqeTemplates};
 use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, IntoRawFd, OwnedFd, RawFd};
 use std::time::Duration;
@@ -56,6 +57,8 @@ const LONGEST_WAIT: Duration = Duration::from_secs(1 << 32);
 /// see `teardown`), then the buffers and the files.
 pub struct UringEngine {
     ring: IoUring,
+    /// The ring's submission queue, written entry by entry in place.
+    sq: SqRing,
     /// Per slot: the path and `open_how` of an open in flight, which the
     /// kernel reads from until it completes.
     open_args: Vec<Option<Box<(CString, types::OpenHow)>>>,
@@ -123,6 +126,7 @@ impl UringEngine {
             .next_power_of_two()
             .min(32768) as u32;
         let (ring, unbound) = build_ring(entries, &cfg)?;
+        let sq = SqRing::new(&ring).map_err(EngineError::UringSetup)?;
         let raw_fds: Vec<RawFd> = cfg.files.iter().map(|f| f.as_raw_fd()).collect();
         let min_timeout = ring.params().is_feature_min_timeout();
         let ext_arg = ring.params().is_feature_ext_arg();
@@ -142,6 +146,7 @@ impl UringEngine {
         };
         Ok(UringEngine {
             ring,
+            sq,
             open_args: (0..pool.count()).map(|_| None).collect(),
             sync_results: vec![None; pool.count()],
             file: FileState::new(pool.count()),
@@ -175,20 +180,12 @@ impl UringEngine {
     /// kernel while it is full. Every push calls it before it claims a slot:
     /// when the kernel refuses the submission, [`Self::make_room`] panics
     /// with nothing claimed yet, so the slot table stays true.
-    #[inline]
-    fn reserve(
-        submitter: &io_uring::Submitter<'_>,
-        sq: &mut squeue::SubmissionQueue<'_>,
-        sqpoll: bool,
-        unbound: &mut bool,
-    ) {
+    #[inline(always)]
+    fn reserve(submitter: &io_uring::Submitter<'_>, sq: &SqRing, sqpoll: bool, unbound: &mut bool) {
+        // A polling thread may take entries meanwhile: the head is read
+        // anew each time.
         while sq.is_full() {
-            // A polling thread may have taken entries meanwhile.
-            sq.sync();
-            if sq.is_full() {
-                Self::make_room(submitter, sqpoll, unbound);
-                sq.sync();
-            }
+            Self::make_room(submitter, sqpoll, unbound);
         }
     }
 
@@ -384,29 +381,16 @@ fn is_transient(e: &std::io::Error) -> bool {
     )
 }
 
-/// The submission queue entry of `req`, whose buffer was claimed for it:
+/// Writes the entry of `req`, whose buffer was claimed for it, in `sqe`:
 /// its file's and op's template patched, or a stand-in for an offset past
 /// [`MAX_OFFSET`].
 #[inline(always)]
-fn entry(sqes: &SqeTemplates, ptr: *mut u8, req: &Request) -> squeue::Entry {
+fn write_entry(sqes: &SqeTemplates, sqe: &mut Sqe, ptr: *mut u8, req: &Request) {
     if req.offset > MAX_OFFSET {
-        return bad_offset(req.buf);
+        *sqe = Sqe::from_entry(bad_offset(req.buf));
+        return;
     }
-    sqes.entry(ptr, req)
-}
-
-/// Puts `sqe` in the queue, in the free entry [`UringEngine::reserve`]
-/// made before the claim (nothing else may have been pushed since).
-///
-/// # Safety
-/// Every buffer, path and file the entry names must stay valid until its
-/// completion is reaped.
-#[inline]
-unsafe fn push_reserved(sq: &mut squeue::SubmissionQueue<'_>, sqe: &squeue::Entry) {
-    // SAFETY: the caller's contract.
-    let pushed = unsafe { sq.push(sqe) };
-    // A push fails only on a full queue, and the reserve left it one entry.
-    assert!(pushed.is_ok(), "no free entry after the reserve");
+    sqes.write(sqe, ptr, req);
 }
 
 /// The stand-in for a request on `buf` whose offset is past
@@ -422,17 +406,22 @@ fn bad_offset(buf: u32) -> squeue::Entry {
 impl Engine for UringEngine {
     #[inline]
     fn push(&mut self, req: Request) {
-        let (submitter, mut sq, _) = self.ring.split();
-        Self::reserve(&submitter, &mut sq, self.sqpoll, &mut self.unbound);
+        Self::reserve(
+            &self.ring.submitter(),
+            &self.sq,
+            self.sqpoll,
+            &mut self.unbound,
+        );
         self.slots.claim(&req);
-        let sqe = entry(&self.sqes, self.pool.ptr(req.buf), &req);
-        // SAFETY: the claim above checked that the request fits its buffer
-        // and that no other I/O holds it; the buffer belongs to this engine
-        // and outlives the I/O (Drop waits for it, or leaks the buffers),
-        // the file too (or the kernel's own reference to it, once the I/O
-        // is issued), and the buffer is not handed out until the completion
-        // is reaped.
-        unsafe { push_reserved(&mut sq, &sqe) };
+        let (sqes, ptr) = (&self.sqes, self.pool.ptr(req.buf));
+        // SAFETY: the reserve left a free entry, and no view of the crate's
+        // queue is alive; the claim checked that the request fits its
+        // buffer and that no other I/O holds it; the buffer belongs to this
+        // engine and outlives the I/O (Drop waits for it, or leaks the
+        // buffers), the file too (or the kernel's own reference to it, once
+        // the I/O is issued), and the buffer is not handed out until the
+        // completion is reaped.
+        unsafe { self.sq.push_with(|sqe| write_entry(sqes, sqe, ptr, &req)) };
     }
 
     #[inline]
@@ -487,11 +476,14 @@ impl Engine for UringEngine {
 
     #[inline]
     fn reap(&mut self, mut f: impl FnMut(Completion) -> Option<Request>) {
-        let (submitter, mut sq, mut cq) = self.ring.split();
+        let (submitter, sq, mut cq) = self.ring.split();
+        // The crate's view of the queue must not outlive this line: the
+        // re-arms below write the ring directly (see `SqRing`).
+        drop(sq);
         // Each completion re-arms at most one entry: when the queue has room
         // for as many as there are completions, once, no re-arm of this reap
         // needs to make room (a polling thread only ever frees more).
-        let roomy = sq.capacity() - sq.len() >= cq.len();
+        let roomy = self.sq.free() as usize >= cq.len();
         for cqe in &mut cq {
             let data = cqe.user_data();
             let buf = data as u32;
@@ -512,20 +504,24 @@ impl Engine for UringEngine {
             } else {
                 self.slots.release(buf);
             }
-            let next = f(Completion { buf, result });
-            if let Some(req) = next {
-                if !roomy {
-                    Self::reserve(&submitter, &mut sq, self.sqpoll, &mut self.unbound);
-                }
-                self.slots.claim(&req);
-                // The room was made before the claim: the entry is made
-                // and written straight into the ring.
-                let sqe = entry(&self.sqes, self.pool.ptr(req.buf), &req);
-                // SAFETY: as in push: the request was claimed (it fits its
-                // buffer, which no other I/O holds), and buffer and file
-                // outlive the I/O.
-                unsafe { push_reserved(&mut sq, &sqe) };
+            // The buffer is let go before the caller sees the completion:
+            // a panic in `f` leaves the table true.
+            let Some(req) = f(Completion { buf, result }) else {
+                continue;
+            };
+            if !roomy {
+                Self::reserve(&submitter, &self.sq, self.sqpoll, &mut self.unbound);
             }
+            self.slots.claim(&req);
+            let sqes = &self.sqes;
+            // SAFETY: the claim checked that `req.buf` is a slot, and the
+            // slot table has one slot per buffer of the pool.
+            let ptr = unsafe { self.pool.ptr_unchecked(req.buf) };
+            // SAFETY: as in push: there is a free entry (the queue was
+            // roomy, or the reserve made room) and no view of the crate's
+            // queue; the request was claimed (it fits its buffer, which no
+            // other I/O holds), and buffer and file outlive the I/O.
+            unsafe { self.sq.push_with(|sqe| write_entry(sqes, sqe, ptr, &req)) };
         }
     }
 
@@ -542,22 +538,25 @@ impl Engine for UringEngine {
     }
 
     fn push_file(&mut self, slot: u32, op: FileOp) {
-        let (submitter, mut sq, _) = self.ring.split();
-        Self::reserve(&submitter, &mut sq, self.sqpoll, &mut self.unbound);
-        drop(sq);
+        Self::reserve(
+            &self.ring.submitter(),
+            &self.sq,
+            self.sqpoll,
+            &mut self.unbound,
+        );
         let fd = self
             .file
             .claim(&mut self.slots, self.files.len(), slot, &op);
-        let sqe = self.file_entry(slot, op, fd);
-        // SAFETY: the claims above checked that the slot's buffer is idle
-        // and fits the I/O, and that the file is open with nothing closing
-        // it; the buffer, the open's path and `open_how` (in `open_args`),
-        // the directory and the open file all belong to this engine and
-        // stay until the completion is reaped (the close is refused while
-        // an I/O on the file is in flight; Drop waits for everything, or
-        // leaks the buffers and open arguments). Nothing was pushed since
-        // the reserve.
-        unsafe { push_reserved(&mut self.ring.submission(), &sqe) };
+        let entry = Sqe::from_entry(self.file_entry(slot, op, fd));
+        // SAFETY: the reserve left a free entry, and no view of the crate's
+        // queue is alive; the claims above checked that the slot's buffer is
+        // idle and fits the I/O, and that the file is open with nothing
+        // closing it; the buffer, the open's path and `open_how` (in
+        // `open_args`), the directory and the open file all belong to this
+        // engine and stay until the completion is reaped (the close is
+        // refused while an I/O on the file is in flight; Drop waits for
+        // everything, or leaks the buffers and open arguments).
+        unsafe { self.sq.push_with(|sqe| *sqe = entry) };
     }
 
     fn open_file(&self) -> Option<BorrowedFd<'_>> {
@@ -578,6 +577,7 @@ impl Engine for UringEngine {
 
 mod teardown;
 
+mod sq;
 mod sqe;
 #[cfg(test)]
 mod tests;

@@ -12,7 +12,7 @@ use std::os::fd::RawFd;
 /// fields be written.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Sqe {
+pub(crate) struct Sqe {
     opcode: u8,
     flags: u8,
     ioprio: u16,
@@ -31,7 +31,7 @@ struct Sqe {
 
 impl Sqe {
     /// The bytes of `entry`.
-    fn from_entry(entry: squeue::Entry) -> Sqe {
+    pub(crate) fn from_entry(entry: squeue::Entry) -> Sqe {
         // SAFETY: `squeue::Entry` is `repr(C)` around the kernel's 64-byte
         // `io_uring_sqe`, and `Sqe` is `repr(C)` with that layout and no
         // padding (`transmute` checks that the sizes match). Every field of
@@ -42,7 +42,7 @@ impl Sqe {
     }
 
     /// The entry with these bytes.
-    #[inline(always)]
+    #[cfg(test)]
     fn into_entry(self) -> squeue::Entry {
         // SAFETY: as in `from_entry`, the other way round; `Sqe` has no
         // padding, so all 64 bytes are initialised.
@@ -92,20 +92,28 @@ impl SqeTemplates {
         }
     }
 
-    /// The entry of `req`, moving to or from `ptr` (the start of its
-    /// buffer), with the buffer's index as its user data.
+    /// Writes the entry of `req` in `sqe`: its template, with the request's
+    /// offset, length and buffer (`ptr` is the start of the buffer), and the
+    /// buffer's index as its user data.
     ///
     /// # Panics
     /// When `req.file` is not a file of the table.
     #[inline(always)]
-    pub(crate) fn entry(&self, ptr: *mut u8, req: &Request) -> squeue::Entry {
-        let mut sqe = self.by_file[req.file as usize][req.op as usize];
+    pub(crate) fn write(&self, sqe: &mut Sqe, ptr: *mut u8, req: &Request) {
+        *sqe = self.by_file[req.file as usize][req.op as usize];
         sqe.off = req.offset;
         sqe.addr = ptr as u64;
         sqe.len = req.len;
         // Buffer indices fit: the engine registers at most 16,384 buffers.
         sqe.buf_index = req.buf as u16 & self.buf_mask;
         sqe.user_data = u64::from(req.buf);
+    }
+
+    /// The entry [`Self::write`] writes.
+    #[cfg(test)]
+    fn entry(&self, ptr: *mut u8, req: &Request) -> squeue::Entry {
+        let mut sqe = Sqe::from_entry(opcode::Nop::new().build());
+        self.write(&mut sqe, ptr, req);
         sqe.into_entry()
     }
 }

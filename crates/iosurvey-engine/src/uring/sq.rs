@@ -1,0 +1,229 @@
+//! The submission ring mapped a second time, so that a read or a write is
+//! written straight into its ring entry: the io-uring crate's `push` takes
+//! a finished entry and copies it, which costs a second 64-byte copy per
+//! I/O.
+//!
+//! The crate's own queue views stay valid beside this one: each view reads
+//! the shared tail when it is made and stores it back when dropped, and
+//! [`SqRing::push_with`] stores the tail after every entry. No crate view
+//! may be alive across a `push_with` (its drop would store an older tail).
+
+use super::sqe::Sqe;
+use io_uring::{IoUring, Parameters};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// The kernel's `struct io_uring_params`, which [`Parameters`] wraps
+/// (`repr(transparent)`): its offsets of the submission ring's fields.
+#[repr(C)]
+struct RawParams {
+    sq_entries: u32,
+    cq_entries: u32,
+    flags: u32,
+    sq_thread_cpu: u32,
+    sq_thread_idle: u32,
+    features: u32,
+    wq_fd: u32,
+    resv: [u32; 3],
+    sq_off: SqOffsets,
+    cq_off: [u32; 10],
+}
+
+/// The kernel's `struct io_sqring_offsets`.
+#[repr(C)]
+struct SqOffsets {
+    head: u32,
+    tail: u32,
+    ring_mask: u32,
+    ring_entries: u32,
+    flags: u32,
+    dropped: u32,
+    array: u32,
+    resv1: u32,
+    user_addr: u64,
+}
+
+const _: () = assert!(std::mem::size_of::<RawParams>() == std::mem::size_of::<Parameters>());
+const _: () = assert!(std::mem::size_of::<RawParams>() == 120);
+const _: () = assert!(std::mem::size_of::<Sqe>() == 64);
+
+/// `IORING_OFF_SQ_RING` and `IORING_OFF_SQES`, the mmap offsets of the
+/// ring's head, tail and index array, and of its entries.
+const OFF_SQ_RING: libc::off_t = 0;
+const OFF_SQES: libc::off_t = 0x1000_0000;
+/// `IORING_SETUP_NO_SQARRAY`: the ring has no index array (the engine
+/// never sets it; a ring with it is refused here).
+const SETUP_NO_SQARRAY: u32 = 1 << 16;
+
+/// One shared mapping, unmapped on drop.
+struct Map {
+    ptr: *mut u8,
+    len: usize,
+}
+
+impl Map {
+    fn new(fd: i32, offset: libc::off_t, len: usize) -> std::io::Result<Map> {
+        // SAFETY: a fresh shared mapping of the ring's own memory; nothing
+        // else is at the address the kernel picks.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_POPULATE,
+                fd,
+                offset,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(Map {
+            ptr: ptr.cast(),
+            len,
+        })
+    }
+}
+
+impl Drop for Map {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`, unmapped once.
+        unsafe { libc::munmap(self.ptr.cast(), self.len) };
+    }
+}
+
+/// The submission ring of one `IoUring`, entry by entry.
+pub(crate) struct SqRing {
+    head: *const AtomicU32,
+    tail: *const AtomicU32,
+    mask: u32,
+    entries: u32,
+    sqes: *mut Sqe,
+    _ring: Map,
+    _sqes: Map,
+}
+
+// SAFETY: the pointers are into mappings this value owns; the engine that
+// holds it is used by one thread at a time (`&mut self` for every push).
+unsafe impl Send for SqRing {}
+
+impl SqRing {
+    /// Maps the submission ring of `ring` a second time.
+    pub(crate) fn new(ring: &IoUring) -> std::io::Result<SqRing> {
+        let params: *const Parameters = ring.params();
+        // SAFETY: `Parameters` is `repr(transparent)` over the kernel's
+        // `io_uring_params`, which `RawParams` mirrors (the sizes are
+        // checked above); the ring's parameters are as the kernel filled
+        // them in.
+        let p = unsafe { &*params.cast::<RawParams>() };
+        if p.flags & SETUP_NO_SQARRAY != 0 {
+            return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        let fd = ring.as_raw_fd();
+        let ring_len = p.sq_off.array as usize + p.sq_entries as usize * 4;
+        let ring_map = Map::new(fd, OFF_SQ_RING, ring_len)?;
+        let sqes_map = Map::new(
+            fd,
+            OFF_SQES,
+            p.sq_entries as usize * std::mem::size_of::<Sqe>(),
+        )?;
+        let at = |off: u32| ring_map.ptr.wrapping_add(off as usize);
+        // SAFETY: the offsets are the kernel's, inside the mapping.
+        let (mask, entries) = unsafe {
+            (
+                at(p.sq_off.ring_mask).cast::<u32>().read(),
+                at(p.sq_off.ring_entries).cast::<u32>().read(),
+            )
+        };
+        Ok(SqRing {
+            head: at(p.sq_off.head).cast(),
+            tail: at(p.sq_off.tail).cast(),
+            mask,
+            entries,
+            sqes: sqes_map.ptr.cast(),
+            _ring: ring_map,
+            _sqes: sqes_map,
+        })
+    }
+
+    /// The ring has no free entry (the kernel, or a polling thread, has
+    /// not taken the ones queued yet).
+    #[inline(always)]
+    pub(crate) fn is_full(&self) -> bool {
+        // SAFETY: both are in the ring's mapping; the kernel writes the
+        // head, only this process the tail.
+        let (head, tail) = unsafe {
+            (
+                (*self.head).load(Ordering::Acquire),
+                (*self.tail).load(Ordering::Relaxed),
+            )
+        };
+        tail.wrapping_sub(head) >= self.entries
+    }
+
+    /// Free entries.
+    #[inline(always)]
+    pub(crate) fn free(&self) -> u32 {
+        // SAFETY: as in `is_full`.
+        let (head, tail) = unsafe {
+            (
+                (*self.head).load(Ordering::Acquire),
+                (*self.tail).load(Ordering::Relaxed),
+            )
+        };
+        self.entries - tail.wrapping_sub(head)
+    }
+
+    /// Writes the next entry in place with `fill`, then hands it to the
+    /// kernel's side of the queue (the next submit takes it).
+    ///
+    /// # Safety
+    /// The ring has a free entry, no view of the io-uring crate's queue is
+    /// alive, and the entry `fill` writes names only buffers, paths and
+    /// files that stay valid until its completion is reaped.
+    #[inline(always)]
+    pub(crate) unsafe fn push_with(&mut self, fill: impl FnOnce(&mut Sqe)) {
+        debug_assert!(!self.is_full());
+        // SAFETY: the caller's contract; the slot at the tail is free, so
+        // the kernel reads nothing of it until the tail moves past it.
+        unsafe {
+            let tail = (*self.tail).load(Ordering::Relaxed);
+            fill(&mut *self.sqes.add((tail & self.mask) as usize));
+            (*self.tail).store(tail.wrapping_add(1), Ordering::Release);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use io_uring::opcode;
+
+    fn nop(user_data: u64) -> io_uring::squeue::Entry {
+        opcode::Nop::new().build().user_data(user_data)
+    }
+
+    #[test]
+    fn entries_written_in_place_and_through_the_crate_go_out_in_order() {
+        let Ok(mut ring) = IoUring::new(4) else {
+            eprintln!("skipped: no io_uring here");
+            return;
+        };
+        let mut sq = SqRing::new(&ring).unwrap();
+        assert_eq!(sq.free(), 4);
+        // SAFETY: a NOP names nothing; there is room, and no crate view.
+        unsafe { sq.push_with(|e| *e = Sqe::from_entry(nop(1))) };
+        // SAFETY: as above.
+        unsafe { ring.submission().push(&nop(2)) }.unwrap();
+        for k in [3, 4] {
+            // SAFETY: as above; the crate's view was dropped.
+            unsafe { sq.push_with(|e| *e = Sqe::from_entry(nop(k))) };
+        }
+        assert!(sq.is_full(), "four queued in a ring of four");
+        assert_eq!(sq.free(), 0);
+        ring.submit_and_wait(4).unwrap();
+        assert_eq!(sq.free(), 4, "the kernel took all four");
+        let got: Vec<u64> = ring.completion().map(|c| c.user_data()).collect();
+        assert_eq!(got, [1, 2, 3, 4]);
+    }
+}
