@@ -7,11 +7,19 @@
 # instructions), printed beside it. RUNS=N (default 1) measures each binary
 # N times, alternating the binaries, and prints each run and the median:
 # compare medians of at least 5 runs, never single runs.
-# Usage: sudo [RUNS=5] bench/callgrind.sh BIN [BIN...]
+# RW=randwrite measures writes instead (on the script's own device), which
+# carry the stamp that makes every 4 KiB block unique.
+# Usage: sudo [RUNS=5] [RW=randread|randwrite] bench/callgrind.sh BIN [BIN...]
 # Needs valgrind. Creates its zram device and removes it.
 set -eu
 [ $# -ge 1 ] || { echo "usage: $0 IOSURVEY_BINARY..." >&2; exit 2; }
 RUNS=${RUNS:-1}
+RW=${RW:-randread}
+case $RW in
+randread) EXTRA=() ;;
+randwrite) EXTRA=(--allow-destroy) ;;
+*) echo "RW must be randread or randwrite" >&2; exit 2 ;;
+esac
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || { echo "RUNS must be a positive integer" >&2; exit 2; }
 ID=$(cat /sys/class/zram-control/hot_add); Z=/dev/zram$ID
 OUT=$(mktemp -d); trap 'rm -rf "$OUT"; echo "$ID" > /sys/class/zram-control/hot_remove' EXIT
@@ -22,7 +30,7 @@ dd if=/dev/urandom of=$Z bs=1M count=512 oflag=direct status=none
 measure() {
   local bin=$1 n ir sc
   for n in 20000 220000; do
-    valgrind --tool=callgrind --callgrind-out-file=$OUT/cg.$n.out $bin run $Z --rw randread --bs 4k --qd 32 --engine uring --bytes $((n*4096)) --quiet --output json >/dev/null 2>$OUT/cg.err
+    valgrind --tool=callgrind --callgrind-out-file=$OUT/cg.$n.out $bin run $Z --rw $RW "${EXTRA[@]}" --bs 4k --qd 32 --engine uring --bytes $((n*4096)) --quiet --output json >/dev/null 2>$OUT/cg.err
     ir=$(callgrind_annotate $OUT/cg.$n.out 2>/dev/null | grep -m1 "PROGRAM TOTALS" | awk '{gsub(",","",$1); print $1}')
     # Calls to libc's syscall(): the io_uring_enter calls, one per wait
     # or submit (the clock is read through the vDSO, without one).

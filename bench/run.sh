@@ -10,7 +10,7 @@
 set -euo pipefail
 
 PAIRS=${PAIRS:-5}
-CASES=${CASES:-1 2 3a 3b 4 5 6 7}
+CASES=${CASES:-1 2 3a 3b 4 5 6 7 8a 8b}
 THROTTLE_IOPS=${THROTTLE_IOPS:-2000}
 DURATION=${DURATION:-5}          # seconds per run, time-based
 SIZE_BYTES=$((1024 * 1024 * 1024))  # every target is 1 GiB
@@ -92,8 +92,8 @@ avail_bytes() { df -P -B1 "$1" | awk 'NR == 2 { print $4 }'; }
 if want 4; then
     (($(avail_bytes /var/tmp) > SIZE_BYTES + (256 << 20))) || die "/var/tmp needs more than 1.25 GiB free (case 4)"
 fi
-if want 2 || want 3a || want 3b || want 6; then
-    (($(avail_bytes /dev/shm) > SIZE_BYTES + (256 << 20))) || die "/dev/shm needs more than 1.25 GiB free (cases 2, 3, 6)"
+if want 2 || want 3a || want 3b || want 6 || want 8a || want 8b; then
+    (($(avail_bytes /dev/shm) > SIZE_BYTES + (256 << 20))) || die "/dev/shm needs more than 1.25 GiB free (cases 2, 3, 6, 8)"
 fi
 mem_avail_kib=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo)
 ((mem_avail_kib > 3 * 1024 * 1024)) || die "need about 3 GiB of available memory (zram + tmpfs file), have $((mem_avail_kib / 1024)) MiB"
@@ -156,7 +156,7 @@ if want 1 || want 5 || want 7; then
     dd if=/dev/urandom of="$ZRAM" bs=1M count=1024 oflag=direct status=none
 fi
 
-if want 2 || want 3a || want 3b || want 6; then
+if want 2 || want 3a || want 3b || want 6 || want 8a || want 8b; then
     SHM_DIR=$(mktemp -d /dev/shm/iosurvey-bench.XXXXXX)
     SHM_FILE=$SHM_DIR/data
     log "filling $SHM_FILE (1 GiB from /dev/urandom)"
@@ -181,11 +181,11 @@ median() {
 # Display a raw figure: IOPS as k IOPS, bytes/s as MiB/s.
 show() {
     case $1 in
-    iops) num "$2" "%.1f" | awk '$1 == "FAIL" { print; next } { printf "%.1f\n", $1 / 1000 }' ;;
-    bw) num "$2" "%.1f" | awk '$1 == "FAIL" { print; next } { printf "%.1f\n", $1 / 1048576 }' ;;
+    iops | wiops) num "$2" "%.1f" | awk '$1 == "FAIL" { print; next } { printf "%.1f\n", $1 / 1000 }' ;;
+    bw | wbw) num "$2" "%.1f" | awk '$1 == "FAIL" { print; next } { printf "%.1f\n", $1 / 1048576 }' ;;
     esac
 }
-unit() { [[ $1 == iops ]] && echo "k IOPS" || echo "MiB/s"; }
+unit() { [[ $1 == iops || $1 == wiops ]] && echo "k IOPS" || echo "MiB/s"; }
 
 FAILED=0
 # The cgroup every measured process joins (case 6), empty: none.
@@ -223,7 +223,7 @@ run_iosurvey() {
     if measured "$tf" "$IOSURVEY" run "$@" --time "${DURATION}s" --output json --quiet >"$json" 2>"$err" &&
         jq -e '.points[0].failure == null and (.points[0].interrupted | not)' "$json" >/dev/null; then
         local v e ios
-        IFS=$'\t' read -r v e ios < <(jq -r --arg m "$metric" '.points[0] | [(if $m == "iops" then .total.read.iops else .total.read.bytes_per_sec end), .elapsed_ns / 1e9, .total.read.ops + .total.write.ops] | @tsv' "$json")
+        IFS=$'\t' read -r v e ios < <(jq -r --arg m "$metric" '.points[0] | [(if $m == "iops" then .total.read.iops elif $m == "wiops" then .total.write.iops elif $m == "wbw" then .total.write.bytes_per_sec else .total.read.bytes_per_sec end), .elapsed_ns / 1e9, .total.read.ops + .total.write.ops] | @tsv' "$json")
         printf '%s\t%s\t%s\n' "$v" "$e" "$(costs "$tf" "$ios")"
     else
         log "iosurvey failed ($name): $(head -c 500 "$err")"
@@ -244,7 +244,7 @@ run_fio() {
     echo >>"$OUT_DIR/commands.txt"
     if measured "$tf" fio "${args[@]}" >"$err" 2>&1 && jq -e '.jobs[0].error == 0' "$json" >/dev/null 2>&1; then
         local v e ios
-        IFS=$'\t' read -r v e ios < <(jq -r --arg m "$metric" '.jobs[0] | [(if $m == "iops" then .read.iops else .read.bw_bytes end), .read.runtime / 1000, .read.total_ios + .write.total_ios] | @tsv' "$json")
+        IFS=$'\t' read -r v e ios < <(jq -r --arg m "$metric" '.jobs[0] | [(if $m == "iops" then .read.iops elif $m == "wiops" then .write.iops elif $m == "wbw" then .write.bw_bytes else .read.bw_bytes end), ([.read.runtime, .write.runtime] | max) / 1000, .read.total_ios + .write.total_ios] | @tsv' "$json")
         printf '%s\t%s\t%s\n' "$v" "$e" "$(costs "$tf" "$ios")"
     else
         log "fio failed ($name): $(head -c 500 "$err")"
@@ -368,6 +368,21 @@ if want 4; then
     ISV=("$DISK_FILE" --rw randread --bs 4k --qd 32 --engine uring)
     FIO=(--filename="$DISK_FILE" --size="$SIZE_BYTES" --rw=randread --bs=4k --iodepth=32 "${FIO_URING[@]}" --norandommap)
     compare 4 "disk file (/var/tmp), 4 KiB random read, QD 32, io_uring" iops
+fi
+
+# Cases 8a and 8b: writes, whose every 4 KiB block iosurvey stamps unique
+# (issue 12); fio's default scramble_buffers varies its buffers per I/O
+# too. The bench made the file, so iosurvey is allowed to overwrite it.
+if want 8a; then
+    ISV=("$SHM_FILE" --rw randwrite --bs 4k --qd 1 --engine sync --allow-destroy)
+    FIO=(--filename="$SHM_FILE" --size="$SIZE_BYTES" --rw=randwrite --bs=4k --iodepth=1 --ioengine=psync --norandommap)
+    compare 8a "tmpfs file, 4 KiB random write, QD 1, sync (fio psync)" wiops
+fi
+
+if want 8b; then
+    ISV=("$SHM_FILE" --rw write --bs 1m --qd 1 --engine uring --allow-destroy)
+    FIO=(--filename="$SHM_FILE" --size="$SIZE_BYTES" --rw=write --bs=1M --iodepth=1 "${FIO_URING[@]}")
+    compare 8b "tmpfs file, 1 MiB sequential write, QD 1, io_uring" wbw
 fi
 
 if want 5; then

@@ -23,13 +23,15 @@ pub struct BufferPool {
 unsafe impl Send for BufferPool {}
 
 impl BufferPool {
-    /// Allocates the pool. Every byte is filled with pseudo-random data from
-    /// `seed`, so written data is incompressible and never zero pages.
+    /// Allocates the pool, filled from `seed` as `fill` says: pseudo-random
+    /// data, incompressible and never zero pages, unless `fill` asks for
+    /// compressible chunks ([`crate::data::fill_buffer`]).
     pub fn new(
         count: usize,
         size: usize,
         alignment: usize,
         seed: u64,
+        fill: crate::data::DataFill,
     ) -> Result<Self, EngineError> {
         // Every step checked: a size near usize::MAX must be an error, not
         // a stride that wraps to 0 (overflow checks are off in release).
@@ -58,7 +60,7 @@ impl BufferPool {
             size,
             leaked: false,
         };
-        fill_random(pool.as_mut_slice(), seed);
+        crate::data::fill_buffer(pool.as_mut_slice(), seed, fill);
         Ok(pool)
     }
 
@@ -97,13 +99,6 @@ impl BufferPool {
         // SAFETY: p points at `size` bytes inside our allocation, borrowed
         // mutably through &mut self.
         unsafe { std::slice::from_raw_parts_mut(p, self.size) }
-    }
-
-    /// Buffer `idx`, read-only, `len` bytes.
-    pub(crate) fn get(&self, idx: u32, len: usize) -> &[u8] {
-        let p = self.ptr(idx);
-        // SAFETY: as in get_mut; len is checked against the buffer size.
-        unsafe { std::slice::from_raw_parts(p, len.min(self.size)) }
     }
 
     /// Keeps the memory past the pool's drop, for I/O that may still use it.
@@ -163,7 +158,7 @@ mod tests {
 
     #[test]
     fn buffers_are_aligned_and_filled() {
-        let mut pool = BufferPool::new(3, 5000, 512, 7).unwrap();
+        let mut pool = BufferPool::new(3, 5000, 512, 7, Default::default()).unwrap();
         for i in 0..3 {
             assert_eq!(pool.ptr(i) as usize % 4096, 0);
             let b = pool.get_mut(i);

@@ -22,6 +22,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod buffers;
+pub mod data;
 mod fileops;
 pub mod loopdev;
 mod slots;
@@ -87,6 +88,8 @@ pub struct EngineConfig {
     pub sqpoll: Option<SqPoll>,
     /// Completions are polled (IORING_SETUP_IOPOLL, `--hipri`).
     pub iopoll: bool,
+    /// What writes hold besides the stamp that makes each block unique.
+    pub fill: data::DataFill,
 }
 
 /// Errors from setting an engine up. Errors on single I/Os are not errors

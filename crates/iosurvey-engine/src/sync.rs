@@ -1,6 +1,7 @@
 //! The synchronous engine: `pread`/`pwrite`, one request per
 //! [`Engine::submit_and_wait`], oldest first.
 
+use crate::data::Stamper;
 use crate::fileops::{self, FileState};
 use crate::{
     BufferPool, Completion, Engine, EngineConfig, EngineError, EngineFeatures, FileOp, Op, Request,
@@ -18,6 +19,8 @@ pub struct SyncEngine {
     queued: VecDeque<Queued>,
     done: Option<Completion>,
     file: FileState,
+    /// Makes each block of each write unique.
+    stamper: Stamper,
 }
 
 /// A queued work item: an I/O on a file of the table, or a file operation
@@ -31,7 +34,7 @@ impl SyncEngine {
     /// The engine over `cfg`'s files. It has no polling modes: `sqpoll` and
     /// `iopoll` are io_uring's, and are not used here (its features say so).
     pub fn new(cfg: EngineConfig, seed: u64) -> Result<Self, EngineError> {
-        let pool = BufferPool::new(cfg.buffers, cfg.buffer_size, cfg.alignment, seed)?;
+        let pool = BufferPool::new(cfg.buffers, cfg.buffer_size, cfg.alignment, seed, cfg.fill)?;
         Ok(SyncEngine {
             slots: SlotTable::new(pool.count(), pool.size(), cfg.files.len()),
             files: cfg.files,
@@ -39,6 +42,7 @@ impl SyncEngine {
             queued: VecDeque::with_capacity(cfg.buffers),
             done: None,
             file: FileState::new(cfg.buffers),
+            stamper: Stamper::new(seed),
         })
     }
 }
@@ -75,7 +79,11 @@ impl Engine for SyncEngine {
         let len = req.len as usize;
         let res = match req.op {
             Op::Read => rustix::io::pread(fd, &mut self.pool.get_mut(req.buf)[..len], req.offset),
-            Op::Write => rustix::io::pwrite(fd, self.pool.get(req.buf, len), req.offset),
+            Op::Write => {
+                let buf = &mut self.pool.get_mut(req.buf)[..len];
+                self.stamper.stamp(buf, req.offset);
+                rustix::io::pwrite(fd, buf, req.offset)
+            }
         };
         let result = match res {
             Ok(n) => n as i32,
@@ -143,7 +151,11 @@ impl SyncEngine {
                 let len = len as usize;
                 let res = match op {
                     Op::Read => rustix::io::pread(fd, &mut self.pool.get_mut(slot)[..len], offset),
-                    Op::Write => rustix::io::pwrite(fd, self.pool.get(slot, len), offset),
+                    Op::Write => {
+                        let buf = &mut self.pool.get_mut(slot)[..len];
+                        self.stamper.stamp(buf, offset);
+                        rustix::io::pwrite(fd, buf, offset)
+                    }
                 };
                 res.map_or_else(|e| -e.raw_os_error(), |n| n as i32)
             }
@@ -172,6 +184,7 @@ mod tests {
             alignment: 4096,
             sqpoll: None,
             iopoll: false,
+            fill: Default::default(),
         };
         (f, SyncEngine::new(cfg, 1).unwrap())
     }

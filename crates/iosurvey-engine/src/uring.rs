@@ -2,6 +2,7 @@
 //! straight into the submission queue, and waits that never enter the
 //! kernel while a completion is ready.
 
+use crate::data::Stamper;
 use crate::fileops::{self, FileState};
 use crate::{
     BufferPool, Completion, Engine, EngineConfig, EngineError, EngineFeatures, FileOp, Op, Request,
@@ -74,6 +75,8 @@ pub struct UringEngine {
     files: Vec<OwnedFd>,
     raw_fds: Vec<RawFd>,
     slots: SlotTable,
+    /// Makes each block of each write unique.
+    stamper: Stamper,
     /// The read and write entry of every file, patched per I/O.
     sqes: SqeTemplates,
     registered_files: bool,
@@ -118,7 +121,7 @@ impl UringEngine {
         seed: u64,
         reg: Registration,
     ) -> Result<Self, EngineError> {
-        let pool = BufferPool::new(cfg.buffers, cfg.buffer_size, cfg.alignment, seed)?;
+        let pool = BufferPool::new(cfg.buffers, cfg.buffer_size, cfg.alignment, seed, cfg.fill)?;
         // Room in the submission queue for every buffer: a push finds the
         // queue full only past the largest ring.
         let entries = (depth.max(1) as usize)
@@ -152,6 +155,7 @@ impl UringEngine {
             file: FileState::new(pool.count()),
             file_ops,
             slots: SlotTable::new(pool.count(), pool.size(), cfg.files.len()),
+            stamper: Stamper::new(seed),
             pool,
             files: cfg.files,
             sqes: SqeTemplates::new(&raw_fds, registered_files, fixed_buffers),
@@ -225,6 +229,16 @@ impl UringEngine {
             }
             FileOp::Io { op, offset, len } => {
                 let ptr = self.pool.ptr(slot);
+                if op == Op::Write {
+                    let req = Request {
+                        file: 0,
+                        op,
+                        offset,
+                        len,
+                        buf: slot,
+                    };
+                    stamp_write(&mut self.stamper, ptr, &req);
+                }
                 match (self.fixed_buffers, op) {
                     (true, Op::Read) => opcode::ReadFixed::new(file, ptr, len, slot as u16)
                         .offset(offset)
@@ -393,6 +407,17 @@ fn write_entry(sqes: &SqeTemplates, sqe: &mut Sqe, ptr: *mut u8, req: &Request) 
     sqes.write(sqe, ptr, req);
 }
 
+/// Stamps the blocks of write `req` in its buffer at `ptr` (each 4 KiB
+/// block unique, see [`crate::data`]).
+#[inline(always)]
+fn stamp_write(stamper: &mut Stamper, ptr: *mut u8, req: &Request) {
+    // SAFETY: the buffer was just claimed for `req`: no I/O holds it, the
+    // kernel sees it only once the entry is pushed, and the claim checked
+    // that `len` bytes fit it.
+    let buf = unsafe { std::slice::from_raw_parts_mut(ptr, req.len as usize) };
+    stamper.stamp(buf, req.offset);
+}
+
 /// The stand-in for a request on `buf` whose offset is past
 /// [`MAX_OFFSET`]: a NOP, so that the kernel neither moves data nor reads
 /// `u64::MAX` as the file position, and the completion comes in order.
@@ -414,6 +439,9 @@ impl Engine for UringEngine {
         );
         self.slots.claim(&req);
         let (sqes, ptr) = (&self.sqes, self.pool.ptr(req.buf));
+        if req.op == Op::Write {
+            stamp_write(&mut self.stamper, ptr, &req);
+        }
         // SAFETY: the reserve left a free entry, and no view of the crate's
         // queue is alive; the claim checked that the request fits its
         // buffer and that no other I/O holds it; the buffer belongs to this
@@ -517,6 +545,9 @@ impl Engine for UringEngine {
             // SAFETY: the claim checked that `req.buf` is a slot, and the
             // slot table has one slot per buffer of the pool.
             let ptr = unsafe { self.pool.ptr_unchecked(req.buf) };
+            if req.op == Op::Write {
+                stamp_write(&mut self.stamper, ptr, &req);
+            }
             // SAFETY: as in push: there is a free entry (the queue was
             // roomy, or the reserve made room) and no view of the crate's
             // queue; the request was claimed (it fits its buffer, which no

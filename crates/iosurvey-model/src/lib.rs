@@ -26,8 +26,8 @@ pub use engine::{EngineFeatures, EngineKind, Op, SqPoll};
 pub use host::HostInfo;
 pub use params::{PointParams, ProfilePosition};
 pub use plan::{
-    frames_dir, Bounds, Fps, FrameJob, FrameLayout, FrameOrder, Job, Mix, Pattern, Plan, Point,
-    StreamClass, TargetSpec,
+    frames_dir, Bounds, DataFill, Fps, FrameJob, FrameLayout, FrameOrder, Job, Mix, Pattern, Plan,
+    Point, StreamClass, TargetSpec,
 };
 pub use result::{CpuTime, FrameRecord, FrameStatus, IoFailure, JobResult, StreamResult};
 pub use target::TargetKind;

@@ -179,6 +179,26 @@ pub struct Bounds {
     pub ramp: Duration,
 }
 
+/// What a job's writes hold beyond the stamp that makes every 4 KiB block
+/// unique (see the engine's `data` module): `--compressible PCT`.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+pub struct DataFill {
+    /// Percent of each 512-byte chunk that is zeros (0 to 100), as fio's
+    /// `buffer_compress_percentage`: the data compresses by about this
+    /// much. 0: incompressible.
+    pub compressible_pct: u8,
+}
+
 /// One job: what runs at one Point.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Job {
@@ -203,6 +223,8 @@ pub struct Job {
     /// CPUs the worker threads are pinned to, round-robin (`--cpus`);
     /// empty: not pinned.
     pub cpus: Vec<u32>,
+    /// What the writes hold (`--compressible`).
+    pub fill: DataFill,
 }
 
 impl Job {
@@ -223,6 +245,7 @@ impl Job {
             sqpoll: None,
             iopoll: false,
             cpus: Vec::new(),
+            fill: DataFill::default(),
         }
     }
 

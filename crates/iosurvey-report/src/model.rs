@@ -157,6 +157,17 @@ pub struct Settings {
     /// empty: not pinned.
     #[serde(default)]
     pub cpus: Vec<u32>,
+    /// Every 4 KiB block the run wrote was unique (a stamp at its start):
+    /// no deduplicating store could shrink it. False in reports older than
+    /// the stamp, whose test files repeated every 4 MiB and whose writes
+    /// repeated their buffers.
+    #[serde(default)]
+    pub unique_blocks: bool,
+    /// Percent of each 512-byte chunk of the written data that was zeros
+    /// (`--compressible`, as fio's `buffer_compress_percentage`); 0:
+    /// incompressible.
+    #[serde(default)]
+    pub compressible_pct: u8,
 }
 
 /// A target as it was opened.
@@ -391,6 +402,8 @@ impl PointReport {
                 sqpoll_cpu: job.sqpoll.and_then(|s| s.cpu),
                 hipri: r.engine.iopoll,
                 cpus: job.cpus.clone(),
+                unique_blocks: true,
+                compressible_pct: job.fill.compressible_pct,
             },
             targets: targets.to_vec(),
             elapsed_ns: r.elapsed_ns,

@@ -180,9 +180,13 @@ pub fn render_text(report: &RunReport, opts: TextOptions) -> String {
     let mut out = String::new();
     for p in &report.points {
         let s = &p.settings;
+        let compressible = match s.compressible_pct {
+            0 => String::new(),
+            pct => format!(", data {pct}% compressible"),
+        };
         let _ = writeln!(
             out,
-            "{}: {} (engine {}, {}, seed {})",
+            "{}: {} (engine {}, {}, seed {}{compressible})",
             report.mode,
             p.label,
             s.engine,

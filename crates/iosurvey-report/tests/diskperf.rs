@@ -68,6 +68,8 @@ fn point(index: usize, bs: u64, col: usize, mb_per_s: f64) -> PointReport {
             sqpoll_cpu: None,
             hipri: false,
             cpus: vec![],
+            unique_blocks: true,
+            compressible_pct: 0,
         },
         targets: vec![TargetReport {
             path: "/d/test".into(),

@@ -33,6 +33,8 @@ fn settings() -> Settings {
         sqpoll_cpu: None,
         hipri: false,
         cpus: vec![],
+        unique_blocks: true,
+        compressible_pct: 0,
     }
 }
 

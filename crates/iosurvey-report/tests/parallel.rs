@@ -70,6 +70,8 @@ fn point(index: usize, rates: &[(f64, u64)]) -> PointReport {
             sqpoll_cpu: None,
             hipri: false,
             cpus: vec![],
+            unique_blocks: true,
+            compressible_pct: 0,
         },
         targets: (0..4)
             .map(|i| TargetReport {

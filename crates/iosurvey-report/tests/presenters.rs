@@ -86,6 +86,8 @@ fn report() -> RunReport {
                 sqpoll_cpu: None,
                 hipri: false,
                 cpus: vec![],
+                unique_blocks: true,
+                compressible_pct: 0,
             },
             targets: vec![
                 target("/tmp/a", TargetKind::File),

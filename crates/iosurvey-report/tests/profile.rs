@@ -73,6 +73,8 @@ fn point(
             sqpoll_cpu: None,
             hipri: false,
             cpus: vec![],
+            unique_blocks: true,
+            compressible_pct: 0,
         },
         targets: vec![target("/dev/sdb")],
         elapsed_ns,

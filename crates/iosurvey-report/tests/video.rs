@@ -93,6 +93,8 @@ fn point(f: FramesReport, elapsed_ns: u64) -> PointReport {
             sqpoll_cpu: None,
             hipri: false,
             cpus: vec![],
+            unique_blocks: true,
+            compressible_pct: 0,
         },
         targets: vec![TargetReport {
             path: "/mnt/media".into(),

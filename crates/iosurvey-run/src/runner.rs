@@ -351,6 +351,7 @@ pub fn run_point(
                             alignment,
                             sqpoll: job.sqpoll,
                             iopoll: job.iopoll,
+                            fill: job.fill,
                         };
                         let uring =
                             |cfg| UringEngine::new(cfg, slots as u32, seed).map_err(RunError::from);

@@ -211,6 +211,9 @@ pub struct TargetFlags {
     /// Allow another iosurvey run that also gives --shared to use the same targets at the same time (each then measures the other's load); every other use, and a second writer of a device, is still refused. Recorded in the report.
     #[arg(long)]
     pub shared: bool,
+    /// Make the written data compressible: PCT percent of each 512-byte chunk is zeros, as fio's --buffer_compress_percentage (0: incompressible, the default). Every 4 KiB block written stays unique either way. Recorded in the report.
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true, value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub compressible: Option<u8>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

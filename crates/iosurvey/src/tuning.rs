@@ -1,10 +1,12 @@
 //! `--sqpoll`, `--sqpoll-cpu`, `--hipri` and `--cpus`: checked against the
 //! plan, this process's CPUs and the targets' block devices before any I/O
-//! (and under `--dry-run`), then set on every job of the plan.
+//! (and under `--dry-run`), then set on every job of the plan, as is
+//! `--compressible`.
 
 use crate::cli::TargetFlags;
 use crate::exit::{usage, Failure};
 use anyhow::anyhow;
+use iosurvey_engine::data::DataFill;
 use iosurvey_engine::{EngineKind, SqPoll};
 use iosurvey_workload::Plan;
 use std::path::{Path, PathBuf};
@@ -16,7 +18,11 @@ pub const SQPOLL_IDLE_MS: u32 = 1000;
 /// The plan with the flags set on every job, or a refusal (exit 2).
 pub fn apply(plan: &Plan, flags: &TargetFlags) -> Result<Plan, Failure> {
     let cpus = flags.engine.cpus.as_ref().map_or(&[][..], |c| &c.0[..]);
-    if !flags.engine.sqpoll && !flags.engine.hipri && cpus.is_empty() {
+    let fill = DataFill {
+        compressible_pct: flags.compressible.unwrap_or(0),
+    };
+    if !flags.engine.sqpoll && !flags.engine.hipri && cpus.is_empty() && fill == DataFill::default()
+    {
         return Ok(plan.clone());
     }
     let uring_only = [
@@ -55,6 +61,7 @@ pub fn apply(plan: &Plan, flags: &TargetFlags) -> Result<Plan, Failure> {
         });
         p.job.iopoll = flags.engine.hipri;
         p.job.cpus = cpus.to_vec();
+        p.job.fill = fill;
     }
     Ok(plan)
 }

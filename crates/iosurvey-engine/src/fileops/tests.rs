@@ -20,6 +20,7 @@ fn cfg(dir: &tempfile::TempDir) -> EngineConfig {
         alignment: 4096,
         sqpoll: None,
         iopoll: false,
+        fill: Default::default(),
     }
 }
 
@@ -276,6 +277,7 @@ fn a_polled_ring_opens_syncs_and_closes_synchronously() {
     let dir = tempfile::tempdir().unwrap();
     let polled = EngineConfig {
         iopoll: true,
+        fill: Default::default(),
         ..cfg(&dir)
     };
     let Ok(mut e) = UringEngine::new(polled, 4, 1) else {

@@ -18,6 +18,7 @@ fn cfg(files: Vec<OwnedFd>, buffers: usize) -> EngineConfig {
         alignment: 4096,
         sqpoll: None,
         iopoll: false,
+        fill: Default::default(),
     }
 }
 

@@ -1,8 +1,9 @@
 //! Laying out test files: every byte written with non-zero, incompressible
-//! data and flushed, and what the filesystem of a new file will offer
-//! (free space, O_DIRECT alignment).
+//! data, every 4 KiB block unique, and flushed; and what the filesystem of
+//! a new file will offer (free space, O_DIRECT alignment).
 
 use super::{io_err, TargetError};
+use iosurvey_engine::data::{DataFill, Stamper};
 use iosurvey_engine::BufferPool;
 use rustix::fs::StatxFlags;
 use rustix::io::Errno;
@@ -25,24 +26,23 @@ pub(crate) fn fill(
 
 fn lay_out(fd: &OwnedFd, size: u64, stop: Option<&AtomicBool>) -> Result<(), Errno> {
     const CHUNK: usize = 4 << 20;
-    let mut pool = BufferPool::new(1, CHUNK, 4096, 0x1057_5eed).map_err(|_| Errno::NOMEM)?;
+    let mut pool = BufferPool::new(1, CHUNK, 4096, 0x1057_5eed, DataFill::default())
+        .map_err(|_| Errno::NOMEM)?;
+    // Every 4 KiB block of the file unique, across files and runs too.
+    let mut stamper = Stamper::new(size);
     let mut off = 0u64;
-    let mut round = 0u64;
     while off < size {
         if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
             return Err(Errno::INTR);
         }
         let n = (size - off).min(CHUNK as u64) as usize;
-        let buf = pool.get_mut(0);
-        // Vary each chunk so no two chunks are equal (no dedupe).
-        buf[..8].copy_from_slice(&round.to_le_bytes());
-        buf[8..16].copy_from_slice(&off.to_le_bytes());
-        let written = rustix::io::pwrite(fd, &buf[..n], off)?;
+        let buf = &mut pool.get_mut(0)[..n];
+        stamper.stamp(buf, off);
+        let written = rustix::io::pwrite(fd, buf, off)?;
         if written == 0 {
             return Err(Errno::NOSPC);
         }
         off += written as u64;
-        round += 1;
     }
     rustix::fs::fsync(fd)?;
     // Drop what the layout left in the page cache.

@@ -88,6 +88,7 @@ fn cfg_on(fd: &OwnedFd, buffer_size: usize) -> iosurvey_engine::EngineConfig {
         alignment: 4096,
         sqpoll: None,
         iopoll: false,
+        fill: Default::default(),
     }
 }
 
