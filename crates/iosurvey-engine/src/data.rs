@@ -38,11 +38,12 @@ pub fn fill_buffer(buf: &mut [u8], seed: u64, fill: DataFill) {
     }
 }
 
-/// Stamps the blocks of writes so that each is unique.
-#[derive(Debug)]
+/// Stamps the blocks of writes so that each is unique: with a plain
+/// stamp, or with `--verify` with the headers of [`crate::verify`].
 pub struct Stamper {
     nonce: u64,
     count: u64,
+    verify: Option<std::sync::Arc<crate::verify::WriteVerify>>,
 }
 
 impl Stamper {
@@ -54,6 +55,29 @@ impl Stamper {
         Stamper {
             nonce: RandomState::new().hash_one(salt),
             count: 0,
+            verify: None,
+        }
+    }
+
+    /// A stamper that writes verify headers (`--verify`), or plain stamps
+    /// when `verify` is `None`.
+    pub fn with_verify(
+        salt: u64,
+        verify: Option<std::sync::Arc<crate::verify::WriteVerify>>,
+    ) -> Self {
+        Stamper {
+            verify,
+            ..Stamper::new(salt)
+        }
+    }
+
+    /// Stamps write `buf` of file `file` at `offset`: verify headers when
+    /// the run verifies, else [`Self::stamp`].
+    #[inline]
+    pub fn stamp_write(&mut self, buf: &mut [u8], file: u32, offset: u64) {
+        match &self.verify {
+            None => self.stamp(buf, offset),
+            Some(v) => v.stamp(buf, file, offset, realtime_ns()),
         }
     }
 
@@ -82,6 +106,12 @@ impl Stamper {
             at += (UNIQUE_BLOCK - (offset.wrapping_add(at as u64) % UNIQUE_BLOCK)) as usize;
         }
     }
+}
+
+/// Nanoseconds since the epoch, for verify headers.
+fn realtime_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
 #[cfg(test)]

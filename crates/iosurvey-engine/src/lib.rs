@@ -28,6 +28,7 @@ pub mod loopdev;
 mod slots;
 mod sync;
 pub mod uring;
+pub mod verify;
 
 pub use buffers::BufferPool;
 pub use fileops::{open_beneath, FileOp};
@@ -90,6 +91,9 @@ pub struct EngineConfig {
     pub iopoll: bool,
     /// What writes hold besides the stamp that makes each block unique.
     pub fill: data::DataFill,
+    /// `--verify`: writes carry verify headers instead of the plain stamp,
+    /// for blocks the worker reserved in the generation maps.
+    pub verify: Option<std::sync::Arc<verify::WriteVerify>>,
 }
 
 /// Errors from setting an engine up. Errors on single I/Os are not errors

@@ -42,7 +42,7 @@ impl SyncEngine {
             queued: VecDeque::with_capacity(cfg.buffers),
             done: None,
             file: FileState::new(cfg.buffers),
-            stamper: Stamper::new(seed),
+            stamper: Stamper::with_verify(seed, cfg.verify.clone()),
         })
     }
 }
@@ -81,7 +81,7 @@ impl Engine for SyncEngine {
             Op::Read => rustix::io::pread(fd, &mut self.pool.get_mut(req.buf)[..len], req.offset),
             Op::Write => {
                 let buf = &mut self.pool.get_mut(req.buf)[..len];
-                self.stamper.stamp(buf, req.offset);
+                self.stamper.stamp_write(buf, req.file, req.offset);
                 rustix::io::pwrite(fd, buf, req.offset)
             }
         };
@@ -153,7 +153,7 @@ impl SyncEngine {
                     Op::Read => rustix::io::pread(fd, &mut self.pool.get_mut(slot)[..len], offset),
                     Op::Write => {
                         let buf = &mut self.pool.get_mut(slot)[..len];
-                        self.stamper.stamp(buf, offset);
+                        self.stamper.stamp_write(buf, 0, offset);
                         rustix::io::pwrite(fd, buf, offset)
                     }
                 };
@@ -185,6 +185,7 @@ mod tests {
             sqpoll: None,
             iopoll: false,
             fill: Default::default(),
+            verify: None,
         };
         (f, SyncEngine::new(cfg, 1).unwrap())
     }

@@ -155,7 +155,7 @@ impl UringEngine {
             file: FileState::new(pool.count()),
             file_ops,
             slots: SlotTable::new(pool.count(), pool.size(), cfg.files.len()),
-            stamper: Stamper::new(seed),
+            stamper: Stamper::with_verify(seed, cfg.verify.clone()),
             pool,
             files: cfg.files,
             sqes: SqeTemplates::new(&raw_fds, registered_files, fixed_buffers),
@@ -415,7 +415,7 @@ fn stamp_write(stamper: &mut Stamper, ptr: *mut u8, req: &Request) {
     // kernel sees it only once the entry is pushed, and the claim checked
     // that `len` bytes fit it.
     let buf = unsafe { std::slice::from_raw_parts_mut(ptr, req.len as usize) };
-    stamper.stamp(buf, req.offset);
+    stamper.stamp_write(buf, req.file, req.offset);
 }
 
 /// The stand-in for a request on `buf` whose offset is past

@@ -56,6 +56,7 @@ fn cfg(files: Vec<OwnedFd>, buffers: usize, buffer_size: usize) -> EngineConfig 
         sqpoll: None,
         iopoll: false,
         fill: Default::default(),
+        verify: None,
     }
 }
 

@@ -19,6 +19,7 @@ pub mod result;
 pub mod rng;
 pub mod target;
 pub mod units;
+pub mod verify;
 pub mod video;
 
 pub use array::{ArraySpec, Layout};

@@ -225,6 +225,9 @@ pub struct Job {
     pub cpus: Vec<u32>,
     /// What the writes hold (`--compressible`).
     pub fill: DataFill,
+    /// `--verify`: writes carry verify headers and are read back after
+    /// the job; a job that only reads checks the blocks a kept run wrote.
+    pub verify: bool,
 }
 
 impl Job {
@@ -246,6 +249,7 @@ impl Job {
             iopoll: false,
             cpus: Vec::new(),
             fill: DataFill::default(),
+            verify: false,
         }
     }
 

@@ -161,6 +161,8 @@ pub struct JobResult {
     pub frames: Vec<FrameRecord>,
     /// Frame workloads: every frame, added up.
     pub frame_tally: FrameTally,
+    /// `--verify`: what the pass after the job found.
+    pub verify: Option<crate::verify::VerifySummary>,
 }
 
 impl JobResult {

@@ -74,6 +74,9 @@ pub struct PointReport {
     /// Frame workloads (`iosurvey video`): the settings and every frame.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frames: Option<FramesReport>,
+    /// `--verify`: what the pass after the job read back and found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<iosurvey_model::verify::VerifySummary>,
 }
 
 /// A frame workload as it ran: its settings and one record per frame.
@@ -423,6 +426,7 @@ impl PointReport {
                 at_ns: f.at_ns,
             }),
             warnings: warnings(point, targets, r, ram_bytes),
+            verify: r.verify.clone(),
             streams,
             total: StreamTotals {
                 read: ClassReport::new(&r.total(Op::Read), r.elapsed_ns),

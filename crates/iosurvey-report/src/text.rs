@@ -175,6 +175,69 @@ pub(crate) fn untouched_tail(p: &PointReport, s: &StreamReport) -> u64 {
     s.span.unwrap_or(size.saturating_sub(s.offset)) % s.bs
 }
 
+/// The `--verify` pass: what it checked, and each failure it lists.
+fn verify_lines(
+    out: &mut String,
+    p: &PointReport,
+    v: &iosurvey_model::verify::VerifySummary,
+    opts: TextOptions,
+) {
+    let whose = match (v.mode.as_str(), &v.run_id) {
+        (_, None) => "no block of a verified run found".to_string(),
+        ("write", Some(r)) => format!("written by this run ({r})"),
+        (_, Some(r)) => format!("written by kept run {r}"),
+    };
+    let _ = writeln!(
+        out,
+        "  verify: {} blocks checked, {whose}; {} others not written by it; {} read in {:.2} s",
+        v.blocks_checked,
+        v.blocks_unwritten,
+        format_bytes(v.bytes_read, opts),
+        v.elapsed_ns as f64 / 1e9
+    );
+    let c = &v.counts;
+    if c.total() == 0 {
+        let _ = writeln!(out, "  verify: no failure");
+        return;
+    }
+    let classes = [
+        (c.misdirected_write, "misdirected write"),
+        (c.lost_write_or_stale_read, "lost write or stale read"),
+        (c.torn_write, "torn write"),
+        (c.corruption, "corruption"),
+        (c.lost_allocation, "lost allocation"),
+    ];
+    let list: Vec<String> = classes
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, name)| format!("{n} {name}"))
+        .collect();
+    let _ = writeln!(
+        out,
+        "  VERIFY FAILED: {} blocks: {}",
+        c.total(),
+        list.join(", ")
+    );
+    for f in &v.failures {
+        let path = p.targets.get(f.target).map_or("?", |t| t.path.as_str());
+        let _ = writeln!(
+            out,
+            "    {path} offset {}: {}: expected {}, found {}",
+            f.offset,
+            f.class.describe(),
+            f.expected,
+            f.found
+        );
+    }
+    if (v.failures.len() as u64) < c.total() {
+        let _ = writeln!(
+            out,
+            "    ({} more not listed; the JSON counts them all)",
+            c.total() - v.failures.len() as u64
+        );
+    }
+}
+
 /// Renders a report as the human summary.
 pub fn render_text(report: &RunReport, opts: TextOptions) -> String {
     let mut out = String::new();
@@ -223,6 +286,9 @@ pub fn render_text(report: &RunReport, opts: TextOptions) -> String {
                 p.targets[p.streams[f.stream].target].path,
                 crate::failure_text(f.errno)
             );
+        }
+        if let Some(v) = &p.verify {
+            verify_lines(&mut out, p, v, opts);
         }
         for w in &p.warnings {
             let _ = writeln!(out, "  warning: {w}");

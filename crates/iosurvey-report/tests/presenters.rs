@@ -116,6 +116,7 @@ fn report() -> RunReport {
                 write: ClassReport::new(&tw, elapsed),
             },
             frames: None,
+            verify: None,
         }],
     )
 }

@@ -105,6 +105,7 @@ fn point(
         }],
         total: StreamTotals { read, write },
         frames: None,
+        verify: None,
     }
 }
 

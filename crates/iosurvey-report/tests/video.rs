@@ -107,6 +107,7 @@ fn point(f: FramesReport, elapsed_ns: u64) -> PointReport {
             created: false,
         }],
         frames: Some(f),
+        verify: None,
         ..fixtures::blank_point(elapsed_ns)
     }
 }

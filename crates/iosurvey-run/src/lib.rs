@@ -15,6 +15,7 @@ pub mod observer;
 pub mod result;
 pub mod runner;
 pub mod target;
+mod verify;
 mod worker;
 
 pub use frame_target::{open_frame_dir, plan_frame_dir};

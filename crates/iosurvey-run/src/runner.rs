@@ -8,11 +8,13 @@ use crate::target::{drop_cache, Geometry, OpenTarget};
 use crate::worker::{
     now_ns, run_worker, FrameShared, FrameWork, LiveCounters, WorkerBounds, WorkerStream, UNBOUNDED,
 };
+use iosurvey_engine::verify::{GenMap, WriteVerify};
 use iosurvey_engine::{Engine, EngineConfig, EngineError, EngineKind, SyncEngine, UringEngine};
 use iosurvey_workload::pattern::{resolve_area, worker_regions, AreaError, OffsetGen};
 use iosurvey_workload::{ArrayMap, FrameJob, FrameLayout, Job, Point};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::sync::Barrier;
 use std::time::Duration;
 
@@ -70,6 +72,8 @@ pub enum RunError {
     FramePieces { pieces: u64, depth: u32 },
     #[error("a worker failed: {0}")]
     Worker(std::io::Error),
+    #[error("{0}")]
+    Verify(String),
 }
 
 /// Checks that `job` fits targets of these shapes (alignment, areas)
@@ -81,6 +85,7 @@ pub fn validate(job: &Job, targets: &[Geometry]) -> Result<(), RunError> {
 /// Checks `job` against targets of these shapes and shares its block
 /// streams out: each worker's list, in worker order.
 fn shares(job: &Job, targets: &[Geometry]) -> Result<Vec<Vec<WorkerStream>>, RunError> {
+    crate::verify::check_job(job)?;
     if job.streams.iter().filter(|s| s.frames.is_some()).count() > 1 {
         return Err(RunError::FrameStreams);
     }
@@ -203,6 +208,21 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
             // shared out exactly.
             (Vec::new(), share(area.len / s.bs, w, workers))
         };
+        // `--verify` never has two writes of a block in flight: a write
+        // waits for a free offset, which must come soon.
+        let roomy = if s.pattern.is_sequential() {
+            regions.iter().all(|r| r.blocks > u64::from(s.outstanding))
+        } else {
+            area.len / s.bs >= 4 * u64::from(s.outstanding) * u64::from(workers)
+        };
+        if job.verify && s.mix.writes() && !roomy {
+            return Err(RunError::Verify(format!(
+                "{}: its area holds too few blocks of {} bytes for --verify with {} writes in flight per worker and {workers} workers (no two writes of a block may be in flight together); lower --qd or --workers, or give a larger area",
+                path.display(),
+                s.bs,
+                s.outstanding
+            )));
+        }
         let budget = match (job.bounds.bytes, job.bounds.time) {
             (Some(bytes), _) => Some(share(bytes.div_ceil(s.bs), w, workers)),
             (None, Some(_)) => None,
@@ -314,6 +334,17 @@ pub fn run_point(
     });
     let frame_shared = frame_shared.as_ref();
 
+    // `--verify` with writes: the run's id and a generation map per
+    // target, shared by every worker (which reserve blocks in them) and
+    // every engine (which writes the headers).
+    let verify = (job.verify && job.writes()).then(|| {
+        Arc::new(WriteVerify {
+            run_id: crate::verify::new_run_id(),
+            seed: job.seed,
+            maps: targets.iter().map(|t| GenMap::new(t.size)).collect(),
+        })
+    });
+
     observer.point_started(point);
     let live: Vec<LiveCounters> = (0..workers).map(|_| LiveCounters::default()).collect();
     let barrier = Barrier::new(workers + 1);
@@ -333,6 +364,7 @@ pub fn run_point(
             .map(|(w, (streams, files))| {
                 let (barrier, live) = (&barrier, &live[w]);
                 let done = done_tx.clone();
+                let verify = verify.clone();
                 let seed = job.seed.wrapping_add(w as u64);
                 std::thread::Builder::new()
                     .name(format!("iosurvey-w{w}"))
@@ -352,6 +384,7 @@ pub fn run_point(
                             sqpoll: job.sqpoll,
                             iopoll: job.iopoll,
                             fill: job.fill,
+                            verify: verify.clone(),
                         };
                         let uring =
                             |cfg| UringEngine::new(cfg, slots as u32, seed).map_err(RunError::from);
@@ -363,6 +396,7 @@ pub fn run_point(
                             continue_on_error: job.continue_on_error,
                             stop,
                             live,
+                            verify: verify.as_deref(),
                         };
                         let out = match job.engine {
                             EngineKind::Uring => {
@@ -433,6 +467,14 @@ pub fn run_point(
     result.cpu.user_ns = user_ns;
     result.cpu.system_ns = system_ns;
     result.interrupted |= stop.load(Ordering::Relaxed);
+    if job.verify && !result.interrupted {
+        result.verify = Some(crate::verify::verify_point(
+            job,
+            targets,
+            verify.as_deref(),
+            stop,
+        )?);
+    }
     observer.point_finished(point, &result);
     Ok(result)
 }

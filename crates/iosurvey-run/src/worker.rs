@@ -6,6 +6,7 @@ use crate::result::{IoFailure, JobResult, StreamResult};
 use batches::Batches;
 pub(crate) use frames::FrameShared;
 use frames::{Ctx, FrameDriver, Next, Seen};
+use iosurvey_engine::verify::WriteVerify;
 use iosurvey_engine::{Engine, FileOp, Op, Request};
 use iosurvey_stats::SHORT_TRANSFER;
 use iosurvey_workload::{pattern::OffsetGen, ArrayMap, Mix};
@@ -50,6 +51,8 @@ pub(crate) struct WorkerBounds<'a> {
     pub continue_on_error: bool,
     pub stop: &'a AtomicBool,
     pub live: &'a LiveCounters,
+    /// `--verify`: the generation maps the writes reserve their blocks in.
+    pub verify: Option<&'a WriteVerify>,
 }
 
 /// One slot: the I/O its buffer has in flight.
@@ -357,7 +360,7 @@ fn run_worker_on<E: Engine>(
                 continue;
             }
             let idx = slots.len() as u32;
-            if let Some(req) = next_request(st, idx) {
+            if let Some(req) = next_request(st, idx, bounds.verify) {
                 let batch = batches.current();
                 slots.push(Slot::new(
                     si as u32, req.op, req.offset, req.len, counted, batch,
@@ -473,6 +476,16 @@ fn run_worker_on<E: Engine>(
             // One compare: anything but the whole length is a failure, a
             // negative errno or a short transfer (fewer bytes than asked,
             // as at the end of a file truncated under the run).
+            if let Some(v) = bounds.verify {
+                if slot.op == Op::Write {
+                    let file = streams[slot.stream as usize].file;
+                    v.maps[file as usize].commit(
+                        slot.offset,
+                        slot.len,
+                        c.result == slot.len as i32,
+                    );
+                }
+            }
             if c.result != slot.len as i32 {
                 tally.fail(slot, c.result, at_ns);
                 if !bounds.continue_on_error {
@@ -496,7 +509,7 @@ fn run_worker_on<E: Engine>(
                 active -= 1;
                 return None;
             }
-            let next = next_request(&mut streams[slot.stream as usize], c.buf);
+            let next = next_request(&mut streams[slot.stream as usize], c.buf, bounds.verify);
             match next {
                 Some(req) => {
                     slot.op = req.op;
@@ -553,9 +566,11 @@ fn failure_kind(result: i32) -> i32 {
 }
 
 /// The next request of `st` for slot `slot`, or `None` once its budget is
-/// spent (during the ramp, a budget put aside is [`UNBOUNDED`]).
+/// spent (during the ramp, a budget put aside is [`UNBOUNDED`]). With
+/// `--verify`, a write's blocks are reserved in the generation map first:
+/// an offset whose blocks a write already has in flight is drawn again.
 #[inline(always)]
-fn next_request(st: &mut WorkerStream, slot: u32) -> Option<Request> {
+fn next_request(st: &mut WorkerStream, slot: u32, verify: Option<&WriteVerify>) -> Option<Request> {
     if st.budget == 0 {
         return None;
     }
@@ -565,7 +580,10 @@ fn next_request(st: &mut WorkerStream, slot: u32) -> Option<Request> {
         Mix::Write => Op::Write,
         mixed => mixed.op(st.gen.roll_percent()),
     };
-    let offset = st.gen.next_offset();
+    let mut offset = st.gen.next_offset();
+    if let (Some(v), Op::Write) = (verify, op) {
+        offset = reserve(v, st, offset);
+    }
     let (file, offset) = match &st.map {
         None => (st.file, offset),
         Some(m) => m.locate(offset),
@@ -577,6 +595,20 @@ fn next_request(st: &mut WorkerStream, slot: u32) -> Option<Request> {
         len: st.bs,
         buf: slot,
     })
+}
+
+/// Reserves the blocks of a write at `offset` (or at the next offsets the
+/// stream draws, while a write of the same blocks is in flight).
+#[cold]
+fn reserve(v: &WriteVerify, st: &mut WorkerStream, mut offset: u64) -> u64 {
+    let map = &v.maps[st.file as usize];
+    // The job's checks leave each worker room for several times its
+    // writes in flight: a free offset comes within a few draws.
+    while !map.try_reserve(offset, st.bs) {
+        std::hint::spin_loop();
+        offset = st.gen.next_offset();
+    }
+    offset
 }
 
 /// How many completions to wait for: one in eight of those in flight, so

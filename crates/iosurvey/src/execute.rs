@@ -334,7 +334,8 @@ pub fn execute(
             outcome = Outcome::Interrupted;
             break;
         }
-        if result.first_failure.is_some() {
+        let verify_failed = result.verify.as_ref().is_some_and(|v| v.counts.total() > 0);
+        if result.first_failure.is_some() || verify_failed {
             outcome = Outcome::IoFailed;
         }
     }

@@ -61,6 +61,9 @@ pub struct RunArgs {
     /// Keep going after a failed I/O, counting it, instead of stopping.
     #[arg(long)]
     pub continue_on_error: bool,
+    /// Prove the data: writes carry a header (offset, run id, generation, crc32c) in every 4 KiB block and are read back after the job against an in-memory generation map; a read-only run checks the blocks a previous kept run wrote. Any failure is named by class (misdirected, lost or stale, torn, corrupt, lost allocation) and exits 1.
+    #[arg(long)]
+    pub verify: bool,
     /// Put the targets together as one virtual array, end to end (concat) or striped (raid0), and run one stream over it.
     #[arg(long, value_enum)]
     pub simulate: Option<SimulateArg>,
@@ -100,6 +103,7 @@ fn spec_from(a: &RunArgs) -> Result<RunSpec, Failure> {
     s.seed = a.seed;
     s.interval = a.interval;
     s.continue_on_error = a.continue_on_error;
+    s.verify = a.verify;
     s.simulate = a.simulate.map(|l| match l {
         SimulateArg::Concat => Layout::Concat,
         SimulateArg::Raid0 => Layout::Raid0 { stripe: a.stripe },

@@ -21,6 +21,7 @@ fn cfg(dir: &tempfile::TempDir) -> EngineConfig {
         sqpoll: None,
         iopoll: false,
         fill: Default::default(),
+        verify: None,
     }
 }
 
@@ -94,7 +95,12 @@ fn a_frame_is_created_written_synced_and_closed_on_every_engine() {
         let data = std::fs::read(dir.path().join(&file)).unwrap();
         assert_eq!(data.len(), 8192, "{name}");
         assert!(data[..4096].iter().all(|&b| b == 0), "{name}");
-        assert!(data[4096..].iter().all(|&b| b == 0xab), "{name}");
+        // The buffer's bytes, but for the stamp that makes the block unique.
+        assert!(data[4096 + 16..].iter().all(|&b| b == 0xab), "{name}");
+        assert!(
+            data[4096..4096 + 16].iter().any(|&b| b != 0xab),
+            "{name}: no stamp"
+        );
         // O_EXCL: the frame is not created twice.
         assert_eq!(run(open(&file, CREATE)), -libc::EEXIST, "{name}");
         // Read back through a second open.
@@ -278,6 +284,7 @@ fn a_polled_ring_opens_syncs_and_closes_synchronously() {
     let polled = EngineConfig {
         iopoll: true,
         fill: Default::default(),
+        verify: None,
         ..cfg(&dir)
     };
     let Ok(mut e) = UringEngine::new(polled, 4, 1) else {

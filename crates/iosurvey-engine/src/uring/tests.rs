@@ -19,6 +19,7 @@ fn cfg(files: Vec<OwnedFd>, buffers: usize) -> EngineConfig {
         sqpoll: None,
         iopoll: false,
         fill: Default::default(),
+        verify: None,
     }
 }
 

@@ -55,6 +55,7 @@ fn run_with_ramp(
         continue_on_error,
         stop: &stop,
         live: &live,
+        verify: None,
     };
     let r = run_worker(engine, streams, None, &bounds, now_ns()).unwrap();
     assert_eq!(
@@ -215,6 +216,7 @@ fn run_on_fake_clock(e: &mut FakeEngine, streams: Vec<WorkerStream>) -> JobResul
         continue_on_error: false,
         stop: &stop,
         live: &live,
+        verify: None,
     };
     run_worker_on(e, streams, None, &bounds, clock.get(), || clock.get()).unwrap()
 }

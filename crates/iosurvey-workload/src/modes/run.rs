@@ -82,6 +82,8 @@ pub struct RunSpec {
     pub seed: u64,
     pub interval: Duration,
     pub continue_on_error: bool,
+    /// `--verify`.
+    pub verify: bool,
     /// Put the targets together as one virtual array (one stream over it)
     /// instead of one stream per target.
     pub simulate: Option<Layout>,
@@ -110,6 +112,7 @@ impl RunSpec {
             seed: 0,
             interval: Duration::from_secs(1),
             continue_on_error: false,
+            verify: false,
             simulate: None,
         }
     }
@@ -259,6 +262,7 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
         seed: spec.seed,
         interval: spec.interval,
         continue_on_error: spec.continue_on_error,
+        verify: spec.verify,
         ..Job::new(
             targets,
             streams,

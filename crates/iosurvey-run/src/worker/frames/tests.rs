@@ -68,6 +68,7 @@ fn run_with_blocks<E: Engine>(
         continue_on_error: false,
         stop,
         live: &live,
+        verify: None,
     };
     let work = crate::worker::FrameWork {
         shared: sh,
@@ -89,6 +90,7 @@ fn cfg_on(fd: &OwnedFd, buffer_size: usize) -> iosurvey_engine::EngineConfig {
         sqpoll: None,
         iopoll: false,
         fill: Default::default(),
+        verify: None,
     }
 }
 

@@ -1,0 +1,158 @@
+//! The `--verify` pass after a job: every block the run wrote read back and
+//! checked against the generation map, or, for a job that only reads, the
+//! blocks a previous kept run wrote checked against their own headers.
+//! Reads of 1 MiB, O_DIRECT when the run was (a buffered run's cache is
+//! dropped first, so the blocks come from the device).
+
+use crate::runner::RunError;
+use crate::target::{drop_cache, OpenTarget};
+use crate::worker::now_ns;
+use iosurvey_engine::data::DataFill;
+use iosurvey_engine::verify::{check_chunk, Expect, WriteVerify, BLOCK};
+use iosurvey_engine::BufferPool;
+use iosurvey_model::verify::{FailureClass, VerifyFailure, VerifySummary};
+use iosurvey_workload::pattern::resolve_area;
+use iosurvey_workload::Job;
+use std::hash::{BuildHasher, RandomState};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Bytes per read of the pass.
+const CHUNK: usize = 1 << 20;
+
+/// A random id for a verified run, recorded in every header it writes.
+pub(crate) fn new_run_id() -> u64 {
+    RandomState::new().hash_one(now_ns())
+}
+
+/// Checks that `job` can be verified: whole 4 KiB blocks, on plain targets.
+pub(crate) fn check_job(job: &Job) -> Result<(), RunError> {
+    if !job.verify {
+        return Ok(());
+    }
+    let refuse = |why: String| Err(RunError::Verify(why));
+    for s in &job.streams {
+        if s.frames.is_some() {
+            return refuse("video frames cannot be verified yet".into());
+        }
+        if s.array.is_some() {
+            return refuse("a simulated array cannot be verified; drop --simulate".into());
+        }
+        if s.bs % BLOCK as u64 != 0 {
+            return refuse(format!(
+                "--verify checks whole 4 KiB blocks: --bs {} is not a multiple of 4096",
+                s.bs
+            ));
+        }
+        if s.offset % BLOCK as u64 != 0 {
+            return refuse(format!(
+                "--verify checks whole 4 KiB blocks: --offset {} is not a multiple of 4096",
+                s.offset
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Runs the pass over the targets of `job`: against `written`'s maps when
+/// the job wrote, else against the blocks' own headers.
+pub(crate) fn verify_point(
+    job: &Job,
+    targets: &[OpenTarget],
+    written: Option<&WriteVerify>,
+    stop: &AtomicBool,
+) -> Result<VerifySummary, RunError> {
+    let t0 = now_ns();
+    let mut out = VerifySummary {
+        mode: if written.is_some() { "write" } else { "read" }.into(),
+        run_id: written.map(|w| format!("{:016x}", w.run_id)),
+        run_seed: written.map(|w| w.seed),
+        ..Default::default()
+    };
+    let align = targets
+        .iter()
+        .map(|t| t.logical_block_size as usize)
+        .max()
+        .unwrap_or(BLOCK);
+    let mut pool = BufferPool::new(1, CHUNK, align, 0, DataFill::default())?;
+    let mut kept_run = None;
+    for (ti, t) in targets.iter().enumerate() {
+        let areas: Vec<(u64, u64)> = job
+            .streams
+            .iter()
+            .filter(|s| s.target == ti)
+            .filter_map(|s| resolve_area(t.size, s.offset, s.span, s.bs).ok())
+            .map(|a| (a.start, a.start + a.len / BLOCK as u64 * BLOCK as u64))
+            .collect();
+        if areas.is_empty() {
+            continue;
+        }
+        if !t.direct {
+            drop_cache(t);
+        }
+        let (start, end) = match written {
+            // Every block the run wrote, wherever it is.
+            Some(w) => (0, w.maps[ti].len() as u64 * BLOCK as u64),
+            None => (
+                areas.iter().map(|a| a.0).min().unwrap_or(0),
+                areas.iter().map(|a| a.1).max().unwrap_or(0),
+            ),
+        };
+        let mut off = start;
+        while off < end {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let len = (end - off).min(CHUNK as u64) as usize;
+            let first = (off / BLOCK as u64) as usize;
+            if let Some(w) = written {
+                if !w.maps[ti].any_written(first..first + len / BLOCK) {
+                    off += len as u64;
+                    continue;
+                }
+            }
+            let buf = &mut pool.get_mut(0)[..len];
+            let got = read_full(t, buf, off);
+            out.bytes_read += got as u64;
+            if got < len {
+                // A read that failed: its blocks are unreadable.
+                for b in (got / BLOCK)..(len / BLOCK) {
+                    out.fail(VerifyFailure {
+                        target: ti,
+                        offset: off + (b * BLOCK) as u64,
+                        class: FailureClass::Corruption,
+                        expected: "a readable block".into(),
+                        found: "a read error".into(),
+                    });
+                }
+            }
+            let mut expect = match written {
+                Some(w) => Expect::Map {
+                    map: &w.maps[ti],
+                    run_id: w.run_id,
+                },
+                None => Expect::Kept { run: kept_run },
+            };
+            check_chunk(&buf[..got / BLOCK * BLOCK], off, ti, &mut expect, &mut out);
+            if let Expect::Kept { run } = expect {
+                kept_run = run;
+            }
+            off += len as u64;
+        }
+    }
+    out.elapsed_ns = now_ns() - t0;
+    Ok(out)
+}
+
+/// Reads `buf.len()` bytes at `off`, as many as it can: the bytes read.
+fn read_full(t: &OpenTarget, buf: &mut [u8], off: u64) -> usize {
+    let mut done = 0;
+    while done < buf.len() {
+        match rustix::io::pread(&t.fd, &mut buf[done..], off + done as u64) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(_) => break,
+        }
+    }
+    done
+}

@@ -1,0 +1,274 @@
+//! `--verify` on loop devices the tests make (root): a run's own writes
+//! read back, and a kept run's blocks checked after the test has damaged
+//! them in the backing file, one way per failure class: a flipped byte
+//! (corruption), a block copied over another (misdirected write), zeros
+//! (lost allocation), an old copy of one block of a multi-block write
+//! (torn write), an old copy of a whole write (lost write or stale read).
+
+#[macro_use]
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+const BLOCK: u64 = 4096;
+
+/// A loop device over a file the test can reach.
+struct Backed {
+    _dir: tempfile::TempDir,
+    file: PathBuf,
+    dev: LoopDev,
+}
+
+impl Backed {
+    fn new(size: u64) -> Result<Backed, String> {
+        require_root()?;
+        let dir = tempfile::Builder::new()
+            .prefix("iosurvey-verify")
+            .tempdir_in("/dev/shm")
+            .or_else(|_| tempfile::tempdir())
+            .map_err(|e| e.to_string())?;
+        let file = dir.path().join("backing.img");
+        std::fs::File::create(&file)
+            .and_then(|f| f.set_len(size))
+            .map_err(|e| e.to_string())?;
+        let dev = LoopDev::attach(&file, &["--direct-io=on"])?;
+        Ok(Backed {
+            _dir: dir,
+            file,
+            dev,
+        })
+    }
+
+    fn path(&self) -> &str {
+        path_str(self.dev.path())
+    }
+
+    fn block(&self, n: u64) -> Vec<u8> {
+        let mut b = vec![0u8; BLOCK as usize];
+        let f = std::fs::File::open(&self.file).unwrap();
+        f.read_exact_at(&mut b, n * BLOCK).unwrap();
+        b
+    }
+
+    fn put(&self, n: u64, data: &[u8]) {
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&self.file)
+            .unwrap();
+        f.write_all_at(data, n * BLOCK).unwrap();
+        f.sync_all().unwrap();
+    }
+}
+
+/// `iosurvey run DEV ARGS --output json --quiet`: exit code and the point.
+fn run(dev: &str, args: &[&str]) -> (Option<i32>, Value) {
+    let mut all = vec!["run", dev, "--output", "json", "--quiet"];
+    all.extend_from_slice(args);
+    let out = iosurvey(&all);
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("no JSON ({e}): {}", describe(&out)));
+    assert_valid(&report);
+    (out.status.code(), report["points"][0].clone())
+}
+
+/// The failures the report lists, as (block, class).
+fn failures(p: &Value) -> Vec<(u64, String)> {
+    p["verify"]["failures"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no verify failures in {p}"))
+        .iter()
+        .map(|f| {
+            (
+                u(&f["offset"]) / BLOCK,
+                f["class"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn write_run(b: &Backed, bs: &str) -> Value {
+    let (code, p) = run(
+        b.path(),
+        &[
+            "--rw",
+            "write",
+            "--bs",
+            bs,
+            "--qd",
+            "4",
+            "--verify",
+            "--allow-destroy",
+        ],
+    );
+    assert_eq!(code, Some(0), "{p}");
+    p
+}
+
+#[test]
+fn a_runs_own_writes_read_back_clean() {
+    let _lock = serial();
+    let b = need!(Backed::new(8 * MIB));
+    for args in [
+        &["--rw", "write", "--bs", "64k", "--qd", "8"][..],
+        &[
+            "--rw",
+            "randwrite",
+            "--bs",
+            "4k",
+            "--qd",
+            "16",
+            "--bytes",
+            "8m",
+        ],
+        &[
+            "--rw",
+            "randrw",
+            "--bs",
+            "16k",
+            "--qd",
+            "8",
+            "--bytes",
+            "8m",
+            "--workers",
+            "2",
+        ],
+        &["--rw", "write", "--bs", "8k", "--engine", "sync"],
+    ] {
+        let mut all = args.to_vec();
+        all.extend(["--verify", "--allow-destroy"]);
+        let (code, p) = run(b.path(), &all);
+        assert_eq!(code, Some(0), "{args:?}: {p}");
+        let v = &p["verify"];
+        assert_eq!(v["mode"], "write", "{v}");
+        assert!(u(&v["blocks_checked"]) > 0, "{args:?}: {v}");
+        assert_eq!(v["failures"].as_array().unwrap().len(), 0, "{args:?}: {v}");
+        assert_eq!(u(&v["counts"]["corruption"]), 0);
+        assert_eq!(v["run_id"].as_str().map(str::len), Some(16), "{v}");
+    }
+}
+
+#[test]
+fn damage_between_a_kept_write_and_a_verifying_read_is_named_by_class() {
+    let _lock = serial();
+    let b = need!(Backed::new(4 * MIB));
+    // Run A, then run B over it, both in 16 KiB writes of 4 blocks.
+    write_run(&b, "16k");
+    let old45 = b.block(45);
+    let run_b = write_run(&b, "16k");
+    let clean = run(b.path(), &["--rw", "read", "--bs", "1m", "--verify"]);
+    assert_eq!(clean.0, Some(0), "{}", clean.1);
+    assert_eq!(clean.1["verify"]["run_id"], run_b["verify"]["run_id"]);
+    assert_eq!(u(&clean.1["verify"]["blocks_checked"]), 4 * MIB / BLOCK);
+
+    let mut flipped = b.block(10);
+    flipped[100] ^= 0x5a;
+    b.put(10, &flipped);
+    b.put(30, &b.block(20));
+    b.put(41, &[0u8; BLOCK as usize]);
+    b.put(45, &old45);
+
+    let (code, p) = run(b.path(), &["--rw", "read", "--bs", "1m", "--verify"]);
+    assert_eq!(code, Some(1), "a failed verify exits 1: {p}");
+    let got = failures(&p);
+    let want: Vec<(u64, String)> = [
+        (10, "corruption"),
+        (30, "misdirected_write"),
+        (41, "lost_allocation"),
+        (45, "torn_write"),
+    ]
+    .iter()
+    .map(|&(b, c)| (b, c.to_string()))
+    .collect();
+    assert_eq!(got, want, "{}", p["verify"]);
+    let c = &p["verify"]["counts"];
+    for k in [
+        "corruption",
+        "misdirected_write",
+        "lost_allocation",
+        "torn_write",
+    ] {
+        assert_eq!(u(&c[k]), 1, "{k}: {c}");
+    }
+    assert_eq!(u(&c["lost_write_or_stale_read"]), 0, "{c}");
+    // The text output names them too.
+    let out = iosurvey(&["run", b.path(), "--rw", "read", "--bs", "1m", "--verify"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("VERIFY FAILED: 4 blocks"), "{text}");
+    assert!(text.contains("offset 184320: torn write"), "{text}");
+}
+
+#[test]
+fn an_old_copy_of_a_whole_write_is_a_lost_write_or_stale_read() {
+    let _lock = serial();
+    let b = need!(Backed::new(2 * MIB));
+    write_run(&b, "4k");
+    let old = b.block(50);
+    write_run(&b, "4k");
+    b.put(50, &old);
+    let (code, p) = run(
+        b.path(),
+        &["--rw", "randread", "--bs", "4k", "--time", "1s", "--verify"],
+    );
+    assert_eq!(code, Some(1), "{p}");
+    assert_eq!(
+        failures(&p),
+        [(50, "lost_write_or_stale_read".to_string())],
+        "{}",
+        p["verify"]
+    );
+}
+
+#[test]
+fn a_device_no_verified_run_wrote_has_nothing_to_check() {
+    let _lock = serial();
+    let b = need!(Backed::new(MIB));
+    b.put(3, &random_bytes(BLOCK as usize, 1));
+    let (code, p) = run(b.path(), &["--rw", "read", "--bs", "64k", "--verify"]);
+    assert_eq!(code, Some(0), "{p}");
+    let v = &p["verify"];
+    assert_eq!(u(&v["blocks_checked"]), 0, "{v}");
+    assert_eq!(u(&v["blocks_unwritten"]), MIB / BLOCK, "{v}");
+    assert!(v["run_id"].is_null());
+}
+
+#[test]
+fn verify_refuses_what_it_cannot_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t");
+    let f = path_str(&f);
+    for (args, needle) in [
+        (&["--bs", "6k"][..], "multiple of 4096"),
+        (&["--bs", "4k", "--offset", "512"], "multiple of 4096"),
+        (
+            &["--bs", "4k", "--qd", "64", "--span", "64k"],
+            "too few blocks",
+        ),
+    ] {
+        let mut all = vec![
+            "run",
+            f,
+            "--rw",
+            "randwrite",
+            "--size",
+            "1m",
+            "--verify",
+            "--buffered",
+        ];
+        all.extend_from_slice(args);
+        let out = iosurvey(&all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", describe(&out));
+        assert!(
+            stderr_of(&out).contains(needle),
+            "{args:?}: {}",
+            describe(&out)
+        );
+        assert!(
+            !Path::new(f).exists(),
+            "{args:?}: a refused run left its test file"
+        );
+    }
+}
