@@ -210,6 +210,14 @@ impl GenMap {
         }
     }
 
+    /// Lets go of blocks [`Self::try_reserve`] held for a read-back: their
+    /// generation does not change.
+    pub fn release(&self, offset: u64, len: u32) {
+        for i in Self::blocks(offset, len) {
+            self.states[i].fetch_and(!BUSY, Ordering::Release);
+        }
+    }
+
     /// What block `block` should hold.
     fn expected(&self, block: usize) -> u8 {
         self.states

@@ -228,6 +228,9 @@ pub struct Job {
     /// `--verify`: writes carry verify headers and are read back after
     /// the job; a job that only reads checks the blocks a kept run wrote.
     pub verify: bool,
+    /// `--verify-backlog N`: each worker also reads back its last N writes
+    /// after every N, during the job.
+    pub verify_backlog: Option<u32>,
 }
 
 impl Job {
@@ -250,6 +253,7 @@ impl Job {
             cpus: Vec::new(),
             fill: DataFill::default(),
             verify: false,
+            verify_backlog: None,
         }
     }
 

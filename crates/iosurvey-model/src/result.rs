@@ -211,6 +211,9 @@ impl JobResult {
             (Some(a), Some(b)) => Some(if b.at_ns < a.at_ns { b } else { a }),
             (a, b) => a.or(b),
         };
+        if let Some(o) = &other.verify {
+            self.verify.get_or_insert_with(Default::default).merge(o);
+        }
     }
 }
 

@@ -112,9 +112,13 @@ pub struct VerifySummary {
     /// Blocks read that no write of the checked run covers (never written
     /// by it): not checked.
     pub blocks_unwritten: u64,
-    /// Bytes the pass read, and how long it took.
+    /// Bytes the checks read, and how long they took.
     pub bytes_read: u64,
     pub elapsed_ns: u64,
+    /// `--verify-backlog N`: the checks made during the job, each of the
+    /// last N writes of a worker (their figures are in the totals above).
+    #[serde(default)]
+    pub backlog_checks: u64,
     /// Failures by class.
     pub counts: FailureCounts,
     /// The first [`MAX_LISTED_FAILURES`] failures, in order of offset per
@@ -123,6 +127,27 @@ pub struct VerifySummary {
 }
 
 impl VerifySummary {
+    /// Adds `other` in: the counts, and its listed failures while there is
+    /// room. The mode, run and seed are `self`'s unless it has none.
+    pub fn merge(&mut self, other: &VerifySummary) {
+        if self.mode.is_empty() {
+            self.mode = other.mode.clone();
+        }
+        if self.run_id.is_none() {
+            self.run_id = other.run_id.clone();
+            self.run_seed = other.run_seed;
+        }
+        self.blocks_checked += other.blocks_checked;
+        self.blocks_unwritten += other.blocks_unwritten;
+        self.bytes_read += other.bytes_read;
+        self.elapsed_ns += other.elapsed_ns;
+        self.backlog_checks += other.backlog_checks;
+        self.counts.merge(&other.counts);
+        let room = MAX_LISTED_FAILURES.saturating_sub(self.failures.len());
+        self.failures
+            .extend(other.failures.iter().take(room).cloned());
+    }
+
     /// Records a failure: counted, and listed while there is room.
     pub fn fail(&mut self, f: VerifyFailure) {
         self.counts.add(f.class);

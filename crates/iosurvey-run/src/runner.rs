@@ -6,7 +6,8 @@ use crate::observer::{Observer, Progress};
 use crate::result::JobResult;
 use crate::target::{drop_cache, Geometry, OpenTarget};
 use crate::worker::{
-    now_ns, run_worker, FrameShared, FrameWork, LiveCounters, WorkerBounds, WorkerStream, UNBOUNDED,
+    now_ns, run_worker, BacklogSpec, FrameShared, FrameWork, LiveCounters, WorkerBounds,
+    WorkerStream, UNBOUNDED,
 };
 use iosurvey_engine::verify::{GenMap, WriteVerify};
 use iosurvey_engine::{Engine, EngineConfig, EngineError, EngineKind, SyncEngine, UringEngine};
@@ -397,6 +398,9 @@ pub fn run_point(
                             stop,
                             live,
                             verify: verify.as_deref(),
+                            backlog: job
+                                .verify_backlog
+                                .map(|every| BacklogSpec { every, targets }),
                         };
                         let out = match job.engine {
                             EngineKind::Uring => {
@@ -468,12 +472,11 @@ pub fn run_point(
     result.cpu.system_ns = system_ns;
     result.interrupted |= stop.load(Ordering::Relaxed);
     if job.verify && !result.interrupted {
-        result.verify = Some(crate::verify::verify_point(
-            job,
-            targets,
-            verify.as_deref(),
-            stop,
-        )?);
+        let pass = crate::verify::verify_point(job, targets, verify.as_deref(), stop)?;
+        result
+            .verify
+            .get_or_insert_with(Default::default)
+            .merge(&pass);
     }
     observer.point_finished(point, &result);
     Ok(result)

@@ -3,6 +3,8 @@
 //! syscall beyond the engine's own per batch.
 
 use crate::result::{IoFailure, JobResult, StreamResult};
+use backlog::Backlog;
+pub(crate) use backlog::BacklogSpec;
 use batches::Batches;
 pub(crate) use frames::FrameShared;
 use frames::{Ctx, FrameDriver, Next, Seen};
@@ -53,6 +55,8 @@ pub(crate) struct WorkerBounds<'a> {
     pub live: &'a LiveCounters,
     /// `--verify`: the generation maps the writes reserve their blocks in.
     pub verify: Option<&'a WriteVerify>,
+    /// `--verify-backlog N`: read back every N writes during the job.
+    pub backlog: Option<BacklogSpec<'a>>,
 }
 
 /// One slot: the I/O its buffer has in flight.
@@ -384,6 +388,13 @@ fn run_worker_on<E: Engine>(
         FrameDriver::new(fw.shared, fw.thread, local, frame_base, start_ns)
     });
     let mut stopping = false;
+    let mut backlog = match (bounds.verify, bounds.backlog) {
+        (Some(v), Some(spec)) => {
+            let max_len = streams.iter().map(|s| s.bs as usize).max().unwrap_or(0);
+            Some(Backlog::new(spec, v, max_len)?)
+        }
+        _ => None,
+    };
 
     loop {
         let mut ts = now();
@@ -479,11 +490,11 @@ fn run_worker_on<E: Engine>(
             if let Some(v) = bounds.verify {
                 if slot.op == Op::Write {
                     let file = streams[slot.stream as usize].file;
-                    v.maps[file as usize].commit(
-                        slot.offset,
-                        slot.len,
-                        c.result == slot.len as i32,
-                    );
+                    let whole = c.result == slot.len as i32;
+                    v.maps[file as usize].commit(slot.offset, slot.len, whole);
+                    if let (Some(b), true) = (&mut backlog, whole) {
+                        b.written(file, slot.offset, slot.len);
+                    }
                 }
             }
             if c.result != slot.len as i32 {
@@ -527,6 +538,9 @@ fn run_worker_on<E: Engine>(
         });
         tally.record(&run, &batches, interval, tc);
         publish(bounds, &tally);
+        if let Some(b) = &mut backlog {
+            b.check_if_due();
+        }
         // In the engine's order: the slots this reap re-armed come before
         // anything the frame driver pushes next.
         if E::ONE_AT_A_TIME {
@@ -543,6 +557,7 @@ fn run_worker_on<E: Engine>(
     result.interrupted = bounds.stop.load(Ordering::Relaxed);
     result.engine = engine.features();
     result.cpu.workers_ns = thread_cpu_ns() - cpu0;
+    result.verify = backlog.map(|b| b.summary);
     Ok(result)
 }
 
@@ -619,6 +634,7 @@ fn wait_nr(in_flight: usize) -> usize {
     (in_flight / 8).max(1)
 }
 
+mod backlog;
 mod batches;
 mod frames;
 #[cfg(test)]

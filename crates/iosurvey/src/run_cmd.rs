@@ -64,6 +64,9 @@ pub struct RunArgs {
     /// Prove the data: writes carry a header (offset, run id, generation, crc32c) in every 4 KiB block and are read back after the job against an in-memory generation map; a read-only run checks the blocks a previous kept run wrote. Any failure is named by class (misdirected, lost or stale, torn, corrupt, lost allocation) and exits 1.
     #[arg(long)]
     pub verify: bool,
+    /// With --verify: each worker also reads back its last N writes after every N, during the job (fio's verify_backlog); the job's rates include that time. From the cache in a --buffered run.
+    #[arg(long, value_name = "N", requires = "verify", value_parser = clap::value_parser!(u32).range(1..))]
+    pub verify_backlog: Option<u32>,
     /// Put the targets together as one virtual array, end to end (concat) or striped (raid0), and run one stream over it.
     #[arg(long, value_enum)]
     pub simulate: Option<SimulateArg>,
@@ -104,6 +107,7 @@ fn spec_from(a: &RunArgs) -> Result<RunSpec, Failure> {
     s.interval = a.interval;
     s.continue_on_error = a.continue_on_error;
     s.verify = a.verify;
+    s.verify_backlog = a.verify_backlog;
     s.simulate = a.simulate.map(|l| match l {
         SimulateArg::Concat => Layout::Concat,
         SimulateArg::Raid0 => Layout::Raid0 { stripe: a.stripe },

@@ -147,7 +147,45 @@ fn a_runs_own_writes_read_back_clean() {
         assert_eq!(v["failures"].as_array().unwrap().len(), 0, "{args:?}: {v}");
         assert_eq!(u(&v["counts"]["corruption"]), 0);
         assert_eq!(v["run_id"].as_str().map(str::len), Some(16), "{v}");
+        assert_eq!(u(&v["backlog_checks"]), 0, "{v}");
     }
+}
+
+#[test]
+fn a_backlog_reads_back_every_n_writes_during_the_job() {
+    let _lock = serial();
+    let b = need!(Backed::new(8 * MIB));
+    let (code, p) = run(
+        b.path(),
+        &[
+            "--rw",
+            "randwrite",
+            "--bs",
+            "8k",
+            "--qd",
+            "8",
+            "--workers",
+            "2",
+            "--bytes",
+            "16m",
+            "--verify",
+            "--verify-backlog",
+            "32",
+            "--allow-destroy",
+        ],
+    );
+    assert_eq!(code, Some(0), "{p}");
+    let v = &p["verify"];
+    // 2048 writes in all, 1024 per worker: a read-back once 32 have
+    // completed since the last (a reap may bring a few more), so up to 32
+    // each.
+    let checks = u(&v["backlog_checks"]);
+    assert!((40..=64).contains(&checks), "{v}");
+    // The read-backs check blocks on top of the pass after the job.
+    assert!(u(&v["blocks_checked"]) > 8 * MIB / BLOCK, "{v}");
+    assert_eq!(u(&v["counts"]["lost_write_or_stale_read"]), 0, "{v}");
+    let out = iosurvey(&["run", b.path(), "--rw", "read", "--verify-backlog", "4"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
 }
 
 #[test]

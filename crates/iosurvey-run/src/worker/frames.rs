@@ -409,13 +409,11 @@ impl<'a> FrameDriver<'a> {
         self.state = state;
     }
 
-    /// Stamps a frame to be written, then pushes its pieces: all at once,
-    /// or the first on a one-at-a-time engine.
+    /// Pushes a frame's pieces: all at once, or the first on a
+    /// one-at-a-time engine. (The engine stamps every 4 KiB block written
+    /// unique, see `iosurvey_engine::data`.)
     fn push_pieces<E: Engine>(&mut self, cx: &mut Ctx<'_, E>) {
         let sh = self.shared;
-        if sh.job.op == Op::Write {
-            self.stamp(cx.engine);
-        }
         self.pieces = sh.job.frame_bytes.div_ceil(sh.piece) as u32;
         self.pushed = 0;
         self.pieces_done = 0;
@@ -451,27 +449,6 @@ impl<'a> FrameDriver<'a> {
         };
         cx.arm.piece(cx.engine, self.local, req, open_file);
         self.pushed += 1;
-    }
-
-    /// Makes every 4 KiB block of the frame unique before it is written:
-    /// the frame's number and the block's offset in it go in its first 16
-    /// bytes. Storage that dedupes or compresses cannot shrink the frames.
-    fn stamp<E: Engine>(&self, engine: &mut E) {
-        let sh = self.shared;
-        let frame_bytes = sh.job.frame_bytes;
-        for (i, off) in (0..frame_bytes).step_by(sh.piece as usize).enumerate() {
-            let len = (frame_bytes - off).min(sh.piece) as usize;
-            let buf = engine
-                .buffer_mut(self.base + i as u32)
-                .expect("no piece of a frame is in flight while the frame is stamped");
-            let n = len.min(buf.len());
-            for (b, block) in buf[..n].chunks_mut(4096).enumerate() {
-                if block.len() >= 16 {
-                    block[..8].copy_from_slice(&self.rec.frame.to_le_bytes());
-                    block[8..16].copy_from_slice(&(off + b as u64 * 4096).to_le_bytes());
-                }
-            }
-        }
     }
 
     /// A file operation of the frame came back with `r`.

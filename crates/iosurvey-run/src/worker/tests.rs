@@ -56,6 +56,7 @@ fn run_with_ramp(
         stop: &stop,
         live: &live,
         verify: None,
+        backlog: None,
     };
     let r = run_worker(engine, streams, None, &bounds, now_ns()).unwrap();
     assert_eq!(
@@ -217,6 +218,7 @@ fn run_on_fake_clock(e: &mut FakeEngine, streams: Vec<WorkerStream>) -> JobResul
         stop: &stop,
         live: &live,
         verify: None,
+        backlog: None,
     };
     run_worker_on(e, streams, None, &bounds, clock.get(), || clock.get()).unwrap()
 }

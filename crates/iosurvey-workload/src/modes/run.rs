@@ -84,6 +84,8 @@ pub struct RunSpec {
     pub continue_on_error: bool,
     /// `--verify`.
     pub verify: bool,
+    /// `--verify-backlog N`.
+    pub verify_backlog: Option<u32>,
     /// Put the targets together as one virtual array (one stream over it)
     /// instead of one stream per target.
     pub simulate: Option<Layout>,
@@ -113,6 +115,7 @@ impl RunSpec {
             interval: Duration::from_secs(1),
             continue_on_error: false,
             verify: false,
+            verify_backlog: None,
             simulate: None,
         }
     }
@@ -263,6 +266,7 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
         interval: spec.interval,
         continue_on_error: spec.continue_on_error,
         verify: spec.verify,
+        verify_backlog: spec.verify_backlog,
         ..Job::new(
             targets,
             streams,
