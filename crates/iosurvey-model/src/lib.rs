@@ -30,5 +30,7 @@ pub use plan::{
     frames_dir, Bounds, DataFill, Fps, FrameJob, FrameLayout, FrameOrder, Job, Mix, Pattern, Plan,
     Point, StreamClass, TargetSpec,
 };
-pub use result::{CpuTime, FrameRecord, FrameStatus, IoFailure, JobResult, StreamResult};
+pub use result::{
+    CpuTime, FrameRecord, FrameStatus, IoFailure, JobResult, ReadSample, StreamResult,
+};
 pub use target::TargetKind;

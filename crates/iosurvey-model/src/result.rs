@@ -163,6 +163,16 @@ pub struct JobResult {
     pub frame_tally: FrameTally,
     /// `--verify`: what the pass after the job found.
     pub verify: Option<crate::verify::VerifySummary>,
+    /// Blocks sampled from the areas the job read, after it: how many
+    /// read as zeros (an area never written answers without the media).
+    pub read_sample: Option<ReadSample>,
+}
+
+/// What a sample of blocks of the areas read holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReadSample {
+    pub blocks: u64,
+    pub zero_blocks: u64,
 }
 
 impl JobResult {

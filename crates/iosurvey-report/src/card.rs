@@ -83,6 +83,7 @@ pub fn render_card(report: &RunReport, opts: TextOptions) -> String {
         let _ = writeln!(out, "{name:<12} {}   {}", cells(r, opts), cells(w, opts));
     }
     interruptions_and_failures(&mut out, report);
+    crate::warnings::warnings_once(&mut out, report, "warning: ");
     out
 }
 

@@ -188,13 +188,7 @@ fn footer(out: &mut String, report: &RunReport) {
             );
         }
     }
-    let mut seen: Vec<&str> = Vec::new();
-    for w in report.points.iter().flat_map(|p| &p.warnings) {
-        if !seen.contains(&w.as_str()) {
-            seen.push(w);
-            let _ = writeln!(out, "# warning: {w}");
-        }
-    }
+    crate::warnings::warnings_once(out, report, "# warning: ");
 }
 
 /// Renders a `diskperf` report in diskperf's layout: `#` comments, the

@@ -7,7 +7,7 @@ use serde::Serialize;
 use std::io::{self, Write};
 
 /// Version of the JSON layout.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The report as pretty-printed JSON, newline-terminated: two-space
 /// indents, one member per line, and an array inside an array (a

@@ -18,6 +18,7 @@ pub mod profile;
 pub mod survey;
 mod text;
 pub mod video;
+mod warnings;
 
 pub use card::render_card;
 pub use csv_table::render_csv;
@@ -28,3 +29,4 @@ pub use model::{
     PointReport, RunReport, Settings, StreamReport, StreamTotals, TargetReport, ToolInfo,
 };
 pub use text::{format_ns, format_rate, render_text, TextOptions};
+pub use warnings::Warning;

@@ -66,8 +66,12 @@ pub struct PointReport {
     #[serde(default)]
     pub cpu_us_per_io: Option<f64>,
     pub failure: Option<FailureReport>,
-    /// Reasons to doubt a figure, each saying what to do about it.
-    pub warnings: Vec<String>,
+    /// Reasons to doubt a figure: a stable code, what it means and what
+    /// to do, the figures that raised it and the threshold they crossed.
+    /// (Plain strings in reports of schema version 1.)
+    #[serde(deserialize_with = "crate::warnings::read_warnings")]
+    #[schemars(with = "Vec<crate::warnings::Warning>")]
+    pub warnings: Vec<crate::warnings::Warning>,
     pub streams: Vec<StreamReport>,
     /// Every stream's reads and writes added up.
     pub total: StreamTotals,
@@ -184,6 +188,10 @@ pub struct TargetReport {
     pub rotational: Option<bool>,
     pub direct: bool,
     pub created: bool,
+    /// What memory backs the target, when memory does: `tmpfs`, `ramfs`,
+    /// `zram`, a ram disk, or a loop device over a file on tmpfs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_backed: Option<String>,
 }
 
 /// The first failed I/O.
@@ -425,7 +433,7 @@ impl PointReport {
                 error: crate::errno_name(f.errno),
                 at_ns: f.at_ns,
             }),
-            warnings: warnings(point, targets, r, ram_bytes),
+            warnings: Vec::new(),
             verify: r.verify.clone(),
             streams,
             total: StreamTotals {
@@ -462,6 +470,13 @@ impl PointReport {
         };
         report.set_last_intervals();
         report.cpu_us_per_io = report.cpu_per_io_us();
+        let totals = crate::warnings::PointTotals {
+            read: &report.total.read,
+            write: &report.total.write,
+            interval_ns: report.settings.interval_ns,
+        };
+        report.warnings =
+            crate::warnings::warnings(point, targets, r, ram_bytes, &report.streams, &totals);
         report
     }
 
@@ -485,40 +500,6 @@ impl PointReport {
             c.set_last_interval(interval, end);
         }
     }
-}
-
-/// Reasons a point's figures may not be what the device does.
-fn warnings(point: &Point, targets: &[TargetReport], r: &JobResult, ram: u64) -> Vec<String> {
-    let job = &point.job;
-    let mut out = Vec::new();
-    // A file per frame is opened and closed per frame: it is not
-    // registered, by design, so only fixed buffers are expected.
-    let per_frame_files = job
-        .frames()
-        .is_some_and(|f| matches!(f.layout, FrameLayout::Files { .. }));
-    if job.engine == iosurvey_model::EngineKind::Uring
-        && !((r.engine.registered_files || per_frame_files) && r.engine.fixed_buffers)
-    {
-        out.push(
-            "io_uring ran without registered files or fixed buffers (the kernel refused them), which costs CPU per I/O; lower --qd or check RLIMIT_MEMLOCK"
-                .to_string(),
-        );
-    }
-    if !job.direct && job.streams.iter().any(|s| s.mix.reads()) {
-        for s in &job.streams {
-            let t = &targets[s.target];
-            let area = s.span.unwrap_or(t.size_bytes.saturating_sub(s.offset));
-            if s.mix.reads() && area < ram {
-                out.push(format!(
-                    "buffered reads of {} cover {} bytes, less than the {} bytes of RAM: after the first pass they come from the page cache, not the device; drop --buffered or use an area larger than RAM",
-                    t.path,
-                    area,
-                    ram
-                ));
-            }
-        }
-    }
-    out
 }
 
 fn one() -> u32 {

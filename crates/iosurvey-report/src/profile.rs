@@ -277,13 +277,7 @@ fn summary(out: &mut String, report: &RunReport, zones: &[ZoneRow], opts: TextOp
 /// Interruptions, failed I/Os and (once each) warnings.
 fn footer(out: &mut String, report: &RunReport) {
     crate::card::interruptions_and_failures(out, report);
-    let mut seen: Vec<&str> = Vec::new();
-    for w in report.points.iter().flat_map(|p| &p.warnings) {
-        if !seen.contains(&w.as_str()) {
-            seen.push(w);
-            let _ = writeln!(out, "warning: {w}");
-        }
-    }
+    crate::warnings::warnings_once(out, report, "warning: ");
 }
 
 /// Renders a `profile` report: a header, the chart (one row per zone),

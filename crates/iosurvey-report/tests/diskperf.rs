@@ -80,6 +80,7 @@ fn point(index: usize, bs: u64, col: usize, mb_per_s: f64) -> PointReport {
             rotational: None,
             direct: true,
             created: true,
+            memory_backed: None,
         }],
         elapsed_ns: ELAPSED,
         streams: vec![StreamReport {

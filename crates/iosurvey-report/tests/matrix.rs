@@ -48,6 +48,7 @@ fn target(path: &str) -> TargetReport {
         rotational: Some(true),
         direct: true,
         created: false,
+        memory_backed: None,
     }
 }
 

@@ -83,6 +83,7 @@ fn point(index: usize, rates: &[(f64, u64)]) -> PointReport {
                 rotational: Some(true),
                 direct: true,
                 created: false,
+                memory_backed: None,
             })
             .collect(),
         elapsed_ns: last,

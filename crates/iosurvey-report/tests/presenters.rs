@@ -60,6 +60,7 @@ fn report() -> RunReport {
         },
         direct: true,
         created: kind == TargetKind::File,
+        memory_backed: None,
     };
     fixtures::run_report(
         "run",
@@ -109,7 +110,15 @@ fn report() -> RunReport {
                 error: errno_name(28),
                 at_ns: 5000,
             }),
-            warnings: vec!["buffered reads of /tmp/a cover 1073741824 bytes, less than RAM".into()],
+            warnings: vec![iosurvey_report::Warning {
+                code: "buffered_fits_in_ram".into(),
+                message: "buffered reads of /tmp/a cover 1073741824 bytes, less than RAM".into(),
+                evidence: serde_json::json!({"area_bytes": 1073741824u64})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+                threshold: "an area at least the size of RAM".into(),
+            }],
             streams: vec![stream(0, &r0, &w0, elapsed), stream(1, &r1, &w1, elapsed)],
             total: StreamTotals {
                 read: ClassReport::new(&tr, elapsed),

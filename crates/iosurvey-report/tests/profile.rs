@@ -36,6 +36,7 @@ fn target(path: &str) -> TargetReport {
         rotational: Some(true),
         direct: true,
         created: false,
+        memory_backed: None,
     }
 }
 

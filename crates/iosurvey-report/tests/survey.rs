@@ -50,6 +50,7 @@ fn target(path: &str) -> TargetReport {
         rotational: Some(false),
         direct: true,
         created: false,
+        memory_backed: None,
     }
 }
 

@@ -105,6 +105,7 @@ fn point(f: FramesReport, elapsed_ns: u64) -> PointReport {
             rotational: Some(false),
             direct: true,
             created: false,
+            memory_backed: None,
         }],
         frames: Some(f),
         verify: None,
@@ -201,11 +202,15 @@ fn stream() -> PointReport {
         error: "EIO".into(),
         at_ns: 875 * MS,
     });
-    p.warnings.push(
-        "io_uring ran without registered files or fixed buffers (the kernel refused them), \
+    p.warnings.push(iosurvey_report::Warning {
+        code: "text".into(),
+        message:
+            "io_uring ran without registered files or fixed buffers (the kernel refused them), \
          which costs CPU per I/O; lower --qd or check RLIMIT_MEMLOCK"
-            .into(),
-    );
+                .into(),
+        evidence: Default::default(),
+        threshold: String::new(),
+    });
     p
 }
 

@@ -534,6 +534,7 @@ pub fn open_frame_dir(
         logical_block_size: s.alignment,
         physical_block_size: s.alignment.max(4096),
         rotational: None,
+        memory_backed: crate::target::memory_backing(&root_fd, TargetKind::Directory),
         direct: opts.direct,
         writable: fj.op == Op::Write,
         created: if created {

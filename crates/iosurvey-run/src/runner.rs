@@ -471,6 +471,9 @@ pub fn run_point(
     result.cpu.user_ns = user_ns;
     result.cpu.system_ns = system_ns;
     result.interrupted |= stop.load(Ordering::Relaxed);
+    if !result.interrupted {
+        result.read_sample = crate::verify::sample_reads(job, targets);
+    }
     if job.verify && !result.interrupted {
         let pass = crate::verify::verify_point(job, targets, verify.as_deref(), stop)?;
         result

@@ -19,6 +19,7 @@ use std::sync::atomic::AtomicBool;
 pub use claim::{created_by_iosurvey, Claim, Identity};
 pub use iosurvey_model::TargetKind;
 pub(crate) use layout::{check_free_space, dir_dio_alignment, fill};
+pub(crate) use open::memory_backing;
 pub use open::test_file_name;
 pub use probe::{plan_geometry, plan_target, Geometry, Planned};
 
@@ -33,6 +34,8 @@ pub struct OpenTarget {
     pub physical_block_size: u64,
     /// From sysfs, for block devices.
     pub rotational: Option<bool>,
+    /// What memory backs it, when memory does (tmpfs, zram, ...).
+    pub memory_backed: Option<String>,
     /// Opened with O_DIRECT.
     pub direct: bool,
     /// Opened for writing.

@@ -11,6 +11,7 @@ use iosurvey_engine::data::DataFill;
 use iosurvey_engine::verify::{check_chunk, Expect, WriteVerify, BLOCK};
 use iosurvey_engine::BufferPool;
 use iosurvey_model::verify::{FailureClass, VerifyFailure, VerifySummary};
+use iosurvey_model::ReadSample;
 use iosurvey_workload::pattern::resolve_area;
 use iosurvey_workload::Job;
 use std::hash::{BuildHasher, RandomState};
@@ -141,6 +142,53 @@ pub(crate) fn verify_point(
     }
     out.elapsed_ns = now_ns() - t0;
     Ok(out)
+}
+
+/// Blocks sampled per point from the areas it read.
+const SAMPLED_BLOCKS: u64 = 16;
+
+/// Reads [`SAMPLED_BLOCKS`] blocks spread over the areas the job's reading
+/// streams covered, and counts those that are all zeros.
+pub(crate) fn sample_reads(job: &Job, targets: &[OpenTarget]) -> Option<ReadSample> {
+    let areas: Vec<(usize, u64, u64)> = job
+        .streams
+        .iter()
+        .filter(|s| s.mix.reads() && s.frames.is_none() && s.array.is_none())
+        .filter_map(|s| {
+            let t = targets.get(s.target)?;
+            let a = resolve_area(t.size, s.offset, s.span, s.bs).ok()?;
+            Some((s.target, a.start, a.len))
+        })
+        .collect();
+    if areas.is_empty() {
+        return None;
+    }
+    let align = targets
+        .iter()
+        .map(|t| t.logical_block_size as usize)
+        .max()
+        .unwrap_or(BLOCK)
+        .max(BLOCK);
+    let mut pool = BufferPool::new(1, align, align, 0, DataFill::default()).ok()?;
+    let mut out = ReadSample::default();
+    let mut x = job.seed ^ 0x9e37_79b9_7f4a_7c15;
+    for k in 0..SAMPLED_BLOCKS {
+        let (ti, start, len) = areas[(k as usize) % areas.len()];
+        let blocks = len / align as u64;
+        if blocks == 0 {
+            continue;
+        }
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let off = start + (x % blocks) * align as u64;
+        let buf = &mut pool.get_mut(0)[..align];
+        if read_full(&targets[ti], buf, off) == align {
+            out.blocks += 1;
+            out.zero_blocks += u64::from(buf.iter().all(|&b| b == 0));
+        }
+    }
+    Some(out)
 }
 
 /// Reads `buf.len()` bytes at `off`, as many as it can: the bytes read.

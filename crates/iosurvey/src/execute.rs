@@ -367,5 +367,6 @@ fn target_report(t: &OpenTarget) -> TargetReport {
         rotational: t.rotational,
         direct: t.direct,
         created: t.created.any(),
+        memory_backed: t.memory_backed.clone(),
     }
 }

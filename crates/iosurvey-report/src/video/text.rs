@@ -419,7 +419,7 @@ fn render_point(out: &mut String, p: &PointReport, opts: TextOptions) {
         None => verdict_lines(out, f, &d, &s, opts),
     }
     for w in &p.warnings {
-        wrapped(out, "warning: ", w);
+        wrapped(out, "warning: ", &w.to_string());
     }
 }
 

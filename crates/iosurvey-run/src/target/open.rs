@@ -390,6 +390,56 @@ pub(super) fn remove_if_same(path: &Path, fd: &OwnedFd, hold: &Hold) -> std::io:
     }
 }
 
+/// `TMPFS_MAGIC` and `RAMFS_MAGIC` (statfs(2)).
+const TMPFS_MAGIC: i64 = 0x0102_1994;
+const RAMFS_MAGIC: i64 = 0x8584_58f6;
+
+/// What memory backs the target, if memory does: a file on tmpfs or
+/// ramfs, a zram or brd (`ram*`) device, or a loop device over a file on
+/// tmpfs or ramfs.
+pub(crate) fn memory_backing(fd: &OwnedFd, kind: TargetKind) -> Option<String> {
+    // `f_type` is an i64 here, but not on every architecture.
+    #[allow(clippy::unnecessary_cast)]
+    let fs_of = |fs: rustix::fs::StatFs| match fs.f_type as i64 {
+        TMPFS_MAGIC => Some("tmpfs"),
+        RAMFS_MAGIC => Some("ramfs"),
+        _ => None,
+    };
+    if kind != TargetKind::Block {
+        return rustix::fs::fstatfs(fd)
+            .ok()
+            .and_then(fs_of)
+            .map(String::from);
+    }
+    let st = rustix::fs::fstat(fd).ok()?;
+    let dev = format!(
+        "/sys/dev/block/{}:{}",
+        rustix::fs::major(st.st_rdev),
+        rustix::fs::minor(st.st_rdev)
+    );
+    // The disk's name (a partition's parent when there is no queue here).
+    let disk = ["", "/.."].iter().find_map(|up| {
+        let dir = format!("{dev}{up}");
+        std::path::Path::new(&format!("{dir}/queue"))
+            .exists()
+            .then(|| std::fs::canonicalize(&dir).ok())
+            .flatten()
+    })?;
+    let name = disk.file_name()?.to_str()?.to_string();
+    if name.starts_with("zram") {
+        return Some("zram".into());
+    }
+    if name.starts_with("ram") {
+        return Some("brd (ram disk)".into());
+    }
+    if name.starts_with("loop") {
+        let backing = std::fs::read_to_string(disk.join("loop/backing_file")).ok()?;
+        let fs = rustix::fs::statfs(backing.trim()).ok().and_then(fs_of)?;
+        return Some(format!("a loop device over a file on {fs}"));
+    }
+    None
+}
+
 /// Probes the opened target: size, block sizes, rotational flag; a file
 /// must be non-empty, at least `want` bytes and (unless iosurvey just laid
 /// it out) without holes.
@@ -440,6 +490,7 @@ pub(super) fn describe(
             (lbs, pbs, None)
         }
     };
+    let memory_backed = memory_backing(&fd, kind);
     Ok(OpenTarget {
         path: path.to_path_buf(),
         kind,
@@ -447,6 +498,7 @@ pub(super) fn describe(
         logical_block_size: logical,
         physical_block_size: physical,
         rotational,
+        memory_backed,
         direct,
         writable: write,
         created: if created {

@@ -503,6 +503,14 @@ impl Cgroup {
 
     /// Runs iosurvey with `args` as a member of this group.
     pub fn run_iosurvey(&self, args: &[&str]) -> Output {
+        self.spawn_iosurvey(args)
+            .wait_with_output()
+            .expect("running sh")
+    }
+
+    /// Starts iosurvey with `args` as a member of this group, its stdout
+    /// and stderr piped.
+    pub fn spawn_iosurvey(&self, args: &[&str]) -> std::process::Child {
         let procs = self.dir.join("cgroup.procs");
         Command::new("sh")
             .arg("-c")
@@ -511,7 +519,9 @@ impl Cgroup {
             .arg(BIN)
             .args(args)
             .stdin(Stdio::null())
-            .output()
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
             .expect("running sh")
     }
 }

@@ -1,0 +1,345 @@
+//! Plausibility warnings: reasons to doubt a figure, each with a stable
+//! code, the figures that raised it and the threshold they crossed, so that
+//! a script can act on them and a reader can judge them.
+
+use crate::model::{ClassReport, StreamReport, TargetReport};
+use iosurvey_model::{FrameLayout, JobResult, Point};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{json, Map, Value};
+use std::fmt;
+
+/// One warning of a point.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Warning {
+    /// Stable identifier: `io_uring_unregistered`, `buffered_fits_in_ram`,
+    /// `memory_backed`, `unwritten_area`, `latency_below_floor`,
+    /// `too_short`, `unstable`, `write_cache_collapse`; `text` for a
+    /// warning of a report older than the codes.
+    pub code: String,
+    /// What it means and what to do.
+    pub message: String,
+    /// The figures that raised it, by name.
+    pub evidence: Map<String, Value>,
+    /// The threshold the figures crossed, in words.
+    pub threshold: String,
+}
+
+impl Warning {
+    fn new(code: &str, message: String, evidence: Value, threshold: &str) -> Self {
+        Warning {
+            code: code.into(),
+            message,
+            evidence: match evidence {
+                Value::Object(m) => m,
+                _ => Map::new(),
+            },
+            threshold: threshold.into(),
+        }
+    }
+}
+
+impl fmt::Display for Warning {
+    /// The message, then the code, the evidence and the threshold in
+    /// brackets.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.message)?;
+        if self.code == "text" {
+            return Ok(());
+        }
+        let evidence: Vec<String> = self
+            .evidence
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => format!("{k} {s}"),
+                v => format!("{k} {v}"),
+            })
+            .collect();
+        write!(f, " [{}: {}", self.code, evidence.join(", "))?;
+        if !self.threshold.is_empty() {
+            write!(f, "; threshold: {}", self.threshold)?;
+        }
+        write!(f, "]")
+    }
+}
+
+/// Every point's warnings, each once, one per line after `prefix`: the
+/// summaries of many-point modes (the quick card, diskperf, profile).
+pub(crate) fn warnings_once(out: &mut String, report: &crate::RunReport, prefix: &str) {
+    use std::fmt::Write as _;
+    let mut seen: Vec<&str> = Vec::new();
+    for w in report.points.iter().flat_map(|p| &p.warnings) {
+        if !seen.contains(&w.message.as_str()) {
+            seen.push(&w.message);
+            let _ = writeln!(out, "{prefix}{w}");
+        }
+    }
+}
+
+/// Reads `warnings` as objects, or as the plain strings of reports made
+/// before the codes (each then a warning of code `text`).
+pub(crate) fn read_warnings<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Warning>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Either {
+        Full(Warning),
+        Text(String),
+    }
+    Ok(Vec::<Either>::deserialize(d)?
+        .into_iter()
+        .map(|w| match w {
+            Either::Full(w) => w,
+            Either::Text(message) => Warning {
+                code: "text".into(),
+                message,
+                evidence: Map::new(),
+                threshold: String::new(),
+            },
+        })
+        .collect())
+}
+
+/// The share of sampled blocks that must read as zeros for
+/// `unwritten_area`: all of them.
+const ZERO_SHARE: f64 = 1.0;
+/// A random read's median latency below which a rotational device cannot
+/// be: a seek and half a turn of the fastest disks take more.
+const ROTATIONAL_FLOOR_NS: u64 = 1_000_000;
+/// Fewest whole intervals for a rate to be judged steady.
+const MIN_INTERVALS: usize = 5;
+/// Largest coefficient of variation of the interval rates.
+const MAX_CV: f64 = 0.20;
+/// Bytes written before a write cache's collapse is looked for, and the
+/// share of the starting rate under which the rate has collapsed.
+const COLLAPSE_AFTER: u64 = 1 << 30;
+const COLLAPSE_SHARE: f64 = 0.70;
+
+/// The warnings of a point that ran `point` on `targets` and gave `r`, on
+/// a host of `ram` bytes of memory; `streams` and `total` are its report's.
+pub(crate) fn warnings(
+    point: &Point,
+    targets: &[TargetReport],
+    r: &JobResult,
+    ram: u64,
+    streams: &[StreamReport],
+    total: &PointTotals<'_>,
+) -> Vec<Warning> {
+    let job = &point.job;
+    let mut out = Vec::new();
+    // A file per frame is opened and closed per frame: it is not
+    // registered, by design, so only fixed buffers are expected.
+    let per_frame_files = job
+        .frames()
+        .is_some_and(|f| matches!(f.layout, FrameLayout::Files { .. }));
+    if job.engine == iosurvey_model::EngineKind::Uring
+        && !((r.engine.registered_files || per_frame_files) && r.engine.fixed_buffers)
+    {
+        out.push(Warning::new(
+            "io_uring_unregistered",
+            "io_uring ran without registered files or fixed buffers (the kernel refused them), which costs CPU per I/O; lower --qd or check RLIMIT_MEMLOCK".into(),
+            json!({
+                "registered_files": r.engine.registered_files,
+                "fixed_buffers": r.engine.fixed_buffers,
+            }),
+            "both expected",
+        ));
+    }
+    if !job.direct {
+        for s in job.streams.iter().filter(|s| s.mix.reads()) {
+            let t = &targets[s.target];
+            let area = s.span.unwrap_or(t.size_bytes.saturating_sub(s.offset));
+            if area < ram {
+                out.push(Warning::new(
+                    "buffered_fits_in_ram",
+                    format!(
+                        "buffered reads of {} cover {area} bytes, less than the {ram} bytes of RAM: after the first pass they come from the page cache, not the device; drop --buffered or use an area larger than RAM",
+                        t.path
+                    ),
+                    json!({"target": t.path, "area_bytes": area, "ram_bytes": ram}),
+                    "an area at least the size of RAM",
+                ));
+            }
+        }
+    }
+    for t in targets {
+        if let Some(kind) = &t.memory_backed {
+            out.push(Warning::new(
+                "memory_backed",
+                format!(
+                    "{} is backed by memory ({kind}), not storage: its figures are the speed of RAM and of the kernel",
+                    t.path
+                ),
+                json!({"target": t.path, "backing": kind}),
+                "a target on a storage device",
+            ));
+        }
+    }
+    if let Some(z) = &r.read_sample {
+        if z.blocks > 0 && z.zero_blocks as f64 >= ZERO_SHARE * z.blocks as f64 {
+            out.push(Warning::new(
+                "unwritten_area",
+                "every block sampled from the area read reads as zeros: it was probably never written (or was trimmed), and SSDs and thin LUNs answer such reads without touching the media; write the area first (e.g. run --rw write)".into(),
+                json!({"sampled_blocks": z.blocks, "zero_blocks": z.zero_blocks}),
+                "all sampled blocks zero",
+            ));
+        }
+    }
+    for (s, sr) in job.streams.iter().zip(streams) {
+        let t = &targets[s.target];
+        let p50 = percentile(&sr.read, 50.0);
+        if t.rotational == Some(true) && !s.pattern.is_sequential() && sr.read.ops > 0 {
+            if let Some(p50) = p50.filter(|&ns| ns < ROTATIONAL_FLOOR_NS) {
+                out.push(Warning::new(
+                    "latency_below_floor",
+                    format!(
+                        "random reads of {} took {} ns at the median, faster than a rotational disk can seek: they were served by a cache (the disk's, a controller's or the page cache), or the device is not rotational",
+                        t.path, p50
+                    ),
+                    json!({"target": t.path, "read_p50_ns": p50}),
+                    "a random-read p50 of at least 1 ms on a rotational device",
+                ));
+            }
+        }
+    }
+    if matches!(point.params, iosurvey_model::PointParams::Run) {
+        for (op, c) in [("read", total.read), ("write", total.write)] {
+            if let Some(w) = rate_checks(op, c, total.interval_ns) {
+                out.push(w);
+            }
+        }
+        if let Some(w) = collapse(total.write, total.interval_ns) {
+            out.push(w);
+        }
+    }
+    out
+}
+
+/// A point's totals, for the checks on its interval series.
+pub(crate) struct PointTotals<'a> {
+    pub read: &'a ClassReport,
+    pub write: &'a ClassReport,
+    pub interval_ns: u64,
+}
+
+fn percentile(c: &ClassReport, p: f64) -> Option<u64> {
+    c.latency
+        .percentiles
+        .iter()
+        .find(|x| (x.percentile - p).abs() < 1e-9)
+        .map(|x| x.ns)
+}
+
+/// Bytes per second of each whole interval of `c`'s series.
+fn interval_rates(c: &ClassReport, interval_ns: u64) -> Vec<f64> {
+    let whole = if c.series_last_ns >= interval_ns {
+        c.series.len()
+    } else {
+        c.series.len().saturating_sub(1)
+    };
+    c.series[..whole]
+        .iter()
+        .map(|s| s.bytes as f64 * 1e9 / interval_ns as f64)
+        .collect()
+}
+
+/// `too_short` or `unstable` for class `op`, when it moved anything.
+fn rate_checks(op: &str, c: &ClassReport, interval_ns: u64) -> Option<Warning> {
+    if c.ops == 0 || interval_ns == 0 {
+        return None;
+    }
+    let rates = interval_rates(c, interval_ns);
+    if rates.len() < MIN_INTERVALS {
+        return Some(Warning::new(
+            "too_short",
+            format!(
+                "the {op}s ran for {} whole intervals of {} ms: too few to tell a steady rate from a burst; run longer (--time)",
+                rates.len(),
+                interval_ns / 1_000_000
+            ),
+            json!({"op": op, "intervals": rates.len(), "interval_ns": interval_ns}),
+            "at least 5 whole intervals",
+        ));
+    }
+    let mean = rates.iter().sum::<f64>() / rates.len() as f64;
+    let var = rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / rates.len() as f64;
+    let cv = if mean > 0.0 { var.sqrt() / mean } else { 0.0 };
+    (cv > MAX_CV).then(|| {
+        Warning::new(
+            "unstable",
+            format!(
+                "the {op} rate varied from interval to interval by {:.0}% (coefficient of variation): the mean hides a changing device (caches filling, garbage collection, throttling) or a disturbed host; look at the series",
+                cv * 100.0
+            ),
+            json!({"op": op, "cv": (cv * 1000.0).round() / 1000.0, "intervals": rates.len(), "mean_bytes_per_sec": mean.round()}),
+            "a coefficient of variation of at most 20%",
+        )
+    })
+}
+
+/// `write_cache_collapse`: after at least 1 GiB written, the write rate of
+/// an interval fell under 70% of the rate of the first intervals, and
+/// stayed there. The knee, in bytes written before it, is the size of the
+/// cache that absorbed the start (an SSD's SLC cache).
+fn collapse(c: &ClassReport, interval_ns: u64) -> Option<Warning> {
+    let rates = interval_rates(c, interval_ns);
+    if rates.len() < MIN_INTERVALS {
+        return None;
+    }
+    let start = rates[..3].iter().sum::<f64>() / 3.0;
+    let mut written = 0u64;
+    for (i, s) in c.series.iter().enumerate().take(rates.len()) {
+        let before = written;
+        written += s.bytes;
+        if before < COLLAPSE_AFTER {
+            continue;
+        }
+        let rest = &rates[i..];
+        let after = rest.iter().sum::<f64>() / rest.len() as f64;
+        if rates[i] < COLLAPSE_SHARE * start && after < COLLAPSE_SHARE * start {
+            return Some(Warning::new(
+                "write_cache_collapse",
+                format!(
+                    "the write rate fell from {:.0} MB/s to {:.0} MB/s after {:.2} GB written, and stayed there: a write cache (an SSD's SLC cache, a controller's) absorbed the first {:.2} GB; the sustained rate is the lower one",
+                    start / 1e6,
+                    after / 1e6,
+                    before as f64 / 1e9,
+                    before as f64 / 1e9
+                ),
+                json!({
+                    "start_bytes_per_sec": start.round(),
+                    "after_bytes_per_sec": after.round(),
+                    "knee_bytes": before,
+                    "knee_gb": (before as f64 / 1e7).round() / 100.0,
+                }),
+                "the rate under 70% of its start, after at least 1 GiB written",
+            ));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Deserialize)]
+    struct Holder {
+        #[serde(deserialize_with = "read_warnings")]
+        warnings: Vec<Warning>,
+    }
+
+    #[test]
+    fn plain_string_warnings_of_version_1_reports_read_as_code_text() {
+        let h: Holder = serde_json::from_str(
+            r#"{"warnings": ["old words", {"code": "too_short", "message": "m",
+                "evidence": {"intervals": 2}, "threshold": "at least 5"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(h.warnings[0].code, "text");
+        assert_eq!(h.warnings[0].to_string(), "old words");
+        assert_eq!(h.warnings[1].code, "too_short");
+        assert_eq!(
+            h.warnings[1].to_string(),
+            "m [too_short: intervals 2; threshold: at least 5]"
+        );
+    }
+}

@@ -1,0 +1,240 @@
+//! Plausibility warnings (issue 12) on real devices the tests make (root):
+//! each check raised where its figures are implausible, and silent where
+//! they are not. Every warning has a stable code, its evidence and its
+//! threshold in the JSON.
+
+#[macro_use]
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::time::Duration;
+
+/// The codes of a point's warnings.
+fn codes(p: &Value) -> Vec<String> {
+    p["warnings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no warnings array in {p}"))
+        .iter()
+        .map(|w| {
+            assert!(w["evidence"].is_object(), "{w}");
+            assert!(!w["threshold"].as_str().unwrap_or("").is_empty(), "{w}");
+            w["code"].as_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+fn has(p: &Value, code: &str) -> bool {
+    codes(p).iter().any(|c| c == code)
+}
+
+/// A loop device over a file on the machine's disk (not memory), made
+/// non-rotational unless `rotational`.
+struct DiskLoop {
+    _dir: tempfile::TempDir,
+    dev: LoopDev,
+}
+
+impl DiskLoop {
+    fn new(size: u64, rotational: bool) -> Result<DiskLoop, String> {
+        require_root()?;
+        let dir = tempfile::Builder::new()
+            .prefix("iosurvey-warn")
+            .tempdir_in("/var/tmp")
+            .map_err(|e| e.to_string())?;
+        let file = dir.path().join("backing.img");
+        std::fs::write(&file, random_bytes(size as usize, 3)).map_err(|e| e.to_string())?;
+        let dev = LoopDev::attach(&file, &["--direct-io=on"])?;
+        let rot = sysfs_dir(dev.path()).join("queue/rotational");
+        std::fs::write(&rot, if rotational { "1" } else { "0" }).map_err(|e| e.to_string())?;
+        Ok(DiskLoop { _dir: dir, dev })
+    }
+
+    fn path(&self) -> &str {
+        path_str(self.dev.path())
+    }
+}
+
+#[test]
+fn memory_backed_targets_are_named_and_a_disk_backed_one_is_not() {
+    let _lock = serial();
+    need!(require_root());
+    let z = need!(Zram::new(32 * MIB));
+    let dev = path_str(z.path());
+    run_point(&["--rw", "write", "--bs", "1m", "--allow-destroy", dev]);
+    let p = run_point(&["--rw", "randread", "--bs", "4k", "--time", "1s", dev]);
+    assert!(has(&p, "memory_backed"), "{}", p["warnings"]);
+    assert_eq!(p["targets"][0]["memory_backed"], "zram");
+
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let f = shm.path().join("t");
+    let p = run_point(&["--size", "8m", "--rw", "read", "--bs", "1m", path_str(&f)]);
+    assert_eq!(
+        p["targets"][0]["memory_backed"], "tmpfs",
+        "{}",
+        p["targets"]
+    );
+
+    let l = need!(LoopDev::new(8 * MIB, 1));
+    let p = run_point(&["--rw", "read", "--bs", "1m", path_str(l.path())]);
+    assert!(
+        has(&p, "memory_backed"),
+        "a loop over /dev/shm: {}",
+        p["warnings"]
+    );
+
+    let d = need!(DiskLoop::new(16 * MIB, false));
+    let p = run_point(&["--rw", "read", "--bs", "1m", d.path()]);
+    assert!(!has(&p, "memory_backed"), "{}", p["warnings"]);
+    assert!(p["targets"][0].get("memory_backed").is_none());
+}
+
+#[test]
+fn an_area_never_written_reads_as_zeros_and_is_flagged_until_written() {
+    let _lock = serial();
+    need!(require_root());
+    let z = need!(Zram::new(32 * MIB));
+    let dev = path_str(z.path());
+    let p = run_point(&["--rw", "randread", "--bs", "4k", "--time", "1s", dev]);
+    assert!(has(&p, "unwritten_area"), "{}", p["warnings"]);
+    run_point(&["--rw", "write", "--bs", "1m", "--allow-destroy", dev]);
+    let p = run_point(&["--rw", "randread", "--bs", "4k", "--time", "1s", dev]);
+    assert!(!has(&p, "unwritten_area"), "{}", p["warnings"]);
+}
+
+#[test]
+fn random_reads_faster_than_a_seek_on_a_rotational_device_are_flagged() {
+    let _lock = serial();
+    let rot = need!(DiskLoop::new(16 * MIB, true));
+    let p = run_point(&["--rw", "randread", "--bs", "4k", "--time", "1s", rot.path()]);
+    assert!(has(&p, "latency_below_floor"), "{}", p["warnings"]);
+    // Sequential reads, or a device that is not rotational: no floor.
+    let p = run_point(&["--rw", "read", "--bs", "4k", "--time", "1s", rot.path()]);
+    assert!(!has(&p, "latency_below_floor"), "{}", p["warnings"]);
+    let flat = need!(DiskLoop::new(16 * MIB, false));
+    let p = run_point(&[
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--time",
+        "1s",
+        flat.path(),
+    ]);
+    assert!(!has(&p, "latency_below_floor"), "{}", p["warnings"]);
+}
+
+#[test]
+fn a_short_or_unsteady_run_is_flagged_and_a_steady_throttled_one_is_not() {
+    let _lock = serial();
+    need!(require_blkio());
+    let d = need!(DiskLoop::new(64 * MIB, false));
+    let cg = need!(Cgroup::new());
+    cg.set(
+        "blkio.throttle.read_iops_device",
+        &format!("{} 2000", maj_min(d.dev.path())),
+    );
+    let args = [
+        "run",
+        d.path(),
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--qd",
+        "8",
+        "--interval",
+        "500ms",
+        "--output",
+        "json",
+        "--quiet",
+    ];
+    let point = |extra: &[&str], pause: Option<Duration>| {
+        let mut all = args.to_vec();
+        all.extend_from_slice(extra);
+        let child = cg.spawn_iosurvey(&all);
+        if let Some(p) = pause {
+            // Stopping the process for a while makes a gap in its rate.
+            std::thread::sleep(Duration::from_millis(1200));
+            let pid = child.id().to_string();
+            must("kill", &["-STOP", &pid]);
+            std::thread::sleep(p);
+            must("kill", &["-CONT", &pid]);
+        }
+        let out = child.wait_with_output().unwrap();
+        report_of(&out)["points"][0].clone()
+    };
+    // The silent one: a throttled device with unique data, long enough.
+    let p = point(&["--time", "3s"], None);
+    let c = codes(&p);
+    for code in ["too_short", "unstable", "memory_backed", "unwritten_area"] {
+        assert!(!c.iter().any(|x| x == code), "{code}: {}", p["warnings"]);
+    }
+    let p = point(&["--time", "1s"], None);
+    assert!(has(&p, "too_short"), "{}", p["warnings"]);
+    let p = point(&["--time", "3s"], Some(Duration::from_millis(800)));
+    assert!(has(&p, "unstable"), "{}", p["warnings"]);
+}
+
+#[test]
+fn a_write_rate_that_collapses_after_a_gib_names_the_knee() {
+    let _lock = serial();
+    need!(require_blkio());
+    let z = need!(Zram::new(128 * MIB));
+    let dev = path_str(z.path());
+    let cg = need!(Cgroup::new());
+    let child = cg.spawn_iosurvey(&[
+        "run",
+        dev,
+        "--rw",
+        "write",
+        "--bs",
+        "1m",
+        "--qd",
+        "4",
+        "--time",
+        "4s",
+        "--interval",
+        "200ms",
+        "--allow-destroy",
+        "--output",
+        "json",
+        "--quiet",
+    ]);
+    // Free-running zram writes well over 1 GiB in the first 2 s; then the
+    // group is throttled to 20 MB/s.
+    std::thread::sleep(Duration::from_secs(2));
+    cg.set(
+        "blkio.throttle.write_bps_device",
+        &format!("{} 20000000", maj_min(z.path())),
+    );
+    let out = child.wait_with_output().unwrap();
+    let p = report_of(&out)["points"][0].clone();
+    let w = p["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["code"] == "write_cache_collapse")
+        .unwrap_or_else(|| panic!("no collapse: {}", p["warnings"]))
+        .clone();
+    let knee = u(&w["evidence"]["knee_bytes"]);
+    let total = u(&p["total"]["write"]["bytes"]);
+    assert!(knee >= 1 << 30, "{w}");
+    assert!(knee < total, "{w}");
+    // Written without a collapse: silent.
+    let p = run_point(&[
+        "--rw",
+        "write",
+        "--bs",
+        "1m",
+        "--qd",
+        "4",
+        "--time",
+        "2s",
+        "--interval",
+        "200ms",
+        "--allow-destroy",
+        dev,
+    ]);
+    assert!(!has(&p, "write_cache_collapse"), "{}", p["warnings"]);
+}
