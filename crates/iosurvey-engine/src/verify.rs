@@ -283,8 +283,8 @@ pub enum Expect<'a> {
 
 fn describe(h: &Header) -> String {
     format!(
-        "generation {} of run {:016x} for offset {} (block {} of a {}-block write)",
-        h.generation, h.run_id, h.offset, h.write_index, h.write_blocks
+        "generation {} of run {:016x} for offset {} of target {} (block {} of a {}-block write)",
+        h.generation, h.run_id, h.offset, h.target, h.write_index, h.write_blocks
     )
 }
 
@@ -300,10 +300,17 @@ pub fn check_chunk(
     let parsed: Vec<Parsed> = chunk.chunks_exact(BLOCK).map(parse).collect();
     let at = |i: usize| offset + (i * BLOCK) as u64;
     if let Expect::Kept { run: run @ None } = expect {
-        *run = parsed.iter().enumerate().find_map(|(i, p)| match p {
-            Parsed::Valid(h) if h.offset == at(i) => Some((h.run_id, h.seed)),
-            _ => None,
-        });
+        // The run of the newest intact header of the first chunk that has
+        // one: a block left over from an older run is not taken for it.
+        *run = parsed
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| match p {
+                Parsed::Valid(h) if h.offset == at(i) && h.target as usize == target => Some(h),
+                _ => None,
+            })
+            .max_by_key(|h| h.time_ns)
+            .map(|h| (h.run_id, h.seed));
         if let Some((id, seed)) = *run {
             out.run_id = Some(format!("{id:016x}"));
             out.run_seed = Some(seed);
@@ -314,11 +321,12 @@ pub fn check_chunk(
     let mut newest: Vec<Option<Header>> = vec![None; parsed.len()];
     for (j, p) in parsed.iter().enumerate() {
         let Parsed::Valid(h) = p else { continue };
-        if h.offset != at(j) {
+        if h.offset != at(j) || h.target as usize != target {
             continue;
         }
+        let end = h.write_start() + u64::from(h.write_blocks) * BLOCK as u64;
         let first = (h.write_start().saturating_sub(offset) / BLOCK as u64) as usize;
-        let last = first + usize::from(h.write_blocks);
+        let last = (end.saturating_sub(offset) / BLOCK as u64) as usize;
         for n in newest.iter_mut().take(last).skip(first) {
             if n.is_none_or(|o| h.time_ns > o.time_ns) {
                 *n = Some(*h);
@@ -333,7 +341,19 @@ pub fn check_chunk(
                     out.blocks_unwritten += 1;
                     continue;
                 }
-                UNKNOWN => (None, Some(*run_id)),
+                UNKNOWN => {
+                    // The last write of the block failed: it may hold
+                    // that write, or what was there before. Only a header
+                    // of this run that fails its crc is a finding.
+                    match p {
+                        Parsed::BadCrc(h) if h.run_id == *run_id => {}
+                        _ => {
+                            out.blocks_unwritten += 1;
+                            continue;
+                        }
+                    }
+                    (None, Some(*run_id))
+                }
                 g => (Some(g), Some(*run_id)),
             },
             Expect::Kept { run } => (None, run.map(|r| r.0)),
@@ -368,7 +388,9 @@ pub fn check_chunk(
                 FailureClass::Corruption,
                 format!("a crc32c mismatch in {}", describe(h)),
             ),
-            Parsed::Valid(h) if h.offset != o => fail(FailureClass::MisdirectedWrite, describe(h)),
+            Parsed::Valid(h) if h.offset != o || h.target as usize != target => {
+                fail(FailureClass::MisdirectedWrite, describe(h))
+            }
             Parsed::Valid(h) => {
                 let same_write = |c: &Header| {
                     c.run_id == h.run_id
@@ -545,19 +567,53 @@ mod tests {
         let map = GenMap::new(4 * BLOCK as u64);
         assert!(map.try_reserve(0, 4 * BLOCK as u32));
         map.commit(0, 4 * BLOCK as u32, false);
-        let v = written(4, 4, 9);
+        // What the failed write may have left: its blocks, zeros, another
+        // run's block, and one of its own blocks damaged.
+        let mut v = written(4, 4, 9);
+        v[BLOCK..2 * BLOCK].fill(0);
+        let mut other = vec![0u8; BLOCK];
+        let mut h = header(2 * BLOCK as u64, 3, 1, 0, 5);
+        h.run_id = 0xdef;
+        h.write(&mut other);
+        v[2 * BLOCK..3 * BLOCK].copy_from_slice(&other);
+        v[3 * BLOCK + 99] ^= 1;
+        let mut out = VerifySummary::default();
+        let mut e = Expect::Map {
+            map: &map,
+            run_id: 0xabc,
+        };
+        check_chunk(&v, 0, 0, &mut e, &mut out);
+        assert_eq!(classes(&out), [(3, FailureClass::Corruption)]);
+        assert_eq!((out.blocks_checked, out.blocks_unwritten), (1, 3));
+    }
+
+    #[test]
+    fn a_block_of_another_target_at_the_same_offset_is_misdirected() {
+        let v = written(4, 4, 1);
         let mut out = VerifySummary::default();
         check_chunk(
             &v,
             0,
-            0,
-            &mut Expect::Map {
-                map: &map,
-                run_id: 0xabc,
+            1,
+            &mut Expect::Kept {
+                run: Some((0xabc, 7)),
             },
             &mut out,
         );
-        assert_eq!((out.blocks_checked, out.counts.total()), (4, 0));
+        assert_eq!(out.counts.misdirected_write, 4, "{:?}", out.failures);
+    }
+
+    #[test]
+    fn the_kept_run_is_the_newest_of_the_first_chunk_not_its_first_block() {
+        let mut v = written(8, 1, 2);
+        let mut old = vec![0u8; BLOCK];
+        let mut h = header(0, 1, 1, 0, 1);
+        h.run_id = 0x01d;
+        h.write(&mut old);
+        v[..BLOCK].copy_from_slice(&old);
+        let out = kept(&v);
+        assert_eq!(out.run_id.as_deref(), Some("0000000000000abc"));
+        assert_eq!(classes(&out), [(0, FailureClass::LostWriteOrStaleRead)]);
     }
 
     #[test]

@@ -31,6 +31,7 @@ pub use plan::{
     Point, StreamClass, TargetSpec,
 };
 pub use result::{
-    CpuTime, FrameRecord, FrameStatus, IoFailure, JobResult, ReadSample, StreamResult,
+    CompressionCheck, CpuTime, FrameRecord, FrameStatus, IoFailure, JobResult, ReadSample,
+    StreamResult,
 };
 pub use target::TargetKind;

@@ -231,6 +231,10 @@ pub struct Job {
     /// `--verify-backlog N`: each worker also reads back its last N writes
     /// after every N, during the job.
     pub verify_backlog: Option<u32>,
+    /// `--check-compression`: before the job, its writes run for a while
+    /// with data that compresses to almost nothing, then with
+    /// incompressible data, and the two rates are compared.
+    pub check_compression: bool,
 }
 
 impl Job {
@@ -254,6 +258,7 @@ impl Job {
             fill: DataFill::default(),
             verify: false,
             verify_backlog: None,
+            check_compression: false,
         }
     }
 

@@ -166,6 +166,18 @@ pub struct JobResult {
     /// Blocks sampled from the areas the job read, after it: how many
     /// read as zeros (an area never written answers without the media).
     pub read_sample: Option<ReadSample>,
+    /// `--check-compression`: the write rates, in bytes per second, of the
+    /// job's writes with compressible data and with incompressible data.
+    pub compression_check: Option<CompressionCheck>,
+}
+
+/// The two write rates `--check-compression` measured.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CompressionCheck {
+    pub compressible_bytes_per_sec: f64,
+    pub incompressible_bytes_per_sec: f64,
+    /// How long each ran.
+    pub probe_ns: u64,
 }
 
 /// What a sample of blocks of the areas read holds.

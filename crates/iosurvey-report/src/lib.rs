@@ -25,8 +25,9 @@ pub use csv_table::render_csv;
 pub use errno::{errno_name, failure_text};
 pub use json::{json_schema, to_json, SCHEMA_VERSION};
 pub use model::{
-    ArrayReport, ClassReport, ErrorCount, FailureReport, FramesReport, LatencyReport, Percentile,
-    PointReport, RunReport, Settings, StreamReport, StreamTotals, TargetReport, ToolInfo,
+    ArrayReport, ClassReport, CompressionReport, ErrorCount, FailureReport, FramesReport,
+    LatencyReport, Percentile, PointReport, RunReport, Settings, StreamReport, StreamTotals,
+    TargetReport, ToolInfo,
 };
 pub use text::{format_ns, format_rate, render_text, TextOptions};
 pub use warnings::Warning;

@@ -81,6 +81,19 @@ pub struct PointReport {
     /// `--verify`: what the pass after the job read back and found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<iosurvey_model::verify::VerifySummary>,
+    /// `--check-compression`: the job's writes before it, first with data
+    /// that compresses to almost nothing, then with incompressible data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compression_check: Option<CompressionReport>,
+}
+
+/// The two write rates of `--check-compression`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CompressionReport {
+    pub compressible_bytes_per_sec: f64,
+    pub incompressible_bytes_per_sec: f64,
+    /// How long each write ran.
+    pub probe_ns: u64,
 }
 
 /// A frame workload as it ran: its settings and one record per frame.
@@ -435,6 +448,11 @@ impl PointReport {
             }),
             warnings: Vec::new(),
             verify: r.verify.clone(),
+            compression_check: r.compression_check.map(|c| CompressionReport {
+                compressible_bytes_per_sec: c.compressible_bytes_per_sec,
+                incompressible_bytes_per_sec: c.incompressible_bytes_per_sec,
+                probe_ns: c.probe_ns,
+            }),
             streams,
             total: StreamTotals {
                 read: ClassReport::new(&r.total(Op::Read), r.elapsed_ns),

@@ -13,7 +13,8 @@ use std::fmt;
 pub struct Warning {
     /// Stable identifier: `io_uring_unregistered`, `buffered_fits_in_ram`,
     /// `memory_backed`, `unwritten_area`, `latency_below_floor`,
-    /// `too_short`, `unstable`, `write_cache_collapse`; `text` for a
+    /// `too_short`, `unstable`, `write_cache_collapse`,
+    /// `compression_suspected`; `text` for a
     /// warning of a report older than the codes.
     pub code: String,
     /// What it means and what to do.
@@ -108,10 +109,16 @@ const ROTATIONAL_FLOOR_NS: u64 = 1_000_000;
 const MIN_INTERVALS: usize = 5;
 /// Largest coefficient of variation of the interval rates.
 const MAX_CV: f64 = 0.20;
+/// Fewest I/Os per interval for that variation to mean anything (counting
+/// alone varies by about 1/sqrt(n)).
+const MIN_OPS_PER_INTERVAL: f64 = 100.0;
 /// Bytes written before a write cache's collapse is looked for, and the
 /// share of the starting rate under which the rate has collapsed.
 const COLLAPSE_AFTER: u64 = 1 << 30;
 const COLLAPSE_SHARE: f64 = 0.70;
+/// Most the write rate of compressible data may exceed that of
+/// incompressible data, as a share of the latter.
+const MAX_COMPRESSION_GAP: f64 = 0.20;
 
 /// The warnings of a point that ran `point` on `targets` and gave `r`, on
 /// a host of `ram` bytes of memory; `streams` and `total` are its report's.
@@ -200,13 +207,36 @@ pub(crate) fn warnings(
             }
         }
     }
+    if let Some(c) = &r.compression_check {
+        let (z, u) = (c.compressible_bytes_per_sec, c.incompressible_bytes_per_sec);
+        // Compression and dedup make the compressible writes faster; a
+        // slower compressible write says nothing of them.
+        if u > 0.0 && z / u - 1.0 > MAX_COMPRESSION_GAP {
+            out.push(Warning::new(
+                "compression_suspected",
+                format!(
+                    "writes of data that compresses ran at {:.0} MB/s, of incompressible data at {:.0} MB/s: the storage compresses (or deduplicates) what it is given, so its rates depend on the data; iosurvey's own writes are incompressible unless --compressible",
+                    z / 1e6,
+                    u / 1e6
+                ),
+                json!({
+                    "compressible_bytes_per_sec": z.round(),
+                    "incompressible_bytes_per_sec": u.round(),
+                    "ratio": (z / u * 1000.0).round() / 1000.0,
+                }),
+                "compressible writes at most 20% faster than incompressible ones",
+            ));
+        }
+    }
     if matches!(point.params, iosurvey_model::PointParams::Run) {
         for (op, c) in [("read", total.read), ("write", total.write)] {
             if let Some(w) = rate_checks(op, c, total.interval_ns) {
                 out.push(w);
             }
         }
-        if let Some(w) = collapse(total.write, total.interval_ns) {
+        // A disk writes slower towards its inner tracks: no cache there.
+        let rotational = targets.iter().any(|t| t.rotational == Some(true));
+        if let Some(w) = collapse(total.write, total.interval_ns).filter(|_| !rotational) {
             out.push(w);
         }
     }
@@ -259,6 +289,13 @@ fn rate_checks(op: &str, c: &ClassReport, interval_ns: u64) -> Option<Warning> {
             "at least 5 whole intervals",
         ));
     }
+    // Too few I/Os per interval vary by counting alone (a disk's few
+    // writes of a 95% read mix, 128 MiB blocks): no judgement then.
+    let whole = &c.series[..rates.len()];
+    let ops_per_interval = whole.iter().map(|s| s.ops).sum::<u64>() as f64 / rates.len() as f64;
+    if ops_per_interval < MIN_OPS_PER_INTERVAL {
+        return None;
+    }
     let mean = rates.iter().sum::<f64>() / rates.len() as f64;
     let var = rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / rates.len() as f64;
     let cv = if mean > 0.0 { var.sqrt() / mean } else { 0.0 };
@@ -293,6 +330,9 @@ fn collapse(c: &ClassReport, interval_ns: u64) -> Option<Warning> {
             continue;
         }
         let rest = &rates[i..];
+        if rest.len() < 2 {
+            break;
+        }
         let after = rest.iter().sum::<f64>() / rest.len() as f64;
         if rates[i] < COLLAPSE_SHARE * start && after < COLLAPSE_SHARE * start {
             return Some(Warning::new(

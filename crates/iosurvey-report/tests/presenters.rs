@@ -126,6 +126,7 @@ fn report() -> RunReport {
             },
             frames: None,
             verify: None,
+            compression_check: None,
         }],
     )
 }

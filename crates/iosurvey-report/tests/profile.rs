@@ -107,6 +107,7 @@ fn point(
         total: StreamTotals { read, write },
         frames: None,
         verify: None,
+        compression_check: None,
     }
 }
 

@@ -109,6 +109,7 @@ fn point(f: FramesReport, elapsed_ns: u64) -> PointReport {
         }],
         frames: Some(f),
         verify: None,
+        compression_check: None,
         ..fixtures::blank_point(elapsed_ns)
     }
 }

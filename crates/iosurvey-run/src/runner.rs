@@ -11,8 +11,9 @@ use crate::worker::{
 };
 use iosurvey_engine::verify::{GenMap, WriteVerify};
 use iosurvey_engine::{Engine, EngineConfig, EngineError, EngineKind, SyncEngine, UringEngine};
+use iosurvey_model::{CompressionCheck, DataFill, Op};
 use iosurvey_workload::pattern::{resolve_area, worker_regions, AreaError, OffsetGen};
-use iosurvey_workload::{ArrayMap, FrameJob, FrameLayout, Job, Point};
+use iosurvey_workload::{ArrayMap, Bounds, FrameJob, FrameLayout, Job, Point};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -300,6 +301,67 @@ pub fn run_point(
     stop: &AtomicBool,
     observer: &mut dyn Observer,
 ) -> Result<JobResult, RunError> {
+    let check = match point.job.check_compression && point.job.writes() {
+        true => Some(check_compression(point, targets, stop)?),
+        false => None,
+    };
+    let mut result = run_job(point, targets, stop, observer)?;
+    result.compression_check = check;
+    Ok(result)
+}
+
+/// How long each write of `--check-compression` runs.
+const COMPRESSION_PROBE: Duration = Duration::from_secs(2);
+
+/// Runs the writes of `point` for [`COMPRESSION_PROBE`] with data that
+/// compresses to almost nothing (every 512-byte chunk zeros but for the
+/// stamp of each 4 KiB block), then as long with incompressible data,
+/// after as long a write of incompressible data that is not counted.
+fn check_compression(
+    point: &Point,
+    targets: &[OpenTarget],
+    stop: &AtomicBool,
+) -> Result<CompressionCheck, RunError> {
+    let probe = |compressible_pct: u8| -> Result<f64, RunError> {
+        let mut p = point.clone();
+        p.job.verify = false;
+        p.job.verify_backlog = None;
+        p.job.check_compression = false;
+        p.job.fill = DataFill { compressible_pct };
+        p.job.bounds = Bounds {
+            time: Some(COMPRESSION_PROBE),
+            bytes: None,
+            ramp: Duration::ZERO,
+        };
+        for s in &mut p.job.streams {
+            s.wrap = true;
+        }
+        let r = run_job(&p, targets, stop, &mut crate::NoObserver)?;
+        let w = r.total(Op::Write);
+        let secs = r.elapsed_ns as f64 / 1e9;
+        Ok(if secs > 0.0 {
+            w.bytes as f64 / secs
+        } else {
+            0.0
+        })
+    };
+    // A first write of incompressible data, not counted, so that neither
+    // measured write pays for allocating the area (a new file, a thin LUN).
+    probe(0)?;
+    Ok(CompressionCheck {
+        compressible_bytes_per_sec: probe(100)?,
+        incompressible_bytes_per_sec: probe(0)?,
+        probe_ns: COMPRESSION_PROBE.as_nanos() as u64,
+    })
+}
+
+/// Runs the job of `point` itself.
+fn run_job(
+    point: &Point,
+    targets: &[OpenTarget],
+    stop: &AtomicBool,
+    observer: &mut dyn Observer,
+) -> Result<JobResult, RunError> {
     let job = &point.job;
     let workers = job.workers as usize;
     let geometry: Vec<Geometry> = targets.iter().map(OpenTarget::geometry).collect();
@@ -342,7 +404,11 @@ pub fn run_point(
         Arc::new(WriteVerify {
             run_id: crate::verify::new_run_id(),
             seed: job.seed,
-            maps: targets.iter().map(|t| GenMap::new(t.size)).collect(),
+            maps: targets
+                .iter()
+                .enumerate()
+                .map(|(ti, t)| GenMap::new(crate::verify::written_end(job, ti, t.size)))
+                .collect(),
         })
     });
 
@@ -480,6 +546,8 @@ pub fn run_point(
             .verify
             .get_or_insert_with(Default::default)
             .merge(&pass);
+        // A pass cut short by Ctrl-C checked only part of the targets.
+        result.interrupted |= stop.load(Ordering::Relaxed);
     }
     observer.point_finished(point, &result);
     Ok(result)

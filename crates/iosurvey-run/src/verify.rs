@@ -54,6 +54,19 @@ pub(crate) fn check_job(job: &Job) -> Result<(), RunError> {
     Ok(())
 }
 
+/// The end of the last area a writing stream of `job` covers on target
+/// `ti` (of `size` bytes): the generation map of the target need not go
+/// further (one byte per 4 KiB block up to it).
+pub(crate) fn written_end(job: &Job, ti: usize, size: u64) -> u64 {
+    job.streams
+        .iter()
+        .filter(|s| s.target == ti && s.mix.writes())
+        .filter_map(|s| resolve_area(size, s.offset, s.span, s.bs).ok())
+        .map(|a| a.start + a.len)
+        .max()
+        .unwrap_or(0)
+}
+
 /// Runs the pass over the targets of `job`: against `written`'s maps when
 /// the job wrote, else against the blocks' own headers.
 pub(crate) fn verify_point(

@@ -67,6 +67,9 @@ pub struct RunArgs {
     /// With --verify: each worker also reads back its last N writes after every N, during the job (fio's verify_backlog); the job's rates include that time. From the cache in a --buffered run.
     #[arg(long, value_name = "N", requires = "verify", value_parser = clap::value_parser!(u32).range(1..))]
     pub verify_backlog: Option<u32>,
+    /// Before the job, run its writes for 2 s with data that compresses to almost nothing, then 2 s with incompressible data (after 2 s not counted), and warn when the compressible ones are more than 20% faster (the storage compresses or deduplicates). Both rates go in the JSON.
+    #[arg(long)]
+    pub check_compression: bool,
     /// Put the targets together as one virtual array, end to end (concat) or striped (raid0), and run one stream over it.
     #[arg(long, value_enum)]
     pub simulate: Option<SimulateArg>,
@@ -108,6 +111,7 @@ fn spec_from(a: &RunArgs) -> Result<RunSpec, Failure> {
     s.continue_on_error = a.continue_on_error;
     s.verify = a.verify;
     s.verify_backlog = a.verify_backlog;
+    s.check_compression = a.check_compression;
     s.simulate = a.simulate.map(|l| match l {
         SimulateArg::Concat => Layout::Concat,
         SimulateArg::Raid0 => Layout::Raid0 { stripe: a.stripe },

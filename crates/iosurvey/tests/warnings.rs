@@ -238,3 +238,43 @@ fn a_write_rate_that_collapses_after_a_gib_names_the_knee() {
     ]);
     assert!(!has(&p, "write_cache_collapse"), "{}", p["warnings"]);
 }
+
+#[test]
+fn compression_is_suspected_where_compressible_writes_run_faster() {
+    let _lock = serial();
+    need!(require_root());
+    let args = |dev: &str| -> Vec<String> {
+        [
+            "--rw",
+            "write",
+            "--bs",
+            "128k",
+            "--qd",
+            "4",
+            "--time",
+            "1s",
+            "--check-compression",
+            "--allow-destroy",
+            dev,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    // zram compresses every page it stores.
+    let z = need!(Zram::new(64 * MIB));
+    let a = args(path_str(z.path()));
+    let p = run_point(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let c = &p["compression_check"];
+    assert!(
+        f(&c["compressible_bytes_per_sec"]) > 1.2 * f(&c["incompressible_bytes_per_sec"]),
+        "{c}"
+    );
+    assert!(has(&p, "compression_suspected"), "{}", p["warnings"]);
+    // A loop device over tmpfs stores what it is given.
+    let l = need!(LoopDev::new(64 * MIB, 2));
+    let a = args(path_str(l.path()));
+    let p = run_point(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(p["compression_check"].is_object(), "{p}");
+    assert!(!has(&p, "compression_suspected"), "{}", p["warnings"]);
+}

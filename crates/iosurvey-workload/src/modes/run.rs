@@ -86,6 +86,8 @@ pub struct RunSpec {
     pub verify: bool,
     /// `--verify-backlog N`.
     pub verify_backlog: Option<u32>,
+    /// `--check-compression`.
+    pub check_compression: bool,
     /// Put the targets together as one virtual array (one stream over it)
     /// instead of one stream per target.
     pub simulate: Option<Layout>,
@@ -116,6 +118,7 @@ impl RunSpec {
             continue_on_error: false,
             verify: false,
             verify_backlog: None,
+            check_compression: false,
             simulate: None,
         }
     }
@@ -267,6 +270,7 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
         continue_on_error: spec.continue_on_error,
         verify: spec.verify,
         verify_backlog: spec.verify_backlog,
+        check_compression: spec.check_compression,
         ..Job::new(
             targets,
             streams,
