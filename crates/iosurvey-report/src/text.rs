@@ -176,7 +176,7 @@ pub(crate) fn untouched_tail(p: &PointReport, s: &StreamReport) -> u64 {
 }
 
 /// The `--verify` pass: what it checked, and each failure it lists.
-fn verify_lines(
+pub(crate) fn verify_lines(
     out: &mut String,
     p: &PointReport,
     v: &iosurvey_model::verify::VerifySummary,

@@ -32,8 +32,18 @@ pub(crate) fn check_job(job: &Job) -> Result<(), RunError> {
     }
     let refuse = |why: String| Err(RunError::Verify(why));
     for s in &job.streams {
-        if s.frames.is_some() {
-            return refuse("video frames cannot be verified yet".into());
+        if let Some(fj) = &s.frames {
+            if fj.layout != iosurvey_workload::FrameLayout::Stream {
+                return refuse(
+                    "video --verify checks frames in one stream (--mode stream); frames in files of their own cannot be verified yet".into(),
+                );
+            }
+            if fj.frame_bytes % BLOCK as u64 != 0 {
+                return refuse(format!(
+                    "--verify checks whole 4 KiB blocks: frames of {} bytes are not a multiple of 4096; pick a 4096-aligned format or --frame-size",
+                    fj.frame_bytes
+                ));
+            }
         }
         if s.array.is_some() {
             return refuse("a simulated array cannot be verified; drop --simulate".into());

@@ -480,6 +480,13 @@ fn run_worker_on<E: Engine>(
                     tc,
                 };
                 if let Some(fd) = &mut frames {
+                    // A frame piece written in one stream: its blocks
+                    // hold their new generation (frames are never in
+                    // flight twice).
+                    if let (Some(v), Op::Write, false) = (bounds.verify, slot.op, slot.len == 0) {
+                        let whole = c.result == slot.len as i32;
+                        v.maps[fd.file() as usize].commit(slot.offset, slot.len, whole);
+                    }
                     fd.complete(c, slot, &mut tally, seen);
                 }
                 return None;

@@ -95,6 +95,9 @@ pub struct VideoArgs {
     pub target_flags: TargetFlags,
     #[command(flatten)]
     pub out: OutputFlags,
+    /// With --mode stream: frames written carry a verify header in every 4 KiB block and are read back after the run; frames read are checked against a verified kept run's headers. Failures by class, exit 1 (as run --verify).
+    #[arg(long)]
+    pub verify: bool,
 }
 
 /// `--format`: a preset or one of its aliases.
@@ -150,6 +153,7 @@ fn spec_from(a: &VideoArgs, target: PathBuf) -> VideoSpec {
     });
     s.direct = !a.target_flags.buffered;
     s.seed = a.seed;
+    s.verify = a.verify;
     s
 }
 

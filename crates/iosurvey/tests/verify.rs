@@ -310,3 +310,73 @@ fn verify_refuses_what_it_cannot_check() {
         );
     }
 }
+
+#[test]
+fn video_frames_in_one_stream_are_verified_and_files_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("frames.dat");
+    let f = path_str(&file);
+    let video = |extra: &[&str]| {
+        let mut all = vec![
+            "video",
+            f,
+            "--mode",
+            "stream",
+            "--frame-size",
+            "256k",
+            "--frames",
+            "16",
+            "--verify",
+            "--buffered",
+            "--output",
+            "json",
+            "--quiet",
+        ];
+        all.extend_from_slice(extra);
+        iosurvey(&all)
+    };
+    let out = video(&["--write", "--threads", "2", "--keep"]);
+    let p = report_of(&out)["points"][0].clone();
+    assert_eq!(p["verify"]["mode"], "write", "{}", p["verify"]);
+    assert_eq!(
+        u(&p["verify"]["blocks_checked"]),
+        16 * 64,
+        "{}",
+        p["verify"]
+    );
+    let out = video(&[]);
+    assert_eq!(
+        report_of(&out)["points"][0]["verify"]["counts"]["corruption"],
+        0
+    );
+
+    // One byte of frame 5 changed on the way.
+    let fh = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
+    fh.write_all_at(b"!", 5 * 256 * 1024 + 3 * BLOCK + 200)
+        .unwrap();
+    fh.sync_all().unwrap();
+    let out = video(&[]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let p: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        failures(&p["points"][0]),
+        [(5 * 64 + 3, "corruption".to_string())]
+    );
+
+    let out = iosurvey(&[
+        "video",
+        path_str(dir.path()),
+        "--write",
+        "--frame-size",
+        "256k",
+        "--frames",
+        "4",
+        "--verify",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(
+        stderr_of(&out).contains("--mode stream"),
+        "{}",
+        describe(&out)
+    );
+}

@@ -418,6 +418,9 @@ fn render_point(out: &mut String, p: &PointReport, opts: TextOptions) {
         }
         None => verdict_lines(out, f, &d, &s, opts),
     }
+    if let Some(v) = &p.verify {
+        crate::text::verify_lines(out, p, v, opts);
+    }
     for w in &p.warnings {
         wrapped(out, "warning: ", &w.to_string());
     }

@@ -215,6 +215,11 @@ impl<'a> FrameDriver<'a> {
         }
     }
 
+    /// The index of the file the frames go to (a stream's target).
+    pub(super) fn file(&self) -> u32 {
+        self.shared.file
+    }
+
     pub(super) fn finished(&self) -> bool {
         self.state == State::Finished
     }

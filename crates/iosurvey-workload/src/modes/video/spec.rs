@@ -42,6 +42,10 @@ pub struct VideoSpec {
     pub engine: EngineKind,
     pub direct: bool,
     pub seed: u64,
+    /// `--verify` (`--mode stream`): frames written carry verify headers
+    /// and are read back after the job; frames read are checked against
+    /// the headers a verified kept run wrote.
+    pub verify: bool,
     /// O_DIRECT alignment of the target, if larger than [`FRAME_ALIGN`].
     pub align: u64,
 }
@@ -67,6 +71,7 @@ impl VideoSpec {
             engine: EngineKind::Uring,
             direct: true,
             seed: 0,
+            verify: false,
             align: FRAME_ALIGN,
         }
     }
@@ -212,6 +217,7 @@ pub fn expand(spec: &VideoSpec) -> Result<Plan, VideoError> {
         engine: spec.engine,
         direct: spec.direct,
         seed: spec.seed,
+        verify: spec.verify,
         ..Job::new(
             vec![TargetSpec {
                 path: spec.target.clone(),
