@@ -205,6 +205,13 @@ pub struct TargetReport {
     /// `zram`, a ram disk, or a loop device over a file on tmpfs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_backed: Option<String>,
+    /// The fastest its interface moves data, in bytes per second, and how
+    /// that was found (an NVMe drive's PCIe link, a SATA link, the sum
+    /// over an md or dm device's members), when sysfs tells it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_bytes_per_sec: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
 }
 
 /// The first failed I/O.

@@ -12,8 +12,8 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Warning {
     /// Stable identifier: `io_uring_unregistered`, `buffered_fits_in_ram`,
-    /// `memory_backed`, `unwritten_area`, `latency_below_floor`,
-    /// `too_short`, `unstable`, `write_cache_collapse`,
+    /// `memory_backed`, `unwritten_area`, `rate_above_link`,
+    /// `latency_below_floor`, `too_short`, `unstable`, `write_cache_collapse`,
     /// `compression_suspected`; `text` for a
     /// warning of a report older than the codes.
     pub code: String,
@@ -105,6 +105,9 @@ const ZERO_SHARE: f64 = 1.0;
 /// A random read's median latency below which a rotational device cannot
 /// be: a seek and half a turn of the fastest disks take more.
 const ROTATIONAL_FLOOR_NS: u64 = 1_000_000;
+/// How far above its link's ceiling a rate may be before it is doubted
+/// (the ceiling is computed from nominal figures).
+const LINK_TOLERANCE: f64 = 1.02;
 /// Fewest whole intervals for a rate to be judged steady.
 const MIN_INTERVALS: usize = 5;
 /// Largest coefficient of variation of the interval rates.
@@ -178,6 +181,37 @@ pub(crate) fn warnings(
                 json!({"target": t.path, "backing": kind}),
                 "a target on a storage device",
             ));
+        }
+    }
+    for (ti, t) in targets.iter().enumerate() {
+        let Some(ceiling) = t.link_bytes_per_sec else {
+            continue;
+        };
+        for op in ["read", "write"] {
+            let rate: f64 = job
+                .streams
+                .iter()
+                .zip(streams)
+                .filter(|(s, _)| s.target == ti)
+                .map(|(_, sr)| match op {
+                    "read" => sr.read.bytes_per_sec,
+                    _ => sr.write.bytes_per_sec,
+                })
+                .sum();
+            if rate > ceiling as f64 * LINK_TOLERANCE {
+                out.push(Warning::new(
+                    "rate_above_link",
+                    format!(
+                        "{op}s of {} ran at {:.0} MB/s, more than its interface carries ({:.0} MB/s, {}): the data came from a cache, not over the link",
+                        t.path,
+                        rate / 1e6,
+                        ceiling as f64 / 1e6,
+                        t.link.as_deref().unwrap_or("its link")
+                    ),
+                    json!({"target": t.path, "op": op, "bytes_per_sec": rate.round(), "link_bytes_per_sec": ceiling}),
+                    "the interface's ceiling (plus 2%)",
+                ));
+            }
         }
     }
     if let Some(z) = &r.read_sample {
@@ -365,6 +399,76 @@ mod tests {
     struct Holder {
         #[serde(deserialize_with = "read_warnings")]
         warnings: Vec<Warning>,
+    }
+
+    /// The warnings of a one-stream read point on one block device with a
+    /// link of `link` bytes/s, which read `bytes` in one second.
+    fn warned(link: Option<u64>, bytes: u64) -> Vec<Warning> {
+        use iosurvey_model::{Bounds, Job, Mix, Pattern, PointParams, StreamClass, TargetSpec};
+        let job = Job::new(
+            vec![TargetSpec {
+                path: "/dev/x".into(),
+                create_size: None,
+            }],
+            vec![StreamClass::new(
+                "s",
+                0,
+                Mix::Read,
+                Pattern::Forward,
+                1 << 20,
+                1,
+            )],
+            Bounds {
+                time: None,
+                bytes: None,
+                ramp: std::time::Duration::ZERO,
+            },
+        );
+        let point = iosurvey_model::Point {
+            index: 0,
+            label: String::new(),
+            params: PointParams::Run,
+            job,
+            skip: None,
+        };
+        let mut r = JobResult {
+            streams: vec![Default::default()],
+            elapsed_ns: 1_000_000_000,
+            first_done_ns: 1_000_000_000,
+            ..Default::default()
+        };
+        r.engine.registered_files = true;
+        r.engine.fixed_buffers = true;
+        r.streams[0].elapsed_ns = 1_000_000_000;
+        for _ in 0..bytes >> 20 {
+            r.streams[0].read.record(0, 1 << 20, 1000);
+        }
+        let target = TargetReport {
+            path: "/dev/x".into(),
+            kind: iosurvey_model::TargetKind::Block,
+            size_bytes: 1 << 40,
+            logical_block_size: 512,
+            physical_block_size: 4096,
+            rotational: Some(false),
+            direct: true,
+            created: false,
+            memory_backed: None,
+            link_bytes_per_sec: link,
+            link: link.map(|_| "SATA link ata1 at 6.0 Gbps".into()),
+        };
+        crate::PointReport::new(&point, &[target], &r, 1 << 30).warnings
+    }
+
+    #[test]
+    fn a_rate_above_the_link_is_doubted_and_one_below_it_is_not() {
+        let has = |w: &[Warning]| w.iter().any(|w| w.code == "rate_above_link");
+        let over = warned(Some(600_000_000), 900 << 20);
+        assert!(has(&over), "{over:?}");
+        let w = over.iter().find(|w| w.code == "rate_above_link").unwrap();
+        assert_eq!(w.evidence["link_bytes_per_sec"], 600_000_000);
+        assert!(w.message.contains("SATA link ata1"), "{w}");
+        assert!(!has(&warned(Some(600_000_000), 500 << 20)));
+        assert!(!has(&warned(None, 900 << 20)), "no link known, no doubt");
     }
 
     #[test]

@@ -81,6 +81,8 @@ fn point(index: usize, bs: u64, col: usize, mb_per_s: f64) -> PointReport {
             direct: true,
             created: true,
             memory_backed: None,
+            link_bytes_per_sec: None,
+            link: None,
         }],
         elapsed_ns: ELAPSED,
         streams: vec![StreamReport {

@@ -49,6 +49,8 @@ fn target(path: &str) -> TargetReport {
         direct: true,
         created: false,
         memory_backed: None,
+        link_bytes_per_sec: None,
+        link: None,
     }
 }
 

@@ -84,6 +84,8 @@ fn point(index: usize, rates: &[(f64, u64)]) -> PointReport {
                 direct: true,
                 created: false,
                 memory_backed: None,
+                link_bytes_per_sec: None,
+                link: None,
             })
             .collect(),
         elapsed_ns: last,

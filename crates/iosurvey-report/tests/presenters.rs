@@ -61,6 +61,8 @@ fn report() -> RunReport {
         direct: true,
         created: kind == TargetKind::File,
         memory_backed: None,
+        link_bytes_per_sec: None,
+        link: None,
     };
     fixtures::run_report(
         "run",

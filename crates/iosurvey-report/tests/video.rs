@@ -106,6 +106,8 @@ fn point(f: FramesReport, elapsed_ns: u64) -> PointReport {
             direct: true,
             created: false,
             memory_backed: None,
+            link_bytes_per_sec: None,
+            link: None,
         }],
         frames: Some(f),
         verify: None,

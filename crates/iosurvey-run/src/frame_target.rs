@@ -535,6 +535,7 @@ pub fn open_frame_dir(
         physical_block_size: s.alignment.max(4096),
         rotational: None,
         memory_backed: crate::target::memory_backing(&root_fd, TargetKind::Directory),
+        link: None,
         direct: opts.direct,
         writable: fj.op == Op::Write,
         created: if created {

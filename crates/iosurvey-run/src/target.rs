@@ -6,6 +6,7 @@
 mod claim;
 mod hold;
 mod layout;
+pub mod link;
 mod open;
 mod probe;
 
@@ -36,6 +37,9 @@ pub struct OpenTarget {
     pub rotational: Option<bool>,
     /// What memory backs it, when memory does (tmpfs, zram, ...).
     pub memory_backed: Option<String>,
+    /// The fastest its interface moves data (a block device's PCIe or
+    /// SATA link, or its members' sum), when sysfs tells it.
+    pub link: Option<link::Ceiling>,
     /// Opened with O_DIRECT.
     pub direct: bool,
     /// Opened for writing.

@@ -368,5 +368,7 @@ fn target_report(t: &OpenTarget) -> TargetReport {
         direct: t.direct,
         created: t.created.any(),
         memory_backed: t.memory_backed.clone(),
+        link_bytes_per_sec: t.link.as_ref().map(|l| l.bytes_per_sec),
+        link: t.link.as_ref().map(|l| l.how.clone()),
     }
 }

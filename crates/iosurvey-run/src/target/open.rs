@@ -390,6 +390,25 @@ pub(super) fn remove_if_same(path: &Path, fd: &OwnedFd, hold: &Hold) -> std::io:
     }
 }
 
+/// The name of the disk a block device is, or is a partition of.
+fn disk_name(fd: &OwnedFd) -> Option<String> {
+    let st = rustix::fs::fstat(fd).ok()?;
+    let dev = format!(
+        "/sys/dev/block/{}:{}",
+        rustix::fs::major(st.st_rdev),
+        rustix::fs::minor(st.st_rdev)
+    );
+    // A partition has no queue of its own: its disk's.
+    let disk = ["", "/.."].iter().find_map(|up| {
+        let dir = format!("{dev}{up}");
+        Path::new(&format!("{dir}/queue"))
+            .exists()
+            .then(|| std::fs::canonicalize(&dir).ok())
+            .flatten()
+    })?;
+    disk.file_name()?.to_str().map(String::from)
+}
+
 /// `TMPFS_MAGIC` and `RAMFS_MAGIC` (statfs(2)).
 const TMPFS_MAGIC: i64 = 0x0102_1994;
 const RAMFS_MAGIC: i64 = 0x8584_58f6;
@@ -411,21 +430,8 @@ pub(crate) fn memory_backing(fd: &OwnedFd, kind: TargetKind) -> Option<String> {
             .and_then(fs_of)
             .map(String::from);
     }
-    let st = rustix::fs::fstat(fd).ok()?;
-    let dev = format!(
-        "/sys/dev/block/{}:{}",
-        rustix::fs::major(st.st_rdev),
-        rustix::fs::minor(st.st_rdev)
-    );
-    // The disk's name (a partition's parent when there is no queue here).
-    let disk = ["", "/.."].iter().find_map(|up| {
-        let dir = format!("{dev}{up}");
-        std::path::Path::new(&format!("{dir}/queue"))
-            .exists()
-            .then(|| std::fs::canonicalize(&dir).ok())
-            .flatten()
-    })?;
-    let name = disk.file_name()?.to_str()?.to_string();
+    let name = disk_name(fd)?;
+    let disk = std::path::Path::new("/sys/block").join(&name);
     if name.starts_with("zram") {
         return Some("zram".into());
     }
@@ -491,6 +497,12 @@ pub(super) fn describe(
         }
     };
     let memory_backed = memory_backing(&fd, kind);
+    let link = match kind {
+        TargetKind::Block => {
+            disk_name(&fd).and_then(|n| super::link::ceiling(Path::new("/sys"), &n))
+        }
+        _ => None,
+    };
     Ok(OpenTarget {
         path: path.to_path_buf(),
         kind,
@@ -499,6 +511,7 @@ pub(super) fn describe(
         physical_block_size: physical,
         rotational,
         memory_backed,
+        link,
         direct,
         writable: write,
         created: if created {
