@@ -189,21 +189,21 @@ fn a_write_rate_that_collapses_after_a_gib_names_the_knee() {
         "--rw",
         "write",
         "--bs",
-        "1m",
+        "4m",
         "--qd",
         "4",
         "--time",
-        "4s",
+        "8s",
         "--interval",
-        "200ms",
+        "250ms",
         "--allow-destroy",
         "--output",
         "json",
         "--quiet",
     ]);
-    // Free-running zram writes well over 1 GiB in the first 2 s; then the
-    // group is throttled to 20 MB/s.
-    std::thread::sleep(Duration::from_secs(2));
+    // Free-running zram writes well over 1 GiB in the first 5 s, even on a
+    // busy machine; then the group is throttled to 20 MB/s.
+    std::thread::sleep(Duration::from_secs(5));
     cg.set(
         "blkio.throttle.write_bps_device",
         &format!("{} 20000000", maj_min(z.path())),
