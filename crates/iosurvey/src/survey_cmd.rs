@@ -233,8 +233,16 @@ impl Presenter for SurveyPresenter {
 
     fn after_point(&self, report: &RunReport) -> Result<(), Failure> {
         if let Some(p) = report.points.last() {
+            // Each warning once a run: a memory-backed target, say, is one
+            // for every point.
+            let earlier = &report.points[..report.points.len() - 1];
             p.warnings
                 .iter()
+                .filter(|w| {
+                    !earlier
+                        .iter()
+                        .any(|e| e.warnings.iter().any(|x| x.message == w.message))
+                })
                 .for_each(|w| self.say(format!("warning: {w}")));
             if let Some(f) = &p.failure {
                 let dev = &p.targets[p.streams[f.stream].target].path;
