@@ -34,12 +34,16 @@ const CRC_AT: usize = 56;
 
 /// A generation map value: never written by this run.
 const NEVER: u8 = 0;
-/// The last write of the block failed: its content is unknown.
-const UNKNOWN: u8 = 127;
+/// With the generation of the last write that completed whole: a later
+/// write of the block failed, and its content is unknown. The generation
+/// stays, so that the next write's differs from it.
+const UNKNOWN: u8 = 0x40;
 /// A write of the block is in flight.
 const BUSY: u8 = 0x80;
+/// The generation bits.
+const GEN: u8 = 0x3f;
 /// Generations run 1..=LAST_GEN, then round again.
-const LAST_GEN: u8 = 126;
+const LAST_GEN: u8 = GEN;
 
 /// The generation a write of a block that holds `g` gives it.
 fn next_gen(g: u8) -> u8 {
@@ -195,7 +199,7 @@ impl GenMap {
 
     /// The generation a reserved block's write gives it.
     pub fn pending(&self, block: usize) -> u8 {
-        next_gen(self.states[block].load(Ordering::Relaxed) & !BUSY)
+        next_gen(self.states[block].load(Ordering::Relaxed) & GEN)
     }
 
     /// The write reserved at `offset` completed: its blocks hold their new
@@ -204,8 +208,8 @@ impl GenMap {
     pub fn commit(&self, offset: u64, len: u32, ok: bool) {
         for i in Self::blocks(offset, len) {
             let s = &self.states[i];
-            let v = s.load(Ordering::Relaxed) & !BUSY;
-            let new = if ok { next_gen(v) } else { UNKNOWN };
+            let v = s.load(Ordering::Relaxed) & GEN;
+            let new = if ok { next_gen(v) } else { v | UNKNOWN };
             s.store(new, Ordering::Release);
         }
     }
@@ -341,7 +345,7 @@ pub fn check_chunk(
                     out.blocks_unwritten += 1;
                     continue;
                 }
-                UNKNOWN => {
+                g if g & UNKNOWN != 0 => {
                     // The last write of the block failed: it may hold
                     // that write, or what was there before. Only a header
                     // of this run that fails its crc is a finding.
@@ -613,6 +617,29 @@ mod tests {
         v[..BLOCK].copy_from_slice(&old);
         let out = kept(&v);
         assert_eq!(out.run_id.as_deref(), Some("0000000000000abc"));
+        assert_eq!(classes(&out), [(0, FailureClass::LostWriteOrStaleRead)]);
+    }
+
+    #[test]
+    fn a_write_after_a_failed_one_never_reuses_the_last_good_generation() {
+        let map = GenMap::new(BLOCK as u64);
+        assert!(map.try_reserve(0, BLOCK as u32));
+        map.commit(0, BLOCK as u32, true);
+        assert_eq!(map.expected(0), 1);
+        assert!(map.try_reserve(0, BLOCK as u32));
+        map.commit(0, BLOCK as u32, false);
+        assert_eq!(map.expected(0), 1 | UNKNOWN);
+        assert!(map.try_reserve(0, BLOCK as u32));
+        assert_eq!(map.pending(0), 2, "generation 1 is on the disk already");
+        map.commit(0, BLOCK as u32, true);
+        // That write lost: the disk still holds generation 1.
+        let v = written(1, 1, 1);
+        let mut out = VerifySummary::default();
+        let mut e = Expect::Map {
+            map: &map,
+            run_id: 0xabc,
+        };
+        check_chunk(&v, 0, 0, &mut e, &mut out);
         assert_eq!(classes(&out), [(0, FailureClass::LostWriteOrStaleRead)]);
     }
 
