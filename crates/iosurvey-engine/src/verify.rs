@@ -14,7 +14,7 @@
 //! | 16..24 | offset of the block in the target |
 //! | 24..32 | run id (random per run) |
 //! | 32..40 | run seed |
-//! | 40..44 | generation (1 to 126) |
+//! | 40..44 | generation (1 to 63) |
 //! | 44..46 | blocks of the write that carried it |
 //! | 46..48 | index of the block in that write |
 //! | 48..56 | nanoseconds (CLOCK_REALTIME) when the write was issued |
