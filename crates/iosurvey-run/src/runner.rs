@@ -310,13 +310,16 @@ pub fn run_point(
     Ok(result)
 }
 
-/// How long each write of `--check-compression` runs.
-const COMPRESSION_PROBE: Duration = Duration::from_secs(2);
+/// How long each write of `--check-compression` runs, and how many of
+/// each kind it runs.
+const COMPRESSION_PROBE: Duration = Duration::from_secs(1);
+const COMPRESSION_ROUNDS: usize = 3;
 
-/// Runs the writes of `point` for [`COMPRESSION_PROBE`] with data that
-/// compresses to almost nothing (every 512-byte chunk zeros but for the
-/// stamp of each 4 KiB block), then as long with incompressible data,
-/// after as long a write of incompressible data that is not counted.
+/// Runs the writes of `point` for [`COMPRESSION_PROBE`] at a time, with
+/// data that compresses to almost nothing (every 512-byte chunk zeros but
+/// for the stamp of each 4 KiB block) and with incompressible data, in
+/// turn, [`COMPRESSION_ROUNDS`] times each, after one write of
+/// incompressible data that is not counted: the median rate of each kind.
 fn check_compression(
     point: &Point,
     targets: &[OpenTarget],
@@ -346,11 +349,22 @@ fn check_compression(
         })
     };
     // A first write of incompressible data, not counted, so that neither
-    // measured write pays for allocating the area (a new file, a thin LUN).
+    // kind pays for allocating the area (a new file, a thin LUN); then the
+    // two kinds in turn, and the median of each, so that one disturbed
+    // second of a shared machine does not decide.
     probe(0)?;
+    let (mut zeros, mut unique) = (Vec::new(), Vec::new());
+    for _ in 0..COMPRESSION_ROUNDS {
+        zeros.push(probe(100)?);
+        unique.push(probe(0)?);
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
     Ok(CompressionCheck {
-        compressible_bytes_per_sec: probe(100)?,
-        incompressible_bytes_per_sec: probe(0)?,
+        compressible_bytes_per_sec: median(&mut zeros),
+        incompressible_bytes_per_sec: median(&mut unique),
         probe_ns: COMPRESSION_PROBE.as_nanos() as u64,
     })
 }

@@ -67,7 +67,7 @@ pub struct RunArgs {
     /// With --verify: each worker also reads back its last N writes after every N, during the job (fio's verify_backlog); the job's rates include that time. From the cache in a --buffered run.
     #[arg(long, value_name = "N", requires = "verify", value_parser = clap::value_parser!(u32).range(1..))]
     pub verify_backlog: Option<u32>,
-    /// Before the job, run its writes for 2 s with data that compresses to almost nothing, then 2 s with incompressible data (after 2 s not counted), and warn when the compressible ones are more than 20% faster (the storage compresses or deduplicates). Both rates go in the JSON.
+    /// Before the job, run its writes 1 s at a time with data that compresses to almost nothing and with incompressible data, three times each in turn (after 1 s not counted), and warn when the compressible ones are more than 20% faster at the median (the storage compresses or deduplicates). Both rates go in the JSON.
     #[arg(long)]
     pub check_compression: bool,
     /// Put the targets together as one virtual array, end to end (concat) or striped (raid0), and run one stream over it.
