@@ -15,10 +15,8 @@ fn cells(side: Side<'_>, opts: TextOptions) -> String {
         Some((c, cpu_us)) => {
             let pct = |want: f64| {
                 c.latency
-                    .percentiles
-                    .iter()
-                    .find(|p| p.percentile == want)
-                    .map(|p| format_ns(p.ns as f64))
+                    .at(want)
+                    .map(|ns| format_ns(ns as f64))
                     .unwrap_or_default()
             };
             let rate = format_rate(c.bytes_per_sec, opts);

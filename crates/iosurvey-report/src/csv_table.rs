@@ -30,10 +30,8 @@ pub const COLUMNS: [&str; 20] = [
 
 fn pct(c: &ClassReport, want: f64) -> String {
     c.latency
-        .percentiles
-        .iter()
-        .find(|p| p.percentile == want)
-        .map(|p| p.ns.to_string())
+        .at(want)
+        .map(|ns| ns.to_string())
         .unwrap_or_default()
 }
 

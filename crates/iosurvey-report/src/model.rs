@@ -282,6 +282,16 @@ pub struct LatencyReport {
     pub percentiles: Vec<Percentile>,
 }
 
+impl LatencyReport {
+    /// The value at percentile `p` (one of those reported), in ns.
+    pub fn at(&self, p: f64) -> Option<u64> {
+        self.percentiles
+            .iter()
+            .find(|x| x.percentile == p)
+            .map(|x| x.ns)
+    }
+}
+
 /// One percentile of a latency distribution.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Percentile {

@@ -81,13 +81,7 @@ pub fn access_time(report: &RunReport) -> Option<AccessTime> {
         ops: s.read.ops,
         bs: s.bs,
         mean_ns: s.read.latency.mean_ns,
-        p99_ns: s
-            .read
-            .latency
-            .percentiles
-            .iter()
-            .find(|p| p.percentile == 99.0)
-            .map(|p| p.ns),
+        p99_ns: s.read.latency.at(99.0),
     })
 }
 

@@ -226,7 +226,7 @@ pub(crate) fn warnings(
     }
     for (s, sr) in job.streams.iter().zip(streams) {
         let t = &targets[s.target];
-        let p50 = percentile(&sr.read, 50.0);
+        let p50 = sr.read.latency.at(50.0);
         if t.rotational == Some(true) && !s.pattern.is_sequential() && sr.read.ops > 0 {
             if let Some(p50) = p50.filter(|&ns| ns < ROTATIONAL_FLOOR_NS) {
                 out.push(Warning::new(
@@ -282,14 +282,6 @@ pub(crate) struct PointTotals<'a> {
     pub read: &'a ClassReport,
     pub write: &'a ClassReport,
     pub interval_ns: u64,
-}
-
-fn percentile(c: &ClassReport, p: f64) -> Option<u64> {
-    c.latency
-        .percentiles
-        .iter()
-        .find(|x| (x.percentile - p).abs() < 1e-9)
-        .map(|x| x.ns)
 }
 
 /// Bytes per second of each whole interval of `c`'s series.
