@@ -431,11 +431,7 @@ fn run_job(
     let barrier = Barrier::new(workers + 1);
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
     let buffer_size = job.max_bs() as usize;
-    let alignment = targets
-        .iter()
-        .map(|t| t.logical_block_size as usize)
-        .max()
-        .unwrap_or(4096);
+    let alignment = crate::target::io_alignment(targets);
 
     let outcomes: (Vec<Result<JobResult, RunError>>, _, _) = std::thread::scope(|scope| {
         let handles: Vec<_> = shares

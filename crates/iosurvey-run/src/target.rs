@@ -217,6 +217,16 @@ pub fn drop_cache(t: &OpenTarget) {
     let _ = rustix::fs::fadvise(&t.fd, 0, None, rustix::fs::Advice::DontNeed);
 }
 
+/// The alignment of buffers for I/O on every one of `targets`: the
+/// largest logical block size, 4096 when there is none.
+pub(crate) fn io_alignment(targets: &[OpenTarget]) -> usize {
+    targets
+        .iter()
+        .map(|t| t.logical_block_size as usize)
+        .max()
+        .unwrap_or(4096)
+}
+
 impl OpenTarget {
     /// Removes the test file if it is still the one this run holds (a
     /// frames directory's frames are removed by `frame_target`, see

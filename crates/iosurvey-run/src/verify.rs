@@ -5,11 +5,12 @@
 //! dropped first, so the blocks come from the device).
 
 use crate::runner::RunError;
-use crate::target::{drop_cache, OpenTarget};
+use crate::target::{drop_cache, io_alignment, OpenTarget};
 use crate::worker::now_ns;
 use iosurvey_engine::data::DataFill;
 use iosurvey_engine::verify::{check_chunk, Expect, WriteVerify, BLOCK};
 use iosurvey_engine::BufferPool;
+use iosurvey_model::rng::Rng;
 use iosurvey_model::verify::{FailureClass, VerifyFailure, VerifySummary};
 use iosurvey_model::ReadSample;
 use iosurvey_workload::pattern::resolve_area;
@@ -92,12 +93,7 @@ pub(crate) fn verify_point(
         run_seed: written.map(|w| w.seed),
         ..Default::default()
     };
-    let align = targets
-        .iter()
-        .map(|t| t.logical_block_size as usize)
-        .max()
-        .unwrap_or(BLOCK);
-    let mut pool = BufferPool::new(1, CHUNK, align, 0, DataFill::default())?;
+    let mut pool = BufferPool::new(1, CHUNK, io_alignment(targets), 0, DataFill::default())?;
     let mut kept_run = None;
     for (ti, t) in targets.iter().enumerate() {
         let areas: Vec<(u64, u64)> = job
@@ -134,21 +130,6 @@ pub(crate) fn verify_point(
                     continue;
                 }
             }
-            let buf = &mut pool.get_mut(0)[..len];
-            let got = read_full(t, buf, off);
-            out.bytes_read += got as u64;
-            if got < len {
-                // A read that failed: its blocks are unreadable.
-                for b in (got / BLOCK)..(len / BLOCK) {
-                    out.fail(VerifyFailure {
-                        target: ti,
-                        offset: off + (b * BLOCK) as u64,
-                        class: FailureClass::Corruption,
-                        expected: "a readable block".into(),
-                        found: "a read error".into(),
-                    });
-                }
-            }
             let mut expect = match written {
                 Some(w) => Expect::Map {
                     map: &w.maps[ti],
@@ -156,7 +137,8 @@ pub(crate) fn verify_point(
                 },
                 None => Expect::Kept { run: kept_run },
             };
-            check_chunk(&buf[..got / BLOCK * BLOCK], off, ti, &mut expect, &mut out);
+            let buf = &mut pool.get_mut(0)[..len];
+            read_and_check(t, ti, buf, off, &mut expect, &mut out);
             if let Expect::Kept { run } = expect {
                 kept_run = run;
             }
@@ -165,6 +147,32 @@ pub(crate) fn verify_point(
     }
     out.elapsed_ns = now_ns() - t0;
     Ok(out)
+}
+
+/// Reads `buf.len()` bytes of target `ti` (`t`) at `off` and checks them
+/// into `out`; blocks that cannot be read are failures of their own.
+pub(crate) fn read_and_check(
+    t: &OpenTarget,
+    ti: usize,
+    buf: &mut [u8],
+    off: u64,
+    expect: &mut Expect<'_>,
+    out: &mut VerifySummary,
+) {
+    let len = buf.len();
+    let got = read_full(t, buf, off);
+    out.bytes_read += got as u64;
+    // A read that failed: its blocks are unreadable.
+    for b in (got / BLOCK)..(len / BLOCK) {
+        out.fail(VerifyFailure {
+            target: ti,
+            offset: off + (b * BLOCK) as u64,
+            class: FailureClass::Corruption,
+            expected: "a readable block".into(),
+            found: "a read error".into(),
+        });
+    }
+    check_chunk(&buf[..got / BLOCK * BLOCK], off, ti, expect, out);
 }
 
 /// Blocks sampled per point from the areas it read.
@@ -186,25 +194,17 @@ pub(crate) fn sample_reads(job: &Job, targets: &[OpenTarget]) -> Option<ReadSamp
     if areas.is_empty() {
         return None;
     }
-    let align = targets
-        .iter()
-        .map(|t| t.logical_block_size as usize)
-        .max()
-        .unwrap_or(BLOCK)
-        .max(BLOCK);
+    let align = io_alignment(targets).max(BLOCK);
     let mut pool = BufferPool::new(1, align, align, 0, DataFill::default()).ok()?;
     let mut out = ReadSample::default();
-    let mut x = job.seed ^ 0x9e37_79b9_7f4a_7c15;
+    let mut rng = Rng::new(job.seed);
     for k in 0..SAMPLED_BLOCKS {
         let (ti, start, len) = areas[(k as usize) % areas.len()];
         let blocks = len / align as u64;
         if blocks == 0 {
             continue;
         }
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let off = start + (x % blocks) * align as u64;
+        let off = start + rng.below(blocks) * align as u64;
         let buf = &mut pool.get_mut(0)[..align];
         if read_full(&targets[ti], buf, off) == align {
             out.blocks += 1;

@@ -3,12 +3,13 @@
 //! takes the worker's time, as fio's `verify_backlog` does: the job's rates
 //! include it).
 
-use crate::target::OpenTarget;
+use crate::target::{io_alignment, OpenTarget};
+use crate::verify::read_and_check;
 use crate::worker::now_ns;
 use iosurvey_engine::data::DataFill;
-use iosurvey_engine::verify::{check_chunk, Expect, WriteVerify};
+use iosurvey_engine::verify::{Expect, WriteVerify};
 use iosurvey_engine::BufferPool;
-use iosurvey_model::verify::{FailureClass, VerifyFailure, VerifySummary};
+use iosurvey_model::verify::VerifySummary;
 
 /// What the job gives the workers for their read-backs.
 #[derive(Clone, Copy)]
@@ -35,12 +36,7 @@ impl<'a> Backlog<'a> {
         verify: &'a WriteVerify,
         max_len: usize,
     ) -> std::io::Result<Self> {
-        let align = spec
-            .targets
-            .iter()
-            .map(|t| t.logical_block_size as usize)
-            .max()
-            .unwrap_or(4096);
+        let align = io_alignment(spec.targets);
         let buf = BufferPool::new(1, max_len.max(4096), align, 0, DataFill::default())
             .map_err(std::io::Error::other)?;
         Ok(Backlog {
@@ -76,26 +72,18 @@ impl<'a> Backlog<'a> {
             }
             let t = &self.spec.targets[file as usize];
             let buf = &mut self.buf.get_mut(0)[..len as usize];
-            match rustix::io::pread(&t.fd, &mut buf[..], offset) {
-                Ok(n) if n == len as usize => {
-                    self.summary.bytes_read += n as u64;
-                    let mut expect = Expect::Map {
-                        map,
-                        run_id: self.verify.run_id,
-                    };
-                    check_chunk(buf, offset, file as usize, &mut expect, &mut self.summary);
-                }
-                got => self.summary.fail(VerifyFailure {
-                    target: file as usize,
-                    offset,
-                    class: FailureClass::Corruption,
-                    expected: format!("{len} readable bytes"),
-                    found: match got {
-                        Ok(n) => format!("{n} bytes"),
-                        Err(e) => format!("a read error ({e})"),
-                    },
-                }),
-            }
+            let mut expect = Expect::Map {
+                map,
+                run_id: self.verify.run_id,
+            };
+            read_and_check(
+                t,
+                file as usize,
+                buf,
+                offset,
+                &mut expect,
+                &mut self.summary,
+            );
             map.release(offset, len);
         }
         self.done.clear();
