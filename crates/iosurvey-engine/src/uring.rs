@@ -230,14 +230,7 @@ impl UringEngine {
             FileOp::Io { op, offset, len } => {
                 let ptr = self.pool.ptr(slot);
                 if op == Op::Write {
-                    let req = Request {
-                        file: 0,
-                        op,
-                        offset,
-                        len,
-                        buf: slot,
-                    };
-                    stamp_write(&mut self.stamper, ptr, &req);
+                    stamp_write(&mut self.stamper, ptr, len, 0, offset);
                 }
                 match (self.fixed_buffers, op) {
                     (true, Op::Read) => opcode::ReadFixed::new(file, ptr, len, slot as u16)
@@ -407,15 +400,15 @@ fn write_entry(sqes: &SqeTemplates, sqe: &mut Sqe, ptr: *mut u8, req: &Request) 
     sqes.write(sqe, ptr, req);
 }
 
-/// Stamps the blocks of write `req` in its buffer at `ptr` (each 4 KiB
-/// block unique, see [`crate::data`]).
+/// Stamps the blocks of a write of `len` bytes at `offset` of file `file`
+/// in its buffer at `ptr` (each 4 KiB block unique, see [`crate::data`]).
 #[inline(always)]
-fn stamp_write(stamper: &mut Stamper, ptr: *mut u8, req: &Request) {
-    // SAFETY: the buffer was just claimed for `req`: no I/O holds it, the
-    // kernel sees it only once the entry is pushed, and the claim checked
-    // that `len` bytes fit it.
-    let buf = unsafe { std::slice::from_raw_parts_mut(ptr, req.len as usize) };
-    stamper.stamp_write(buf, req.file, req.offset);
+fn stamp_write(stamper: &mut Stamper, ptr: *mut u8, len: u32, file: u32, offset: u64) {
+    // SAFETY: the buffer was just claimed for this write: no I/O holds it,
+    // the kernel sees it only once the entry is pushed, and the claim
+    // checked that `len` bytes fit it.
+    let buf = unsafe { std::slice::from_raw_parts_mut(ptr, len as usize) };
+    stamper.stamp_write(buf, file, offset);
 }
 
 /// The stand-in for a request on `buf` whose offset is past
@@ -440,7 +433,7 @@ impl Engine for UringEngine {
         self.slots.claim(&req);
         let (sqes, ptr) = (&self.sqes, self.pool.ptr(req.buf));
         if req.op == Op::Write {
-            stamp_write(&mut self.stamper, ptr, &req);
+            stamp_write(&mut self.stamper, ptr, req.len, req.file, req.offset);
         }
         // SAFETY: the reserve left a free entry, and no view of the crate's
         // queue is alive; the claim checked that the request fits its
@@ -546,7 +539,7 @@ impl Engine for UringEngine {
             // slot table has one slot per buffer of the pool.
             let ptr = unsafe { self.pool.ptr_unchecked(req.buf) };
             if req.op == Op::Write {
-                stamp_write(&mut self.stamper, ptr, &req);
+                stamp_write(&mut self.stamper, ptr, req.len, req.file, req.offset);
             }
             // SAFETY: as in push: there is a free entry (the queue was
             // roomy, or the reserve made room) and no view of the crate's

@@ -76,13 +76,23 @@ impl FailureCounts {
         } += 1;
     }
 
+    /// Each class with its count, in the order the JSON lists them.
+    pub fn by_class(&self) -> [(FailureClass, u64); 5] {
+        [
+            (FailureClass::MisdirectedWrite, self.misdirected_write),
+            (
+                FailureClass::LostWriteOrStaleRead,
+                self.lost_write_or_stale_read,
+            ),
+            (FailureClass::TornWrite, self.torn_write),
+            (FailureClass::Corruption, self.corruption),
+            (FailureClass::LostAllocation, self.lost_allocation),
+        ]
+    }
+
     /// Every failure.
     pub fn total(&self) -> u64 {
-        self.misdirected_write
-            + self.lost_write_or_stale_read
-            + self.torn_write
-            + self.corruption
-            + self.lost_allocation
+        self.by_class().iter().map(|(_, n)| n).sum()
     }
 
     /// Adds `other` in.

@@ -200,17 +200,11 @@ pub(crate) fn verify_lines(
         let _ = writeln!(out, "  verify: no failure");
         return;
     }
-    let classes = [
-        (c.misdirected_write, "misdirected write"),
-        (c.lost_write_or_stale_read, "lost write or stale read"),
-        (c.torn_write, "torn write"),
-        (c.corruption, "corruption"),
-        (c.lost_allocation, "lost allocation"),
-    ];
-    let list: Vec<String> = classes
+    let list: Vec<String> = c
+        .by_class()
         .iter()
-        .filter(|(n, _)| *n > 0)
-        .map(|(n, name)| format!("{n} {name}"))
+        .filter(|(_, n)| *n > 0)
+        .map(|(class, n)| format!("{n} {}", class.describe()))
         .collect();
     let _ = writeln!(
         out,
