@@ -81,6 +81,18 @@ impl Stamper {
         }
     }
 
+    /// Stamps write `buf` at `offset` of a file whose verify headers name
+    /// `place` (a target and an offset in it, see
+    /// [`crate::FileOp::Open`]): plain stamps still fall on the file's own
+    /// 4 KiB boundaries.
+    #[inline]
+    pub fn stamp_file_write(&mut self, buf: &mut [u8], offset: u64, place: (u32, u64)) {
+        match &self.verify {
+            None => self.stamp(buf, offset),
+            Some(v) => v.stamp(buf, place.0, place.1, realtime_ns()),
+        }
+    }
+
     /// The nonce of this stamper.
     pub fn nonce(&self) -> u64 {
         self.nonce

@@ -27,11 +27,17 @@ pub enum FileOp {
     /// `O_NOFOLLOW|O_CLOEXEC` are added to `flags`, and the resolution is
     /// `RESOLVE_NO_SYMLINKS|RESOLVE_BENEATH`. The completion's result is
     /// the descriptor (kept by the engine as its open file) or `-errno`.
+    ///
+    /// `base` is where the file's bytes sit in the sequence of files it is
+    /// part of (frame `k` of frames of `n` bytes: `k * n`): with `--verify`,
+    /// the headers of its writes name `base + offset` as their offset, in
+    /// the generation map of directory `dir`'s target.
     Open {
         dir: u32,
         path: CString,
         flags: OFlags,
         mode: Mode,
+        base: u64,
     },
     /// Reads or writes `len` bytes at `offset` of the open file through the
     /// slot's buffer; past [`crate::MAX_OFFSET`] it fails with `-EINVAL`,
@@ -75,6 +81,9 @@ pub(crate) enum Kind {
 #[derive(Debug)]
 pub(crate) struct FileState {
     fd: Option<OwnedFd>,
+    /// The directory and the base of the last open (see [`FileOp::Open`]).
+    dir: u32,
+    base: u64,
     opening: bool,
     closing: bool,
     /// I/Os and syncs on the open file in flight.
@@ -86,6 +95,8 @@ impl FileState {
     pub fn new(slots: usize) -> Self {
         FileState {
             fd: None,
+            dir: 0,
+            base: 0,
             opening: false,
             closing: false,
             on_file: 0,
@@ -102,6 +113,9 @@ impl FileState {
     pub fn start(&mut self, slot: u32, op: &FileOp) -> Option<OwnedFd> {
         let kind = self.check(op);
         self.kinds[slot as usize] = kind;
+        if let FileOp::Open { dir, base, .. } = *op {
+            (self.dir, self.base) = (dir, base);
+        }
         match kind {
             Kind::Open => self.opening = true,
             Kind::OnFile => self.on_file += 1,
@@ -185,6 +199,12 @@ impl FileState {
             Kind::Close => self.closing = false,
             Kind::None => panic!("file completion for slot {slot}, which has none in flight"),
         }
+    }
+
+    /// The target and the offset in it that the verify headers of a write
+    /// at `offset` of the open file name (see [`FileOp::Open`]).
+    pub fn stamp_place(&self, offset: u64) -> (u32, u64) {
+        (self.dir, self.base + offset)
     }
 
     /// The open file's raw descriptor, for a request on it.

@@ -143,6 +143,7 @@ impl SyncEngine {
                 path,
                 flags,
                 mode,
+                ..
             } => fileops::open_sync(self.files[dir as usize].as_fd(), &path, flags, mode),
             FileOp::Io { op, offset, len } => {
                 let Some(fd) = self.file.file() else {
@@ -153,7 +154,8 @@ impl SyncEngine {
                     Op::Read => rustix::io::pread(fd, &mut self.pool.get_mut(slot)[..len], offset),
                     Op::Write => {
                         let buf = &mut self.pool.get_mut(slot)[..len];
-                        self.stamper.stamp_write(buf, 0, offset);
+                        let place = self.file.stamp_place(offset);
+                        self.stamper.stamp_file_write(buf, offset, place);
                         rustix::io::pwrite(fd, buf, offset)
                     }
                 };

@@ -209,6 +209,7 @@ impl UringEngine {
                 path,
                 flags,
                 mode,
+                ..
             } => {
                 let dir_fd = self.raw_fds[dir as usize];
                 if self.file_ops {
@@ -230,7 +231,11 @@ impl UringEngine {
             FileOp::Io { op, offset, len } => {
                 let ptr = self.pool.ptr(slot);
                 if op == Op::Write {
-                    stamp_write(&mut self.stamper, ptr, len, 0, offset);
+                    // SAFETY: as in `stamp_write`: the buffer was just
+                    // claimed for this write with room for `len` bytes.
+                    let buf = unsafe { std::slice::from_raw_parts_mut(ptr, len as usize) };
+                    let place = self.file.stamp_place(offset);
+                    self.stamper.stamp_file_write(buf, offset, place);
                 }
                 match (self.fixed_buffers, op) {
                     (true, Op::Read) => opcode::ReadFixed::new(file, ptr, len, slot as u16)

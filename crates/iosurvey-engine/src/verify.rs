@@ -373,6 +373,7 @@ pub fn check_chunk(
             out.fail(VerifyFailure {
                 target,
                 offset: o,
+                file: None,
                 class,
                 expected: expected.clone(),
                 found,

@@ -43,8 +43,12 @@ impl FailureClass {
 pub struct VerifyFailure {
     /// Index of the target in the report's targets.
     pub target: usize,
-    /// Byte offset of the 4 KiB block in the target.
+    /// Byte offset of the 4 KiB block in the target (in `file` when set).
     pub offset: u64,
+    /// Video frames in files of their own: the frame's file, relative to
+    /// the target directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
     pub class: FailureClass,
     /// What the block should hold.
     pub expected: String,

@@ -213,7 +213,14 @@ pub(crate) fn verify_lines(
         list.join(", ")
     );
     for f in &v.failures {
-        let path = p.targets.get(f.target).map_or("?", |t| t.path.as_str());
+        let mut path = p
+            .targets
+            .get(f.target)
+            .map_or("?", |t| t.path.as_str())
+            .to_string();
+        if let Some(file) = &f.file {
+            path = format!("{}/{file}", path.trim_end_matches('/'));
+        }
         let _ = writeln!(
             out,
             "    {path} offset {}: {}: expected {}, found {}",

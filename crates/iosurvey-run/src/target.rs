@@ -213,8 +213,14 @@ pub fn open_target_claimed(
 /// Writes back and evicts the target's pages from the page cache, so that
 /// a buffered read phase starts cold.
 pub fn drop_cache(t: &OpenTarget) {
-    let _ = rustix::fs::fsync(&t.fd);
-    let _ = rustix::fs::fadvise(&t.fd, 0, None, rustix::fs::Advice::DontNeed);
+    drop_pages(std::os::fd::AsFd::as_fd(&t.fd));
+}
+
+/// Syncs `fd` and drops its cached pages, so that the next reads come
+/// from the device.
+pub(crate) fn drop_pages(fd: std::os::fd::BorrowedFd<'_>) {
+    let _ = rustix::fs::fsync(fd);
+    let _ = rustix::fs::fadvise(fd, 0, None, rustix::fs::Advice::DontNeed);
 }
 
 /// The alignment of buffers for I/O on every one of `targets`: the

@@ -5,17 +5,22 @@
 //! dropped first, so the blocks come from the device).
 
 use crate::runner::RunError;
-use crate::target::{drop_cache, io_alignment, OpenTarget};
+use crate::target::{drop_cache, drop_pages, io_alignment, OpenTarget};
 use crate::worker::now_ns;
 use iosurvey_engine::data::DataFill;
+use iosurvey_engine::open_beneath;
 use iosurvey_engine::verify::{check_chunk, Expect, WriteVerify, BLOCK};
 use iosurvey_engine::BufferPool;
 use iosurvey_model::rng::Rng;
 use iosurvey_model::verify::{FailureClass, VerifyFailure, VerifySummary};
 use iosurvey_model::ReadSample;
 use iosurvey_workload::pattern::resolve_area;
-use iosurvey_workload::Job;
+use iosurvey_workload::{FrameJob, FrameLayout, Job, StreamClass};
+use rustix::fs::{FileType, Mode, OFlags};
+use rustix::io::Errno;
 use std::hash::{BuildHasher, RandomState};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Bytes per read of the pass.
@@ -34,11 +39,6 @@ pub(crate) fn check_job(job: &Job) -> Result<(), RunError> {
     let refuse = |why: String| Err(RunError::Verify(why));
     for s in &job.streams {
         if let Some(fj) = &s.frames {
-            if fj.layout != iosurvey_workload::FrameLayout::Stream {
-                return refuse(
-                    "video --verify checks frames in one stream (--mode stream); frames in files of their own cannot be verified yet".into(),
-                );
-            }
             if fj.frame_bytes % BLOCK as u64 != 0 {
                 return refuse(format!(
                     "--verify checks whole 4 KiB blocks: frames of {} bytes are not a multiple of 4096; pick a 4096-aligned format or --frame-size",
@@ -72,10 +72,26 @@ pub(crate) fn written_end(job: &Job, ti: usize, size: u64) -> u64 {
     job.streams
         .iter()
         .filter(|s| s.target == ti && s.mix.writes())
-        .filter_map(|s| resolve_area(size, s.offset, s.span, s.bs).ok())
-        .map(|a| a.start + a.len)
+        .filter_map(|s| verified_area(s, size))
+        .map(|a| a.1)
         .max()
         .unwrap_or(0)
+}
+
+/// The blocks stream `s` covers on a target of `size` bytes, as
+/// `(start, end)` in whole 4 KiB blocks: frames in files of their own are
+/// verified as if they were one stream, frame `k` at `k` frame sizes.
+fn verified_area(s: &StreamClass, size: u64) -> Option<(u64, u64)> {
+    let (start, len) = match &s.frames {
+        Some(fj) if matches!(fj.layout, FrameLayout::Files { .. }) => {
+            (0, fj.frames * fj.frame_bytes)
+        }
+        _ => {
+            let a = resolve_area(size, s.offset, s.span, s.bs).ok()?;
+            (a.start, a.len)
+        }
+    };
+    Some((start, start + len / BLOCK as u64 * BLOCK as u64))
 }
 
 /// Runs the pass over the targets of `job`: against `written`'s maps when
@@ -100,10 +116,27 @@ pub(crate) fn verify_point(
             .streams
             .iter()
             .filter(|s| s.target == ti)
-            .filter_map(|s| resolve_area(t.size, s.offset, s.span, s.bs).ok())
-            .map(|a| (a.start, a.start + a.len / BLOCK as u64 * BLOCK as u64))
+            .filter_map(|s| verified_area(s, t.size))
             .collect();
         if areas.is_empty() {
+            continue;
+        }
+        let in_files = job.streams.iter().find_map(|s| match &s.frames {
+            Some(fj) if s.target == ti && matches!(fj.layout, FrameLayout::Files { .. }) => {
+                Some(fj)
+            }
+            _ => None,
+        });
+        if let Some(fj) = in_files {
+            let mut expect = match written {
+                Some(w) => Expect::Map {
+                    map: &w.maps[ti],
+                    run_id: w.run_id,
+                },
+                None => Expect::Kept { run: None },
+            };
+            let buf = pool.get_mut(0);
+            verify_frame_files(fj, t, ti, buf, &mut expect, &mut out, stop);
             continue;
         }
         if !t.direct {
@@ -138,7 +171,7 @@ pub(crate) fn verify_point(
                 None => Expect::Kept { run: kept_run },
             };
             let buf = &mut pool.get_mut(0)[..len];
-            read_and_check(t, ti, buf, off, &mut expect, &mut out);
+            read_and_check(t.fd.as_fd(), ti, buf, off, off, &mut expect, &mut out);
             if let Expect::Kept { run } = expect {
                 kept_run = run;
             }
@@ -149,30 +182,118 @@ pub(crate) fn verify_point(
     Ok(out)
 }
 
-/// Reads `buf.len()` bytes of target `ti` (`t`) at `off` and checks them
-/// into `out`; blocks that cannot be read are failures of their own.
-pub(crate) fn read_and_check(
+/// Checks the frames of `fj`, each in its own file beneath the frames
+/// directory `t` (target `ti`), as blocks of one stream: frame `k`'s bytes
+/// at `k` frame sizes. Each file is opened without following a symlink and
+/// must be a regular file; a frame the map says was written whose file is
+/// gone is a lost allocation, block by block. `buf` holds one read.
+fn verify_frame_files(
+    fj: &FrameJob,
     t: &OpenTarget,
     ti: usize,
     buf: &mut [u8],
+    expect: &mut Expect<'_>,
+    out: &mut VerifySummary,
+    stop: &AtomicBool,
+) {
+    let flags = if t.direct {
+        OFlags::RDONLY | OFlags::DIRECT
+    } else {
+        OFlags::RDONLY
+    };
+    let blocks = (fj.frame_bytes / BLOCK as u64) as usize;
+    for k in 0..fj.frames {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let base = k * fj.frame_bytes;
+        let first = (base / BLOCK as u64) as usize;
+        if let Expect::Map { map, .. } = expect {
+            if !map.any_written(first..first + blocks) {
+                continue;
+            }
+        }
+        let rel = fj.frame_path(Path::new(""), k);
+        let listed = out.failures.len();
+        let file = open_beneath(t.fd.as_fd(), &rel, flags, Mode::empty()).and_then(|f| {
+            match FileType::from_raw_mode(rustix::fs::fstat(&f)?.st_mode) {
+                FileType::RegularFile => Ok(f),
+                _ => Err(Errno::EXIST),
+            }
+        });
+        let file = match file {
+            Ok(f) => f,
+            Err(e) => {
+                for b in 0..blocks {
+                    out.fail(VerifyFailure {
+                        target: ti,
+                        offset: (b * BLOCK) as u64,
+                        file: Some(rel.display().to_string()),
+                        class: FailureClass::LostAllocation,
+                        expected: format!("frame file {}", rel.display()),
+                        found: format!("no plain file there ({e})"),
+                    });
+                }
+                continue;
+            }
+        };
+        if !t.direct {
+            drop_pages(file.as_fd());
+        }
+        let mut off = 0;
+        while off < fj.frame_bytes {
+            let len = (fj.frame_bytes - off).min(buf.len() as u64) as usize;
+            read_and_check(
+                file.as_fd(),
+                ti,
+                &mut buf[..len],
+                off,
+                base + off,
+                expect,
+                out,
+            );
+            off += len as u64;
+        }
+        name_frame_file(&mut out.failures[listed..], &rel, base);
+    }
+}
+
+/// Names the frame file `rel` (at `base` in the frames' sequence) in
+/// `failures`, each with its offset in that file.
+fn name_frame_file(failures: &mut [VerifyFailure], rel: &Path, base: u64) {
+    for f in failures {
+        f.file = Some(rel.display().to_string());
+        f.offset -= base;
+    }
+}
+
+/// Reads `buf.len()` bytes of `fd` at `off` and checks them into `out` as
+/// blocks of target `ti` at `at`; blocks that cannot be read are failures
+/// of their own.
+pub(crate) fn read_and_check(
+    fd: BorrowedFd<'_>,
+    ti: usize,
+    buf: &mut [u8],
     off: u64,
+    at: u64,
     expect: &mut Expect<'_>,
     out: &mut VerifySummary,
 ) {
     let len = buf.len();
-    let got = read_full(t, buf, off);
+    let got = read_full(fd, buf, off);
     out.bytes_read += got as u64;
     // A read that failed: its blocks are unreadable.
     for b in (got / BLOCK)..(len / BLOCK) {
         out.fail(VerifyFailure {
             target: ti,
-            offset: off + (b * BLOCK) as u64,
+            offset: at + (b * BLOCK) as u64,
+            file: None,
             class: FailureClass::Corruption,
             expected: "a readable block".into(),
             found: "a read error".into(),
         });
     }
-    check_chunk(&buf[..got / BLOCK * BLOCK], off, ti, expect, out);
+    check_chunk(&buf[..got / BLOCK * BLOCK], at, ti, expect, out);
 }
 
 /// Blocks sampled per point from the areas it read.
@@ -206,7 +327,7 @@ pub(crate) fn sample_reads(job: &Job, targets: &[OpenTarget]) -> Option<ReadSamp
         }
         let off = start + rng.below(blocks) * align as u64;
         let buf = &mut pool.get_mut(0)[..align];
-        if read_full(&targets[ti], buf, off) == align {
+        if read_full(targets[ti].fd.as_fd(), buf, off) == align {
             out.blocks += 1;
             out.zero_blocks += u64::from(buf.iter().all(|&b| b == 0));
         }
@@ -215,10 +336,10 @@ pub(crate) fn sample_reads(job: &Job, targets: &[OpenTarget]) -> Option<ReadSamp
 }
 
 /// Reads `buf.len()` bytes at `off`, as many as it can: the bytes read.
-fn read_full(t: &OpenTarget, buf: &mut [u8], off: u64) -> usize {
+fn read_full(fd: BorrowedFd<'_>, buf: &mut [u8], off: u64) -> usize {
     let mut done = 0;
     while done < buf.len() {
-        match rustix::io::pread(&t.fd, &mut buf[done..], off + done as u64) {
+        match rustix::io::pread(fd, &mut buf[done..], off + done as u64) {
             Ok(0) => break,
             Ok(n) => done += n,
             Err(rustix::io::Errno::INTR) => continue,

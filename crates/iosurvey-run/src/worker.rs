@@ -485,7 +485,8 @@ fn run_worker_on<E: Engine>(
                     // flight twice).
                     if let (Some(v), Op::Write, false) = (bounds.verify, slot.op, slot.len == 0) {
                         let whole = c.result == slot.len as i32;
-                        v.maps[fd.file() as usize].commit(slot.offset, slot.len, whole);
+                        let at = fd.verify_base() + slot.offset;
+                        v.maps[fd.file() as usize].commit(at, slot.len, whole);
                     }
                     fd.complete(c, slot, &mut tally, seen);
                 }

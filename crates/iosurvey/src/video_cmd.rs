@@ -95,7 +95,7 @@ pub struct VideoArgs {
     pub target_flags: TargetFlags,
     #[command(flatten)]
     pub out: OutputFlags,
-    /// With --mode stream: frames written carry a verify header in every 4 KiB block and are read back after the run; frames read are checked against a verified kept run's headers. Failures by class, exit 1 (as run --verify).
+    /// Frames written carry a verify header in every 4 KiB block and are read back after the run; frames read are checked against a verified kept run's headers. Frame files are checked as one stream, frame k at k frame sizes. Failures by class, exit 1 (as run --verify).
     #[arg(long)]
     pub verify: bool,
 }

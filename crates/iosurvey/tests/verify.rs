@@ -312,7 +312,7 @@ fn verify_refuses_what_it_cannot_check() {
 }
 
 #[test]
-fn video_frames_in_one_stream_are_verified_and_files_are_refused() {
+fn video_frames_in_one_stream_are_verified() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("frames.dat");
     let f = path_str(&file);
@@ -362,21 +362,105 @@ fn video_frames_in_one_stream_are_verified_and_files_are_refused() {
         failures(&p["points"][0]),
         [(5 * 64 + 3, "corruption".to_string())]
     );
+}
 
+#[test]
+fn video_frames_in_files_of_their_own_are_verified_as_one_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let frames = dir.path().join("iosurvey-frames");
+    let video = |extra: &[&str]| {
+        let mut all = vec![
+            "video",
+            path_str(dir.path()),
+            "--mode",
+            "files",
+            "--frame-size",
+            "64k",
+            "--frames",
+            "8",
+            "--verify",
+            "--buffered",
+            "--output",
+            "json",
+            "--quiet",
+        ];
+        all.extend_from_slice(extra);
+        iosurvey(&all)
+    };
+    // Two loops: every frame file written twice, generation 2 expected.
+    let out = video(&["--write", "--threads", "2", "--loops", "2", "--keep"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let v = report_of(&out)["points"][0]["verify"].clone();
+    assert_eq!(v["mode"], "write", "{v}");
+    assert_eq!(u(&v["blocks_checked"]), 8 * 16, "{v}");
+    assert_eq!(v["failures"].as_array().map_or(0, Vec::len), 0, "{v}");
+    let out = video(&["--read"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(
+        u(&report_of(&out)["points"][0]["verify"]["blocks_checked"]),
+        8 * 16
+    );
+
+    // Frames 1 and 2 swapped, one byte of frame 6 changed.
+    let name = |k: u64| frames.join(format!("f{k:07}.frm"));
+    std::fs::rename(name(1), frames.join("x")).unwrap();
+    std::fs::rename(name(2), name(1)).unwrap();
+    std::fs::rename(frames.join("x"), name(2)).unwrap();
+    let fh = std::fs::OpenOptions::new()
+        .write(true)
+        .open(name(6))
+        .unwrap();
+    fh.write_all_at(b"!", 3 * BLOCK + 200).unwrap();
+    fh.sync_all().unwrap();
+    let out = video(&["--read"]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = report["points"][0]["verify"].clone();
+    assert_eq!(u(&v["counts"]["misdirected_write"]), 2 * 16, "{v}");
+    assert_eq!(u(&v["counts"]["corruption"]), 1, "{v}");
+    let listed: Vec<(String, u64, String)> = v["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["file"].as_str().unwrap().to_string(),
+                u(&f["offset"]),
+                f["class"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    // Each failure names its frame file and its offset in it.
+    assert_eq!(
+        listed[0],
+        ("f0000001.frm".into(), 0, "misdirected_write".into())
+    );
+    assert_eq!(
+        listed[16],
+        ("f0000002.frm".into(), 0, "misdirected_write".into())
+    );
+    assert_eq!(
+        listed[32],
+        ("f0000006.frm".into(), 3 * BLOCK, "corruption".into())
+    );
+    // The text names the file too.
     let out = iosurvey(&[
         "video",
         path_str(dir.path()),
-        "--write",
+        "--mode",
+        "files",
         "--frame-size",
-        "256k",
+        "64k",
         "--frames",
-        "4",
+        "8",
         "--verify",
+        "--buffered",
+        "--read",
     ]);
-    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stderr_of(&out).contains("--mode stream"),
-        "{}",
-        describe(&out)
+        text.contains("iosurvey-frames/f0000006.frm offset 12288: corruption"),
+        "{text}"
     );
 }

@@ -72,6 +72,7 @@ fn open(path: &str, flags: OFlags) -> FileOp {
         path: CString::new(path).unwrap(),
         flags,
         mode: Mode::from_raw_mode(0o644),
+        base: 0,
     }
 }
 

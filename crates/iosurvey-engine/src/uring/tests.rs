@@ -297,6 +297,7 @@ fn a_file_operation_that_panics_in_make_room_claims_nothing() {
         path: CString::new("frame").unwrap(),
         flags: rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::CREATE,
         mode: rustix::fs::Mode::from_raw_mode(0o644),
+        base: 0,
     };
     let last = N as u32 - 1;
     let theirs = open.clone();

@@ -10,6 +10,7 @@ use iosurvey_engine::data::DataFill;
 use iosurvey_engine::verify::{Expect, WriteVerify};
 use iosurvey_engine::BufferPool;
 use iosurvey_model::verify::VerifySummary;
+use std::os::fd::AsFd;
 
 /// What the job gives the workers for their read-backs.
 #[derive(Clone, Copy)]
@@ -77,9 +78,10 @@ impl<'a> Backlog<'a> {
                 run_id: self.verify.run_id,
             };
             read_and_check(
-                t,
+                t.fd.as_fd(),
                 file as usize,
                 buf,
+                offset,
                 offset,
                 &mut expect,
                 &mut self.summary,

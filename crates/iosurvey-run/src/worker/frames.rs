@@ -220,6 +220,17 @@ impl<'a> FrameDriver<'a> {
         self.shared.file
     }
 
+    /// Where the current frame's bytes sit in the sequence of frames, for
+    /// `--verify`: a frame in its own file is verified as if the frames
+    /// were one stream, frame `k` at `k` frame sizes (the stream layout's
+    /// requests are there already).
+    pub(super) fn verify_base(&self) -> u64 {
+        match self.shared.job.layout {
+            FrameLayout::Stream => 0,
+            FrameLayout::Files { .. } => self.rec.frame * self.shared.job.frame_bytes,
+        }
+    }
+
     pub(super) fn finished(&self) -> bool {
         self.state == State::Finished
     }
@@ -403,6 +414,7 @@ impl<'a> FrameDriver<'a> {
             path,
             flags: flags | direct,
             mode: Mode::from_raw_mode(0o644),
+            base: self.verify_base(),
         };
         cx.arm.file_op(cx.engine, self.base, self.local, op);
     }
