@@ -25,6 +25,7 @@ mod buffers;
 pub mod data;
 mod fileops;
 pub mod loopdev;
+pub mod resident;
 mod slots;
 mod sync;
 pub mod uring;

@@ -31,7 +31,7 @@ pub use plan::{
     Point, StreamClass, TargetSpec,
 };
 pub use result::{
-    CompressionCheck, CpuTime, FrameRecord, FrameStatus, IoFailure, JobResult, ReadSample,
-    StreamResult,
+    CachedPages, CompressionCheck, CpuTime, FrameRecord, FrameStatus, IoFailure, JobResult,
+    ReadSample, StreamResult,
 };
 pub use target::TargetKind;

@@ -166,6 +166,10 @@ pub struct JobResult {
     /// Blocks sampled from the areas the job read, after it: how many
     /// read as zeros (an area never written answers without the media).
     pub read_sample: Option<ReadSample>,
+    /// Buffered jobs that read files: how much of each file's read area
+    /// was still in the page cache when the job started, after iosurvey
+    /// asked the kernel to drop it.
+    pub cached_at_start: Vec<CachedPages>,
     /// `--check-compression`: the write rates, in bytes per second, of the
     /// job's writes with compressible data and with incompressible data.
     pub compression_check: Option<CompressionCheck>,
@@ -178,6 +182,16 @@ pub struct CompressionCheck {
     pub incompressible_bytes_per_sec: f64,
     /// How long each ran.
     pub probe_ns: u64,
+}
+
+/// Pages of a file target's read area, and how many were in the page
+/// cache.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CachedPages {
+    /// Index of the target in the job's targets.
+    pub target: usize,
+    pub pages: u64,
+    pub resident: u64,
 }
 
 /// What a sample of blocks of the areas read holds.

@@ -122,6 +122,9 @@ const COLLAPSE_SHARE: f64 = 0.70;
 /// Most the write rate of compressible data may exceed that of
 /// incompressible data, as a share of the latter.
 const MAX_COMPRESSION_GAP: f64 = 0.20;
+/// Share of a file's pages read that, resident when a buffered job starts
+/// (after the caches were dropped), makes it memory.
+const RESIDENT_SHARE: f64 = 0.99;
 
 /// The warnings of a point that ran `point` on `targets` and gave `r`, on
 /// a host of `ram` bytes of memory; `streams` and `total` are its report's.
@@ -180,6 +183,22 @@ pub(crate) fn warnings(
                 ),
                 json!({"target": t.path, "backing": kind}),
                 "a target on a storage device",
+            ));
+        }
+    }
+    for c in &r.cached_at_start {
+        let Some(t) = targets.get(c.target) else {
+            continue;
+        };
+        if c.pages > 0 && c.resident as f64 >= RESIDENT_SHARE * c.pages as f64 {
+            out.push(Warning::new(
+                "memory_backed",
+                format!(
+                    "{}: {} of the {} pages read were in the page cache when the job started, even after iosurvey asked the kernel to drop them (pinned by mlock, mapped by another process, or kept by the file system): the buffered reads were reads of RAM; drop --buffered",
+                    t.path, c.resident, c.pages
+                ),
+                json!({"target": t.path, "backing": "page cache", "pages": c.pages, "resident_pages": c.resident}),
+                "99% of the pages read resident at the start",
             ));
         }
     }

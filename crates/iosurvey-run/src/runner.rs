@@ -391,8 +391,10 @@ fn run_job(
         }
         files_per_worker.push(files);
     }
+    let mut cached_at_start = Vec::new();
     if !job.direct && job.streams.iter().any(|s| s.mix.reads()) {
         targets.iter().for_each(drop_cache);
+        cached_at_start = crate::verify::cached_read_areas(job, targets);
     }
 
     let frame_shared = job.streams.iter().enumerate().find_map(|(si, s)| {
@@ -547,6 +549,7 @@ fn run_job(
     result.cpu.user_ns = user_ns;
     result.cpu.system_ns = system_ns;
     result.interrupted |= stop.load(Ordering::Relaxed);
+    result.cached_at_start = cached_at_start;
     if !result.interrupted {
         result.read_sample = crate::verify::sample_reads(job, targets);
     }

@@ -9,11 +9,12 @@ use crate::target::{drop_cache, drop_pages, io_alignment, OpenTarget};
 use crate::worker::now_ns;
 use iosurvey_engine::data::DataFill;
 use iosurvey_engine::open_beneath;
+use iosurvey_engine::resident::resident_pages;
 use iosurvey_engine::verify::{check_chunk, Expect, WriteVerify, BLOCK};
 use iosurvey_engine::BufferPool;
 use iosurvey_model::rng::Rng;
 use iosurvey_model::verify::{FailureClass, VerifyFailure, VerifySummary};
-use iosurvey_model::ReadSample;
+use iosurvey_model::{CachedPages, ReadSample, TargetKind};
 use iosurvey_workload::pattern::resolve_area;
 use iosurvey_workload::{FrameJob, FrameLayout, Job, StreamClass};
 use rustix::fs::{FileType, Mode, OFlags};
@@ -333,6 +334,43 @@ pub(crate) fn sample_reads(job: &Job, targets: &[OpenTarget]) -> Option<ReadSamp
         }
     }
     Some(out)
+}
+
+/// The pages of the areas the job's buffered reading streams cover on
+/// file targets not already known to sit in memory, and how many are in
+/// the page cache (measured right after the caches were dropped).
+pub(crate) fn cached_read_areas(job: &Job, targets: &[OpenTarget]) -> Vec<CachedPages> {
+    let mut out: Vec<CachedPages> = Vec::new();
+    for s in job
+        .streams
+        .iter()
+        .filter(|s| s.mix.reads() && s.array.is_none())
+    {
+        let Some(t) = targets.get(s.target) else {
+            continue;
+        };
+        if t.kind != TargetKind::File || t.memory_backed.is_some() {
+            continue;
+        }
+        let Ok(a) = resolve_area(t.size, s.offset, s.span, s.bs) else {
+            continue;
+        };
+        let Some((pages, resident)) = resident_pages(t.fd.as_fd(), a.start, a.len) else {
+            continue;
+        };
+        match out.iter_mut().find(|c| c.target == s.target) {
+            Some(c) => {
+                c.pages += pages;
+                c.resident += resident;
+            }
+            None => out.push(CachedPages {
+                target: s.target,
+                pages,
+                resident,
+            }),
+        }
+    }
+    out
 }
 
 /// Reads `buf.len()` bytes at `off`, as many as it can: the bytes read.

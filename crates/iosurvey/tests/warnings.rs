@@ -294,3 +294,65 @@ fn compression_is_suspected_where_compressible_writes_run_faster() {
     assert!(p["compression_check"].is_object(), "{p}");
     assert!(!has(&p, "compression_suspected"), "{}", p["warnings"]);
 }
+
+#[test]
+fn a_file_held_in_the_page_cache_is_memory_and_the_same_file_let_go_is_not() {
+    let dir = tempfile::Builder::new()
+        .prefix("iosurvey-warn")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let file = dir.path().join("t");
+    std::fs::write(&file, random_bytes(8 * MIB as usize, 5)).unwrap();
+    let args = [
+        "--rw",
+        "read",
+        "--bs",
+        "1m",
+        "--buffered",
+        "--time",
+        "1s",
+        path_str(&file),
+    ];
+    let p = run_point(&args);
+    if p["targets"][0].get("memory_backed").is_some() {
+        eprintln!("skipped: /var/tmp is itself in memory here");
+        return;
+    }
+    assert!(!has(&p, "memory_backed"), "{}", p["warnings"]);
+
+    // Mapped and touched by this process: the kernel cannot drop the
+    // pages, and every read of the run comes from them.
+    let f = std::fs::File::open(&file).unwrap();
+    let len = 8 * MIB as usize;
+    // SAFETY: a fresh read-only shared mapping of a file this test made
+    // and nothing else writes; it is unmapped below.
+    let map = unsafe {
+        rustix::mm::mmap(
+            std::ptr::null_mut(),
+            len,
+            rustix::mm::ProtFlags::READ,
+            rustix::mm::MapFlags::SHARED,
+            &f,
+            0,
+        )
+    }
+    .unwrap();
+    // SAFETY: the mapping is `len` bytes, readable.
+    let bytes = unsafe { std::slice::from_raw_parts(map.cast::<u8>(), len) };
+    let touched: u64 = bytes.iter().step_by(4096).map(|&b| u64::from(b)).sum();
+    assert!(touched > 0);
+    let p = run_point(&args);
+    // SAFETY: `map` came from the mmap above, of `len` bytes.
+    unsafe { rustix::mm::munmap(map, len) }.unwrap();
+    let w = p["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["code"] == "memory_backed")
+        .unwrap_or_else(|| panic!("no memory_backed in {}", p["warnings"]));
+    assert_eq!(w["evidence"]["backing"], "page cache", "{w}");
+    assert_eq!(
+        u(&w["evidence"]["resident_pages"]),
+        u(&w["evidence"]["pages"])
+    );
+}
