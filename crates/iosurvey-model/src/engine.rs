@@ -50,7 +50,7 @@ impl EngineKind {
 
 /// What an engine really uses, for the record: a fast path that the kernel
 /// refused must not pass unnoticed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EngineFeatures {
     /// Files registered with the ring.
     pub registered_files: bool,

@@ -7,7 +7,7 @@ mod frame_tally;
 pub use frame_tally::*;
 
 /// The reads and writes of one stream class.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StreamResult {
     pub read: ClassStats,
     pub write: ClassStats,
@@ -39,7 +39,7 @@ impl StreamResult {
 }
 
 /// The first I/O that failed: where and how.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct IoFailure {
     pub stream: usize,
     pub op: Op,
@@ -50,7 +50,7 @@ pub struct IoFailure {
 }
 
 /// CPU time spent while the job ran.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CpuTime {
     /// Process user time: the exact process CPU time, split into user and
     /// system as the kernel's 10 ms ticks split it.
@@ -140,7 +140,7 @@ impl FrameRecord {
 }
 
 /// Everything one job measured.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct JobResult {
     /// One entry per stream class, in the job's order.
     pub streams: Vec<StreamResult>,
@@ -149,6 +149,10 @@ pub struct JobResult {
     pub elapsed_ns: u64,
     /// Measured phase of the fastest worker (first done).
     pub first_done_ns: u64,
+    /// This host's monotonic clock (nanoseconds) at the start of the
+    /// measured phase, the earliest worker's; 0 when unknown. Compared
+    /// only with the same host's clock (a distributed run's barrier).
+    pub measure_start_ns: u64,
     pub cpu: CpuTime,
     /// Stopped by a signal before its bound.
     pub interrupted: bool,
@@ -176,7 +180,7 @@ pub struct JobResult {
 }
 
 /// The two write rates `--check-compression` measured.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CompressionCheck {
     pub compressible_bytes_per_sec: f64,
     pub incompressible_bytes_per_sec: f64,
@@ -186,7 +190,7 @@ pub struct CompressionCheck {
 
 /// Pages of a file target's read area, and how many were in the page
 /// cache.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CachedPages {
     /// Index of the target in the job's targets.
     pub target: usize,
@@ -195,7 +199,7 @@ pub struct CachedPages {
 }
 
 /// What a sample of blocks of the areas read holds.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ReadSample {
     pub blocks: u64,
     pub zero_blocks: u64,
@@ -234,6 +238,10 @@ impl JobResult {
             (a, b) => a.min(b),
         };
         self.elapsed_ns = self.elapsed_ns.max(other.elapsed_ns);
+        self.measure_start_ns = match (self.measure_start_ns, other.measure_start_ns) {
+            (0, x) | (x, 0) => x,
+            (a, b) => a.min(b),
+        };
         self.cpu.user_ns += other.cpu.user_ns;
         self.cpu.system_ns += other.cpu.system_ns;
         self.cpu.workers_ns += other.cpu.workers_ns;

@@ -15,6 +15,7 @@ pub mod matrix;
 mod model;
 pub mod parallel;
 pub mod profile;
+mod ranks;
 pub mod survey;
 mod text;
 pub mod video;
@@ -26,8 +27,9 @@ pub use errno::{errno_name, failure_text};
 pub use json::{json_schema, to_json, SCHEMA_VERSION};
 pub use model::{
     ArrayReport, ClassReport, CompressionReport, ErrorCount, FailureReport, FramesReport,
-    LatencyReport, Percentile, PointReport, RunReport, Settings, StreamReport, StreamTotals,
-    TargetReport, ToolInfo,
+    LatencyReport, Percentile, PointReport, PointWindows, RankPoint, RankReport, RunReport,
+    Settings, StreamReport, StreamTotals, TargetReport, ToolInfo, Window,
 };
+pub use ranks::render_ranks;
 pub use text::{format_ns, format_rate, render_text, TextOptions};
 pub use warnings::Warning;

@@ -25,6 +25,70 @@ pub struct RunReport {
     /// in these figures). Left out when false.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub shared: bool,
+    /// Under MPI: every rank, its host, its targets and its own totals per
+    /// point. Left out of a run on one host.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<RankReport>,
+    /// Under MPI: each point's rates over the common window, to the first
+    /// rank done and to the last. Left out of a run on one host.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<PointWindows>,
+}
+
+/// One rank of a run under MPI.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RankReport {
+    pub rank: usize,
+    pub host: String,
+    /// Its targets, as indices into every point's `targets`.
+    pub targets: Vec<usize>,
+    /// Its own totals, one entry per point run.
+    pub points: Vec<RankPoint>,
+}
+
+/// What one rank did in one point. Times are nanoseconds from the rank's
+/// own exit from the barrier that started the point (clocks of different
+/// hosts are never compared).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RankPoint {
+    pub index: usize,
+    /// The start of its measured phase (after its set-up and ramp).
+    pub start_ns: u64,
+    /// Its last completion; equal to `start_ns` when it had nothing to run.
+    pub end_ns: u64,
+    pub read_ops: u64,
+    pub read_bytes: u64,
+    pub write_ops: u64,
+    pub write_bytes: u64,
+    pub errors: u64,
+}
+
+/// A point's rates under MPI over three windows, in nanoseconds from the
+/// barrier that started it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PointWindows {
+    pub index: usize,
+    /// From the last rank's start to the first rank's end: every rank
+    /// running, as `parallel` rates its devices.
+    pub common: Window,
+    /// From the barrier to the first rank's end (IOR's stonewall).
+    pub first_done: Window,
+    /// From the barrier to the last rank's end: everything moved over the
+    /// whole time.
+    pub last_done: Window,
+}
+
+/// Ops and bytes completed within one window, and their rates.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Window {
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// Completed inside the window: whole intervals of the series, and the
+    /// covered share of an interval the window cuts.
+    pub ops: f64,
+    pub bytes: f64,
+    pub iops: f64,
+    pub bytes_per_sec: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -562,6 +562,7 @@ fn run_worker_on<E: Engine>(
         r.elapsed_ns = done.saturating_sub(measure_start);
     }
     result.first_done_ns = result.elapsed_ns;
+    result.measure_start_ns = measure_start;
     result.interrupted = bounds.stop.load(Ordering::Relaxed);
     result.engine = engine.features();
     result.cpu.workers_ns = thread_cpu_ns() - cpu0;

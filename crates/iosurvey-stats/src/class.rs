@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 pub const SHORT_TRANSFER: i32 = 0;
 
 /// Ops, bytes, errors, latency and the interval series of one class.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClassStats {
     pub ops: u64,
     pub bytes: u64,

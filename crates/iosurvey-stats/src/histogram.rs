@@ -325,6 +325,19 @@ impl Histogram {
     }
 }
 
+/// A histogram travels (between MPI ranks) as its lossless encoding.
+impl Serialize for Histogram {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_data().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Histogram {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        HistogramData::deserialize(d).map(|data| Histogram::from_data(&data))
+    }
+}
+
 /// The lossless, serialisable form of a [`Histogram`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HistogramData {

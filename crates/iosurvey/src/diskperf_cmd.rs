@@ -225,6 +225,7 @@ fn settled(text: &str) -> &str {
 }
 
 pub fn diskperf(a: DiskperfArgs, argv: &[String]) -> Result<Outcome, Failure> {
+    crate::dist::single_rank("diskperf")?;
     let mut spec = spec_from(&a)?;
     let geometry = probe(&spec, &a.target);
     spec.align = geometry

@@ -111,7 +111,7 @@ impl Presenter for WithBanner<'_> {
 /// Sets `stop` and `closed` once stdout is a pipe or socket whose reader
 /// has gone (`| head`), found by a thread waiting in poll(2) for POLLERR or
 /// POLLHUP, whether or not anything was written yet.
-fn watch_stdout(stop: &Arc<AtomicBool>, closed: &Arc<AtomicBool>) {
+pub(crate) fn watch_stdout(stop: &Arc<AtomicBool>, closed: &Arc<AtomicBool>) {
     use rustix::event::{poll, PollFd, PollFlags};
     use rustix::fs::FileType;
     use std::os::fd::AsFd;
@@ -156,7 +156,7 @@ fn target_paths(plan: &Plan) -> Vec<PathBuf> {
 
 /// Judges every output before any target is opened: refused (exit 2) if
 /// one cannot be written, is a target, or is another output.
-fn judge_outputs(
+pub(crate) fn judge_outputs(
     plan: &Plan,
     report: &RunReport,
     oflags: &OutputFlags,
@@ -183,16 +183,21 @@ fn judge_outputs(
 }
 
 /// What goes to stdout as the run goes, and what already went.
-struct Stdout {
+pub(crate) struct Stdout {
     /// Text is streamed (no output flag is `-`, no --output json).
-    streams: bool,
-    shown: String,
-    opts: TextOptions,
+    pub streams: bool,
+    pub shown: String,
+    pub opts: TextOptions,
 }
 
 impl Stdout {
     /// Prints the part of the text that the points so far have settled.
-    fn advance(&mut self, report: &RunReport, presenter: &dyn Presenter, closed: &AtomicBool) {
+    pub(crate) fn advance(
+        &mut self,
+        report: &RunReport,
+        presenter: &dyn Presenter,
+        closed: &AtomicBool,
+    ) {
         if !self.streams || closed.load(Ordering::Relaxed) {
             return;
         }
@@ -239,7 +244,7 @@ impl Stdout {
 /// The end of a run, whole or not: the report on stdout, then every output
 /// again (stdout and in-place ones get it only now). Both are tried; the
 /// first failure is returned.
-fn wrap_up(
+pub(crate) fn wrap_up(
     report: &RunReport,
     oflags: &OutputFlags,
     outs: &Outputs,
@@ -260,6 +265,9 @@ pub fn execute(
     oflags: &OutputFlags,
     presenter: &dyn Presenter,
 ) -> Result<Outcome, Failure> {
+    if crate::dist::comm::active() {
+        return crate::dist::run::execute(plan, argv, tflags, oflags, presenter);
+    }
     let plan = &crate::tuning::apply(plan, tflags)?;
     let mut report = RunReport {
         schema_version: SCHEMA_VERSION,
@@ -270,6 +278,8 @@ pub fn execute(
         mode: plan.mode.clone(),
         points: Vec::new(),
         shared: tflags.shared,
+        ranks: Vec::new(),
+        windows: Vec::new(),
     };
     if oflags.dry_run {
         // Everything a run would refuse, refused now; nothing is opened
@@ -357,7 +367,7 @@ pub fn execute(
 }
 
 /// What the report says of a target as it was opened.
-fn target_report(t: &OpenTarget) -> TargetReport {
+pub(crate) fn target_report(t: &OpenTarget) -> TargetReport {
     TargetReport {
         path: t.path.display().to_string(),
         kind: t.kind,

@@ -5,6 +5,7 @@
 
 mod cli;
 mod diskperf_cmd;
+mod dist;
 mod execute;
 mod exit;
 mod matrix_cmd;
@@ -28,6 +29,18 @@ fn main() -> ExitCode {
     // ORION's own spellings (`-run advanced -num_disks 24`) become flags
     // for parsing; the report records the command line as typed.
     let args: Vec<String> = std::env::args().collect();
+    // Under mpirun: MPI up for the whole run (finalised when this drops),
+    // or a refusal from a build without it.
+    let _mpi = match dist::init() {
+        Ok(s) => s,
+        Err(e) => {
+            // Every copy refuses; the first says why.
+            if dist::launched_rank() == 0 {
+                eprintln!("iosurvey: {e}");
+            }
+            return ExitCode::from(2);
+        }
+    };
     let cli = match cli::Cli::try_parse_from(matrix_cmd::orion_spellings(args.clone())) {
         Ok(c) => c,
         Err(e) => return exit::clap_error(e),
@@ -43,18 +56,30 @@ fn main() -> ExitCode {
         Some(cli::Command::Video(a)) => video_cmd::video(a, &args),
         None => quick_cmd::quick(quick_cmd::QuickArgs::defaults(), &args),
     };
+    let say = |e: &anyhow::Error| {
+        // Under MPI, rank 0 prints every rank's failure; the others are
+        // silent.
+        let text = format!("{e:#}");
+        if text != dist::run::SILENT {
+            eprintln!("iosurvey: {text}");
+        }
+    };
     match outcome {
         Ok(code) => code.into(),
+        // A refusal before any I/O comes from the command line, alike on
+        // every rank: rank 0 says it. (Each rank's own target checks are
+        // agreed on, and rank 0 prints them all.)
+        Err(Failure::Usage(_)) if dist::comm::rank() != 0 => ExitCode::from(2),
         Err(Failure::Usage(e)) => {
-            eprintln!("iosurvey: {e:#}");
+            say(&e);
             ExitCode::from(2)
         }
         Err(Failure::Run(e)) => {
-            eprintln!("iosurvey: {e:#}");
+            say(&e);
             ExitCode::from(1)
         }
         Err(Failure::Interrupted(e)) => {
-            eprintln!("iosurvey: {e:#}");
+            say(&e);
             ExitCode::from(130)
         }
     }

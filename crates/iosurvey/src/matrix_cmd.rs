@@ -287,6 +287,7 @@ impl Presenter for MatrixPresenter {
 }
 
 pub fn matrix(a: MatrixArgs, argv: &[String]) -> Result<Outcome, Failure> {
+    crate::dist::not_yet("matrix")?;
     let spec = spec_from(&a)?;
     let plan = expand(&spec).or_else(usage)?;
     let dir = a.out_dir.clone().unwrap_or_else(|| PathBuf::from("."));

@@ -62,7 +62,7 @@ impl Presenter for ParallelPresenter {
 }
 
 pub fn parallel(a: ParallelArgs, argv: &[String]) -> Result<Outcome, Failure> {
-    let mut spec = ParallelSpec::new(a.devices.clone());
+    let mut spec = ParallelSpec::new(crate::dist::targets(&a.devices)?);
     spec.bs = a.bs;
     spec.qd = a.qd;
     spec.time = a.time;

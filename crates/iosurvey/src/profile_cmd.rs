@@ -159,6 +159,7 @@ impl Presenter for ProfilePresenter {
 }
 
 pub fn profile(a: ProfileArgs, argv: &[String]) -> Result<Outcome, Failure> {
+    crate::dist::single_rank("profile")?;
     // Checked before the targets are probed, so they need not exist.
     if a.zones == 0 {
         return usage(anyhow!("--zones must be greater than zero"));

@@ -84,6 +84,7 @@ fn fit_size(a: &QuickArgs) -> Result<u64, Failure> {
 }
 
 pub fn quick(a: QuickArgs, argv: &[String]) -> Result<Outcome, Failure> {
+    crate::dist::single_rank("quick")?;
     if a.time.is_zero() {
         return usage(anyhow!("--time must be greater than zero"));
     }

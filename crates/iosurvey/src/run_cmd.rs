@@ -83,7 +83,7 @@ pub struct RunArgs {
 }
 
 fn spec_from(a: &RunArgs) -> Result<RunSpec, Failure> {
-    let mut s = RunSpec::new(a.targets.clone());
+    let mut s = RunSpec::new(crate::dist::targets(&a.targets)?);
     s.rw = match a.rw.parse() {
         Ok(rw) => rw,
         Err(e) => return usage(e),

@@ -274,6 +274,7 @@ impl Presenter for SurveyPresenter {
 }
 
 pub fn survey(a: SurveyArgs, argv: &[String]) -> Result<Outcome, Failure> {
+    crate::dist::not_yet("survey")?;
     let (spec, sizes) = spec_from(&a)?;
     let plan = expand(&spec).or_else(usage)?;
     check_sizes(&spec, &sizes)?;

@@ -352,6 +352,7 @@ fn remove_leftovers(spec: &VideoSpec) {
 }
 
 pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
+    crate::dist::not_yet("video")?;
     if a.list_formats {
         output::print_text(&render_format_list());
         return Ok(Outcome::Ok);

@@ -123,7 +123,7 @@ impl Extremes {
 }
 
 /// Every frame of a job, added up.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FrameTally {
     pub done: u64,
     pub late: u64,

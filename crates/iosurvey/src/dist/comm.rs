@@ -1,0 +1,170 @@
+//! The few collective operations a distributed run needs, over MPI's world
+//! communicator; in a build without MPI, or a process not started by
+//! mpirun, the world is this one process and each is trivial. Only the
+//! main thread calls them.
+
+/// Whether this process is one of several ranks.
+pub fn active() -> bool {
+    size() > 1
+}
+
+/// This process's rank.
+pub fn rank() -> usize {
+    super::world().map_or(0, |w| w.rank)
+}
+
+/// Ranks in the job.
+pub fn size() -> usize {
+    super::world().map_or(1, |w| w.ranks.len())
+}
+
+#[cfg(feature = "mpi")]
+mod imp {
+    use mpi::collective::SystemOperation;
+    use mpi::datatype::PartitionMut;
+    use mpi::topology::SimpleCommunicator;
+    use mpi::traits::*;
+
+    fn world() -> SimpleCommunicator {
+        SimpleCommunicator::world()
+    }
+
+    pub fn barrier() {
+        world().barrier();
+    }
+
+    pub fn abort() -> ! {
+        world().abort(70)
+    }
+
+    pub fn max_u64(v: u64) -> u64 {
+        let mut out = 0u64;
+        world().all_reduce_into(&v, &mut out, SystemOperation::max());
+        out
+    }
+
+    fn split(counts: &[i32], all: Vec<u8>) -> Vec<Vec<u8>> {
+        let mut out = Vec::with_capacity(counts.len());
+        let mut at = 0usize;
+        for &c in counts {
+            out.push(all[at..at + c as usize].to_vec());
+            at += c as usize;
+        }
+        out
+    }
+
+    fn displs(counts: &[i32]) -> Vec<i32> {
+        counts
+            .iter()
+            .scan(0i32, |a, &c| {
+                let d = *a;
+                *a += c;
+                Some(d)
+            })
+            .collect()
+    }
+
+    fn len_of(bytes: &[u8]) -> i32 {
+        i32::try_from(bytes.len()).expect("a rank's message is under 2 GiB")
+    }
+
+    pub fn all_gather(bytes: &[u8]) -> Vec<Vec<u8>> {
+        let w = world();
+        let mut counts = vec![0i32; w.size() as usize];
+        w.all_gather_into(&len_of(bytes), &mut counts[..]);
+        let d = displs(&counts);
+        let mut all = vec![0u8; counts.iter().map(|&c| c as usize).sum()];
+        {
+            let mut part = PartitionMut::new(&mut all[..], &counts[..], &d[..]);
+            w.all_gather_varcount_into(bytes, &mut part);
+        }
+        split(&counts, all)
+    }
+
+    pub fn gather(bytes: &[u8]) -> Option<Vec<Vec<u8>>> {
+        let w = world();
+        let root = w.process_at_rank(0);
+        if w.rank() != 0 {
+            root.gather_into(&len_of(bytes));
+            root.gather_varcount_into(bytes);
+            return None;
+        }
+        let mut counts = vec![0i32; w.size() as usize];
+        root.gather_into_root(&len_of(bytes), &mut counts[..]);
+        let d = displs(&counts);
+        let mut all = vec![0u8; counts.iter().map(|&c| c as usize).sum()];
+        {
+            let mut part = PartitionMut::new(&mut all[..], &counts[..], &d[..]);
+            root.gather_varcount_into_root(bytes, &mut part);
+        }
+        Some(split(&counts, all))
+    }
+}
+
+#[cfg(not(feature = "mpi"))]
+mod imp {
+    pub fn barrier() {}
+
+    pub fn abort() -> ! {
+        std::process::exit(70)
+    }
+
+    pub fn max_u64(v: u64) -> u64 {
+        v
+    }
+
+    pub fn all_gather(bytes: &[u8]) -> Vec<Vec<u8>> {
+        vec![bytes.to_vec()]
+    }
+
+    pub fn gather(bytes: &[u8]) -> Option<Vec<Vec<u8>>> {
+        Some(vec![bytes.to_vec()])
+    }
+}
+
+/// Ends every rank of the job at once, after `why` on stderr: for a
+/// failure on one rank that the others, waiting in a collective, cannot
+/// learn of (a bug, not a refusal: those are agreed on).
+pub fn abort(why: &str) -> ! {
+    eprintln!("iosurvey: rank {}: {why}; ending every rank", rank());
+    imp::abort()
+}
+
+/// Waits for every rank.
+pub fn barrier() {
+    if active() {
+        imp::barrier();
+    }
+}
+
+/// The largest `v` over the ranks, on every rank.
+pub fn max_u64(v: u64) -> u64 {
+    if active() {
+        imp::max_u64(v)
+    } else {
+        v
+    }
+}
+
+/// Whether `flag` is set on any rank, on every rank.
+pub fn any(flag: bool) -> bool {
+    max_u64(u64::from(flag)) != 0
+}
+
+/// Every rank's `bytes`, in rank order, on every rank.
+pub fn all_gather(bytes: &[u8]) -> Vec<Vec<u8>> {
+    if active() {
+        imp::all_gather(bytes)
+    } else {
+        vec![bytes.to_vec()]
+    }
+}
+
+/// Every rank's `bytes`, in rank order, on rank 0; `None` on the others.
+pub fn gather(bytes: &[u8]) -> Option<Vec<Vec<u8>>> {
+    if active() {
+        imp::gather(bytes)
+    } else {
+        Some(vec![bytes.to_vec()])
+    }
+}

@@ -1,0 +1,586 @@
+//! Running a plan over the ranks of an MPI job. Every rank holds the same
+//! plan; each keeps the targets assigned to it (its local plan). Then:
+//! 1. every rank checks its targets (probe, write guard) and rank 0 its
+//!    outputs; the outcome is all-reduced, so one refusal stops every rank
+//!    before any I/O, and rank 0 prints each refusal with its host;
+//! 2. every rank opens and lays out its targets, then a barrier;
+//! 3. every point starts at a barrier (after an all-reduce of Ctrl-C, so
+//!    that every rank stops at the same point); each rank times its point
+//!    from its own barrier exit; rank 0 gathers every rank's lossless
+//!    result, merges it, and writes the report after every point;
+//! 4. the exit code is the worst over the ranks.
+
+use super::assign::Assigned;
+use super::merge::{self, Maps, RankPart};
+use super::{comm, world};
+use crate::cli::{OutputArg, OutputFlags, TargetFlags};
+use crate::execute::{self, Presenter};
+use crate::exit::{Failure, Outcome};
+use crate::{output, progress, targets};
+use anyhow::anyhow;
+use iosurvey_report::{
+    render_ranks, PointReport, RankReport, RunReport, TargetReport, TextOptions, ToolInfo,
+    SCHEMA_VERSION,
+};
+use iosurvey_run::{run_point, HostInfo, HostProbe, JobResult};
+use iosurvey_workload::modes::describe::describe;
+use iosurvey_workload::{Job, Plan};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// A rank's part of a plan: its points over its own targets, and how its
+/// numbers map to the whole plan's.
+pub struct Local {
+    pub plan: Plan,
+    /// Per point: local streams and targets to the plan's.
+    pub maps: Vec<Maps>,
+    /// The plan's targets this rank runs.
+    pub targets: Vec<usize>,
+}
+
+/// The part of `plan` that rank `me` runs, by the assignment of its
+/// targets; refuses what cannot be shared out over ranks.
+pub fn localize(plan: &Plan, assigned: &[Assigned], me: usize) -> Result<Local, String> {
+    let Some(first) = plan.points.first() else {
+        return Ok(Local {
+            plan: plan.clone(),
+            maps: Vec::new(),
+            targets: Vec::new(),
+        });
+    };
+    let mut mine = Vec::new();
+    let mut local_path = Vec::new();
+    for (ti, t) in first.job.targets.iter().enumerate() {
+        let a = assigned
+            .iter()
+            .find(|a| a.name == t.path)
+            .ok_or_else(|| format!("{}: no rank is assigned this target", t.path.display()))?;
+        if a.owner == me {
+            mine.push(ti);
+            local_path.push(a.local.clone());
+        }
+    }
+    let mut out = Local {
+        plan: Plan {
+            mode: plan.mode.clone(),
+            points: Vec::with_capacity(plan.points.len()),
+        },
+        maps: Vec::with_capacity(plan.points.len()),
+        targets: mine.clone(),
+    };
+    for p in &plan.points {
+        let job = &p.job;
+        let mut maps = Maps {
+            streams: Vec::new(),
+            targets: mine.clone(),
+        };
+        let mut streams = Vec::new();
+        let mut pins: Vec<u32> = Vec::new();
+        for (si, s) in job.streams.iter().enumerate() {
+            if s.array.is_some() {
+                return Err(
+                    "a virtual array (--simulate) spans targets of several ranks; run it on one host"
+                        .into(),
+                );
+            }
+            if s.frames.is_some() {
+                return Err("video does not run under MPI yet; run it on one host".into());
+            }
+            let Some(lt) = mine.iter().position(|&t| t == s.target) else {
+                continue;
+            };
+            let mut s = s.clone();
+            s.target = lt;
+            if let Some(pin) = s.pin {
+                let at = pins.iter().position(|&p| p == pin).unwrap_or_else(|| {
+                    pins.push(pin);
+                    pins.len() - 1
+                });
+                s.pin = Some(at as u32);
+            }
+            maps.streams.push(si);
+            streams.push(s);
+        }
+        let targets = mine
+            .iter()
+            .zip(&local_path)
+            .map(|(&ti, path)| iosurvey_workload::TargetSpec {
+                path: path.clone(),
+                create_size: job.targets[ti].create_size,
+            })
+            .collect();
+        // A worker per pinned stream (one thread per device, as dd), else
+        // the plan's own count.
+        let workers = if pins.is_empty() {
+            job.workers
+        } else {
+            pins.len() as u32
+        };
+        let mut point = p.clone();
+        point.job = Job {
+            targets,
+            streams,
+            workers,
+            ..job.clone()
+        };
+        out.plan.points.push(point);
+        out.maps.push(maps);
+    }
+    Ok(out)
+}
+
+/// A failure as it travels to rank 0: its exit code and its line.
+fn encode_failure(f: &Failure) -> (u8, String) {
+    match f {
+        Failure::Usage(e) => (2, format!("{e:#}")),
+        Failure::Run(e) => (1, format!("{e:#}")),
+        Failure::Interrupted(e) => (130, format!("{e:#}")),
+    }
+}
+
+/// All-reduces a step's outcome over the ranks: `Ok` when every rank
+/// passed, else every rank fails, and rank 0 prints each refusal with its
+/// rank and host.
+fn agree(step: Result<(), Failure>) -> Result<(), Failure> {
+    let mine = step.as_ref().err().map(encode_failure);
+    let bytes = serde_json::to_vec(&mine).expect("a failure encodes");
+    let failed = comm::any(mine.is_some());
+    if !failed {
+        return Ok(());
+    }
+    let all = comm::all_gather(&bytes);
+    let ranks = &world().expect("a distributed run").ranks;
+    let mut code = 0u8;
+    let mut lines = Vec::new();
+    for (r, b) in all.iter().enumerate() {
+        if let Ok(Some((c, msg))) = serde_json::from_slice::<Option<(u8, String)>>(b) {
+            code = code.max(c);
+            lines.push(format!("rank {r} on {}: {msg}", ranks[r].host));
+        }
+    }
+    // Rank 0 says it; the others exit with the same code, silently.
+    let e = if comm::rank() == 0 {
+        anyhow!(lines.join("\n"))
+    } else {
+        anyhow!(SILENT)
+    };
+    Err(match code {
+        2 => Failure::Usage(e),
+        130 => Failure::Interrupted(e),
+        _ => Failure::Run(e),
+    })
+}
+
+/// The message of a failure a rank other than 0 exits with: rank 0 prints
+/// the real ones.
+pub const SILENT: &str = "\u{0}silent";
+
+/// A presenter that adds the ranks and windows after the mode's text.
+struct WithRanks<'a>(&'a dyn Presenter);
+
+impl Presenter for WithRanks<'_> {
+    fn text(&self, report: &RunReport, opts: TextOptions) -> String {
+        let mut t = self.0.text(report, opts);
+        t.push_str(&render_ranks(report, opts));
+        t
+    }
+    fn csv(&self, report: &RunReport) -> String {
+        self.0.csv(report)
+    }
+    fn after_point(&self, report: &RunReport) -> Result<(), Failure> {
+        self.0.after_point(report)
+    }
+    fn files(&self, report: &RunReport) -> Vec<(String, PathBuf)> {
+        self.0.files(report)
+    }
+    fn file_bodies(&self, report: &RunReport) -> Vec<String> {
+        self.0.file_bodies(report)
+    }
+    fn files_are_made_up(&self) -> bool {
+        self.0.files_are_made_up()
+    }
+    fn text_so_far(&self, report: &RunReport, opts: TextOptions) -> Option<String> {
+        self.0.text_so_far(report, opts)
+    }
+    fn banner(&self) -> Option<&str> {
+        self.0.banner()
+    }
+}
+
+/// Monotonic nanoseconds, this host's clock.
+fn now_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// Runs `plan` over the ranks (see the module's text).
+pub fn execute(
+    plan: &Plan,
+    argv: &[String],
+    tflags: &TargetFlags,
+    oflags: &OutputFlags,
+    presenter: &dyn Presenter,
+) -> Result<Outcome, Failure> {
+    let w = world().expect("a distributed run");
+    let me = w.rank;
+    let root = me == 0;
+    let presenter = &WithRanks(presenter);
+    let assigned = super::assigned();
+    let plan = &crate::tuning::apply(plan, tflags)?;
+    // Refusals found by every rank alike (the same plan): each says it.
+    let local = if assigned.is_empty() {
+        Err(format!(
+            "{} does not run under MPI yet; run it on one host",
+            plan.mode
+        ))
+    } else {
+        localize(plan, &assigned, me)
+    };
+    let local = match local {
+        Ok(l) => l,
+        Err(e) if root => return Err(Failure::Usage(anyhow!(e))),
+        Err(_) => return Err(Failure::Usage(anyhow!(SILENT))),
+    };
+    let has_work = !local.targets.is_empty();
+    let mut report = RunReport {
+        schema_version: SCHEMA_VERSION,
+        tool: ToolInfo::default(),
+        command_line: argv.to_vec(),
+        started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        host: HostInfo::current(),
+        mode: plan.mode.clone(),
+        points: Vec::new(),
+        shared: tflags.shared,
+        ranks: w
+            .ranks
+            .iter()
+            .map(|r| RankReport {
+                rank: r.rank,
+                host: r.host.clone(),
+                targets: assigned
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, a)| a.owner == r.rank)
+                    .map(|(i, _)| i)
+                    .collect(),
+                points: Vec::new(),
+            })
+            .collect(),
+        windows: Vec::new(),
+    };
+
+    // 1. Checks: every rank's targets, rank 0's outputs.
+    let checked = if has_work {
+        targets::check_all(&local.plan, tflags)
+    } else {
+        Ok(())
+    };
+    let mut outs = None;
+    let judged = checked.and_then(|()| {
+        if root {
+            outs = Some(execute::judge_outputs(
+                &local.plan,
+                &report,
+                oflags,
+                presenter,
+            )?);
+        }
+        Ok(())
+    });
+    agree(judged)?;
+    if oflags.dry_run {
+        if root {
+            output::print_text(&describe(plan));
+        }
+        return Ok(Outcome::Ok);
+    }
+
+    // 2. Open and lay out, every rank; then a barrier.
+    let stop = execute::stop_flag();
+    let closed = Arc::new(AtomicBool::new(false));
+    if let Some(o) = &mut outs {
+        o.stop = Some(Arc::clone(&stop));
+        execute::watch_stdout(&stop, &closed);
+    }
+    let quiet = oflags.quiet || !root;
+    let banner = presenter.banner().filter(|_| !quiet);
+    let opened = if has_work {
+        targets::open_all(&local.plan, tflags, quiet, banner, &stop).map(Some)
+    } else {
+        Ok(None)
+    };
+    let (opened, step) = match opened {
+        Ok(o) => (o, Ok(())),
+        Err(e) => (None, Err(e)),
+    };
+    agree(step)?;
+    // Every rank's targets as opened, for rank 0's report.
+    let mine: Vec<(usize, TargetReport)> = match &opened {
+        Some(o) => local
+            .targets
+            .iter()
+            .zip(o.iter())
+            .map(|(&g, t)| {
+                let mut r = execute::target_report(t);
+                r.path = assigned[g].name.display().to_string();
+                (g, r)
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let gathered = comm::gather(&serde_json::to_vec(&mine).expect("targets encode"));
+    let all_targets: Vec<TargetReport> = match gathered {
+        Some(parts) => {
+            let mut v: Vec<Option<TargetReport>> = vec![None; assigned.len()];
+            for p in parts {
+                let list: Vec<(usize, TargetReport)> = serde_json::from_slice(&p)
+                    .unwrap_or_else(|e| comm::abort(&format!("a rank's targets: {e}")));
+                for (g, t) in list {
+                    v[g] = Some(t);
+                }
+            }
+            v.into_iter().flatten().collect()
+        }
+        None => Vec::new(),
+    };
+    let mut display = progress::Display::new(
+        quiet,
+        oflags.mib,
+        outs.as_ref().and_then(|o| o.live.as_ref()),
+        Arc::clone(&stop),
+        Arc::clone(&closed),
+    )
+    .map_err(|e| output::open_failure(e, Failure::Usage))?;
+    let mut stdout = outs.as_ref().map(|o| execute::Stdout {
+        streams: !o.takes_stdout() && oflags.output() == OutputArg::Text,
+        shown: String::new(),
+        opts: TextOptions { mib: oflags.mib },
+    });
+    comm::barrier();
+
+    // 3. The points.
+    let mut outcome = Outcome::Ok;
+    let mut failed: Option<Failure> = None;
+    for (pi, point) in plan.points.iter().enumerate() {
+        if comm::any(stop.load(Ordering::Relaxed)) {
+            stop.store(true, Ordering::Relaxed);
+            outcome = Outcome::Interrupted;
+            break;
+        }
+        comm::barrier();
+        let t0 = now_ns();
+        let lp = &local.plan.points[pi];
+        let result: Result<JobResult, String> = match (&opened, point.skip.is_some()) {
+            (Some(o), false) if !lp.job.streams.is_empty() => {
+                run_point(lp, o, &stop, &mut display).map_err(|e| format!("{e:#}"))
+            }
+            _ => Ok(JobResult {
+                streams: vec![Default::default(); lp.job.streams.len()],
+                ..Default::default()
+            }),
+        };
+        let start_ns = match &result {
+            Ok(r) if r.measure_start_ns > 0 => r.measure_start_ns.saturating_sub(t0),
+            _ => 0,
+        };
+        let part = RankPart { result, start_ns };
+        let bytes = serde_json::to_vec(&part).expect("a result encodes");
+        let gathered = comm::gather(&bytes);
+        let mut errors = Vec::new();
+        let mut interrupted = part.result.as_ref().is_ok_and(|r| r.interrupted);
+        if let Some(parts) = gathered {
+            // Rank 0: every rank's part, each rank's maps. Nothing here
+            // returns early: the other ranks wait for the verdict below.
+            let n = point.job.streams.len();
+            let mut results = Vec::with_capacity(parts.len());
+            let mut starts = Vec::with_capacity(parts.len());
+            let mut owner = vec![usize::MAX; n];
+            for (r, b) in parts.iter().enumerate() {
+                let decoded = serde_json::from_slice::<RankPart>(b)
+                    .map_err(|e| format!("its result did not decode: {e}"))
+                    .and_then(|p| Ok((p, localize(plan, &assigned, r)?)));
+                let (p, l) = match decoded {
+                    Ok(v) => v,
+                    Err(e) => {
+                        errors.push(format!("rank {r} on {}: {e}", w.ranks[r].host));
+                        starts.push(0);
+                        continue;
+                    }
+                };
+                let maps = l.maps.into_iter().nth(pi).unwrap_or_default();
+                for &g in &maps.streams {
+                    owner[g] = r;
+                }
+                starts.push(p.start_ns);
+                match p.result {
+                    // A rank with nothing to run adds nothing (not even its
+                    // engine's features).
+                    Ok(_) if maps.streams.is_empty() => {}
+                    Ok(res) => results.push(merge::globalise(res, &maps, n)),
+                    Err(e) => errors.push(format!("rank {r} on {}: {e}", w.ranks[r].host)),
+                }
+            }
+            let merged = merge::merge(&results, n);
+            interrupted |= merged.interrupted;
+            if errors.is_empty() {
+                let (win, per) = merge::windows(
+                    point.index,
+                    &merged,
+                    &owner,
+                    &starts,
+                    point.job.interval.as_nanos() as u64,
+                );
+                for (rr, p) in report.ranks.iter_mut().zip(per) {
+                    rr.points.push(p);
+                }
+                report.windows.push(win);
+                let ram = report.host.memory_bytes;
+                report
+                    .points
+                    .push(PointReport::new(point, &all_targets, &merged, ram));
+                let verify_failed = merged.verify.as_ref().is_some_and(|v| v.counts.total() > 0);
+                if merged.first_failure.is_some() || verify_failed {
+                    outcome = Outcome::IoFailed;
+                }
+                let outs = outs.as_ref().expect("rank 0 judged its outputs");
+                let saved = outs
+                    .save(&report, presenter, false)
+                    .and_then(|()| presenter.after_point(&report));
+                match saved {
+                    Err(e) => failed = Some(e),
+                    Ok(()) => {
+                        if let Some(s) = &mut stdout {
+                            s.advance(&report, presenter, &closed);
+                        }
+                    }
+                }
+            }
+        }
+        // Every rank learns whether the job goes on.
+        let stop_all = comm::any(
+            !errors.is_empty() || failed.is_some() || interrupted || stop.load(Ordering::Relaxed),
+        );
+        if !errors.is_empty() {
+            failed = Some(Failure::Run(anyhow!(errors.join("\n"))));
+        }
+        if stop_all {
+            // Collective on every rank alike: whether a rank failed.
+            let any_failed = comm::any(failed.is_some() || part.result.is_err());
+            if any_failed && failed.is_none() {
+                // Rank 0 says which rank failed and why.
+                failed = Some(Failure::Run(anyhow!(SILENT)));
+            }
+            if !any_failed {
+                outcome = Outcome::Interrupted;
+            }
+            break;
+        }
+    }
+    if let (Some(outs), Some(stdout)) = (&outs, &stdout) {
+        let done = execute::wrap_up(&report, oflags, outs, presenter, stdout);
+        if failed.is_none() {
+            done?;
+        }
+    }
+    if let Some(f) = failed {
+        return Err(f);
+    }
+    if display.live_failed && outcome == Outcome::Ok {
+        outcome = Outcome::IoFailed;
+    }
+    // 4. The worst outcome over the ranks.
+    let code = |o: Outcome| match o {
+        Outcome::Ok => 0,
+        Outcome::IoFailed => 1,
+        Outcome::Interrupted => 2,
+    };
+    Ok(match comm::max_u64(code(outcome)) {
+        0 => Outcome::Ok,
+        1 => Outcome::IoFailed,
+        _ => Outcome::Interrupted,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iosurvey_workload::{Bounds, Mix, Pattern, Point, PointParams, StreamClass, TargetSpec};
+
+    fn plan(targets: &[&str], pinned: bool) -> Plan {
+        let streams = (0..targets.len())
+            .map(|t| StreamClass {
+                pin: pinned.then_some(t as u32),
+                ..StreamClass::new("main", t, Mix::Read, Pattern::Random, 4096, 4)
+            })
+            .collect();
+        let job = Job {
+            workers: if pinned { targets.len() as u32 } else { 2 },
+            ..Job::new(
+                targets
+                    .iter()
+                    .map(|t| TargetSpec {
+                        path: PathBuf::from(t),
+                        create_size: None,
+                    })
+                    .collect(),
+                streams,
+                Bounds {
+                    time: None,
+                    bytes: None,
+                    ramp: std::time::Duration::ZERO,
+                },
+            )
+        };
+        Plan {
+            mode: "run".into(),
+            points: vec![Point {
+                index: 0,
+                label: "p".into(),
+                params: PointParams::default(),
+                job,
+                skip: None,
+            }],
+        }
+    }
+
+    fn assigned(v: &[(&str, &str, usize)]) -> Vec<Assigned> {
+        v.iter()
+            .map(|&(n, l, o)| Assigned {
+                name: n.into(),
+                local: l.into(),
+                owner: o,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_rank_keeps_its_own_targets_and_streams_at_its_local_paths() {
+        let p = plan(&["a:/dev/x", "b:/dev/x", "a:/dev/y"], true);
+        let asg = assigned(&[
+            ("a:/dev/x", "/dev/x", 0),
+            ("b:/dev/x", "/dev/x", 1),
+            ("a:/dev/y", "/dev/y", 0),
+        ]);
+        let l = localize(&p, &asg, 0).unwrap();
+        let job = &l.plan.points[0].job;
+        let paths: Vec<&std::path::Path> = job.targets.iter().map(|t| t.path.as_path()).collect();
+        assert_eq!(paths, ["/dev/x", "/dev/y"]);
+        assert_eq!(l.maps[0].streams, [0, 2]);
+        assert_eq!(l.maps[0].targets, [0, 2]);
+        let pins: Vec<Option<u32>> = job.streams.iter().map(|s| s.pin).collect();
+        assert_eq!(pins, [Some(0), Some(1)]);
+        assert_eq!(job.workers, 2);
+        let l = localize(&p, &asg, 1).unwrap();
+        assert_eq!(l.maps[0].streams, [1]);
+        assert_eq!(l.plan.points[0].job.streams[0].target, 0);
+        assert_eq!(l.plan.points[0].job.workers, 1);
+        // A rank with no target runs nothing.
+        let l = localize(&p, &asg, 2).unwrap();
+        assert!(l.plan.points[0].job.streams.is_empty());
+        // Unpinned streams keep the plan's workers.
+        let p = plan(&["a:/dev/x", "b:/dev/x"], false);
+        let asg = assigned(&[("a:/dev/x", "/dev/x", 0), ("b:/dev/x", "/dev/x", 1)]);
+        assert_eq!(localize(&p, &asg, 1).unwrap().plan.points[0].job.workers, 2);
+    }
+}
