@@ -157,6 +157,60 @@ pub fn targets(given: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
     Ok(names)
 }
 
+/// `f` of each target [`targets`] named, run by the rank that owns it on
+/// its local path (a device can be probed only on its own host), in the
+/// order of the targets, on every rank. A failure on any rank fails every
+/// rank; rank 0 says each, with its rank and host.
+pub fn probe_each<T>(f: impl Fn(&std::path::Path) -> Result<T, Failure>) -> Result<Vec<T>, Failure>
+where
+    T: serde::Serialize + serde::de::DeserializeOwned,
+{
+    let assigned = assigned();
+    let Some(w) = world() else {
+        return assigned.iter().map(|a| f(&a.local)).collect();
+    };
+    type Probed<T> = Vec<(usize, Result<T, (u8, String)>)>;
+    let mine: Probed<T> = assigned
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.owner == w.rank)
+        .map(|(i, a)| (i, f(&a.local).map_err(|e| run::encode_failure(&e))))
+        .collect();
+    let bytes = serde_json::to_vec(&mine).expect("a probe encodes");
+    let mut out: Vec<Option<T>> = assigned.iter().map(|_| None).collect();
+    let mut code = 0u8;
+    let mut lines = Vec::new();
+    for (r, b) in comm::all_gather(&bytes).iter().enumerate() {
+        let got: Probed<T> = serde_json::from_slice(b)
+            .unwrap_or_else(|e| comm::abort(&format!("rank {r}'s probes: {e}")));
+        for (i, res) in got {
+            match res {
+                Ok(v) => out[i] = Some(v),
+                Err((c, msg)) => {
+                    code = code.max(c);
+                    lines.push(format!("rank {r} on {}: {msg}", w.ranks[r].host));
+                }
+            }
+        }
+    }
+    if !lines.is_empty() {
+        let e = if w.rank == 0 {
+            anyhow!(lines.join("\n"))
+        } else {
+            anyhow!(run::SILENT)
+        };
+        return Err(if code == 1 {
+            Failure::Run(e)
+        } else {
+            Failure::Usage(e)
+        });
+    }
+    Ok(out
+        .into_iter()
+        .map(|v| v.expect("every target probed"))
+        .collect())
+}
+
 /// The assignment [`targets`] made.
 pub(crate) fn assigned() -> Vec<Assigned> {
     ASSIGNED.lock().unwrap_or_else(|e| e.into_inner()).clone()
@@ -166,7 +220,7 @@ pub(crate) fn assigned() -> Vec<Assigned> {
 pub fn not_yet(mode: &str) -> Result<(), Failure> {
     match world() {
         Some(w) if w.ranks.len() > 1 => Err(Failure::Usage(anyhow!(
-            "{mode} does not run under MPI yet (run and parallel do); start it without mpirun, or with -n 1"
+            "{mode} does not run under MPI yet (run, parallel and survey do); start it without mpirun, or with -n 1"
         ))),
         _ => Ok(()),
     }

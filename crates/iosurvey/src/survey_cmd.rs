@@ -134,14 +134,11 @@ fn spec_from(a: &SurveyArgs) -> Result<(SurveySpec, Vec<Option<u64>>), Failure> 
     };
     let actions = parse_actions(&a.actions).or_else(usage)?;
     let writes = actions.contains(&Action::Write);
-    let mut block_sizes = Vec::with_capacity(a.devices.len());
-    let mut sizes = Vec::with_capacity(a.devices.len());
-    for dev in &a.devices {
-        let (lbs, have) = probe(dev, size, writes, a)?;
-        block_sizes.push(lbs);
-        sizes.push(have);
-    }
-    let mut s = SurveySpec::new(a.devices.clone(), block_sizes, size);
+    // `host:/dev/sdX` as sgpdd-survey takes it: each probed on its host.
+    let devices = crate::dist::targets(&a.devices)?;
+    let probed = crate::dist::probe_each(|dev| probe(dev, size, writes, a))?;
+    let (block_sizes, sizes) = probed.into_iter().unzip();
+    let mut s = SurveySpec::new(devices, block_sizes, size);
     (s.rsz_lo, s.rsz_hi) = (a.rszlo, a.rszhi);
     (s.crg_lo, s.crg_hi) = (a.crglo, a.crghi);
     (s.thr_lo, s.thr_hi) = (a.thrlo, a.thrhi);
@@ -274,7 +271,6 @@ impl Presenter for SurveyPresenter {
 }
 
 pub fn survey(a: SurveyArgs, argv: &[String]) -> Result<Outcome, Failure> {
-    crate::dist::not_yet("survey")?;
     let (spec, sizes) = spec_from(&a)?;
     let plan = expand(&spec).or_else(usage)?;
     check_sizes(&spec, &sizes)?;

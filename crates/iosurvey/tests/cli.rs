@@ -714,3 +714,75 @@ fn simulate_concat_reads_the_members_end_to_end_in_one_pass() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("stripe"));
     assert!(!a.exists());
 }
+
+/// This host's name, as `uname -n` gives it.
+fn host_name() -> String {
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn a_target_on_this_host_runs_as_its_path_and_one_on_another_host_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t");
+    let on_me = format!("{}:{}", host_name(), path_str(&f));
+    let r = run_json(&[&on_me, "--size", "1m", "--rw", "read", "--bytes", "1m"]);
+    assert_eq!(r["points"][0]["targets"][0]["path"], path_str(&f));
+    assert!(r.get("ranks").is_none(), "one host: no ranks section");
+    // A placeholder takes rank 0 when no launcher started several.
+    let pattern = format!("{}/f.{{rank}}", path_str(dir.path()));
+    let r = run_json(&[&pattern, "--size", "1m", "--rw", "read", "--bytes", "1m"]);
+    let want = format!("{}/f.0", path_str(dir.path()));
+    assert_eq!(r["points"][0]["targets"][0]["path"], want.as_str());
+    let out = iosurvey()
+        .args(["run", "elsewhere-9:/dev/sdb"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no rank runs on host elsewhere-9"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+/// A build without the `mpi` feature, started by a launcher as several
+/// copies, refuses: it must not run the job once per copy.
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn a_build_without_mpi_refuses_copies_started_by_a_launcher() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t");
+    for (vars, says) in [
+        (
+            &[("OMPI_COMM_WORLD_SIZE", "4"), ("OMPI_COMM_WORLD_RANK", "0")][..],
+            true,
+        ),
+        (
+            &[("OMPI_COMM_WORLD_SIZE", "4"), ("OMPI_COMM_WORLD_RANK", "3")][..],
+            false,
+        ),
+        (&[("PMI_SIZE", "2"), ("PMI_RANK", "0")][..], true),
+        (
+            &[("SLURM_STEP_ID", "0"), ("SLURM_STEP_NUM_TASKS", "8")][..],
+            true,
+        ),
+    ] {
+        let out = iosurvey()
+            .args(["run", path_str(&f), "--size", "1m", "--time", "1s"])
+            .envs(vars.iter().copied())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{vars:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.contains("built without MPI"), says, "{vars:?}: {err}");
+        assert!(!f.exists(), "{vars:?}: nothing is created");
+    }
+    // One copy is a plain run.
+    let out = iosurvey()
+        .args(["run", path_str(&f), "--size", "1m", "--bytes", "1m"])
+        .env("OMPI_COMM_WORLD_SIZE", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+}

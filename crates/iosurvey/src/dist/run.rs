@@ -131,7 +131,7 @@ pub fn localize(plan: &Plan, assigned: &[Assigned], me: usize) -> Result<Local, 
 }
 
 /// A failure as it travels to rank 0: its exit code and its line.
-fn encode_failure(f: &Failure) -> (u8, String) {
+pub(crate) fn encode_failure(f: &Failure) -> (u8, String) {
     match f {
         Failure::Usage(e) => (2, format!("{e:#}")),
         Failure::Run(e) => (1, format!("{e:#}")),

@@ -511,12 +511,18 @@ impl Cgroup {
     /// Starts iosurvey with `args` as a member of this group, its stdout
     /// and stderr piped.
     pub fn spawn_iosurvey(&self, args: &[&str]) -> std::process::Child {
+        self.spawn(BIN, args)
+    }
+
+    /// Starts `program` with `args` as a member of this group (its
+    /// children too), its stdout and stderr piped.
+    pub fn spawn(&self, program: &str, args: &[&str]) -> std::process::Child {
         let procs = self.dir.join("cgroup.procs");
         Command::new("sh")
             .arg("-c")
             .arg(r#"echo $$ > "$0" && exec "$@""#)
             .arg(&procs)
-            .arg(BIN)
+            .arg(program)
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

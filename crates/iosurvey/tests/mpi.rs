@@ -1,0 +1,330 @@
+//! iosurvey under MPI (`cargo test -p iosurvey --features mpi --test mpi`,
+//! as root, with Open MPI's mpirun): every rank on a loop device of its
+//! own, made and removed here. Several hosts are played on one machine by
+//! giving each rank a UTS namespace with a host name of its own.
+#![cfg(feature = "mpi")]
+
+#[macro_use]
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+fn require_mpi() -> Result<(), String> {
+    require_root_and(&["mpirun", "unshare"])
+}
+
+/// The arguments of `mpirun -n N` that start iosurvey with `args` on each
+/// rank; with `hosts`, rank `r` runs on host `node{r / hosts}`.
+fn mpirun_args(n: usize, per_host: Option<usize>, args: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = [
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "--mca",
+        "btl",
+        "self,vader",
+        "-n",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    v.push(n.to_string());
+    if let Some(k) = per_host {
+        v.extend(
+            [
+                "unshare",
+                "--uts",
+                "sh",
+                "-c",
+                &format!(r#"hostname node$((OMPI_COMM_WORLD_RANK / {k})) && exec "$0" "$@""#),
+            ]
+            .iter()
+            .map(|s| s.to_string()),
+        );
+    }
+    v.push(BIN.to_string());
+    v.extend(args.iter().map(|s| s.to_string()));
+    v
+}
+
+fn mpirun_cmd(n: usize, per_host: Option<usize>, args: &[&str]) -> Command {
+    let mut c = Command::new("mpirun");
+    c.args(mpirun_args(n, per_host, args))
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+fn mpirun(n: usize, per_host: Option<usize>, args: &[&str]) -> Output {
+    mpirun_cmd(n, per_host, args)
+        .output()
+        .expect("running mpirun")
+}
+
+/// Blank loop devices over files on the disk.
+fn loops(n: usize) -> Result<Vec<LoopDev>, String> {
+    (0..n)
+        .map(|i| LoopDev::create(32 * MIB, Fill::Random(i as u64 + 1), &["--direct-io=on"]))
+        .collect()
+}
+
+#[test]
+fn four_ranks_each_throttled_add_up_over_the_common_window() {
+    let _lock = serial();
+    need!(require_mpi());
+    need!(require_blkio());
+    let devs = need!(loops(4));
+    let cg = need!(Cgroup::new());
+    let limits = [300u64, 600, 900, 1200];
+    for (d, l) in devs.iter().zip(limits) {
+        cg.set(
+            "blkio.throttle.read_iops_device",
+            &format!("{} {l}", maj_min(d.path())),
+        );
+    }
+    let targets: Vec<String> = devs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| format!("node{}:{}", i / 2, path_str(d.path())))
+        .collect();
+    let mut args: Vec<&str> = vec!["run"];
+    args.extend(targets.iter().map(String::as_str));
+    args.extend([
+        "--rw", "randread", "--bs", "4k", "--qd", "4", "--ramp", "1s", "--time", "4s", "--output",
+        "json", "--quiet",
+    ]);
+    let mpi: Vec<String> = mpirun_args(4, Some(2), &args);
+    let mpi: Vec<&str> = mpi.iter().map(String::as_str).collect();
+    let out = cg.spawn("mpirun", &mpi).wait_with_output().expect("mpirun");
+    let report = report_of(&out);
+    assert_valid(&report);
+    let ranks = report["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 4);
+    let hosts: Vec<&str> = ranks.iter().map(|r| r["host"].as_str().unwrap()).collect();
+    assert_eq!(hosts, ["node0", "node0", "node1", "node1"]);
+    let common = &report["windows"][0]["common"];
+    let sum: u64 = limits.iter().sum();
+    let iops = f(&common["iops"]);
+    assert!(
+        (iops - sum as f64).abs() <= 0.05 * sum as f64,
+        "common window {iops:.0} IOPS, limits add up to {sum}: {common}"
+    );
+    // Each rank's own rate is its own device's limit.
+    for (r, l) in ranks.iter().zip(limits) {
+        let p = &r["points"][0];
+        let secs = (u(&p["end_ns"]) - u(&p["start_ns"])) as f64 / 1e9;
+        let own = u(&p["read_ops"]) as f64 / secs;
+        assert!(
+            (own - l as f64).abs() <= 0.05 * l as f64,
+            "rank {}: {own:.0} IOPS, limit {l}",
+            r["rank"]
+        );
+    }
+    // The merged histogram counts every rank's I/Os.
+    let point = &report["points"][0];
+    let per_rank: u64 = ranks.iter().map(|r| u(&r["points"][0]["read_ops"])).sum();
+    assert_eq!(u(&point["total"]["read"]["ops"]), per_rank);
+    let in_histograms: u64 = point["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["read"]["histogram"]["counts"].as_array().unwrap())
+        .map(|c| u(&c[1]))
+        .sum();
+    assert_eq!(in_histograms, per_rank);
+}
+
+#[test]
+fn one_rank_refusing_stops_every_rank_before_any_io() {
+    let _lock = serial();
+    need!(require_mpi());
+    let devs = need!(loops(3));
+    must("mkfs.ext4", &["-q", "-F", path_str(devs[2].path())]);
+    let before: Vec<u64> = devs.iter().map(|d| checksum(d.path(), None)).collect();
+    let targets: Vec<String> = devs
+        .iter()
+        .map(|d| format!("node0:{}", path_str(d.path())))
+        .collect();
+    let mut args: Vec<&str> = vec!["run"];
+    args.extend(targets.iter().map(String::as_str));
+    args.extend([
+        "--rw",
+        "write",
+        "--bs",
+        "1m",
+        "--time",
+        "1s",
+        "--allow-destroy",
+    ]);
+    let out = mpirun(3, Some(3), &args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    // Every rank exits 2: mpirun names the first one that did.
+    assert!(err.contains("Exit code:    2"), "{err}");
+    assert!(
+        err.contains(&format!("rank 2 on node0: {}", path_str(devs[2].path()))),
+        "{err}"
+    );
+    assert!(err.contains("ext4"), "{err}");
+    let after: Vec<u64> = devs.iter().map(|d| checksum(d.path(), None)).collect();
+    assert_eq!(before, after, "a device was written");
+}
+
+#[test]
+fn sigint_stops_every_rank_and_keeps_the_partial_point() {
+    let _lock = serial();
+    need!(require_mpi());
+    let devs = need!(loops(2));
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let targets: Vec<String> = devs
+        .iter()
+        .map(|d| format!("node0:{}", path_str(d.path())))
+        .collect();
+    let mut args: Vec<&str> = vec!["run"];
+    args.extend(targets.iter().map(String::as_str));
+    args.extend([
+        "--rw",
+        "randread",
+        "--time",
+        "60s",
+        "--json",
+        path_str(&json),
+    ]);
+    let child = mpirun_cmd(2, Some(2), &args).spawn().unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    let t0 = std::time::Instant::now();
+    // Ctrl-C as srun forwards it, to every rank (mpirun turns its own
+    // SIGINT into a SIGTERM to each, which iosurvey takes the same way).
+    let ranks = ranks_writing(&json);
+    assert_eq!(ranks.len(), 2, "rank processes: {ranks:?}");
+    for pid in ranks {
+        must("kill", &["-INT", &pid.to_string()]);
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(t0.elapsed() < Duration::from_secs(20), "{err}");
+    assert!(err.contains("Exit code:    130"), "{err}");
+    let report = json_file(&json);
+    let p = &report["points"][0];
+    assert_eq!(p["interrupted"], true, "{p}");
+    assert!(u(&p["total"]["read"]["ops"]) > 0);
+    assert_eq!(report["ranks"].as_array().unwrap().len(), 2);
+}
+
+/// The iosurvey processes (not mpirun) whose command line names `json`.
+fn ranks_writing(json: &std::path::Path) -> Vec<u32> {
+    let bin = std::fs::canonicalize(BIN).unwrap();
+    let needle = json.as_os_str().as_encoded_bytes();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok();
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            exe.as_deref() == Some(bin.as_path()) && cmd.windows(needle.len()).any(|w| w == needle)
+        })
+        .collect()
+}
+
+#[test]
+fn survey_of_host_devices_counts_every_host_s_devices() {
+    let _lock = serial();
+    need!(require_mpi());
+    let devs = need!(loops(4));
+    let targets: Vec<String> = devs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| format!("node{}:{}", i / 2, path_str(d.path())))
+        .collect();
+    let mut args: Vec<&str> = vec!["survey"];
+    args.extend(targets.iter().map(String::as_str));
+    args.extend([
+        "--size",
+        "4m",
+        "--crghi",
+        "2",
+        "--thrhi",
+        "2",
+        "--rszlo",
+        "65536",
+        "--rszhi",
+        "65536",
+        "--allow-destroy",
+    ]);
+    let out = mpirun(4, Some(2), &args);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    // sgpdd-survey's lines: `dev` counts the devices of every host.
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("dev ")).collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    for l in &lines {
+        assert!(l.starts_with("dev  4 sz    16384K rsz   64K"), "{l}");
+        assert!(l.contains("write") && l.contains("read"), "{l}");
+    }
+    assert!(text.contains("MPI: 4 ranks on 2 hosts"), "{text}");
+    assert!(text.contains("rank   3 on node1: node1:"), "{text}");
+}
+
+#[test]
+fn what_cannot_run_across_ranks_is_refused_once() {
+    need!(require_mpi());
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t");
+    let plain = path_str(&f);
+    for (args, needle) in [
+        (
+            vec!["run", plain, "--size", "1m"],
+            "ranks would all run this same target",
+        ),
+        (vec!["run", "node7:/dev/null"], "no rank runs on host node7"),
+        (vec!["diskperf", plain], "diskperf runs on one host only"),
+        (vec!["matrix", plain], "matrix does not run under MPI yet"),
+    ] {
+        let out = mpirun(2, Some(1), &args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("Exit code:    2"), "{args:?}: {err}");
+        assert_eq!(err.matches(needle).count(), 1, "{args:?}: {err}");
+    }
+    assert!(!f.exists());
+}
+
+#[test]
+fn placeholders_give_each_rank_a_file_of_its_own() {
+    need!(require_mpi());
+    let dir = tempfile::tempdir().unwrap();
+    let pattern = format!("{}/f.{{host}}.{{local_rank}}", path_str(dir.path()));
+    let out = mpirun(
+        4,
+        Some(2),
+        &[
+            "run", &pattern, "--size", "4m", "--rw", "write", "--bs", "64k", "--bytes", "4m",
+            "--output", "json", "--quiet",
+        ],
+    );
+    let report = report_of(&out);
+    let names: Vec<String> = report["points"][0]["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["path"].as_str().unwrap().to_string())
+        .collect();
+    let d = path_str(dir.path());
+    assert_eq!(
+        names,
+        [
+            format!("node0:{d}/f.node0.0"),
+            format!("node0:{d}/f.node0.1"),
+            format!("node1:{d}/f.node1.0"),
+            format!("node1:{d}/f.node1.1"),
+        ]
+    );
+    assert_eq!(u(&report["points"][0]["total"]["write"]["bytes"]), 16 * MIB);
+    // Test files are removed, as on one host.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
