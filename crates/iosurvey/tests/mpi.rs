@@ -8,7 +8,6 @@
 mod common;
 
 use common::*;
-use serde_json::Value;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
