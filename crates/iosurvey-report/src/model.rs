@@ -76,6 +76,13 @@ pub struct PointWindows {
     /// From the barrier to the last rank's end: everything moved over the
     /// whole time.
     pub last_done: Window,
+    /// What rank 0 spent after the point on gathering every rank's result
+    /// and merging them (the cost of the distributed run itself).
+    #[serde(default)]
+    pub merge_ns: u64,
+    /// Bytes rank 0 gathered for the point (every rank's encoded result).
+    #[serde(default)]
+    pub gathered_bytes: u64,
 }
 
 /// Ops and bytes completed within one window, and their rates.

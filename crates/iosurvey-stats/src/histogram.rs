@@ -23,12 +23,17 @@ const ENCODED_ROOM: usize = 4096;
 /// A latency histogram. Its buckets (about 264 KiB, HdrHistogram's layout:
 /// see [`buckets`]) are allocated at the first value, so the many classes
 /// that record nothing (the writes of a read stream, hundreds of survey
-/// regions) cost nothing. The smallest and largest values are kept
-/// exactly, not as bucket edges.
+/// regions) cost nothing. A histogram rebuilt from its encoding (another
+/// MPI rank's) keeps only its non-empty buckets, until a value is recorded
+/// into it or it fills: rank 0 holds every region of every rank. The
+/// smallest and largest values are kept exactly, not as bucket edges.
 #[derive(Clone)]
 pub struct Histogram {
     /// Values per bucket; `None` until the first value.
     counts: Option<Box<[u64]>>,
+    /// Without `counts`: the non-empty buckets as (index, count),
+    /// ascending.
+    sparse: Vec<(u32, u64)>,
     /// Values recorded: the sum of `counts`.
     total: u64,
     clamped: u64,
@@ -39,10 +44,45 @@ pub struct Histogram {
     max: u64,
 }
 
-/// The buckets of a histogram's first value.
+/// Non-empty buckets a histogram keeps as a list before it takes the
+/// whole table.
+const MAX_SPARSE: usize = 2048;
+
+/// The whole table of buckets, holding the list `sparse` (emptied): at a
+/// histogram's first value, or when a list grows.
 #[cold]
-fn empty_buckets() -> Box<[u64]> {
-    vec![0; buckets::LEN].into_boxed_slice()
+fn dense(sparse: &mut Vec<(u32, u64)>) -> Box<[u64]> {
+    let mut c = vec![0u64; buckets::LEN].into_boxed_slice();
+    for (i, n) in std::mem::take(sparse) {
+        c[i as usize] = c[i as usize].saturating_add(n);
+    }
+    c
+}
+
+/// Two ascending lists of (bucket, count) added into one.
+fn merge_sparse(a: &[(u32, u64)], b: &[(u32, u64)]) -> Vec<(u32, u64)> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].0.cmp(&b[j].0) {
+            std::cmp::Ordering::Less => {
+                out.push(a[i]);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(b[j]);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                out.push((a[i].0, a[i].1.saturating_add(b[j].1)));
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
 }
 
 impl Default for Histogram {
@@ -60,8 +100,7 @@ impl PartialEq for Histogram {
             && self.max == other.max
             && match (&self.counts, &other.counts) {
                 (Some(a), Some(b)) => a == b,
-                (Some(c), None) | (None, Some(c)) => c.iter().all(|&n| n == 0),
-                (None, None) => true,
+                _ => self.recorded().eq(other.recorded()),
             }
     }
 }
@@ -84,6 +123,7 @@ impl Histogram {
     pub fn new() -> Self {
         Histogram {
             counts: None,
+            sparse: Vec::new(),
             total: 0,
             clamped: 0,
             min: u64::MAX,
@@ -111,7 +151,8 @@ impl Histogram {
         } else {
             self.out_of_range(ns, n)
         };
-        self.counts.get_or_insert_with(empty_buckets)[index_of(v)] += n;
+        let sparse = &mut self.sparse;
+        self.counts.get_or_insert_with(|| dense(sparse))[index_of(v)] += n;
         self.total += n;
     }
 
@@ -128,13 +169,37 @@ impl Histogram {
     /// Adds every count of `other` into `self`. Exact and associative.
     pub fn merge(&mut self, other: &Histogram) {
         if let Some(o) = &other.counts {
+            let sparse = &mut self.sparse;
             match &mut self.counts {
                 Some(c) => {
                     for (a, b) in c.iter_mut().zip(o.iter()) {
                         *a = a.saturating_add(*b);
                     }
                 }
-                None => self.counts = Some(o.clone()),
+                None if sparse.is_empty() => self.counts = Some(o.clone()),
+                None => {
+                    let mut c = o.clone();
+                    for (i, n) in std::mem::take(sparse) {
+                        c[i as usize] = c[i as usize].saturating_add(n);
+                    }
+                    self.counts = Some(c);
+                }
+            }
+        } else if !other.sparse.is_empty() {
+            match &mut self.counts {
+                Some(c) => {
+                    for &(i, n) in &other.sparse {
+                        c[i as usize] = c[i as usize].saturating_add(n);
+                    }
+                }
+                None => {
+                    self.sparse = merge_sparse(&self.sparse, &other.sparse);
+                    if self.sparse.len() > MAX_SPARSE {
+                        // A sum of many: the buckets cost less from here.
+                        let d = dense(&mut self.sparse);
+                        self.counts = Some(d);
+                    }
+                }
             }
         }
         self.total = self.total.saturating_add(other.total);
@@ -155,6 +220,12 @@ impl Histogram {
             .flat_map(|c| c.iter().enumerate())
             .filter(|&(_, &n)| n != 0)
             .map(|(i, &n)| (i, n))
+            .chain(
+                self.sparse
+                    .iter()
+                    .filter(|&&(_, n)| n != 0)
+                    .map(|&(i, n)| (i as usize, n)),
+            )
     }
 
     /// Values that were above one hour and were clamped to it.
@@ -308,8 +379,13 @@ impl Histogram {
         let (mut lo, mut hi) = (u64::MAX, 0);
         for &[v, n] in &data.counts {
             let v = v.clamp(LOWEST_NS, HIGHEST_NS);
-            let slot = &mut h.counts.get_or_insert_with(empty_buckets)[index_of(v)];
-            *slot = slot.saturating_add(n);
+            let i = index_of(v) as u32;
+            // Kept sparse: ascending as encoded, a repeated or unordered
+            // bucket (a hand-made encoding) put in its place.
+            match h.sparse.binary_search_by_key(&i, |&(k, _)| k) {
+                Ok(at) => h.sparse[at].1 = h.sparse[at].1.saturating_add(n),
+                Err(at) => h.sparse.insert(at, (i, n)),
+            }
             h.total = h.total.saturating_add(n);
             if n > 0 {
                 lo = lo.min(v);
@@ -402,7 +478,7 @@ mod tests {
         assert!(lazy.counts.is_none());
         let mut allocated = Histogram::new();
         allocated.merge(&Histogram::from_data(&Histogram::new().to_data()));
-        allocated.counts = Some(empty_buckets());
+        allocated.counts = Some(dense(&mut Vec::new()));
         assert_eq!(lazy, allocated);
         let mut merged = Histogram::new();
         merged.merge(&hist(&[5, 7]));
@@ -441,6 +517,22 @@ mod tests {
         let h = Histogram::from_data(&data);
         assert_eq!(h.min(), 1_000);
         assert!(h.max() >= 5_000 && h.max() <= 5_005);
+    }
+
+    #[test]
+    fn a_sum_of_many_decoded_histograms_takes_the_whole_table_once_it_is_long() {
+        let mut total = Histogram::new();
+        let mut want = Histogram::new();
+        for k in 0..3000i32 {
+            // Each in a bucket of its own: 0.3% apart, buckets are 0.1% wide
+            // at most.
+            let h = hist(&[(1_000.0 * 1.003f64.powi(k)) as u64]);
+            want.merge(&h);
+            total.merge(&Histogram::from_data(&h.to_data()));
+            assert_eq!(total.counts.is_some(), k as usize >= MAX_SPARSE, "{k}");
+        }
+        assert_eq!(total, want);
+        assert_eq!(total.count(), 3000);
     }
 
     #[test]
@@ -571,6 +663,38 @@ mod tests {
                 last = *x;
             }
             prop_assert!(h.max() >= last);
+        }
+
+        #[test]
+        fn a_decoded_histogram_merges_and_records_as_the_one_it_came_from(
+            a in proptest::collection::vec(1u64..10_000_000_000, 0..200),
+            b in proptest::collection::vec(1u64..10_000_000_000, 0..200),
+            more in proptest::collection::vec(1u64..10_000_000_000, 0..20),
+        ) {
+            let (ha, hb) = (hist(&a), hist(&b));
+            // Decoded: kept as a list of its non-empty buckets.
+            let (sa, sb) = (
+                Histogram::from_data(&ha.to_data()),
+                Histogram::from_data(&hb.to_data()),
+            );
+            prop_assert!(sa.counts.is_none());
+            let all = hist(&a.iter().chain(&b).copied().collect::<Vec<_>>());
+            for (x, y) in [(&sa, &sb), (&sa, &hb), (&ha, &sb), (&ha, &hb)] {
+                let mut m = x.clone();
+                m.merge(y);
+                prop_assert_eq!(&m, &all);
+                prop_assert_eq!(m.to_data(), all.to_data());
+                prop_assert_eq!(m.summary(), all.summary());
+            }
+            // A value recorded into a decoded one takes the whole table.
+            let mut r = sa.clone();
+            let mut want = ha.clone();
+            for &v in &more {
+                r.record(v);
+                want.record(v);
+            }
+            prop_assert_eq!(&r, &want);
+            prop_assert_eq!(r.to_data(), want.to_data());
         }
 
         #[test]

@@ -53,19 +53,33 @@ pub fn globalise(mut r: JobResult, maps: &Maps, n_streams: usize) -> JobResult {
     r
 }
 
-/// The ranks' results of one point, in the job's numbers, added up.
-pub fn merge(parts: &[JobResult], n_streams: usize) -> JobResult {
+/// The ranks' results of one point, in the job's numbers, added up. A
+/// stream belongs to one rank: its figures are moved, not merged (merging
+/// would walk every bucket of every histogram once per rank).
+pub fn merge(parts: Vec<JobResult>, n_streams: usize) -> JobResult {
     let mut out = JobResult {
         streams: vec![Default::default(); n_streams],
         ..Default::default()
     };
-    for (i, p) in parts.iter().enumerate() {
+    let empty = iosurvey_run::StreamResult::default();
+    for (i, mut p) in parts.into_iter().enumerate() {
         if i == 0 {
             // What the first rank's engines used; `merge` keeps what every
             // rank's used.
             out.engine = p.engine;
         }
-        out.merge(p);
+        for (a, b) in out.streams.iter_mut().zip(std::mem::take(&mut p.streams)) {
+            if b == empty {
+                continue;
+            }
+            if *a == empty {
+                *a = b;
+            } else {
+                a.merge(&b);
+            }
+        }
+        out.merge(&p);
+        let p = &p;
         if let Some(s) = p.read_sample {
             let o = out.read_sample.get_or_insert_with(Default::default);
             o.blocks += s.blocks;
@@ -174,6 +188,7 @@ pub fn windows(
         common: window(last_start, first_end),
         first_done: window(0, first_end),
         last_done: window(0, last_end),
+        ..Default::default()
     };
     (w, per)
 }
@@ -234,7 +249,7 @@ mod tests {
                 ..Default::default()
             });
         }
-        let m = merge(&parts, 3);
+        let m = merge(parts, 3);
         let mut all = ClassStats::new();
         for s in &m.streams {
             all.merge(&s.read);

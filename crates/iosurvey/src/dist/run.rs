@@ -130,6 +130,37 @@ pub fn localize(plan: &Plan, assigned: &[Assigned], me: usize) -> Result<Local, 
     Ok(out)
 }
 
+/// The maps of rank `r` for every point of `plan` (what [`localize`]
+/// gives, without building its plan): its streams and targets in the
+/// plan's numbers.
+pub fn maps_of(plan: &Plan, assigned: &[Assigned], r: usize) -> Vec<Maps> {
+    let Some(first) = plan.points.first() else {
+        return Vec::new();
+    };
+    let targets: Vec<usize> = first
+        .job
+        .targets
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| assigned.iter().any(|a| a.name == t.path && a.owner == r))
+        .map(|(i, _)| i)
+        .collect();
+    plan.points
+        .iter()
+        .map(|p| Maps {
+            streams: p
+                .job
+                .streams
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| targets.contains(&s.target))
+                .map(|(i, _)| i)
+                .collect(),
+            targets: targets.clone(),
+        })
+        .collect()
+}
+
 /// A failure as it travels to rank 0: its exit code and its line.
 pub(crate) fn encode_failure(f: &Failure) -> (u8, String) {
     match f {
@@ -359,6 +390,15 @@ pub fn execute(
     });
     comm::barrier();
 
+    // Every rank's numbering, for rank 0's merges.
+    let rank_maps: Vec<Vec<Maps>> = if root {
+        (0..w.ranks.len())
+            .map(|r| maps_of(plan, &assigned, r))
+            .collect()
+    } else {
+        Vec::new()
+    };
+
     // 3. The points.
     let mut outcome = Outcome::Ok;
     let mut failed: Option<Failure> = None;
@@ -386,10 +426,15 @@ pub fn execute(
         };
         let part = RankPart { result, start_ns };
         let bytes = serde_json::to_vec(&part).expect("a result encodes");
+        // Rank 0's cost of the distributed point: the gather and the merge,
+        // from a barrier (so that no rank's own point is in it).
+        comm::barrier();
+        let m0 = now_ns();
         let gathered = comm::gather(&bytes);
         let mut errors = Vec::new();
         let mut interrupted = part.result.as_ref().is_ok_and(|r| r.interrupted);
         if let Some(parts) = gathered {
+            let gathered_bytes: usize = parts.iter().map(Vec::len).sum();
             // Rank 0: every rank's part, each rank's maps. Nothing here
             // returns early: the other ranks wait for the verdict below.
             let n = point.job.streams.len();
@@ -397,18 +442,18 @@ pub fn execute(
             let mut starts = Vec::with_capacity(parts.len());
             let mut owner = vec![usize::MAX; n];
             for (r, b) in parts.iter().enumerate() {
-                let decoded = serde_json::from_slice::<RankPart>(b)
-                    .map_err(|e| format!("its result did not decode: {e}"))
-                    .and_then(|p| Ok((p, localize(plan, &assigned, r)?)));
-                let (p, l) = match decoded {
-                    Ok(v) => v,
+                let p = match serde_json::from_slice::<RankPart>(b) {
+                    Ok(p) => p,
                     Err(e) => {
-                        errors.push(format!("rank {r} on {}: {e}", w.ranks[r].host));
+                        errors.push(format!(
+                            "rank {r} on {}: its result did not decode: {e}",
+                            w.ranks[r].host
+                        ));
                         starts.push(0);
                         continue;
                     }
                 };
-                let maps = l.maps.into_iter().nth(pi).unwrap_or_default();
+                let maps = rank_maps[r][pi].clone();
                 for &g in &maps.streams {
                     owner[g] = r;
                 }
@@ -421,16 +466,18 @@ pub fn execute(
                     Err(e) => errors.push(format!("rank {r} on {}: {e}", w.ranks[r].host)),
                 }
             }
-            let merged = merge::merge(&results, n);
+            let merged = merge::merge(results, n);
             interrupted |= merged.interrupted;
             if errors.is_empty() {
-                let (win, per) = merge::windows(
+                let (mut win, per) = merge::windows(
                     point.index,
                     &merged,
                     &owner,
                     &starts,
                     point.job.interval.as_nanos() as u64,
                 );
+                win.merge_ns = now_ns() - m0;
+                win.gathered_bytes = gathered_bytes as u64;
                 for (rr, p) in report.ranks.iter_mut().zip(per) {
                     rr.points.push(p);
                 }
@@ -573,6 +620,9 @@ mod tests {
         assert_eq!(job.workers, 2);
         let l = localize(&p, &asg, 1).unwrap();
         assert_eq!(l.maps[0].streams, [1]);
+        for r in 0..3 {
+            assert_eq!(maps_of(&p, &asg, r), localize(&p, &asg, r).unwrap().maps);
+        }
         assert_eq!(l.plan.points[0].job.streams[0].target, 0);
         assert_eq!(l.plan.points[0].job.workers, 1);
         // A rank with no target runs nothing.
