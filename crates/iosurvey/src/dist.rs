@@ -220,7 +220,7 @@ pub(crate) fn assigned() -> Vec<Assigned> {
 pub fn not_yet(mode: &str) -> Result<(), Failure> {
     match world() {
         Some(w) if w.ranks.len() > 1 => Err(Failure::Usage(anyhow!(
-            "{mode} does not run under MPI yet (run, parallel and survey do); start it without mpirun, or with -n 1"
+            "{mode} does not run under MPI yet (run, parallel, survey and matrix do); start it without mpirun, or with -n 1"
         ))),
         _ => Ok(()),
     }

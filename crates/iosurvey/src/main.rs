@@ -43,6 +43,11 @@ fn main() -> ExitCode {
     };
     let cli = match cli::Cli::try_parse_from(matrix_cmd::orion_spellings(args.clone())) {
         Ok(c) => c,
+        // Under MPI every rank parses the same line: rank 0 says what is
+        // wrong with it.
+        Err(e) if dist::comm::rank() != 0 => {
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 })
+        }
         Err(e) => return exit::clap_error(e),
     };
     let outcome = match cli.command {

@@ -283,7 +283,7 @@ fn what_cannot_run_across_ranks_is_refused_once() {
         ),
         (vec!["run", "node7:/dev/null"], "no rank runs on host node7"),
         (vec!["diskperf", plain], "diskperf runs on one host only"),
-        (vec!["matrix", plain], "matrix does not run under MPI yet"),
+        (vec!["video", plain], "video does not run under MPI yet"),
     ] {
         let out = mpirun(2, Some(1), &args);
         let err = String::from_utf8_lossy(&out.stderr);
@@ -326,4 +326,61 @@ fn placeholders_give_each_rank_a_file_of_its_own() {
     assert_eq!(u(&report["points"][0]["total"]["write"]["bytes"]), 16 * MIB);
     // Test files are removed, as on one host.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn matrix_shares_each_point_s_load_out_over_the_ranks() {
+    let _lock = serial();
+    need!(require_mpi());
+    let devs = need!(loops(2));
+    let dir = tempfile::tempdir().unwrap();
+    let targets: Vec<String> = devs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| format!("node{i}:{}", path_str(d.path())))
+        .collect();
+    let mut args: Vec<&str> = vec!["matrix"];
+    args.extend(targets.iter().map(String::as_str));
+    args.extend([
+        "-run",
+        "oltp",
+        "-duration",
+        "1",
+        "--out",
+        path_str(dir.path()),
+    ]);
+    args.extend(["--output", "json", "--quiet"]);
+    let out = mpirun(2, Some(1), &args);
+    let report = report_of(&out);
+    let points = report["points"].as_array().unwrap();
+    // ORION's OLTP run: small loads 1 to 5 per disk, over both hosts' LUNs.
+    assert_eq!(points.len(), 10, "{}", describe(&out));
+    for (p, w) in points.iter().zip(report["windows"].as_array().unwrap()) {
+        let load = u(&p["params"]["small"]);
+        let per_rank: Vec<u64> = report["ranks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| u(&r["points"][p["index"].as_u64().unwrap() as usize]["read_ops"]))
+            .collect();
+        // Every rank ran its share (both when the load splits in two).
+        if load >= 2 {
+            assert!(per_rank.iter().all(|&n| n > 0), "{load}: {per_rank:?}");
+        }
+        assert_eq!(
+            u(&p["total"]["read"]["ops"]),
+            per_rank.iter().sum::<u64>(),
+            "{load}"
+        );
+        assert!(f(&w["common"]["iops"]) > 0.0);
+    }
+    let files: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        files.iter().any(|f| f.ends_with("_summary.txt")),
+        "{files:?}"
+    );
+    assert!(files.iter().any(|f| f.ends_with("_iops.csv")), "{files:?}");
 }

@@ -115,54 +115,56 @@ fn done_by(c: &ClassStats, interval_ns: u64, t: f64, elapsed: u64) -> (f64, f64)
     (ops, bytes)
 }
 
-/// A point's per-rank figures and its three windows. `owner[g]` is the
-/// rank of the job's stream `g`; `starts[r]` is rank `r`'s start.
+/// A point's per-rank figures and its three windows, from each rank's own
+/// result (in the job's numbers; `None` for a rank with nothing to run)
+/// and its start `starts[r]`: a stream shared by several ranks (matrix's
+/// array) is taken rank by rank, each from its own start.
 pub fn windows(
     index: usize,
-    merged: &JobResult,
-    owner: &[usize],
+    ranks: &[Option<JobResult>],
     starts: &[u64],
     interval_ns: u64,
 ) -> (PointWindows, Vec<RankPoint>) {
-    let ranks = starts.len();
-    let mut per: Vec<RankPoint> = (0..ranks)
-        .map(|r| RankPoint {
-            index,
-            start_ns: starts[r],
-            end_ns: starts[r],
-            ..Default::default()
+    let per: Vec<RankPoint> = ranks
+        .iter()
+        .zip(starts)
+        .map(|(res, &start)| {
+            let mut p = RankPoint {
+                index,
+                start_ns: start,
+                end_ns: start,
+                ..Default::default()
+            };
+            for s in res.iter().flat_map(|r| &r.streams) {
+                p.end_ns = p.end_ns.max(start + s.elapsed_ns);
+                p.read_ops += s.read.ops;
+                p.read_bytes += s.read.bytes;
+                p.write_ops += s.write.ops;
+                p.write_bytes += s.write.bytes;
+                p.errors += s.read.error_count() + s.write.error_count();
+            }
+            p
         })
         .collect();
-    let mut active = vec![false; ranks];
-    for (g, s) in merged.streams.iter().enumerate() {
-        let Some(&r) = owner.get(g) else { continue };
-        let p = &mut per[r];
-        active[r] = true;
-        p.end_ns = p.end_ns.max(starts[r] + s.elapsed_ns);
-        p.read_ops += s.read.ops;
-        p.read_bytes += s.read.bytes;
-        p.write_ops += s.write.ops;
-        p.write_bytes += s.write.bytes;
-        p.errors += s.read.error_count() + s.write.error_count();
-    }
     let running: Vec<&RankPoint> = per
         .iter()
-        .zip(&active)
-        .filter_map(|(p, &a)| a.then_some(p))
+        .zip(ranks)
+        .filter_map(|(p, r)| r.as_ref().map(|_| p))
         .collect();
     let first_end = running.iter().map(|p| p.end_ns).min().unwrap_or(0);
     let last_end = running.iter().map(|p| p.end_ns).max().unwrap_or(0);
     let last_start = running.iter().map(|p| p.start_ns).max().unwrap_or(0);
-    // Ops and bytes of every stream done by `t` from the barrier.
+    // Ops and bytes of every rank done by `t` from the barrier.
     let by = |t: u64| -> (f64, f64) {
         let mut acc = (0.0, 0.0);
-        for (g, s) in merged.streams.iter().enumerate() {
-            let Some(&r) = owner.get(g) else { continue };
-            let local = t as f64 - starts[r] as f64;
-            for c in [&s.read, &s.write] {
-                let (o, b) = done_by(c, interval_ns, local, s.elapsed_ns);
-                acc.0 += o;
-                acc.1 += b;
+        for (res, &start) in ranks.iter().zip(starts) {
+            let local = t as f64 - start as f64;
+            for s in res.iter().flat_map(|r| &r.streams) {
+                for c in [&s.read, &s.write] {
+                    let (o, b) = done_by(c, interval_ns, local, s.elapsed_ns);
+                    acc.0 += o;
+                    acc.1 += b;
+                }
             }
         }
         acc
@@ -262,16 +264,32 @@ mod tests {
         assert!(all.latency.percentile(50.0) < 90_000);
     }
 
+    /// Rank results in the job's numbers: `streams[r]` is rank r's stream.
+    fn by_rank(streams: Vec<Option<StreamResult>>) -> Vec<Option<JobResult>> {
+        let n = streams.len();
+        streams
+            .into_iter()
+            .enumerate()
+            .map(|(r, s)| {
+                s.map(|s| {
+                    let mut v = vec![StreamResult::default(); n];
+                    v[r] = s;
+                    JobResult {
+                        streams: v,
+                        ..Default::default()
+                    }
+                })
+            })
+            .collect()
+    }
+
     #[test]
     fn three_windows_from_each_rank_s_own_start() {
         // Rank 0 runs 4 s from 0, rank 1 runs 2 s from 1 s: every rank
         // runs from 1 s to 3 s.
-        let merged = JobResult {
-            streams: vec![stream(100, 4), stream(50, 2)],
-            ..Default::default()
-        };
+        let ranks = by_rank(vec![Some(stream(100, 4)), Some(stream(50, 2))]);
         let s = 1_000_000_000u64;
-        let (w, per) = windows(0, &merged, &[0, 1], &[0, s], s);
+        let (w, per) = windows(0, &ranks, &[0, s], s);
         assert_eq!((w.common.start_ns, w.common.end_ns), (s, 3 * s));
         // Rank 0 moved 200 bytes in [1 s, 3 s), rank 1 all its 100.
         assert!((w.common.bytes - 300.0).abs() < 1e-6, "{w:?}");
@@ -288,14 +306,32 @@ mod tests {
 
     #[test]
     fn a_rank_with_no_stream_does_not_end_the_common_window() {
-        let merged = JobResult {
-            streams: vec![stream(100, 2)],
-            ..Default::default()
-        };
+        let ranks = by_rank(vec![None, Some(stream(100, 2))]);
         let s = 1_000_000_000u64;
-        let (w, per) = windows(0, &merged, &[1], &[5, 0], s);
+        let (w, per) = windows(0, &ranks, &[5, 0], s);
         assert_eq!(w.common.end_ns, 2 * s);
         assert_eq!(per[0].end_ns, per[0].start_ns);
+    }
+
+    #[test]
+    fn a_stream_shared_by_ranks_is_taken_from_each_rank_s_start() {
+        // Matrix's array: both ranks ran their share of stream 0.
+        let one = |st: StreamResult| {
+            Some(JobResult {
+                streams: vec![st],
+                ..Default::default()
+            })
+        };
+        let ranks = vec![one(stream(100, 2)), one(stream(100, 2))];
+        let s = 1_000_000_000u64;
+        let (w, per) = windows(0, &ranks, &[0, s], s);
+        // Both run from 1 s to 2 s: rank 0's second second, rank 1's first.
+        assert_eq!((w.common.start_ns, w.common.end_ns), (s, 2 * s));
+        assert!((w.common.bytes - 200.0).abs() < 1e-6, "{w:?}");
+        assert_eq!(per[1].end_ns, 3 * s);
+        let merged = merge(ranks.into_iter().flatten().collect(), 1);
+        assert_eq!(merged.streams[0].read.bytes, 400);
+        assert_eq!(merged.streams[0].read.latency.count(), 4);
     }
 
     #[test]

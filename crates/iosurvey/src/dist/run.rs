@@ -24,7 +24,7 @@ use iosurvey_report::{
 };
 use iosurvey_run::{run_point, HostInfo, HostProbe, JobResult};
 use iosurvey_workload::modes::describe::describe;
-use iosurvey_workload::{Job, Plan};
+use iosurvey_workload::{Job, Plan, StreamClass};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -39,9 +39,58 @@ pub struct Local {
     pub targets: Vec<usize>,
 }
 
+/// The rank of each of the plan's targets.
+fn owners(plan: &Plan, assigned: &[Assigned]) -> Result<Vec<usize>, String> {
+    let Some(first) = plan.points.first() else {
+        return Ok(Vec::new());
+    };
+    first
+        .job
+        .targets
+        .iter()
+        .map(|t| {
+            assigned
+                .iter()
+                .find(|a| a.name == t.path)
+                .map(|a| a.owner)
+                .ok_or_else(|| format!("{}: no rank is assigned this target", t.path.display()))
+        })
+        .collect()
+}
+
+/// Rank `me`'s share of stream `s`, as (outstanding I/Os, regions), or
+/// `None` when it runs none of it. A stream on one target is its owner's
+/// whole. A stream over a virtual array (matrix's volume of LUNs) is
+/// shared out over the ranks that hold its members, in rank order: each
+/// runs its share of the regions (and of the I/Os in flight with them),
+/// or of the I/Os in flight, over its own members.
+fn share(s: &StreamClass, owner: &[usize], me: usize) -> Option<(u32, u32)> {
+    let Some(arr) = &s.array else {
+        return (owner.get(s.target) == Some(&me)).then_some((s.outstanding, s.regions));
+    };
+    let mut holders: Vec<usize> = arr
+        .members
+        .iter()
+        .filter_map(|&m| owner.get(m).copied())
+        .collect();
+    holders.sort_unstable();
+    holders.dedup();
+    let j = holders.iter().position(|&r| r == me)? as u32;
+    let k = holders.len() as u32;
+    let part = |n: u32| n / k + u32::from(j < n % k);
+    let (outstanding, regions) = if s.regions > 0 {
+        let r = part(s.regions);
+        (s.outstanding / s.regions * r, r)
+    } else {
+        (part(s.outstanding), 0)
+    };
+    (outstanding > 0).then_some((outstanding, regions))
+}
+
 /// The part of `plan` that rank `me` runs, by the assignment of its
 /// targets; refuses what cannot be shared out over ranks.
 pub fn localize(plan: &Plan, assigned: &[Assigned], me: usize) -> Result<Local, String> {
+    let owner = owners(plan, assigned)?;
     let Some(first) = plan.points.first() else {
         return Ok(Local {
             plan: plan.clone(),
@@ -52,13 +101,10 @@ pub fn localize(plan: &Plan, assigned: &[Assigned], me: usize) -> Result<Local, 
     let mut mine = Vec::new();
     let mut local_path = Vec::new();
     for (ti, t) in first.job.targets.iter().enumerate() {
-        let a = assigned
-            .iter()
-            .find(|a| a.name == t.path)
-            .ok_or_else(|| format!("{}: no rank is assigned this target", t.path.display()))?;
-        if a.owner == me {
+        if owner[ti] == me {
+            let a = assigned.iter().find(|a| a.name == t.path);
             mine.push(ti);
-            local_path.push(a.local.clone());
+            local_path.push(a.map_or_else(|| t.path.clone(), |a| a.local.clone()));
         }
     }
     let mut out = Local {
@@ -78,20 +124,21 @@ pub fn localize(plan: &Plan, assigned: &[Assigned], me: usize) -> Result<Local, 
         let mut streams = Vec::new();
         let mut pins: Vec<u32> = Vec::new();
         for (si, s) in job.streams.iter().enumerate() {
-            if s.array.is_some() {
-                return Err(
-                    "a virtual array (--simulate) spans targets of several ranks; run it on one host"
-                        .into(),
-                );
-            }
             if s.frames.is_some() {
                 return Err("video does not run under MPI yet; run it on one host".into());
             }
-            let Some(lt) = mine.iter().position(|&t| t == s.target) else {
+            let Some((outstanding, regions)) = share(s, &owner, me) else {
                 continue;
             };
+            let local = |t: usize| mine.iter().position(|&m| m == t);
             let mut s = s.clone();
-            s.target = lt;
+            if let Some(arr) = &mut s.array {
+                arr.members = arr.members.iter().filter_map(|&m| local(m)).collect();
+                s.target = arr.members[0];
+            } else {
+                s.target = local(s.target).expect("a stream of this rank's target");
+            }
+            (s.outstanding, s.regions) = (outstanding, regions);
             if let Some(pin) = s.pin {
                 let at = pins.iter().position(|&p| p == pin).unwrap_or_else(|| {
                     pins.push(pin);
@@ -134,17 +181,8 @@ pub fn localize(plan: &Plan, assigned: &[Assigned], me: usize) -> Result<Local, 
 /// gives, without building its plan): its streams and targets in the
 /// plan's numbers.
 pub fn maps_of(plan: &Plan, assigned: &[Assigned], r: usize) -> Vec<Maps> {
-    let Some(first) = plan.points.first() else {
-        return Vec::new();
-    };
-    let targets: Vec<usize> = first
-        .job
-        .targets
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| assigned.iter().any(|a| a.name == t.path && a.owner == r))
-        .map(|(i, _)| i)
-        .collect();
+    let owner = owners(plan, assigned).unwrap_or_default();
+    let targets: Vec<usize> = (0..owner.len()).filter(|&t| owner[t] == r).collect();
     plan.points
         .iter()
         .map(|p| Maps {
@@ -153,7 +191,7 @@ pub fn maps_of(plan: &Plan, assigned: &[Assigned], r: usize) -> Vec<Maps> {
                 .streams
                 .iter()
                 .enumerate()
-                .filter(|(_, s)| targets.contains(&s.target))
+                .filter(|(_, s)| share(s, &owner, r).is_some())
                 .map(|(i, _)| i)
                 .collect(),
             targets: targets.clone(),
@@ -438,9 +476,8 @@ pub fn execute(
             // Rank 0: every rank's part, each rank's maps. Nothing here
             // returns early: the other ranks wait for the verdict below.
             let n = point.job.streams.len();
-            let mut results = Vec::with_capacity(parts.len());
+            let mut results: Vec<Option<JobResult>> = Vec::with_capacity(parts.len());
             let mut starts = Vec::with_capacity(parts.len());
-            let mut owner = vec![usize::MAX; n];
             for (r, b) in parts.iter().enumerate() {
                 let p = match serde_json::from_slice::<RankPart>(b) {
                     Ok(p) => p,
@@ -450,32 +487,32 @@ pub fn execute(
                             w.ranks[r].host
                         ));
                         starts.push(0);
+                        results.push(None);
                         continue;
                     }
                 };
-                let maps = rank_maps[r][pi].clone();
-                for &g in &maps.streams {
-                    owner[g] = r;
-                }
+                let maps = &rank_maps[r][pi];
                 starts.push(p.start_ns);
-                match p.result {
+                results.push(match p.result {
                     // A rank with nothing to run adds nothing (not even its
                     // engine's features).
-                    Ok(_) if maps.streams.is_empty() => {}
-                    Ok(res) => results.push(merge::globalise(res, &maps, n)),
-                    Err(e) => errors.push(format!("rank {r} on {}: {e}", w.ranks[r].host)),
-                }
+                    Ok(_) if maps.streams.is_empty() => None,
+                    Ok(res) => Some(merge::globalise(res, maps, n)),
+                    Err(e) => {
+                        errors.push(format!("rank {r} on {}: {e}", w.ranks[r].host));
+                        None
+                    }
+                });
             }
-            let merged = merge::merge(results, n);
+            let (mut win, per) = merge::windows(
+                point.index,
+                &results,
+                &starts,
+                point.job.interval.as_nanos() as u64,
+            );
+            let merged = merge::merge(results.into_iter().flatten().collect(), n);
             interrupted |= merged.interrupted;
             if errors.is_empty() {
-                let (mut win, per) = merge::windows(
-                    point.index,
-                    &merged,
-                    &owner,
-                    &starts,
-                    point.job.interval.as_nanos() as u64,
-                );
                 win.merge_ns = now_ns() - m0;
                 win.gathered_bytes = gathered_bytes as u64;
                 for (rr, p) in report.ranks.iter_mut().zip(per) {
@@ -628,6 +665,37 @@ mod tests {
         // A rank with no target runs nothing.
         let l = localize(&p, &asg, 2).unwrap();
         assert!(l.plan.points[0].job.streams.is_empty());
+        // An array stream (matrix's volume) is shared out over the ranks
+        // that hold its members: 7 regions of 2 I/Os each over 2 ranks.
+        let mut p = plan(&["a:/l0", "b:/l1", "a:/l2"], false);
+        let arr = iosurvey_workload::ArraySpec {
+            members: vec![0, 1, 2],
+            layout: iosurvey_workload::Layout::Raid0 { stripe: 65536 },
+        };
+        p.points[0].job.streams = vec![StreamClass {
+            array: Some(arr),
+            regions: 7,
+            ..StreamClass::new("large", 0, Mix::Read, Pattern::Forward, 1 << 20, 14)
+        }];
+        let asg = assigned(&[
+            ("a:/l0", "/l0", 0),
+            ("b:/l1", "/l1", 1),
+            ("a:/l2", "/l2", 0),
+        ]);
+        let l0 = localize(&p, &asg, 0).unwrap();
+        let s0 = &l0.plan.points[0].job.streams[0];
+        assert_eq!((s0.outstanding, s0.regions), (8, 4));
+        assert_eq!(s0.array.as_ref().unwrap().members, [0, 1]);
+        let l1 = localize(&p, &asg, 1).unwrap();
+        let s1 = &l1.plan.points[0].job.streams[0];
+        assert_eq!((s1.outstanding, s1.regions), (6, 3));
+        assert_eq!(s1.array.as_ref().unwrap().members, [0]);
+        assert_eq!(l1.maps[0].streams, [0]);
+        // A rank holding no member runs none of it.
+        assert!(localize(&p, &asg, 2).unwrap().plan.points[0]
+            .job
+            .streams
+            .is_empty());
         // Unpinned streams keep the plan's workers.
         let p = plan(&["a:/dev/x", "b:/dev/x"], false);
         let asg = assigned(&[("a:/dev/x", "/dev/x", 0), ("b:/dev/x", "/dev/x", 1)]);
