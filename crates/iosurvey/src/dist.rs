@@ -211,19 +211,19 @@ where
         .collect())
 }
 
+/// The local paths of the targets [`targets`] gave this rank.
+pub fn local_targets() -> Vec<PathBuf> {
+    let me = world().map_or(0, |w| w.rank);
+    assigned()
+        .into_iter()
+        .filter(|a| a.owner == me)
+        .map(|a| a.local)
+        .collect()
+}
+
 /// The assignment [`targets`] made.
 pub(crate) fn assigned() -> Vec<Assigned> {
     ASSIGNED.lock().unwrap_or_else(|e| e.into_inner()).clone()
-}
-
-/// Refuses a mode that does not run under MPI yet when several ranks run.
-pub fn not_yet(mode: &str) -> Result<(), Failure> {
-    match world() {
-        Some(w) if w.ranks.len() > 1 => Err(Failure::Usage(anyhow!(
-            "{mode} does not run under MPI yet (run, parallel, survey and matrix do); start it without mpirun, or with -n 1"
-        ))),
-        _ => Ok(()),
-    }
 }
 
 /// Refuses a mode that runs on one host only when several ranks run.

@@ -352,7 +352,6 @@ fn remove_leftovers(spec: &VideoSpec) {
 }
 
 pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
-    crate::dist::not_yet("video")?;
     if a.list_formats {
         output::print_text(&render_format_list());
         return Ok(Outcome::Ok);
@@ -370,9 +369,26 @@ pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
             "--queue bounds the frames waiting behind a --fps pace; give --fps too"
         ));
     }
-    let spec = spec_from(&a, target);
+    // Under MPI every rank plays the frames on a target of its own
+    // ({rank}, {host}, or host:path): this rank's is checked, locked and
+    // cleaned here; the plan holds every rank's.
+    let names = crate::dist::targets(std::slice::from_ref(&target))?;
+    let Some(local) = crate::dist::local_targets().into_iter().next() else {
+        // A rank with no target of its own: it only takes part.
+        let spec = spec_from(&a, names[0].clone());
+        let plan = per_target(expand(&spec).or_else(usage)?, &names);
+        let banner = banner(&plan, &spec);
+        return execute(
+            &plan,
+            argv,
+            &a.target_flags,
+            &a.out,
+            &VideoPresenter { banner },
+        );
+    };
+    let spec = spec_from(&a, local);
     let plan = match expand(&spec) {
-        Ok(p) => p,
+        Ok(p) => per_target(p, &names),
         Err(e) => return usage(e),
     };
     if let Err(e) = check_fd_limit(&spec) {
@@ -407,6 +423,32 @@ pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
         iosurvey_run::frame_target::finish_frames(&spec.target);
     }
     outcome
+}
+
+/// `plan` (over one target) with the same frames on each of `names`, in
+/// their order: one frame stream per target (under MPI, one per rank).
+fn per_target(mut plan: Plan, names: &[PathBuf]) -> Plan {
+    for p in &mut plan.points {
+        let job = &mut p.job;
+        let (Some(t), Some(s)) = (job.targets.first().cloned(), job.streams.first().cloned())
+        else {
+            continue;
+        };
+        job.targets = names
+            .iter()
+            .map(|n| iosurvey_workload::TargetSpec {
+                path: n.clone(),
+                ..t.clone()
+            })
+            .collect();
+        job.streams = (0..names.len())
+            .map(|i| iosurvey_workload::StreamClass {
+                target: i,
+                ..s.clone()
+            })
+            .collect();
+    }
+    plan
 }
 
 #[cfg(test)]

@@ -283,7 +283,7 @@ fn what_cannot_run_across_ranks_is_refused_once() {
         ),
         (vec!["run", "node7:/dev/null"], "no rank runs on host node7"),
         (vec!["diskperf", plain], "diskperf runs on one host only"),
-        (vec!["video", plain], "video does not run under MPI yet"),
+        (vec!["quick", plain], "quick runs on one host only"),
     ] {
         let out = mpirun(2, Some(1), &args);
         let err = String::from_utf8_lossy(&out.stderr);
@@ -383,4 +383,54 @@ fn matrix_shares_each_point_s_load_out_over_the_ranks() {
         "{files:?}"
     );
     assert!(files.iter().any(|f| f.ends_with("_iops.csv")), "{files:?}");
+}
+
+#[test]
+fn video_plays_the_frames_on_every_rank_s_own_target() {
+    need!(require_mpi());
+    let dir = tempfile::tempdir().unwrap();
+    for h in ["node0", "node1"] {
+        std::fs::create_dir(dir.path().join(h)).unwrap();
+    }
+    let pattern = format!("{}/{{host}}", path_str(dir.path()));
+    let out = mpirun(
+        2,
+        Some(1),
+        &[
+            "video",
+            &pattern,
+            "--write",
+            "--frame-size",
+            "256k",
+            "--frames",
+            "8",
+            "--mode",
+            "files",
+            "--verify",
+            "--output",
+            "json",
+            "--quiet",
+        ],
+    );
+    let report = report_of(&out);
+    let p = &report["points"][0];
+    assert_eq!(p["targets"].as_array().unwrap().len(), 2);
+    let f = &p["frames"]["summary"];
+    assert_eq!(u(&f["done"]) + u(&f["late"]), 16, "{f}");
+    // Each rank's frames read back and checked: 8 frames of 64 blocks each.
+    assert_eq!(
+        u(&p["verify"]["blocks_checked"]),
+        2 * 8 * 64,
+        "{}",
+        p["verify"]
+    );
+    assert_eq!(u(&p["verify"]["counts"]["corruption"]), 0);
+    // The frames are removed on each host, as on one.
+    for h in ["node0", "node1"] {
+        assert_eq!(
+            std::fs::read_dir(dir.path().join(h)).unwrap().count(),
+            0,
+            "{h}"
+        );
+    }
 }

@@ -124,9 +124,6 @@ pub fn localize(plan: &Plan, assigned: &[Assigned], me: usize) -> Result<Local, 
         let mut streams = Vec::new();
         let mut pins: Vec<u32> = Vec::new();
         for (si, s) in job.streams.iter().enumerate() {
-            if s.frames.is_some() {
-                return Err("video does not run under MPI yet; run it on one host".into());
-            }
             let Some((outstanding, regions)) = share(s, &owner, me) else {
                 continue;
             };
