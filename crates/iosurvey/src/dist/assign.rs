@@ -163,7 +163,9 @@ pub fn assign(targets: &[PathBuf], ranks: &[RankInfo]) -> Result<Vec<Assigned>, 
             });
         }
     }
-    for (i, a) in out.iter().enumerate() {
+    // Under one rank the write guard refuses a target named twice (and
+    // its aliases); across ranks, only this can see it.
+    for (i, a) in out.iter().enumerate().filter(|_| many) {
         if let Some(b) = out[..i].iter().find(|b| b.name == a.name) {
             return Err(format!(
                 "{}: named twice (ranks {} and {} would share it); {{host}} alone is not enough with several ranks on a host: add {{rank}} or {{local_rank}}",
