@@ -71,10 +71,11 @@ pub struct PointWindows {
     /// From the last rank's start to the first rank's end: every rank
     /// running, as `parallel` rates its devices.
     pub common: Window,
-    /// From the barrier to the first rank's end (IOR's stonewall).
+    /// From the first rank's start to the first rank's end (IOR's
+    /// stonewall).
     pub first_done: Window,
-    /// From the barrier to the last rank's end: everything moved over the
-    /// whole time.
+    /// From the first rank's start to the last rank's end (IOR's first
+    /// start to last end): everything moved over the whole time.
     pub last_done: Window,
     /// What rank 0 spent after the point on gathering every rank's result
     /// and merging them (the cost of the distributed run itself).

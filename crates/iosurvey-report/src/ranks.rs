@@ -59,9 +59,13 @@ pub fn render_ranks(report: &RunReport, opts: TextOptions) -> String {
             (
                 "first done",
                 &w.first_done,
-                "barrier to the first rank's end",
+                "first start to the first rank's end",
             ),
-            ("last done", &w.last_done, "barrier to the last rank's end"),
+            (
+                "last done",
+                &w.last_done,
+                "first start to the last rank's end",
+            ),
         ] {
             let _ = writeln!(
                 out,

@@ -154,6 +154,7 @@ pub fn windows(
     let first_end = running.iter().map(|p| p.end_ns).min().unwrap_or(0);
     let last_end = running.iter().map(|p| p.end_ns).max().unwrap_or(0);
     let last_start = running.iter().map(|p| p.start_ns).max().unwrap_or(0);
+    let first_start = running.iter().map(|p| p.start_ns).min().unwrap_or(0);
     // Ops and bytes of every rank done by `t` from the barrier.
     let by = |t: u64| -> (f64, f64) {
         let mut acc = (0.0, 0.0);
@@ -172,7 +173,7 @@ pub fn windows(
     let window = |start: u64, end: u64| -> Window {
         let end = end.max(start);
         let (o1, b1) = by(end);
-        let (o0, b0) = if start > 0 { by(start) } else { (0.0, 0.0) };
+        let (o0, b0) = by(start);
         let (ops, bytes) = ((o1 - o0).max(0.0), (b1 - b0).max(0.0));
         let secs = (end - start) as f64 / 1e9;
         let rate = |v: f64| if secs > 0.0 { v / secs } else { 0.0 };
@@ -188,8 +189,8 @@ pub fn windows(
     let w = PointWindows {
         index,
         common: window(last_start, first_end),
-        first_done: window(0, first_end),
-        last_done: window(0, last_end),
+        first_done: window(first_start, first_end),
+        last_done: window(first_start, last_end),
         ..Default::default()
     };
     (w, per)
@@ -302,6 +303,18 @@ mod tests {
         assert!((w.last_done.bytes_per_sec - 125.0).abs() < 1e-6);
         assert_eq!((per[1].start_ns, per[1].end_ns), (s, 3 * s));
         assert_eq!(per[0].read_bytes, 400);
+    }
+
+    #[test]
+    fn first_and_last_done_start_at_the_first_start_not_at_the_barrier() {
+        // Both ranks measured from 1 s (after a ramp of 1 s).
+        let ranks = by_rank(vec![Some(stream(100, 2)), Some(stream(100, 3))]);
+        let s = 1_000_000_000u64;
+        let (w, _) = windows(0, &ranks, &[s, s], s);
+        assert_eq!((w.first_done.start_ns, w.first_done.end_ns), (s, 3 * s));
+        assert!((w.first_done.bytes_per_sec - 200.0).abs() < 1e-6, "{w:?}");
+        assert_eq!((w.last_done.start_ns, w.last_done.end_ns), (s, 4 * s));
+        assert!((w.last_done.bytes - 500.0).abs() < 1e-6, "{w:?}");
     }
 
     #[test]
