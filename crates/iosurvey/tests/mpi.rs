@@ -298,12 +298,27 @@ fn placeholders_give_each_rank_a_file_of_its_own() {
     need!(require_mpi());
     let dir = tempfile::tempdir().unwrap();
     let pattern = format!("{}/f.{{host}}.{{local_rank}}", path_str(dir.path()));
+    let live_dir = tempfile::tempdir().unwrap();
+    let live = live_dir.path().join("live.jsonl");
     let out = mpirun(
         4,
         Some(2),
         &[
-            "run", &pattern, "--size", "4m", "--rw", "write", "--bs", "64k", "--bytes", "4m",
-            "--output", "json", "--quiet",
+            "run",
+            &pattern,
+            "--size",
+            "4m",
+            "--rw",
+            "write",
+            "--bs",
+            "64k",
+            "--bytes",
+            "4m",
+            "--output",
+            "json",
+            "--quiet",
+            "--live",
+            path_str(&live),
         ],
     );
     let report = report_of(&out);
@@ -324,6 +339,13 @@ fn placeholders_give_each_rank_a_file_of_its_own() {
         ]
     );
     assert_eq!(u(&report["points"][0]["total"]["write"]["bytes"]), 16 * MIB);
+    // Rank 0's live lines add up to every rank's I/O.
+    let lines = std::fs::read_to_string(&live).unwrap();
+    let live_bytes: u64 = lines
+        .lines()
+        .map(|l| u(&serde_json::from_str::<serde_json::Value>(l).unwrap()["bytes"]))
+        .sum();
+    assert_eq!(live_bytes, 16 * MIB, "{lines}");
     // Test files are removed, as on one host.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }

@@ -37,6 +37,26 @@ mod imp {
         world().abort(70)
     }
 
+    /// The tag of live progress messages.
+    const LIVE: i32 = 7;
+
+    pub fn send_live(v: &[u64; 4]) {
+        // 32 bytes go eagerly: the send returns at once, whether or not
+        // rank 0 has received the last one.
+        world().process_at_rank(0).send_with_tag(&v[..], LIVE);
+    }
+
+    pub fn recv_live() -> Vec<(usize, [u64; 4])> {
+        let w = world();
+        let mut out = Vec::new();
+        while let Some((msg, status)) = w.any_process().immediate_matched_probe_with_tag(LIVE) {
+            let mut buf = [0u64; 4];
+            msg.matched_receive_into(&mut buf[..]);
+            out.push((status.source_rank() as usize, buf));
+        }
+        out
+    }
+
     pub fn max_u64(v: u64) -> u64 {
         let mut out = 0u64;
         world().all_reduce_into(&v, &mut out, SystemOperation::max());
@@ -109,6 +129,12 @@ mod imp {
         std::process::exit(70)
     }
 
+    pub fn send_live(_: &[u64; 4]) {}
+
+    pub fn recv_live() -> Vec<(usize, [u64; 4])> {
+        Vec::new()
+    }
+
     pub fn max_u64(v: u64) -> u64 {
         v
     }
@@ -166,5 +192,23 @@ pub fn gather(bytes: &[u8]) -> Option<Vec<Vec<u8>>> {
         imp::gather(bytes)
     } else {
         Some(vec![bytes.to_vec()])
+    }
+}
+
+/// Sends rank 0 this rank's progress in point `point`: `[point, elapsed
+/// ns, ops, bytes]`, without waiting for it to be received.
+pub fn send_live(v: [u64; 4]) {
+    if active() && rank() != 0 {
+        imp::send_live(&v);
+    }
+}
+
+/// On rank 0: every progress message the other ranks sent since the last
+/// call, as (rank, `[point, elapsed ns, ops, bytes]`), without waiting.
+pub fn recv_live() -> Vec<(usize, [u64; 4])> {
+    if active() && rank() == 0 {
+        imp::recv_live()
+    } else {
+        Vec::new()
     }
 }

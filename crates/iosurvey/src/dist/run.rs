@@ -22,8 +22,9 @@ use iosurvey_report::{
     render_ranks, PointReport, RankReport, RunReport, TargetReport, TextOptions, ToolInfo,
     SCHEMA_VERSION,
 };
-use iosurvey_run::{run_point, HostInfo, HostProbe, JobResult};
+use iosurvey_run::{run_point, HostInfo, HostProbe, JobResult, Observer, Progress};
 use iosurvey_workload::modes::describe::describe;
+use iosurvey_workload::Point;
 use iosurvey_workload::{Job, Plan, StreamClass};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -274,6 +275,56 @@ impl Presenter for WithRanks<'_> {
     }
 }
 
+/// The progress display of a rank: rank 0 shows the whole job (its own
+/// counters and the latest each other rank sent), the others send theirs
+/// to rank 0 at each tick (ten times a second: 32 bytes that go eagerly,
+/// never waiting for rank 0). Rank 0 ends each point's live lines with the
+/// merged result (see [`execute`]).
+struct LiveRanks<'a> {
+    display: &'a mut dyn Observer,
+    /// Per rank, its latest `[point, elapsed, ops, bytes]`.
+    peers: Vec<[u64; 4]>,
+}
+
+impl LiveRanks<'_> {
+    /// What the other ranks have done so far in point `index`.
+    fn others(&mut self, index: usize) -> (u64, u64) {
+        for (r, v) in comm::recv_live() {
+            if let Some(p) = self.peers.get_mut(r) {
+                *p = v;
+            }
+        }
+        self.peers
+            .iter()
+            .filter(|v| v[0] == index as u64 + 1)
+            .fold((0, 0), |(o, b), v| (o + v[2], b + v[3]))
+    }
+}
+
+impl Observer for LiveRanks<'_> {
+    fn point_started(&mut self, point: &Point) {
+        self.display.point_started(point);
+    }
+    fn tick(&mut self, point: &Point, p: Progress) {
+        if comm::rank() != 0 {
+            // The point's number plus one: 0 is "nothing yet".
+            comm::send_live([point.index as u64 + 1, p.elapsed_ns, p.ops, p.bytes]);
+            return;
+        }
+        let (ops, bytes) = self.others(point.index);
+        self.display.tick(
+            point,
+            Progress {
+                ops: p.ops + ops,
+                bytes: p.bytes + bytes,
+                ..p
+            },
+        );
+    }
+    /// The point's last live line waits for the merged result.
+    fn point_finished(&mut self, _point: &Point, _result: &JobResult) {}
+}
+
 /// Monotonic nanoseconds, this host's clock.
 fn now_ns() -> u64 {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
@@ -448,7 +499,11 @@ pub fn execute(
         let lp = &local.plan.points[pi];
         let result: Result<JobResult, String> = match (&opened, point.skip.is_some()) {
             (Some(o), false) if !lp.job.streams.is_empty() => {
-                run_point(lp, o, &stop, &mut display).map_err(|e| format!("{e:#}"))
+                let mut live = LiveRanks {
+                    display: &mut display,
+                    peers: vec![[0; 4]; w.ranks.len()],
+                };
+                run_point(lp, o, &stop, &mut live).map_err(|e| format!("{e:#}"))
             }
             _ => Ok(JobResult {
                 streams: vec![Default::default(); lp.job.streams.len()],
@@ -509,6 +564,8 @@ pub fn execute(
             );
             let merged = merge::merge(results.into_iter().flatten().collect(), n);
             interrupted |= merged.interrupted;
+            // The live lines and the bar end with the whole job's figures.
+            display.point_finished(point, &merged);
             if errors.is_empty() {
                 win.merge_ns = now_ns() - m0;
                 win.gathered_bytes = gathered_bytes as u64;
@@ -558,6 +615,9 @@ pub fn execute(
             break;
         }
     }
+    // Progress messages still on their way are taken in before MPI ends.
+    comm::barrier();
+    let _ = comm::recv_live();
     if let (Some(outs), Some(stdout)) = (&outs, &stdout) {
         let done = execute::wrap_up(&report, oflags, outs, presenter, stdout);
         if failed.is_none() {
