@@ -264,6 +264,13 @@ impl Outputs {
 pub fn stdout_body(report: &RunReport, flags: &OutputFlags, presenter: &dyn Presenter) -> String {
     match flags.output() {
         OutputArg::Json => to_json(report),
-        OutputArg::Text => presenter.text(report, TextOptions { mib: flags.mib }),
+        OutputArg::Text => {
+            let opts = TextOptions { mib: flags.mib };
+            // Under MPI, the ranks and the three windows after the mode's
+            // own text (nothing on one host).
+            let mut t = presenter.text(report, opts);
+            t.push_str(&iosurvey_report::render_ranks(report, opts));
+            t
+        }
     }
 }

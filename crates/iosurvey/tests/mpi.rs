@@ -65,6 +65,15 @@ fn mpirun(n: usize, per_host: Option<usize>, args: &[&str]) -> Output {
         .expect("running mpirun")
 }
 
+/// `devs` as `host:path` targets, `per_host` devices on each of node0,
+/// node1, ...
+fn host_targets(devs: &[LoopDev], per_host: usize) -> Vec<String> {
+    devs.iter()
+        .enumerate()
+        .map(|(i, d)| format!("node{}:{}", i / per_host, path_str(d.path())))
+        .collect()
+}
+
 /// Blank loop devices over files on the disk.
 fn loops(n: usize) -> Result<Vec<LoopDev>, String> {
     (0..n)
@@ -86,11 +95,7 @@ fn four_ranks_each_throttled_add_up_over_the_common_window() {
             &format!("{} {l}", maj_min(d.path())),
         );
     }
-    let targets: Vec<String> = devs
-        .iter()
-        .enumerate()
-        .map(|(i, d)| format!("node{}:{}", i / 2, path_str(d.path())))
-        .collect();
+    let targets = host_targets(&devs, 2);
     let mut args: Vec<&str> = vec!["run"];
     args.extend(targets.iter().map(String::as_str));
     args.extend([
@@ -145,10 +150,7 @@ fn one_rank_refusing_stops_every_rank_before_any_io() {
     let devs = need!(loops(3));
     must("mkfs.ext4", &["-q", "-F", path_str(devs[2].path())]);
     let before: Vec<u64> = devs.iter().map(|d| checksum(d.path(), None)).collect();
-    let targets: Vec<String> = devs
-        .iter()
-        .map(|d| format!("node0:{}", path_str(d.path())))
-        .collect();
+    let targets = host_targets(&devs, devs.len());
     let mut args: Vec<&str> = vec!["run"];
     args.extend(targets.iter().map(String::as_str));
     args.extend([
@@ -181,10 +183,7 @@ fn sigint_stops_every_rank_and_keeps_the_partial_point() {
     let devs = need!(loops(2));
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
-    let targets: Vec<String> = devs
-        .iter()
-        .map(|d| format!("node0:{}", path_str(d.path())))
-        .collect();
+    let targets = host_targets(&devs, devs.len());
     let mut args: Vec<&str> = vec!["run"];
     args.extend(targets.iter().map(String::as_str));
     args.extend([
@@ -236,11 +235,7 @@ fn survey_of_host_devices_counts_every_host_s_devices() {
     let _lock = serial();
     need!(require_mpi());
     let devs = need!(loops(4));
-    let targets: Vec<String> = devs
-        .iter()
-        .enumerate()
-        .map(|(i, d)| format!("node{}:{}", i / 2, path_str(d.path())))
-        .collect();
+    let targets = host_targets(&devs, 2);
     let mut args: Vec<&str> = vec!["survey"];
     args.extend(targets.iter().map(String::as_str));
     args.extend([
@@ -356,11 +351,7 @@ fn matrix_shares_each_point_s_load_out_over_the_ranks() {
     need!(require_mpi());
     let devs = need!(loops(2));
     let dir = tempfile::tempdir().unwrap();
-    let targets: Vec<String> = devs
-        .iter()
-        .enumerate()
-        .map(|(i, d)| format!("node{i}:{}", path_str(d.path())))
-        .collect();
+    let targets = host_targets(&devs, 1);
     let mut args: Vec<&str> = vec!["matrix"];
     args.extend(targets.iter().map(String::as_str));
     args.extend([

@@ -19,14 +19,12 @@ use crate::exit::{Failure, Outcome};
 use crate::{output, progress, targets};
 use anyhow::anyhow;
 use iosurvey_report::{
-    render_ranks, PointReport, RankReport, RunReport, TargetReport, TextOptions, ToolInfo,
-    SCHEMA_VERSION,
+    PointReport, RankReport, RunReport, TargetReport, TextOptions, ToolInfo, SCHEMA_VERSION,
 };
 use iosurvey_run::{run_point, HostInfo, HostProbe, JobResult, Observer, Progress};
 use iosurvey_workload::modes::describe::describe;
 use iosurvey_workload::Point;
 use iosurvey_workload::{Job, Plan, StreamClass};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -243,38 +241,6 @@ fn agree(step: Result<(), Failure>) -> Result<(), Failure> {
 /// the real ones.
 pub const SILENT: &str = "\u{0}silent";
 
-/// A presenter that adds the ranks and windows after the mode's text.
-struct WithRanks<'a>(&'a dyn Presenter);
-
-impl Presenter for WithRanks<'_> {
-    fn text(&self, report: &RunReport, opts: TextOptions) -> String {
-        let mut t = self.0.text(report, opts);
-        t.push_str(&render_ranks(report, opts));
-        t
-    }
-    fn csv(&self, report: &RunReport) -> String {
-        self.0.csv(report)
-    }
-    fn after_point(&self, report: &RunReport) -> Result<(), Failure> {
-        self.0.after_point(report)
-    }
-    fn files(&self, report: &RunReport) -> Vec<(String, PathBuf)> {
-        self.0.files(report)
-    }
-    fn file_bodies(&self, report: &RunReport) -> Vec<String> {
-        self.0.file_bodies(report)
-    }
-    fn files_are_made_up(&self) -> bool {
-        self.0.files_are_made_up()
-    }
-    fn text_so_far(&self, report: &RunReport, opts: TextOptions) -> Option<String> {
-        self.0.text_so_far(report, opts)
-    }
-    fn banner(&self) -> Option<&str> {
-        self.0.banner()
-    }
-}
-
 /// The progress display of a rank: rank 0 shows the whole job (its own
 /// counters and the latest each other rank sent), the others send theirs
 /// to rank 0 at each tick (ten times a second: 32 bytes that go eagerly,
@@ -342,7 +308,6 @@ pub fn execute(
     let w = world().expect("a distributed run");
     let me = w.rank;
     let root = me == 0;
-    let presenter = &WithRanks(presenter);
     let assigned = super::assigned();
     let plan = &crate::tuning::apply(plan, tflags)?;
     // Refusals found by every rank alike (the same plan): each says it.
@@ -661,7 +626,7 @@ mod tests {
                 targets
                     .iter()
                     .map(|t| TargetSpec {
-                        path: PathBuf::from(t),
+                        path: std::path::PathBuf::from(t),
                         create_size: None,
                     })
                     .collect(),
