@@ -12,6 +12,7 @@ use iosurvey_run::{
 };
 use iosurvey_workload::{FrameJob, FrameLayout, Job, Plan, TargetSpec};
 use std::ops::Deref;
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 /// The opened targets of a plan; created test files are removed on drop
@@ -194,7 +195,37 @@ fn check_overlap(specs: &[TargetSpec], identity: &[Option<Identity>]) -> Result<
 /// geometry against every point), creating and writing nothing: what
 /// `--dry-run` does before it prints the plan.
 pub fn check_all(plan: &Plan, flags: &TargetFlags) -> Result<(), Failure> {
-    plan_all(plan, flags, &AtomicBool::new(false)).map(|_| ())
+    identities(plan, flags).map(|_| ())
+}
+
+/// [`check_all`], giving what each target is (by identity, not by name).
+pub fn identities(plan: &Plan, flags: &TargetFlags) -> Result<Vec<Option<Identity>>, Failure> {
+    plan_all(plan, flags, &AtomicBool::new(false)).map(|(_, id)| id)
+}
+
+/// Refuses, among targets of one host that several processes (MPI ranks)
+/// were given, one target named twice (an alias, a hard link) and devices
+/// that overlap, as [`check_all`] does for the targets of one process.
+pub fn check_together(names: &[PathBuf], identity: &[Option<Identity>]) -> Result<(), Failure> {
+    for (i, id) in identity.iter().enumerate() {
+        if let Some(j) = identity[..i].iter().position(|o| id.is_some() && o == id) {
+            return Err(target_error(
+                Refusal::SameTarget {
+                    first: names[j].clone(),
+                    second: names[i].clone(),
+                }
+                .into(),
+            ));
+        }
+    }
+    let specs: Vec<TargetSpec> = names
+        .iter()
+        .map(|p| TargetSpec {
+            path: p.clone(),
+            create_size: None,
+        })
+        .collect();
+    check_overlap(&specs, identity)
 }
 
 /// Removes the test files that runs killed before their clean-up left in

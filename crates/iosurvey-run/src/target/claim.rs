@@ -8,7 +8,7 @@ use std::path::Path;
 
 /// What a target is, by identity rather than by name: two names of one
 /// target (a symlink, a `/dev/disk/by-id` alias, a hard link) are equal.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Identity {
     /// A block device: its device number.
     Block(u64),

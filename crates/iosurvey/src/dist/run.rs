@@ -217,13 +217,26 @@ fn agree(step: Result<(), Failure>) -> Result<(), Failure> {
     let all = comm::all_gather(&bytes);
     let ranks = &world().expect("a distributed run").ranks;
     let mut code = 0u8;
-    let mut lines = Vec::new();
+    // The same refusal from several ranks (of one host) is said once.
+    let mut said: Vec<(String, Vec<usize>)> = Vec::new();
     for (r, b) in all.iter().enumerate() {
         if let Ok(Some((c, msg))) = serde_json::from_slice::<Option<(u8, String)>>(b) {
             code = code.max(c);
-            lines.push(format!("rank {r} on {}: {msg}", ranks[r].host));
+            let key = format!("on {}: {msg}", ranks[r].host);
+            match said.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, rs)) => rs.push(r),
+                None => said.push((key, vec![r])),
+            }
         }
     }
+    let lines: Vec<String> = said
+        .into_iter()
+        .map(|(key, rs)| {
+            let rs: Vec<String> = rs.iter().map(usize::to_string).collect();
+            let word = if rs.len() == 1 { "rank" } else { "ranks" };
+            format!("{word} {} {key}", rs.join(", "))
+        })
+        .collect();
     // Rank 0 says it; the others exit with the same code, silently.
     let e = if comm::rank() == 0 {
         anyhow!(lines.join("\n"))
@@ -291,6 +304,40 @@ impl Observer for LiveRanks<'_> {
     fn point_finished(&mut self, _point: &Point, _result: &JobResult) {}
 }
 
+/// Every rank's targets by identity, gathered: each rank refuses what its
+/// host's ranks were given together (one device named twice, by an alias,
+/// or devices that overlap), as one process refuses its own. `ids` is
+/// this rank's own check, passed on (a rank whose check failed sends
+/// nothing, and its failure is agreed on).
+fn together(
+    w: &super::World,
+    assigned: &[Assigned],
+    mine: &[usize],
+    ids: Result<Vec<Option<iosurvey_run::Identity>>, Failure>,
+) -> Result<(), Failure> {
+    let sent: Vec<(usize, Option<iosurvey_run::Identity>)> = match &ids {
+        Ok(v) => mine.iter().copied().zip(v.iter().cloned()).collect(),
+        Err(_) => Vec::new(),
+    };
+    let all = comm::all_gather(&serde_json::to_vec(&sent).expect("identities encode"));
+    ids?;
+    let host = &w.ranks[w.rank].host;
+    let mut names = Vec::new();
+    let mut identity = Vec::new();
+    for (r, b) in all.iter().enumerate() {
+        if &w.ranks[r].host != host {
+            continue;
+        }
+        let got: Vec<(usize, Option<iosurvey_run::Identity>)> = serde_json::from_slice(b)
+            .unwrap_or_else(|e| comm::abort(&format!("rank {r}'s targets: {e}")));
+        for (g, id) in got {
+            names.push(assigned[g].name.clone());
+            identity.push(id);
+        }
+    }
+    targets::check_together(&names, &identity)
+}
+
 /// Monotonic nanoseconds, this host's clock.
 fn now_ns() -> u64 {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
@@ -352,12 +399,14 @@ pub fn execute(
         windows: Vec::new(),
     };
 
-    // 1. Checks: every rank's targets, rank 0's outputs.
-    let checked = if has_work {
-        targets::check_all(&local.plan, tflags)
+    // 1. Checks: every rank's targets, rank 0's outputs, and the targets
+    // of each host together (two ranks given aliases of one device).
+    let ids = if has_work {
+        targets::identities(&local.plan, tflags)
     } else {
-        Ok(())
+        Ok(Vec::new())
     };
+    let checked = together(w, &assigned, &local.targets, ids);
     let mut outs = None;
     let judged = checked.and_then(|()| {
         if root {
