@@ -25,8 +25,61 @@ pub struct World {
 }
 
 static WORLD: OnceLock<World> = OnceLock::new();
+/// Set when a failure is one every rank reached together (so that each
+/// ends on its own, rank 0 saying why); any other failure of one rank
+/// ends every rank at once (see [`end_alone`]), since the others would
+/// wait for it in a collective.
+static AGREED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// `f`, marked as a failure every rank reached together.
+pub fn agreed(f: Failure) -> Failure {
+    AGREED.store(true, std::sync::atomic::Ordering::Relaxed);
+    f
+}
+
+/// Whether the run's failure was reached by every rank together.
+pub fn was_agreed() -> bool {
+    AGREED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// A failure of this rank alone, under MPI: said with its rank and host,
+/// then every rank ends (MPI_Abort) with its exit code.
+pub fn end_alone(code: u8, text: &str) -> ! {
+    let w = world().expect("a distributed run");
+    comm::abort(&format!("on {}: {text}", w.ranks[w.rank].host), code)
+}
 /// The targets the mode's command line named, assigned to ranks.
 static ASSIGNED: Mutex<Vec<Assigned>> = Mutex::new(Vec::new());
+
+/// A check of this rank's own (a lock, a limit, a directory of its host)
+/// agreed over the ranks when several run: one failure fails every rank
+/// together, and rank 0 says each with its rank and host.
+pub fn agree_if_many(step: Result<(), Failure>) -> Result<(), Failure> {
+    if comm::active() {
+        run::agree(step)
+    } else {
+        step
+    }
+}
+
+/// `list` as every rank read it for itself (a file of its own host), when
+/// they all read the same; refused, on every rank, when they differ.
+pub fn same_everywhere(list: &[PathBuf], what: &str) -> Result<(), Failure> {
+    if !comm::active() {
+        return Ok(());
+    }
+    let mine = serde_json::to_vec(list).expect("paths encode");
+    let all = comm::all_gather(&mine);
+    if all.iter().all(|b| *b == mine) {
+        return Ok(());
+    }
+    let e = if comm::rank() == 0 {
+        anyhow!("{what} differs between the ranks' hosts; make it the same on every host, or name the targets on the command line")
+    } else {
+        anyhow!(run::SILENT)
+    };
+    Err(agreed(Failure::Usage(e)))
+}
 
 /// The job's ranks, when there are several.
 pub fn world() -> Option<&'static World> {
@@ -151,7 +204,9 @@ fn ranks() -> Vec<RankInfo> {
 /// assigned to its rank (`host:path`, `{rank}`...). Under one rank, a
 /// target on this host loses its `host:` and placeholders take rank 0.
 pub fn targets(given: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
-    let assigned = assign::assign(given, &ranks()).map_err(|e| Failure::Usage(anyhow!(e)))?;
+    // The same command line and ranks give every rank the same verdict.
+    let assigned =
+        assign::assign(given, &ranks()).map_err(|e| agreed(Failure::Usage(anyhow!(e))))?;
     let names = assigned.iter().map(|a| a.name.clone()).collect();
     *ASSIGNED.lock().unwrap_or_else(|e| e.into_inner()) = assigned;
     Ok(names)
@@ -181,8 +236,9 @@ where
     let mut code = 0u8;
     let mut lines = Vec::new();
     for (r, b) in comm::all_gather(&bytes).iter().enumerate() {
-        let got: Probed<T> = serde_json::from_slice(b)
-            .unwrap_or_else(|e| comm::abort(&format!("rank {r}'s probes: {e}")));
+        let got: Probed<T> = serde_json::from_slice(b).unwrap_or_else(|e| {
+            comm::abort(&format!(": rank {r}'s probes did not decode: {e}"), 70)
+        });
         for (i, res) in got {
             match res {
                 Ok(v) => out[i] = Some(v),
@@ -199,11 +255,11 @@ where
         } else {
             anyhow!(run::SILENT)
         };
-        return Err(if code == 1 {
-            Failure::Run(e)
-        } else {
-            Failure::Usage(e)
-        });
+        return Err(agreed(match code {
+            1 => Failure::Run(e),
+            130 => Failure::Interrupted(e),
+            _ => Failure::Usage(e),
+        }));
     }
     Ok(out
         .into_iter()
@@ -229,10 +285,10 @@ pub(crate) fn assigned() -> Vec<Assigned> {
 /// Refuses a mode that runs on one host only when several ranks run.
 pub fn single_rank(mode: &str) -> Result<(), Failure> {
     match world() {
-        Some(w) if w.ranks.len() > 1 => Err(Failure::Usage(anyhow!(
+        Some(w) if w.ranks.len() > 1 => Err(agreed(Failure::Usage(anyhow!(
             "{mode} runs on one host only; start it without mpirun (or with -n 1), or use run, parallel or survey across the {} ranks",
             w.ranks.len()
-        ))),
+        )))),
         _ => Ok(()),
     }
 }

@@ -69,12 +69,19 @@ fn main() -> ExitCode {
             eprintln!("iosurvey: {text}");
         }
     };
+    if let (Err(f), true) = (&outcome, dist::comm::active()) {
+        if !dist::was_agreed() {
+            // One rank failed alone: the others would wait for it in a
+            // collective. It says why, and every rank ends.
+            let (code, text) = dist::run::encode_failure(f);
+            dist::end_alone(code, &text);
+        }
+    }
     match outcome {
         Ok(code) => code.into(),
-        // A refusal before any I/O comes from the command line, alike on
-        // every rank: rank 0 says it. (Each rank's own target checks are
-        // agreed on, and rank 0 prints them all.)
-        Err(Failure::Usage(_)) if dist::comm::rank() != 0 => ExitCode::from(2),
+        // A failure every rank reached together: rank 0 says it (each
+        // rank's own refusals among them), the others end silently.
+        Err(f) if dist::comm::rank() != 0 => ExitCode::from(dist::run::encode_failure(&f).0),
         Err(Failure::Usage(e)) => {
             say(&e);
             ExitCode::from(2)

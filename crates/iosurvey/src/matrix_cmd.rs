@@ -186,18 +186,27 @@ fn targets(a: &MatrixArgs) -> Result<Vec<PathBuf>, Failure> {
         return Ok(a.targets.clone());
     }
     let lun = PathBuf::from(format!("{}.lun", a.testname));
-    match std::fs::read_to_string(&lun) {
+    let read = match std::fs::read_to_string(&lun) {
         Ok(text) => Ok(text
             .lines()
             .map(str::trim)
             .filter(|l| !l.is_empty() && !l.starts_with('#'))
             .map(PathBuf::from)
-            .collect()),
+            .collect::<Vec<_>>()),
         Err(e) => usage(anyhow!(
             "no target given and {} cannot be read ({e}): name the targets, or list them in it one per line",
             lun.display()
         )),
-    }
+    };
+    // Under MPI each rank reads its own host's file: all must read it,
+    // and read the same.
+    let (list, step) = match read {
+        Ok(l) => (l, Ok(())),
+        Err(e) => (Vec::new(), Err(e)),
+    };
+    crate::dist::agree_if_many(step)?;
+    crate::dist::same_everywhere(&list, &format!("{}", lun.display()))?;
+    Ok(list)
 }
 
 fn spec_from(a: &MatrixArgs) -> Result<MatrixSpec, Failure> {
@@ -291,12 +300,16 @@ pub fn matrix(a: MatrixArgs, argv: &[String]) -> Result<Outcome, Failure> {
     let spec = spec_from(&a)?;
     let plan = expand(&spec).or_else(usage)?;
     let dir = a.out_dir.clone().unwrap_or_else(|| PathBuf::from("."));
-    if !dir.is_dir() {
-        return usage(anyhow!(
+    // Only rank 0 writes the files: its directory is the one that counts.
+    let out_ok = if !dir.is_dir() && crate::dist::comm::rank() == 0 {
+        usage(anyhow!(
             "--out {}: not a directory; give an existing directory for ORION's files",
             dir.display()
-        ));
-    }
+        ))
+    } else {
+        Ok(())
+    };
+    crate::dist::agree_if_many(out_ok)?;
     let secs = estimate(&plan).unwrap_or_default().as_secs();
     let about = if secs < 90 {
         format!("{secs} seconds")

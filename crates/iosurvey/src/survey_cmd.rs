@@ -145,7 +145,9 @@ fn spec_from(a: &SurveyArgs) -> Result<(SurveySpec, Vec<Option<u64>>), Failure> 
     s.actions = actions;
     s.boundary = a.boundary;
     s.max_per_region = a.max_per_region;
-    s.mem_total = mem_total();
+    // sgpdd-survey's memory check, with the smallest host's memory under
+    // MPI, so that every rank skips the same points.
+    s.mem_total = crate::dist::comm::min_u64(mem_total());
     s.engine = a.target.engine_or_uring();
     s.direct = !a.target.buffered;
     Ok((s, sizes))
@@ -274,15 +276,18 @@ pub fn survey(a: SurveyArgs, argv: &[String]) -> Result<Outcome, Failure> {
     let (spec, sizes) = spec_from(&a)?;
     let plan = expand(&spec).or_else(usage)?;
     check_sizes(&spec, &sizes)?;
-    if let Some(prefix) = &a.prefix {
+    // Only rank 0 writes the files: its directory is the one that counts.
+    let mut out_ok = Ok(());
+    if let (Some(prefix), 0) = (&a.prefix, crate::dist::comm::rank()) {
         let dir = prefix.parent().filter(|d| !d.as_os_str().is_empty());
         if dir.is_some_and(|d| !d.is_dir()) || prefix.is_dir() {
-            return usage(anyhow!(
+            out_ok = usage(anyhow!(
                 "--out {}: give a file prefix in an existing directory (PREFIX.summary and PREFIX.detail are written)",
                 prefix.display()
             ));
         }
     }
+    crate::dist::agree_if_many(out_ok)?;
     let presenter = SurveyPresenter {
         layout: match a.format {
             FormatArg::Current => Layout::Current,

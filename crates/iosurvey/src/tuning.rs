@@ -53,6 +53,14 @@ pub fn apply(plan: &Plan, flags: &TargetFlags) -> Result<Plan, Failure> {
             check_poll_queues(&path)?;
         }
     }
+    Ok(settings(plan, flags))
+}
+
+/// The plan with the flags set on every job, unchecked: under MPI, the
+/// whole job's plan as rank 0 reports it, each rank having checked the
+/// flags against its own CPUs and targets ([`apply`] on its part).
+pub fn settings(plan: &Plan, flags: &TargetFlags) -> Plan {
+    let cpus = flags.engine.cpus.as_ref().map_or(&[][..], |c| &c.0[..]);
     let mut plan = plan.clone();
     for p in &mut plan.points {
         p.job.sqpoll = flags.engine.sqpoll.then_some(SqPoll {
@@ -61,9 +69,11 @@ pub fn apply(plan: &Plan, flags: &TargetFlags) -> Result<Plan, Failure> {
         });
         p.job.iopoll = flags.engine.hipri;
         p.job.cpus = cpus.to_vec();
-        p.job.fill = fill;
+        p.job.fill = DataFill {
+            compressible_pct: flags.compressible.unwrap_or(0),
+        };
     }
-    Ok(plan)
+    plan
 }
 
 /// The CPUs this process may run on; `None` when the kernel does not say.

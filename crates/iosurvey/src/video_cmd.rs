@@ -353,7 +353,9 @@ fn remove_leftovers(spec: &VideoSpec) {
 
 pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
     if a.list_formats {
-        output::print_text(&render_format_list());
+        if crate::dist::comm::rank() == 0 {
+            output::print_text(&render_format_list());
+        }
         return Ok(Outcome::Ok);
     }
     let Some(target) = a.target.clone() else {
@@ -391,25 +393,25 @@ pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
         Ok(p) => per_target(p, &names),
         Err(e) => return usage(e),
     };
-    if let Err(e) = check_fd_limit(&spec) {
-        return usage(e);
-    }
+    // This rank's own checks (its host's limits, lock and room), agreed
+    // over the ranks under MPI.
+    crate::dist::agree_if_many(check_fd_limit(&spec).or_else(usage))?;
     let files = matches!(spec.layout, FrameLayout::Files { .. });
     // Held until the frames are cleaned up, after `execute`.
-    let _lock = if files && !a.out.dry_run {
-        match lock_dir(&spec, a.target_flags.shared) {
-            Ok(l) => l,
-            Err(e) => return usage(e),
-        }
+    let lock = if files && !a.out.dry_run {
+        lock_dir(&spec, a.target_flags.shared)
     } else {
-        None
+        Ok(None)
     };
+    let (_lock, locked) = match lock {
+        Ok(l) => (l, Ok(())),
+        Err(e) => (None, usage(e)),
+    };
+    crate::dist::agree_if_many(locked)?;
     if files && !a.target_flags.readonly && !a.out.dry_run {
         remove_leftovers(&spec);
     }
-    if let Err(e) = check_room(&plan, &spec) {
-        return usage(e);
-    }
+    crate::dist::agree_if_many(check_room(&plan, &spec).or_else(usage))?;
     let banner = banner(&plan, &spec);
     let outcome = execute(
         &plan,

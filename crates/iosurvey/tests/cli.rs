@@ -736,6 +736,24 @@ fn a_target_on_this_host_runs_as_its_path_and_one_on_another_host_is_refused() {
     let r = run_json(&[&pattern, "--size", "1m", "--rw", "read", "--bytes", "1m"]);
     let want = format!("{}/f.0", path_str(dir.path()));
     assert_eq!(r["points"][0]["targets"][0]["path"], want.as_str());
+    // A relative name with a colon is a file of that name, never the
+    // file after the colon.
+    let rel = format!("{}:foo", host_name());
+    let out = iosurvey()
+        .current_dir(dir.path())
+        .args(["run", &rel, "--size", "1m", "--bytes", "1m", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !dir.path().join("foo").exists(),
+        "wrote the file after the colon"
+    );
     let out = iosurvey()
         .args(["run", "elsewhere-9:/dev/sdb"])
         .output()

@@ -447,3 +447,78 @@ fn video_plays_the_frames_on_every_rank_s_own_target() {
         );
     }
 }
+
+/// mpirun's output, or a failure if the job is still running after 40 s
+/// (a rank left waiting for another in a collective).
+fn mpirun_within(n: usize, per_host: Option<usize>, args: &[&str]) -> Output {
+    let mut child = mpirun_cmd(n, per_host, args).spawn().unwrap();
+    let t0 = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > Duration::from_secs(40) {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!("{args:?}: still running after 40 s: {}", describe(&out));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_rank_failing_alone_ends_every_rank_and_says_why() {
+    need!(require_mpi());
+    let dir = tempfile::tempdir().unwrap();
+    let d = path_str(dir.path());
+    // Rank 1's frames directory is locked by another run.
+    for r in 0..2 {
+        std::fs::create_dir(dir.path().join(format!("v.{r}"))).unwrap();
+    }
+    let holder = Command::new("flock")
+        .args(["-x", &format!("{d}/v.1"), "sleep", "30"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let pattern = format!("{d}/v.{{rank}}");
+    let out = mpirun_within(
+        2,
+        Some(1),
+        &[
+            "video",
+            &pattern,
+            "--mode",
+            "files",
+            "--write",
+            "--frames",
+            "4",
+            "--frame-size",
+            "64k",
+        ],
+    );
+    let mut holder = holder;
+    let _ = holder.kill();
+    let _ = holder.wait();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Exit code:    2"), "{err}");
+    assert!(err.contains("rank 1 on node1"), "{err}");
+    assert!(err.contains("another iosurvey video run"), "{err}");
+    // Rank 0 alone cannot save its report at the end.
+    let pattern = format!("{d}/f.{{rank}}");
+    let out = mpirun_within(
+        2,
+        Some(1),
+        &[
+            "run",
+            &pattern,
+            "--size",
+            "1m",
+            "--bytes",
+            "1m",
+            "--json",
+            "/dev/full",
+            "--quiet",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("No space left on device"), "{err}");
+    assert_ne!(out.status.code(), Some(0), "{err}");
+}

@@ -45,14 +45,14 @@ pub struct Assigned {
 
 const PLACEHOLDERS: [&str; 3] = ["{rank}", "{host}", "{local_rank}"];
 
-/// `host:path` split, when `t` is one: a host name (letters, digits, `-`,
-/// `.`, `_`) before the first colon, and a path after it. `./a:b` or
-/// `/x/a:b` are plain paths.
+/// `host:/path` split, when `t` is one: a host name (letters, digits,
+/// `-`, `.`, `_`) before the first colon, and an absolute path after it.
+/// `./a:b`, `/x/a:b` or `a:b` (a file of that name) are plain paths.
 pub fn split_host(t: &Path) -> Option<(&str, &Path)> {
     let s = t.to_str()?;
     let (host, path) = s.split_once(':')?;
     let ok = !host.is_empty()
-        && !path.is_empty()
+        && path.starts_with('/')
         && host
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'))
@@ -298,7 +298,7 @@ mod tests {
             split_host(Path::new("node-1.x:/dev/sdb")),
             Some(("node-1.x", Path::new("/dev/sdb")))
         );
-        for plain in ["/mnt/a:b", "./a:b", ":x", "a:", "-a:/x"] {
+        for plain in ["/mnt/a:b", "./a:b", ":x", "a:", "-a:/x", "vm:foo", "a:b/c"] {
             assert_eq!(split_host(Path::new(plain)), None, "{plain}");
         }
     }

@@ -33,8 +33,8 @@ mod imp {
         world().barrier();
     }
 
-    pub fn abort() -> ! {
-        world().abort(70)
+    pub fn abort(code: u8) -> ! {
+        world().abort(i32::from(code))
     }
 
     /// The tag of live progress messages.
@@ -88,10 +88,23 @@ mod imp {
         i32::try_from(bytes.len()).expect("a rank's message is under 2 GiB")
     }
 
+    /// MPI counts and displacements are `int`: every rank's message
+    /// together must stay under 2 GiB.
+    fn check_total(counts: &[i32]) {
+        let total: i64 = counts.iter().map(|&c| i64::from(c)).sum();
+        if total > i64::from(i32::MAX) {
+            super::abort(
+                &format!(": gathered {total} bytes, more than MPI counts reach (2 GiB); fewer ranks or regions per point"),
+                70,
+            );
+        }
+    }
+
     pub fn all_gather(bytes: &[u8]) -> Vec<Vec<u8>> {
         let w = world();
         let mut counts = vec![0i32; w.size() as usize];
         w.all_gather_into(&len_of(bytes), &mut counts[..]);
+        check_total(&counts);
         let d = displs(&counts);
         let mut all = vec![0u8; counts.iter().map(|&c| c as usize).sum()];
         {
@@ -111,6 +124,7 @@ mod imp {
         }
         let mut counts = vec![0i32; w.size() as usize];
         root.gather_into_root(&len_of(bytes), &mut counts[..]);
+        check_total(&counts);
         let d = displs(&counts);
         let mut all = vec![0u8; counts.iter().map(|&c| c as usize).sum()];
         {
@@ -125,8 +139,8 @@ mod imp {
 mod imp {
     pub fn barrier() {}
 
-    pub fn abort() -> ! {
-        std::process::exit(70)
+    pub fn abort(code: u8) -> ! {
+        std::process::exit(i32::from(code))
     }
 
     pub fn send_live(_: &[u64; 4]) {}
@@ -151,9 +165,9 @@ mod imp {
 /// Ends every rank of the job at once, after `why` on stderr: for a
 /// failure on one rank that the others, waiting in a collective, cannot
 /// learn of (a bug, not a refusal: those are agreed on).
-pub fn abort(why: &str) -> ! {
-    eprintln!("iosurvey: rank {}: {why}; ending every rank", rank());
-    imp::abort()
+pub fn abort(why: &str, code: u8) -> ! {
+    eprintln!("iosurvey: rank {} {why}", rank());
+    imp::abort(code)
 }
 
 /// Waits for every rank.
@@ -170,6 +184,11 @@ pub fn max_u64(v: u64) -> u64 {
     } else {
         v
     }
+}
+
+/// The smallest `v` over the ranks, on every rank.
+pub fn min_u64(v: u64) -> u64 {
+    u64::MAX - max_u64(u64::MAX - v)
 }
 
 /// Whether `flag` is set on any rank, on every rank.

@@ -207,7 +207,7 @@ pub(crate) fn encode_failure(f: &Failure) -> (u8, String) {
 /// All-reduces a step's outcome over the ranks: `Ok` when every rank
 /// passed, else every rank fails, and rank 0 prints each refusal with its
 /// rank and host.
-fn agree(step: Result<(), Failure>) -> Result<(), Failure> {
+pub(crate) fn agree(step: Result<(), Failure>) -> Result<(), Failure> {
     let mine = step.as_ref().err().map(encode_failure);
     let bytes = serde_json::to_vec(&mine).expect("a failure encodes");
     let failed = comm::any(mine.is_some());
@@ -243,11 +243,11 @@ fn agree(step: Result<(), Failure>) -> Result<(), Failure> {
     } else {
         anyhow!(SILENT)
     };
-    Err(match code {
+    Err(super::agreed(match code {
         2 => Failure::Usage(e),
         130 => Failure::Interrupted(e),
         _ => Failure::Run(e),
-    })
+    }))
 }
 
 /// The message of a failure a rank other than 0 exits with: rank 0 prints
@@ -329,7 +329,9 @@ fn together(
             continue;
         }
         let got: Vec<(usize, Option<iosurvey_run::Identity>)> = serde_json::from_slice(b)
-            .unwrap_or_else(|e| comm::abort(&format!("rank {r}'s targets: {e}")));
+            .unwrap_or_else(|e| {
+                comm::abort(&format!(": rank {r}'s targets did not decode: {e}"), 70)
+            });
         for (g, id) in got {
             names.push(assigned[g].name.clone());
             identity.push(id);
@@ -356,7 +358,9 @@ pub fn execute(
     let me = w.rank;
     let root = me == 0;
     let assigned = super::assigned();
-    let plan = &crate::tuning::apply(plan, tflags)?;
+    // The flags' settings on the whole plan; each rank checks them
+    // against its own CPUs and targets below, agreed.
+    let tuned = &crate::tuning::settings(plan, tflags);
     // Refusals found by every rank alike (the same plan): each says it.
     let local = if assigned.is_empty() {
         Err(format!(
@@ -366,11 +370,12 @@ pub fn execute(
     } else {
         localize(plan, &assigned, me)
     };
-    let local = match local {
+    let mut local = match local {
         Ok(l) => l,
-        Err(e) if root => return Err(Failure::Usage(anyhow!(e))),
-        Err(_) => return Err(Failure::Usage(anyhow!(SILENT))),
+        Err(e) if root => return Err(super::agreed(Failure::Usage(anyhow!(e)))),
+        Err(_) => return Err(super::agreed(Failure::Usage(anyhow!(SILENT)))),
     };
+    let plan = tuned;
     let has_work = !local.targets.is_empty();
     let mut report = RunReport {
         schema_version: SCHEMA_VERSION,
@@ -402,7 +407,10 @@ pub fn execute(
     // 1. Checks: every rank's targets, rank 0's outputs, and the targets
     // of each host together (two ranks given aliases of one device).
     let ids = if has_work {
-        targets::identities(&local.plan, tflags)
+        crate::tuning::apply(&local.plan, tflags).and_then(|p| {
+            local.plan = p;
+            targets::identities(&local.plan, tflags)
+        })
     } else {
         Ok(Vec::new())
     };
@@ -445,7 +453,25 @@ pub fn execute(
         Ok(o) => (o, Ok(())),
         Err(e) => (None, Err(e)),
     };
+    // Rank 0's display opens `--live`: a failure there is agreed too.
+    let display = step.and_then(|()| {
+        progress::Display::new(
+            quiet,
+            oflags.mib,
+            outs.as_ref().and_then(|o| o.live.as_ref()),
+            Arc::clone(&stop),
+            Arc::clone(&closed),
+        )
+        .map_err(|e| output::open_failure(e, Failure::Usage))
+    });
+    let (mut display, step) = match display {
+        Ok(d) => (Some(d), Ok(())),
+        Err(e) => (None, Err(e)),
+    };
     agree(step)?;
+    let display = display
+        .as_mut()
+        .expect("agreed: every rank has its display");
     // Every rank's targets as opened, for rank 0's report.
     let mine: Vec<(usize, TargetReport)> = match &opened {
         Some(o) => local
@@ -465,8 +491,10 @@ pub fn execute(
         Some(parts) => {
             let mut v: Vec<Option<TargetReport>> = vec![None; assigned.len()];
             for p in parts {
-                let list: Vec<(usize, TargetReport)> = serde_json::from_slice(&p)
-                    .unwrap_or_else(|e| comm::abort(&format!("a rank's targets: {e}")));
+                let list: Vec<(usize, TargetReport)> =
+                    serde_json::from_slice(&p).unwrap_or_else(|e| {
+                        comm::abort(&format!(": a rank's targets did not decode: {e}"), 70)
+                    });
                 for (g, t) in list {
                     v[g] = Some(t);
                 }
@@ -475,14 +503,6 @@ pub fn execute(
         }
         None => Vec::new(),
     };
-    let mut display = progress::Display::new(
-        quiet,
-        oflags.mib,
-        outs.as_ref().and_then(|o| o.live.as_ref()),
-        Arc::clone(&stop),
-        Arc::clone(&closed),
-    )
-    .map_err(|e| output::open_failure(e, Failure::Usage))?;
     let mut stdout = outs.as_ref().map(|o| execute::Stdout {
         streams: !o.takes_stdout() && oflags.output() == OutputArg::Text,
         shown: String::new(),
@@ -514,7 +534,7 @@ pub fn execute(
         let result: Result<JobResult, String> = match (&opened, point.skip.is_some()) {
             (Some(o), false) if !lp.job.streams.is_empty() => {
                 let mut live = LiveRanks {
-                    display: &mut display,
+                    display,
                     peers: vec![[0; 4]; w.ranks.len()],
                 };
                 run_point(lp, o, &stop, &mut live).map_err(|e| format!("{e:#}"))
@@ -632,14 +652,14 @@ pub fn execute(
     // Progress messages still on their way are taken in before MPI ends.
     comm::barrier();
     let _ = comm::recv_live();
+    // Rank 0's last save can fail alone: that is an outcome like the
+    // others, agreed below, never a return that leaves the ranks waiting.
+    let mut last_save = Ok(());
     if let (Some(outs), Some(stdout)) = (&outs, &stdout) {
         let done = execute::wrap_up(&report, oflags, outs, presenter, stdout);
         if failed.is_none() {
-            done?;
+            last_save = done;
         }
-    }
-    if let Some(f) = failed {
-        return Err(f);
     }
     if display.live_failed && outcome == Outcome::Ok {
         outcome = Outcome::IoFailed;
@@ -650,7 +670,16 @@ pub fn execute(
         Outcome::IoFailed => 1,
         Outcome::Interrupted => 2,
     };
-    Ok(match comm::max_u64(code(outcome)) {
+    let worst = comm::max_u64(code(outcome) + 4 * u64::from(last_save.is_err()));
+    if let Some(f) = failed {
+        return Err(super::agreed(f));
+    }
+    last_save.map_err(super::agreed)?;
+    if worst >= 4 {
+        // Rank 0 could not save the report: it says why.
+        return Err(super::agreed(Failure::Run(anyhow!(SILENT))));
+    }
+    Ok(match worst {
         0 => Outcome::Ok,
         1 => Outcome::IoFailed,
         _ => Outcome::Interrupted,
