@@ -67,6 +67,10 @@ pub fn render_ranks(report: &RunReport, opts: TextOptions) -> String {
                 "first start to the last rank's end",
             ),
         ] {
+            if win.end_ns <= win.start_ns {
+                let _ = writeln!(out, "  {name:<13} none: the ranks never all ran at once");
+                continue;
+            }
             let _ = writeln!(
                 out,
                 "  {name:<13} {:>9.3} s to {:>9.3} s: {:>12}, {:>10.0} IOPS ({what})",
