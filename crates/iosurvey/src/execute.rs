@@ -256,6 +256,22 @@ pub(crate) fn wrap_up(
     printed.and(saved)
 }
 
+/// The report of a run of `plan` started now, with no point yet.
+pub(crate) fn new_report(plan: &Plan, argv: &[String], tflags: &TargetFlags) -> RunReport {
+    RunReport {
+        schema_version: SCHEMA_VERSION,
+        tool: ToolInfo::default(),
+        command_line: argv.to_vec(),
+        started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        host: HostInfo::current(),
+        mode: plan.mode.clone(),
+        points: Vec::new(),
+        shared: tflags.shared,
+        ranks: Vec::new(),
+        windows: Vec::new(),
+    }
+}
+
 /// Runs `plan` and presents it (text or JSON on stdout, `--json`, `--csv`).
 /// With `--dry-run`, prints the plan and its estimated duration instead.
 pub fn execute(
@@ -269,18 +285,7 @@ pub fn execute(
         return crate::dist::run::execute(plan, argv, tflags, oflags, presenter);
     }
     let plan = &crate::tuning::apply(plan, tflags)?;
-    let mut report = RunReport {
-        schema_version: SCHEMA_VERSION,
-        tool: ToolInfo::default(),
-        command_line: argv.to_vec(),
-        started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
-        host: HostInfo::current(),
-        mode: plan.mode.clone(),
-        points: Vec::new(),
-        shared: tflags.shared,
-        ranks: Vec::new(),
-        windows: Vec::new(),
-    };
+    let mut report = new_report(plan, argv, tflags);
     if oflags.dry_run {
         // Everything a run would refuse, refused now; nothing is opened
         // for writing and nothing is left behind.

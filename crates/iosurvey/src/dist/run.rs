@@ -18,10 +18,8 @@ use crate::execute::{self, Presenter};
 use crate::exit::{Failure, Outcome};
 use crate::{output, progress, targets};
 use anyhow::anyhow;
-use iosurvey_report::{
-    PointReport, RankReport, RunReport, TargetReport, TextOptions, ToolInfo, SCHEMA_VERSION,
-};
-use iosurvey_run::{run_point, HostInfo, HostProbe, JobResult, Observer, Progress};
+use iosurvey_report::{PointReport, RankReport, RunReport, TargetReport, TextOptions};
+use iosurvey_run::{run_point, JobResult, Observer, Progress};
 use iosurvey_workload::modes::describe::describe;
 use iosurvey_workload::Point;
 use iosurvey_workload::{Job, Plan, StreamClass};
@@ -378,14 +376,6 @@ pub fn execute(
     let plan = tuned;
     let has_work = !local.targets.is_empty();
     let mut report = RunReport {
-        schema_version: SCHEMA_VERSION,
-        tool: ToolInfo::default(),
-        command_line: argv.to_vec(),
-        started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
-        host: HostInfo::current(),
-        mode: plan.mode.clone(),
-        points: Vec::new(),
-        shared: tflags.shared,
         ranks: w
             .ranks
             .iter()
@@ -401,7 +391,7 @@ pub fn execute(
                 points: Vec::new(),
             })
             .collect(),
-        windows: Vec::new(),
+        ..execute::new_report(plan, argv, tflags)
     };
 
     // 1. Checks: every rank's targets, rank 0's outputs, and the targets
