@@ -128,55 +128,49 @@ pub(crate) fn verify_point(
             }
             _ => None,
         });
-        if let Some(fj) = in_files {
-            let mut expect = match written {
-                Some(w) => Expect::Map {
-                    map: &w.maps[ti],
-                    run_id: w.run_id,
-                },
-                None => Expect::Kept { run: None },
-            };
-            let buf = pool.get_mut(0);
-            verify_frame_files(fj, t, ti, buf, &mut expect, &mut out, stop);
-            continue;
-        }
-        if !t.direct {
-            drop_cache(t);
-        }
-        let (start, end) = match written {
-            // Every block the run wrote, wherever it is.
-            Some(w) => (0, w.maps[ti].len() as u64 * BLOCK as u64),
-            None => (
-                areas.iter().map(|a| a.0).min().unwrap_or(0),
-                areas.iter().map(|a| a.1).max().unwrap_or(0),
-            ),
+        // What the blocks should hold: the run's map, or the kept run the
+        // first header read names (the same run for every target).
+        let mut expect = match written {
+            Some(w) => Expect::Map {
+                map: &w.maps[ti],
+                run_id: w.run_id,
+            },
+            None => Expect::Kept { run: kept_run },
         };
-        let mut off = start;
-        while off < end {
-            if stop.load(Ordering::Relaxed) {
-                break;
+        if let Some(fj) = in_files {
+            verify_frame_files(fj, t, ti, pool.get_mut(0), &mut expect, &mut out, stop);
+        } else {
+            if !t.direct {
+                drop_cache(t);
             }
-            let len = (end - off).min(CHUNK as u64) as usize;
-            let first = (off / BLOCK as u64) as usize;
-            if let Some(w) = written {
-                if !w.maps[ti].any_written(first..first + len / BLOCK) {
-                    off += len as u64;
-                    continue;
-                }
-            }
-            let mut expect = match written {
-                Some(w) => Expect::Map {
-                    map: &w.maps[ti],
-                    run_id: w.run_id,
-                },
-                None => Expect::Kept { run: kept_run },
+            let (start, end) = match written {
+                // Every block the run wrote, wherever it is.
+                Some(w) => (0, w.maps[ti].len() as u64 * BLOCK as u64),
+                None => (
+                    areas.iter().map(|a| a.0).min().unwrap_or(0),
+                    areas.iter().map(|a| a.1).max().unwrap_or(0),
+                ),
             };
-            let buf = &mut pool.get_mut(0)[..len];
-            read_and_check(t.fd.as_fd(), ti, buf, off, off, &mut expect, &mut out);
-            if let Expect::Kept { run } = expect {
-                kept_run = run;
+            let mut off = start;
+            while off < end {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let len = (end - off).min(CHUNK as u64) as usize;
+                let first = (off / BLOCK as u64) as usize;
+                if let Some(w) = written {
+                    if !w.maps[ti].any_written(first..first + len / BLOCK) {
+                        off += len as u64;
+                        continue;
+                    }
+                }
+                let buf = &mut pool.get_mut(0)[..len];
+                read_and_check(t.fd.as_fd(), ti, buf, off, off, &mut expect, &mut out);
+                off += len as u64;
             }
-            off += len as u64;
+        }
+        if let Expect::Kept { run } = expect {
+            kept_run = run;
         }
     }
     out.elapsed_ns = now_ns() - t0;
