@@ -3,6 +3,7 @@
 //! in parallel `dd`'s line layout, plus the scaling table and its knee.
 
 use crate::{ClassReport, PointReport, RunReport, TextOptions};
+use iosurvey_stats::IntervalSample;
 use std::fmt::Write;
 
 /// One device of one point.
@@ -47,22 +48,36 @@ fn class(s: &crate::StreamReport) -> &ClassReport {
 /// interval later: a device whose pass ended there is wholly inside a
 /// window that ends with it.
 pub fn bytes_within(c: &ClassReport, interval_ns: u64, window_ns: u64, elapsed_ns: u64) -> f64 {
+    done_within(&c.series, interval_ns, window_ns as f64, elapsed_ns).1
+}
+
+/// Ops and bytes of `series` (intervals of `interval_ns`, the last ending
+/// at `elapsed_ns`) completed by `t` nanoseconds into its measured phase,
+/// as [`bytes_within`] counts them; `t` may be before the start (nothing).
+pub fn done_within(
+    series: &[IntervalSample],
+    interval_ns: u64,
+    t: f64,
+    elapsed_ns: u64,
+) -> (f64, f64) {
     let i = interval_ns.max(1) as f64;
-    let (w, e) = (window_ns as f64, elapsed_ns as f64);
-    c.series
+    let e = elapsed_ns as f64;
+    series
         .iter()
         .enumerate()
-        .map(|(k, s)| {
+        .fold((0.0, 0.0), |(ops, bytes), (k, s)| {
             let start = k as f64 * i;
             let len = (e - start).clamp(0.0, i);
             let covered = if len > 0.0 {
-                ((w - start) / len).clamp(0.0, 1.0)
+                ((t - start) / len).clamp(0.0, 1.0)
             } else {
-                f64::from(w >= start)
+                f64::from(t >= start)
             };
-            s.bytes as f64 * covered
+            (
+                ops + s.ops as f64 * covered,
+                bytes + s.bytes as f64 * covered,
+            )
         })
-        .sum()
 }
 
 /// The figures of one point.

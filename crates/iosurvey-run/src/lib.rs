@@ -28,3 +28,4 @@ pub use target::{
     open_target, open_target_claimed, plan_geometry, plan_target, test_file_in, Claim, Created,
     Geometry, Identity, OpenOptions, OpenTarget, Planned, TargetError, TargetKind,
 };
+pub use worker::now_ns;

@@ -250,9 +250,9 @@ pub(crate) const UNBOUNDED: u64 = u64::MAX;
 /// again, when no I/O completes.
 const MAX_WAIT: Duration = Duration::from_secs(1);
 
-/// Monotonic nanoseconds.
+/// Monotonic nanoseconds (the clock of [`crate::JobResult::measure_start_ns`]).
 #[inline]
-pub(crate) fn now_ns() -> u64 {
+pub fn now_ns() -> u64 {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }

@@ -5,9 +5,9 @@
 //! rates over three windows, every rank's times taken from its own exit
 //! from the barrier that started the point.
 
+use iosurvey_report::parallel::done_within;
 use iosurvey_report::{PointWindows, RankPoint, Window};
 use iosurvey_run::JobResult;
-use iosurvey_stats::ClassStats;
 use serde::{Deserialize, Serialize};
 
 /// What a rank sends rank 0 after each point.
@@ -93,28 +93,6 @@ pub fn merge(parts: Vec<JobResult>, n_streams: usize) -> JobResult {
     out
 }
 
-/// Ops and bytes of `c` completed by `t` nanoseconds into its measured
-/// phase (which ended at `elapsed`): whole intervals before `t`, and the
-/// covered share of the one `t` cuts. The last interval ends at `elapsed`.
-fn done_by(c: &ClassStats, interval_ns: u64, t: f64, elapsed: u64) -> (f64, f64) {
-    let i = interval_ns.max(1) as f64;
-    let e = elapsed as f64;
-    let mut ops = 0.0;
-    let mut bytes = 0.0;
-    for (k, s) in c.series.samples.iter().enumerate() {
-        let start = k as f64 * i;
-        let len = (e - start).clamp(0.0, i);
-        let share = if len > 0.0 {
-            ((t - start) / len).clamp(0.0, 1.0)
-        } else {
-            f64::from(t >= start)
-        };
-        ops += s.ops as f64 * share;
-        bytes += s.bytes as f64 * share;
-    }
-    (ops, bytes)
-}
-
 /// A point's per-rank figures and its three windows, from each rank's own
 /// result (in the job's numbers; `None` for a rank with nothing to run)
 /// and its start `starts[r]`: a stream shared by several ranks (matrix's
@@ -162,7 +140,7 @@ pub fn windows(
             let local = t as f64 - start as f64;
             for s in res.iter().flat_map(|r| &r.streams) {
                 for c in [&s.read, &s.write] {
-                    let (o, b) = done_by(c, interval_ns, local, s.elapsed_ns);
+                    let (o, b) = done_within(&c.series.samples, interval_ns, local, s.elapsed_ns);
                     acc.0 += o;
                     acc.1 += b;
                 }
@@ -200,6 +178,7 @@ pub fn windows(
 mod tests {
     use super::*;
     use iosurvey_run::StreamResult;
+    use iosurvey_stats::ClassStats;
 
     /// A stream that moved `per_s` bytes (and one op) in each whole second
     /// for `secs` seconds.

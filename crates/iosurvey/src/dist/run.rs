@@ -19,7 +19,7 @@ use crate::exit::{Failure, Outcome};
 use crate::{output, progress, targets};
 use anyhow::anyhow;
 use iosurvey_report::{PointReport, RankReport, RunReport, TargetReport, TextOptions};
-use iosurvey_run::{run_point, JobResult, Observer, Progress};
+use iosurvey_run::{now_ns, run_point, JobResult, Observer, Progress};
 use iosurvey_workload::modes::describe::describe;
 use iosurvey_workload::Point;
 use iosurvey_workload::{Job, Plan, StreamClass};
@@ -336,12 +336,6 @@ fn together(
         }
     }
     targets::check_together(&names, &identity)
-}
-
-/// Monotonic nanoseconds, this host's clock.
-fn now_ns() -> u64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
 /// Runs `plan` over the ranks (see the module's text).
