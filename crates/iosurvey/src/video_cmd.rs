@@ -375,28 +375,20 @@ pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
     // ({rank}, {host}, or host:path): this rank's is checked, locked and
     // cleaned here; the plan holds every rank's.
     let names = crate::dist::targets(std::slice::from_ref(&target))?;
-    let Some(local) = crate::dist::local_targets().into_iter().next() else {
-        // A rank with no target of its own: it only takes part.
-        let spec = spec_from(&a, names[0].clone());
-        let plan = per_target(expand(&spec).or_else(usage)?, &names);
-        let banner = banner(&plan, &spec);
-        return execute(
-            &plan,
-            argv,
-            &a.target_flags,
-            &a.out,
-            &VideoPresenter { banner },
-        );
-    };
-    let spec = spec_from(&a, local);
+    // A rank with no target of its own (host:path names one host) only
+    // takes part: it checks nothing, but agrees as the others do.
+    let local = crate::dist::local_targets().into_iter().next();
+    let mine = local.is_some();
+    let spec = spec_from(&a, local.unwrap_or_else(|| names[0].clone()));
     let plan = match expand(&spec) {
         Ok(p) => per_target(p, &names),
         Err(e) => return usage(e),
     };
     // This rank's own checks (its host's limits, lock and room), agreed
     // over the ranks under MPI.
-    crate::dist::agree_if_many(check_fd_limit(&spec).or_else(usage))?;
-    let files = matches!(spec.layout, FrameLayout::Files { .. });
+    let ours = |check: anyhow::Result<()>| if mine { check.or_else(usage) } else { Ok(()) };
+    crate::dist::agree_if_many(ours(check_fd_limit(&spec)))?;
+    let files = mine && matches!(spec.layout, FrameLayout::Files { .. });
     // Held until the frames are cleaned up, after `execute`.
     let lock = if files && !a.out.dry_run {
         lock_dir(&spec, a.target_flags.shared)
@@ -411,7 +403,7 @@ pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
     if files && !a.target_flags.readonly && !a.out.dry_run {
         remove_leftovers(&spec);
     }
-    crate::dist::agree_if_many(check_room(&plan, &spec).or_else(usage))?;
+    crate::dist::agree_if_many(ours(check_room(&plan, &spec)))?;
     let banner = banner(&plan, &spec);
     let outcome = execute(
         &plan,

@@ -74,6 +74,13 @@ fn host_targets(devs: &[LoopDev], per_host: usize) -> Vec<String> {
         .collect()
 }
 
+/// `mode` and `targets`, for more arguments to follow.
+fn with_targets<'a>(mode: &'a str, targets: &'a [String]) -> Vec<&'a str> {
+    let mut v = vec![mode];
+    v.extend(targets.iter().map(String::as_str));
+    v
+}
+
 /// Blank loop devices over files on the disk.
 fn loops(n: usize) -> Result<Vec<LoopDev>, String> {
     (0..n)
@@ -96,8 +103,7 @@ fn four_ranks_each_throttled_add_up_over_the_common_window() {
         );
     }
     let targets = host_targets(&devs, 2);
-    let mut args: Vec<&str> = vec!["run"];
-    args.extend(targets.iter().map(String::as_str));
+    let mut args = with_targets("run", &targets);
     args.extend([
         "--rw", "randread", "--bs", "4k", "--qd", "4", "--ramp", "1s", "--time", "4s", "--output",
         "json", "--quiet",
@@ -151,8 +157,7 @@ fn one_rank_refusing_stops_every_rank_before_any_io() {
     must("mkfs.ext4", &["-q", "-F", path_str(devs[2].path())]);
     let before: Vec<u64> = devs.iter().map(|d| checksum(d.path(), None)).collect();
     let targets = host_targets(&devs, devs.len());
-    let mut args: Vec<&str> = vec!["run"];
-    args.extend(targets.iter().map(String::as_str));
+    let mut args = with_targets("run", &targets);
     args.extend([
         "--rw",
         "write",
@@ -184,8 +189,7 @@ fn sigint_stops_every_rank_and_keeps_the_partial_point() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
     let targets = host_targets(&devs, devs.len());
-    let mut args: Vec<&str> = vec!["run"];
-    args.extend(targets.iter().map(String::as_str));
+    let mut args = with_targets("run", &targets);
     args.extend([
         "--rw",
         "randread",
@@ -236,8 +240,7 @@ fn survey_of_host_devices_counts_every_host_s_devices() {
     need!(require_mpi());
     let devs = need!(loops(4));
     let targets = host_targets(&devs, 2);
-    let mut args: Vec<&str> = vec!["survey"];
-    args.extend(targets.iter().map(String::as_str));
+    let mut args = with_targets("survey", &targets);
     args.extend([
         "--size",
         "4m",
@@ -352,8 +355,7 @@ fn matrix_shares_each_point_s_load_out_over_the_ranks() {
     let devs = need!(loops(2));
     let dir = tempfile::tempdir().unwrap();
     let targets = host_targets(&devs, 1);
-    let mut args: Vec<&str> = vec!["matrix"];
-    args.extend(targets.iter().map(String::as_str));
+    let mut args = with_targets("matrix", &targets);
     args.extend([
         "-run",
         "oltp",
@@ -446,6 +448,30 @@ fn video_plays_the_frames_on_every_rank_s_own_target() {
             "{h}"
         );
     }
+    // One host:path target for two ranks of that host: one plays the
+    // frames, the other only takes part.
+    let one = format!("node0:{}/node0", path_str(dir.path()));
+    let out = mpirun_within(
+        2,
+        Some(2),
+        &[
+            "video",
+            &one,
+            "--write",
+            "--frame-size",
+            "64k",
+            "--frames",
+            "4",
+            "--mode",
+            "files",
+            "--output",
+            "json",
+            "--quiet",
+        ],
+    );
+    let report = report_of(&out);
+    let f = &report["points"][0]["frames"]["summary"];
+    assert_eq!(u(&f["done"]) + u(&f["late"]), 4, "{f}");
 }
 
 /// mpirun's output, or a failure if the job is still running after 40 s
@@ -521,4 +547,44 @@ fn a_rank_failing_alone_ends_every_rank_and_says_why() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("No space left on device"), "{err}");
     assert_ne!(out.status.code(), Some(0), "{err}");
+}
+
+#[test]
+fn one_device_given_to_two_ranks_of_a_host_by_two_names_is_refused() {
+    let _lock = serial();
+    need!(require_mpi());
+    let devs = need!(loops(1));
+    let dir = tempfile::tempdir().unwrap();
+    let alias = dir.path().join("alias");
+    std::os::unix::fs::symlink(devs[0].path(), &alias).unwrap();
+    let before = checksum(devs[0].path(), None);
+    let (a, b) = (
+        format!("node0:{}", path_str(devs[0].path())),
+        format!("node0:{}", path_str(&alias)),
+    );
+    // Two ranks on node0: one takes the device, the other its alias.
+    let out = mpirun_within(
+        2,
+        Some(2),
+        &[
+            "run",
+            &a,
+            &b,
+            "--rw",
+            "write",
+            "--bs",
+            "1m",
+            "--time",
+            "1s",
+            "--allow-destroy",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Exit code:    2"), "{err}");
+    assert!(err.contains("the same target as"), "{err}");
+    assert_eq!(
+        checksum(devs[0].path(), None),
+        before,
+        "the device was written"
+    );
 }
