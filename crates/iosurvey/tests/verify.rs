@@ -463,4 +463,18 @@ fn video_frames_in_files_of_their_own_are_verified_as_one_stream() {
         text.contains("iosurvey-frames/f0000006.frm offset 12288: corruption"),
         "{text}"
     );
+    // A frame file swapped for a symlink to another frame is never
+    // followed: refused before any read (exit 2), the other frame unread
+    // and unchanged.
+    let kept = std::fs::read(name(4)).unwrap();
+    std::fs::remove_file(name(3)).unwrap();
+    std::os::unix::fs::symlink(name(4), name(3)).unwrap();
+    let out = video(&["--read"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(
+        stderr_of(&out).contains("symbolic link"),
+        "{}",
+        describe(&out)
+    );
+    assert_eq!(std::fs::read(name(4)).unwrap(), kept);
 }
