@@ -62,6 +62,31 @@ impl SlotTable {
         self.in_flight += 1;
     }
 
+    /// [`SlotTable::claim`] right after `released` was released: when the
+    /// request is for that same buffer (a slot re-armed with its own
+    /// buffer, as a worker does), it is known to be a buffer of the table
+    /// and idle, and only the length and file are checked.
+    ///
+    /// # Safety
+    /// `release(released)` returned, and nothing was claimed since.
+    #[inline]
+    pub(crate) unsafe fn claim_again(&mut self, released: u32, req: &Request) {
+        if req.buf != released {
+            return self.claim(req);
+        }
+        let fits = (req.len <= self.buffer_size) & (req.file < self.files);
+        if !fits {
+            self.refuse(req);
+        }
+        let i = released as usize;
+        debug_assert!(i < self.busy.len() && !self.busy[i]);
+        // SAFETY: the caller's contract: `release(released)` found it in
+        // the table (it panics on a buffer out of range) and marked it
+        // idle, and nothing claimed it since.
+        unsafe { *self.busy.get_unchecked_mut(i) = true };
+        self.in_flight += 1;
+    }
+
     #[cold]
     #[inline(never)]
     fn refuse(&self, req: &Request) -> ! {
@@ -159,6 +184,38 @@ mod tests {
     #[should_panic(expected = "request refused")]
     fn a_file_out_of_range_is_refused() {
         SlotTable::new(2, 4096, 1).claim(&req(0, 512, 1));
+    }
+
+    #[test]
+    fn a_buffer_claimed_again_after_its_release_is_held() {
+        let mut t = SlotTable::new(2, 4096, 1);
+        t.claim(&req(1, 4096, 0));
+        t.release(1);
+        // SAFETY: 1 was just released.
+        unsafe { t.claim_again(1, &req(1, 4096, 0)) };
+        assert!(!t.is_idle(1));
+        assert_eq!(t.in_flight(), 1);
+    }
+
+    #[test]
+    #[should_panic(expected = "request refused")]
+    fn a_claim_again_of_another_buffer_is_checked_as_a_claim() {
+        let mut t = SlotTable::new(2, 4096, 1);
+        t.claim(&req(0, 512, 0));
+        t.claim(&req(1, 512, 0));
+        t.release(0);
+        // SAFETY: 0 was just released; the request names 1, in flight.
+        unsafe { t.claim_again(0, &req(1, 512, 0)) };
+    }
+
+    #[test]
+    #[should_panic(expected = "request refused")]
+    fn a_claim_again_longer_than_the_buffer_is_refused() {
+        let mut t = SlotTable::new(2, 4096, 1);
+        t.claim(&req(0, 512, 0));
+        t.release(0);
+        // SAFETY: 0 was just released.
+        unsafe { t.claim_again(0, &req(0, 4097, 0)) };
     }
 
     #[test]

@@ -8,6 +8,7 @@ use crate::{
     BufferPool, Completion, Engine, EngineConfig, EngineError, EngineFeatures, FileOp, Op, Request,
     SlotTable, MAX_OFFSET,
 };
+use cq::CqRing;
 use io_uring::{opcode, squeue, types, IoUring};
 use sq::SqRing;
 use sqe::{Sqe, SqeTemplates};
@@ -60,6 +61,8 @@ pub struct UringEngine {
     ring: IoUring,
     /// The ring's submission queue, written entry by entry in place.
     sq: SqRing,
+    /// The ring's completion queue, read entry by entry in place.
+    cq: CqRing,
     /// Per slot: the path and `open_how` of an open in flight, which the
     /// kernel reads from until it completes.
     open_args: Vec<Option<Box<(CString, types::OpenHow)>>>,
@@ -130,6 +133,7 @@ impl UringEngine {
             .min(32768) as u32;
         let (ring, unbound) = build_ring(entries, &cfg)?;
         let sq = SqRing::new(&ring).map_err(EngineError::UringSetup)?;
+        let cq = CqRing::new(&ring).map_err(EngineError::UringSetup)?;
         let raw_fds: Vec<RawFd> = cfg.files.iter().map(|f| f.as_raw_fd()).collect();
         let min_timeout = ring.params().is_feature_min_timeout();
         let ext_arg = ring.params().is_feature_ext_arg();
@@ -150,6 +154,7 @@ impl UringEngine {
         Ok(UringEngine {
             ring,
             sq,
+            cq,
             open_args: (0..pool.count()).map(|_| None).collect(),
             sync_results: vec![None; pool.count()],
             file: FileState::new(pool.count()),
@@ -452,10 +457,9 @@ impl Engine for UringEngine {
 
     #[inline]
     fn submit_and_wait(&mut self, min_complete: usize, timeout: Duration) -> std::io::Result<()> {
-        let (submitter, sq, cq) = self.ring.split();
-        let queued = !sq.is_empty();
-        drop(sq);
-        if !cq.is_empty() || self.slots.in_flight() == 0 {
+        let submitter = self.ring.submitter();
+        let queued = self.sq.queued() > 0;
+        if !self.cq.is_empty() || self.slots.in_flight() == 0 {
             // Completions are ready (or nothing can come): hand the queue
             // over, and wait for nothing. With SQPOLL this enters the kernel
             // only to wake the polling thread.
@@ -469,7 +473,6 @@ impl Engine for UringEngine {
             }
             return Ok(());
         }
-        drop(cq);
         bind(&submitter, &mut self.unbound)?;
         let mut want = min_complete.clamp(1, self.slots.in_flight());
         if !self.min_timeout || self.iopoll {
@@ -494,7 +497,7 @@ impl Engine for UringEngine {
             Err(e) if is_transient(&e) => {}
             Err(e) => return Err(e),
         }
-        if self.ring.completion().is_empty() {
+        if self.cq.is_empty() {
             self.empty_wakeups += 1;
         }
         Ok(())
@@ -502,18 +505,22 @@ impl Engine for UringEngine {
 
     #[inline]
     fn reap(&mut self, mut f: impl FnMut(Completion) -> Option<Request>) {
-        let (submitter, sq, mut cq) = self.ring.split();
-        // The crate's view of the queue must not outlive this line: the
-        // re-arms below write the ring directly (see `SqRing`).
-        drop(sq);
+        let submitter = self.ring.submitter();
+        // No view of the crate's queues is alive here: the completions are
+        // read, and the re-arms written, in place (see `CqRing`, `SqRing`).
+        let (mut head, tail) = self.cq.bounds();
         // Each completion re-arms at most one entry: when the queue has room
         // for as many as there are completions, once, no re-arm of this reap
         // needs to make room (a polling thread only ever frees more).
-        let roomy = self.sq.free() as usize >= cq.len();
-        for cqe in &mut cq {
-            let data = cqe.user_data();
+        let roomy = self.sq.free() >= tail.wrapping_sub(head);
+        while head != tail {
+            // SAFETY: `head` is the ring's head and short of the tail the
+            // kernel posted: an entry is ready there.
+            let cqe = unsafe { self.cq.take(head) };
+            head = head.wrapping_add(1);
+            let data = cqe.user_data;
             let buf = data as u32;
-            let mut result = cqe.result();
+            let mut result = cqe.res;
             // One compare for the common case: a plain I/O has no mark.
             if data > u64::from(u32::MAX) {
                 if data == CANCEL {
@@ -538,7 +545,9 @@ impl Engine for UringEngine {
             if !roomy {
                 Self::reserve(&submitter, &self.sq, self.sqpoll, &mut self.unbound);
             }
-            self.slots.claim(&req);
+            // SAFETY: `buf` was released above (a CANCEL is skipped before
+            // it), and only `f` ran since, which cannot reach the table.
+            unsafe { self.slots.claim_again(buf, &req) };
             let sqes = &self.sqes;
             // SAFETY: the claim checked that `req.buf` is a slot, and the
             // slot table has one slot per buffer of the pool.
@@ -606,6 +615,7 @@ impl Engine for UringEngine {
 
 mod teardown;
 
+mod cq;
 mod sq;
 mod sqe;
 #[cfg(test)]

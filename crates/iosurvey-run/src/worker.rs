@@ -296,10 +296,30 @@ pub(crate) fn run_worker<E: Engine>(
     run_worker_on(engine, streams, frames, bounds, start_ns, now_ns)
 }
 
-/// [`run_worker`] on the clock `now` (monotonic nanoseconds): the tests
-/// give it one that the fake engine moves by exact amounts.
+/// [`run_worker_at`] on the clock `now`, built twice: once for a worker
+/// with neither a frame stream nor `--verify`, whose completions then skip
+/// those checks, and once for the others.
 #[inline(always)]
 fn run_worker_on<E: Engine>(
+    engine: &mut E,
+    streams: Vec<WorkerStream>,
+    frames: Option<FrameWork<'_>>,
+    bounds: &WorkerBounds<'_>,
+    start_ns: u64,
+    now: impl Fn() -> u64,
+) -> std::io::Result<JobResult> {
+    if frames.is_none() && bounds.verify.is_none() {
+        run_worker_at::<E, true>(engine, streams, None, bounds, start_ns, now)
+    } else {
+        run_worker_at::<E, false>(engine, streams, frames, bounds, start_ns, now)
+    }
+}
+
+/// [`run_worker`] on the clock `now` (monotonic nanoseconds): the tests
+/// give it one that the fake engine moves by exact amounts. `PLAIN`: the
+/// worker has no frame stream and nothing to verify.
+#[inline(always)]
+fn run_worker_at<E: Engine, const PLAIN: bool>(
     engine: &mut E,
     mut streams: Vec<WorkerStream>,
     frames: Option<FrameWork<'_>>,
@@ -314,6 +334,7 @@ fn run_worker_on<E: Engine>(
         .map(|t| measure_start + t.as_nanos() as u64)
         .unwrap_or(u64::MAX);
     let interval_ns = (bounds.interval.as_nanos() as u64).max(1);
+    let verify = if PLAIN { None } else { bounds.verify };
 
     let mut result_of: Vec<usize> = streams.iter().map(|s| s.index).collect();
     if let Some(fw) = &frames {
@@ -364,7 +385,7 @@ fn run_worker_on<E: Engine>(
                 continue;
             }
             let idx = slots.len() as u32;
-            if let Some(req) = next_request(st, idx, bounds.verify) {
+            if let Some(req) = next_request(st, idx, verify) {
                 let batch = batches.current();
                 slots.push(Slot::new(
                     si as u32, req.op, req.offset, req.len, counted, batch,
@@ -388,7 +409,7 @@ fn run_worker_on<E: Engine>(
         FrameDriver::new(fw.shared, fw.thread, local, frame_base, start_ns)
     });
     let mut stopping = false;
-    let mut backlog = match (bounds.verify, bounds.backlog) {
+    let mut backlog = match (verify, bounds.backlog) {
         (Some(v), Some(spec)) => {
             let max_len = streams.iter().map(|s| s.bs as usize).max().unwrap_or(0);
             Some(Backlog::new(spec, v, max_len)?)
@@ -473,7 +494,7 @@ fn run_worker_on<E: Engine>(
         let mut run = Run::EMPTY;
         engine.reap(|c| {
             let slot = &mut slots[c.buf as usize];
-            if slot.frame {
+            if !PLAIN && slot.frame {
                 let seen = Seen {
                     batches: &batches,
                     interval,
@@ -483,7 +504,7 @@ fn run_worker_on<E: Engine>(
                     // A frame piece written in one stream: its blocks
                     // hold their new generation (frames are never in
                     // flight twice).
-                    if let (Some(v), Op::Write, false) = (bounds.verify, slot.op, slot.len == 0) {
+                    if let (Some(v), Op::Write, false) = (verify, slot.op, slot.len == 0) {
                         let whole = c.result == slot.len as i32;
                         let at = fd.verify_base() + slot.offset;
                         v.maps[fd.file() as usize].commit(at, slot.len, whole);
@@ -495,7 +516,7 @@ fn run_worker_on<E: Engine>(
             // One compare: anything but the whole length is a failure, a
             // negative errno or a short transfer (fewer bytes than asked,
             // as at the end of a file truncated under the run).
-            if let Some(v) = bounds.verify {
+            if let Some(v) = verify {
                 if slot.op == Op::Write {
                     let file = streams[slot.stream as usize].file;
                     let whole = c.result == slot.len as i32;
@@ -528,7 +549,7 @@ fn run_worker_on<E: Engine>(
                 active -= 1;
                 return None;
             }
-            let next = next_request(&mut streams[slot.stream as usize], c.buf, bounds.verify);
+            let next = next_request(&mut streams[slot.stream as usize], c.buf, verify);
             match next {
                 Some(req) => {
                     slot.op = req.op;

@@ -16,17 +16,43 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// The kernel's `struct io_uring_params`, which [`Parameters`] wraps
 /// (`repr(transparent)`): its offsets of the submission ring's fields.
 #[repr(C)]
-struct RawParams {
+pub(super) struct RawParams {
     sq_entries: u32,
-    cq_entries: u32,
-    flags: u32,
+    pub(super) cq_entries: u32,
+    pub(super) flags: u32,
     sq_thread_cpu: u32,
     sq_thread_idle: u32,
     features: u32,
     wq_fd: u32,
     resv: [u32; 3],
     sq_off: SqOffsets,
-    cq_off: [u32; 10],
+    pub(super) cq_off: CqOffsets,
+}
+
+/// The kernel's `struct io_cqring_offsets`.
+#[repr(C)]
+pub(super) struct CqOffsets {
+    pub(super) head: u32,
+    pub(super) tail: u32,
+    pub(super) ring_mask: u32,
+    pub(super) ring_entries: u32,
+    overflow: u32,
+    pub(super) cqes: u32,
+    flags: u32,
+    resv1: u32,
+    user_addr: u64,
+}
+
+impl RawParams {
+    /// The parameters the kernel filled in for `ring`.
+    pub(super) fn of(ring: &IoUring) -> &RawParams {
+        let params: *const Parameters = ring.params();
+        // SAFETY: `Parameters` is `repr(transparent)` over the kernel's
+        // `io_uring_params`, which `RawParams` mirrors (the sizes are
+        // checked below); the ring's parameters are as the kernel filled
+        // them in, and live as long as the ring.
+        unsafe { &*params.cast::<RawParams>() }
+    }
 }
 
 /// The kernel's `struct io_sqring_offsets`.
@@ -56,13 +82,13 @@ const OFF_SQES: libc::off_t = 0x1000_0000;
 const SETUP_NO_SQARRAY: u32 = 1 << 16;
 
 /// One shared mapping, unmapped on drop.
-struct Map {
-    ptr: *mut u8,
+pub(super) struct Map {
+    pub(super) ptr: *mut u8,
     len: usize,
 }
 
 impl Map {
-    fn new(fd: i32, offset: libc::off_t, len: usize) -> std::io::Result<Map> {
+    pub(super) fn new(fd: i32, offset: libc::off_t, len: usize) -> std::io::Result<Map> {
         // SAFETY: a fresh shared mapping of the ring's own memory; nothing
         // else is at the address the kernel picks.
         let ptr = unsafe {
@@ -110,12 +136,7 @@ unsafe impl Send for SqRing {}
 impl SqRing {
     /// Maps the submission ring of `ring` a second time.
     pub(crate) fn new(ring: &IoUring) -> std::io::Result<SqRing> {
-        let params: *const Parameters = ring.params();
-        // SAFETY: `Parameters` is `repr(transparent)` over the kernel's
-        // `io_uring_params`, which `RawParams` mirrors (the sizes are
-        // checked above); the ring's parameters are as the kernel filled
-        // them in.
-        let p = unsafe { &*params.cast::<RawParams>() };
+        let p = RawParams::of(ring);
         if p.flags & SETUP_NO_SQARRAY != 0 {
             return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
         }
@@ -159,6 +180,12 @@ impl SqRing {
             )
         };
         tail.wrapping_sub(head) >= self.entries
+    }
+
+    /// Entries queued and not yet taken by the kernel.
+    #[inline(always)]
+    pub(crate) fn queued(&self) -> u32 {
+        self.entries - self.free()
     }
 
     /// Free entries.
