@@ -10,6 +10,7 @@ mod card;
 mod csv_table;
 pub mod diskperf;
 mod errno;
+pub mod html;
 mod json;
 pub mod matrix;
 mod model;
@@ -24,6 +25,7 @@ mod warnings;
 pub use card::render_card;
 pub use csv_table::render_csv;
 pub use errno::{errno_name, failure_text};
+pub use html::{embedded_json, render_html};
 pub use json::{json_schema, to_json, SCHEMA_VERSION};
 pub use model::{
     ArrayReport, ClassReport, CompressionReport, ErrorCount, FailureReport, FramesReport,

@@ -164,6 +164,9 @@ pub struct OutputFlags {
     /// Write a CSV table to FILE (a file is rewritten after every point; - is stdout, instead of the text).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// Write a self-contained HTML report with plots to FILE (rewritten after every point; - is stdout, instead of the text).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Print the plan (its points and estimated duration) and do no I/O.
     #[arg(long)]
     pub dry_run: bool,

@@ -8,7 +8,7 @@ use crate::execute::Presenter;
 use crate::exit::Failure;
 use crate::out_path::{fd_ident, judge, OutPath, Sink};
 use anyhow::anyhow;
-use iosurvey_report::{to_json, RunReport, TextOptions};
+use iosurvey_report::{render_html, to_json, RunReport, TextOptions};
 use rustix::fs::{Mode, OFlags};
 use std::io::Write;
 use std::os::fd::OwnedFd;
@@ -189,6 +189,7 @@ pub fn write_out(
 pub struct Outputs {
     pub json: Option<OutPath>,
     pub csv: Option<OutPath>,
+    pub html: Option<OutPath>,
     pub live: Option<OutPath>,
     /// The mode's own files, in the presenter's order.
     pub mode: Vec<OutPath>,
@@ -208,6 +209,7 @@ impl Outputs {
         Ok(Outputs {
             json: one("--json", &flags.json)?,
             csv: one("--csv", &flags.csv)?,
+            html: one("--html", &flags.html)?,
             live: one("--live", &flags.live)?,
             mode: mode
                 .iter()
@@ -220,7 +222,7 @@ impl Outputs {
 
     /// All of them, for the checks between them.
     pub fn all(&self) -> Vec<OutPath> {
-        [&self.json, &self.csv, &self.live]
+        [&self.json, &self.csv, &self.html, &self.live]
             .into_iter()
             .flatten()
             .chain(&self.mode)
@@ -234,7 +236,7 @@ impl Outputs {
         self.all().iter().any(|o| o.sink == Sink::Stdout)
     }
 
-    /// Saves what was asked for: `--json`, `--csv` and the mode's own files
+    /// Saves what was asked for: `--json`, `--csv`, `--html` and the mode's own files
     /// after every point; stdout and in-place outputs only when `last`.
     pub fn save(
         &self,
@@ -248,6 +250,9 @@ impl Outputs {
         }
         if let Some(o) = &self.csv {
             write_out(o, &presenter.csv(report), last, stop)?;
+        }
+        if let Some(o) = &self.html {
+            write_out(o, &render_html(report), last, stop)?;
         }
         if !self.mode.is_empty() {
             let bodies = presenter.file_bodies(report);

@@ -1,0 +1,418 @@
+//! One chart as plain data (axes, series, marks) and its SVG, drawn with
+//! plotters. Log axes are drawn in their logarithm on a linear axis, with
+//! ticks at whole powers and labels in the axis's own units, so that every
+//! kind of axis shares one drawing path. Each data point also gets an
+//! invisible circle with an SVG `<title>`: the browser shows it as a
+//! tooltip, with no script.
+
+use plotters::coord::types::RangedCoordf64;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::fmt::Write as _;
+
+/// How an axis maps its values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scale {
+    Linear,
+    /// Powers of two (request sizes).
+    Log2,
+    /// Powers of ten (latencies, outstanding I/Os).
+    Log10,
+    /// Percentiles on a "nines" axis: p90, p99, p99.9 equally spaced.
+    Nines,
+}
+
+impl Scale {
+    /// The value as drawn, `None` where the scale has no place for it.
+    fn to_axis(self, v: f64) -> Option<f64> {
+        let t = match self {
+            Scale::Linear => v,
+            Scale::Log2 if v > 0.0 => v.log2(),
+            Scale::Log10 if v > 0.0 => v.log10(),
+            Scale::Nines if (0.0..100.0).contains(&v) => -(1.0 - v / 100.0).log10(),
+            _ => return None,
+        };
+        t.is_finite().then_some(t)
+    }
+
+    fn from_axis(self, t: f64) -> f64 {
+        match self {
+            Scale::Linear => t,
+            Scale::Log2 => t.exp2(),
+            Scale::Log10 => 10f64.powf(t),
+            Scale::Nines => 100.0 * (1.0 - 10f64.powf(-t)),
+        }
+    }
+}
+
+/// One axis: its title (with the unit), its scale, and how a value is
+/// written on a tick and in a tooltip.
+pub struct Axis {
+    pub title: String,
+    pub scale: Scale,
+    pub fmt: fn(f64) -> String,
+    /// Start a linear axis at zero (rates, counts).
+    pub from_zero: bool,
+}
+
+impl Axis {
+    pub fn new(title: impl Into<String>, scale: Scale, fmt: fn(f64) -> String) -> Axis {
+        Axis {
+            title: title.into(),
+            scale,
+            fmt,
+            from_zero: scale == Scale::Linear,
+        }
+    }
+}
+
+/// How a series is drawn.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Style {
+    /// A line through the points, with a marker on each.
+    Line,
+    /// A line only (for curves of many points).
+    Curve,
+    /// Markers only.
+    Points,
+    /// A bar from zero to each point (x is a category index).
+    Bars,
+}
+
+pub struct Series {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+    pub style: Style,
+    /// A tooltip per point; the default says the series, x and y.
+    pub tips: Option<Vec<String>>,
+}
+
+impl Series {
+    pub fn new(name: impl Into<String>, style: Style, points: Vec<(f64, f64)>) -> Series {
+        Series {
+            name: name.into(),
+            points,
+            style,
+            tips: None,
+        }
+    }
+}
+
+/// A shaded band between two curves (say, the slowest and fastest of
+/// several runs), drawn under the series.
+pub struct Band {
+    pub name: String,
+    /// (x, low, high), ascending in x.
+    pub points: Vec<(f64, f64, f64)>,
+}
+
+pub struct Chart {
+    pub title: String,
+    pub x: Axis,
+    pub y: Axis,
+    pub series: Vec<Series>,
+    pub bands: Vec<Band>,
+    /// Horizontal lines across the chart (a deadline, a target), named.
+    pub hlines: Vec<(f64, String)>,
+    /// Names for the ticks of a categorical x axis (bars): tick `i` is
+    /// `categories[i]`.
+    pub categories: Vec<String>,
+}
+
+impl Chart {
+    pub fn new(title: impl Into<String>, x: Axis, y: Axis) -> Chart {
+        Chart {
+            title: title.into(),
+            x,
+            y,
+            series: Vec::new(),
+            bands: Vec::new(),
+            hlines: Vec::new(),
+            categories: Vec::new(),
+        }
+    }
+
+    /// Whether it has a point to draw.
+    pub fn has_data(&self) -> bool {
+        self.series.iter().any(|s| !s.points.is_empty())
+    }
+}
+
+/// Colours that stay apart for colour-blind readers (Okabe and Ito), in
+/// the order series take them; each series also has its own marker, so
+/// that a grey print still tells them apart.
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(0, 114, 178),   // blue
+    RGBColor(213, 94, 0),    // vermilion
+    RGBColor(0, 158, 115),   // bluish green
+    RGBColor(204, 121, 167), // reddish purple
+    RGBColor(230, 159, 0),   // orange
+    RGBColor(86, 180, 233),  // sky blue
+    RGBColor(0, 0, 0),       // black
+    RGBColor(240, 228, 66),  // yellow
+];
+
+pub const WIDTH: u32 = 760;
+pub const HEIGHT: u32 = 420;
+
+/// The chart as an SVG document of [`WIDTH`] × [`HEIGHT`].
+pub fn svg(chart: &Chart) -> String {
+    let mut out = String::new();
+    let mut tips = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (WIDTH, HEIGHT)).into_drawing_area();
+        // A chart that fails to draw (plotters refuses an empty range)
+        // leaves its frame and title: the page still says what is missing.
+        if draw(&root, chart, &mut tips).is_err() {
+            let _ = root.titled(&chart.title, ("sans-serif", 16));
+        }
+        let _ = root.present();
+    }
+    match out.rfind("</svg>") {
+        Some(end) => out.insert_str(end, &tips),
+        None => out.push_str(&tips),
+    }
+    out
+}
+
+/// The drawn range of an axis over `values` (already on the axis): whole
+/// powers for log axes, zero-based for rates, and never empty.
+fn range(axis: &Axis, values: impl Iterator<Item = f64>, categorical: bool) -> (f64, f64) {
+    let (mut lo, mut hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+        (a.min(v), b.max(v))
+    });
+    if !lo.is_finite() {
+        (lo, hi) = (0.0, 1.0);
+    }
+    if categorical {
+        return (lo - 0.6, hi + 0.6);
+    }
+    match axis.scale {
+        Scale::Linear => {
+            if axis.from_zero {
+                lo = lo.min(0.0);
+            }
+            let pad = if hi > lo { (hi - lo) * 0.05 } else { hi.abs().max(1.0) * 0.1 };
+            (if axis.from_zero && lo >= 0.0 { 0.0 } else { lo - pad }, hi + pad)
+        }
+        Scale::Nines => (0.0, hi.ceil().max(1.0)),
+        Scale::Log2 | Scale::Log10 => {
+            let (a, b) = (lo.floor(), hi.ceil());
+            if a == b {
+                (a - 0.5, b + 0.5)
+            } else {
+                (a, b)
+            }
+        }
+    }
+}
+
+/// Ticks for an axis of `(lo, hi)`: every whole power on a log or nines
+/// axis, thinned to at most about 12.
+fn tick_count(axis: &Axis, (lo, hi): (f64, f64)) -> usize {
+    match axis.scale {
+        Scale::Linear => 8,
+        _ => {
+            let whole = (hi - lo).round().max(1.0) as usize + 1;
+            if whole <= 13 {
+                whole
+            } else {
+                whole.div_ceil(whole.div_ceil(12))
+            }
+        }
+    }
+}
+
+fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &Chart,
+    tips: &mut String,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    root.fill(&WHITE)?;
+    let categorical = !chart.categories.is_empty();
+    let on_x = |v: f64| chart.x.scale.to_axis(v);
+    let on_y = |v: f64| chart.y.scale.to_axis(v);
+    let xs = chart
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .chain(chart.bands.iter().flat_map(|b| b.points.iter().map(|p| p.0)))
+        .filter_map(on_x);
+    let bars = chart.series.iter().any(|s| s.style == Style::Bars);
+    let ys = chart
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .chain(chart.bands.iter().flat_map(|b| b.points.iter().flat_map(|p| [p.1, p.2])))
+        .chain(chart.hlines.iter().map(|h| h.0))
+        .chain(bars.then_some(0.0))
+        .filter_map(on_y);
+    let xr = range(&chart.x, xs, categorical);
+    let yr = range(&chart.y, ys, false);
+    let mut cc = ChartBuilder::on(root)
+        .caption(&chart.title, ("sans-serif", 17))
+        .margin(12)
+        .x_label_area_size(48)
+        .y_label_area_size(78)
+        .build_cartesian_2d(xr.0..xr.1, yr.0..yr.1)?;
+    let (xs, ys) = (chart.x.scale, chart.y.scale);
+    let (xf, yf) = (chart.x.fmt, chart.y.fmt);
+    let cats = &chart.categories;
+    let x_label = |t: &f64| -> String {
+        if categorical {
+            let i = t.round();
+            if (t - i).abs() < 1e-6 && i >= 0.0 {
+                return cats.get(i as usize).cloned().unwrap_or_default();
+            }
+            return String::new();
+        }
+        xf(xs.from_axis(*t))
+    };
+    let y_label = |t: &f64| yf(ys.from_axis(*t));
+    let x_ticks = if categorical {
+        cats.len().max(1) + 1
+    } else {
+        tick_count(&chart.x, xr)
+    };
+    cc.configure_mesh()
+        .x_desc(&chart.x.title)
+        .y_desc(&chart.y.title)
+        .x_labels(x_ticks)
+        .y_labels(tick_count(&chart.y, yr))
+        .x_label_formatter(&x_label)
+        .y_label_formatter(&y_label)
+        .light_line_style(RGBColor(235, 235, 235))
+        .label_style(("sans-serif", 12))
+        .axis_desc_style(("sans-serif", 13))
+        .draw()?;
+
+    for (k, band) in chart.bands.iter().enumerate() {
+        let c = PALETTE[k % PALETTE.len()];
+        let upper = band.points.iter().filter_map(|&(x, _, hi)| Some((on_x(x)?, on_y(hi)?)));
+        let lower = band.points.iter().rev().filter_map(|&(x, lo, _)| Some((on_x(x)?, on_y(lo)?)));
+        let outline: Vec<(f64, f64)> = upper.chain(lower).collect();
+        if outline.len() >= 3 {
+            cc.draw_series(std::iter::once(Polygon::new(outline, c.mix(0.15).filled())))?
+                .label(band.name.as_str())
+                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 18, y + 5)], c.mix(0.15).filled()));
+        }
+    }
+    let n_bar_series = chart.series.iter().filter(|s| s.style == Style::Bars).count().max(1);
+    let mut bar_k = 0usize;
+    for (k, s) in chart.series.iter().enumerate() {
+        let c = PALETTE[k % PALETTE.len()];
+        let pts: Vec<(f64, f64, usize)> = s
+            .points
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &(x, y))| Some((on_x(x)?, on_y(y)?, i)))
+            .collect();
+        if pts.is_empty() {
+            continue;
+        }
+        let line = c.stroke_width(2);
+        let marker = k % 4;
+        let anno = match s.style {
+            Style::Line | Style::Curve => {
+                if s.style == Style::Line {
+                    markers(&mut cc, &pts, marker, c)?;
+                }
+                cc.draw_series(LineSeries::new(pts.iter().map(|p| (p.0, p.1)), line))?
+            }
+            Style::Points => {
+                markers(&mut cc, &pts, marker, c)?;
+                // The legend entry: an empty series that carries it.
+                cc.draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
+            }
+            Style::Bars => {
+                let w = 0.7 / n_bar_series as f64;
+                let off = -0.35 + w * bar_k as f64;
+                bar_k += 1;
+                let base = yr.0.max(on_y(0.0).unwrap_or(yr.0));
+                cc.draw_series(pts.iter().map(|p| {
+                    Rectangle::new([(p.0 + off, base), (p.0 + off + w, p.1)], c.filled())
+                }))?
+            }
+        };
+        anno.label(s.name.as_str()).legend(move |(x, y)| {
+            PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3))
+        });
+        for &(x, y, i) in &pts {
+            let (px, py) = cc.backend_coord(&(x, y));
+            let text = match &s.tips {
+                Some(t) => t.get(i).cloned().unwrap_or_default(),
+                None => {
+                    let (vx, vy) = s.points[i];
+                    let xs = if categorical {
+                        cats.get(vx.round() as usize).cloned().unwrap_or_default()
+                    } else {
+                        xf(vx)
+                    };
+                    format!("{}: {} {}, {} {}", s.name, chart.x.title, xs, chart.y.title, yf(vy))
+                }
+            };
+            let _ = write!(
+                tips,
+                "<circle cx=\"{px}\" cy=\"{py}\" r=\"6\" fill=\"#000\" fill-opacity=\"0\"><title>{}</title></circle>\n",
+                escape(&text)
+            );
+        }
+    }
+    for (k, (v, name)) in chart.hlines.iter().enumerate() {
+        let Some(t) = on_y(*v) else { continue };
+        let c = PALETTE[(chart.series.len() + k) % PALETTE.len()];
+        cc.draw_series(DashedLineSeries::new(
+            [(xr.0, t), (xr.1, t)],
+            8,
+            5,
+            c.stroke_width(2),
+        ))?
+        .label(format!("{name} ({})", yf(*v)))
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2)));
+    }
+    if chart.series.len() + chart.hlines.len() + chart.bands.len() > 1 || !chart.hlines.is_empty() {
+        cc.configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(160, 160, 160))
+            .label_font(("sans-serif", 12))
+            .draw()?;
+    }
+    Ok(())
+}
+
+type Cartesian = Cartesian2d<RangedCoordf64, RangedCoordf64>;
+
+/// Marker `k` (circle, triangle, square, cross) of colour `c` at each of
+/// `pts`: shapes as well as colours tell the series apart in print.
+fn markers<DB: DrawingBackend>(
+    cc: &mut ChartContext<'_, DB, Cartesian>,
+    pts: &[(f64, f64, usize)],
+    k: usize,
+    c: RGBColor,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let at = pts.iter().map(|p| (p.0, p.1));
+    match k {
+        0 => cc.draw_series(at.map(|p| Circle::new(p, 4, c.filled())))?,
+        1 => cc.draw_series(at.map(|p| TriangleMarker::new(p, 5, c.filled())))?,
+        2 => cc.draw_series(at.map(|p| EmptyElement::at(p) + Rectangle::new([(-4, -4), (4, 4)], c.filled())))?,
+        _ => cc.draw_series(at.map(|p| Cross::new(p, 4, c.stroke_width(2))))?,
+    };
+    Ok(())
+}
+
+/// Text for HTML or XML: the five characters that mean something there.
+pub fn escape(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}

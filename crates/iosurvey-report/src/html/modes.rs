@@ -1,0 +1,32 @@
+//! Which plots and tables each mode gets.
+
+use super::chart::Chart;
+use crate::RunReport;
+
+/// The mode's plots, in the order shown.
+pub(super) fn charts(r: &RunReport) -> Vec<Chart> {
+    let charts = match r.mode.as_str() {
+        "diskperf" => super::diskperf::charts(r),
+        "parallel" => super::parallel::charts(r),
+        "survey" => super::survey::charts(r),
+        "matrix" => super::matrix::charts(r),
+        "profile" => super::profile::charts(r),
+        "video" => super::video::charts(r),
+        // `run`, `quick`, and a mode this version does not know.
+        _ => super::run::charts(r),
+    };
+    charts.into_iter().filter(Chart::has_data).collect()
+}
+
+/// The mode's own tables (HTML), before the table of every point.
+pub(super) fn tables(r: &RunReport) -> Vec<String> {
+    match r.mode.as_str() {
+        "diskperf" => super::diskperf::tables(r),
+        "parallel" => super::parallel::tables(r),
+        "survey" => super::survey::tables(r),
+        "matrix" => super::matrix::tables(r),
+        "profile" => super::profile::tables(r),
+        "video" => super::video::tables(r),
+        _ => Vec::new(),
+    }
+}

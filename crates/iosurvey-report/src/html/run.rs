@@ -1,0 +1,164 @@
+//! Plots of one workload (`run`, `quick`): latency percentiles on a nines
+//! axis, the rate per interval over time, and the latency histogram.
+
+use super::chart::{Axis, Chart, Scale, Series, Style};
+use crate::{ClassReport, PointReport, RunReport};
+use iosurvey_stats::Histogram;
+
+pub(super) fn charts(r: &RunReport) -> Vec<Chart> {
+    let lines = class_lines(r);
+    vec![
+        percentiles(&lines),
+        over_time(r, &lines, Rate::Bytes),
+        over_time(r, &lines, Rate::Ops),
+        histogram(&lines),
+    ]
+}
+
+/// A class that did something, named for its point (when there are
+/// several), its stream (when the point has several) and its direction.
+pub(super) struct Line<'a> {
+    pub name: String,
+    pub point: &'a PointReport,
+    pub class: &'a ClassReport,
+}
+
+/// Every stream's read and write classes that did something, of every
+/// point that ran.
+pub(super) fn class_lines(r: &RunReport) -> Vec<Line<'_>> {
+    let many_points = r.points.len() > 1;
+    let mut out = Vec::new();
+    for p in r.points.iter().filter(|p| p.skipped.is_none()) {
+        let many_streams = p.streams.len() > 1;
+        for s in &p.streams {
+            for (dir, c) in [("read", &s.read), ("write", &s.write)] {
+                if c.is_empty() || c.ops == 0 {
+                    continue;
+                }
+                let mut name = String::new();
+                if many_points {
+                    name.push_str(&p.label);
+                    name.push(' ');
+                }
+                if many_streams {
+                    name.push_str(&s.label);
+                    name.push(' ');
+                }
+                name.push_str(dir);
+                out.push(Line { name, point: p, class: c });
+            }
+        }
+    }
+    out
+}
+
+/// Latency as written on an axis: ns, µs, ms or s.
+pub(super) fn fmt_ns(v: f64) -> String {
+    crate::format_ns(v).replace("us", "µs")
+}
+
+pub(super) fn fmt_num(v: f64) -> String {
+    if v.abs() >= 100.0 || v == v.trunc() {
+        format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+fn fmt_pct(v: f64) -> String {
+    let s = format!("{v:.5}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("p{s}")
+}
+
+fn percentiles(lines: &[Line<'_>]) -> Chart {
+    let mut c = Chart::new(
+        "Latency percentiles",
+        Axis::new("percentile", Scale::Nines, fmt_pct),
+        Axis::new("latency", Scale::Log10, fmt_ns),
+    );
+    for l in lines {
+        let h = Histogram::from_data(&l.class.histogram);
+        let n = h.count();
+        if n == 0 {
+            continue;
+        }
+        // Nines up to what the count can tell (1 in n), in steps of 1/20.
+        let top = (n as f64).log10().min(6.0);
+        let steps = (top * 20.0).ceil() as usize;
+        let pts = (0..=steps)
+            .map(|k| (k as f64 / 20.0).min(top))
+            .map(|t| 100.0 * (1.0 - 10f64.powf(-t)))
+            .map(|p| (p, h.percentile(p) as f64))
+            .collect();
+        c.series.push(Series::new(&l.name, Style::Curve, pts));
+    }
+    c
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Rate {
+    Bytes,
+    Ops,
+}
+
+fn over_time(r: &RunReport, lines: &[Line<'_>], rate: Rate) -> Chart {
+    let (title, y) = match rate {
+        Rate::Bytes => ("Throughput per interval", Axis::new("MB/s", Scale::Linear, fmt_num)),
+        Rate::Ops => ("IOPS per interval", Axis::new("IOPS", Scale::Linear, fmt_num)),
+    };
+    let mut c = Chart::new(title, Axis::new("time (s)", Scale::Linear, fmt_num), y);
+    let _ = r;
+    for l in lines {
+        let interval = l.point.settings.interval_ns.max(1) as f64;
+        let n = l.class.series.len();
+        let pts = l
+            .class
+            .series
+            .iter()
+            .enumerate()
+            .map(|(k, s)| {
+                // The last interval may be cut short.
+                let len = if k + 1 == n && l.class.series_last_ns > 0 {
+                    l.class.series_last_ns as f64
+                } else {
+                    interval
+                };
+                let v = match rate {
+                    Rate::Bytes => s.bytes as f64 / 1e6,
+                    Rate::Ops => s.ops as f64,
+                };
+                ((k as f64 * interval + len) / 1e9, v / (len / 1e9))
+            })
+            .collect();
+        c.series.push(Series::new(&l.name, Style::Line, pts));
+    }
+    c
+}
+
+fn histogram(lines: &[Line<'_>]) -> Chart {
+    let mut c = Chart::new(
+        "Latency histogram (10 bins per decade)",
+        Axis::new("latency", Scale::Log10, fmt_ns),
+        Axis::new("I/Os", Scale::Linear, fmt_num),
+    );
+    for l in lines {
+        // The lossless buckets, gathered into bins of a tenth of a decade.
+        let mut bins: Vec<(i64, u64)> = Vec::new();
+        for &[v, n] in &l.class.histogram.counts {
+            let b = ((v.max(1) as f64).log10() * 10.0).floor() as i64;
+            match bins.last_mut() {
+                Some((k, m)) if *k == b => *m += n,
+                _ => bins.push((b, n)),
+            }
+        }
+        let pts = bins
+            .into_iter()
+            .map(|(b, n)| (10f64.powf((b as f64 + 0.5) / 10.0), n as f64))
+            .collect();
+        c.series.push(Series::new(&l.name, Style::Line, pts));
+    }
+    c
+}
