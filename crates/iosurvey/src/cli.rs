@@ -49,6 +49,8 @@ pub enum Command {
     /// frametest / AJA System Test: video frames written or read, one file per frame or one stream, against real time.
     #[command(after_help = EXIT_CODES)]
     Video(crate::video_cmd::VideoArgs),
+    /// Present a saved report again: RUN.json (or an --html page) as a self-contained HTML report with plots.
+    Report(crate::report_cmd::ReportArgs),
 }
 
 pub fn size(s: &str) -> Result<u64, String> {

@@ -15,6 +15,7 @@ mod parallel_cmd;
 mod profile_cmd;
 mod progress;
 mod quick_cmd;
+mod report_cmd;
 mod run_cmd;
 mod survey_cmd;
 mod targets;
@@ -59,6 +60,7 @@ fn main() -> ExitCode {
         Some(cli::Command::Matrix(a)) => matrix_cmd::matrix(a, &args),
         Some(cli::Command::Profile(a)) => profile_cmd::profile(a, &args),
         Some(cli::Command::Video(a)) => video_cmd::video(a, &args),
+        Some(cli::Command::Report(a)) => report_cmd::report(a),
         None => quick_cmd::quick(quick_cmd::QuickArgs::defaults(), &args),
     };
     let say = |e: &anyhow::Error| {

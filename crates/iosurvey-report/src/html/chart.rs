@@ -192,8 +192,19 @@ fn range(axis: &Axis, values: impl Iterator<Item = f64>, categorical: bool) -> (
             if axis.from_zero {
                 lo = lo.min(0.0);
             }
-            let pad = if hi > lo { (hi - lo) * 0.05 } else { hi.abs().max(1.0) * 0.1 };
-            (if axis.from_zero && lo >= 0.0 { 0.0 } else { lo - pad }, hi + pad)
+            let pad = if hi > lo {
+                (hi - lo) * 0.05
+            } else {
+                hi.abs().max(1.0) * 0.1
+            };
+            (
+                if axis.from_zero && lo >= 0.0 {
+                    0.0
+                } else {
+                    lo - pad
+                },
+                hi + pad,
+            )
         }
         Scale::Nines => (0.0, hi.ceil().max(1.0)),
         Scale::Log2 | Scale::Log10 => {
@@ -236,14 +247,24 @@ fn draw<DB: DrawingBackend>(
         .series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.0))
-        .chain(chart.bands.iter().flat_map(|b| b.points.iter().map(|p| p.0)))
+        .chain(
+            chart
+                .bands
+                .iter()
+                .flat_map(|b| b.points.iter().map(|p| p.0)),
+        )
         .filter_map(on_x);
     let bars = chart.series.iter().any(|s| s.style == Style::Bars);
     let ys = chart
         .series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.1))
-        .chain(chart.bands.iter().flat_map(|b| b.points.iter().flat_map(|p| [p.1, p.2])))
+        .chain(
+            chart
+                .bands
+                .iter()
+                .flat_map(|b| b.points.iter().flat_map(|p| [p.1, p.2])),
+        )
         .chain(chart.hlines.iter().map(|h| h.0))
         .chain(bars.then_some(0.0))
         .filter_map(on_y);
@@ -288,16 +309,30 @@ fn draw<DB: DrawingBackend>(
 
     for (k, band) in chart.bands.iter().enumerate() {
         let c = PALETTE[k % PALETTE.len()];
-        let upper = band.points.iter().filter_map(|&(x, _, hi)| Some((on_x(x)?, on_y(hi)?)));
-        let lower = band.points.iter().rev().filter_map(|&(x, lo, _)| Some((on_x(x)?, on_y(lo)?)));
+        let upper = band
+            .points
+            .iter()
+            .filter_map(|&(x, _, hi)| Some((on_x(x)?, on_y(hi)?)));
+        let lower = band
+            .points
+            .iter()
+            .rev()
+            .filter_map(|&(x, lo, _)| Some((on_x(x)?, on_y(lo)?)));
         let outline: Vec<(f64, f64)> = upper.chain(lower).collect();
         if outline.len() >= 3 {
             cc.draw_series(std::iter::once(Polygon::new(outline, c.mix(0.15).filled())))?
                 .label(band.name.as_str())
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 18, y + 5)], c.mix(0.15).filled()));
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 18, y + 5)], c.mix(0.15).filled())
+                });
         }
     }
-    let n_bar_series = chart.series.iter().filter(|s| s.style == Style::Bars).count().max(1);
+    let n_bar_series = chart
+        .series
+        .iter()
+        .filter(|s| s.style == Style::Bars)
+        .count()
+        .max(1);
     let mut bar_k = 0usize;
     for (k, s) in chart.series.iter().enumerate() {
         let c = PALETTE[k % PALETTE.len()];
@@ -334,9 +369,8 @@ fn draw<DB: DrawingBackend>(
                 }))?
             }
         };
-        anno.label(s.name.as_str()).legend(move |(x, y)| {
-            PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3))
-        });
+        anno.label(s.name.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3)));
         for &(x, y, i) in &pts {
             let (px, py) = cc.backend_coord(&(x, y));
             let text = match &s.tips {
@@ -348,7 +382,14 @@ fn draw<DB: DrawingBackend>(
                     } else {
                         xf(vx)
                     };
-                    format!("{}: {} {}, {} {}", s.name, chart.x.title, xs, chart.y.title, yf(vy))
+                    format!(
+                        "{}: {} {}, {} {}",
+                        s.name,
+                        chart.x.title,
+                        xs,
+                        chart.y.title,
+                        yf(vy)
+                    )
                 }
             };
             let _ = write!(
@@ -395,7 +436,9 @@ fn markers<DB: DrawingBackend>(
     match k {
         0 => cc.draw_series(at.map(|p| Circle::new(p, 4, c.filled())))?,
         1 => cc.draw_series(at.map(|p| TriangleMarker::new(p, 5, c.filled())))?,
-        2 => cc.draw_series(at.map(|p| EmptyElement::at(p) + Rectangle::new([(-4, -4), (4, 4)], c.filled())))?,
+        2 => cc.draw_series(
+            at.map(|p| EmptyElement::at(p) + Rectangle::new([(-4, -4), (4, 4)], c.filled())),
+        )?,
         _ => cc.draw_series(at.map(|p| Cross::new(p, 4, c.stroke_width(2))))?,
     };
     Ok(())
@@ -415,4 +458,60 @@ pub fn escape(s: &str) -> String {
         }
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nines_put_each_nine_one_step_further() {
+        let at = |p| Scale::Nines.to_axis(p).unwrap();
+        assert!((at(90.0) - 1.0).abs() < 1e-9);
+        assert!((at(99.0) - 2.0).abs() < 1e-9);
+        assert!((at(99.999) - 5.0).abs() < 1e-6);
+        assert!((Scale::Nines.from_axis(3.0) - 99.9).abs() < 1e-9);
+        assert_eq!(
+            Scale::Nines.to_axis(100.0),
+            None,
+            "the maximum has no place"
+        );
+        assert_eq!(Scale::Log2.to_axis(0.0), None);
+        assert_eq!(Scale::Log2.to_axis(4096.0), Some(12.0));
+    }
+
+    #[test]
+    fn log_axes_span_whole_powers() {
+        let a = Axis::new("x", Scale::Log10, |v| v.to_string());
+        assert_eq!(range(&a, [1.3, 2.2].into_iter(), false), (1.0, 3.0));
+        assert_eq!(range(&a, [2.0].into_iter(), false), (1.5, 2.5));
+        let lin = Axis::new("y", Scale::Linear, |v| v.to_string());
+        assert_eq!(
+            range(&lin, [10.0, 20.0].into_iter(), false).0,
+            0.0,
+            "rates from zero"
+        );
+    }
+
+    #[test]
+    fn each_point_has_a_tooltip_and_text_is_escaped() {
+        let mut c = Chart::new(
+            "a <b> & c",
+            Axis::new("size", Scale::Log2, |v| format!("{v}")),
+            Axis::new("MB/s", Scale::Linear, |v| format!("{v}")),
+        );
+        c.series.push(Series::new(
+            "fwd <read>",
+            Style::Line,
+            vec![(512.0, 1.0), (1024.0, 2.0), (0.0, 9.0)],
+        ));
+        let svg = svg(&c);
+        roxmltree::Document::parse(&svg).expect("XML");
+        // The point at 0 has no place on a log axis: two tooltips, not three.
+        assert_eq!(svg.matches("<title>").count(), 2);
+        assert!(
+            svg.contains("<title>fwd &lt;read&gt;: size 1024, MB/s 2</title>"),
+            "{svg}"
+        );
+    }
 }

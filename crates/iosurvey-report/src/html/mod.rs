@@ -85,11 +85,14 @@ pub(crate) fn table(caption: &str, head: &[&str], rows: &[Vec<String>]) -> Strin
     if !caption.is_empty() {
         let _ = write!(t, "<caption>{}</caption>", escape(caption));
     }
-    t.push_str("<thead><tr>");
-    for c in head {
-        let _ = write!(t, "<th>{}</th>", escape(c));
+    if head.iter().any(|c| !c.is_empty()) {
+        t.push_str("<thead><tr>");
+        for c in head {
+            let _ = write!(t, "<th>{}</th>", escape(c));
+        }
+        t.push_str("</tr></thead>");
     }
-    t.push_str("</tr></thead>\n<tbody>\n");
+    t.push_str("\n<tbody>\n");
     for r in rows {
         t.push_str("<tr>");
         for c in r {
@@ -107,7 +110,10 @@ pub(crate) fn table(caption: &str, head: &[&str], rows: &[Vec<String>]) -> Strin
 /// Name/value rows.
 fn pairs(h: &mut String, id: &str, title: &str, rows: Vec<(&str, String)>) {
     let _ = writeln!(h, "<section id=\"{id}\">\n<h2>{}</h2>", escape(title));
-    let rows: Vec<Vec<String>> = rows.into_iter().map(|(k, v)| vec![k.to_string(), v]).collect();
+    let rows: Vec<Vec<String>> = rows
+        .into_iter()
+        .map(|(k, v)| vec![k.to_string(), v])
+        .collect();
     h.push_str(&table("", &["", ""], &rows));
     h.push_str("</section>\n");
 }
@@ -137,12 +143,18 @@ fn settings(h: &mut String, r: &RunReport) {
             ("engine", s.engine.clone()),
             ("workers", s.workers.to_string()),
             ("direct", s.direct.to_string()),
-            ("time per point", opt(s.time_ns.map(|t| format_ns(t as f64)))),
+            (
+                "time per point",
+                opt(s.time_ns.map(|t| format_ns(t as f64))),
+            ),
             ("bytes per point", opt(s.bytes)),
             ("ramp", format_ns(s.ramp_ns as f64)),
             ("interval", format_ns(s.interval_ns as f64)),
             ("seed", s.seed.to_string()),
-            ("registered files / fixed buffers", format!("{} / {}", s.registered_files, s.fixed_buffers)),
+            (
+                "registered files / fixed buffers",
+                format!("{} / {}", s.registered_files, s.fixed_buffers),
+            ),
             ("unique blocks", s.unique_blocks.to_string()),
         ]);
     }
@@ -161,7 +173,10 @@ fn host(h: &mut String, r: &RunReport) {
             ("os", x.os.clone()),
             ("arch", x.arch.clone()),
             ("cpu", format!("{} ({} CPUs)", x.cpu_model, x.cpus)),
-            ("memory", format!("{:.1} GiB", x.memory_bytes as f64 / (1u64 << 30) as f64)),
+            (
+                "memory",
+                format!("{:.1} GiB", x.memory_bytes as f64 / (1u64 << 30) as f64),
+            ),
         ],
     );
 }
@@ -189,7 +204,16 @@ fn targets(h: &mut String, r: &RunReport) {
     h.push_str("<section id=\"targets\">\n<h2>Targets</h2>\n");
     h.push_str(&table(
         "",
-        &["path", "kind", "bytes", "logical / physical block", "rotational", "direct", "created", "memory-backed"],
+        &[
+            "path",
+            "kind",
+            "bytes",
+            "logical / physical block",
+            "rotational",
+            "direct",
+            "created",
+            "memory-backed",
+        ],
         &rows,
     ));
     h.push_str("</section>\n");
@@ -246,7 +270,11 @@ fn points_table(h: &mut String, r: &RunReport) {
     let mut rows = Vec::new();
     for p in &r.points {
         if let Some(why) = &p.skipped {
-            rows.push(vec![p.index.to_string(), p.label.clone(), format!("skipped: {why}")]);
+            rows.push(vec![
+                p.index.to_string(),
+                p.label.clone(),
+                format!("skipped: {why}"),
+            ]);
             continue;
         }
         for (name, c) in classes(p) {
@@ -271,7 +299,10 @@ fn points_table(h: &mut String, r: &RunReport) {
     }
     h.push_str(&table(
         "Every point",
-        &["#", "point", "class", "ops", "MB/s", "IOPS", "mean", "p50", "p99", "p99.9", "max", "errors", "seconds"],
+        &[
+            "#", "point", "class", "ops", "MB/s", "IOPS", "mean", "p50", "p99", "p99.9", "max",
+            "errors", "seconds",
+        ],
         &rows,
     ));
 }

@@ -9,8 +9,8 @@ pub(super) fn charts(r: &RunReport) -> Vec<Chart> {
     let lines = class_lines(r);
     vec![
         percentiles(&lines),
-        over_time(r, &lines, Rate::Bytes),
-        over_time(r, &lines, Rate::Ops),
+        over_time(&lines, Rate::Bytes),
+        over_time(&lines, Rate::Ops),
         histogram(&lines),
     ]
 }
@@ -45,7 +45,11 @@ pub(super) fn class_lines(r: &RunReport) -> Vec<Line<'_>> {
                     name.push(' ');
                 }
                 name.push_str(dir);
-                out.push(Line { name, point: p, class: c });
+                out.push(Line {
+                    name,
+                    point: p,
+                    class: c,
+                });
             }
         }
     }
@@ -104,13 +108,18 @@ enum Rate {
     Ops,
 }
 
-fn over_time(r: &RunReport, lines: &[Line<'_>], rate: Rate) -> Chart {
+fn over_time(lines: &[Line<'_>], rate: Rate) -> Chart {
     let (title, y) = match rate {
-        Rate::Bytes => ("Throughput per interval", Axis::new("MB/s", Scale::Linear, fmt_num)),
-        Rate::Ops => ("IOPS per interval", Axis::new("IOPS", Scale::Linear, fmt_num)),
+        Rate::Bytes => (
+            "Throughput per interval",
+            Axis::new("MB/s", Scale::Linear, fmt_num),
+        ),
+        Rate::Ops => (
+            "IOPS per interval",
+            Axis::new("IOPS", Scale::Linear, fmt_num),
+        ),
     };
     let mut c = Chart::new(title, Axis::new("time (s)", Scale::Linear, fmt_num), y);
-    let _ = r;
     for l in lines {
         let interval = l.point.settings.interval_ns.max(1) as f64;
         let n = l.class.series.len();
@@ -119,18 +128,22 @@ fn over_time(r: &RunReport, lines: &[Line<'_>], rate: Rate) -> Chart {
             .series
             .iter()
             .enumerate()
-            .map(|(k, s)| {
-                // The last interval may be cut short.
+            .filter_map(|(k, s)| {
+                // The last interval may be cut short; one under half an
+                // interval is left out, its rate being mostly noise.
                 let len = if k + 1 == n && l.class.series_last_ns > 0 {
                     l.class.series_last_ns as f64
                 } else {
                     interval
                 };
+                if len < interval / 2.0 {
+                    return None;
+                }
                 let v = match rate {
                     Rate::Bytes => s.bytes as f64 / 1e6,
                     Rate::Ops => s.ops as f64,
                 };
-                ((k as f64 * interval + len) / 1e9, v / (len / 1e9))
+                Some(((k as f64 * interval + len) / 1e9, v / (len / 1e9)))
             })
             .collect();
         c.series.push(Series::new(&l.name, Style::Line, pts));
