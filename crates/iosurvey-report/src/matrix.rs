@@ -211,33 +211,57 @@ pub enum Metric {
     Lat,
 }
 
-/// `_mbps.csv`, `_iops.csv` or `_lat.csv` in ORION's layout; a cell that
-/// did not run is left empty.
-pub fn render_matrix_csv(report: &RunReport, metric: Metric) -> String {
+/// One of ORION's matrices: the small levels of its columns, then a row
+/// per large level with the figure of each column (`None` where the cell
+/// did not run), formatted as ORION prints it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Grid {
+    pub small: Vec<u32>,
+    pub rows: Vec<(u32, Vec<Option<String>>)>,
+}
+
+/// The matrix of `metric`, with only the rows and columns that hold a
+/// figure: the basic matrix's MB/s is column 0 alone, its IOPS row 0 alone.
+pub fn grid(report: &RunReport, metric: Metric) -> Grid {
     let has = |c: &Cell| match metric {
         Metric::Mbps => c.mbps.is_some(),
         Metric::Iops => c.iops.is_some(),
         Metric::Lat => c.lat_us.is_some(),
     };
-    // Only the rows and columns that hold a figure: the basic matrix's
-    // MB/s is column 0 alone, its IOPS row 0 alone.
     let cells: Vec<Cell> = cells(report).into_iter().filter(has).collect();
     let small = levels(&cells, |c| c.small);
-    let large = levels(&cells, |c| c.large).into_iter();
+    let rows = levels(&cells, |c| c.large)
+        .into_iter()
+        .map(|l| {
+            let row = small
+                .iter()
+                .map(|&s| {
+                    let c = cells.iter().find(|c| (c.small, c.large) == (s, l))?;
+                    match metric {
+                        Metric::Mbps => c.mbps.map(|v| format!("{v:.2}")),
+                        Metric::Iops => c.iops.map(|v| format!("{v:.0}")),
+                        Metric::Lat => c.lat_us.map(|v| format!("{:.2}", v[0])),
+                    }
+                })
+                .collect();
+            (l, row)
+        })
+        .collect();
+    Grid { small, rows }
+}
+
+/// `_mbps.csv`, `_iops.csv` or `_lat.csv` in ORION's layout; a cell that
+/// did not run is left empty.
+pub fn render_matrix_csv(report: &RunReport, metric: Metric) -> String {
+    let g = grid(report, metric);
     let mut o = String::from("Large/Small");
-    for s in &small {
+    for s in &g.small {
         let _ = write!(o, ",{s:>7}");
     }
     o.push('\n');
-    for l in large {
+    for (l, row) in g.rows {
         let _ = write!(o, "{l:>11}");
-        for &s in &small {
-            let c = cells.iter().find(|c| (c.small, c.large) == (s, l));
-            let v = c.and_then(|c| match metric {
-                Metric::Mbps => c.mbps.map(|v| format!("{v:.2}")),
-                Metric::Iops => c.iops.map(|v| format!("{v:.0}")),
-                Metric::Lat => c.lat_us.map(|v| format!("{:.2}", v[0])),
-            });
+        for v in row {
             let _ = write!(o, ",{:>7}", v.unwrap_or_default());
         }
         o.push('\n');

@@ -55,7 +55,7 @@ fn streams<'a>(
     })
 }
 
-fn rate(c: &ClassReport, elapsed_ns: u64) -> Option<f64> {
+pub(crate) fn rate(c: &ClassReport, elapsed_ns: u64) -> Option<f64> {
     (c.ops > 0 && elapsed_ns > 0).then(|| c.bytes as f64 * 1e9 / elapsed_ns as f64)
 }
 
@@ -98,7 +98,7 @@ pub fn burst(report: &RunReport) -> Option<Burst> {
 
 /// The unit positions are shown in, picked once from the device's size so
 /// every row uses the same one.
-fn position_unit(end: u64, opts: TextOptions) -> (&'static str, f64, usize) {
+pub(crate) fn position_unit(end: u64, opts: TextOptions) -> (&'static str, f64, usize) {
     let e = end as f64;
     match (opts.mib, e) {
         (false, e) if e >= 1e10 => ("GB", 1e9, 2),

@@ -72,7 +72,13 @@ fn read_input(a: &ReportArgs) -> Result<(String, Option<Ident>), Failure> {
         ));
     }
     let ident = fd_ident(&f).ok();
-    f.read_to_string(&mut text)
-        .map_err(|e| Failure::Usage(anyhow!("{shown}: {e}")))?;
+    f.read_to_string(&mut text).map_err(|e| {
+        Failure::Usage(match e.kind() {
+            std::io::ErrorKind::InvalidData => {
+                anyhow!("{shown}: not an iosurvey report (not text)")
+            }
+            _ => anyhow!("{shown}: {e}"),
+        })
+    })?;
     Ok((text, ident))
 }

@@ -35,7 +35,7 @@ impl Scale {
         t.is_finite().then_some(t)
     }
 
-    fn from_axis(self, t: f64) -> f64 {
+    fn value_at(self, t: f64) -> f64 {
         match self {
             Scale::Linear => t,
             Scale::Log2 => t.exp2(),
@@ -192,19 +192,14 @@ fn range(axis: &Axis, values: impl Iterator<Item = f64>, categorical: bool) -> (
             if axis.from_zero {
                 lo = lo.min(0.0);
             }
-            let pad = if hi > lo {
-                (hi - lo) * 0.05
+            let span = if hi > lo { hi - lo } else { hi.abs().max(1.0) };
+            // Room at the top for the legend, which sits there.
+            let low = if axis.from_zero && lo >= 0.0 {
+                0.0
             } else {
-                hi.abs().max(1.0) * 0.1
+                lo - span * 0.05
             };
-            (
-                if axis.from_zero && lo >= 0.0 {
-                    0.0
-                } else {
-                    lo - pad
-                },
-                hi + pad,
-            )
+            (low, hi + span * 0.25)
         }
         Scale::Nines => (0.0, hi.ceil().max(1.0)),
         Scale::Log2 | Scale::Log10 => {
@@ -287,9 +282,9 @@ fn draw<DB: DrawingBackend>(
             }
             return String::new();
         }
-        xf(xs.from_axis(*t))
+        xf(xs.value_at(*t))
     };
-    let y_label = |t: &f64| yf(ys.from_axis(*t));
+    let y_label = |t: &f64| yf(ys.value_at(*t));
     let x_ticks = if categorical {
         cats.len().max(1) + 1
     } else {
@@ -392,9 +387,9 @@ fn draw<DB: DrawingBackend>(
                     )
                 }
             };
-            let _ = write!(
+            let _ = writeln!(
                 tips,
-                "<circle cx=\"{px}\" cy=\"{py}\" r=\"6\" fill=\"#000\" fill-opacity=\"0\"><title>{}</title></circle>\n",
+                "<circle cx=\"{px}\" cy=\"{py}\" r=\"6\" fill=\"#000\" fill-opacity=\"0\"><title>{}</title></circle>",
                 escape(&text)
             );
         }
@@ -470,7 +465,7 @@ mod tests {
         assert!((at(90.0) - 1.0).abs() < 1e-9);
         assert!((at(99.0) - 2.0).abs() < 1e-9);
         assert!((at(99.999) - 5.0).abs() < 1e-6);
-        assert!((Scale::Nines.from_axis(3.0) - 99.9).abs() < 1e-9);
+        assert!((Scale::Nines.value_at(3.0) - 99.9).abs() < 1e-9);
         assert_eq!(
             Scale::Nines.to_axis(100.0),
             None,

@@ -1,12 +1,120 @@
-//! The `diskperf` plots and tables (being written: see issue 14).
+//! The `diskperf` plot and table: MB/s against request size, one line per
+//! pattern and direction, from the same rows as diskperf's text table
+//! ([`crate::diskperf::diskperf_rows`]), so that page and text agree.
+//!
+//! The real-time multiple (`--fps`) is a display choice the report does
+//! not hold, so the page has no "x real time" figures.
 
-use super::chart::Chart;
+use super::chart::{Axis, Chart, Scale, Series, Style};
+use super::run::fmt_num;
+use crate::diskperf::{diskperf_rows, DiskperfRow, COLUMNS};
 use crate::RunReport;
 
+/// The lines in the order series take their colours: a pattern's read and
+/// write side by side, reads first.
+const LINES: [usize; 6] = [1, 0, 3, 2, 5, 4];
+
 pub(super) fn charts(r: &RunReport) -> Vec<Chart> {
-    super::run::charts(r)
+    let rows = diskperf_rows(r);
+    let mut c = Chart::new(
+        "diskperf: throughput by request size",
+        Axis::new("request size (bytes, log2)", Scale::Log2, fmt_bytes),
+        Axis::new("throughput (MB/s, 10^6 bytes/s)", Scale::Linear, fmt_num),
+    );
+    // Every line is pushed, even one with no point (a read-only run's
+    // writes), so that a combination keeps its colour from run to run.
+    for col in LINES {
+        let name = line_name(col);
+        let (points, tips): (Vec<_>, Vec<_>) = rows
+            .iter()
+            .filter_map(|row| Some((row.req_size, row.rates[col]?)))
+            .map(|(size, rate)| {
+                let mb = rate / 1e6;
+                let tip = format!("{name}, {}: {mb:.2} MB/s", fmt_bytes(size as f64));
+                ((size as f64, mb), tip)
+            })
+            .unzip();
+        let mut s = Series::new(name, Style::Line, points);
+        s.tips = Some(tips);
+        c.series.push(s);
+    }
+    vec![c]
 }
 
-pub(super) fn tables(_r: &RunReport) -> Vec<String> {
-    Vec::new()
+pub(super) fn tables(r: &RunReport) -> Vec<String> {
+    let rows = diskperf_rows(r);
+    if rows.is_empty() {
+        return Vec::new();
+    }
+    let mut head = vec!["request size".to_string(), "bytes".to_string()];
+    head.extend(COLUMNS.iter().map(|&(short, ..)| format!("{short} MB/s")));
+    let head: Vec<&str> = head.iter().map(String::as_str).collect();
+    let cells: Vec<Vec<String>> = rows.iter().map(row_cells).collect();
+    vec![super::table(
+        "diskperf (MB/s = 10^6 bytes/s; - where a test did not run, moved nothing or failed)",
+        &head,
+        &cells,
+    )]
+}
+
+fn row_cells(row: &DiskperfRow) -> Vec<String> {
+    let mut cells = vec![fmt_bytes(row.req_size as f64), row.req_size.to_string()];
+    cells.extend(
+        row.rates
+            .iter()
+            .map(|v| v.map_or_else(|| "-".into(), |v| format!("{:.2}", v / 1e6))),
+    );
+    cells
+}
+
+/// `forward read`, from a column of [`COLUMNS`].
+fn line_name(col: usize) -> String {
+    let (_, pattern, op) = COLUMNS[col];
+    format!("{pattern} {op}")
+}
+
+/// Bytes in binary units: `4 KiB`, `1 MiB`, `7.91 MiB`.
+pub(super) fn fmt_bytes(v: f64) -> String {
+    let b = v.round();
+    let (unit, per) = [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)]
+        .into_iter()
+        .find(|&(_, per)| b >= per as f64)
+        .unwrap_or(("B", 1));
+    let x = b / per as f64;
+    if x == x.trunc() {
+        format!("{x:.0} {unit}")
+    } else {
+        format!("{x:.2} {unit}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_in_binary_units() {
+        assert_eq!(fmt_bytes(4096.0), "4 KiB");
+        assert_eq!(fmt_bytes(4095.9999), "4 KiB");
+        assert_eq!(fmt_bytes(1048576.0), "1 MiB");
+        assert_eq!(fmt_bytes(8294400.0), "7.91 MiB");
+        assert_eq!(fmt_bytes(512.0), "512 B");
+        assert_eq!(fmt_bytes(3.0 * (1u64 << 30) as f64), "3 GiB");
+    }
+
+    #[test]
+    fn reads_and_writes_of_a_pattern_sit_together() {
+        let names: Vec<String> = LINES.iter().map(|&c| line_name(c)).collect();
+        assert_eq!(
+            names,
+            [
+                "forward read",
+                "forward write",
+                "backward read",
+                "backward write",
+                "random read",
+                "random write"
+            ]
+        );
+    }
 }

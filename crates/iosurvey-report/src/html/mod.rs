@@ -311,8 +311,8 @@ fn embed(h: &mut String, r: &RunReport) {
     // Inside a script element only "</script" (or "<!--") could end it
     // early; a '<' can only be in a JSON string, where \u003c means it.
     let json = to_json(r).replace('<', "\\u003c");
-    let _ = write!(
+    let _ = writeln!(
         h,
-        "<script type=\"application/json\" id=\"{JSON_ID}\">{json}</script>\n"
+        "<script type=\"application/json\" id=\"{JSON_ID}\">{json}</script>"
     );
 }
