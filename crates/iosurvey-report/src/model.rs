@@ -33,6 +33,28 @@ pub struct RunReport {
     /// rank done and to the last. Left out of a run on one host.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub windows: Vec<PointWindows>,
+    /// `--repeat N`: the whole plan was run N times, one repeat after the
+    /// other, and `points` holds every repeat's (each marked with its
+    /// `repeat`). Left out when 1.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub repeats: u32,
+}
+
+impl RunReport {
+    /// The same report with only the points of repeat `k` (the whole report
+    /// when it has one repeat): what a presenter of one run of the plan
+    /// reads.
+    pub fn repeat(&self, k: u32) -> RunReport {
+        RunReport {
+            points: self
+                .points
+                .iter()
+                .filter(|p| p.repeat == k)
+                .cloned()
+                .collect(),
+            ..self.clone()
+        }
+    }
 }
 
 /// One rank of a run under MPI.
@@ -123,6 +145,10 @@ pub struct PointReport {
     /// a report saved before points carried it.
     #[serde(default)]
     pub params: PointParams,
+    /// Which repeat of the plan this point belongs to (`--repeat`), from
+    /// 0; left out when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub repeat: u32,
     pub settings: Settings,
     pub targets: Vec<TargetReport>,
     pub elapsed_ns: u64,
@@ -495,6 +521,7 @@ impl PointReport {
             index: point.index,
             label: point.label.clone(),
             params: point.params.clone(),
+            repeat: 0,
             settings: Settings {
                 engine: job.engine.name().into(),
                 workers: job.workers,
@@ -607,6 +634,14 @@ impl PointReport {
             c.set_last_interval(interval, end);
         }
     }
+}
+
+fn is_one(v: &u32) -> bool {
+    *v == 1
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
 }
 
 fn one() -> u32 {

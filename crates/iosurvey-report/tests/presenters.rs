@@ -67,6 +67,7 @@ fn report() -> RunReport {
     fixtures::run_report(
         "run",
         vec![PointReport {
+            repeat: 0,
             index: 0,
             label: "randrw bs=4KiB qd=16 workers=1".into(),
             params: iosurvey_model::PointParams::Run,

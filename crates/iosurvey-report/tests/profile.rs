@@ -54,6 +54,7 @@ fn point(
     let read = ClassReport::new(&read, elapsed_ns);
     let write = ClassReport::new(&ClassStats::new(), elapsed_ns);
     PointReport {
+        repeat: 0,
         index,
         label: label.into(),
         params: iosurvey_model::PointParams::None,

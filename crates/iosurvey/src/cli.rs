@@ -169,6 +169,9 @@ pub struct OutputFlags {
     /// Write a self-contained HTML report with plots to FILE (rewritten after every point; - is stdout, instead of the text).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Run the whole plan N times, one repeat after another (so the points alternate), and keep every repeat in the JSON and HTML reports, for `iosurvey compare`; the text shows each repeat, the CSV and the mode's own files the first.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub repeat: u32,
     /// Print the plan (its points and estimated duration) and do no I/O.
     #[arg(long)]
     pub dry_run: bool,

@@ -68,6 +68,46 @@ pub trait Presenter {
     }
 }
 
+/// A mode's presenter for a run of several repeats (`--repeat`): the text
+/// of each repeat, one after the other, each under a line that names it;
+/// the CSV and the mode's own files of the first repeat (the JSON and the
+/// HTML keep them all).
+pub struct Repeated<'a>(pub &'a dyn Presenter);
+
+impl Presenter for Repeated<'_> {
+    fn text(&self, report: &RunReport, opts: TextOptions) -> String {
+        let mut out = String::new();
+        for k in 0..report.repeats {
+            let one = report.repeat(k);
+            if one.points.is_empty() {
+                break;
+            }
+            out.push_str(&format!("# repeat {} of {}\n", k + 1, report.repeats));
+            out.push_str(&self.0.text(&one, opts));
+        }
+        out
+    }
+    fn csv(&self, report: &RunReport) -> String {
+        self.0.csv(&report.repeat(0))
+    }
+    fn after_point(&self, report: &RunReport) -> Result<(), Failure> {
+        let k = report.points.last().map_or(0, |p| p.repeat);
+        self.0.after_point(&report.repeat(k))
+    }
+    fn files(&self, report: &RunReport) -> Vec<(String, PathBuf)> {
+        self.0.files(report)
+    }
+    fn file_bodies(&self, report: &RunReport) -> Vec<String> {
+        self.0.file_bodies(&report.repeat(0))
+    }
+    fn files_are_made_up(&self) -> bool {
+        self.0.files_are_made_up()
+    }
+    fn banner(&self) -> Option<&str> {
+        self.0.banner()
+    }
+}
+
 /// A presenter made of a text function, with the generic CSV.
 pub struct TextOnly(pub fn(&RunReport, TextOptions) -> String);
 
@@ -259,6 +299,7 @@ pub(crate) fn wrap_up(
 /// The report of a run of `plan` started now, with no point yet.
 pub(crate) fn new_report(plan: &Plan, argv: &[String], tflags: &TargetFlags) -> RunReport {
     RunReport {
+        repeats: 1,
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo::default(),
         command_line: argv.to_vec(),
@@ -286,6 +327,13 @@ pub fn execute(
     }
     let plan = &crate::tuning::apply(plan, tflags)?;
     let mut report = new_report(plan, argv, tflags);
+    report.repeats = oflags.repeat;
+    let repeated = Repeated(presenter);
+    let presenter: &dyn Presenter = if oflags.repeat > 1 {
+        &repeated
+    } else {
+        presenter
+    };
     if oflags.dry_run {
         // Everything a run would refuse, refused now; nothing is opened
         // for writing and nothing is left behind.
@@ -315,7 +363,9 @@ pub fn execute(
         opts: TextOptions { mib: oflags.mib },
     };
     let mut outcome = Outcome::Ok;
-    for point in &plan.points {
+    // Each repeat runs the whole plan, in its order.
+    let runs = (0..oflags.repeat).flat_map(|k| plan.points.iter().map(move |p| (k, p)));
+    for (repeat, point) in runs {
         if stop.load(Ordering::Relaxed) {
             outcome = Outcome::Interrupted;
             break;
@@ -337,9 +387,10 @@ pub fn execute(
         };
         let opened: Vec<TargetReport> = targets.iter().map(target_report).collect();
         let ram = report.host.memory_bytes;
-        report
-            .points
-            .push(PointReport::new(point, &opened, &result, ram));
+        report.points.push(PointReport {
+            repeat,
+            ..PointReport::new(point, &opened, &result, ram)
+        });
         if let Err(e) = outs.save(&report, presenter, false) {
             return wrap_up(&report, oflags, &outs, presenter, &stdout).and(Err(e));
         }
@@ -360,7 +411,7 @@ pub fn execute(
             eprintln!(
                 "iosurvey: stdout was closed by its reader; stopped as on Ctrl-C after {} of {} points",
                 report.points.len(),
-                plan.points.len()
+                plan.points.len() * oflags.repeat as usize
             );
         }
         outcome = Outcome::Interrupted;

@@ -41,7 +41,10 @@ pub fn render_html(report: &RunReport) -> String {
     host(&mut h, report);
     targets(&mut h, report);
     warnings(&mut h, report);
-    let charts = modes::charts(report);
+    // The mode's plots and tables show one run of the plan: the first
+    // repeat of several (the others are in the tables below).
+    let first = report.repeat(0);
+    let charts = modes::charts(&first);
     if !charts.is_empty() {
         h.push_str("<section id=\"plots\">\n<h2>Plots</h2>\n");
         for c in &charts {
@@ -50,8 +53,11 @@ pub fn render_html(report: &RunReport) -> String {
         h.push_str("</section>\n");
     }
     h.push_str("<section id=\"tables\">\n<h2>Tables</h2>\n");
-    for t in modes::tables(report) {
+    for t in modes::tables(&first) {
         h.push_str(&t);
+    }
+    if report.repeats > 1 {
+        repeats_table(&mut h, report);
     }
     points_table(&mut h, report);
     h.push_str("</section>\n");
@@ -265,23 +271,87 @@ pub(crate) fn classes(p: &PointReport) -> impl Iterator<Item = (&'static str, &C
         .filter(|(_, c)| !c.is_empty())
 }
 
-/// One row per point and class, for every mode.
-fn points_table(h: &mut String, r: &RunReport) {
+/// The median of `v` (sorted in place); NaN when empty.
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// Per point and class, the spread of the repeats (`--repeat`).
+fn repeats_table(h: &mut String, r: &RunReport) {
     let mut rows = Vec::new();
-    for p in &r.points {
-        if let Some(why) = &p.skipped {
+    for p in r.points.iter().filter(|p| p.repeat == 0) {
+        for (dir, read) in [("read", true), ("write", false)] {
+            let same: Vec<&ClassReport> = r
+                .points
+                .iter()
+                .filter(|q| q.index == p.index && q.skipped.is_none())
+                .map(|q| if read { &q.total.read } else { &q.total.write })
+                .filter(|c| !c.is_empty())
+                .collect();
+            if same.is_empty() {
+                continue;
+            }
+            let mut mbs: Vec<f64> = same.iter().map(|c| c.bytes_per_sec / 1e6).collect();
+            let mut iops: Vec<f64> = same.iter().map(|c| c.iops).collect();
+            let (lo, hi) = mbs
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+                    (a.min(v), b.max(v))
+                });
             rows.push(vec![
                 p.index.to_string(),
                 p.label.clone(),
-                format!("skipped: {why}"),
+                dir.into(),
+                same.len().to_string(),
+                format!("{:.2}", median(&mut mbs)),
+                format!("{lo:.2}"),
+                format!("{hi:.2}"),
+                format!("{:.0}", median(&mut iops)),
             ]);
+        }
+    }
+    h.push_str(&table(
+        &format!(
+            "Repeats ({} runs of the plan; iosurvey compare tells whether a difference is real)",
+            r.repeats
+        ),
+        &[
+            "#",
+            "point",
+            "class",
+            "repeats",
+            "median MB/s",
+            "min MB/s",
+            "max MB/s",
+            "median IOPS",
+        ],
+        &rows,
+    ));
+}
+
+/// One row per point and class, for every mode.
+fn points_table(h: &mut String, r: &RunReport) {
+    let mut rows = Vec::new();
+    let repeated = r.repeats > 1;
+    for p in &r.points {
+        let mut index = p.index.to_string();
+        if repeated {
+            index = format!("{index} (repeat {})", p.repeat + 1);
+        }
+        if let Some(why) = &p.skipped {
+            rows.push(vec![index, p.label.clone(), format!("skipped: {why}")]);
             continue;
         }
         for (name, c) in classes(p) {
             let l = &c.latency;
             let errors: u64 = c.errors.iter().map(|e| e.count).sum();
             rows.push(vec![
-                p.index.to_string(),
+                index.clone(),
                 p.label.clone(),
                 name.into(),
                 c.ops.to_string(),

@@ -359,6 +359,8 @@ pub fn execute(
             "{} does not run under MPI yet; run it on one host",
             plan.mode
         ))
+    } else if oflags.repeat > 1 {
+        Err("--repeat does not run under MPI yet: launch the job once per repeat".into())
     } else {
         localize(plan, &assigned, me)
     };
