@@ -7,6 +7,7 @@
 #![deny(unsafe_code)]
 
 mod card;
+pub mod compare;
 mod csv_table;
 pub mod diskperf;
 mod errno;

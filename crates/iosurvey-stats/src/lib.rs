@@ -21,6 +21,7 @@ mod buckets;
 mod class;
 mod histogram;
 mod series;
+pub mod significance;
 
 pub use class::{ClassStats, FirstError, SHORT_TRANSFER};
 pub use histogram::{Histogram, HistogramData, LatencySummary, PERCENTILES};

@@ -51,6 +51,8 @@ pub enum Command {
     Video(crate::video_cmd::VideoArgs),
     /// Present a saved report again: RUN.json (or an --html page) as a self-contained HTML report with plots.
     Report(crate::report_cmd::ReportArgs),
+    /// Compare saved runs point by point: medians over the repeats (--repeat), B/A, and whether the difference is real.
+    Compare(crate::compare_cmd::CompareArgs),
 }
 
 pub fn size(s: &str) -> Result<u64, String> {

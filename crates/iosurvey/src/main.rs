@@ -4,6 +4,7 @@
 #![deny(unsafe_code)]
 
 mod cli;
+mod compare_cmd;
 mod diskperf_cmd;
 mod dist;
 mod execute;
@@ -61,6 +62,7 @@ fn main() -> ExitCode {
         Some(cli::Command::Profile(a)) => profile_cmd::profile(a, &args),
         Some(cli::Command::Video(a)) => video_cmd::video(a, &args),
         Some(cli::Command::Report(a)) => report_cmd::report(a),
+        Some(cli::Command::Compare(a)) => compare_cmd::compare_runs(a),
         None => quick_cmd::quick(quick_cmd::QuickArgs::defaults(), &args),
     };
     let say = |e: &anyhow::Error| {

@@ -10,7 +10,7 @@ use anyhow::anyhow;
 use clap::Args;
 use iosurvey_report::{embedded_json, render_html, RunReport};
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
@@ -23,15 +23,25 @@ pub struct ReportArgs {
 }
 
 pub fn report(a: ReportArgs) -> Result<Outcome, Failure> {
-    let shown = a.input.display().to_string();
-    let (text, input_ident) = read_input(&a)?;
+    let (report, input_ident) = load(&a.input)?;
     let out = judge("--html", &a.html).map_err(Failure::Usage)?;
     if input_ident.is_some() && input_ident.as_ref() == Some(&out.ident) {
         return usage(anyhow!(
-            "{}: is the report being read ({shown}); give another file for the page",
-            out.shown()
+            "{}: is the report being read ({}); give another file for the page",
+            out.shown(),
+            a.input.display()
         ));
     }
+    write_out(&out, &render_html(&report), true, None)?;
+    Ok(Outcome::Ok)
+}
+
+/// A saved report at `input` (JSON, an HTML page's embedded JSON, or
+/// stdin for `-`), and what the file is (so that no output is written
+/// over it).
+pub fn load(input: &Path) -> Result<(RunReport, Option<Ident>), Failure> {
+    let shown = input.display().to_string();
+    let (text, ident) = read_input(input)?;
     let json = if text.trim_start().starts_with('<') {
         embedded_json(&text).ok_or_else(|| {
             Failure::Usage(anyhow!(
@@ -41,25 +51,22 @@ pub fn report(a: ReportArgs) -> Result<Outcome, Failure> {
     } else {
         text
     };
-    let report: RunReport = serde_json::from_str(&json)
+    let report = serde_json::from_str(&json)
         .map_err(|e| Failure::Usage(anyhow!("{shown}: not an iosurvey report: {e}")))?;
-    write_out(&out, &render_html(&report), true, None)?;
-    Ok(Outcome::Ok)
+    Ok((report, ident))
 }
 
-/// The input's text, and what it is (so that the page is never written
-/// over it).
-fn read_input(a: &ReportArgs) -> Result<(String, Option<Ident>), Failure> {
-    let shown = a.input.display();
+/// The input's text, and what it is.
+fn read_input(input: &Path) -> Result<(String, Option<Ident>), Failure> {
+    let shown = input.display();
     let mut text = String::new();
-    if a.input.as_os_str() == "-" {
+    if input.as_os_str() == "-" {
         std::io::stdin()
             .read_to_string(&mut text)
             .map_err(|e| Failure::Usage(anyhow!("reading the report from stdin: {e}")))?;
         return Ok((text, None));
     }
-    let mut f =
-        std::fs::File::open(&a.input).map_err(|e| Failure::Usage(anyhow!("{shown}: {e}")))?;
+    let mut f = std::fs::File::open(input).map_err(|e| Failure::Usage(anyhow!("{shown}: {e}")))?;
     let meta = f
         .metadata()
         .map_err(|e| Failure::Usage(anyhow!("{shown}: {e}")))?;

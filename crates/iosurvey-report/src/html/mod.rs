@@ -16,7 +16,7 @@ mod run;
 mod survey;
 mod video;
 
-pub use chart::{Axis, Band, Chart, Scale, Series, Style};
+pub use chart::{svg, Axis, Band, Chart, Scale, Series, Style};
 
 use crate::{format_ns, to_json, ClassReport, PointReport, RunReport};
 use chart::escape;
@@ -75,7 +75,7 @@ pub fn embedded_json(html: &str) -> Option<String> {
     Some(html[start..start + len].to_string())
 }
 
-const STYLE: &str = "\
+pub(crate) const STYLE: &str = "\
 body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1100px;color:#111;padding:0 1em}\
 h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;margin-top:1.6em}\
 table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:.88em}\
