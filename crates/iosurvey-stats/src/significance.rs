@@ -150,10 +150,10 @@ pub fn median_ratio_ci(a: &[f64], b: &[f64], rounds: usize) -> (f64, f64, f64) {
     let mut ratios = Vec::with_capacity(rounds);
     let (mut ra, mut rb) = (vec![0.0; a.len()], vec![0.0; b.len()]);
     for _ in 0..rounds {
-        for x in ra.iter_mut() {
+        for x in &mut ra {
             *x = a[next(a.len())];
         }
-        for x in rb.iter_mut() {
+        for x in &mut rb {
             *x = b[next(b.len())];
         }
         let r = median(&rb) / median(&ra);
