@@ -626,11 +626,18 @@ impl PointReport {
     /// measured phase ended `elapsed_ns` in, maybe inside an interval.
     pub fn set_last_intervals(&mut self) {
         let (interval, end) = (self.settings.interval_ns, self.elapsed_ns);
-        let classes = self
-            .streams
-            .iter_mut()
-            .flat_map(|s| [&mut s.read, &mut s.write]);
-        for c in classes.chain([&mut self.total.read, &mut self.total.write]) {
+        // A stream that ended before the point ends its series at its own
+        // end.
+        for s in &mut self.streams {
+            let own = if s.elapsed_ns > 0 {
+                s.elapsed_ns.min(end)
+            } else {
+                end
+            };
+            s.read.set_last_interval(interval, own);
+            s.write.set_last_interval(interval, own);
+        }
+        for c in [&mut self.total.read, &mut self.total.write] {
             c.set_last_interval(interval, end);
         }
     }

@@ -314,7 +314,7 @@ fn profile_plots_rate_against_position_access_times_and_burst() {
     assert!(access.text("Access time percentiles (1000 random 4096-byte reads, QD 1)"));
     assert!(access.tip("p90: 8.00ms") && access.tip("p99.9: 8.00ms"));
     assert_eq!(access.lines_of(61), 1, "{:?}", access.lines);
-    assert!(access.text("mean (8.00)"), "{:?}", access.texts);
+    assert!(access.text("mean (8.00ms)"), "{:?}", access.texts);
     // Burst beside the sustained rates: four bars.
     assert!(p[2].tip("burst: 2097.2 MB/s"), "{:?}", p[2].tips);
     assert!(p[2].tip("average: 402.3 MB/s"));

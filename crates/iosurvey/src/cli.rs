@@ -168,7 +168,7 @@ pub struct OutputFlags {
     /// Write a CSV table to FILE (a file is rewritten after every point; - is stdout, instead of the text).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
-    /// Write a self-contained HTML report with plots to FILE (rewritten after every point; - is stdout, instead of the text).
+    /// Write a self-contained HTML report with plots to FILE (rewritten as the run goes, at most every 2 s, and at its end; - is stdout, instead of the text).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Run the whole plan N times, one repeat after another (so the points alternate), and keep every repeat in the JSON and HTML reports, for `iosurvey compare`; the text shows each repeat, the CSV and the mode's own files the first.

@@ -195,7 +195,14 @@ pub struct Outputs {
     pub mode: Vec<OutPath>,
     /// Ends the wait for a FIFO's reader (see [`open_in_place`]).
     pub stop: Option<Arc<AtomicBool>>,
+    /// When the HTML page was last written: it is drawn again at most
+    /// every [`HTML_EVERY`] (and at the end), not after every one of
+    /// thousands of short points.
+    pub html_written: std::cell::Cell<Option<std::time::Instant>>,
 }
+
+/// Shortest time between two rewrites of the HTML page during a run.
+const HTML_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl Outputs {
     /// Judges every output path: the flags' and the mode's own files.
@@ -217,6 +224,7 @@ impl Outputs {
                 .collect::<Result<_, _>>()
                 .map_err(Failure::Usage)?,
             stop: None,
+            html_written: std::cell::Cell::new(None),
         })
     }
 
@@ -252,7 +260,14 @@ impl Outputs {
             write_out(o, &presenter.csv(report), last, stop)?;
         }
         if let Some(o) = &self.html {
-            write_out(o, &render_html(report), last, stop)?;
+            let due = self
+                .html_written
+                .get()
+                .is_none_or(|t| t.elapsed() >= HTML_EVERY);
+            if last || due {
+                write_out(o, &render_html(report), last, stop)?;
+                self.html_written.set(Some(std::time::Instant::now()));
+            }
         }
         if !self.mode.is_empty() {
             let bodies = presenter.file_bodies(report);

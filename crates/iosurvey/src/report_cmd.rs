@@ -8,8 +8,9 @@ use crate::out_path::{fd_ident, judge, Ident};
 use crate::output::write_out;
 use anyhow::anyhow;
 use clap::Args;
-use iosurvey_report::{embedded_json, render_html, RunReport};
+use iosurvey_report::{embedded_json, render_html, RunReport, SCHEMA_VERSION};
 use std::io::Read;
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
@@ -51,25 +52,32 @@ pub fn load(input: &Path) -> Result<(RunReport, Option<Ident>), Failure> {
     } else {
         text
     };
-    let report = serde_json::from_str(&json)
+    let report: RunReport = serde_json::from_str(&json)
         .map_err(|e| Failure::Usage(anyhow!("{shown}: not an iosurvey report: {e}")))?;
+    // A newer layout may hold what this version would drop unseen.
+    if report.schema_version > SCHEMA_VERSION {
+        return usage(anyhow!(
+            "{shown}: schema_version {} is newer than this iosurvey's ({SCHEMA_VERSION}); present it with a newer iosurvey",
+            report.schema_version
+        ));
+    }
     Ok((report, ident))
 }
 
 /// The input's text, and what it is.
 fn read_input(input: &Path) -> Result<(String, Option<Ident>), Failure> {
-    let shown = input.display();
-    let mut text = String::new();
+    let shown = input.display().to_string();
     if input.as_os_str() == "-" {
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .map_err(|e| Failure::Usage(anyhow!("reading the report from stdin: {e}")))?;
-        return Ok((text, None));
+        let stdin = std::io::stdin();
+        // Stdin redirected from a file: that file is the input, and no
+        // output may replace it.
+        let ident = fd_ident(stdin.as_fd()).ok();
+        let text = read_bounded(stdin.lock(), "stdin")?;
+        return Ok((text, ident));
     }
-    let mut f = std::fs::File::open(input).map_err(|e| Failure::Usage(anyhow!("{shown}: {e}")))?;
-    let meta = f
-        .metadata()
-        .map_err(|e| Failure::Usage(anyhow!("{shown}: {e}")))?;
+    // Looked at before it is opened: opening a FIFO would wait for a
+    // writer.
+    let meta = std::fs::metadata(input).map_err(|e| Failure::Usage(anyhow!("{shown}: {e}")))?;
     if meta.is_dir() {
         return usage(anyhow!("{shown}: is a directory; give a saved report"));
     }
@@ -78,14 +86,29 @@ fn read_input(input: &Path) -> Result<(String, Option<Ident>), Failure> {
             "{shown}: not a regular file; give a saved report (or - for stdin)"
         ));
     }
+    let f = std::fs::File::open(input).map_err(|e| Failure::Usage(anyhow!("{shown}: {e}")))?;
     let ident = fd_ident(&f).ok();
-    f.read_to_string(&mut text).map_err(|e| {
-        Failure::Usage(match e.kind() {
-            std::io::ErrorKind::InvalidData => {
-                anyhow!("{shown}: not an iosurvey report (not text)")
-            }
-            _ => anyhow!("{shown}: {e}"),
-        })
-    })?;
+    let text = read_bounded(f, &shown)?;
     Ok((text, ident))
+}
+
+/// Largest report read: far above what a run writes (a report holds
+/// histograms and series, not per-I/O data), far below the memory it
+/// would take to hold something endless.
+const MAX_REPORT_BYTES: u64 = 1 << 30;
+
+/// All of `r` as text, refused past [`MAX_REPORT_BYTES`].
+fn read_bounded(r: impl Read, shown: &str) -> Result<String, Failure> {
+    let mut bytes = Vec::new();
+    r.take(MAX_REPORT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Failure::Usage(anyhow!("{shown}: {e}")))?;
+    if bytes.len() as u64 > MAX_REPORT_BYTES {
+        return usage(anyhow!(
+            "{shown}: larger than {} GiB: not an iosurvey report",
+            MAX_REPORT_BYTES >> 30
+        ));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| Failure::Usage(anyhow!("{shown}: not an iosurvey report (not text)")))
 }

@@ -355,3 +355,207 @@ fn a_saved_report_gives_the_same_page_and_is_never_overwritten() {
     }
     assert_eq!(std::fs::read(&json).unwrap(), before);
 }
+
+#[test]
+fn report_never_writes_over_its_stdin_never_waits_on_a_fifo_and_refuses_newer_layouts() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let f = d.join("data");
+    std::fs::write(&f, random_bytes(MIB as usize, 3)).unwrap();
+    let json = d.join("r.json");
+    let out = iosurvey(&[
+        "run",
+        path_str(&f),
+        "--rw",
+        "read",
+        "--bs",
+        "64k",
+        "--time",
+        "200ms",
+        "--json",
+        path_str(&json),
+        "--quiet",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let before = std::fs::read(&json).unwrap();
+    // Stdin is the report's file: the page may not replace it.
+    let out = Command::new(BIN)
+        .args(["report", "-", "--html", path_str(&json)])
+        .stdin(std::fs::File::open(&json).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is the report being read"));
+    assert_eq!(std::fs::read(&json).unwrap(), before);
+    // A FIFO with no writer: refused at once, not waited on.
+    let fifo = d.join("fifo");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        0o600.into(),
+        0,
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let out = iosurvey(&[
+        "report",
+        path_str(&fifo),
+        "--html",
+        path_str(&d.join("x.html")),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    // A report from a newer iosurvey: what it holds could be lost unseen.
+    let mut v: serde_json::Value = serde_json::from_slice(&before).unwrap();
+    v["schema_version"] = 999.into();
+    let newer = d.join("newer.json");
+    std::fs::write(&newer, v.to_string()).unwrap();
+    let out = iosurvey(&[
+        "report",
+        path_str(&newer),
+        "--html",
+        path_str(&d.join("y.html")),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("newer than this iosurvey"));
+    assert!(!d.join("x.html").exists() && !d.join("y.html").exists());
+}
+
+#[test]
+fn names_with_control_characters_keep_every_svg_xml() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (a, b) = (d.join("t<&\"'\x01\x1b.dat"), d.join("plain.dat"));
+    for f in [&a, &b] {
+        std::fs::write(f, random_bytes(2 * MIB as usize, 5)).unwrap();
+    }
+    let page = d.join("p.html");
+    let out = iosurvey(&[
+        "parallel",
+        path_str(&a),
+        path_str(&b),
+        "--time",
+        "300ms",
+        "--scale",
+        "--html",
+        path_str(&page),
+        "--quiet",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let text = std::fs::read_to_string(&page).unwrap();
+    let found = svgs(&text);
+    assert!(found.len() >= 2);
+    for svg in found {
+        roxmltree::Document::parse(svg).unwrap_or_else(|e| panic!("not XML: {e}"));
+    }
+    assert!(
+        text.contains("\\x01\\x1b.dat"),
+        "the control characters shown, not dropped"
+    );
+}
+
+#[test]
+fn repeats_compared_tell_a_real_slowdown_and_fail_if_asked() {
+    need!(require_root_and(&["dd"]));
+    let _g = serial();
+    let z = need!(filled_zram());
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (fast, slow) = (d.join("fast.json"), d.join("slow.json"));
+    for (bs, qd, out) in [("128k", "4", &fast), ("4k", "1", &slow)] {
+        let r = iosurvey(&[
+            "run",
+            path_str(z.path()),
+            "--rw",
+            "read",
+            "--bs",
+            bs,
+            "--qd",
+            qd,
+            "--time",
+            "300ms",
+            "--repeat",
+            "4",
+            "--json",
+            path_str(out),
+            "--quiet",
+        ]);
+        assert_eq!(r.status.code(), Some(0), "{}", describe(&r));
+    }
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&fast).unwrap()).unwrap();
+    assert_eq!(report["repeats"], 4);
+    let repeats: Vec<u64> = report["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["repeat"].as_u64().unwrap_or(0))
+        .collect();
+    assert_eq!(repeats, [0, 1, 2, 3]);
+    // 4 KiB at QD 1 against 128 KiB at QD 4 on zram: many times slower,
+    // every repeat below every other: p = 2/70.
+    let out = iosurvey(&[
+        "compare",
+        path_str(&fast),
+        path_str(&slow),
+        "--output",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let c: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mb = c["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "MB/s")
+        .unwrap();
+    assert_eq!(mb["verdict"], "slower", "{mb}");
+    assert!(mb["ratio"].as_f64().unwrap() < 0.5, "{mb}");
+    assert!((mb["p_value"].as_f64().unwrap() - 2.0 / 70.0).abs() < 1e-9);
+    let out = iosurvey(&[
+        "compare",
+        path_str(&fast),
+        path_str(&slow),
+        "--fail-if-slower",
+        "20",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("slower"));
+    // The other way round the rates are faster, but the latency of
+    // 128 KiB at QD 4 is some 5 times that of 4 KiB at QD 1: slower by
+    // about 400%, which a 1000% threshold lets pass.
+    let page = d.join("c.html");
+    let out = iosurvey(&[
+        "compare",
+        path_str(&slow),
+        path_str(&fast),
+        "--fail-if-slower",
+        "1000",
+        "--html",
+        path_str(&page),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let out = iosurvey(&[
+        "compare",
+        path_str(&slow),
+        path_str(&fast),
+        "--fail-if-slower",
+        "100",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("latency"));
+    let html = std::fs::read_to_string(&page).unwrap();
+    for svg in svgs(&html) {
+        roxmltree::Document::parse(svg).unwrap();
+    }
+    assert!(html.contains("faster"));
+    // Never over a report it reads.
+    let out = iosurvey(&[
+        "compare",
+        path_str(&fast),
+        path_str(&slow),
+        "--json",
+        path_str(&slow),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+}

@@ -177,10 +177,21 @@ pub fn svg(chart: &Chart) -> String {
 
 /// The drawn range of an axis over `values` (already on the axis): whole
 /// powers for log axes, zero-based for rates, and never empty.
-fn range(axis: &Axis, values: impl Iterator<Item = f64>, categorical: bool) -> (f64, f64) {
-    let (mut lo, mut hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
-        (a.min(v), b.max(v))
-    });
+/// `top` is the share of the span left free above the data (for the
+/// legend); 0 on the x axis.
+fn range(
+    axis: &Axis,
+    values: impl Iterator<Item = f64>,
+    categorical: bool,
+    top: f64,
+) -> (f64, f64) {
+    // Values too large to draw (say, a period of 1e300 ms) are left out:
+    // plotters cannot place ticks on an endless range.
+    let (mut lo, mut hi) = values
+        .filter(|v| v.is_finite() && v.abs() < 1e100)
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(v), b.max(v))
+        });
     if !lo.is_finite() {
         (lo, hi) = (0.0, 1.0);
     }
@@ -193,13 +204,12 @@ fn range(axis: &Axis, values: impl Iterator<Item = f64>, categorical: bool) -> (
                 lo = lo.min(0.0);
             }
             let span = if hi > lo { hi - lo } else { hi.abs().max(1.0) };
-            // Room at the top for the legend, which sits there.
             let low = if axis.from_zero && lo >= 0.0 {
                 0.0
             } else {
                 lo - span * 0.05
             };
-            (low, hi + span * 0.25)
+            (low, hi + span * top.max(0.03))
         }
         Scale::Nines => (0.0, hi.ceil().max(1.0)),
         Scale::Log2 | Scale::Log10 => {
@@ -263,10 +273,19 @@ fn draw<DB: DrawingBackend>(
         .chain(chart.hlines.iter().map(|h| h.0))
         .chain(bars.then_some(0.0))
         .filter_map(on_y);
-    let xr = range(&chart.x, xs, categorical);
-    let yr = range(&chart.y, ys, false);
+    // Room above the data for the legend, which sits at the top right: a
+    // line of it per entry.
+    let entries = chart.series.len() + chart.hlines.len() + chart.bands.len();
+    let legend = entries > 1 || !chart.hlines.is_empty();
+    let top = if legend {
+        0.1 + 0.07 * entries as f64
+    } else {
+        0.05
+    };
+    let xr = range(&chart.x, xs, categorical, 0.0);
+    let yr = range(&chart.y, ys, false, top);
     let mut cc = ChartBuilder::on(root)
-        .caption(&chart.title, ("sans-serif", 17))
+        .caption(clean(&chart.title), ("sans-serif", 17))
         .margin(12)
         .x_label_area_size(48)
         .y_label_area_size(78)
@@ -278,7 +297,10 @@ fn draw<DB: DrawingBackend>(
         if categorical {
             let i = t.round();
             if (t - i).abs() < 1e-6 && i >= 0.0 {
-                return cats.get(i as usize).cloned().unwrap_or_default();
+                return cats
+                    .get(i as usize)
+                    .map(|c| clean(c).into_owned())
+                    .unwrap_or_default();
             }
             return String::new();
         }
@@ -291,8 +313,8 @@ fn draw<DB: DrawingBackend>(
         tick_count(&chart.x, xr)
     };
     cc.configure_mesh()
-        .x_desc(&chart.x.title)
-        .y_desc(&chart.y.title)
+        .x_desc(clean(&chart.x.title))
+        .y_desc(clean(&chart.y.title))
         .x_labels(x_ticks)
         .y_labels(tick_count(&chart.y, yr))
         .x_label_formatter(&x_label)
@@ -316,7 +338,7 @@ fn draw<DB: DrawingBackend>(
         let outline: Vec<(f64, f64)> = upper.chain(lower).collect();
         if outline.len() >= 3 {
             cc.draw_series(std::iter::once(Polygon::new(outline, c.mix(0.15).filled())))?
-                .label(band.name.as_str())
+                .label(clean(&band.name))
                 .legend(move |(x, y)| {
                     Rectangle::new([(x, y - 5), (x + 18, y + 5)], c.mix(0.15).filled())
                 });
@@ -329,6 +351,8 @@ fn draw<DB: DrawingBackend>(
         .count()
         .max(1);
     let mut bar_k = 0usize;
+    // The centre of the last bar series' bars, from their category's.
+    let mut bar_at = 0.0;
     for (k, s) in chart.series.iter().enumerate() {
         let c = PALETTE[k % PALETTE.len()];
         let pts: Vec<(f64, f64, usize)> = s
@@ -358,16 +382,22 @@ fn draw<DB: DrawingBackend>(
                 let w = 0.7 / n_bar_series as f64;
                 let off = -0.35 + w * bar_k as f64;
                 bar_k += 1;
+                bar_at = off + w / 2.0;
                 let base = yr.0.max(on_y(0.0).unwrap_or(yr.0));
                 cc.draw_series(pts.iter().map(|p| {
                     Rectangle::new([(p.0 + off, base), (p.0 + off + w, p.1)], c.filled())
                 }))?
             }
         };
-        anno.label(s.name.as_str())
+        anno.label(clean(&s.name))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3)));
+        // A bar's tooltip sits on the bar, beside the category's centre.
+        let shift = match s.style {
+            Style::Bars => bar_at,
+            _ => 0.0,
+        };
         for &(x, y, i) in &pts {
-            let (px, py) = cc.backend_coord(&(x, y));
+            let (px, py) = cc.backend_coord(&(x + shift, y));
             let text = match &s.tips {
                 Some(t) => t.get(i).cloned().unwrap_or_default(),
                 None => {
@@ -403,10 +433,10 @@ fn draw<DB: DrawingBackend>(
             5,
             c.stroke_width(2),
         ))?
-        .label(format!("{name} ({})", yf(*v)))
+        .label(clean(&format!("{name} ({})", yf(*v))))
         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2)));
     }
-    if chart.series.len() + chart.hlines.len() + chart.bands.len() > 1 || !chart.hlines.is_empty() {
+    if legend {
         cc.configure_series_labels()
             .position(SeriesLabelPosition::UpperRight)
             .background_style(WHITE.mix(0.85))
@@ -442,7 +472,7 @@ fn markers<DB: DrawingBackend>(
 /// Text for HTML or XML: the five characters that mean something there.
 pub fn escape(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
-    for ch in s.chars() {
+    for ch in clean(s).chars() {
         match ch {
             '&' => o.push_str("&amp;"),
             '<' => o.push_str("&lt;"),
@@ -453,6 +483,31 @@ pub fn escape(s: &str) -> String {
         }
     }
     o
+}
+
+/// `s` with the characters XML cannot hold (controls other than tab, line
+/// feed and carriage return) shown as `\xNN`: a name of a file may have
+/// them, and the SVG must stay XML.
+pub fn clean(s: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| {
+        (c < ' ' && !matches!(c, '\t' | '\n' | '\r'))
+            || c == '\u{7f}'
+            || c == '\u{fffe}'
+            || c == '\u{ffff}'
+    };
+    if !s.chars().any(bad) {
+        return s.into();
+    }
+    s.chars()
+        .map(|c| {
+            if bad(c) {
+                format!("\\x{:02x}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect::<String>()
+        .into()
 }
 
 #[cfg(test)]
@@ -478,11 +533,11 @@ mod tests {
     #[test]
     fn log_axes_span_whole_powers() {
         let a = Axis::new("x", Scale::Log10, |v| v.to_string());
-        assert_eq!(range(&a, [1.3, 2.2].into_iter(), false), (1.0, 3.0));
-        assert_eq!(range(&a, [2.0].into_iter(), false), (1.5, 2.5));
+        assert_eq!(range(&a, [1.3, 2.2].into_iter(), false, 0.0), (1.0, 3.0));
+        assert_eq!(range(&a, [2.0].into_iter(), false, 0.0), (1.5, 2.5));
         let lin = Axis::new("y", Scale::Linear, |v| v.to_string());
         assert_eq!(
-            range(&lin, [10.0, 20.0].into_iter(), false).0,
+            range(&lin, [10.0, 20.0].into_iter(), false, 0.0).0,
             0.0,
             "rates from zero"
         );

@@ -244,6 +244,14 @@ fn warnings(h: &mut String, r: &RunReport) {
                 escape(&w.threshold)
             );
         }
+        if p.interrupted {
+            let _ = writeln!(
+                body,
+                "<div class=\"warning\"><b>interrupted</b> (point {}: {}): stopped before its end; the figures are of what it measured until then</div>",
+                p.index,
+                escape(&p.label)
+            );
+        }
         if let Some(f) = &p.failure {
             let _ = writeln!(
                 body,
@@ -344,7 +352,9 @@ fn points_table(h: &mut String, r: &RunReport) {
             index = format!("{index} (repeat {})", p.repeat + 1);
         }
         if let Some(why) = &p.skipped {
-            rows.push(vec![index, p.label.clone(), format!("skipped: {why}")]);
+            let mut row = vec![index, p.label.clone(), format!("skipped: {why}")];
+            row.resize(13, String::new());
+            rows.push(row);
             continue;
         }
         for (name, c) in classes(p) {

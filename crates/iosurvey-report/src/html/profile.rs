@@ -157,7 +157,7 @@ fn access_chart(r: &RunReport) -> Chart {
     let mut chart = Chart::new(
         format!("Access time percentiles{what}"),
         Axis::new("percentile (%)", Scale::Nines, fmt_pct),
-        Axis::new("access time (ms)", Scale::Linear, fmt_num),
+        Axis::new("access time", Scale::Log10, fmt_ns),
     );
     let Some((_, c)) = access(r) else {
         return chart;
@@ -170,16 +170,16 @@ fn access_chart(r: &RunReport) -> Chart {
         let pts: Vec<(f64, f64)> = (0..=steps)
             .map(|k| (k as f64 / 20.0).min(top))
             .map(|t| 100.0 * (1.0 - 10f64.powf(-t)))
-            .map(|p| (p, h.percentile(p) as f64 / 1e6))
+            .map(|p| (p, h.percentile(p) as f64))
             .collect();
         let tips = pts
             .iter()
-            .map(|&(p, ms)| format!("{}: {}", fmt_pct(p), fmt_ns(ms * 1e6)))
+            .map(|&(p, ns)| format!("{}: {}", fmt_pct(p), fmt_ns(ns)))
             .collect();
         let mut series = Series::new("access time", Style::Curve, pts);
         series.tips = Some(tips);
         chart.series.push(series);
-        chart.hlines.push((c.latency.mean_ns / 1e6, "mean".into()));
+        chart.hlines.push((c.latency.mean_ns, "mean".into()));
     }
     chart
 }

@@ -42,6 +42,14 @@ pub(super) fn class_lines(r: &RunReport) -> Vec<Line<'_>> {
                 }
                 if many_streams {
                     name.push_str(&s.label);
+                    // Streams of one label (one per target) by their
+                    // target.
+                    if p.streams.iter().filter(|t| t.label == s.label).count() > 1 {
+                        match p.targets.get(s.target) {
+                            Some(t) => name.push_str(&format!(" {}", t.path)),
+                            None => name.push_str(&format!(" #{}", s.target)),
+                        }
+                    }
                     name.push(' ');
                 }
                 name.push_str(dir);
@@ -130,8 +138,10 @@ fn over_time(lines: &[Line<'_>], rate: Rate) -> Chart {
             .enumerate()
             .filter_map(|(k, s)| {
                 // The last interval may be cut short; one under half an
-                // interval is left out, its rate being mostly noise.
-                let len = if k + 1 == n && l.class.series_last_ns > 0 {
+                // interval is left out, its rate being mostly noise, and so
+                // is one of unknown length (a report older than
+                // `series_last_ns`, where it reads 0).
+                let len = if k + 1 == n {
                     l.class.series_last_ns as f64
                 } else {
                     interval
@@ -167,10 +177,18 @@ fn histogram(lines: &[Line<'_>]) -> Chart {
                 _ => bins.push((b, n)),
             }
         }
-        let pts = bins
-            .into_iter()
-            .map(|(b, n)| (10f64.powf((b as f64 + 0.5) / 10.0), n as f64))
-            .collect();
+        // Empty bins between filled ones drawn at zero, not bridged.
+        let mut pts = Vec::new();
+        let mut last: Option<i64> = None;
+        for (b, n) in bins {
+            if let Some(prev) = last {
+                for gap in prev + 1..b {
+                    pts.push((10f64.powf((gap as f64 + 0.5) / 10.0), 0.0));
+                }
+            }
+            pts.push((10f64.powf((b as f64 + 0.5) / 10.0), n as f64));
+            last = Some(b);
+        }
         c.series.push(Series::new(&l.name, Style::Line, pts));
     }
     c

@@ -131,7 +131,10 @@ fn tip(r: &FrameRecord, label: &str) -> String {
 fn per_second(name: &str, p: &PointReport, f: &FramesReport) -> Chart {
     let summary = frames_summary(f, p.elapsed_ns);
     let kept = f.records.len() as u64;
-    let mut whole = p.elapsed_ns / SEC;
+    // Whole seconds up to the last frame kept (never more than it holds: a
+    // report's elapsed time alone could ask for years of points).
+    let last_end = f.records.iter().map(|r| r.end_ns).max().unwrap_or(0);
+    let mut whole = (p.elapsed_ns / SEC).min(last_end / SEC + 1);
     let mut title = format!("Data rate per second{name}");
     if kept < summary.recorded() {
         // The kept records are the first by start: a frame left out started
