@@ -20,6 +20,7 @@ pub use chart::{svg, Axis, Band, Chart, Scale, Series, Style};
 
 use crate::{format_ns, to_json, ClassReport, PointReport, RunReport};
 use chart::escape;
+use iosurvey_stats::significance::median;
 use std::fmt::Write as _;
 
 /// The `id` of the element that holds the embedded JSON report.
@@ -279,16 +280,6 @@ pub(crate) fn classes(p: &PointReport) -> impl Iterator<Item = (&'static str, &C
         .filter(|(_, c)| !c.is_empty())
 }
 
-/// The median of `v` (sorted in place); NaN when empty.
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
-}
-
 /// Per point and class, the spread of the repeats (`--repeat`).
 fn repeats_table(h: &mut String, r: &RunReport) {
     let mut rows = Vec::new();
@@ -304,8 +295,8 @@ fn repeats_table(h: &mut String, r: &RunReport) {
             if same.is_empty() {
                 continue;
             }
-            let mut mbs: Vec<f64> = same.iter().map(|c| c.bytes_per_sec / 1e6).collect();
-            let mut iops: Vec<f64> = same.iter().map(|c| c.iops).collect();
+            let mbs: Vec<f64> = same.iter().map(|c| c.bytes_per_sec / 1e6).collect();
+            let iops: Vec<f64> = same.iter().map(|c| c.iops).collect();
             let (lo, hi) = mbs
                 .iter()
                 .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
@@ -316,10 +307,10 @@ fn repeats_table(h: &mut String, r: &RunReport) {
                 p.label.clone(),
                 dir.into(),
                 same.len().to_string(),
-                format!("{:.2}", median(&mut mbs)),
+                format!("{:.2}", median(&mbs)),
                 format!("{lo:.2}"),
                 format!("{hi:.2}"),
-                format!("{:.0}", median(&mut iops)),
+                format!("{:.0}", median(&iops)),
             ]);
         }
     }

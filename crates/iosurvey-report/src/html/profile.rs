@@ -5,7 +5,7 @@
 //! the sustained ones. Points are found by their typed position.
 
 use super::chart::{Axis, Chart, Scale, Series, Style};
-use super::run::{fmt_ns, fmt_num};
+use super::run::{fmt_ns, fmt_num, fmt_pct};
 use crate::profile::{position_unit, rate};
 use crate::{format_ns, ClassReport, PointReport, RunReport, StreamReport, TextOptions};
 use iosurvey_model::{PointParams, ProfilePosition};
@@ -163,15 +163,8 @@ fn access_chart(r: &RunReport) -> Chart {
         return chart;
     };
     let h = Histogram::from_data(&c.histogram);
-    let n = h.count();
-    if n > 0 {
-        let top = (n as f64).log10().min(6.0);
-        let steps = (top * 20.0).ceil() as usize;
-        let pts: Vec<(f64, f64)> = (0..=steps)
-            .map(|k| (k as f64 / 20.0).min(top))
-            .map(|t| 100.0 * (1.0 - 10f64.powf(-t)))
-            .map(|p| (p, h.percentile(p) as f64))
-            .collect();
+    if h.count() > 0 {
+        let pts = super::run::nines_curve(&h);
         let tips = pts
             .iter()
             .map(|&(p, ns)| format!("{}: {}", fmt_pct(p), fmt_ns(ns)))
@@ -182,11 +175,6 @@ fn access_chart(r: &RunReport) -> Chart {
         chart.hlines.push((c.latency.mean_ns, "mean".into()));
     }
     chart
-}
-
-fn fmt_pct(v: f64) -> String {
-    let s = format!("{v:.4}");
-    format!("p{}", s.trim_end_matches('0').trim_end_matches('.'))
 }
 
 /// HD Tune's side panel as bars: the sustained minimum, average and

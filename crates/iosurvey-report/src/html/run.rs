@@ -79,7 +79,23 @@ pub(super) fn fmt_num(v: f64) -> String {
     }
 }
 
-fn fmt_pct(v: f64) -> String {
+/// The percentiles of `h` along a nines axis, in steps of a twentieth of
+/// a nine, up to what its count can tell (1 in n) and at most p99.9999.
+pub(super) fn nines_curve(h: &Histogram) -> Vec<(f64, f64)> {
+    let n = h.count();
+    if n == 0 {
+        return Vec::new();
+    }
+    let top = (n as f64).log10().min(6.0);
+    let steps = (top * 20.0).ceil() as usize;
+    (0..=steps)
+        .map(|k| (k as f64 / 20.0).min(top))
+        .map(|t| 100.0 * (1.0 - 10f64.powf(-t)))
+        .map(|p| (p, h.percentile(p) as f64))
+        .collect()
+}
+
+pub(super) fn fmt_pct(v: f64) -> String {
     let s = format!("{v:.5}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
     format!("p{s}")
@@ -97,15 +113,8 @@ fn percentiles(lines: &[Line<'_>]) -> Chart {
         if n == 0 {
             continue;
         }
-        // Nines up to what the count can tell (1 in n), in steps of 1/20.
-        let top = (n as f64).log10().min(6.0);
-        let steps = (top * 20.0).ceil() as usize;
-        let pts = (0..=steps)
-            .map(|k| (k as f64 / 20.0).min(top))
-            .map(|t| 100.0 * (1.0 - 10f64.powf(-t)))
-            .map(|p| (p, h.percentile(p) as f64))
-            .collect();
-        c.series.push(Series::new(&l.name, Style::Curve, pts));
+        c.series
+            .push(Series::new(&l.name, Style::Curve, nines_curve(&h)));
     }
     c
 }
