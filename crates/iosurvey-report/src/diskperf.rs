@@ -18,9 +18,9 @@ pub const COLUMNS: [(&str, &str, &str); 6] = [
 
 const RULE: &str = "#---------------------------------------------------------";
 
-/// What the command was asked for that the report does not hold: display
-/// choices, not results.
-#[derive(Clone, Debug, PartialEq)]
+/// Display choices of the command (not results), kept in the report
+/// (`diskperf`) so that a saved report is presented as the run was.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct DiskperfSettings {
     /// Echoed in the header (diskperf's `-n`).
     pub label: Option<String>,

@@ -38,6 +38,10 @@ pub struct RunReport {
     /// `repeat`). Left out when 1.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub repeats: u32,
+    /// `diskperf`: its display choices (label, scale, frames per second),
+    /// which its text, CSV and page show. Left out in other modes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diskperf: Option<crate::diskperf::DiskperfSettings>,
 }
 
 impl RunReport {

@@ -196,6 +196,9 @@ impl Presenter for DiskperfPresenter {
     fn csv(&self, report: &RunReport) -> String {
         render_diskperf_csv(report, &self.0)
     }
+    fn annotate(&self, report: &mut RunReport) {
+        report.diskperf = Some(self.0.clone());
+    }
     /// Like diskperf, the table is printed as it fills: the header once the
     /// first test has run, then each row once the next size has begun.
     fn text_so_far(&self, report: &RunReport, opts: TextOptions) -> Option<String> {

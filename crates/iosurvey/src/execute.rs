@@ -32,6 +32,10 @@ pub fn stop_flag() -> Arc<AtomicBool> {
 /// report; `after_point` says what a mode wants said as each point ends.
 pub trait Presenter {
     fn text(&self, report: &RunReport, opts: TextOptions) -> String;
+    /// Puts in a new report what the mode's presentation needs from the
+    /// command line (diskperf's display choices), so that the saved report
+    /// is presented again as the run was.
+    fn annotate(&self, _report: &mut RunReport) {}
     fn csv(&self, report: &RunReport) -> String {
         render_csv(report)
     }
@@ -124,6 +128,9 @@ pub struct WithBanner<'a>(pub &'a dyn Presenter, pub String);
 impl Presenter for WithBanner<'_> {
     fn text(&self, report: &RunReport, opts: TextOptions) -> String {
         self.0.text(report, opts)
+    }
+    fn annotate(&self, report: &mut RunReport) {
+        self.0.annotate(report)
     }
     fn csv(&self, report: &RunReport) -> String {
         self.0.csv(report)
@@ -300,6 +307,7 @@ pub(crate) fn wrap_up(
 pub(crate) fn new_report(plan: &Plan, argv: &[String], tflags: &TargetFlags) -> RunReport {
     RunReport {
         repeats: 1,
+        diskperf: None,
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo::default(),
         command_line: argv.to_vec(),
@@ -327,6 +335,7 @@ pub fn execute(
     }
     let plan = &crate::tuning::apply(plan, tflags)?;
     let mut report = new_report(plan, argv, tflags);
+    presenter.annotate(&mut report);
     report.repeats = oflags.repeat;
     let repeated = Repeated(presenter);
     let presenter: &dyn Presenter = if oflags.repeat > 1 {

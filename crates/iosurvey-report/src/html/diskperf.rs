@@ -2,8 +2,10 @@
 //! pattern and direction, from the same rows as diskperf's text table
 //! ([`crate::diskperf::diskperf_rows`]), so that page and text agree.
 //!
-//! The real-time multiple (`--fps`) is a display choice the report does
-//! not hold, so the page has no "x real time" figures.
+//! With the run's display choices in the report (`diskperf`: `-s` scale,
+//! `--fps`), rates are scaled as the text scales them, and `--fps` adds
+//! the "x real time" plot: each rate over the rate of one frame (the first
+//! request size) every 1/fps.
 
 use super::chart::{Axis, Chart, Scale, Series, Style};
 use super::run::fmt_num;
@@ -16,10 +18,16 @@ const LINES: [usize; 6] = [1, 0, 3, 2, 5, 4];
 
 pub(super) fn charts(r: &RunReport) -> Vec<Chart> {
     let rows = diskperf_rows(r);
+    let scale = r.diskperf.as_ref().map_or(1.0, |d| d.scale);
+    let y = if scale == 1.0 {
+        "throughput (MB/s, 10^6 bytes/s)".to_string()
+    } else {
+        format!("throughput (MB/s, 10^6 bytes/s) x {scale} (-s)")
+    };
     let mut c = Chart::new(
         "diskperf: throughput by request size",
         Axis::new("request size (bytes, log2)", Scale::Log2, fmt_bytes),
-        Axis::new("throughput (MB/s, 10^6 bytes/s)", Scale::Linear, fmt_num),
+        Axis::new(y, Scale::Linear, fmt_num),
     );
     // Every line is pushed, even one with no point (a read-only run's
     // writes), so that a combination keeps its colour from run to run.
@@ -29,7 +37,7 @@ pub(super) fn charts(r: &RunReport) -> Vec<Chart> {
             .iter()
             .filter_map(|row| Some((row.req_size, row.rates[col]?)))
             .map(|(size, rate)| {
-                let mb = rate / 1e6;
+                let mb = rate * scale / 1e6;
                 let tip = format!("{name}, {}: {mb:.2} MB/s", fmt_bytes(size as f64));
                 ((size as f64, mb), tip)
             })
@@ -38,7 +46,43 @@ pub(super) fn charts(r: &RunReport) -> Vec<Chart> {
         s.tips = Some(tips);
         c.series.push(s);
     }
-    vec![c]
+    let mut charts = vec![c];
+    if let (Some(fps), Some(first)) = (r.diskperf.as_ref().and_then(|d| d.fps), rows.first()) {
+        charts.push(real_time(&rows, fps, first.req_size, scale));
+    }
+    charts
+}
+
+/// Each rate as a multiple of real time at `fps` frames of `frame` bytes a
+/// second (1 = just real time), as diskperf's second table gives it.
+fn real_time(rows: &[DiskperfRow], fps: f64, frame: u64, scale: f64) -> Chart {
+    let realtime = frame as f64 * fps;
+    let mut c = Chart::new(
+        format!(
+            "x real time at {fps} fps ({} a frame = {:.2} MB/s)",
+            fmt_bytes(frame as f64),
+            realtime / 1e6
+        ),
+        Axis::new("request size (bytes, log2)", Scale::Log2, fmt_bytes),
+        Axis::new("times real time", Scale::Linear, fmt_num),
+    );
+    for col in LINES {
+        let name = line_name(col);
+        let (points, tips): (Vec<_>, Vec<_>) = rows
+            .iter()
+            .filter_map(|row| Some((row.req_size, row.rates[col]?)))
+            .map(|(size, rate)| {
+                let x = rate * scale / realtime;
+                let tip = format!("{name}, {}: {x:.2} x real time", fmt_bytes(size as f64));
+                ((size as f64, x), tip)
+            })
+            .unzip();
+        let mut s = Series::new(name, Style::Line, points);
+        s.tips = Some(tips);
+        c.series.push(s);
+    }
+    c.hlines.push((1.0, "real time".into()));
+    c
 }
 
 pub(super) fn tables(r: &RunReport) -> Vec<String> {
@@ -49,7 +93,8 @@ pub(super) fn tables(r: &RunReport) -> Vec<String> {
     let mut head = vec!["request size".to_string(), "bytes".to_string()];
     head.extend(COLUMNS.iter().map(|&(short, ..)| format!("{short} MB/s")));
     let head: Vec<&str> = head.iter().map(String::as_str).collect();
-    let cells: Vec<Vec<String>> = rows.iter().map(row_cells).collect();
+    let scale = r.diskperf.as_ref().map_or(1.0, |d| d.scale);
+    let cells: Vec<Vec<String>> = rows.iter().map(|row| row_cells(row, scale)).collect();
     vec![super::table(
         "diskperf (MB/s = 10^6 bytes/s; - where a test did not run, moved nothing or failed)",
         &head,
@@ -57,12 +102,12 @@ pub(super) fn tables(r: &RunReport) -> Vec<String> {
     )]
 }
 
-fn row_cells(row: &DiskperfRow) -> Vec<String> {
+fn row_cells(row: &DiskperfRow, scale: f64) -> Vec<String> {
     let mut cells = vec![fmt_bytes(row.req_size as f64), row.req_size.to_string()];
     cells.extend(
         row.rates
             .iter()
-            .map(|v| v.map_or_else(|| "-".into(), |v| format!("{:.2}", v / 1e6))),
+            .map(|v| v.map_or_else(|| "-".into(), |v| format!("{:.2}", v * scale / 1e6))),
     );
     cells
 }

@@ -389,6 +389,7 @@ pub fn execute(
             .collect(),
         ..execute::new_report(plan, argv, tflags)
     };
+    presenter.annotate(&mut report);
 
     // 1. Checks: every rank's targets, rank 0's outputs, and the targets
     // of each host together (two ranks given aliases of one device).
