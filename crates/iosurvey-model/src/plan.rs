@@ -128,6 +128,10 @@ pub struct StreamClass {
     /// moves it in I/Os of `bs` with `outstanding` in flight, syncs it when
     /// buffered and closes it. `mix` is the frames' op.
     pub frames: Option<FrameJob>,
+    /// Keep the offset and latency of up to this many of the stream's
+    /// measured I/Os, per worker (profile's access-time scatter); 0 keeps
+    /// none.
+    pub trace: u32,
 }
 
 impl StreamClass {
@@ -155,6 +159,7 @@ impl StreamClass {
             array: None,
             wrap: true,
             frames: None,
+            trace: 0,
         }
     }
 

@@ -14,6 +14,10 @@ pub struct StreamResult {
     /// From the start of the measured phase to this stream's last
     /// completion on any worker; its rates are taken over this.
     pub elapsed_ns: u64,
+    /// `(offset, latency ns)` of the first measured I/Os of a traced
+    /// stream ([`crate::plan::StreamClass::trace`]), in completion order.
+    #[serde(default)]
+    pub samples: Vec<[u64; 2]>,
 }
 
 impl StreamResult {
@@ -35,6 +39,7 @@ impl StreamResult {
         self.read.merge(&other.read);
         self.write.merge(&other.write);
         self.elapsed_ns = self.elapsed_ns.max(other.elapsed_ns);
+        self.samples.extend_from_slice(&other.samples);
     }
 }
 

@@ -348,6 +348,10 @@ pub struct StreamReport {
     pub elapsed_ns: u64,
     pub read: ClassReport,
     pub write: ClassReport,
+    /// `[offset, latency ns]` of the first measured I/Os of a traced stream
+    /// (profile's access times), in completion order. Left out when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<[u64; 2]>,
 }
 
 /// A virtual array of targets.
@@ -518,6 +522,7 @@ impl PointReport {
                     elapsed_ns: res.elapsed_ns,
                     read: ClassReport::new(&res.read, res.elapsed_ns),
                     write: ClassReport::new(&res.write, res.elapsed_ns),
+                    samples: res.samples.clone(),
                 }
             })
             .collect();

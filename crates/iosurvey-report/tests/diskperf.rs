@@ -86,6 +86,7 @@ fn point(index: usize, bs: u64, col: usize, mb_per_s: f64) -> PointReport {
         }],
         elapsed_ns: ELAPSED,
         streams: vec![StreamReport {
+            samples: Vec::new(),
             label: name.into(),
             target: 0,
             rw: op.into(),

@@ -30,6 +30,7 @@ fn report() -> RunReport {
         label: "randread bs=4KiB qd=16".into(),
         params: iosurvey_model::PointParams::Run,
         streams: vec![StreamReport {
+            samples: Vec::new(),
             label: "main".into(),
             target: 0,
             rw: "read".into(),

@@ -155,6 +155,7 @@ fn stream(
         "read"
     };
     StreamReport {
+        samples: Vec::new(),
         label: label.into(),
         target,
         rw: rw.into(),

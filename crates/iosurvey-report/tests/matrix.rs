@@ -66,6 +66,7 @@ fn class(ops: u64, bs: u64, lat_us: u64) -> ClassReport {
 /// A stream of `n` outstanding I/Os: three reads to one write.
 fn stream(label: &str, bs: u64, n: u32, ops: u64, lat_us: u64) -> StreamReport {
     StreamReport {
+        samples: Vec::new(),
         label: label.into(),
         target: 0,
         rw: "mixed".into(),

@@ -31,6 +31,7 @@ fn point(index: usize, rates: &[(f64, u64)]) -> PointReport {
         .iter()
         .enumerate()
         .map(|(t, &(mb, ms))| StreamReport {
+            samples: Vec::new(),
             label: format!("dev{t}"),
             target: t,
             rw: "read".into(),

@@ -21,6 +21,7 @@ fn class(ops: u64, bs: u64, base_ns: u64) -> ClassStats {
 
 fn stream(target: usize, read: &ClassStats, write: &ClassStats, elapsed: u64) -> StreamReport {
     StreamReport {
+        samples: Vec::new(),
         label: "main".into(),
         target,
         rw: "mixed".into(),

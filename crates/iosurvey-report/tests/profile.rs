@@ -92,6 +92,7 @@ fn point(
         failure: None,
         warnings: Vec::new(),
         streams: vec![StreamReport {
+            samples: Vec::new(),
             label: slabel.into(),
             target: 0,
             rw: "read".into(),

@@ -81,6 +81,7 @@ fn region(
         (c, ClassStats::new())
     };
     StreamReport {
+        samples: Vec::new(),
         label: format!("dev{dev} r{j}"),
         target: dev,
         rw: if write { "write" } else { "read" }.into(),

@@ -251,6 +251,7 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
             budget,
             ramp_spends: !s.wrap,
             map,
+            trace: s.trace,
         });
     }
     Ok(out)

@@ -35,6 +35,9 @@ pub(crate) struct WorkerStream {
     pub ramp_spends: bool,
     /// Maps the stream's offsets onto the members of a virtual array.
     pub map: Option<ArrayMap>,
+    /// Measured I/Os whose offset and latency are kept (profile's access
+    /// times by position).
+    pub trace: u32,
 }
 
 /// Live totals one worker publishes for the progress display.
@@ -219,6 +222,15 @@ impl Tally {
         self.stream_done[job_stream] = tc;
     }
 
+    /// Keeps the offset and latency of a traced stream's I/O.
+    #[cold]
+    fn sample(&mut self, slot: &Slot, lat_ns: u64) {
+        let job_stream = self.result_of[slot.stream as usize];
+        self.result.streams[job_stream]
+            .samples
+            .push([slot.offset, lat_ns]);
+    }
+
     /// Counts a completion that did not move its whole length, and keeps
     /// the worker's first.
     #[cold]
@@ -297,8 +309,8 @@ pub(crate) fn run_worker<E: Engine>(
 }
 
 /// [`run_worker_at`] on the clock `now`, built twice: once for a worker
-/// with neither a frame stream nor `--verify`, whose completions then skip
-/// those checks, and once for the others.
+/// with no frame stream, no `--verify` and no traced stream, whose
+/// completions then skip those checks, and once for the others.
 #[inline(always)]
 fn run_worker_on<E: Engine>(
     engine: &mut E,
@@ -308,7 +320,7 @@ fn run_worker_on<E: Engine>(
     start_ns: u64,
     now: impl Fn() -> u64,
 ) -> std::io::Result<JobResult> {
-    if frames.is_none() && bounds.verify.is_none() {
+    if frames.is_none() && bounds.verify.is_none() && streams.iter().all(|s| s.trace == 0) {
         run_worker_at::<E, true>(engine, streams, None, bounds, start_ns, now)
     } else {
         run_worker_at::<E, false>(engine, streams, frames, bounds, start_ns, now)
@@ -317,7 +329,7 @@ fn run_worker_on<E: Engine>(
 
 /// [`run_worker`] on the clock `now` (monotonic nanoseconds): the tests
 /// give it one that the fake engine moves by exact amounts. `PLAIN`: the
-/// worker has no frame stream and nothing to verify.
+/// worker has no frame stream, nothing to verify and no traced stream.
 #[inline(always)]
 fn run_worker_at<E: Engine, const PLAIN: bool>(
     engine: &mut E,
@@ -335,6 +347,8 @@ fn run_worker_at<E: Engine, const PLAIN: bool>(
         .unwrap_or(u64::MAX);
     let interval_ns = (bounds.interval.as_nanos() as u64).max(1);
     let verify = if PLAIN { None } else { bounds.verify };
+    // Samples each local stream may still keep.
+    let mut traced: Vec<u32> = streams.iter().map(|s| s.trace).collect();
 
     let mut result_of: Vec<usize> = streams.iter().map(|s| s.index).collect();
     if let Some(fw) = &frames {
@@ -532,6 +546,11 @@ fn run_worker_at<E: Engine, const PLAIN: bool>(
                     stopping = true;
                 }
             } else if slot.counted {
+                if !PLAIN && traced[slot.stream as usize] > 0 {
+                    traced[slot.stream as usize] -= 1;
+                    let lat = tc - batches.submitted_ns(slot.batch);
+                    tally.sample(slot, lat);
+                }
                 if run.batch == slot.batch && run.stream == slot.stream && run.op == slot.op {
                     run.n += 1;
                 } else {

@@ -281,7 +281,8 @@ fn every_mode_writes_a_page_the_browser_draws() {
             "--access-time",
             "--burst",
         ],
-        3,
+        // Rate by position, access percentiles, the access scatter, burst.
+        4,
     );
     let frames = d.join("frames");
     std::fs::create_dir(&frames).unwrap();

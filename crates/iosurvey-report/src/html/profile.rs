@@ -99,7 +99,50 @@ fn unit(zones: &[Zone]) -> (u64, &'static str, f64, usize) {
 
 pub(super) fn charts(r: &RunReport) -> Vec<Chart> {
     let zones = zones(r);
-    vec![transfer(&zones), access_chart(r), rates(&zones, r)]
+    vec![
+        transfer(&zones),
+        access_chart(r),
+        scatter(&zones, r),
+        rates(&zones, r),
+    ]
+}
+
+/// HD Tune's access-time scatter: each random read's time against where
+/// it read (the reads an access point kept, all of them as it runs them).
+fn scatter(zones: &[Zone], r: &RunReport) -> Chart {
+    let (end, u, div, _) = unit(zones);
+    let (u, div) = if end == 0 {
+        // No zone to take a unit from: the reads' own span.
+        let far = access(r).map_or(0, |(s, _)| {
+            s.samples.iter().map(|x| x[0]).max().unwrap_or(0)
+        });
+        let (u, div, _) = position_unit(far, TextOptions { mib: false });
+        (u, div)
+    } else {
+        (u, div)
+    };
+    let mut c = Chart::new(
+        "Access time against position",
+        Axis::new(format!("position ({u})"), Scale::Linear, fmt_num),
+        Axis::new("access time", Scale::Log10, fmt_ns),
+    );
+    let Some((s, _)) = access(r) else {
+        return c;
+    };
+    let points = s
+        .samples
+        .iter()
+        .map(|&[offset, ns]| (offset as f64 / div, ns as f64))
+        .collect();
+    let tips = s
+        .samples
+        .iter()
+        .map(|&[offset, ns]| format!("offset {offset}: {}", fmt_ns(ns as f64)))
+        .collect();
+    let mut series = Series::new("read", Style::Points, points);
+    series.tips = Some(tips);
+    c.series.push(series);
+    c
 }
 
 fn transfer(zones: &[Zone]) -> Chart {

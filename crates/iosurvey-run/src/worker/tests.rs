@@ -27,6 +27,7 @@ fn stream(budget: Option<u64>, slots: u32, mix: Mix) -> WorkerStream {
         budget: budget.unwrap_or(UNBOUNDED),
         ramp_spends: false,
         map: None,
+        trace: 0,
     }
 }
 
@@ -281,4 +282,26 @@ fn the_fake_engine_refuses_a_buffer_in_flight_like_the_real_ones() {
     e.push(req);
     assert!(e.buffer_mut(3).is_none());
     e.push(req);
+}
+
+#[test]
+fn a_traced_stream_keeps_the_offset_and_time_of_its_first_ios_only() {
+    // Every I/O takes one 2 ms submission; the stream reads forward in
+    // 4 KiB blocks, so the I/Os kept are at 0, 4096, 8192, ...
+    let mut e = FakeEngine::new();
+    e.delay = Duration::from_millis(2);
+    let traced = WorkerStream {
+        trace: 5,
+        ..stream(Some(100), 1, Mix::Read)
+    };
+    let r = run_on_fake_clock(&mut e, vec![traced]);
+    assert_eq!(r.total(Op::Read).ops, 100);
+    let want: Vec<[u64; 2]> = (0..5).map(|k| [k * 4096, 2_000_000]).collect();
+    assert_eq!(r.streams[0].samples, want);
+    // An untraced stream keeps none.
+    let r = run_on_fake_clock(
+        &mut FakeEngine::new(),
+        vec![stream(Some(100), 1, Mix::Read)],
+    );
+    assert!(r.streams[0].samples.is_empty());
 }

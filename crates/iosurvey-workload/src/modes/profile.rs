@@ -239,7 +239,13 @@ pub fn expand(spec: &ProfileSpec) -> Result<Plan, ProfileError> {
             bytes: Some(ACCESS_IOS * bs),
             ramp: Duration::ZERO,
         };
-        let s = stream(ACCESS, Pattern::Random, bs, 0, Some(covered / bs * bs));
+        let mut s = stream(ACCESS, Pattern::Random, bs, 0, Some(covered / bs * bs));
+        // Each read's position and time (all of them), for the scatter HD
+        // Tune draws (on one device: an array's member offsets are not
+        // positions).
+        if spec.array.is_none() {
+            s.trace = ACCESS_IOS as u32;
+        }
         push(
             "access time".into(),
             ProfilePosition::Access,

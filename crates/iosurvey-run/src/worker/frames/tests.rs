@@ -534,6 +534,7 @@ fn block_and_frame_streams_share_one_loop_and_one_tally() {
         budget: 50,
         ramp_spends: false,
         map: None,
+        trace: 0,
     };
     let mut e = FakeEngine::new();
     let (r, live_ops) = run_with_blocks(&mut e, vec![blocks], &sh, &stop);
