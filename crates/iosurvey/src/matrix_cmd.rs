@@ -97,7 +97,7 @@ pub struct MatrixArgs {
     #[arg(long)]
     pub num_large: Option<u32>,
     /// Name of the test: files are <testname>_<stamp>_summary.txt etc.; targets default to <testname>.lun.
-    #[arg(long, default_value = "orion")]
+    #[arg(long, default_value = "orion", value_parser = testname)]
     pub testname: String,
     /// Directory for ORION's files (default: the current directory).
     #[arg(long = "out", value_name = "DIR")]
@@ -178,6 +178,20 @@ fn warm(s: &str) -> Result<Warm, Failure> {
             "--cache-warm '{s}': give a duration (30s, 2min) or a size (256MiB)"
         )),
     }
+}
+
+/// ORION's test name: a name for its files (in `--out`), never a path
+/// that would put them elsewhere.
+fn testname(s: &str) -> Result<String, String> {
+    if s.is_empty() {
+        return Err("give a name for the test's files".into());
+    }
+    if s.contains('/') || s.contains('\0') {
+        return Err(format!(
+            "{s:?} is a path; the test name is a name (the files go in --out DIR)"
+        ));
+    }
+    Ok(s.to_string())
 }
 
 /// The targets given, or the lines of `<testname>.lun`.
