@@ -179,7 +179,10 @@ fn bad_matrices_are_refused_with_one_line_and_exit_2() {
         ),
         (&["a.dat", "--out", "missing-dir"], "not a directory"),
         // ORION's spelling, as a user pastes it: a name, not a path.
-        (&["a.dat", "-testname", "../x"], "is a path; the test name is a name"),
+        (
+            &["a.dat", "-testname", "../x"],
+            "is a path; the test name is a name",
+        ),
         (&["a.dat", "--testname", "sub/x"], "is a path"),
     ] {
         let out = matrix(dir.path(), args);
