@@ -18,7 +18,7 @@ const LINES: [usize; 6] = [1, 0, 3, 2, 5, 4];
 
 pub(super) fn charts(r: &RunReport) -> Vec<Chart> {
     let rows = diskperf_rows(r);
-    let scale = r.diskperf.as_ref().map_or(1.0, |d| d.scale);
+    let scale = scale_of(r);
     let y = if scale == 1.0 {
         "throughput (MB/s, 10^6 bytes/s)".to_string()
     } else {
@@ -29,23 +29,7 @@ pub(super) fn charts(r: &RunReport) -> Vec<Chart> {
         Axis::new("request size (bytes, log2)", Scale::Log2, fmt_bytes),
         Axis::new(y, Scale::Linear, fmt_num),
     );
-    // Every line is pushed, even one with no point (a read-only run's
-    // writes), so that a combination keeps its colour from run to run.
-    for col in LINES {
-        let name = line_name(col);
-        let (points, tips): (Vec<_>, Vec<_>) = rows
-            .iter()
-            .filter_map(|row| Some((row.req_size, row.rates[col]?)))
-            .map(|(size, rate)| {
-                let mb = rate * scale / 1e6;
-                let tip = format!("{name}, {}: {mb:.2} MB/s", fmt_bytes(size as f64));
-                ((size as f64, mb), tip)
-            })
-            .unzip();
-        let mut s = Series::new(name, Style::Line, points);
-        s.tips = Some(tips);
-        c.series.push(s);
-    }
+    c.series = lines(&rows, scale, 1e6, "MB/s");
     let mut charts = vec![c];
     if let (Some(fps), Some(first)) = (r.diskperf.as_ref().and_then(|d| d.fps), rows.first()) {
         charts.push(real_time(&rows, fps, first.req_size, scale));
@@ -66,23 +50,40 @@ fn real_time(rows: &[DiskperfRow], fps: f64, frame: u64, scale: f64) -> Chart {
         Axis::new("request size (bytes, log2)", Scale::Log2, fmt_bytes),
         Axis::new("times real time", Scale::Linear, fmt_num),
     );
-    for col in LINES {
-        let name = line_name(col);
-        let (points, tips): (Vec<_>, Vec<_>) = rows
-            .iter()
-            .filter_map(|row| Some((row.req_size, row.rates[col]?)))
-            .map(|(size, rate)| {
-                let x = rate * scale / realtime;
-                let tip = format!("{name}, {}: {x:.2} x real time", fmt_bytes(size as f64));
-                ((size as f64, x), tip)
-            })
-            .unzip();
-        let mut s = Series::new(name, Style::Line, points);
-        s.tips = Some(tips);
-        c.series.push(s);
-    }
+    c.series = lines(rows, scale, realtime, "x real time");
     c.hlines.push((1.0, "real time".into()));
     c
+}
+
+/// diskperf's `-s`: what every rate is multiplied by (1 in a report
+/// without the run's display choices).
+fn scale_of(r: &RunReport) -> f64 {
+    r.diskperf.as_ref().map_or(1.0, |d| d.scale)
+}
+
+/// The six lines against request size, each rate (bytes/s) times `scale`
+/// (diskperf's `-s`) divided by `per`, and named `unit` in its tooltips. Every line is pushed, even one
+/// with no point (a read-only run's writes), so that a combination keeps
+/// its colour from run to run.
+fn lines(rows: &[DiskperfRow], scale: f64, per: f64, unit: &str) -> Vec<Series> {
+    LINES
+        .into_iter()
+        .map(|col| {
+            let name = line_name(col);
+            let (points, tips): (Vec<_>, Vec<_>) = rows
+                .iter()
+                .filter_map(|row| Some((row.req_size, row.rates[col]?)))
+                .map(|(size, rate)| {
+                    let v = rate * scale / per;
+                    let tip = format!("{name}, {}: {v:.2} {unit}", fmt_bytes(size as f64));
+                    ((size as f64, v), tip)
+                })
+                .unzip();
+            let mut s = Series::new(name, Style::Line, points);
+            s.tips = Some(tips);
+            s
+        })
+        .collect()
 }
 
 pub(super) fn tables(r: &RunReport) -> Vec<String> {
@@ -93,7 +94,7 @@ pub(super) fn tables(r: &RunReport) -> Vec<String> {
     let mut head = vec!["request size".to_string(), "bytes".to_string()];
     head.extend(COLUMNS.iter().map(|&(short, ..)| format!("{short} MB/s")));
     let head: Vec<&str> = head.iter().map(String::as_str).collect();
-    let scale = r.diskperf.as_ref().map_or(1.0, |d| d.scale);
+    let scale = scale_of(r);
     let cells: Vec<Vec<String>> = rows.iter().map(|row| row_cells(row, scale)).collect();
     vec![super::table(
         "diskperf (MB/s = 10^6 bytes/s; - where a test did not run, moved nothing or failed)",
