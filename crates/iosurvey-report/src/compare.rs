@@ -295,6 +295,26 @@ fn ratio_text(r: &CompareRow) -> String {
     }
 }
 
+/// A row's cells: point, class, figure, A, B (named `B<run>:` when
+/// `name_b`), B/A, p and the verdict.
+fn cells(r: &CompareRow, name_b: bool) -> [String; 8] {
+    let b = side_text(&r.metric, &r.b);
+    [
+        r.point.clone(),
+        r.class.clone(),
+        r.metric.clone(),
+        side_text(&r.metric, &r.a),
+        if name_b {
+            format!("B{}: {b}", r.run)
+        } else {
+            b
+        },
+        ratio_text(r),
+        r.p_value.map_or_else(|| "-".into(), |p| format!("{p:.3}")),
+        r.verdict.clone(),
+    ]
+}
+
 /// The comparison as text: the runs, then one line per point, class and
 /// figure.
 pub fn render_compare_text(c: &CompareReport) -> String {
@@ -321,24 +341,7 @@ pub fn render_compare_text(c: &CompareReport) -> String {
         "medians over the repeats with their 95% interval (with fewer than 6 repeats the whole range, @ what it covers); latency percentiles from the merged histograms; B/A with a bootstrap interval; p from a Mann-Whitney U test across repeats; ~ not significant at {ALPHA}"
     );
     let head = ["point", "class", "figure", "A", "B", "B/A", "p", ""];
-    let mut rows: Vec<[String; 8]> = Vec::new();
-    for r in &c.rows {
-        let b = if c.runs.len() > 2 {
-            format!("B{}: {}", r.run, side_text(&r.metric, &r.b))
-        } else {
-            side_text(&r.metric, &r.b)
-        };
-        rows.push([
-            r.point.clone(),
-            r.class.clone(),
-            r.metric.clone(),
-            side_text(&r.metric, &r.a),
-            b,
-            ratio_text(r),
-            r.p_value.map_or_else(|| "-".into(), |p| format!("{p:.3}")),
-            r.verdict.clone(),
-        ]);
-    }
+    let rows: Vec<[String; 8]> = c.rows.iter().map(|r| cells(r, c.runs.len() > 2)).collect();
     let mut width = head.map(str::len);
     for r in &rows {
         for (w, cell) in width.iter_mut().zip(r) {
@@ -449,22 +452,7 @@ pub fn render_compare_html(c: &CompareReport) -> String {
             crate::html::svg(&chart)
         );
     }
-    let rows: Vec<Vec<String>> = c
-        .rows
-        .iter()
-        .map(|r| {
-            vec![
-                r.point.clone(),
-                r.class.clone(),
-                r.metric.clone(),
-                side_text(&r.metric, &r.a),
-                format!("B{}: {}", r.run, side_text(&r.metric, &r.b)),
-                ratio_text(r),
-                r.p_value.map_or_else(|| "-".into(), |p| format!("{p:.3}")),
-                r.verdict.clone(),
-            ]
-        })
-        .collect();
+    let rows: Vec<Vec<String>> = c.rows.iter().map(|r| cells(r, true).to_vec()).collect();
     h.push_str(&crate::html::table(
         "Point by point",
         &["point", "class", "figure", "A", "B", "B/A", "p", "verdict"],
