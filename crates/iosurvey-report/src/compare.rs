@@ -122,9 +122,12 @@ fn points_of(r: &RunReport) -> Vec<(String, Vec<&PointReport>)> {
 
 type Metric = (&'static str, bool, fn(&ClassReport) -> f64);
 
-const RATES: [Metric; 2] = [
+/// The figures compared as each repeat gives them (the latency
+/// percentiles, from the merged histograms, are apart).
+const BY_REPEAT: [Metric; 3] = [
     ("MB/s", true, |c| c.bytes_per_sec / 1e6),
     ("IOPS", true, |c| c.iops),
+    ("mean latency", false, |c| c.latency.mean_ns),
 ];
 
 /// `names` (as given) and their reports, compared with the first.
@@ -157,45 +160,36 @@ pub fn compare(names: &[String], runs: &[RunReport]) -> CompareReport {
                 a_points[0].label.clone()
             };
             for (class, read) in [("read", true), ("write", false)] {
-                let pick = |p: &&PointReport| -> ClassReport {
-                    if read {
-                        p.total.read.clone()
-                    } else {
-                        p.total.write.clone()
-                    }
-                };
-                let ac: Vec<ClassReport> = a_points.iter().map(pick).collect();
-                let bc: Vec<ClassReport> = b_points.iter().map(pick).collect();
+                let (ac, bc) = (classes(a_points, read), classes(b_points, read));
                 if ac.iter().all(|c| c.ops == 0) || bc.iter().all(|c| c.ops == 0) {
                     continue;
                 }
-                for (metric, up, f) in RATES {
-                    let av: Vec<f64> = ac.iter().map(f).collect();
-                    let bv: Vec<f64> = bc.iter().map(f).collect();
+                for (metric, up, f) in BY_REPEAT {
+                    let av: Vec<f64> = ac.iter().map(|c| f(c)).collect();
+                    let bv: Vec<f64> = bc.iter().map(|c| f(c)).collect();
                     rows.push(row(&point, class, metric, up, i, av, bv, None));
                 }
-                let mean = |c: &ClassReport| c.latency.mean_ns;
-                let av: Vec<f64> = ac.iter().map(mean).collect();
-                let bv: Vec<f64> = bc.iter().map(mean).collect();
-                rows.push(row(&point, class, "mean latency", false, i, av, bv, None));
-                for pct in [50.0, 99.0] {
-                    let per =
-                        |c: &ClassReport| Histogram::from_data(&c.histogram).percentile(pct) as f64;
-                    let merged = |cs: &[ClassReport]| {
-                        let mut h = Histogram::new();
-                        for c in cs {
-                            h.merge(&Histogram::from_data(&c.histogram));
-                        }
-                        h.percentile(pct) as f64
-                    };
-                    let av: Vec<f64> = ac.iter().map(per).collect();
-                    let bv: Vec<f64> = bc.iter().map(per).collect();
-                    let values = Some((merged(&ac), merged(&bc)));
-                    let name = if pct == 50.0 {
-                        "p50 latency"
-                    } else {
-                        "p99 latency"
-                    };
+                // Each repeat's histogram decoded once, and each side's
+                // merged once, for every percentile.
+                let decode = |cs: &[&ClassReport]| -> Vec<Histogram> {
+                    cs.iter()
+                        .map(|c| Histogram::from_data(&c.histogram))
+                        .collect()
+                };
+                let merge = |hs: &[Histogram]| {
+                    let mut all = Histogram::new();
+                    for h in hs {
+                        all.merge(h);
+                    }
+                    all
+                };
+                let (ah, bh) = (decode(&ac), decode(&bc));
+                let (am, bm) = (merge(&ah), merge(&bh));
+                for (pct, name) in [(50.0, "p50 latency"), (99.0, "p99 latency")] {
+                    let at = |h: &Histogram| h.percentile(pct) as f64;
+                    let av: Vec<f64> = ah.iter().map(at).collect();
+                    let bv: Vec<f64> = bh.iter().map(at).collect();
+                    let values = Some((at(&am), at(&bm)));
                     rows.push(row(&point, class, name, false, i, av, bv, values));
                 }
             }
@@ -206,6 +200,14 @@ pub fn compare(names: &[String], runs: &[RunReport]) -> CompareReport {
         runs: refs,
         rows,
     }
+}
+
+/// The read (or write) class of each of `points`.
+fn classes<'a>(points: &[&'a PointReport], read: bool) -> Vec<&'a ClassReport> {
+    points
+        .iter()
+        .map(|p| if read { &p.total.read } else { &p.total.write })
+        .collect()
 }
 
 fn side(values: Vec<f64>, value: Option<f64>) -> Side {
