@@ -35,8 +35,8 @@ pub(crate) struct WorkerStream {
     pub ramp_spends: bool,
     /// Maps the stream's offsets onto the members of a virtual array.
     pub map: Option<ArrayMap>,
-    /// Measured I/Os whose offset and latency are kept (profile's access
-    /// times by position).
+    /// Measured I/Os whose offset and latency are still to be kept
+    /// (profile's access times by position); counts down as they are.
     pub trace: u32,
 }
 
@@ -347,8 +347,6 @@ fn run_worker_at<E: Engine, const PLAIN: bool>(
         .unwrap_or(u64::MAX);
     let interval_ns = (bounds.interval.as_nanos() as u64).max(1);
     let verify = if PLAIN { None } else { bounds.verify };
-    // Samples each local stream may still keep.
-    let mut traced: Vec<u32> = streams.iter().map(|s| s.trace).collect();
 
     let mut result_of: Vec<usize> = streams.iter().map(|s| s.index).collect();
     if let Some(fw) = &frames {
@@ -546,8 +544,8 @@ fn run_worker_at<E: Engine, const PLAIN: bool>(
                     stopping = true;
                 }
             } else if slot.counted {
-                if !PLAIN && traced[slot.stream as usize] > 0 {
-                    traced[slot.stream as usize] -= 1;
+                if !PLAIN && streams[slot.stream as usize].trace > 0 {
+                    streams[slot.stream as usize].trace -= 1;
                     let lat = tc - batches.submitted_ns(slot.batch);
                     tally.sample(slot, lat);
                 }
