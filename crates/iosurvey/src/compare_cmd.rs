@@ -46,13 +46,13 @@ pub fn compare_runs(a: CompareArgs) -> Result<Outcome, Failure> {
         reports.push(r);
         idents.extend(ident);
     }
-    if let Some(r) = reports.iter().find(|r| r.mode != reports[0].mode) {
+    if let Some(k) = reports.iter().position(|r| r.mode != reports[0].mode) {
         return usage(anyhow!(
-            "{} is a {} run and {} a {} run: compare runs of one mode",
+            "{} is a {} report and {} a {} one: compare runs of one mode",
             a.inputs[0].display(),
             reports[0].mode,
-            a.inputs[reports.iter().position(|x| std::ptr::eq(x, r)).unwrap_or(1)].display(),
-            r.mode
+            a.inputs[k].display(),
+            reports[k].mode
         ));
     }
     let outs: Vec<_> = [("--json", &a.json), ("--html", &a.html)]

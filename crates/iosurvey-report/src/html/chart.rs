@@ -164,7 +164,7 @@ pub fn svg(chart: &Chart) -> String {
         // A chart that fails to draw (plotters refuses an empty range)
         // leaves its frame and title: the page still says what is missing.
         if draw(&root, chart, &mut tips).is_err() {
-            let _ = root.titled(&chart.title, ("sans-serif", 16));
+            let _ = root.titled(&clean(&chart.title), ("sans-serif", 16));
         }
         let _ = root.present();
     }
