@@ -98,6 +98,8 @@ pub struct UringEngine {
     /// its issuer.
     unbound: bool,
     empty_wakeups: u64,
+    /// The ring's file descriptor, for the waits entered directly.
+    ring_fd: RawFd,
 }
 
 /// What to try to register with the ring; tests turn registration off to
@@ -151,6 +153,7 @@ impl UringEngine {
             // long as the ring (the pool is dropped after the ring).
             unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok()
         };
+        let ring_fd = ring.as_raw_fd();
         Ok(UringEngine {
             ring,
             sq,
@@ -174,6 +177,7 @@ impl UringEngine {
             iopoll: cfg.iopoll,
             unbound,
             empty_wakeups: 0,
+            ring_fd,
         })
     }
 
@@ -189,6 +193,28 @@ impl UringEngine {
     /// kernel while it is full. Every push calls it before it claims a slot:
     /// when the kernel refuses the submission, [`Self::make_room`] panics
     /// with nothing claimed yet, so the slot table stays true.
+    /// A wait through the io-uring crate: on a polled submission queue
+    /// (whose thread may need waking), on a kernel without timeouts on a
+    /// wait (before 5.11), or the first, which enables the ring.
+    #[cold]
+    fn crate_wait(
+        &self,
+        submitter: &io_uring::Submitter<'_>,
+        want: usize,
+        timeout: Duration,
+    ) -> std::io::Result<usize> {
+        if self.ext_arg {
+            let ts = types::Timespec::from(timeout.min(LONGEST_WAIT));
+            let mut args = types::SubmitArgs::new().timespec(&ts);
+            if want > 1 {
+                args = args.min_wait_usec(REAP_WINDOW_US);
+            }
+            submitter.submit_with_args(want, &args)
+        } else {
+            submitter.submit_and_wait(want)
+        }
+    }
+
     #[inline(always)]
     fn reserve(submitter: &io_uring::Submitter<'_>, sq: &SqRing, sqpoll: bool, unbound: &mut bool) {
         // A polling thread may take entries meanwhile: the head is read
@@ -390,6 +416,72 @@ fn bind(submitter: &io_uring::Submitter<'_>, unbound: &mut bool) -> std::io::Res
     Ok(())
 }
 
+/// `io_uring_enter(2)` flags: wait for completions (and run deferred task
+/// work), and the argument is an `io_uring_getevents_arg`.
+const ENTER_GETEVENTS: u32 = 1 << 0;
+const ENTER_EXT_ARG: u32 = 1 << 3;
+
+/// The kernel's `__kernel_timespec`.
+#[repr(C)]
+struct KernelTimespec {
+    tv_sec: i64,
+    tv_nsec: i64,
+}
+
+/// The kernel's `io_uring_getevents_arg`: no signal mask, the batch window
+/// and the timeout.
+#[repr(C)]
+struct GeteventsArg {
+    sigmask: u64,
+    sigmask_sz: u32,
+    min_wait_usec: u32,
+    ts: u64,
+}
+
+const _: () = assert!(std::mem::size_of::<GeteventsArg>() == 24);
+const _: () = assert!(std::mem::size_of::<KernelTimespec>() == 16);
+
+/// Submits the `to_submit` entries queued on the ring `fd` (not polled,
+/// already enabled) and waits for `want` completions (at least one), for
+/// at most `timeout`; with more than one wanted, a completion is held at
+/// most [`REAP_WINDOW_US`] for the others. One system call, with the
+/// arguments built on the stack: the io-uring crate's general path costs
+/// some 60 more instructions per wait, a few per I/O.
+#[inline]
+fn wait_with_timeout(fd: RawFd, to_submit: u32, want: u32, timeout: Duration) -> std::io::Result<usize> {
+    let timeout = timeout.min(LONGEST_WAIT);
+    let ts = KernelTimespec {
+        tv_sec: timeout.as_secs() as i64,
+        tv_nsec: i64::from(timeout.subsec_nanos()),
+    };
+    let arg = GeteventsArg {
+        sigmask: 0,
+        sigmask_sz: 0,
+        min_wait_usec: if want > 1 { REAP_WINDOW_US } else { 0 },
+        ts: std::ptr::addr_of!(ts) as u64,
+    };
+    // SAFETY: io_uring_enter reads `arg` (and through it `ts`), both alive
+    // on this stack for the call, of the size given; it writes nothing of
+    // this process's but the rings, which it shares with this engine by
+    // design.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_io_uring_enter,
+            fd,
+            to_submit,
+            want,
+            ENTER_GETEVENTS | ENTER_EXT_ARG,
+            std::ptr::addr_of!(arg),
+            std::mem::size_of::<GeteventsArg>(),
+        )
+    };
+    if r < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(r as usize)
+    }
+}
+
 /// An error a submission or a wait can simply be retried after.
 fn is_transient(e: &std::io::Error) -> bool {
     matches!(
@@ -457,13 +549,12 @@ impl Engine for UringEngine {
 
     #[inline]
     fn submit_and_wait(&mut self, min_complete: usize, timeout: Duration) -> std::io::Result<()> {
-        let submitter = self.ring.submitter();
-        let queued = self.sq.queued() > 0;
         if !self.cq.is_empty() || self.slots.in_flight() == 0 {
             // Completions are ready (or nothing can come): hand the queue
             // over, and wait for nothing. With SQPOLL this enters the kernel
             // only to wake the polling thread.
-            if queued {
+            if self.sq.queued() > 0 {
+                let submitter = self.ring.submitter();
                 bind(&submitter, &mut self.unbound)?;
                 match submitter.submit() {
                     Ok(_) => {}
@@ -473,22 +564,21 @@ impl Engine for UringEngine {
             }
             return Ok(());
         }
-        bind(&submitter, &mut self.unbound)?;
         let mut want = min_complete.clamp(1, self.slots.in_flight());
         if !self.min_timeout || self.iopoll {
             // Without a time bound on the batch a wait could hold early
             // completions for long; polling has no batch window at all.
             want = 1;
         }
-        let ts = types::Timespec::from(timeout.min(LONGEST_WAIT));
-        let res = if self.ext_arg {
-            let mut args = types::SubmitArgs::new().timespec(&ts);
-            if want > 1 {
-                args = args.min_wait_usec(REAP_WINDOW_US);
-            }
-            submitter.submit_with_args(want, &args)
+        let res = if self.ext_arg && !self.sqpoll && !self.unbound {
+            // The common wait, entered directly: what the crate's
+            // `submit_with_args` adds is for the cases set aside here (a
+            // polling thread to wake, a ring to enable, an old kernel).
+            wait_with_timeout(self.ring_fd, self.sq.queued(), want as u32, timeout)
         } else {
-            submitter.submit_and_wait(want)
+            let submitter = self.ring.submitter();
+            bind(&submitter, &mut self.unbound)?;
+            self.crate_wait(&submitter, want, timeout)
         };
         match res {
             Ok(_) => {}
@@ -505,7 +595,6 @@ impl Engine for UringEngine {
 
     #[inline]
     fn reap(&mut self, mut f: impl FnMut(Completion) -> Option<Request>) {
-        let submitter = self.ring.submitter();
         // No view of the crate's queues is alive here: the completions are
         // read, and the re-arms written, in place (see `CqRing`, `SqRing`).
         let (mut head, tail) = self.cq.bounds();
@@ -543,7 +632,12 @@ impl Engine for UringEngine {
                 continue;
             };
             if !roomy {
-                Self::reserve(&submitter, &self.sq, self.sqpoll, &mut self.unbound);
+                Self::reserve(
+                    &self.ring.submitter(),
+                    &self.sq,
+                    self.sqpoll,
+                    &mut self.unbound,
+                );
             }
             // SAFETY: `buf` was released above (a CANCEL is skipped before
             // it), and only `f` ran since, which cannot reach the table.

@@ -147,17 +147,22 @@ impl Arm<'_> {
     }
 }
 
-/// Completions of one reap that share a stream, an op and a submit batch:
-/// they took the same time, and are recorded as one. They moved the same
-/// length each (a block stream's I/Os are all of its block size).
+/// Completions of one reap that follow each other with one stream and op:
+/// they are counted at once. Those of one submit batch among them (the
+/// last ones, from `batch_from` on) took the same time, and their latency
+/// is recorded as one; a reap mostly sees the end of one batch and the start
+/// of the next. They moved the same length each (a block stream's I/Os are
+/// all of its block size).
 #[derive(Clone, Copy)]
 pub(super) struct Run {
     stream: u32,
     op: Op,
-    /// The batch's key.
+    /// The key of the last completions' batch.
     batch: u64,
     /// Completions in the run; 0 when there is none.
     n: u64,
+    /// How many of those came before the ones of batch `batch`.
+    batch_from: u64,
     /// Bytes each moved.
     len: u32,
 }
@@ -165,6 +170,11 @@ pub(super) struct Run {
 impl Run {
     fn bytes(&self) -> u64 {
         self.n * u64::from(self.len)
+    }
+
+    /// Completions of the last batch.
+    fn in_batch(&self) -> u64 {
+        self.n - self.batch_from
     }
 }
 
@@ -175,6 +185,7 @@ impl Run {
         op: Op::Read,
         batch: u64::MAX,
         n: 0,
+        batch_from: 0,
         len: 0,
     };
 }
@@ -207,19 +218,34 @@ impl Tally {
         self.live_bytes += run.bytes();
     }
 
-    /// Records `run` in its stream's statistics and series; the live totals
-    /// are the caller's.
+    /// Records `run` in its stream's statistics and series: the latency
+    /// of its last batch, and its count; the live totals are the caller's.
     #[inline]
     fn record_io(&mut self, run: &Run, batches: &Batches, interval: usize, tc: u64) {
         let job_stream = self.result_of[run.stream as usize];
-        self.result.streams[job_stream].class_mut(run.op).record_n(
+        let class = self.result.streams[job_stream].class_mut(run.op);
+        class.record_latency(
             interval,
-            run.n,
-            run.bytes(),
+            run.in_batch(),
             tc - batches.submitted_ns(run.batch),
         );
+        class.record_count(interval, run.n, run.bytes());
         self.last_done = tc;
         self.stream_done[job_stream] = tc;
+    }
+
+    /// Records the latency of the batch that `run` leaves for another of
+    /// the same stream and op; its count comes with the whole run.
+    #[inline]
+    fn record_batch(&mut self, run: &Run, batches: &Batches, interval: usize, tc: u64) {
+        let job_stream = self.result_of[run.stream as usize];
+        self.result.streams[job_stream]
+            .class_mut(run.op)
+            .record_latency(
+                interval,
+                run.in_batch(),
+                tc - batches.submitted_ns(run.batch),
+            );
     }
 
     /// Keeps the offset and latency of a traced stream's I/O.
@@ -551,6 +577,12 @@ fn run_worker_at<E: Engine, const PLAIN: bool>(
                 }
                 if run.batch == slot.batch && run.stream == slot.stream && run.op == slot.op {
                     run.n += 1;
+                } else if run.stream == slot.stream && run.op == slot.op && run.n > 0 {
+                    // The next batch of the run's stream and op.
+                    tally.record_batch(&run, &batches, interval, tc);
+                    run.batch = slot.batch;
+                    run.batch_from = run.n;
+                    run.n += 1;
                 } else {
                     tally.record(&run, &batches, interval, tc);
                     run = Run {
@@ -558,6 +590,7 @@ fn run_worker_at<E: Engine, const PLAIN: bool>(
                         op: slot.op,
                         batch: slot.batch,
                         n: 1,
+                        batch_from: 0,
                         len: slot.len,
                     };
                 }

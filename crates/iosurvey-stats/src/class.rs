@@ -50,6 +50,25 @@ impl ClassStats {
         self.series.record_n(interval, n, bytes, lat_ns);
     }
 
+    /// Records the latency of `n` completed ops that share it, without
+    /// counting them: the ops of one batch reaped together, when more of
+    /// the class's ops were reaped with them ([`ClassStats::record_count`]
+    /// counts them all at once).
+    #[inline]
+    pub fn record_latency(&mut self, interval: usize, n: u64, lat_ns: u64) {
+        self.latency.record_n(lat_ns, n);
+        self.series.record_latency(interval, n, lat_ns);
+    }
+
+    /// Counts `n` completed ops of `bytes` bytes in all, whose latencies
+    /// [`ClassStats::record_latency`] recorded.
+    #[inline]
+    pub fn record_count(&mut self, interval: usize, n: u64, bytes: u64) {
+        self.ops += n;
+        self.bytes += bytes;
+        self.series.record_count(interval, n, bytes);
+    }
+
     /// Records one failed op: its errno, or [`SHORT_TRANSFER`].
     pub fn record_error(&mut self, errno: i32) {
         *self.errors.entry(errno).or_insert(0) += 1;
@@ -90,6 +109,21 @@ mod tests {
         assert_eq!(a.error_count(), 3);
         assert_eq!(a.ops, 1);
         assert_eq!(a.latency.count(), 1);
+    }
+
+    #[test]
+    fn latencies_and_counts_recorded_apart_are_what_one_record_gives() {
+        let mut whole = ClassStats::new();
+        whole.record_n(2, 3, 3 * 4096, 700);
+        whole.record_n(2, 2, 2 * 4096, 900);
+        let mut apart = ClassStats::new();
+        apart.record_latency(2, 3, 700);
+        apart.record_latency(2, 2, 900);
+        apart.record_count(2, 5, 5 * 4096);
+        assert_eq!(apart, whole);
+        assert_eq!(apart.ops, 5);
+        assert_eq!(apart.latency.count(), 5);
+        assert_eq!(apart.series.samples[2].lat_max_ns, 900);
     }
 
     #[test]

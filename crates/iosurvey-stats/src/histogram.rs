@@ -336,14 +336,42 @@ impl Histogram {
     /// The summary that reports print: one walk over the buckets for every
     /// figure.
     pub fn summary(&self) -> LatencySummary {
-        let filled: Vec<(usize, u64)> = self.recorded().collect();
         let mut values = [0; PERCENTILES.len()];
-        let filled = filled.iter().copied();
-        self.percentiles_into(filled.clone(), &PERCENTILES, &mut values);
+        let (mut mean, mut stdev) = (0.0, 0.0);
+        if self.total > 0 {
+            // The percentiles' ranks, ascending as PERCENTILES is.
+            let total = self.total as f64;
+            let ranks = PERCENTILES.map(|p| (((p / 100.0).min(1.0) * total).ceil() as u64).max(1));
+            let mut next = 0;
+            let mut seen = 0u64;
+            // The bucket middles and counts, for the deviations once the
+            // mean is known (summed as `bucket_mean` and `stdev_of` do, to
+            // the last bit).
+            let mut middles: Vec<(f64, f64)> = Vec::with_capacity(ENCODED_ROOM);
+            for (i, n) in self.recorded() {
+                seen = seen.saturating_add(n);
+                while next < ranks.len() && ranks[next] <= seen {
+                    values[next] = buckets::highest(i);
+                    next += 1;
+                }
+                let (m, n) = (buckets::median(i) as f64, n as f64);
+                mean += m * n / total;
+                middles.push((m, n));
+            }
+            let squares = middles.iter().fold(0.0, |sum, &(m, n)| {
+                let dev = m - mean;
+                sum + (dev * dev) * n
+            });
+            stdev = (squares / total).sqrt();
+            for v in values.iter_mut() {
+                // max/min, not clamp: a hand-made encoding may hold min > max.
+                *v = (*v).max(self.min()).min(self.max());
+            }
+        }
         LatencySummary {
             min_ns: self.min(),
-            mean_ns: self.held_mean(filled.clone()),
-            stdev_ns: self.stdev_of(filled),
+            mean_ns: mean.max(self.min() as f64).min(self.max() as f64),
+            stdev_ns: stdev,
             max_ns: self.max(),
             percentiles_ns: PERCENTILES.into_iter().zip(values).collect(),
         }

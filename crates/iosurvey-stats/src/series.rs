@@ -52,6 +52,30 @@ impl Series {
         s.lat_max_ns = s.lat_max_ns.max(lat_ns);
     }
 
+    /// Adds the latency of `n` completed ops of `lat_ns` each to interval
+    /// `index`, without counting the ops ([`Series::record_count`] does).
+    #[inline]
+    pub fn record_latency(&mut self, index: usize, n: u64, lat_ns: u64) {
+        if index >= self.samples.len() {
+            self.grow(index);
+        }
+        let s = &mut self.samples[index];
+        s.lat_sum_ns += lat_ns * n;
+        s.lat_max_ns = s.lat_max_ns.max(lat_ns);
+    }
+
+    /// Counts `n` completed ops of `bytes` bytes in all in interval
+    /// `index`, whose latencies [`Series::record_latency`] added.
+    #[inline]
+    pub fn record_count(&mut self, index: usize, n: u64, bytes: u64) {
+        if index >= self.samples.len() {
+            self.grow(index);
+        }
+        let s = &mut self.samples[index];
+        s.ops += n;
+        s.bytes += bytes;
+    }
+
     /// Extends the series to hold interval `index`: once per interval.
     #[cold]
     fn grow(&mut self, index: usize) {

@@ -69,8 +69,37 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
             } else {
                 first.to_string()
             };
-            eprintln!("iosurvey: {line}");
+            eprintln!("iosurvey: {line}{}", hints(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// What clap knows beside its first line, on that line: the valid values
+/// of an enum flag, and the flag, value or command a misspelling is near.
+fn hints(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue};
+    let list = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => vec![s.clone()],
+        Some(ContextValue::Strings(v)) => v.clone(),
+        _ => Vec::new(),
+    };
+    let mut out = String::new();
+    let suggested: Vec<String> = [
+        ContextKind::SuggestedArg,
+        ContextKind::SuggestedValue,
+        ContextKind::SuggestedSubcommand,
+    ]
+    .into_iter()
+    .flat_map(list)
+    .collect();
+    if !suggested.is_empty() {
+        let quoted: Vec<String> = suggested.iter().map(|s| format!("'{s}'")).collect();
+        out.push_str(&format!(": did you mean {}?", quoted.join(" or ")));
+    }
+    let valid = list(ContextKind::ValidValue);
+    if !valid.is_empty() {
+        out.push_str(&format!(" (valid: {})", valid.join(", ")));
+    }
+    out
 }

@@ -228,9 +228,14 @@ impl Observer for Display {
                 .or(paced)
                 .map(|t| t.as_millis() as u64);
             let new = ProgressBar::with_draw_target(total_ms, ProgressDrawTarget::stderr());
+            // One line of a terminal 80 columns wide: the label and the
+            // rates are cut to their columns, and the bar takes what is
+            // left.
             let style = match total_ms {
-                Some(_) => "{prefix} [{bar:30}] {elapsed_precise} / -{eta_precise}  {msg}",
-                None => "{prefix} {spinner} {elapsed_precise}  {msg}",
+                Some(_) => {
+                    "{prefix:12!} [{wide_bar}] {elapsed_precise} ({eta_precise} left) {msg:28!}"
+                }
+                None => "{prefix:12!} {spinner} {elapsed_precise} {msg:28!}",
             };
             new.set_style(
                 ProgressStyle::with_template(style)
@@ -256,17 +261,18 @@ impl Observer for Display {
                 } else {
                     ""
                 };
-                // A video point's ops are whole frames.
-                let unit = if point.job.frames().is_some() {
-                    "fps"
-                } else {
-                    "IOPS"
+                // A video point's ops are whole frames: how many of how
+                // many, and their rate.
+                let text = match point.job.frames() {
+                    Some(f) => format!(
+                        "{phase}{}/{} frames {:.0} fps",
+                        p.ops,
+                        f.transfers(),
+                        iops
+                    ),
+                    None => format!("{phase}{} {:.0} IOPS", format_rate(rate, self.units), iops),
                 };
-                bar.set_message(format!(
-                    "{phase}{}  {:.0} {unit}",
-                    format_rate(rate, self.units),
-                    iops
-                ));
+                bar.set_message(text);
                 self.rate_from = p;
             }
         }

@@ -250,6 +250,7 @@ impl<'a> FrameDriver<'a> {
                     op: slot.op,
                     batch: slot.batch,
                     n: 1,
+                    batch_from: 0,
                     len: slot.len,
                 };
                 tally.record_io(&run, at.batches, at.interval, at.tc);

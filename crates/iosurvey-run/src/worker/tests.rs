@@ -238,6 +238,14 @@ fn a_slow_io_among_thousands_of_fast_batches_keeps_its_own_submit_time() {
     assert_eq!(lat.min(), 2_000_000);
     // Submissions 0 to 3,000 each took 2 ms before it was reaped.
     assert_eq!(lat.max(), 3001 * 2_000_000);
+    // It is reaped with the I/Os of a later batch: each batch's latency
+    // is its own, and the series adds them all up once.
+    let series = &r.streams[0].read.series.samples;
+    let ops: u64 = series.iter().map(|s| s.ops).sum();
+    let lat_sum: u64 = series.iter().map(|s| s.lat_sum_ns).sum();
+    assert_eq!(ops, 5000);
+    assert_eq!(lat_sum, 4999 * 2_000_000 + 3001 * 2_000_000);
+    assert!(lat.percentile(99.98) < 2_001_000, "one slow I/O alone");
 }
 
 #[test]
