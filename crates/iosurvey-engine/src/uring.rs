@@ -448,7 +448,12 @@ const _: () = assert!(std::mem::size_of::<KernelTimespec>() == 16);
 /// arguments built on the stack: the io-uring crate's general path costs
 /// some 60 more instructions per wait, a few per I/O.
 #[inline]
-fn wait_with_timeout(fd: RawFd, to_submit: u32, want: u32, timeout: Duration) -> std::io::Result<usize> {
+fn wait_with_timeout(
+    fd: RawFd,
+    to_submit: u32,
+    want: u32,
+    timeout: Duration,
+) -> std::io::Result<usize> {
     let timeout = timeout.min(LONGEST_WAIT);
     let ts = KernelTimespec {
         tv_sec: timeout.as_secs() as i64,

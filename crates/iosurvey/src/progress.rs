@@ -264,12 +264,7 @@ impl Observer for Display {
                 // A video point's ops are whole frames: how many of how
                 // many, and their rate.
                 let text = match point.job.frames() {
-                    Some(f) => format!(
-                        "{phase}{}/{} frames {:.0} fps",
-                        p.ops,
-                        f.transfers(),
-                        iops
-                    ),
+                    Some(f) => format!("{phase}{}/{} frames {:.0} fps", p.ops, f.transfers(), iops),
                     None => format!("{phase}{} {:.0} IOPS", format_rate(rate, self.units), iops),
                 };
                 bar.set_message(text);
