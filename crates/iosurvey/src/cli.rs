@@ -56,11 +56,48 @@ pub enum Command {
 }
 
 pub fn size(s: &str) -> Result<u64, String> {
+    positive(s)?;
     parse_size(s).map_err(|e| e.to_string())
 }
 
 pub fn duration(s: &str) -> Result<Duration, String> {
+    positive(s)?;
     parse_duration(s).map_err(|e| e.to_string())
+}
+
+/// Refuses a negative value by what it is, not as a malformed one.
+fn positive(s: &str) -> Result<(), String> {
+    if negative(s) {
+        return Err("must be positive".into());
+    }
+    Ok(())
+}
+
+/// `s` is a negative number (`-4k`, `-1`, `-.5s`).
+fn negative(s: &str) -> bool {
+    let mut c = s.trim_start().chars();
+    c.next() == Some('-') && c.next().is_some_and(|d| d.is_ascii_digit() || d == '.')
+}
+
+/// Joins a long flag and a negative value after it (`--bs -4k` becomes
+/// `--bs=-4k`), so that the value is refused as negative instead of being
+/// taken for a flag of its own (`-4`).
+pub fn join_negative_values(args: Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(args.len());
+    for a in args {
+        let joins = out
+            .last()
+            .is_some_and(|prev| prev.starts_with("--") && prev.len() > 2 && !prev.contains('='))
+            && negative(&a);
+        match out.last_mut() {
+            Some(prev) if joins => {
+                prev.push('=');
+                prev.push_str(&a);
+            }
+            _ => out.push(a),
+        }
+    }
+    out
 }
 
 /// CPUs in the order given, as `--cpus 0-3,6` lists them.

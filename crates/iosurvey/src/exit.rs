@@ -69,10 +69,30 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
             } else {
                 first.to_string()
             };
+            let line = negative_value(&e).unwrap_or(line);
             eprintln!("iosurvey: {line}{}", hints(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// A negative number given to a flag whose values are counts or sizes:
+/// said so, whatever the parser's own words for it.
+fn negative_value(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::ValueValidation && e.kind() != ErrorKind::InvalidValue {
+        return None;
+    }
+    let (Some(ContextValue::String(arg)), Some(ContextValue::String(value))) = (
+        e.get(ContextKind::InvalidArg),
+        e.get(ContextKind::InvalidValue),
+    ) else {
+        return None;
+    };
+    let mut c = value.chars();
+    let negative =
+        c.next() == Some('-') && c.next().is_some_and(|d| d.is_ascii_digit() || d == '.');
+    negative.then(|| format!("invalid value '{value}' for '{arg}': must be positive"))
 }
 
 /// What clap knows beside its first line, on that line: the valid values

@@ -43,7 +43,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let cli = match cli::Cli::try_parse_from(matrix_cmd::orion_spellings(args.clone())) {
+    let parsed = cli::join_negative_values(matrix_cmd::orion_spellings(args.clone()));
+    if let Some(e) = matrix_cmd::unknown_orion_option(&parsed) {
+        if dist::comm::rank() == 0 {
+            eprintln!("iosurvey: {e}");
+        }
+        return ExitCode::from(2);
+    }
+    let cli = match cli::Cli::try_parse_from(parsed) {
         Ok(c) => c,
         // Under MPI every rank parses the same line: rank 0 says what is
         // wrong with it.

@@ -78,12 +78,12 @@ pub struct MatrixArgs {
     /// Stripe size for --simulate raid0 (ORION's -stripe, there in KB).
     #[arg(long, value_parser = size, default_value = "1m")]
     pub stripe: u64,
-    /// Percentage of writes in both classes; writes DESTROY device data (--allow-destroy).
+    /// Percentage of writes in both classes (ORION's -write); writes DESTROY device data (--allow-destroy).
     #[arg(long, value_name = "PCT", default_value_t = 0)]
-    pub write: u8,
-    /// Measured time of each point (ORION's -duration, there in seconds).
-    #[arg(long, value_parser = duration, default_value = "60s")]
-    pub duration: Duration,
+    pub write_pct: u8,
+    /// Measured time of each point (ORION's -duration, there in seconds; --duration is kept as an alias).
+    #[arg(long, visible_alias = "duration", value_parser = duration, default_value = "60s")]
+    pub time: Duration,
     /// Unmeasured warm-up before each point: a duration (30s, 2min) or a size (256MiB, 256m; `m` is MiB) taken at an assumed 100 MB/s (ORION's -cache_size, there in MB).
     #[arg(long, value_name = "SIZE|DURATION", default_value = "0s")]
     pub cache_warm: String,
@@ -126,8 +126,8 @@ const SPELLINGS: [(&str, &str, &str); 15] = [
     ("-num_streamio", "--num-streamio", ""),
     ("-simulate", "--simulate", ""),
     ("-stripe", "--stripe", "k"),
-    ("-write", "--write", ""),
-    ("-duration", "--duration", "s"),
+    ("-write", "--write-pct", ""),
+    ("-duration", "--time", "s"),
     ("-matrix", "--matrix", ""),
     ("-num_small", "--num-small", ""),
     ("-num_large", "--num-large", ""),
@@ -165,6 +165,31 @@ pub fn orion_spellings(args: Vec<String>) -> Vec<String> {
         }
     }
     out
+}
+
+/// A single-dash word left after [`orion_spellings`] in `iosurvey matrix`
+/// (`-foo`, `-num_disk`): an ORION option that does not exist, named whole
+/// (clap would name its first letter as a short flag).
+pub fn unknown_orion_option(args: &[String]) -> Option<String> {
+    if args.get(1).map(String::as_str) != Some("matrix") {
+        return None;
+    }
+    let bad = args.iter().skip(2).find(|a| {
+        let mut c = a.chars();
+        c.next() == Some('-')
+            && a.len() > 2
+            && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+            && !a[1..].starts_with(|ch: char| ch.is_ascii_digit())
+    })?;
+    let known: Vec<&str> = SPELLINGS
+        .iter()
+        .map(|(o, _, _)| *o)
+        .chain(["-cache_size", "-verbose", "-hugenotneeded"])
+        .collect();
+    Some(format!(
+        "unknown ORION option '{bad}' (ORION's options: {})",
+        known.join(" ")
+    ))
 }
 
 /// `--cache-warm`: a size first (`m` is MiB), else a duration.
@@ -241,7 +266,7 @@ fn spec_from(a: &MatrixArgs) -> Result<MatrixSpec, Failure> {
         SimulateArg::Concat => Layout::Concat,
         SimulateArg::Raid0 => Layout::Raid0 { stripe: a.stripe },
     };
-    (s.write_pct, s.duration, s.warm) = (a.write, a.duration, warm(&a.cache_warm)?);
+    (s.write_pct, s.duration, s.warm) = (a.write_pct, a.time, warm(&a.cache_warm)?);
     s.matrix = a.matrix.map(|m| match m {
         MatrixArg::Basic => MatrixType::Basic,
         MatrixArg::Detailed => MatrixType::Detailed,

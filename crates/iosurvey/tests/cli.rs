@@ -329,7 +329,16 @@ fn bad_invocations_get_one_line_and_exit_2_and_leave_nothing() {
         (vec![n, "--size", "4x"], "invalid size"),
         (vec![n, "--size", "1m", "--bs", "0"], "--bs"),
         (vec![n, "--size", "1m", "--qd", "0"], "--qd"),
-        (vec![n, "--size", "1m", "--qd", "-3"], "-3"),
+        (
+            vec![n, "--size", "1m", "--qd", "-3"],
+            "'-3' for '--qd <QD>': must be positive",
+        ),
+        (
+            vec![n, "--size", "1m", "--bs", "-4k"],
+            "'-4k' for '--bs <BS>': must be positive",
+        ),
+        (vec![n, "--size", "-1m"], "must be positive"),
+        (vec![n, "--size", "1m", "--time", "-5s"], "must be positive"),
         (vec![n, "--size", "1m", "--workers", "0"], "--workers"),
         (
             vec![n, "--size", "1m", "--time", "soon"],
@@ -352,7 +361,15 @@ fn bad_invocations_get_one_line_and_exit_2_and_leave_nothing() {
         ),
         (
             vec![n, "--size", "1m", "--engine", "carrier-pigeon"],
-            "carrier-pigeon",
+            "'carrier-pigeon' for '--engine <ENGINE>' (valid: uring, sync)",
+        ),
+        (
+            vec![n, "--size", "1m", "--output", "xml"],
+            "(valid: text, json)",
+        ),
+        (
+            vec![n, "--size", "1m", "--ouput", "json"],
+            "'--ouput' found: did you mean '--output'?",
         ),
         (vec![n], "--size"),
         (vec![d], "directory"),
@@ -391,6 +408,30 @@ fn bad_invocations_get_one_line_and_exit_2_and_leave_nothing() {
     }
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert!(left.is_empty(), "nothing left behind: {left:?}");
+}
+
+#[test]
+fn a_misspelt_command_and_a_bad_orion_option_are_named_whole() {
+    for (args, needle) in [
+        (
+            vec!["runn"],
+            "unrecognized subcommand 'runn': did you mean 'run'?",
+        ),
+        (vec!["matrix", "-foo"], "unknown ORION option '-foo'"),
+        (
+            vec!["matrix", "x.dat", "-num_disk", "3"],
+            "unknown ORION option '-num_disk'",
+        ),
+    ] {
+        let out = iosurvey().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.contains(needle),
+            "{args:?}: expected '{needle}' in {err}"
+        );
+    }
 }
 
 #[test]

@@ -48,7 +48,7 @@ fn a_basic_matrix_on_files_writes_orions_files_and_a_valid_report() {
     let dir = two_files();
     let out = matrix(
         dir.path(),
-        &["a.dat", "b.dat", "--num-disks", "1", "--duration", "200ms"],
+        &["a.dat", "b.dat", "--num-disks", "1", "--time", "200ms"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -160,13 +160,20 @@ fn bad_matrices_are_refused_with_one_line_and_exit_2() {
     let dir = two_files();
     for (args, want) in [
         (
-            &["a.dat", "--write", "101"][..],
-            "--write 101 is out of range",
+            &["a.dat", "--write-pct", "101"][..],
+            "--write-pct 101 is out of range",
         ),
         (
             &["a.dat", "--matrix", "row"],
             "--matrix row needs --num-large",
         ),
+        // ORION's -write is the percentage, under its own name.
+        (
+            &["a.dat", "-write", "101"],
+            "--write-pct 101 is out of range",
+        ),
+        // A switch elsewhere, never a percentage here.
+        (&["a.dat", "--write"], "unexpected argument '--write' found"),
         (
             &["a.dat", "--run", "simple", "--matrix", "col"],
             "--run advanced only",
@@ -225,7 +232,7 @@ fn a_raid0_matrix_over_two_zram_devices() {
             "raid0",
             "--num-disks",
             "1",
-            "--duration",
+            "--time",
             "300ms",
             "--output",
             "json",
@@ -246,7 +253,7 @@ fn a_raid0_matrix_over_two_zram_devices() {
     // Writes to devices need --allow-destroy.
     let out = matrix(
         dir.path(),
-        &[pa, pb, "--write", "25", "--duration", "200ms"],
+        &[pa, pb, "--write-pct", "25", "--time", "200ms"],
     );
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
 }
@@ -275,7 +282,7 @@ fn large_mbps_level_off_at_a_throttled_limit() {
         "3",
         "--size-large",
         "128k",
-        "--duration",
+        "--time",
         "3s",
         "--cache-warm",
         "1s",

@@ -141,7 +141,7 @@ pub enum MatrixError {
     Duplicate(PathBuf),
     #[error("--{0} must be greater than zero")]
     Zero(&'static str),
-    #[error("--write {0} is out of range: give the percentage of writes, 0 to 100")]
+    #[error("--write-pct {0} is out of range: give the percentage of writes, 0 to 100")]
     WriteRange(u8),
     #[error("--matrix applies to --run advanced only; --run {0} sets its own matrix")]
     MatrixNotAdvanced(&'static str),
