@@ -31,7 +31,7 @@ pub use json::{json_schema, to_json, SCHEMA_VERSION};
 pub use model::{
     ArrayReport, ClassReport, CompressionReport, ErrorCount, FailureReport, FramesReport,
     LatencyReport, Percentile, PointReport, PointWindows, RankPoint, RankReport, RunReport,
-    Settings, StreamReport, StreamTotals, TargetReport, ToolInfo, Window,
+    Settings, StreamReport, StreamTotals, TargetReport, ToolInfo, Window, COMMIT,
 };
 pub use ranks::render_ranks;
 pub use text::{format_ns, format_rate, render_text, TextOptions};

@@ -129,13 +129,21 @@ pub struct Window {
 pub struct ToolInfo {
     pub name: String,
     pub version: String,
+    /// The git commit the binary was built from (12 hex digits), when it
+    /// was built from a git checkout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
 }
+
+/// The git commit this build comes from, or "" (not built from a checkout).
+pub const COMMIT: &str = env!("IOSURVEY_COMMIT");
 
 impl Default for ToolInfo {
     fn default() -> Self {
         ToolInfo {
             name: "iosurvey".into(),
             version: env!("CARGO_PKG_VERSION").into(),
+            commit: (!COMMIT.is_empty()).then(|| COMMIT.into()),
         }
     }
 }

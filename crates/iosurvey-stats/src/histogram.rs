@@ -363,7 +363,7 @@ impl Histogram {
                 sum + (dev * dev) * n
             });
             stdev = (squares / total).sqrt();
-            for v in values.iter_mut() {
+            for v in &mut values {
                 // max/min, not clamp: a hand-made encoding may hold min > max.
                 *v = (*v).max(self.min()).min(self.max());
             }

@@ -10,10 +10,20 @@ use std::time::Duration;
 const EXIT_CODES: &str =
     "Exit codes: 0 ok, 1 run failed (I/O errors), 2 bad usage or refused, 130 interrupted.";
 
+/// `iosurvey --version`: the release and the commit it was built from.
+pub static VERSION: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| match iosurvey_report::COMMIT {
+        "" => format!(
+            "{} (not built from a git checkout)",
+            env!("CARGO_PKG_VERSION")
+        ),
+        commit => format!("{} (commit {commit})", env!("CARGO_PKG_VERSION")),
+    });
+
 #[derive(Parser, Debug)]
 #[command(
     name = "iosurvey",
-    version,
+    version = VERSION.as_str(),
     about = "Storage surveys and fio-style workloads: what your storage really does.",
     after_help = EXIT_CODES
 )]
@@ -53,6 +63,10 @@ pub enum Command {
     Report(crate::report_cmd::ReportArgs),
     /// Compare saved runs point by point: medians over the repeats (--repeat), B/A, and whether the difference is real.
     Compare(crate::compare_cmd::CompareArgs),
+    /// Print the shell completion script for bash, zsh, fish, elvish or powershell.
+    Completions(crate::shell_cmd::CompletionsArgs),
+    /// Print the manual page (roff) of iosurvey or of one command: iosurvey man run | man -l -
+    Man(crate::shell_cmd::ManArgs),
 }
 
 pub fn size(s: &str) -> Result<u64, String> {

@@ -18,6 +18,7 @@ mod progress;
 mod quick_cmd;
 mod report_cmd;
 mod run_cmd;
+mod shell_cmd;
 mod survey_cmd;
 mod targets;
 mod tuning;
@@ -70,6 +71,8 @@ fn main() -> ExitCode {
         Some(cli::Command::Video(a)) => video_cmd::video(a, &args),
         Some(cli::Command::Report(a)) => report_cmd::report(a),
         Some(cli::Command::Compare(a)) => compare_cmd::compare_runs(a),
+        Some(cli::Command::Completions(a)) => shell_cmd::completions(a),
+        Some(cli::Command::Man(a)) => shell_cmd::man(a),
         None => quick_cmd::quick(quick_cmd::QuickArgs::defaults(), &args),
     };
     let say = |e: &anyhow::Error| {

@@ -845,3 +845,82 @@ fn a_build_without_mpi_refuses_copies_started_by_a_launcher() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
 }
+
+#[test]
+fn version_names_the_commit_it_was_built_from() {
+    let out = iosurvey().arg("--version").output().unwrap();
+    assert!(out.status.success());
+    let v = String::from_utf8(out.stdout).unwrap();
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success());
+    match head {
+        Some(h) => {
+            let h = String::from_utf8(h.stdout).unwrap();
+            assert!(v.contains(&format!("(commit {})", h.trim())), "{v}");
+            let dir = tempfile::tempdir().unwrap();
+            let f = dir.path().join("t.dat");
+            let r = run_json(&[path_str(&f), "--size", "64k", "--bs", "4k", "--bytes", "4k"]);
+            assert_eq!(r["tool"]["commit"], h.trim(), "{}", r["tool"]);
+        }
+        None => assert!(v.contains("not built from a git checkout"), "{v}"),
+    }
+}
+
+#[test]
+fn completions_and_manual_pages_cover_every_command() {
+    let text = |args: &[&str]| {
+        let out = iosurvey().args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let commands = [
+        "run", "quick", "diskperf", "parallel", "survey", "matrix", "profile", "video", "report",
+        "compare",
+    ];
+    let bash = text(&["completions", "bash"]);
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("iosurvey.bash");
+    std::fs::write(&script, &bash).unwrap();
+    let check = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&script)
+        .status()
+        .unwrap();
+    assert!(check.success(), "bash -n rejects the completion script");
+    for c in commands {
+        assert!(
+            bash.contains(&format!("iosurvey__subcmd__{c}")),
+            "bash lacks {c}"
+        );
+    }
+    assert!(bash.contains("--write-pct") && bash.contains("--size-small"));
+    assert!(text(&["completions", "zsh"]).starts_with("#compdef iosurvey"));
+    assert!(text(&["completions", "fish"]).contains("complete -c iosurvey"));
+
+    let page = text(&["man"]);
+    assert!(page.contains(".TH iosurvey 1"), "{page}");
+    for c in commands {
+        assert!(
+            page.contains(&format!("iosurvey\\-{c}(1)")),
+            "the page lists {c}"
+        );
+        let sub = text(&["man", c]);
+        assert!(sub.contains(&format!(".TH iosurvey-{c} 1")), "{c}: {sub}");
+    }
+    assert!(text(&["man", "run"]).contains("\\-\\-bs"));
+    let out = iosurvey().args(["man", "nope"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("iosurvey: no command 'nope'") && err.lines().count() == 1,
+        "{err}"
+    );
+}

@@ -1,0 +1,69 @@
+//! `iosurvey completions SHELL` and `iosurvey man [COMMAND]`: what a shell
+//! and `man` expect, generated from the flags themselves, on stdout.
+
+use crate::exit::{usage, Failure, Outcome};
+use anyhow::anyhow;
+use clap::{Args, CommandFactory};
+use std::io::Write;
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell: source the script, or put it where the shell looks (bash:
+    /// /etc/bash_completion.d/iosurvey; zsh: a directory of $fpath as
+    /// _iosurvey; fish: ~/.config/fish/completions/iosurvey.fish).
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// A command's own page (run, quick, diskperf, ...); without it, the
+    /// page of iosurvey itself. Read it with `iosurvey man run | man -l -`.
+    pub command: Option<String>,
+}
+
+pub fn completions(a: CompletionsArgs) -> Result<Outcome, Failure> {
+    let mut cmd = crate::cli::Cli::command();
+    let mut out = Vec::new();
+    clap_complete::generate(a.shell, &mut cmd, "iosurvey", &mut out);
+    emit(&out)
+}
+
+pub fn man(a: ManArgs) -> Result<Outcome, Failure> {
+    let mut cmd = crate::cli::Cli::command();
+    cmd.build();
+    let page = match &a.command {
+        None => cmd,
+        Some(name) => {
+            let names: Vec<String> = cmd
+                .get_subcommands()
+                .map(|c| c.get_name().to_string())
+                .collect();
+            let Some(sub) = cmd.find_subcommand(name).cloned() else {
+                return usage(anyhow!(
+                    "no command '{name}': give one of {}",
+                    names.join(", ")
+                ));
+            };
+            // The page of `iosurvey run` is iosurvey-run(1), as git's are.
+            let full: &'static str = Box::leak(format!("iosurvey-{}", sub.get_name()).into());
+            sub.name(full).version(crate::cli::VERSION.as_str())
+        }
+    };
+    let mut out = Vec::new();
+    clap_mangen::Man::new(page)
+        .render(&mut out)
+        .map_err(|e| Failure::Run(anyhow!("writing the manual page: {e}")))?;
+    emit(&out)
+}
+
+/// Writes `bytes` to stdout; a reader that closed the pipe is not an error.
+fn emit(bytes: &[u8]) -> Result<Outcome, Failure> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Failure::Run(anyhow!("writing to stdout: {e}")))
+        }
+        _ => Ok(Outcome::Ok),
+    }
+}
