@@ -23,9 +23,12 @@ pub struct ParallelArgs {
     /// Outstanding I/Os per device (dd has 1).
     #[arg(long, default_value_t = 1)]
     pub qd: u32,
-    /// Measured time of each step (a device whose pass reaches its end sooner stops there, unless --loop).
-    #[arg(long, value_parser = duration, default_value = "10s")]
-    pub time: Duration,
+    /// Measured time of each step (a device whose pass reaches its end sooner stops there, unless --loop). Default 10s, or none with --bytes.
+    #[arg(long, value_parser = duration)]
+    pub time: Option<Duration>,
+    /// Bytes each device moves in each step, like dd's count= (times bs=); with --time too, whichever comes first.
+    #[arg(long, value_parser = size)]
+    pub bytes: Option<u64>,
     /// Unmeasured warm-up of each step.
     #[arg(long, value_parser = duration, default_value = "0s")]
     pub ramp: Duration,
@@ -65,7 +68,11 @@ pub fn parallel(a: ParallelArgs, argv: &[String]) -> Result<Outcome, Failure> {
     let mut spec = ParallelSpec::new(crate::dist::targets(&a.devices)?);
     spec.bs = a.bs;
     spec.qd = a.qd;
-    spec.time = a.time;
+    spec.time = match (a.time, a.bytes) {
+        (None, None) => Some(Duration::from_secs(10)),
+        (t, _) => t,
+    };
+    spec.bytes = a.bytes;
     spec.ramp = a.ramp;
     spec.write = a.write;
     spec.wrap = a.wrap;

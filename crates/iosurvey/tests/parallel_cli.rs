@@ -84,6 +84,11 @@ fn bad_parallel_invocations_are_refused_with_one_line() {
             "--engine uring",
         ),
         (vec![a.as_str(), "--size", "4m", "--time", "0s"], "--time"),
+        (
+            vec![a.as_str(), "--size", "4m", "--bytes", "100k"],
+            "give --bytes 0 or 1048576",
+        ),
+        (vec![a.as_str(), "--size", "4m", "--bytes", "0"], "--bytes"),
         (vec![a.as_str()], "--size"),
     ] {
         let out = parallel(&args);
@@ -96,6 +101,39 @@ fn bad_parallel_invocations_are_refused_with_one_line() {
         );
     }
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn bytes_moves_a_fixed_amount_per_device_like_dds_count() {
+    // dd bs=64k count=48 on each of two files: 3 MiB each, whatever the
+    // time it takes.
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let json = dir.path().join("p.json");
+    let out = parallel(&[
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--size",
+        "8m",
+        "--bs",
+        "64k",
+        "--bytes",
+        "3m",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    // The dd lines give what each device moved over the common window.
+    assert_eq!(text.matches(" bytes (").count(), 2, "{text}");
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let p = &r["points"][0];
+    for s in p["streams"].as_array().unwrap() {
+        assert_eq!(u(&s["read"]["bytes"]), 3 << 20, "{s}");
+        assert_eq!(u(&s["read"]["ops"]), 48);
+    }
+    assert!(p["settings"]["time_ns"].is_null(), "{}", p["settings"]);
+    assert_eq!(u(&p["settings"]["bytes"]), 3 << 20);
 }
 
 #[test]

@@ -17,8 +17,11 @@ pub struct ParallelSpec {
     pub bs: u64,
     /// Outstanding I/Os per device.
     pub qd: u32,
-    /// Measured time per point.
-    pub time: Duration,
+    /// Measured time per point; `None` with `bytes` (dd's `count=`).
+    pub time: Option<Duration>,
+    /// Bytes each device moves per point (dd's `count=` times `bs=`),
+    /// whole blocks.
+    pub bytes: Option<u64>,
     pub ramp: Duration,
     /// Device counts to run, ascending; empty runs all devices once.
     pub steps: Vec<usize>,
@@ -41,7 +44,8 @@ impl ParallelSpec {
             devices,
             bs: 1 << 20,
             qd: 1,
-            time: Duration::from_secs(10),
+            time: Some(Duration::from_secs(10)),
+            bytes: None,
             ramp: Duration::ZERO,
             steps: Vec::new(),
             write: false,
@@ -69,6 +73,15 @@ pub enum ParallelError {
     SyncDepth(u32),
     #[error("{0} is named twice; every device gets one stream")]
     Duplicate(PathBuf),
+    #[error("--bytes {bytes} is not a multiple of --bs {bs}: every I/O moves a whole block, as dd's count= counts blocks; give --bytes {below} or {above}")]
+    BytesNotBlocks {
+        bytes: u64,
+        bs: u64,
+        below: u64,
+        above: u64,
+    },
+    #[error("give --time, --bytes or both: without either a device's pass would have no end but its own")]
+    NoBound,
 }
 
 /// The device counts `--scale` runs when no steps are given: 1, 2, ... N.
@@ -93,8 +106,25 @@ pub fn expand(spec: &ParallelSpec) -> Result<Plan, ParallelError> {
     if spec.qd == 0 {
         return Err(ParallelError::Zero("qd"));
     }
-    if spec.time.is_zero() {
+    if spec.time.is_some_and(|t| t.is_zero()) {
         return Err(ParallelError::Zero("time"));
+    }
+    if let Some(bytes) = spec.bytes {
+        if bytes == 0 {
+            return Err(ParallelError::Zero("bytes"));
+        }
+        if bytes % spec.bs != 0 {
+            let below = bytes / spec.bs * spec.bs;
+            return Err(ParallelError::BytesNotBlocks {
+                bytes,
+                bs: spec.bs,
+                below,
+                above: below + spec.bs,
+            });
+        }
+    }
+    if spec.time.is_none() && spec.bytes.is_none() {
+        return Err(ParallelError::NoBound);
     }
     if spec.engine == EngineKind::Sync && spec.qd > 1 {
         return Err(ParallelError::SyncDepth(spec.qd));
@@ -155,8 +185,8 @@ pub fn expand(spec: &ParallelSpec) -> Result<Plan, ParallelError> {
                         })
                         .collect(),
                     Bounds {
-                        time: Some(spec.time),
-                        bytes: None,
+                        time: spec.time,
+                        bytes: spec.bytes,
                         ramp: spec.ramp,
                     },
                 )
@@ -180,6 +210,23 @@ mod tests {
                 .map(|i| PathBuf::from(format!("/dev/loop{i}")))
                 .collect(),
         )
+    }
+
+    #[test]
+    fn bytes_bound_each_device_like_dds_count() {
+        let mut s = spec(2);
+        s.time = None;
+        s.bytes = Some(64 << 20);
+        let plan = expand(&s).unwrap();
+        let b = plan.points[0].job.bounds;
+        assert_eq!((b.time, b.bytes), (None, Some(64 << 20)));
+        s.bytes = Some((64 << 20) + 4096);
+        let e = expand(&s).unwrap_err().to_string();
+        assert!(e.contains("give --bytes 67108864 or 68157440"), "{e}");
+        s.bytes = None;
+        assert_eq!(expand(&s).unwrap_err(), ParallelError::NoBound);
+        s.bytes = Some(0);
+        assert_eq!(expand(&s).unwrap_err(), ParallelError::Zero("bytes"));
     }
 
     #[test]
