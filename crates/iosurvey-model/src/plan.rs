@@ -132,6 +132,11 @@ pub struct StreamClass {
     /// measured I/Os, per worker (profile's access-time scatter); 0 keeps
     /// none.
     pub trace: u32,
+    /// The target (or array) counts as this long, however long it is:
+    /// `run --size` on an existing file or device bounds the area there,
+    /// as fio's `size=` does. A target shorter than this is refused, never
+    /// grown.
+    pub limit: Option<u64>,
 }
 
 impl StreamClass {
@@ -160,6 +165,7 @@ impl StreamClass {
             wrap: true,
             frames: None,
             trace: 0,
+            limit: None,
         }
     }
 

@@ -31,6 +31,13 @@ pub enum RunError {
         offset: u64,
         lbs: u64,
     },
+    #[error("{path}: --size {limit} is more than the {} holds ({size} bytes); an existing target is never grown: give --size {size} or less, or leave --size out to use all of it", if *array { "array" } else { "target" })]
+    Limit {
+        path: PathBuf,
+        limit: u64,
+        size: u64,
+        array: bool,
+    },
     #[error("{path}: {source}")]
     Area {
         path: PathBuf,
@@ -192,6 +199,18 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
             None => None,
         };
         let size = map.as_ref().map_or(targets[s.target].size, ArrayMap::size);
+        let size = match s.limit {
+            Some(limit) if limit > size => {
+                return Err(RunError::Limit {
+                    path,
+                    limit,
+                    size,
+                    array: map.is_some(),
+                })
+            }
+            Some(limit) => limit,
+            None => size,
+        };
         let area = resolve_area(size, s.offset, s.span, s.bs).map_err(|source| RunError::Area {
             path: path.clone(),
             source,

@@ -20,6 +20,56 @@ use common::*;
 // ---------------------------------------------------------------------------
 
 #[test]
+fn size_on_an_existing_device_bounds_the_area_as_fios_size_does() {
+    let _lock = serial();
+    need!(require_root());
+    let z = need!(Zram::new(64 * MIB));
+    let dev = path_str(z.path());
+    // Random 4 KiB writes for a while on a new (zeroed) device, bounded
+    // to its first 4 MiB: nothing past them is written.
+    let p = run_point(&[
+        "--rw",
+        "randwrite",
+        "--bs",
+        "4k",
+        "--qd",
+        "8",
+        "--size",
+        "4m",
+        "--time",
+        "300ms",
+        "--allow-destroy",
+        dev,
+    ]);
+    assert!(u(&p["total"]["write"]["ops"]) > 1024, "{}", p["total"]);
+    let data = read_device(z.path());
+    let bound = (4 * MIB) as usize;
+    assert!(
+        data[..bound].iter().any(|&b| b != 0),
+        "the area was written"
+    );
+    assert!(
+        data[bound..].iter().all(|&b| b == 0),
+        "a write landed past --size"
+    );
+    // One pass of reads over the bounded area, and from an offset in it.
+    let p = run_point(&["--rw", "read", "--bs", "64k", "--size", "4m", dev]);
+    assert_eq!(u(&p["total"]["read"]["bytes"]), 4 * MIB);
+    let p = run_point(&[
+        "--rw", "read", "--bs", "64k", "--size", "4m", "--offset", "1m", dev,
+    ]);
+    assert_eq!(u(&p["total"]["read"]["bytes"]), 3 * MIB);
+    // Past the device's end: refused, never grown.
+    let out = iosurvey(&["run", "--rw", "read", "--size", "128m", dev]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("never grown") && err.lines().count() == 1,
+        "{err}"
+    );
+}
+
+#[test]
 fn zram_randread_reports_block_target_and_exact_bytes() {
     let _lock = serial();
     need!(require_root());

@@ -258,6 +258,9 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
             span: spec.span,
             regions: spec.regions,
             array: array.clone(),
+            // A created file is --size long; an existing target's area
+            // ends there.
+            limit: spec.size,
             ..StreamClass::new("main", t, mix, pattern, spec.bs, spec.qd)
         })
         .collect();
