@@ -23,7 +23,7 @@ use std::time::Duration;
 /// Why a job could not run. Messages say what to change.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    #[error("{path}: --bs {bs} is not a multiple of the logical block size {lbs}, which O_DIRECT needs; use a multiple of {lbs} or --buffered")]
+    #[error("{path}: I/Os of {bs} bytes are not a multiple of the logical block size {lbs}, which O_DIRECT needs; give a size that is a multiple of {lbs}, or --buffered")]
     BsAlignment { path: PathBuf, bs: u64, lbs: u64 },
     #[error("{path}: --offset {offset} is not a multiple of the logical block size {lbs}, which O_DIRECT needs")]
     OffsetAlignment {
