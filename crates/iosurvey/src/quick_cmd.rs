@@ -98,15 +98,38 @@ pub fn quick(a: QuickArgs, argv: &[String]) -> Result<Outcome, Failure> {
     spec.seed = a.seed;
     spec.direct = !a.target.buffered;
     spec.engine = a.target.engine_or_uring();
+    // An existing file or device (not a directory to put a test file in)
+    // is only read, unless its data is offered; with --readonly, too.
+    let existing = !a.dir.is_dir() && std::fs::symlink_metadata(&a.dir).is_ok();
+    let reads_only = if a.target.readonly && existing {
+        Some("--readonly".to_string())
+    } else if existing && !a.target.allow_destroy {
+        Some(format!(
+            "writing to {} would destroy its data; add --allow-destroy for the write half",
+            a.dir.display()
+        ))
+    } else {
+        None
+    };
+    spec.writes = reads_only.is_none();
+    spec.create = !existing;
     let plan = expand(&spec);
     let per = (a.time + a.ramp).as_secs_f64();
-    let banner = format!(
-        "iosurvey: {} tests of {} s each on {}: about {:.0} s plus laying out the test file",
+    let mut banner = format!(
+        "iosurvey: {} tests of {} s each on {}: about {:.0} s{}",
         plan.points.len(),
         per,
         a.dir.display(),
-        per * plan.points.len() as f64
+        per * plan.points.len() as f64,
+        if existing {
+            ""
+        } else {
+            " plus laying out the test file"
+        }
     );
+    if let Some(why) = &reads_only {
+        banner.push_str(&format!("\niosurvey: the read half only: {why}"));
+    }
     let card = TextOnly(iosurvey_report::render_card);
     execute(&plan, argv, &a.target, &a.out, &WithBanner(&card, banner))
 }

@@ -560,6 +560,50 @@ fn a_directory_target_gets_a_test_file_inside_that_is_removed() {
 }
 
 #[test]
+fn quick_on_an_existing_file_reads_only_unless_its_data_is_offered() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("data");
+    let data: Vec<u8> = (0..(16u32 << 20))
+        .map(|i| (i * 7 + i / 4096) as u8)
+        .collect();
+    std::fs::write(&f, &data).unwrap();
+    let card = |extra: &[&str]| {
+        let out = iosurvey()
+            .args(["quick", path_str(&f), "--time", "200ms", "--ramp", "0s"])
+            .args(extra)
+            .args(["--output", "json", "--quiet"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{extra:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        r["points"].as_array().unwrap().clone()
+    };
+    for extra in [&[][..], &["--readonly"]] {
+        let points = card(extra);
+        assert_eq!(points.len(), 4, "{extra:?}: the read half");
+        assert!(points
+            .iter()
+            .all(|p| u(&p["total"]["read"]["ops"]) > 0 && u(&p["total"]["write"]["ops"]) == 0));
+        assert!(
+            std::fs::read(&f).unwrap() == data,
+            "{extra:?} changed the file"
+        );
+    }
+    let points = card(&["--allow-destroy"]);
+    assert_eq!(points.len(), 8, "offered: both halves");
+    assert!(u(&points[4]["total"]["write"]["ops"]) > 0);
+    assert_eq!(
+        std::fs::metadata(&f).unwrap().len(),
+        16 << 20,
+        "used as it is, kept"
+    );
+}
+
+#[test]
 fn quick_prints_the_card_and_removes_its_test_file() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("quick.json");

@@ -20,6 +20,36 @@ use common::*;
 // ---------------------------------------------------------------------------
 
 #[test]
+fn quick_on_a_device_runs_the_read_half_and_leaves_it_untouched() {
+    let _lock = serial();
+    need!(require_root());
+    let z = need!(Zram::new(64 * MIB));
+    let dev = path_str(z.path());
+    let fill = run_point(&["--rw", "write", "--bs", "1m", "--allow-destroy", dev]);
+    assert_eq!(u(&fill["total"]["write"]["bytes"]), 64 * MIB);
+    let before = checksum(z.path(), None);
+    let out = iosurvey(&["quick", dev, "--time", "200ms", "--ramp", "0s"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("the read half only"), "{err}");
+    let card = String::from_utf8_lossy(&out.stdout);
+    let rnd = card.lines().find(|l| l.starts_with("RND4K Q32T1")).unwrap();
+    // Read figures, then the write columns empty.
+    assert!(
+        rnd.split_whitespace()
+            .nth(2)
+            .is_some_and(|iops| iops != "-"),
+        "{card}"
+    );
+    assert!(rnd.trim_end().ends_with('-'), "{card}");
+    assert_eq!(
+        checksum(z.path(), None),
+        before,
+        "quick wrote to the device"
+    );
+}
+
+#[test]
 fn size_on_an_existing_device_bounds_the_area_as_fios_size_does() {
     let _lock = serial();
     need!(require_root());

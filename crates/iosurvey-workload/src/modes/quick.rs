@@ -31,6 +31,12 @@ pub struct QuickSpec {
     pub engine: EngineKind,
     pub direct: bool,
     pub seed: u64,
+    /// Whether the card's write half runs: not with `--readonly`, nor on
+    /// an existing file or device without `--allow-destroy`.
+    pub writes: bool,
+    /// Whether `target` is a directory (or a new file) to lay a test file
+    /// out in at `size`; an existing file or device is used as it is.
+    pub create: bool,
 }
 
 impl QuickSpec {
@@ -44,6 +50,8 @@ impl QuickSpec {
             engine: EngineKind::Uring,
             direct: true,
             seed: 0,
+            writes: true,
+            create: true,
         }
     }
 }
@@ -51,7 +59,12 @@ impl QuickSpec {
 /// Expands the card: the four tests read, then the four written.
 pub fn expand(spec: &QuickSpec) -> Plan {
     let mut points = Vec::new();
-    for (mix, op) in [(Mix::Read, "read"), (Mix::Write, "write")] {
+    let halves: &[(Mix, &str)] = if spec.writes {
+        &[(Mix::Read, "read"), (Mix::Write, "write")]
+    } else {
+        &[(Mix::Read, "read")]
+    };
+    for &(mix, op) in halves {
         for (name, pattern, bs, qd) in TESTS {
             // The sync engine has one I/O in flight per worker.
             let qd = if spec.engine == EngineKind::Sync {
@@ -73,7 +86,7 @@ pub fn expand(spec: &QuickSpec) -> Plan {
                     ..Job::new(
                         vec![TargetSpec {
                             path: spec.target.clone(),
-                            create_size: Some(spec.size),
+                            create_size: spec.create.then_some(spec.size),
                         }],
                         vec![StreamClass::new(name, 0, mix, pattern, bs, qd)],
                         Bounds {
@@ -96,6 +109,18 @@ pub fn expand(spec: &QuickSpec) -> Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_read_half_alone_without_writes() {
+        let mut spec = QuickSpec::new("/dev/sdx".into());
+        spec.writes = false;
+        let plan = expand(&spec);
+        assert_eq!(plan.points.len(), 4);
+        assert!(plan
+            .points
+            .iter()
+            .all(|p| p.job.streams[0].mix == Mix::Read));
+    }
 
     #[test]
     fn eight_points_reads_first_on_one_test_file() {
