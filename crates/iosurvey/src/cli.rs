@@ -42,7 +42,7 @@ pub enum Command {
     #[command(after_help = EXIT_CODES)]
     Quick(crate::quick_cmd::QuickArgs),
     /// SGI diskperf: request sizes doubling, forward, backward and random, read (and write).
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = EXIT_CODES, mut_arg("engine", |a| a.help("I/O engine [default: sync at --qd 1, like the original; uring above]")))]
     Diskperf(crate::diskperf_cmd::DiskperfArgs),
     /// Parallel dd: one sequential stream per device, rated over their common window; --scale finds the knee.
     #[command(after_help = EXIT_CODES)]
@@ -54,10 +54,10 @@ pub enum Command {
     #[command(after_help = EXIT_CODES)]
     Matrix(crate::matrix_cmd::MatrixArgs),
     /// HD Tune / zcav: read throughput across the device's surface, access time, burst rate.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = EXIT_CODES, mut_arg("engine", |a| a.help("I/O engine [default: sync, one request at a time as HD Tune reads]")))]
     Profile(crate::profile_cmd::ProfileArgs),
     /// frametest / AJA System Test: video frames written or read, one file per frame or one stream, against real time.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = EXIT_CODES, mut_arg("engine", |a| a.help("I/O engine [default: sync at --depth 1; uring with more pieces of a frame in flight]")))]
     Video(crate::video_cmd::VideoArgs),
     /// Present a saved report again: RUN.json (or an --html page) as a self-contained HTML report with plots.
     Report(crate::report_cmd::ReportArgs),
@@ -160,7 +160,7 @@ pub enum EngineArg {
 /// is added in one place.
 #[derive(Args, Debug, Clone)]
 pub struct EngineFlags {
-    /// I/O engine (default: uring; diskperf: sync at --qd 1, like the original).
+    /// I/O engine [default: uring].
     #[arg(long, value_enum)]
     pub engine: Option<EngineArg>,
     /// io_uring: a kernel thread polls the submission queue (IORING_SETUP_SQPOLL), like fio's --sqthread_poll. Recorded in the report.

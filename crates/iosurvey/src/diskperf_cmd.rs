@@ -44,7 +44,7 @@ pub struct DiskperfArgs {
         allow_negative_numbers = true
     )]
     pub scale: f64,
-    /// Outstanding I/Os. diskperf runs one synchronous request at a time: the sync engine is used unless --engine is given or --qd is above 1 (then io_uring),
+    /// Outstanding I/Os. diskperf runs one synchronous request at a time: the sync engine is used unless --engine is given or --qd is above 1 (then io_uring).
     #[arg(long, default_value_t = 1)]
     pub qd: u32,
     /// Frames per second: also print each figure as times real time, one frame being --min (a frame preset or your own frame size).

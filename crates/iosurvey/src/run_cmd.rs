@@ -50,7 +50,7 @@ pub struct RunArgs {
     #[arg(long, value_parser = size)]
     pub span: Option<u64>,
     /// Split the area into N evenly spaced sequential streams (default: one per worker).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, hide_default_value = true)]
     pub regions: u32,
     /// Seed for random offsets and mixes; recorded in the results.
     #[arg(long, default_value_t = 0)]

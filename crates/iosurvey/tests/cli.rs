@@ -435,6 +435,43 @@ fn a_misspelt_command_and_a_bad_orion_option_are_named_whole() {
 }
 
 #[test]
+fn every_commands_help_is_true_to_it() {
+    let help = |c: &str| {
+        let out = iosurvey().args([c, "--help"]).output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let engine = |c: &str| {
+        let h = help(c);
+        let at = h.find("--engine <ENGINE>").expect("an --engine flag");
+        h[at..].lines().nth(1).unwrap_or("").trim().to_string()
+    };
+    assert!(engine("run").contains("[default: uring]"));
+    assert!(engine("video").contains("[default: sync at --depth 1"));
+    assert!(engine("profile").contains("[default: sync"));
+    assert!(engine("diskperf").contains("[default: sync at --qd 1"));
+    for c in [
+        "run", "quick", "diskperf", "parallel", "survey", "matrix", "profile", "video", "report",
+        "compare",
+    ] {
+        let h = help(c);
+        for line in h.lines() {
+            assert!(
+                !line.trim_end().ends_with(','),
+                "{c}: a dangling comma: {line}"
+            );
+        }
+    }
+    let run = help("run");
+    let at = run.find("--regions").unwrap();
+    let regions: String = run[at..].lines().take(3).collect();
+    assert!(
+        regions.contains("one per worker") && !regions.contains("[default: 0]"),
+        "{regions}"
+    );
+}
+
+#[test]
 fn help_documents_the_exit_codes() {
     let out = iosurvey().args(["run", "--help"]).output().unwrap();
     assert!(out.status.success());
