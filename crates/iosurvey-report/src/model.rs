@@ -42,6 +42,10 @@ pub struct RunReport {
     /// which its text, CSV and page show. Left out in other modes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diskperf: Option<crate::diskperf::DiskperfSettings>,
+    /// `matrix`: ORION's run level (`simple`, `normal`, `advanced`, `oltp`,
+    /// `dss`), which its summary follows. Left out in other modes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matrix_run: Option<String>,
 }
 
 impl RunReport {

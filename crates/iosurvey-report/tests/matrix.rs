@@ -141,13 +141,60 @@ fn report() -> RunReport {
 
 #[test]
 fn summary_layout() {
+    // ORION counts its whole grid, the (0, 0) cell it never runs included.
     let text = render_summary(&report(), "r10-7");
-    assert!(text.contains("Total Data Points: 8"), "{text}");
+    assert!(text.contains("Total Data Points: 9"), "{text}");
     assert!(
         text.contains("Maximum Large MBPS=153.79 @ Small=0 and Large=2"),
         "{text}"
     );
     insta::assert_snapshot!(text);
+}
+
+#[test]
+fn the_summary_is_orions_for_its_run_level_and_its_classes() {
+    // -run simple on one LUN: ORION prints the one small column 0, and 8
+    // data points for its 5 small and 2 large ones.
+    let mut points = Vec::new();
+    for small in 1..=5 {
+        points.push(point(points.len(), small, 0));
+    }
+    for large in 1..=2 {
+        points.push(point(points.len(), 0, large));
+    }
+    let mut r = fixtures::run_report("matrix", points);
+    r.matrix_run = Some("simple".into());
+    let text = render_summary(&r, "orion");
+    assert!(text.contains("Small Columns:,      0\n"), "{text}");
+    assert!(
+        text.contains("Large Columns:,      0,      1,      2\n"),
+        "{text}"
+    );
+    assert!(text.contains("Total Data Points: 8\n"), "{text}");
+    // A detailed 26 by 16 grid: 416, as in the seed's ORION summary.
+    let mut points = Vec::new();
+    for large in 0..16 {
+        for small in 0..26 {
+            if (small, large) != (0, 0) {
+                points.push(point(points.len(), small, large));
+            }
+        }
+    }
+    let r = fixtures::run_report("matrix", points);
+    assert!(render_summary(&r, "x").contains("Total Data Points: 416\n"));
+    // Small I/O alone (oltp): no large size is named.
+    let points = (1..=3).map(|s| point(s as usize - 1, s, 0)).collect();
+    let mut r = fixtures::run_report("matrix", points);
+    r.matrix_run = Some("oltp".into());
+    let text = render_summary(&r, "x");
+    assert!(
+        text.contains("Small IO size: 4 KB") && !text.contains("Large IO size"),
+        "{text}"
+    );
+    // A row at a fixed large load holds no (0, 0) cell: its points alone.
+    let points = (1..=3).map(|s| point(s as usize - 1, s, 2)).collect();
+    let r = fixtures::run_report("matrix", points);
+    assert!(render_summary(&r, "x").contains("Total Data Points: 3\n"));
 }
 
 #[test]

@@ -294,6 +294,8 @@ const FILES: [&str; 6] = [
 /// ORION's presenters, and its files in `dir` after every point.
 struct MatrixPresenter {
     testname: String,
+    /// ORION's run level, kept in the report for its summary.
+    run: &'static str,
     dir: PathBuf,
     /// Said once the checks have passed.
     banner: String,
@@ -306,6 +308,10 @@ impl Presenter for MatrixPresenter {
 
     fn banner(&self) -> Option<&str> {
         Some(&self.banner)
+    }
+
+    fn annotate(&self, report: &mut RunReport) {
+        report.matrix_run = Some(self.run.into());
     }
 
     fn files(&self, report: &RunReport) -> Vec<(String, PathBuf)> {
@@ -369,6 +375,7 @@ pub fn matrix(a: MatrixArgs, argv: &[String]) -> Result<Outcome, Failure> {
     }
     let presenter = MatrixPresenter {
         testname: a.testname.clone(),
+        run: spec.run.name(),
         dir,
         banner,
     };

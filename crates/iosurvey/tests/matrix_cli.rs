@@ -64,7 +64,8 @@ fn a_basic_matrix_on_files_writes_orions_files_and_a_valid_report() {
         "Simulated Array Type: CONCAT",
         "Small Columns:,      0,      1,      2,      3,      4,      5",
         "Large Columns:,      0,      1,      2",
-        "Total Data Points: 7",
+        // ORION's grid, with the (0, 0) cell it never runs.
+        "Total Data Points: 8",
         "Name: a.dat\tSize: 16777216",
         "2 FILEs found.",
         "Maximum Large MBPS=",
