@@ -418,3 +418,35 @@ fn zram_points_over_the_memory_check_print_enomem_and_do_no_io() {
         "{text}"
     );
 }
+
+#[test]
+fn a_point_deeper_than_one_ring_runs_on_as_many_rings() {
+    // 2 zram devices x thr 40000: 80,000 outstanding I/Os, more than a
+    // ring holds (65,536), so the point runs on two rings (two workers),
+    // whole regions to each, and every record of every region is moved.
+    let _lock = serial();
+    need!(require_root());
+    let a = need!(Zram::new(256 * MIB));
+    let b = need!(Zram::new(256 * MIB));
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let flags = format!(
+        "--size 248m --rszlo 4k --rszhi 4k --crglo 2 --crghi 2 --thrlo 40000 --thrhi 40000 \
+         --max-per-region 65536 --actions write,read --allow-destroy -q --json {}",
+        json.display()
+    );
+    let out = survey(&[a.path(), b.path()], &flags);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let report: Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    for p in report["points"].as_array().unwrap() {
+        assert_eq!(u(&p["settings"]["workers"]), 2, "{}", p["label"]);
+        let streams = p["streams"].as_array().unwrap();
+        assert_eq!(streams.len(), 4);
+        let ops: u64 = streams
+            .iter()
+            .map(|s| u(&s["read"]["ops"]) + u(&s["write"]["ops"]))
+            .sum();
+        assert_eq!(ops, 2 * (248 * MIB) / 4096, "{}", p["label"]);
+        assert!(streams.iter().all(|s| u(&s["outstanding"]) == 20000));
+    }
+}

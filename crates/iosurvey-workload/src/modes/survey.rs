@@ -146,8 +146,8 @@ pub enum SurveyError {
     },
     #[error("every point is skipped: thr must be at least crg and at most {max} x crg (--max-per-region {max}); widen --thrlo/--thrhi or --crglo/--crghi")]
     NothingToRun { max: u32 },
-    #[error("{devices} devices x --thrhi {thr} is more than {MAX_OUTSTANDING} outstanding I/Os in one ring; lower --thrhi")]
-    TooDeep { devices: usize, thr: u32 },
+    #[error("thr {thr} over crg {crg} is more than {MAX_OUTSTANDING} outstanding I/Os in one region, which one ring drives; lower --thrhi or raise --crglo")]
+    TooDeep { thr: u32, crg: u32 },
     #[error("--engine sync has one I/O in flight, and the survey's thr counts outstanding I/Os; use --engine uring")]
     SyncDepth,
     #[error("{block_sizes} block sizes given for {devices} devices")]
@@ -283,9 +283,8 @@ fn streams(
 ) -> Result<Vec<StreamClass>, SurveyError> {
     let n = spec.devices.len();
     let outstanding = u64::from(thr / crg) * u64::from(crg) * n as u64;
-    if outstanding > MAX_OUTSTANDING {
-        let thr = spec.thr_hi;
-        return Err(SurveyError::TooDeep { devices: n, thr });
+    if u64::from(thr / crg) > MAX_OUTSTANDING {
+        return Err(SurveyError::TooDeep { thr, crg });
     }
     if spec.engine == EngineKind::Sync && outstanding > 1 {
         return Err(SurveyError::SyncDepth);
@@ -310,6 +309,7 @@ fn streams(
                     offset,
                     span: Some(span),
                     regions: 1,
+                    pin: None,
                     ..StreamClass::new(
                         format!("dev{i} r{j}"),
                         i,
@@ -321,7 +321,31 @@ fn streams(
                 }),
         );
     }
+    // One ring holds up to MAX_OUTSTANDING I/Os: a deeper point (17 LUNs
+    // at thr 4096 is 69,632) spreads its regions over as many rings, each
+    // driven by a worker of its own, whole regions to a ring.
+    if outstanding > MAX_OUTSTANDING {
+        let (mut ring, mut depth) = (0u32, 0u64);
+        for s in &mut out {
+            if depth + u64::from(s.outstanding) > MAX_OUTSTANDING {
+                ring += 1;
+                depth = 0;
+            }
+            depth += u64::from(s.outstanding);
+            s.pin = Some(ring);
+        }
+    }
     Ok(out)
+}
+
+/// Rings (workers) the streams of a point need: one, or one per ring its
+/// regions were spread over.
+fn rings(streams: &[StreamClass]) -> u32 {
+    streams
+        .iter()
+        .filter_map(|s| s.pin)
+        .max()
+        .map_or(1, |r| r + 1)
 }
 
 /// Expands a survey into one point per (rsz, crg, thr, action), in
@@ -343,6 +367,7 @@ pub fn expand(spec: &SurveySpec) -> Result<Plan, SurveyError> {
     for rsz in doubling(spec.rsz_lo, spec.rsz_hi) {
         for &(crg, thr) in &pairs {
             let streams = streams(spec, rsz, crg, thr)?;
+            let workers = rings(&streams);
             let skip = out_of_memory(spec, rsz, crg, thr).then(|| "ENOMEM".to_string());
             for &action in &spec.actions {
                 let mix = match action {
@@ -365,6 +390,7 @@ pub fn expand(spec: &SurveySpec) -> Result<Plan, SurveyError> {
                     // One ring (one worker) drives every slot: thr is
                     // outstanding I/Os, not threads.
                     job: Job {
+                        workers,
                         engine: spec.engine,
                         direct: spec.direct,
                         seed: spec.seed,
@@ -432,6 +458,35 @@ mod tests {
         let plan = expand(&s).unwrap();
         let per_region = plan.points.iter().map(|p| p.job.streams[0].outstanding);
         assert!(per_region.eq([1, 1, 3, 3, 6, 6, 12, 12]));
+    }
+
+    #[test]
+    fn a_point_deeper_than_a_ring_spreads_whole_regions_over_rings() {
+        // sgpdd-survey's 17 LUNs at thr 4096, crg 16: 69,632 outstanding.
+        let devs: Vec<String> = (0..17).map(|i| format!("/dev/d{i}")).collect();
+        let devs: Vec<&str> = devs.iter().map(String::as_str).collect();
+        let mut sp = spec(&devs, (16, 16), (4096, 4096));
+        sp.max_per_region = 4096;
+        let plan = expand(&sp).unwrap();
+        let job = &plan.points[0].job;
+        assert_eq!(job.workers, 2);
+        let depth = |w: u32| -> u64 {
+            job.streams
+                .iter()
+                .filter(|s| s.pin == Some(w))
+                .map(|s| u64::from(s.outstanding))
+                .sum()
+        };
+        assert_eq!(depth(0), 65536);
+        assert_eq!(depth(0) + depth(1), 17 * 4096);
+        assert!(job
+            .streams
+            .iter()
+            .all(|s| s.outstanding == 256 && s.pin.is_some()));
+        // A point that fits one ring keeps one worker, unpinned.
+        let plan = expand(&spec(&devs, (16, 16), (64, 64))).unwrap();
+        assert_eq!(plan.points[0].job.workers, 1);
+        assert!(plan.points[0].job.streams.iter().all(|s| s.pin.is_none()));
     }
 
     #[test]
@@ -528,7 +583,7 @@ mod tests {
             (|s| (s.thr_hi, s.crg_lo) = (2, 4), "every point is skipped"),
             (|s| (s.size, s.crg_lo) = (1 << 20, 2), "lower --crghi (to 1 at most)"),
             (|s| s.size = 512 << 10, "one record is larger than --size: raise --size or lower --rszhi"),
-            (|s| (s.crg_lo, s.crg_hi, s.thr_lo, s.thr_hi) = (8192, 8192, 1 << 17, 1 << 17), "more than 65536 outstanding"),
+            (|s| (s.crg_lo, s.crg_hi, s.thr_lo, s.thr_hi, s.max_per_region) = (1, 1, 1 << 17, 1 << 17, 1 << 17), "more than 65536 outstanding I/Os in one region"),
             (|s| s.engine = EngineKind::Sync, "use --engine uring"),
             (|s| s.actions.clear(), "--actions is empty"),
             (|s| s.rsz_hi = 4 << 30, "at most 1GiB per I/O"),
