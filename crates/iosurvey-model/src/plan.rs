@@ -246,6 +246,10 @@ pub struct Job {
     /// with data that compresses to almost nothing, then with
     /// incompressible data, and the two rates are compared.
     pub check_compression: bool,
+    /// An unmeasured warm-up of this many bytes moved (all workers
+    /// together) before the measured phase, instead of `bounds.ramp`'s
+    /// time: ORION's `-cache_size`. 0: none.
+    pub warm_bytes: u64,
 }
 
 impl Job {
@@ -270,6 +274,7 @@ impl Job {
             verify: false,
             verify_backlog: None,
             check_compression: false,
+            warm_bytes: 0,
         }
     }
 

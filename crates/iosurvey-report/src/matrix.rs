@@ -183,11 +183,16 @@ pub fn render_summary(report: &RunReport, testname: &str) -> String {
     let _ = writeln!(o, "Simulated Array Type: {layout}");
     let write = any.map_or(0, |s| 100 - s.read_pct);
     let _ = writeln!(o, "Write: {write}%");
+    // ORION's line for -cache_size (MB moved before each point), or
+    // iosurvey's own warm-up by time.
     let ramp = first.map_or(0, |p| p.settings.ramp_ns);
-    if ramp == 0 {
-        let _ = writeln!(o, "Cache Warm-up: none");
-    } else {
+    let warm = first.map_or(0, |p| p.settings.warm_bytes);
+    if warm > 0 {
+        let _ = writeln!(o, "Cache Size: {} MB", warm >> 20);
+    } else if ramp > 0 {
         let _ = writeln!(o, "Cache Warm-up: {:.2} seconds", ramp as f64 / 1e9);
+    } else {
+        let _ = writeln!(o, "Cache Size: Not Entered");
     }
     let secs = first.and_then(|p| p.settings.time_ns).unwrap_or(0) as f64 / 1e9;
     let _ = writeln!(o, "Duration for each Data Point: {secs} seconds");

@@ -258,6 +258,10 @@ pub struct Settings {
     pub time_ns: Option<u64>,
     pub bytes: Option<u64>,
     pub ramp_ns: u64,
+    /// An unmeasured warm-up of this many bytes before the point instead of
+    /// a ramp by time (matrix's `-cache_size`). Left out when none.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub warm_bytes: u64,
     pub interval_ns: u64,
     pub continue_on_error: bool,
     /// Files registered with io_uring (false for the sync engine).
@@ -551,6 +555,7 @@ impl PointReport {
                 time_ns: job.bounds.time.map(|t| t.as_nanos() as u64),
                 bytes: job.bounds.bytes,
                 ramp_ns: job.bounds.ramp.as_nanos() as u64,
+                warm_bytes: job.warm_bytes,
                 interval_ns: job.interval.as_nanos() as u64,
                 continue_on_error: job.continue_on_error,
                 registered_files: r.engine.registered_files,
@@ -674,4 +679,8 @@ fn is_zero(v: &u32) -> bool {
 
 fn one() -> u32 {
     1
+}
+
+fn is_zero_u64(v: &u64) -> bool {
+    *v == 0
 }

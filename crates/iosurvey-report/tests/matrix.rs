@@ -22,6 +22,7 @@ fn settings() -> Settings {
         time_ns: Some(15 * SEC),
         bytes: None,
         ramp_ns: 2 * SEC,
+        warm_bytes: 0,
         interval_ns: SEC,
         continue_on_error: false,
         registered_files: true,

@@ -60,6 +60,7 @@ fn point(index: usize, rates: &[(f64, u64)]) -> PointReport {
             time_ns: Some(2_000_000_000),
             bytes: None,
             ramp_ns: 0,
+            warm_bytes: 0,
             interval_ns: INTERVAL,
             continue_on_error: false,
             registered_files: true,

@@ -80,6 +80,7 @@ fn report() -> RunReport {
                 time_ns: Some(elapsed),
                 bytes: None,
                 ramp_ns: 0,
+                warm_bytes: 0,
                 interval_ns: 1_000_000_000,
                 continue_on_error: true,
                 registered_files: true,

@@ -66,6 +66,7 @@ fn point(
             time_ns: None,
             bytes: Some(64 * MIB),
             ramp_ns: 0,
+            warm_bytes: 0,
             interval_ns: 1_000_000_000,
             continue_on_error: false,
             registered_files: false,

@@ -24,6 +24,7 @@ fn settings() -> Settings {
         time_ns: None,
         bytes: None,
         ramp_ns: 0,
+        warm_bytes: 0,
         interval_ns: 1_000_000_000,
         continue_on_error: true,
         registered_files: true,

@@ -82,6 +82,7 @@ fn point(f: FramesReport, elapsed_ns: u64) -> PointReport {
             time_ns: None,
             bytes: Some(f.frames * f.frame_bytes),
             ramp_ns: 0,
+            warm_bytes: 0,
             interval_ns: SEC,
             continue_on_error: false,
             registered_files: true,

@@ -6,7 +6,7 @@ use crate::observer::{Observer, Progress};
 use crate::result::JobResult;
 use crate::target::{drop_cache, Geometry, OpenTarget};
 use crate::worker::{
-    now_ns, run_worker, BacklogSpec, FrameShared, FrameWork, LiveCounters, WorkerBounds,
+    now_ns, run_worker, BacklogSpec, FrameShared, FrameWork, LiveCounters, WarmUp, WorkerBounds,
     WorkerStream, UNBOUNDED,
 };
 use iosurvey_engine::verify::{GenMap, WriteVerify};
@@ -449,6 +449,8 @@ fn run_job(
     });
 
     observer.point_started(point);
+    let warm = (job.warm_bytes > 0).then(|| WarmUp::new(job.warm_bytes));
+    let warm = warm.as_ref();
     let live: Vec<LiveCounters> = (0..workers).map(|_| LiveCounters::default()).collect();
     let barrier = Barrier::new(workers + 1);
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
@@ -499,6 +501,7 @@ fn run_job(
                             backlog: job
                                 .verify_backlog
                                 .map(|every| BacklogSpec { every, targets }),
+                            warm,
                         };
                         let out = match job.engine {
                             EngineKind::Uring => {

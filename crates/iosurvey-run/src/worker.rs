@@ -60,6 +60,43 @@ pub(crate) struct WorkerBounds<'a> {
     pub verify: Option<&'a WriteVerify>,
     /// `--verify-backlog N`: read back every N writes during the job.
     pub backlog: Option<BacklogSpec<'a>>,
+    /// A warm-up bounded by bytes moved, shared by the job's workers.
+    pub warm: Option<&'a WarmUp>,
+}
+
+/// An unmeasured warm-up that ends once its bytes are moved, by all the
+/// job's workers together: the first worker to see the total reached sets
+/// the measured phase's start, and every worker measures from there.
+#[derive(Debug, Default)]
+pub(crate) struct WarmUp {
+    pub bytes: u64,
+    moved: AtomicU64,
+    /// When the measured phase starts (monotonic ns); 0 until then.
+    done_at: AtomicU64,
+}
+
+impl WarmUp {
+    pub(crate) fn new(bytes: u64) -> Self {
+        WarmUp {
+            bytes,
+            ..Default::default()
+        }
+    }
+
+    /// Adds `moved` bytes seen at `now`; the start of the measured phase
+    /// once the warm-up is over, by this worker's count or another's.
+    fn advance(&self, moved: u64, now: u64) -> Option<u64> {
+        let total = self.moved.fetch_add(moved, Ordering::Relaxed) + moved;
+        if total >= self.bytes {
+            let _ = self
+                .done_at
+                .compare_exchange(0, now, Ordering::AcqRel, Ordering::Acquire);
+        }
+        match self.done_at.load(Ordering::Acquire) {
+            0 => None,
+            at => Some(at),
+        }
+    }
 }
 
 /// One slot: the I/O its buffer has in flight.
@@ -346,7 +383,11 @@ fn run_worker_on<E: Engine>(
     start_ns: u64,
     now: impl Fn() -> u64,
 ) -> std::io::Result<JobResult> {
-    if frames.is_none() && bounds.verify.is_none() && streams.iter().all(|s| s.trace == 0) {
+    if frames.is_none()
+        && bounds.verify.is_none()
+        && bounds.warm.is_none()
+        && streams.iter().all(|s| s.trace == 0)
+    {
         run_worker_at::<E, true>(engine, streams, None, bounds, start_ns, now)
     } else {
         run_worker_at::<E, false>(engine, streams, frames, bounds, start_ns, now)
@@ -366,11 +407,20 @@ fn run_worker_at<E: Engine, const PLAIN: bool>(
     now: impl Fn() -> u64,
 ) -> std::io::Result<JobResult> {
     let cpu0 = thread_cpu_ns();
-    let measure_start = start_ns + bounds.ramp.as_nanos() as u64;
-    let end = bounds
-        .time
-        .map(|t| measure_start + t.as_nanos() as u64)
-        .unwrap_or(u64::MAX);
+    let warm = if PLAIN { None } else { bounds.warm };
+    // With a warm-up by bytes, nothing is measured until it is over.
+    let mut measure_start = match warm {
+        Some(_) => u64::MAX,
+        None => start_ns + bounds.ramp.as_nanos() as u64,
+    };
+    let deadline = |from: u64| {
+        bounds
+            .time
+            .map(|t| from.saturating_add(t.as_nanos() as u64))
+            .unwrap_or(u64::MAX)
+    };
+    let mut end = deadline(measure_start);
+    let mut warm_moved = 0u64;
     let interval_ns = (bounds.interval.as_nanos() as u64).max(1);
     let verify = if PLAIN { None } else { bounds.verify };
 
@@ -569,6 +619,8 @@ fn run_worker_at<E: Engine, const PLAIN: bool>(
                 if !bounds.continue_on_error {
                     stopping = true;
                 }
+            } else if !PLAIN && !slot.counted {
+                warm_moved += u64::from(slot.len);
             } else if slot.counted {
                 if !PLAIN && streams[slot.stream as usize].trace > 0 {
                     streams[slot.stream as usize].trace -= 1;
@@ -616,6 +668,13 @@ fn run_worker_at<E: Engine, const PLAIN: bool>(
             next
         });
         tally.record(&run, &batches, interval, tc);
+        if let (Some(w), u64::MAX) = (warm, measure_start) {
+            // The warm-up's bytes are counted once, as they are moved.
+            if let Some(at) = w.advance(std::mem::take(&mut warm_moved), tc) {
+                measure_start = at;
+                end = deadline(at);
+            }
+        }
         publish(bounds, &tally);
         if let Some(b) = &mut backlog {
             b.check_if_due();
@@ -633,7 +692,12 @@ fn run_worker_at<E: Engine, const PLAIN: bool>(
         r.elapsed_ns = done.saturating_sub(measure_start);
     }
     result.first_done_ns = result.elapsed_ns;
-    result.measure_start_ns = measure_start;
+    // A warm-up that never ended (a stop, a failure) measured nothing.
+    result.measure_start_ns = if measure_start == u64::MAX {
+        0
+    } else {
+        measure_start
+    };
     result.interrupted = bounds.stop.load(Ordering::Relaxed);
     result.engine = engine.features();
     result.cpu.workers_ns = thread_cpu_ns() - cpu0;

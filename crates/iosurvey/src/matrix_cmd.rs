@@ -84,7 +84,7 @@ pub struct MatrixArgs {
     /// Measured time of each point (ORION's -duration, there in seconds; --duration is kept as an alias).
     #[arg(long, visible_alias = "duration", value_parser = duration, default_value = "60s")]
     pub time: Duration,
-    /// Unmeasured warm-up before each point: a duration (30s, 2min) or a size (256MiB, 256m; `m` is MiB) taken at an assumed 100 MB/s (ORION's -cache_size, there in MB).
+    /// Unmeasured warm-up before each point at the point's own load: a duration (30s, 2min), or a size moved (256MiB, 256m; `m` is MiB), as ORION's -cache_size (there in MB).
     #[arg(long, value_name = "SIZE|DURATION", default_value = "0s")]
     pub cache_warm: String,
     /// Which cells run (with --run advanced).
@@ -367,11 +367,16 @@ pub fn matrix(a: MatrixArgs, argv: &[String]) -> Result<Outcome, Failure> {
         spec.targets.len(),
         spec.disks()
     );
-    if let Warm::Bytes(b @ 1..) = spec.warm {
-        banner.push_str(&format!(
-            "\niosurvey: cache warm-up of {b} bytes taken as {:.2}s a point (at an assumed 100 MB/s)",
-            spec.warm.ramp().as_secs_f64()
-        ));
+    match spec.warm {
+        Warm::Bytes(b @ 1..) => banner.push_str(&format!(
+            "\niosurvey: each point first moves {b} bytes unmeasured (-cache_size), at its own load"
+        )),
+        // ORION warms each point up for about 2 minutes when -cache_size
+        // is not given; iosurvey says so and leaves it to be asked for.
+        Warm::Time(t) if t.is_zero() => banner.push_str(
+            "\niosurvey: no cache warm-up before the points (ORION's default is about 2 minutes a point: give -cache_size MB or --cache-warm 2min for it)",
+        ),
+        _ => {}
     }
     let presenter = MatrixPresenter {
         testname: a.testname.clone(),

@@ -58,6 +58,7 @@ fn run_with_ramp(
         live: &live,
         verify: None,
         backlog: None,
+        warm: None,
     };
     let r = run_worker(engine, streams, None, &bounds, now_ns()).unwrap();
     assert_eq!(
@@ -220,6 +221,7 @@ fn run_on_fake_clock(e: &mut FakeEngine, streams: Vec<WorkerStream>) -> JobResul
         live: &live,
         verify: None,
         backlog: None,
+        warm: None,
     };
     run_worker_on(e, streams, None, &bounds, clock.get(), || clock.get()).unwrap()
 }
@@ -312,4 +314,43 @@ fn a_traced_stream_keeps_the_offset_and_time_of_its_first_ios_only() {
         vec![stream(Some(100), 1, Mix::Read)],
     );
     assert!(r.streams[0].samples.is_empty());
+}
+
+#[test]
+fn a_warm_up_by_bytes_moves_them_unmeasured_then_measures_the_budget() {
+    // 100 blocks of warm-up, then a budget of 500 blocks counted: the
+    // warm-up's I/Os (and those already in flight when it ends) are
+    // neither counted nor spend the budget.
+    let mut e = FakeEngine::new();
+    let stop = AtomicBool::new(false);
+    let live = LiveCounters::default();
+    let warm = WarmUp::new(100 * 4096);
+    let bounds = WorkerBounds {
+        ramp: Duration::ZERO,
+        time: None,
+        interval: Duration::from_secs(1),
+        continue_on_error: false,
+        stop: &stop,
+        live: &live,
+        verify: None,
+        backlog: None,
+        warm: Some(&warm),
+    };
+    let r = run_worker(
+        &mut e,
+        vec![stream(Some(500), 4, Mix::Read)],
+        None,
+        &bounds,
+        now_ns(),
+    )
+    .unwrap();
+    assert_eq!(r.total(Op::Read).ops, 500);
+    assert!(warm.moved.load(Ordering::Relaxed) >= 100 * 4096);
+    let issued = e.issued.len();
+    assert!(
+        (600..=600 + 8).contains(&issued),
+        "100 warm-up blocks, a few in flight at its end, then 500: {issued}"
+    );
+    assert!(r.measure_start_ns > 0);
+    assert_eq!(r.measure_start_ns, warm.done_at.load(Ordering::Relaxed));
 }

@@ -18,11 +18,6 @@ use std::time::Duration;
 /// Most outstanding I/Os one point may keep in its ring.
 pub const MAX_OUTSTANDING: u64 = 65536;
 
-/// The rate a cache warm-up given as a size is converted at: ORION moves
-/// `-cache_size` bytes before each point; iosurvey's warm-up is a time
-/// (the job's unmeasured ramp), so a size becomes `size / 100 MB/s`.
-pub const WARM_BYTES_PER_SEC: u64 = 100_000_000;
-
 /// ORION's `-run` levels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RunLevel {
@@ -54,18 +49,25 @@ impl RunLevel {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Warm {
     Time(Duration),
-    /// Bytes, converted to a time at [`WARM_BYTES_PER_SEC`].
+    /// Bytes moved, unmeasured, by the point's own load (ORION's
+    /// `-cache_size`).
     Bytes(u64),
 }
 
 impl Warm {
-    /// The unmeasured ramp it becomes.
+    /// The unmeasured ramp by time it gives (none for a warm-up by bytes).
     pub fn ramp(self) -> Duration {
         match self {
             Warm::Time(t) => t,
-            Warm::Bytes(b) => Duration::from_nanos(
-                (u128::from(b) * 1_000_000_000 / u128::from(WARM_BYTES_PER_SEC)) as u64,
-            ),
+            Warm::Bytes(_) => Duration::ZERO,
+        }
+    }
+
+    /// The bytes of a warm-up by bytes (0 for one by time).
+    pub fn bytes(self) -> u64 {
+        match self {
+            Warm::Time(_) => 0,
+            Warm::Bytes(b) => b,
         }
     }
 }
@@ -200,7 +202,7 @@ fn check(spec: &MatrixSpec) -> Result<(), MatrixError> {
         ("size-small", spec.size_small),
         ("size-large", spec.size_large),
         ("num-streamio", spec.num_streamio.into()),
-        ("duration", spec.duration.as_nanos() as u64),
+        ("time", spec.duration.as_nanos() as u64),
     ];
     if let Some((name, _)) = zeros.iter().find(|(_, v)| *v == 0) {
         return Err(MatrixError::Zero(name));
@@ -296,6 +298,7 @@ pub fn expand(spec: &MatrixSpec) -> Result<Plan, MatrixError> {
                 engine: spec.engine,
                 direct: spec.direct,
                 seed: spec.seed,
+                warm_bytes: spec.warm.bytes(),
                 ..Job::new(
                     targets.clone(),
                     streams,

@@ -70,6 +70,7 @@ fn run_with_blocks<E: Engine>(
         live: &live,
         verify: None,
         backlog: None,
+        warm: None,
     };
     let work = crate::worker::FrameWork {
         shared: sh,

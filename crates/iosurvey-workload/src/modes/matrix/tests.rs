@@ -119,8 +119,11 @@ fn a_point_is_one_job_over_an_array_of_every_target() {
     }
     assert!(job.writes_target(2));
     assert_eq!(job.bounds.time, Some(Duration::from_secs(60)));
-    // 256 MiB at the assumed 100 MB/s.
-    assert_eq!(job.bounds.ramp, Duration::from_nanos(2_684_354_560));
+    // 256 MiB moved unmeasured before the point, not a time.
+    assert_eq!(
+        (job.warm_bytes, job.bounds.ramp),
+        (256 << 20, Duration::ZERO)
+    );
 }
 
 #[test]
@@ -153,8 +156,8 @@ fn bad_specs_are_refused_with_a_message_naming_the_flag() {
         (|s| s.targets.push("/dev/t0".into()), "named twice"),
         (|s| s.num_disks = Some(0), "--num-disks must be greater than zero"),
         (|s| s.size_small = 0, "--size-small must be"),
-        (|s| s.duration = Duration::ZERO, "--duration must be"),
-        (|s| s.write_pct = 101, "--write 101 is out of range"),
+        (|s| s.duration = Duration::ZERO, "--time must be"),
+        (|s| s.write_pct = 101, "--write-pct 101 is out of range"),
         (|s| (s.run, s.matrix) = (RunLevel::Simple, Some(MatrixType::Row)), "--run advanced only"),
         (|s| s.matrix = Some(MatrixType::Row), "--matrix row needs --num-large"),
         (|s| (s.matrix, s.num_large) = (Some(MatrixType::Point), Some(1)), "--matrix point needs --num-small"),
