@@ -308,6 +308,7 @@ pub(crate) fn new_report(plan: &Plan, argv: &[String], tflags: &TargetFlags) -> 
     RunReport {
         repeats: 1,
         diskperf: None,
+        environment: Vec::new(),
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo::default(),
         command_line: argv.to_vec(),
