@@ -31,8 +31,9 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     // The classic tools' own spellings (ORION's `-run advanced`, IRIX
-    // diskperf's `-W -r4k`, frametest's `-w 2k -n 100`) become flags for
-    // parsing; the report records the command line as typed.
+    // diskperf's `-W -r4k`, frametest's `-w 2k -n 100`, sgpdd-survey's
+    // `scsidevs=... size=8192`) become flags for parsing; the report
+    // records the command line as typed.
     let args: Vec<String> = std::env::args().collect();
     // Under mpirun: MPI up for the whole run (finalised when this drops),
     // or a refusal from a build without it.
@@ -48,6 +49,7 @@ fn main() -> ExitCode {
     };
     let spelled = diskperf_cmd::irix_spellings(matrix_cmd::orion_spellings(args.clone()))
         .and_then(video_cmd::frametest_spellings)
+        .and_then(|a| Ok(survey_cmd::sgpdd_variables(a, &|k| std::env::var(k).ok())?.0))
         .map(cli::join_negative_values)
         .and_then(|a| matrix_cmd::unknown_orion_option(&a).map_or(Ok(a), Err));
     let parsed = match spelled {
