@@ -46,6 +46,11 @@ pub struct RunReport {
     /// `dss`), which its summary follows. Left out in other modes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub matrix_run: Option<String>,
+    /// Variables of the environment the command line was read with, as
+    /// `NAME=VALUE`: sgpdd-survey's (`scsidevs`, `size`, ...) when
+    /// `survey` took them. Left out when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub environment: Vec<String>,
 }
 
 impl RunReport {

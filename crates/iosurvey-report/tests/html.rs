@@ -121,6 +121,21 @@ fn the_page_holds_the_settings_host_targets_warnings_and_tables() {
 }
 
 #[test]
+fn the_command_line_follows_the_variables_it_took_from_the_environment() {
+    let mut r = report();
+    r.environment = vec!["scsidevs=/dev/sdb /dev/sdc".into(), "size=8192".into()];
+    let page = render_html(&r);
+    assert!(
+        page.contains("<td>scsidevs=&quot;/dev/sdb /dev/sdc&quot; size=8192 iosurvey run</td>"),
+        "the command line with its variables"
+    );
+    let back: RunReport = serde_json::from_str(&to_json(&r)).unwrap();
+    assert_eq!(back.environment, r.environment);
+    // Left out of a report that took none.
+    assert!(!to_json(&report()).contains("\"environment\""));
+}
+
+#[test]
 fn the_embedded_json_is_the_report_and_renders_the_same_page() {
     let r = report();
     let page = render_html(&r);

@@ -16,6 +16,9 @@ use iosurvey_workload::TargetSpec;
 use std::path::PathBuf;
 use std::time::Duration;
 
+mod irix;
+pub use irix::irix_spellings;
+
 #[derive(Args, Debug)]
 pub struct DiskperfArgs {
     /// A file (created at --size and laid out if missing), a directory (a test file inside) or a block device (read-only unless --allow-destroy).

@@ -309,6 +309,7 @@ pub(crate) fn new_report(plan: &Plan, argv: &[String], tflags: &TargetFlags) -> 
         repeats: 1,
         diskperf: None,
         matrix_run: None,
+        environment: Vec::new(),
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo::default(),
         command_line: argv.to_vec(),

@@ -9,6 +9,7 @@ mod diskperf_cmd;
 mod dist;
 mod execute;
 mod exit;
+mod getopt;
 mod matrix_cmd;
 mod out_path;
 mod output;
@@ -29,8 +30,10 @@ use exit::Failure;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    // ORION's own spellings (`-run advanced -num_disks 24`) become flags
-    // for parsing; the report records the command line as typed.
+    // The classic tools' own spellings (ORION's `-run advanced`, IRIX
+    // diskperf's `-W -r4k`, frametest's `-w 2k -n 100`, sgpdd-survey's
+    // `scsidevs=... size=8192`) become flags for parsing; the report
+    // records the command line as typed.
     let args: Vec<String> = std::env::args().collect();
     // Under mpirun: MPI up for the whole run (finalised when this drops),
     // or a refusal from a build without it.
@@ -44,13 +47,20 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let parsed = cli::join_negative_values(matrix_cmd::orion_spellings(args.clone()));
-    if let Some(e) = matrix_cmd::unknown_orion_option(&parsed) {
-        if dist::comm::rank() == 0 {
-            eprintln!("iosurvey: {e}");
+    let spelled = diskperf_cmd::irix_spellings(matrix_cmd::orion_spellings(args.clone()))
+        .and_then(video_cmd::frametest_spellings)
+        .and_then(|a| Ok(survey_cmd::sgpdd_variables(a, &|k| std::env::var(k).ok())?.0))
+        .map(cli::join_negative_values)
+        .and_then(|a| matrix_cmd::unknown_orion_option(&a).map_or(Ok(a), Err));
+    let parsed = match spelled {
+        Ok(a) => a,
+        Err(e) => {
+            if dist::comm::rank() == 0 {
+                eprintln!("iosurvey: {e}");
+            }
+            return ExitCode::from(2);
         }
-        return ExitCode::from(2);
-    }
+    };
     let cli = match cli::Cli::try_parse_from(parsed) {
         Ok(c) => c,
         // Under MPI every rank parses the same line: rank 0 says what is

@@ -18,6 +18,9 @@ use iosurvey_workload::{Plan, TargetSpec};
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
+mod sgpdd_env;
+pub use sgpdd_env::sgpdd_variables;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum FormatArg {
     /// `dev N sz ...K rsz ...K crg C thr T write AGG [ MIN, MAX]` (sgpdd-survey since 2013).
@@ -126,7 +129,7 @@ fn spec_from(a: &SurveyArgs) -> Result<(SurveySpec, Vec<Option<u64>>), Failure> 
     let size = match a.size {
         None => {
             return usage(anyhow!(
-                "--size is required: the bytes to survey per device, e.g. --size 8g"
+                "--size is required: the bytes to survey per device, e.g. --size 8g (or sgpdd-survey's size=8192, in MB, with scsidevs)"
             ))
         }
         Some(0) => return usage(anyhow!("--size must be greater than zero")),
@@ -198,6 +201,8 @@ struct SurveyPresenter {
     banner: String,
     /// Messages already shown on stderr.
     said: RefCell<Vec<String>>,
+    /// sgpdd-survey's variables taken from the environment, for the report.
+    environment: Vec<String>,
 }
 
 impl SurveyPresenter {
@@ -228,6 +233,10 @@ impl Presenter for SurveyPresenter {
 
     fn banner(&self) -> Option<&str> {
         Some(&self.banner)
+    }
+
+    fn annotate(&self, report: &mut RunReport) {
+        report.environment = self.environment.clone();
     }
 
     fn after_point(&self, report: &RunReport) -> Result<(), Failure> {
@@ -288,6 +297,15 @@ pub fn survey(a: SurveyArgs, argv: &[String]) -> Result<Outcome, Failure> {
         }
     }
     crate::dist::agree_if_many(out_ok)?;
+    // The variables main read into this line, read again to be said once
+    // the checks have passed and kept in the report.
+    let taken = sgpdd_variables(argv.to_vec(), &|k| std::env::var(k).ok())
+        .map(|(_, t)| t)
+        .unwrap_or_default();
+    let banner = match taken.line() {
+        Some(l) => format!("iosurvey: {l}\n{}", announce(&plan)),
+        None => announce(&plan),
+    };
     let presenter = SurveyPresenter {
         layout: match a.format {
             FormatArg::Current => Layout::Current,
@@ -295,8 +313,9 @@ pub fn survey(a: SurveyArgs, argv: &[String]) -> Result<Outcome, Failure> {
         },
         prefix: a.prefix.clone(),
         quiet: a.out.quiet,
-        banner: announce(&plan),
+        banner,
         said: RefCell::new(Vec::new()),
+        environment: taken.read,
     };
     execute(&plan, argv, &a.target, &a.out, &presenter)
 }

@@ -17,6 +17,9 @@ use iosurvey_workload::modes::video::{
 use iosurvey_workload::{frames_dir, Fps, FrameLayout, FrameOrder, Plan};
 use std::path::PathBuf;
 
+mod frametest;
+pub use frametest::frametest_spellings;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ModeArg {
     /// One file per frame: open (create), I/O, close, each timed.

@@ -259,6 +259,91 @@ fn bad_invocations_get_one_line_and_exit_2_and_leave_nothing() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
+#[test]
+fn the_irix_command_line_runs_the_sweep_it_names_and_is_recorded_as_typed() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.dat");
+    let args = [
+        "-W",
+        "-D",
+        "-r4k",
+        "-m",
+        "8k",
+        "-t0.2",
+        "-c4m",
+        "-n",
+        "SGI ST373405LC",
+        path_str(&f),
+        "--output",
+        "json",
+        "-q",
+    ];
+    let r = report_of(&diskperf(&args));
+    assert_valid(&r);
+    assert_eq!(r["diskperf"]["label"], "SGI ST373405LC");
+    let mut typed = vec!["diskperf"];
+    typed.extend_from_slice(&args);
+    let line: Vec<&str> = r["command_line"].as_array().unwrap()[1..]
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(line, typed);
+    let points = r["points"].as_array().unwrap();
+    // -W: six tests a size, for 4k and 8k (-r4k -m 8k).
+    assert_eq!(points.len(), 12);
+    let shapes: Vec<(u64, &str)> = points
+        .iter()
+        .map(|p| {
+            let s = &p["streams"][0];
+            (u(&s["bs"]), s["rw"].as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(shapes[0], (4096, "write"));
+    assert_eq!(shapes[1], (4096, "read"));
+    assert_eq!(shapes[11], (8192, "read"));
+    for p in points {
+        // -t0.2: 200 ms a test; -D: O_DIRECT; -c4m: the test file's size.
+        assert_eq!(u(&p["settings"]["time_ns"]), 200_000_000);
+        assert_eq!(p["settings"]["direct"], true);
+        assert_eq!(u(&p["targets"][0]["size_bytes"]), 4 << 20);
+    }
+    assert!(!f.exists(), "the test file is removed");
+}
+
+#[test]
+fn irix_options_without_an_equivalent_are_refused_by_name_and_leave_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let new = dir.path().join("new");
+    let n = path_str(&new);
+    for (args, needle) in [
+        (
+            vec!["-W", "-R", n],
+            "IRIX diskperf's -R (the realtime subvolume",
+        ),
+        (vec!["-L", n], "IRIX diskperf's -L (the log subvolume"),
+        (
+            vec!["-d", "2", n],
+            "IRIX diskperf's -d (a delay between tests)",
+        ),
+        (vec!["-M4m", n], "unknown IRIX diskperf option '-M'"),
+        (vec![n, "-m"], "IRIX diskperf's -m needs a size"),
+        (vec!["-r4x", n], "IRIX diskperf's -r '4x': give a size"),
+        (vec!["-c", "0", n], "--size must be greater than zero"),
+        (vec!["-t", "soon", n], "IRIX diskperf's -t 'soon'"),
+    ] {
+        let out = diskperf(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: one line, got {err}");
+        assert!(
+            err.contains(needle),
+            "{args:?}: expected '{needle}' in {err}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}: nothing on stdout");
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
 // ---------------------------------------------------------------------------
 // Root only: devices the tests create and remove
 // ---------------------------------------------------------------------------

@@ -235,6 +235,111 @@ fn bad_invocations_get_one_line_and_exit_2() {
     );
 }
 
+/// `iosurvey survey ARGS` with sgpdd-survey's variables `vars` set.
+fn survey_env(vars: &[(&str, &str)], args: &[&str]) -> std::process::Output {
+    std::process::Command::new(BIN)
+        .arg("survey")
+        .args(args)
+        .env_remove("scsidevs")
+        .env_remove("rawdevs")
+        .envs(vars.iter().copied())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("running iosurvey")
+}
+
+#[test]
+fn sgpdd_survey_variables_drive_the_survey_and_the_report_records_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.dat"), dir.path().join("b.dat"));
+    let prefix = dir.path().join("sv");
+    let devs = format!("{} {}", a.display(), b.display());
+    let rslt = path_str(&prefix);
+    let vars = [
+        ("size", "8"),
+        ("rszlo", "64"),
+        ("rszhi", "64"),
+        ("crglo", "1"),
+        ("crghi", "2"),
+        ("thrhi", "2"),
+        ("actions", "write read"),
+        ("scsidevs", devs.as_str()),
+        ("rslt", rslt),
+    ];
+    // --crghi on the command line wins over crghi=2.
+    let out = survey_env(&vars, &["--crghi", "1", "--output", "json"]);
+    let report = report_of(&out);
+    assert_valid(&report);
+    let err = stderr_of(&out);
+    let said = format!(
+        "iosurvey: sgpdd-survey's variables taken: scsidevs=\"{devs}\" size=8 rszlo=64 rszhi=64 crglo=1 thrhi=2 actions=\"write read\" rslt={rslt} (the command line's own instead of crghi)"
+    );
+    assert_eq!(err.lines().next(), Some(said.as_str()), "{err}");
+    let env: Vec<&str> = report["environment"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(env[0], format!("scsidevs={devs}"));
+    assert!(env.contains(&"size=8") && !env.iter().any(|v| v.starts_with("crghi")));
+    let line: Vec<&str> = report["command_line"].as_array().unwrap()[1..]
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(line, ["survey", "--crghi", "1", "--output", "json"]);
+    // crg 1, thr 1 and 2, written then read: 4 points on both files.
+    let points = report["points"].as_array().unwrap();
+    assert_eq!(points.len(), 4);
+    for p in points {
+        assert_eq!(p["targets"].as_array().unwrap().len(), 2);
+        let s = &p["streams"][0];
+        // rsz 64 KB; size 8 MB a device, one region.
+        assert_eq!((u(&s["bs"]), u(&s["span"])), (65536, 8 << 20));
+    }
+    let summary = fs::read_to_string(prefix.with_extension("summary")).unwrap();
+    assert!(
+        summary.contains("rsz   64K crg     2 thr     4 write"),
+        "{summary}"
+    );
+    assert!(!a.exists() && !b.exists(), "the test files are removed");
+}
+
+#[test]
+fn without_scsidevs_no_variable_is_read_and_bad_ones_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.dat");
+    let fs_ = path_str(&f);
+    // A shell's own `size` is not sgpdd-survey's: --size is still needed.
+    let out = survey_env(&[("size", "8"), ("crghi", "2")], &[fs_]);
+    assert_refused(&out, &["--size is required"]);
+    assert_eq!(stderr_of(&out).lines().count(), 1);
+    for (vars, want) in [
+        (
+            &[("scsidevs", fs_), ("size", "8g")][..],
+            "sgpdd-survey's size=8g: give a whole number of MB",
+        ),
+        (
+            &[("scsidevs", fs_), ("size", "8"), ("crghi", "lots")],
+            "sgpdd-survey's crghi=lots: give a whole number",
+        ),
+        (
+            &[("scsidevs", fs_), ("rawdevs", fs_), ("size", "8")],
+            "both scsidevs and rawdevs are set",
+        ),
+        (
+            &[("scsidevs", fs_), ("size", "8"), ("actions", "write raed")],
+            "unknown action 'raed'",
+        ),
+    ] {
+        let out = survey_env(vars, &[]);
+        assert_refused(&out, &[want]);
+        assert_eq!(stderr_of(&out).lines().count(), 1, "{vars:?}");
+        assert!(out.stdout.is_empty(), "{vars:?}");
+    }
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
 #[test]
 fn sigint_keeps_the_finished_points_in_the_summary_and_exits_130() {
     let dir = tempfile::tempdir().unwrap();
@@ -319,6 +424,33 @@ fn two_loop_devices_aggregates_agree_with_their_regions() {
         data_lines(&prefix.with_extension("detail")),
         regions as usize
     );
+}
+
+#[test]
+fn scsidevs_names_loop_devices_that_take_writes_only_with_allow_destroy() {
+    let _lock = serial();
+    need!(require_root());
+    let l = need!(LoopDev::new(40 * MIB, 4));
+    let dev = path_str(l.path());
+    let before = checksum(l.path(), None);
+    let vars = [
+        ("scsidevs", dev),
+        ("size", "32"),
+        ("crghi", "2"),
+        ("thrhi", "2"),
+    ];
+    let out = survey_env(&vars, &["-q"]);
+    assert_refused(&out, &["--allow-destroy"]);
+    assert_eq!(checksum(l.path(), None), before, "the device was written");
+    let out = survey_env(&vars, &["--allow-destroy", "-q", "--output", "json"]);
+    let report = report_of(&out);
+    let points = report["points"].as_array().unwrap();
+    // crg 1 thr 1, crg 1 thr 2, crg 2 thr 2; write and read each.
+    assert_eq!(points.len(), 6);
+    assert_eq!(points[0]["targets"][0]["kind"], "block");
+    assert_eq!(points[0]["targets"][0]["path"], dev);
+    assert_eq!(u(&points[0]["streams"][0]["span"]), 32 << 20);
+    assert_eq!(report["environment"][0], format!("scsidevs={dev}"));
 }
 
 #[test]

@@ -277,6 +277,120 @@ fn bad_input_is_one_line_and_exit_2_and_leaves_nothing() {
     assert!(!missing.exists());
 }
 
+/// The frame settings of a report's first point.
+fn frames_of(r: &Value) -> Value {
+    let mut f = r["points"][0]["frames"].clone();
+    f.as_object_mut().unwrap().remove("records");
+    f.as_object_mut().unwrap().remove("summary");
+    f
+}
+
+#[test]
+fn frametest_command_lines_write_and_read_the_frames_they_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = path_str(dir.path());
+    // A size in KB, 8 frames by 2 threads, twice over.
+    let args = ["-w", "64", "-n", "8", "-t", "2", "-l", "2", d, "--keep"];
+    let r = video_report(&args);
+    assert_valid(&r);
+    let f = frames_of(&r);
+    assert_eq!(
+        (f["op"].as_str(), f["format"].as_str(), u(&f["frame_bytes"])),
+        (Some("write"), Some("custom"), 65536)
+    );
+    assert_eq!(
+        (u(&f["frames"]), u(&f["threads"]), u(&f["loops"])),
+        (8, 2, 2)
+    );
+    assert_eq!(frame_files(dir.path()).len(), 8);
+    let line: Vec<&str> = r["command_line"].as_array().unwrap()[2..]
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(line[..args.len()], args, "recorded as typed");
+    // Read back with the size after -r, in reverse (-v).
+    let r = video_report(&["-r", "64", "-n", "8", "-v", d]);
+    let f = frames_of(&r);
+    assert_eq!(
+        (f["op"].as_str(), u(&f["frame_bytes"]), f["order"].as_str()),
+        (Some("read"), 65536, Some("rev"))
+    );
+    assert_eq!(count(&records(&r), "done"), 8);
+    // A format name, one stream, a pace and its queue.
+    let other = tempfile::tempdir().unwrap();
+    let o = path_str(other.path());
+    let text = stdout_ok(&video(&[
+        "-w",
+        "2k",
+        "-n",
+        "48",
+        "-s",
+        "-f",
+        "24",
+        "-q",
+        "2",
+        o,
+        "--dry-run",
+    ]));
+    assert!(
+        text.contains("write 48 frames of 2k (12812288 bytes"),
+        "{text}"
+    );
+    assert!(text.contains("one stream"), "{text}");
+    assert!(text.contains("at 24.000 fps, queue 2"), "{text}");
+    // The empty-frame test: only the create and the close.
+    let r = video_report(&["-e", "-n", "5", "-d", "2", o]);
+    let f = frames_of(&r);
+    assert_eq!(
+        (
+            f["op"].as_str(),
+            f["format"].as_str(),
+            u(&f["files_per_dir"])
+        ),
+        (Some("write"), Some("empty"), 2)
+    );
+}
+
+#[test]
+fn frametest_options_without_a_meaning_here_are_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = path_str(dir.path());
+    for (args, want) in [
+        (
+            vec!["-w", "vhs", d],
+            "frametest's -w 'vhs': give a frame size in KB",
+        ),
+        (vec!["-w", "2k", "-r", d], "-w and -r are two tests"),
+        (
+            vec!["-w", "2k", "-q", "4", d],
+            "-q N (frames queued before one is dropped) needs -f RATE",
+        ),
+        (
+            vec!["-w", "2k", "-a", "4", d],
+            "frametest's -a (asynchronous overlapped I/Os)",
+        ),
+        (vec!["-w", "2k", "-x", "out.csv", d], "--csv FILE"),
+        (
+            vec!["-w", "2k", "-h", "5", d],
+            "frametest's -h (the histogram window)",
+        ),
+        (vec!["-w", "2k", "-k", d], "unknown frametest option '-k'"),
+        (vec!["-w", "2k", "-t", "many", d], "frametest's -t 'many'"),
+        (
+            vec!["-e", "-w", "2k", d],
+            "-e (empty frames) takes no frame size",
+        ),
+    ] {
+        let out = video(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", describe(&out));
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
 #[test]
 fn dry_run_describes_the_frames_and_touches_nothing() {
     let dir = tempfile::tempdir().unwrap();

@@ -129,9 +129,21 @@ fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map_or_else(|| "-".into(), |v| v.to_string())
 }
 
+/// The command line as typed, after the variables it took from the
+/// environment (`size=8192 scsidevs="/dev/sdb /dev/sdc" iosurvey survey`).
+fn command_line(r: &RunReport) -> String {
+    let vars = r.environment.iter().map(|nv| match nv.split_once('=') {
+        Some((n, v)) if v.contains(char::is_whitespace) => format!("{n}=\"{v}\""),
+        _ => nv.clone(),
+    });
+    vars.chain(r.command_line.iter().cloned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn settings(h: &mut String, r: &RunReport) {
     let mut rows = vec![
-        ("command line", r.command_line.join(" ")),
+        ("command line", command_line(r)),
         ("mode", r.mode.clone()),
         ("started", r.started_at.clone()),
         ("tool", format!("{} {}", r.tool.name, r.tool.version)),

@@ -552,6 +552,10 @@ impl Drop for Cgroup {
 pub fn iosurvey(args: &[&str]) -> Output {
     Command::new(BIN)
         .args(args)
+        // sgpdd-survey's variables, if the shell running the tests has
+        // them, would give `survey` its devices.
+        .env_remove("scsidevs")
+        .env_remove("rawdevs")
         .stdin(Stdio::null())
         .output()
         .expect("running iosurvey")
