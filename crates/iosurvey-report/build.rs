@@ -1,28 +1,56 @@
 //! Names the commit the binary is built from (`iosurvey --version`, and
 //! `tool.commit` in every report): `git rev-parse` in the source tree, or
-//! nothing when it is not a git checkout (a source tarball).
+//! nothing when the tree is not a git checkout of its own (a source
+//! tarball, even one unpacked inside another repository).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn main() {
-    let commit = Command::new("git")
-        .args(["rev-parse", "--short=12", "HEAD"])
+/// `git ARGS` in `dir`, its output trimmed; `None` when git fails.
+fn git(dir: &Path, args: &[&str]) -> Option<String> {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
         .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8(out.stdout).ok())
+        .flatten()
         .map(|s| s.trim().to_string())
+}
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = root.canonicalize().unwrap_or(root);
+    let own = git(&root, &["rev-parse", "--show-toplevel"])
+        .and_then(|t| PathBuf::from(t).canonicalize().ok())
+        .is_some_and(|t| t == root);
+    let commit = own
+        .then(|| git(&root, &["rev-parse", "--short=12", "HEAD"]))
+        .flatten()
         .unwrap_or_default();
     println!("cargo:rustc-env=IOSURVEY_COMMIT={commit}");
-    // Built again when HEAD moves: a commit, a checkout, a pull.
-    let git = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.git");
-    for f in ["HEAD", "packed-refs"] {
-        println!("cargo:rerun-if-changed={}", git.join(f).display());
-    }
-    if let Ok(head) = std::fs::read_to_string(git.join("HEAD")) {
-        if let Some(r) = head.strip_prefix("ref: ") {
-            println!("cargo:rerun-if-changed={}", git.join(r.trim()).display());
+    // Built again when HEAD moves (a commit, a checkout, a pull): the
+    // files that say where it is, those that exist (cargo runs a build
+    // script again every time for a path that is missing).
+    let mut watched = Vec::new();
+    if own {
+        let dir =
+            |arg| git(&root, &["rev-parse", "--path-format=absolute", arg]).map(PathBuf::from);
+        if let (Some(git_dir), Some(common)) = (dir("--git-dir"), dir("--git-common-dir")) {
+            watched.push(git_dir.join("HEAD"));
+            watched.push(common.join("packed-refs"));
+            if let Some(r) = git(&root, &["symbolic-ref", "-q", "HEAD"]) {
+                watched.push(common.join(r));
+            }
         }
+    }
+    watched.retain(|p| p.exists());
+    if watched.is_empty() {
+        println!("cargo:rerun-if-changed=build.rs");
+    }
+    for p in watched {
+        println!("cargo:rerun-if-changed={}", p.display());
     }
 }

@@ -189,14 +189,9 @@ impl UringEngine {
         self
     }
 
-    /// Makes sure the submission queue has a free entry, entering the
-    /// kernel while it is full. Every push calls it before it claims a slot:
-    /// when the kernel refuses the submission, [`Self::make_room`] panics
-    /// with nothing claimed yet, so the slot table stays true.
     /// A wait through the io-uring crate: on a polled submission queue
     /// (whose thread may need waking), on a kernel without timeouts on a
     /// wait (before 5.11), or the first, which enables the ring.
-    #[cold]
     fn crate_wait(
         &self,
         submitter: &io_uring::Submitter<'_>,
@@ -215,6 +210,10 @@ impl UringEngine {
         }
     }
 
+    /// Makes sure the submission queue has a free entry, entering the
+    /// kernel while it is full. Every push calls it before it claims a slot:
+    /// when the kernel refuses the submission, [`Self::make_room`] panics
+    /// with nothing claimed yet, so the slot table stays true.
     #[inline(always)]
     fn reserve(submitter: &io_uring::Submitter<'_>, sq: &SqRing, sqpoll: bool, unbound: &mut bool) {
         // A polling thread may take entries meanwhile: the head is read
@@ -466,18 +465,20 @@ fn wait_with_timeout(
         ts: std::ptr::addr_of!(ts) as u64,
     };
     // SAFETY: io_uring_enter reads `arg` (and through it `ts`), both alive
-    // on this stack for the call, of the size given; it writes nothing of
-    // this process's but the rings, which it shares with this engine by
-    // design.
+    // on this stack for the call, of the size given. It also submits the
+    // entries queued, whose buffers, paths and files every push vouched
+    // for (see `push` and `push_file`): they stay valid until their
+    // completions are reaped. Every argument is passed as the `long` the
+    // variadic call takes.
     let r = unsafe {
         libc::syscall(
             libc::SYS_io_uring_enter,
-            fd,
-            to_submit,
-            want,
-            ENTER_GETEVENTS | ENTER_EXT_ARG,
-            std::ptr::addr_of!(arg),
-            std::mem::size_of::<GeteventsArg>(),
+            libc::c_long::from(fd),
+            libc::c_long::from(to_submit),
+            libc::c_long::from(want),
+            libc::c_long::from(ENTER_GETEVENTS | ENTER_EXT_ARG),
+            std::ptr::addr_of!(arg) as libc::c_long,
+            std::mem::size_of::<GeteventsArg>() as libc::c_long,
         )
     };
     if r < 0 {

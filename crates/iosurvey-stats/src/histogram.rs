@@ -344,23 +344,20 @@ impl Histogram {
             let ranks = PERCENTILES.map(|p| (((p / 100.0).min(1.0) * total).ceil() as u64).max(1));
             let mut next = 0;
             let mut seen = 0u64;
-            // The bucket middles and counts, for the deviations once the
-            // mean is known (summed as `bucket_mean` and `stdev_of` do, to
-            // the last bit).
-            let mut middles: Vec<(f64, f64)> = Vec::with_capacity(ENCODED_ROOM);
+            // The mean first, with the percentiles; the deviations from it
+            // in a second walk (summed as `bucket_mean` and `stdev_of` do,
+            // to the last bit).
             for (i, n) in self.recorded() {
                 seen = seen.saturating_add(n);
                 while next < ranks.len() && ranks[next] <= seen {
                     values[next] = buckets::highest(i);
                     next += 1;
                 }
-                let (m, n) = (buckets::median(i) as f64, n as f64);
-                mean += m * n / total;
-                middles.push((m, n));
+                mean += buckets::median(i) as f64 * n as f64 / total;
             }
-            let squares = middles.iter().fold(0.0, |sum, &(m, n)| {
-                let dev = m - mean;
-                sum + (dev * dev) * n
+            let squares = self.recorded().fold(0.0, |sum, (i, n)| {
+                let dev = buckets::median(i) as f64 - mean;
+                sum + (dev * dev) * n as f64
             });
             stdev = (squares / total).sqrt();
             for v in &mut values {

@@ -82,13 +82,13 @@ pub fn duration(s: &str) -> Result<Duration, String> {
 /// Refuses a negative value by what it is, not as a malformed one.
 fn positive(s: &str) -> Result<(), String> {
     if negative(s) {
-        return Err("must be positive".into());
+        return Err("cannot be negative".into());
     }
     Ok(())
 }
 
 /// `s` is a negative number (`-4k`, `-1`, `-.5s`).
-fn negative(s: &str) -> bool {
+pub(crate) fn negative(s: &str) -> bool {
     let mut c = s.trim_start().chars();
     c.next() == Some('-') && c.next().is_some_and(|d| d.is_ascii_digit() || d == '.')
 }
@@ -98,11 +98,15 @@ fn negative(s: &str) -> bool {
 /// taken for a flag of its own (`-4`).
 pub fn join_negative_values(args: Vec<String>) -> Vec<String> {
     let mut out: Vec<String> = Vec::with_capacity(args.len());
+    let mut options = true;
     for a in args {
-        let joins = out
-            .last()
-            .is_some_and(|prev| prev.starts_with("--") && prev.len() > 2 && !prev.contains('='))
+        // After a bare `--`, everything is an operand.
+        let joins = options
+            && out.last().is_some_and(|prev| {
+                prev.starts_with("--") && prev.len() > 2 && !prev.contains('=')
+            })
             && negative(&a);
+        options &= a != "--";
         match out.last_mut() {
             Some(prev) if joins => {
                 prev.push('=');

@@ -83,16 +83,18 @@ fn negative_value(e: &clap::Error) -> Option<String> {
     if e.kind() != ErrorKind::ValueValidation && e.kind() != ErrorKind::InvalidValue {
         return None;
     }
+    // An enum flag's values are listed instead.
+    if e.get(ContextKind::ValidValue).is_some() {
+        return None;
+    }
     let (Some(ContextValue::String(arg)), Some(ContextValue::String(value))) = (
         e.get(ContextKind::InvalidArg),
         e.get(ContextKind::InvalidValue),
     ) else {
         return None;
     };
-    let mut c = value.chars();
-    let negative =
-        c.next() == Some('-') && c.next().is_some_and(|d| d.is_ascii_digit() || d == '.');
-    negative.then(|| format!("invalid value '{value}' for '{arg}': must be positive"))
+    crate::cli::negative(value)
+        .then(|| format!("invalid value '{value}' for '{arg}': cannot be negative"))
 }
 
 /// What clap knows beside its first line, on that line: the valid values

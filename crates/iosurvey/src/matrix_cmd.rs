@@ -174,12 +174,15 @@ pub fn unknown_orion_option(args: &[String]) -> Option<String> {
     if args.get(1).map(String::as_str) != Some("matrix") {
         return None;
     }
-    let bad = args.iter().skip(2).find(|a| {
+    // Up to a bare `--` (operands follow it); a cluster of matrix's own
+    // short flags (`-qh`) is clap's.
+    let bad = args.iter().skip(2).take_while(|a| *a != "--").find(|a| {
         let mut c = a.chars();
         c.next() == Some('-')
             && a.len() > 2
             && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
             && !a[1..].starts_with(|ch: char| ch.is_ascii_digit())
+            && !a[1..].chars().all(|ch| matches!(ch, 'q' | 'h'))
     })?;
     let known: Vec<&str> = SPELLINGS
         .iter()

@@ -233,9 +233,9 @@ impl Observer for Display {
             // left.
             let style = match total_ms {
                 Some(_) => {
-                    "{prefix:12!} [{wide_bar}] {elapsed_precise} ({eta_precise} left) {msg:28!}"
+                    "{prefix:12!} [{wide_bar}] {elapsed_precise} ({eta_precise} left) {msg:32!}"
                 }
-                None => "{prefix:12!} {spinner} {elapsed_precise} {msg:28!}",
+                None => "{prefix:12!} {spinner} {elapsed_precise} {msg:32!}",
             };
             new.set_style(
                 ProgressStyle::with_template(style)

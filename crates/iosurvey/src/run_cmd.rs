@@ -31,7 +31,7 @@ pub struct RunArgs {
     /// Worker threads.
     #[arg(long, default_value_t = 1)]
     pub workers: u32,
-    /// Size to create a missing test file at (laid out fully before any read).
+    /// Size to create a missing test file at (laid out fully before any read); on an existing file or device, the I/O stays in its first --size bytes (fio's size=). With --simulate, each member's.
     #[arg(long, value_parser = size)]
     pub size: Option<u64>,
     /// Measured duration (10s, 2m, 500ms).

@@ -331,14 +331,17 @@ fn bad_invocations_get_one_line_and_exit_2_and_leave_nothing() {
         (vec![n, "--size", "1m", "--qd", "0"], "--qd"),
         (
             vec![n, "--size", "1m", "--qd", "-3"],
-            "'-3' for '--qd <QD>': must be positive",
+            "'-3' for '--qd <QD>': cannot be negative",
         ),
         (
             vec![n, "--size", "1m", "--bs", "-4k"],
-            "'-4k' for '--bs <BS>': must be positive",
+            "'-4k' for '--bs <BS>': cannot be negative",
         ),
-        (vec![n, "--size", "-1m"], "must be positive"),
-        (vec![n, "--size", "1m", "--time", "-5s"], "must be positive"),
+        (vec![n, "--size", "-1m"], "cannot be negative"),
+        (
+            vec![n, "--size", "1m", "--time", "-5s"],
+            "cannot be negative",
+        ),
         (vec![n, "--size", "1m", "--workers", "0"], "--workers"),
         (
             vec![n, "--size", "1m", "--time", "soon"],

@@ -419,8 +419,27 @@ fn a_wait_with_nothing_completing_returns_by_its_timeout() {
         None
     });
     assert_eq!(n, 0);
+    // The first wait enabled the ring (through the io-uring crate); the
+    // next one enters the kernel directly, and is bounded the same way.
+    assert!(!e.unbound);
+    let t = Instant::now();
+    e.submit_and_wait(1, Duration::from_millis(50)).unwrap();
+    let waited = t.elapsed();
+    assert!(waited >= Duration::from_millis(45), "{waited:?}");
+    assert!(waited < Duration::from_millis(500), "{waited:?}");
+    assert_eq!(e.features().empty_wakeups, 2);
     tx.write_all(b"x").unwrap();
-    drain(&mut e);
+    // And a wait that something ends returns with it, well before its
+    // timeout.
+    let t = Instant::now();
+    e.submit_and_wait(1, Duration::from_secs(5)).unwrap();
+    assert!(t.elapsed() < Duration::from_secs(2));
+    let mut results = Vec::new();
+    e.reap(|c| {
+        results.push(c.result);
+        None
+    });
+    assert_eq!(results, [1], "the byte written was read");
 }
 
 /// `n` random 4 KiB reads at queue depth `qd` on `fd`, each completion

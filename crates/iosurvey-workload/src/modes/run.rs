@@ -259,8 +259,9 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
             regions: spec.regions,
             array: array.clone(),
             // A created file is --size long; an existing target's area
-            // ends there.
-            limit: spec.size,
+            // ends there. Over an array --size is each member's (created)
+            // size, and the array is used whole.
+            limit: if array.is_none() { spec.size } else { None },
             ..StreamClass::new("main", t, mix, pattern, spec.bs, spec.qd)
         })
         .collect();
