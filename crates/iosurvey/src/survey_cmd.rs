@@ -17,6 +17,7 @@ use iosurvey_workload::units::format_size;
 use iosurvey_workload::{Plan, TargetSpec};
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 mod sgpdd_env;
 pub use sgpdd_env::sgpdd_variables;
@@ -64,6 +65,9 @@ pub struct SurveyArgs {
     /// Skip points with more than N outstanding I/Os per region (and with thr < crg), as sgpdd-survey does.
     #[arg(long, value_name = "N", default_value_t = 16)]
     pub max_per_region: u32,
+    /// End each point when this time is up, even if its regions have not finished their pass (sgpdd-survey has no such bound: without it each region moves its share of --size).
+    #[arg(long, value_parser = crate::cli::duration)]
+    pub time: Option<Duration>,
     /// Summary layout. Either way rates are MiB/s (2^20 bytes/s) as sgpdd-survey's are, although its legacy layout labels them MB/s; --mib changes nothing here.
     #[arg(long, value_enum, default_value = "current")]
     pub format: FormatArg,
@@ -148,6 +152,7 @@ fn spec_from(a: &SurveyArgs) -> Result<(SurveySpec, Vec<Option<u64>>), Failure> 
     s.actions = actions;
     s.boundary = a.boundary;
     s.max_per_region = a.max_per_region;
+    s.time = a.time;
     // sgpdd-survey's memory check, with the smallest host's memory under
     // MPI, so that every rank skips the same points.
     s.mem_total = crate::dist::comm::min_u64(mem_total());

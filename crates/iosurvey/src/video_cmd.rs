@@ -61,6 +61,9 @@ pub struct VideoArgs {
     /// Passes over the frames (frametest's -l): a longer, sustained run in the same space.
     #[arg(long, default_value_t = 1)]
     pub loops: u32,
+    /// End the run when this time is up, with the frames done by then (frametest runs every frame).
+    #[arg(long, value_parser = crate::cli::duration)]
+    pub time: Option<std::time::Duration>,
     /// One file per frame, or all frames in one stream.
     #[arg(long, value_enum, default_value = "files")]
     pub mode: ModeArg,
@@ -129,6 +132,7 @@ fn spec_from(a: &VideoArgs, target: PathBuf) -> VideoSpec {
     s.header = a.header;
     s.frames = a.frames;
     s.loops = a.loops;
+    s.time = a.time;
     s.layout = match a.mode {
         ModeArg::Files => FrameLayout::Files {
             files_per_dir: a.files_per_dir,

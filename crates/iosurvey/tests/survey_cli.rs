@@ -582,3 +582,30 @@ fn a_point_deeper_than_one_ring_runs_on_as_many_rings() {
         assert!(streams.iter().all(|s| u(&s["outstanding"]) == 20000));
     }
 }
+
+#[test]
+fn time_ends_each_point_before_its_pass_when_it_is_up() {
+    // 256 MiB at 4 KiB records, one region, one I/O in flight: more than
+    // 200 ms moves. Each point ends at its time, its regions short of
+    // their pass, and never goes round again.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.dat");
+    let json = dir.path().join("r.json");
+    let flags = format!(
+        "--size 256m --rszlo 4k --rszhi 4k --crglo 1 --crghi 1 --thrlo 1 --thrhi 1 --time 200ms -q --json {}",
+        json.display()
+    );
+    let out = survey(&[&f], &flags);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let report: Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    for p in report["points"].as_array().unwrap() {
+        assert_eq!(u(&p["settings"]["time_ns"]), 200_000_000);
+        let s = &p["streams"][0];
+        let ops = u(&s["read"]["ops"]) + u(&s["write"]["ops"]);
+        assert!(ops > 0 && ops < (256 << 20) / 4096, "{}: {ops}", p["label"]);
+        assert!(u(&p["elapsed_ns"]) < 2_000_000_000);
+    }
+    let out = survey(&[&f], "--size 8m --time 0s");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--time must be greater than zero"));
+}

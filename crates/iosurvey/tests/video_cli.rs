@@ -642,3 +642,31 @@ fn empty_frames_time_only_the_create_and_the_close() {
         );
     }
 }
+
+#[test]
+fn time_ends_a_run_with_the_frames_done_by_then() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let r = video_report(&[
+        d,
+        "--write",
+        "--frame-size",
+        "64k",
+        "--frames",
+        "200000",
+        "--time",
+        "300ms",
+    ]);
+    let p = &r["points"][0];
+    assert_eq!(u(&p["settings"]["time_ns"]), 300_000_000);
+    let elapsed = u(&p["elapsed_ns"]);
+    assert!(
+        elapsed >= 300_000_000 && elapsed < 3_000_000_000,
+        "{elapsed}"
+    );
+    let frames = u(&p["streams"][0]["write"]["ops"]);
+    assert!(frames > 0 && frames < 200_000, "{frames} frames");
+    assert_eq!(p["interrupted"], false, "a time bound is not an interrupt");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
+    assert!(left.is_empty(), "the frames are removed: {left:?}");
+}

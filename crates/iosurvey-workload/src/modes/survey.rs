@@ -73,6 +73,10 @@ pub struct SurveySpec {
     pub engine: EngineKind,
     pub direct: bool,
     pub seed: u64,
+    /// A point also ends when this time is up (`--time`), its regions then
+    /// cut short of their pass; `None`: each region's pass, as sgp_dd's
+    /// count= moves.
+    pub time: Option<Duration>,
 }
 
 impl SurveySpec {
@@ -97,6 +101,7 @@ impl SurveySpec {
             engine: EngineKind::Uring,
             direct: true,
             seed: 0,
+            time: None,
         }
     }
 
@@ -219,7 +224,7 @@ fn check(spec: &SurveySpec) -> Result<(), SurveyError> {
             return Err(SurveyError::Duplicate(d.clone()));
         }
     }
-    let zeros: [(&'static str, u64); 8] = [
+    let zeros: [(&'static str, u64); 9] = [
         ("size", spec.size),
         ("rszlo", spec.rsz_lo),
         ("rszhi", spec.rsz_hi),
@@ -228,6 +233,7 @@ fn check(spec: &SurveySpec) -> Result<(), SurveyError> {
         ("thrlo", spec.thr_lo.into()),
         ("thrhi", spec.thr_hi.into()),
         ("max-per-region", spec.max_per_region.into()),
+        ("time", spec.time.map_or(1, |t| t.as_nanos() as u64)),
     ];
     if let Some((name, _)) = zeros.iter().find(|(_, v)| *v == 0) {
         return Err(SurveyError::Zero(name));
@@ -310,6 +316,8 @@ fn streams(
                     span: Some(span),
                     regions: 1,
                     pin: None,
+                    // One pass, never round again, whatever --time leaves.
+                    wrap: false,
                     ..StreamClass::new(
                         format!("dev{i} r{j}"),
                         i,
@@ -400,9 +408,10 @@ pub fn expand(spec: &SurveySpec) -> Result<Plan, SurveyError> {
                         ..Job::new(
                             targets.clone(),
                             streams.collect(),
-                            // One pass over every region, as sgp_dd's count=.
+                            // One pass over every region, as sgp_dd's
+                            // count=, or --time, whichever ends first.
                             Bounds {
-                                time: None,
+                                time: spec.time,
                                 bytes: None,
                                 ramp: Duration::ZERO,
                             },

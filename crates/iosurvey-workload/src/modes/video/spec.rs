@@ -48,6 +48,9 @@ pub struct VideoSpec {
     pub verify: bool,
     /// O_DIRECT alignment of the target, if larger than [`FRAME_ALIGN`].
     pub align: u64,
+    /// The run also ends when this time is up (`--time`), with the frames
+    /// done by then; `None`: every frame.
+    pub time: Option<std::time::Duration>,
 }
 
 impl VideoSpec {
@@ -73,6 +76,7 @@ impl VideoSpec {
             seed: 0,
             verify: false,
             align: FRAME_ALIGN,
+            time: None,
         }
     }
 
@@ -225,7 +229,7 @@ pub fn expand(spec: &VideoSpec) -> Result<Plan, VideoError> {
             }],
             vec![stream],
             Bounds {
-                time: None,
+                time: spec.time,
                 bytes: (moved > 0).then_some(moved),
                 ramp: std::time::Duration::ZERO,
             },
