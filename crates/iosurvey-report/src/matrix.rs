@@ -15,6 +15,30 @@ use iosurvey_model::PointParams;
 use iosurvey_stats::Histogram;
 use std::fmt::Write;
 
+/// What `matrix` was asked for beyond its points, kept in the report so
+/// that its summary says it as ORION does.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct MatrixSettings {
+    /// ORION's run level: `simple`, `normal`, `advanced`, `oltp` or `dss`.
+    pub run: String,
+    /// The cache warm-up given (`-cache_size` or `--cache-warm`); `None`
+    /// when none was (ORION's "Not Entered").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<Cache>,
+}
+
+/// A cache warm-up as given.
+#[derive(
+    Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Cache {
+    /// Bytes moved unmeasured (ORION's `-cache_size`, in MB there).
+    Bytes(u64),
+    /// Nanoseconds of unmeasured load.
+    Time(u64),
+}
+
 /// What one cell of the matrix measured.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Cell {
@@ -183,22 +207,29 @@ pub fn render_summary(report: &RunReport, testname: &str) -> String {
     let _ = writeln!(o, "Simulated Array Type: {layout}");
     let write = any.map_or(0, |s| 100 - s.read_pct);
     let _ = writeln!(o, "Write: {write}%");
-    // ORION's line for -cache_size (MB moved before each point), or
-    // iosurvey's own warm-up by time.
-    let ramp = first.map_or(0, |p| p.settings.ramp_ns);
-    let warm = first.map_or(0, |p| p.settings.warm_bytes);
-    if warm > 0 {
-        let _ = writeln!(o, "Cache Size: {} MB", warm >> 20);
-    } else if ramp > 0 {
-        let _ = writeln!(o, "Cache Warm-up: {:.2} seconds", ramp as f64 / 1e9);
-    } else {
-        let _ = writeln!(o, "Cache Size: Not Entered");
-    }
+    let settings = report.matrix.as_ref();
+    // ORION's line for -cache_size as given (MB moved before each large
+    // sequential point), or iosurvey's own warm-up by time.
+    let cache = match settings.and_then(|m| m.cache) {
+        Some(Cache::Bytes(b)) => format!("Cache Size: {} MB", b >> 20),
+        Some(Cache::Time(ns)) => format!("Cache Warm-up: {:.2} seconds", ns as f64 / 1e9),
+        None if report.matrix.is_some() => "Cache Size: Not Entered".into(),
+        // A report without the settings (saved before they were kept).
+        None => {
+            let ramp = first.map_or(0, |p| p.settings.ramp_ns);
+            if ramp > 0 {
+                format!("Cache Warm-up: {:.2} seconds", ramp as f64 / 1e9)
+            } else {
+                "Cache Size: Not Entered".into()
+            }
+        }
+    };
+    let _ = writeln!(o, "{cache}");
     let secs = first.and_then(|p| p.settings.time_ns).unwrap_or(0) as f64 / 1e9;
     let _ = writeln!(o, "Duration for each Data Point: {secs} seconds");
     // `-run simple` lists its small loads as the one column 0, as ORION
     // prints it (its small points are still in the matrix files).
-    let small_levels = if report.matrix_run.as_deref() == Some("simple") {
+    let small_levels = if settings.is_some_and(|m| m.run == "simple") {
         vec![0]
     } else {
         levels(&cells, |c| c.small)

@@ -42,10 +42,10 @@ pub struct RunReport {
     /// which its text, CSV and page show. Left out in other modes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diskperf: Option<crate::diskperf::DiskperfSettings>,
-    /// `matrix`: ORION's run level (`simple`, `normal`, `advanced`, `oltp`,
-    /// `dss`), which its summary follows. Left out in other modes.
+    /// `matrix`: ORION's run level and cache warm-up as given, which its
+    /// summary follows. Left out in other modes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub matrix_run: Option<String>,
+    pub matrix: Option<crate::matrix::MatrixSettings>,
     /// Variables of the environment the command line was read with, as
     /// `NAME=VALUE`: sgpdd-survey's (`scsidevs`, `size`, ...) when
     /// `survey` took them. Left out when none.

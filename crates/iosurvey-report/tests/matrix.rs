@@ -164,7 +164,10 @@ fn the_summary_is_orions_for_its_run_level_and_its_classes() {
         points.push(point(points.len(), 0, large));
     }
     let mut r = fixtures::run_report("matrix", points);
-    r.matrix_run = Some("simple".into());
+    r.matrix = Some(MatrixSettings {
+        run: "simple".into(),
+        cache: None,
+    });
     let text = render_summary(&r, "orion");
     assert!(text.contains("Small Columns:,      0\n"), "{text}");
     assert!(
@@ -186,7 +189,10 @@ fn the_summary_is_orions_for_its_run_level_and_its_classes() {
     // Small I/O alone (oltp): no large size is named.
     let points = (1..=3).map(|s| point(s as usize - 1, s, 0)).collect();
     let mut r = fixtures::run_report("matrix", points);
-    r.matrix_run = Some("oltp".into());
+    r.matrix = Some(MatrixSettings {
+        run: "oltp".into(),
+        cache: None,
+    });
     let text = render_summary(&r, "x");
     assert!(
         text.contains("Small IO size: 4 KB") && !text.contains("Large IO size"),

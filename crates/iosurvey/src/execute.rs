@@ -308,7 +308,7 @@ pub(crate) fn new_report(plan: &Plan, argv: &[String], tflags: &TargetFlags) -> 
     RunReport {
         repeats: 1,
         diskperf: None,
-        matrix_run: None,
+        matrix: None,
         environment: Vec::new(),
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo::default(),

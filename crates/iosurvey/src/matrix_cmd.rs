@@ -9,11 +9,14 @@ use crate::exit::{usage, Failure, Outcome};
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use iosurvey_report::matrix::{
-    render_hist, render_matrix_csv, render_matrix_text, render_summary, stamp, Metric,
+    render_hist, render_matrix_csv, render_matrix_text, render_summary, stamp, Cache,
+    MatrixSettings, Metric,
 };
 use iosurvey_report::{to_json, RunReport, TextOptions};
 use iosurvey_workload::modes::describe::estimate;
-use iosurvey_workload::modes::matrix::{expand, MatrixSpec, MatrixType, RunLevel, Warm};
+use iosurvey_workload::modes::matrix::{
+    expand, MatrixSpec, MatrixType, RunLevel, Warm, ORION_DEFAULT_WARM,
+};
 use iosurvey_workload::units::{parse_duration, parse_size};
 use iosurvey_workload::Layout;
 use std::path::PathBuf;
@@ -84,9 +87,9 @@ pub struct MatrixArgs {
     /// Measured time of each point (ORION's -duration, there in seconds; --duration is kept as an alias).
     #[arg(long, visible_alias = "duration", value_parser = duration, default_value = "60s")]
     pub time: Duration,
-    /// Unmeasured warm-up before each point at the point's own load: a duration (30s, 2min), or a size moved (256MiB, 256m; `m` is MiB), as ORION's -cache_size (there in MB).
-    #[arg(long, value_name = "SIZE|DURATION", default_value = "0s")]
-    pub cache_warm: String,
+    /// Unmeasured warm-up at the point's own load before each point with large sequential I/O, as ORION's -cache_size (there in MB): a size moved (256MiB, 256m; `m` is MiB; 0 for none) or a duration (30s). Default: 2 minutes, ORION's own.
+    #[arg(long, value_name = "SIZE|DURATION")]
+    pub cache_warm: Option<String>,
     /// Which cells run (with --run advanced).
     #[arg(long, value_enum)]
     pub matrix: Option<MatrixArg>,
@@ -269,7 +272,11 @@ fn spec_from(a: &MatrixArgs) -> Result<MatrixSpec, Failure> {
         SimulateArg::Concat => Layout::Concat,
         SimulateArg::Raid0 => Layout::Raid0 { stripe: a.stripe },
     };
-    (s.write_pct, s.duration, s.warm) = (a.write_pct, a.time, warm(&a.cache_warm)?);
+    (s.write_pct, s.duration) = (a.write_pct, a.time);
+    s.warm = match &a.cache_warm {
+        Some(w) => warm(w)?,
+        None => Warm::Time(ORION_DEFAULT_WARM),
+    };
     s.matrix = a.matrix.map(|m| match m {
         MatrixArg::Basic => MatrixType::Basic,
         MatrixArg::Detailed => MatrixType::Detailed,
@@ -297,8 +304,9 @@ const FILES: [&str; 6] = [
 /// ORION's presenters, and its files in `dir` after every point.
 struct MatrixPresenter {
     testname: String,
-    /// ORION's run level, kept in the report for its summary.
-    run: &'static str,
+    /// ORION's run level and the warm-up given, kept in the report for its
+    /// summary.
+    settings: MatrixSettings,
     dir: PathBuf,
     /// Said once the checks have passed.
     banner: String,
@@ -314,7 +322,7 @@ impl Presenter for MatrixPresenter {
     }
 
     fn annotate(&self, report: &mut RunReport) {
-        report.matrix_run = Some(self.run.into());
+        report.matrix = Some(self.settings.clone());
     }
 
     fn files(&self, report: &RunReport) -> Vec<(String, PathBuf)> {
@@ -370,20 +378,34 @@ pub fn matrix(a: MatrixArgs, argv: &[String]) -> Result<Outcome, Failure> {
         spec.targets.len(),
         spec.disks()
     );
-    match spec.warm {
-        Warm::Bytes(b @ 1..) => banner.push_str(&format!(
-            "\niosurvey: each point first moves {b} bytes unmeasured (-cache_size), at its own load"
-        )),
-        // ORION warms each point up for about 2 minutes when -cache_size
-        // is not given; iosurvey says so and leaves it to be asked for.
-        Warm::Time(t) if t.is_zero() => banner.push_str(
-            "\niosurvey: no cache warm-up before the points (ORION's default is about 2 minutes a point: give -cache_size MB or --cache-warm 2min for it)",
-        ),
-        _ => {}
+    // What the warm-up is, when there are points it comes before.
+    let n = plan
+        .points
+        .iter()
+        .filter(|p| p.job.warm_bytes > 0 || !p.job.bounds.ramp.is_zero())
+        .count();
+    if n > 0 {
+        let what = match spec.warm {
+            Warm::Bytes(b) => format!("{b} bytes moved"),
+            Warm::Time(t) if a.cache_warm.is_none() => format!(
+                "{} s of load (ORION's default without -cache_size; -cache_size 0 for none)",
+                t.as_secs()
+            ),
+            Warm::Time(t) => format!("{:.2} s of load", t.as_secs_f64()),
+        };
+        banner.push_str(&format!(
+            "\niosurvey: before each of the {n} points with large sequential I/O, an unmeasured cache warm-up: {what}"
+        ));
     }
     let presenter = MatrixPresenter {
         testname: a.testname.clone(),
-        run: spec.run.name(),
+        settings: MatrixSettings {
+            run: spec.run.name().into(),
+            cache: a.cache_warm.as_ref().map(|_| match spec.warm {
+                Warm::Bytes(b) => Cache::Bytes(b),
+                Warm::Time(t) => Cache::Time(t.as_nanos() as u64),
+            }),
+        },
         dir,
         banner,
     };

@@ -360,3 +360,69 @@ fn a_file_or_symlink_already_at_an_orion_file_name_is_refused_and_kept() {
         .collect();
     assert!(made.is_empty(), "nothing written: {made:?}");
 }
+
+#[test]
+fn the_cache_is_warmed_before_large_sequential_points_as_orion_does() {
+    let dir = two_files();
+    let plan = |extra: &[&str]| {
+        let mut args = vec!["a.dat", "--type", "seq", "--num-disks", "1", "--time", "1s"];
+        args.extend_from_slice(extra);
+        args.push("--dry-run");
+        let out = matrix(dir.path(), &args);
+        assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // Without -cache_size: ORION's 2 minutes, before the 2 large points only.
+    let text = plan(&[]);
+    assert_eq!(text.matches("after 120s unmeasured").count(), 2, "{text}");
+    assert!(text.contains("estimated duration: 247 s"), "{text}");
+    // -cache_size N: N MB moved; 0: none.
+    let text = plan(&["-cache_size", "64"]);
+    assert_eq!(
+        text.matches("after 67108864 bytes unmeasured").count(),
+        2,
+        "{text}"
+    );
+    let text = plan(&["-cache_size", "0"]);
+    assert!(
+        !text.contains("unmeasured") && text.contains("estimated duration: 7 s"),
+        "{text}"
+    );
+    // A real run warms up by bytes, and the summary says so as ORION does.
+    let out = matrix(
+        dir.path(),
+        &[
+            "a.dat",
+            "-type",
+            "seq",
+            "-num_disks",
+            "1",
+            "-duration",
+            "1",
+            "-matrix",
+            "point",
+            "-num_small",
+            "0",
+            "-num_large",
+            "1",
+            "-cache_size",
+            "8",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("an unmeasured cache warm-up: 8388608 bytes moved"),
+        "{err}"
+    );
+    let summary = file_ending(dir.path(), "_summary.txt");
+    assert!(summary.contains("Cache Size: 8 MB\n"), "{summary}");
+    let report: Value = serde_json::from_str(&file_ending(dir.path(), "_report.json")).unwrap();
+    let p = &report["points"][0];
+    assert_eq!(u(&p["settings"]["warm_bytes"]), 8 << 20);
+    let elapsed = u(&p["elapsed_ns"]);
+    assert!(
+        (1_000_000_000..3_000_000_000).contains(&elapsed),
+        "measured after the warm-up: {elapsed}"
+    );
+}

@@ -98,6 +98,12 @@ pub fn describe(plan: &Plan) -> String {
             (None, Some(b)) => format!("{b} bytes per stream"),
             (None, None) => "one pass".into(),
         };
+        // After an unmeasured warm-up, by time or by bytes.
+        let bound = match (j.bounds.ramp, j.warm_bytes) {
+            (_, w @ 1..) => format!("{bound} after {w} bytes unmeasured"),
+            (r, _) if !r.is_zero() => format!("{bound} after {r:?} unmeasured"),
+            _ => bound,
+        };
         let skip = p
             .skip
             .as_deref()

@@ -45,7 +45,11 @@ impl RunLevel {
     }
 }
 
-/// The cache warm-up before each point.
+/// ORION's cache warm-up without `-cache_size`: about 2 minutes of load
+/// before each large sequential point.
+pub const ORION_DEFAULT_WARM: Duration = Duration::from_secs(120);
+
+/// The cache warm-up before each point with large sequential I/O.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Warm {
     Time(Duration),
@@ -282,6 +286,10 @@ pub fn expand(spec: &MatrixSpec) -> Result<Plan, MatrixError> {
                 class("large", Pattern::Random, spec.size_large, large, 0)
             });
         }
+        // As ORION's documentation has it, the cache is warmed before each
+        // point with large sequential I/O, where the last point's blocks
+        // would otherwise be cache hits.
+        let warmed = spec.sequential && large > 0;
         let depth: u64 = streams.iter().map(|s| u64::from(s.outstanding)).sum();
         if depth > MAX_OUTSTANDING {
             return Err(MatrixError::TooDeep(depth));
@@ -298,14 +306,18 @@ pub fn expand(spec: &MatrixSpec) -> Result<Plan, MatrixError> {
                 engine: spec.engine,
                 direct: spec.direct,
                 seed: spec.seed,
-                warm_bytes: spec.warm.bytes(),
+                warm_bytes: if warmed { spec.warm.bytes() } else { 0 },
                 ..Job::new(
                     targets.clone(),
                     streams,
                     Bounds {
                         time: Some(spec.duration),
                         bytes: None,
-                        ramp: spec.warm.ramp(),
+                        ramp: if warmed {
+                            spec.warm.ramp()
+                        } else {
+                            Duration::ZERO
+                        },
                     },
                 )
             },

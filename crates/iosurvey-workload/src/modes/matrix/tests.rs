@@ -119,11 +119,21 @@ fn a_point_is_one_job_over_an_array_of_every_target() {
     }
     assert!(job.writes_target(2));
     assert_eq!(job.bounds.time, Some(Duration::from_secs(60)));
+    // Random large I/O: no warm-up (ORION warms the cache before large
+    // sequential points only).
+    assert_eq!((job.warm_bytes, job.bounds.ramp), (0, Duration::ZERO));
+    s.sequential = true;
+    let plan = expand(&s).unwrap();
+    let job = &plan.points[0].job;
     // 256 MiB moved unmeasured before the point, not a time.
     assert_eq!(
         (job.warm_bytes, job.bounds.ramp),
         (256 << 20, Duration::ZERO)
     );
+    // Small I/O alone is never warmed.
+    (s.num_small, s.num_large) = (Some(6), Some(0));
+    let plan = expand(&s).unwrap();
+    assert_eq!(plan.points[0].job.warm_bytes, 0);
 }
 
 #[test]
