@@ -35,13 +35,6 @@ pub enum Bad {
     NoValue(char),
 }
 
-/// `-5`, `-.5`: a negative number, which is a value, never an option.
-fn negative_number(w: &str) -> bool {
-    w.strip_prefix('-')
-        .and_then(|r| r.chars().next())
-        .is_some_and(|c| c.is_ascii_digit() || c == '.')
-}
-
 /// Reads `args` (the words after `iosurvey MODE`) option by option.
 /// `takes` says what each of the tool's letters takes; `None` for a letter
 /// it does not have. A long flag of `mode` that takes a value keeps its
@@ -69,7 +62,7 @@ pub fn read(
             }
             continue;
         }
-        if a.len() < 2 || !a.starts_with('-') || negative_number(a) {
+        if a.len() < 2 || !a.starts_with('-') || crate::cli::negative(a) {
             out.push(Word::Other(a.clone()));
             continue;
         }
