@@ -35,6 +35,24 @@ pub enum Bad {
     NoValue(char),
 }
 
+impl Bad {
+    /// The one-line refusal, for `tool` (`IRIX diskperf`, `frametest`)
+    /// whose options `usage` lists; `with_value` names what each option
+    /// that takes a value takes (`(letter, flag, what)`).
+    pub fn refusal(&self, tool: &str, usage: &str, with_value: &[(char, &str, &str)]) -> String {
+        match *self {
+            Bad::Unknown(c) => format!("unknown {tool} option '-{c}' ({usage})"),
+            Bad::NoValue(c) => {
+                let what = with_value
+                    .iter()
+                    .find(|(o, _, _)| *o == c)
+                    .map_or("a value", |(_, _, w)| w);
+                format!("{tool}'s -{c} needs {what}: -{c}VALUE or -{c} VALUE")
+            }
+        }
+    }
+}
+
 /// Reads `args` (the words after `iosurvey MODE`) option by option.
 /// `takes` says what each of the tool's letters takes; `None` for a letter
 /// it does not have. A long flag of `mode` that takes a value keeps its

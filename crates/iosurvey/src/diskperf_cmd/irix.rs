@@ -2,7 +2,7 @@
 //! -n "label" PATH`), rewritten into `iosurvey diskperf`'s flags before
 //! parsing. The report keeps the line as typed.
 
-use crate::getopt::{read, Bad, Takes, Word};
+use crate::getopt::{read, Takes, Word};
 use iosurvey_workload::units::{parse_duration, parse_size};
 
 /// IRIX diskperf's options with a value, iosurvey's flag for each, and
@@ -47,17 +47,12 @@ pub fn irix_spellings(args: Vec<String>) -> Result<Vec<String>, String> {
     if args.get(1).map(String::as_str) != Some("diskperf") {
         return Ok(args);
     }
-    let words = read("diskperf", &args[2..], takes).map_err(|b| match b {
-        Bad::Unknown(c) => format!(
-            "unknown IRIX diskperf option '-{c}' (its options: -W -D -n NAME -t SECS -s F -c SIZE -r SIZE -m SIZE)"
-        ),
-        Bad::NoValue(c) => {
-            let what = WITH_VALUE
-                .iter()
-                .find(|(o, _, _)| *o == c)
-                .map_or("a value", |(_, _, w)| w);
-            format!("IRIX diskperf's -{c} needs {what}: -{c}VALUE or -{c} VALUE")
-        }
+    let words = read("diskperf", &args[2..], takes).map_err(|b| {
+        b.refusal(
+            "IRIX diskperf",
+            "its options: -W -D -n NAME -t SECS -s F -c SIZE -r SIZE -m SIZE",
+            &WITH_VALUE,
+        )
     })?;
     let mut out = args[..2].to_vec();
     for w in words {

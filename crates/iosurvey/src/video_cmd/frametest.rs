@@ -2,7 +2,7 @@
 //! rewritten into `iosurvey video`'s flags before parsing. The report
 //! keeps the line as typed.
 
-use crate::getopt::{read, Bad, Takes, Word};
+use crate::getopt::{read, Takes, Word};
 use iosurvey_workload::modes::video::{find_format, parse_fps};
 
 /// frametest's options that map onto a flag of iosurvey's, the flag, and
@@ -99,17 +99,12 @@ pub fn frametest_spellings(args: Vec<String>) -> Result<Vec<String>, String> {
     if args.get(1).map(String::as_str) != Some("video") {
         return Ok(args);
     }
-    let words = read("video", &args[2..], takes).map_err(|b| match b {
-        Bad::Unknown(c) => format!(
-            "unknown frametest option '-{c}' (its options here: -w SIZE -r [SIZE] -e -z KB -n N -t N -f RATE -q N -l N -d N -s -v -m)"
-        ),
-        Bad::NoValue(c) => {
-            let what = WITH_VALUE
-                .iter()
-                .find(|(o, _, _)| *o == c)
-                .map_or("a value", |(_, _, w)| w);
-            format!("frametest's -{c} needs {what}: -{c}VALUE or -{c} VALUE")
-        }
+    let words = read("video", &args[2..], takes).map_err(|b| {
+        b.refusal(
+            "frametest",
+            "its options here: -w SIZE -r [SIZE] -e -z KB -n N -t N -f RATE -q N -l N -d N -s -v -m",
+            &WITH_VALUE,
+        )
     })?;
     let classic = words
         .iter()
