@@ -78,6 +78,8 @@ pub enum TargetError {
         "{0}: no such file or directory; give an existing device, or --size to create a test file"
     )]
     NotFound(PathBuf),
+    #[error("{0}: no such directory to create the test file in; create it first")]
+    NoDirectory(PathBuf),
     #[error("{0}: permission denied")]
     Permission(PathBuf),
     #[error("{path}: unsupported file type ({what}); give a regular file or a block device")]

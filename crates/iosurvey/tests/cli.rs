@@ -325,8 +325,13 @@ fn bad_invocations_get_one_line_and_exit_2_and_leave_nothing() {
     let new = dir.path().join("new");
     let n = path_str(&new);
     let d = path_str(dir.path());
+    let nested = dir.path().join("nodir").join("x");
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec![n, "--size", "4x"], "invalid size"),
+        (
+            vec![path_str(&nested), "--size", "1m"],
+            "nodir: no such directory to create the test file in; create it first",
+        ),
         (vec![n, "--size", "1m", "--bs", "0"], "--bs"),
         (vec![n, "--size", "1m", "--qd", "0"], "--qd"),
         (

@@ -142,7 +142,8 @@ fn find_missing(spec: &TargetSpec) -> Result<Found, TargetError> {
         Mode::empty(),
     )
     .map_err(|e| match e {
-        Errno::NOENT | Errno::NOTDIR => TargetError::NotFound(path.to_path_buf()),
+        // The file would be created, but not where no directory is.
+        Errno::NOENT | Errno::NOTDIR => TargetError::NoDirectory(dir_path.to_path_buf()),
         e => io_err(dir_path, "open", e),
     })?;
     let dir_st = rustix::fs::fstat(&dir).map_err(|e| io_err(dir_path, "fstat", e))?;
