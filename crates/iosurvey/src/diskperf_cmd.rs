@@ -27,11 +27,11 @@ pub struct DiskperfArgs {
     /// Add the write tests (fwd_wt, bwd_wt, rnd_wt). Without it only reads run and the write columns print NaN.
     #[arg(long)]
     pub write: bool,
-    /// First request size: a size (4k, 8404992; need not be a power of two) or a frame preset: ntsc-422, ntsc-444, pal-422, pal-444, hd-422, hd-444, uhd-422, uhd-444 (rounded up to the target's logical block size).
+    /// First request size: a size (4k, 8404992; need not be a power of two) or a frame preset of the one catalogue video takes too (hd-422, hd-4444, dpx-2k, ...: iosurvey video --list-formats), rounded up to the target's logical block size.
     #[arg(long, value_name = "SIZE|FRAME", default_value = "4k")]
     pub min: String,
-    /// Largest request size; sizes double from --min while they are at most this. [default: 4m, or 32 x --min when --min is a frame preset or above 4m]
-    #[arg(long, value_parser = size)]
+    /// Largest request size, a size or a frame preset; sizes double from --min while they are at most this. [default: 4m, or 32 x --min when --min is a frame preset or above 4m]
+    #[arg(long, value_parser = max_size)]
     pub max: Option<u64>,
     /// Measured time of each test (six tests a size with --write, three without).
     #[arg(long, value_parser = duration, default_value = "10s")]
@@ -160,17 +160,23 @@ fn settings_from(a: &DiskperfArgs, spec: &DiskperfSpec) -> Result<DiskperfSettin
     }
     let frame = match spec.min {
         MinSize::Frame(f) => {
+            // The preset's size is the same in every mode; the alignment
+            // the target needs is said apart.
             let rounded = spec.min.bytes(spec.align);
             let note = if rounded == f.bytes() {
-                String::new()
+                format!(", a multiple of the block size {}", spec.align)
             } else {
                 format!(
                     ", rounded up to {rounded} for the block size {}",
                     spec.align
                 )
             };
+            let header = match f.header {
+                0 => String::new(),
+                h => format!(" + {h}-byte DPX header"),
+            };
             Some(format!(
-                "{} ({}x{}x{} = {} bytes{note})",
+                "{} ({}x{}x{}{header} = {} bytes{note})",
                 f.name,
                 f.width,
                 f.height,
@@ -276,5 +282,14 @@ mod tests {
         assert_eq!(settled(t), "# a\n# b\n   4096 1.00\n");
         assert_eq!(settled("# a\n   4096 NaN\n"), "# a\n");
         assert_eq!(settled("# a\n"), "");
+    }
+}
+
+/// `--max`: a size, or a frame preset's bytes (sizes first: `2k` is 2048).
+fn max_size(s: &str) -> Result<u64, String> {
+    match crate::cli::size(s) {
+        Ok(b) => Ok(b),
+        Err(e) if crate::cli::negative(s) => Err(e),
+        Err(_) => iosurvey_workload::modes::diskperf::parse_size_or_frame(s),
     }
 }

@@ -413,3 +413,42 @@ fn a_zram_write_sweep_fills_every_column() {
     assert_eq!(r["points"][0]["targets"][0]["kind"], "block");
     assert_eq!(r["points"].as_array().unwrap().len(), 30);
 }
+
+#[test]
+fn frame_presets_are_the_one_catalogue_video_takes_and_sizes_read_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.dat");
+    std::fs::write(&f, random_bytes(64 << 20, 3)).unwrap();
+    let plan = |args: &[&str]| {
+        let mut all = vec![path_str(&f), "--time", "1s", "--dry-run"];
+        all.extend_from_slice(args);
+        let out = diskperf(&all);
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // 2k is a size here: 2048 bytes.
+    let (code, text, err) = plan(&["--min", "2k", "--max", "4k"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        text.contains("2048 fwd_rd") && text.contains("4096 fwd_rd"),
+        "{text}"
+    );
+    // video's names, for --min and --max alike: pal-422 (829440 bytes,
+    // rounded up to the file's 512-byte blocks) up to pal-4444 (1658880).
+    let (code, text, err) = plan(&["--min", "pal-422", "--max", "pal-4444"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        text.contains("829440 fwd_rd") && text.contains("1658880 fwd_rd"),
+        "{text}"
+    );
+    // diskperf's old names are gone; the refusal lists the catalogue.
+    let (code, _, err) = plan(&["--min", "hd-444"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("hd-4444") && err.contains("dpx-2k") && !err.contains(", 2k,"),
+        "{err}"
+    );
+}

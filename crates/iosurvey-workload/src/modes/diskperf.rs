@@ -9,42 +9,62 @@ use iosurvey_model::{Op, PointParams};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// An uncompressed video frame, the request size of frame-based work.
+/// A video frame preset of the one catalogue ([`iosurvey_model::video::FORMATS`],
+/// which `video` takes too), as a request size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Frame {
     pub name: &'static str,
     pub width: u64,
     pub height: u64,
     pub bytes_per_pixel: u64,
+    /// A DPX file's header, written before the picture (0 for the others).
+    pub header: u64,
 }
 
 impl Frame {
-    /// Bytes of one frame, before any rounding.
+    /// The preset called `name` (or one of its aliases).
+    pub fn find(name: &str) -> Option<Frame> {
+        iosurvey_model::video::find_format(name.trim()).map(|f| Frame {
+            name: f.name,
+            width: f.width,
+            height: f.height,
+            bytes_per_pixel: f.bytes_per_pixel,
+            header: f.default_header(),
+        })
+    }
+
+    /// Bytes of one frame, header included, before any rounding: the same
+    /// size in every mode.
     pub fn bytes(&self) -> u64 {
-        self.width * self.height * self.bytes_per_pixel
+        self.width * self.height * self.bytes_per_pixel + self.header
     }
 }
 
-const fn frame(name: &'static str, width: u64, height: u64, bytes_per_pixel: u64) -> Frame {
-    Frame {
-        name,
-        width,
-        height,
-        bytes_per_pixel,
-    }
+/// A size (`4k`, `8404992`), or else a frame preset's bytes, unaligned:
+/// `--max`. A size comes first, so that `2k` is 2048 bytes here.
+pub fn parse_size_or_frame(s: &str) -> Result<u64, String> {
+    parse_size(s).or_else(|_| {
+        Frame::find(s).map(|f| f.bytes()).ok_or_else(|| {
+            format!(
+                "give a size (4k, 8404992) or a frame preset: {}",
+                preset_names()
+            )
+        })
+    })
 }
 
-/// The frame presets `--min` takes: 4:2:2 is 2 bytes a pixel, 4:4:4(:4) 4.
-pub const FRAMES: [Frame; 8] = [
-    frame("ntsc-422", 720, 486, 2),
-    frame("ntsc-444", 720, 486, 4),
-    frame("pal-422", 720, 576, 2),
-    frame("pal-444", 720, 576, 4),
-    frame("hd-422", 1920, 1080, 2),
-    frame("hd-444", 1920, 1080, 4),
-    frame("uhd-422", 3840, 2160, 2),
-    frame("uhd-444", 3840, 2160, 4),
-];
+/// The frame presets' names, for messages: where a name reads as a size
+/// here (`2k`, `4k`), the alias that does not (`dpx-2k`).
+pub fn preset_names() -> String {
+    let names: Vec<&str> = iosurvey_model::video::FORMATS
+        .iter()
+        .map(|f| match parse_size(f.name) {
+            Ok(_) => f.aliases.first().copied().unwrap_or(f.name),
+            Err(_) => f.name,
+        })
+        .collect();
+    names.join(", ")
+}
 
 /// The first request size: bytes as given, or a frame preset rounded up to
 /// the target's block size.
@@ -55,18 +75,15 @@ pub enum MinSize {
 }
 
 impl MinSize {
-    /// Reads `--min`: a frame preset name (`hd-444`) or a size (`4k`,
+    /// Reads `--min`: a size (`4k`, sizes first) or a frame preset name (`hd-4444`,
     /// `8404992`).
     pub fn parse(s: &str) -> Result<MinSize, DiskperfError> {
-        if let Some(f) = FRAMES
-            .iter()
-            .find(|f| f.name.eq_ignore_ascii_case(s.trim()))
-        {
-            return Ok(MinSize::Frame(*f));
+        if let Ok(b) = parse_size(s) {
+            return Ok(MinSize::Bytes(b));
         }
-        parse_size(s)
-            .map(MinSize::Bytes)
-            .map_err(|_| DiskperfError::Min(s.to_string()))
+        Frame::find(s)
+            .map(MinSize::Frame)
+            .ok_or_else(|| DiskperfError::Min(s.to_string(), preset_names()))
     }
 
     /// The request size in bytes; a frame is rounded up to `align`.
@@ -126,8 +143,8 @@ impl DiskperfSpec {
 /// A diskperf sweep that cannot be expanded, whatever the target is.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DiskperfError {
-    #[error("invalid --min '{0}': give a size (4k, 8404992) or a frame preset: ntsc-422, ntsc-444, pal-422, pal-444, hd-422, hd-444, uhd-422, uhd-444")]
-    Min(String),
+    #[error("invalid --min '{0}': give a size (4k, 8404992) or a frame preset: {1}")]
+    Min(String, String),
     #[error("--{0} must be greater than zero")]
     Zero(&'static str),
     #[error(
@@ -352,16 +369,17 @@ mod tests {
             MinSize::Frame(f) => f,
             other => panic!("{name} parsed as {other:?}"),
         };
-        assert_eq!(frame("hd-444").bytes(), 1920 * 1080 * 4);
+        // The one catalogue's names: video's.
+        assert_eq!(frame("hd-4444").bytes(), 1920 * 1080 * 4);
         assert_eq!(frame("HD-422").bytes(), 1920 * 1080 * 2);
         assert_eq!(frame("pal-422").bytes(), 829440);
-        assert_eq!(frame("ntsc-444").bytes(), 720 * 486 * 4);
-        assert_eq!(frame("uhd-444").bytes(), 3840 * 2160 * 4);
+        assert_eq!(frame("ntsc-4444").bytes(), 720 * 486 * 4);
+        assert_eq!(frame("uhd-4444").bytes(), 3840 * 2160 * 4);
         // 829440 is 202.5 blocks of 4096, so it rounds up to 203.
         assert_eq!(MinSize::Frame(frame("pal-422")).bytes(4096), 203 * 4096);
         assert_eq!(MinSize::Frame(frame("pal-422")).bytes(512), 829440);
         // Seed 000's 8306688 is HD 4:4:4:4 rounded up to 16 KiB.
-        assert_eq!(MinSize::Frame(frame("hd-444")).bytes(16384), 8306688);
+        assert_eq!(MinSize::Frame(frame("hd-4444")).bytes(16384), 8306688);
         let mut s = spec();
         s.min = MinSize::parse("ntsc-422").unwrap();
         s.align = 512;
@@ -370,10 +388,15 @@ mod tests {
         // 720x486x2 = 699840 is not a multiple of 512: 1367 blocks.
         assert_eq!(got[0], 1367 * 512);
         assert_eq!(got[5], 1367 * 512 * 32);
+        // A size before a preset: 2k and 4k are bytes here; DPX by its name.
         assert_eq!(MinSize::parse("4k"), Ok(MinSize::Bytes(4096)));
+        assert_eq!(MinSize::parse("2k"), Ok(MinSize::Bytes(2048)));
+        assert_eq!(frame("dpx-2k").bytes(), 2048 * 1556 * 4 + 65536);
+        assert_eq!(parse_size_or_frame("hd-4444"), Ok(1920 * 1080 * 4));
+        assert_eq!(parse_size_or_frame("4m"), Ok(4 << 20));
         assert!(matches!(
             MinSize::parse("hd-555"),
-            Err(DiskperfError::Min(_))
+            Err(DiskperfError::Min(..))
         ));
     }
 
