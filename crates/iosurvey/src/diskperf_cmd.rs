@@ -264,6 +264,15 @@ pub fn diskperf(a: DiskperfArgs, argv: &[String]) -> Result<Outcome, Failure> {
     execute(&plan, argv, &a.target, &a.out, &presenter)
 }
 
+/// `--max`: a size, or a frame preset's bytes (sizes first: `2k` is 2048).
+fn max_size(s: &str) -> Result<u64, String> {
+    match crate::cli::size(s) {
+        Ok(b) => Ok(b),
+        Err(e) if crate::cli::negative(s) => Err(e),
+        Err(_) => iosurvey_workload::modes::diskperf::parse_size_or_frame(s),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -282,14 +291,5 @@ mod tests {
         assert_eq!(settled(t), "# a\n# b\n   4096 1.00\n");
         assert_eq!(settled("# a\n   4096 NaN\n"), "# a\n");
         assert_eq!(settled("# a\n"), "");
-    }
-}
-
-/// `--max`: a size, or a frame preset's bytes (sizes first: `2k` is 2048).
-fn max_size(s: &str) -> Result<u64, String> {
-    match crate::cli::size(s) {
-        Ok(b) => Ok(b),
-        Err(e) if crate::cli::negative(s) => Err(e),
-        Err(_) => iosurvey_workload::modes::diskperf::parse_size_or_frame(s),
     }
 }
