@@ -113,8 +113,16 @@ pub enum EngineError {
         flag: &'static str,
         err: std::io::Error,
     },
+    /// Its text is in the message, so it is not an error source too (a
+    /// chain printed whole would say it twice).
     #[error("engine failed: {0}")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
+}
+
+impl From<std::io::Error> for EngineError {
+    fn from(e: std::io::Error) -> Self {
+        EngineError::Io(e)
+    }
 }
 
 /// A per-worker I/O queue.

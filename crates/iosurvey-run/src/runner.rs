@@ -38,17 +38,14 @@ pub enum RunError {
         size: u64,
         array: bool,
     },
-    #[error("{path}: {source}")]
-    Area {
-        path: PathBuf,
-        #[source]
-        source: AreaError,
-    },
-    #[error("{path}: the array cannot be built: {source}")]
+    // The reasons are in the messages, and so not error sources too: a
+    // chain printed whole would say them twice.
+    #[error("{path}: {reason}")]
+    Area { path: PathBuf, reason: AreaError },
+    #[error("{path}: the array cannot be built: {reason}")]
     Array {
         path: PathBuf,
-        #[source]
-        source: iosurvey_workload::array::ArrayError,
+        reason: iosurvey_workload::array::ArrayError,
     },
     #[error(transparent)]
     Engine(#[from] EngineError),
@@ -190,9 +187,9 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
             Some(a) => {
                 let sizes: Vec<u64> = targets.iter().map(|t| t.size).collect();
                 Some(
-                    ArrayMap::new(a, &sizes, job.max_bs()).map_err(|source| RunError::Array {
+                    ArrayMap::new(a, &sizes, job.max_bs()).map_err(|reason| RunError::Array {
                         path: path.clone(),
-                        source,
+                        reason,
                     })?,
                 )
             }
@@ -211,16 +208,16 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
             Some(limit) => limit,
             None => size,
         };
-        let area = resolve_area(size, s.offset, s.span, s.bs).map_err(|source| RunError::Area {
+        let area = resolve_area(size, s.offset, s.span, s.bs).map_err(|reason| RunError::Area {
             path: path.clone(),
-            source,
+            reason,
         })?;
         let (regions, pass_ops) = if s.pattern.is_sequential() {
             let n = if s.regions == 0 { workers } else { s.regions };
             let mine =
-                worker_regions(area, s.bs, n, w, workers).map_err(|source| RunError::Area {
+                worker_regions(area, s.bs, n, w, workers).map_err(|reason| RunError::Area {
                     path: path.clone(),
-                    source,
+                    reason,
                 })?;
             let mine_ops: u64 = mine.iter().map(|r| r.blocks).sum();
             (mine, mine_ops)

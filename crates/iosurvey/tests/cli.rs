@@ -392,6 +392,14 @@ fn bad_invocations_get_one_line_and_exit_2_and_leave_nothing() {
         ),
         (vec![n, "--size", "1m", "--offset", "2m"], "--offset"),
         (
+            vec![n, "--size", "1m", "--span", "2m"],
+            "runs past the end of the target",
+        ),
+        (
+            vec![n, "--size", "1m", "--simulate", "raid0", "--stripe", "3k"],
+            "the array cannot be built",
+        ),
+        (
             vec![n, "--size", "1m", "--rw", "randread", "--regions", "4"],
             "--regions",
         ),
@@ -402,6 +410,14 @@ fn bad_invocations_get_one_line_and_exit_2_and_leave_nothing() {
         let out = iosurvey().arg("run").args(&args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        // Said once: no clause repeated after a colon.
+        let clauses: Vec<&str> = err.trim_end().split(": ").collect();
+        for (k, c) in clauses.iter().enumerate() {
+            assert!(
+                c.len() < 12 || !clauses[k + 1..].contains(c),
+                "{args:?}: said twice: {err}"
+            );
+        }
         assert_eq!(
             err.trim_end().lines().count(),
             1,
