@@ -118,9 +118,11 @@ pub const FORMATS: &[FrameFormat] = &[
         4,
         false,
     ),
+    // DPX by its name: `2k` and `4k` are sizes (2048 and 4096 bytes)
+    // wherever a size is taken, so never a preset's name.
     preset(
-        "2k",
-        &["dpx-2k"],
+        "dpx-2k",
+        &[],
         "DPX 2K full aperture, 10-bit RGB",
         2048,
         1556,
@@ -146,8 +148,8 @@ pub const FORMATS: &[FrameFormat] = &[
         false,
     ),
     preset(
-        "4k",
-        &["dpx-4k"],
+        "dpx-4k",
+        &[],
         "DPX 4K full aperture, 10-bit RGB",
         4096,
         3112,

@@ -46,7 +46,7 @@ pub struct VideoArgs {
     /// Read the frames (the default); they must have been written, see --prepare.
     #[arg(long)]
     pub read: bool,
-    /// A frame preset (see --list-formats), e.g. hd, 2k, 4k, uhd-422.
+    /// A frame preset (see --list-formats), e.g. hd, dpx-2k, dpx-4k, uhd-422 (2k alone is a size: 2048 bytes).
     #[arg(long, value_parser = format_arg, conflicts_with = "frame_size")]
     pub format: Option<&'static FrameFormat>,
     /// Empty frames (frametest -e): files with no data, so only their create (or open) and close are timed; --mode files only.
@@ -109,6 +109,13 @@ pub struct VideoArgs {
 /// `--format`: a preset or one of its aliases.
 fn format_arg(s: &str) -> Result<&'static FrameFormat, String> {
     find_format(s).ok_or_else(|| {
+        // `2k` reads as a size everywhere (2048 bytes): the DPX frame has
+        // its own name.
+        if let Ok(b) = iosurvey_workload::units::parse_size(s) {
+            return format!(
+                "'{s}' is a size ({b} bytes), not a format: the DPX frames are dpx-2k and dpx-4k; give --frame-size {s} for {b}-byte frames"
+            );
+        }
         let names: Vec<&str> = FORMATS.iter().map(|f| f.name).collect();
         format!(
             "unknown format '{s}': use one of {} (see --list-formats), or --frame-size",
@@ -459,7 +466,10 @@ mod tests {
     #[test]
     fn formats_are_found_by_name_or_alias_and_unknown_ones_listed() {
         assert_eq!(format_arg("hd").unwrap().name, "hd-422");
-        assert_eq!(format_arg("2K").unwrap().name, "2k");
+        assert_eq!(format_arg("DPX-2K").unwrap().name, "dpx-2k");
+        assert!(format_arg("2k")
+            .unwrap_err()
+            .contains("is a size (2048 bytes)"));
         let err = format_arg("vhs").unwrap_err();
         assert!(
             err.contains("ntsc-422") && err.contains("--list-formats"),

@@ -144,7 +144,7 @@ fn video_frames_are_unique() {
         path_str(dir.path()),
         "--write",
         "--format",
-        "2k",
+        "dpx-2k",
         "--frames",
         "4",
         "--keep",

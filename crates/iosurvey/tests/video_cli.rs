@@ -57,7 +57,7 @@ fn frame_files(dir: &Path) -> Vec<std::path::PathBuf> {
 fn list_formats_prints_every_preset_with_its_size() {
     let text = stdout_ok(&video(&["--list-formats"]));
     for want in [
-        "ntsc-422", "pal-4444", "hd-422", "2k", "4k", "uhd-422", "12812288", "51052544",
+        "ntsc-422", "pal-4444", "hd-422", "dpx-2k", "dpx-4k", "uhd-422", "12812288", "51052544",
     ] {
         assert!(text.contains(want), "{want} missing from:\n{text}");
     }
@@ -333,7 +333,7 @@ fn frametest_command_lines_write_and_read_the_frames_they_name() {
         "--dry-run",
     ]));
     assert!(
-        text.contains("write 48 frames of 2k (12812288 bytes"),
+        text.contains("write 48 frames of dpx-2k (12812288 bytes"),
         "{text}"
     );
     assert!(text.contains("one stream"), "{text}");
@@ -398,7 +398,7 @@ fn dry_run_describes_the_frames_and_touches_nothing() {
         path_str(dir.path()),
         "--write",
         "--format",
-        "2k",
+        "dpx-2k",
         "--fps",
         "24",
         "--frames",
@@ -406,7 +406,7 @@ fn dry_run_describes_the_frames_and_touches_nothing() {
         "--dry-run",
     ]));
     assert!(
-        text.contains("write 48 frames of 2k (12812288 bytes"),
+        text.contains("write 48 frames of dpx-2k (12812288 bytes"),
         "{text}"
     );
     assert!(text.contains("estimated duration: 2 s"), "{text}");
@@ -416,17 +416,21 @@ fn dry_run_describes_the_frames_and_touches_nothing() {
         path_str(dir.path()),
         "--write",
         "--format",
-        "2k",
+        "dpx-2k",
         "--header",
         "0",
         "--frames",
         "10",
         "--dry-run",
     ]));
-    assert!(text.contains("frames of 2k (12746752 bytes"), "{text}");
+    assert!(text.contains("frames of dpx-2k (12746752 bytes"), "{text}");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     // The target is checked as the run would check it.
+    // 2k is a size (2048 bytes), never a format.
     let out = video(&[path_str(dir.path()), "--format", "2k", "--dry-run"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'2k' is a size (2048 bytes)"));
+    let out = video(&[path_str(dir.path()), "--format", "dpx-2k", "--dry-run"]);
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("never written"),

@@ -53,15 +53,11 @@ pub fn parse_size_or_frame(s: &str) -> Result<u64, String> {
     })
 }
 
-/// The frame presets' names, for messages: where a name reads as a size
-/// here (`2k`, `4k`), the alias that does not (`dpx-2k`).
+/// The frame presets' names, for messages.
 pub fn preset_names() -> String {
     let names: Vec<&str> = iosurvey_model::video::FORMATS
         .iter()
-        .map(|f| match parse_size(f.name) {
-            Ok(_) => f.aliases.first().copied().unwrap_or(f.name),
-            Err(_) => f.name,
-        })
+        .map(|f| f.name)
         .collect();
     names.join(", ")
 }

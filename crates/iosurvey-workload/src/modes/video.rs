@@ -22,9 +22,10 @@ mod tests {
     fn dpx_presets_match_frametest_sizes() {
         assert_eq!(frame_bytes(u64::MAX, 0, 4096), u64::MAX, "no wrap to 0");
         assert_eq!(frame_bytes(u64::MAX - 10, 20, 4096), u64::MAX);
-        assert_eq!(find_format("2k").unwrap().frame_bytes(), 12_812_288);
-        assert_eq!(find_format("4k").unwrap().frame_bytes(), 51_052_544);
-        assert_eq!(find_format("DPX-2K").unwrap().name, "2k");
+        assert_eq!(find_format("dpx-2k").unwrap().frame_bytes(), 12_812_288);
+        assert_eq!(find_format("dpx-4k").unwrap().frame_bytes(), 51_052_544);
+        assert_eq!(find_format("DPX-2K").unwrap().name, "dpx-2k");
+        assert!(find_format("2k").is_none(), "2k is a size");
     }
 
     #[test]
@@ -87,7 +88,7 @@ mod tests {
     fn expand_builds_one_frame_point() {
         let mut s = VideoSpec::new("/mnt/media".into());
         s.op = Op::Write;
-        s.size = FrameSize::Preset(find_format("2k").unwrap());
+        s.size = FrameSize::Preset(find_format("dpx-2k").unwrap());
         s.frames = 100;
         s.depth = 4;
         s.threads = 2;

@@ -3,7 +3,7 @@
 //! keeps the line as typed.
 
 use crate::getopt::{read, Takes, Word};
-use iosurvey_workload::modes::video::{find_format, parse_fps};
+use iosurvey_workload::modes::video::{find_format, parse_fps, FrameFormat};
 
 /// frametest's options that map onto a flag of iosurvey's, the flag, and
 /// what the value is.
@@ -61,7 +61,7 @@ fn takes(c: char) -> Option<Takes> {
         'w' | 'z' => Some(Takes::Value),
         // `-r` may name the frames' size: `-r2k`, or `-r 2k DIR`.
         'r' => Some(Takes::Maybe(|w, last| {
-            !last && (digits(w) || find_format(w).is_some())
+            !last && (digits(w) || frametest_format(w).is_some())
         })),
         // `-q N` is frametest's queue; `-q` alone is iosurvey's --quiet, and
         // `-h` alone its --help.
@@ -73,10 +73,22 @@ fn takes(c: char) -> Option<Takes> {
     }
 }
 
+/// A format by frametest's name: its `2k` and `4k` are the DPX frames
+/// (`dpx-2k`, `dpx-4k`; elsewhere in iosurvey `2k` is 2048 bytes), the
+/// others iosurvey's presets.
+fn frametest_format(v: &str) -> Option<&'static FrameFormat> {
+    let name = match v.to_ascii_lowercase().as_str() {
+        "2k" => "dpx-2k",
+        "4k" => "dpx-4k",
+        _ => v,
+    };
+    find_format(name)
+}
+
 /// A frame size as frametest takes it: a format name (`sd`, `hd`, `2k`,
 /// `4k`, or any of iosurvey's presets) or a number of KB (2^10 bytes).
 fn frame_size(opt: char, v: &str) -> Result<String, String> {
-    if let Some(f) = find_format(v) {
+    if let Some(f) = frametest_format(v) {
         return Ok(format!("--format={}", f.name));
     }
     if digits(v) && v.bytes().any(|b| b != b'0') {
@@ -246,7 +258,7 @@ mod tests {
     fn a_write_test_with_a_format_or_a_size_in_kb() {
         assert_eq!(
             rewrite("video -w 2k -n 100 -t 4 DIR"),
-            argv("video --format=2k --write --frames=100 --threads=4 DIR")
+            argv("video --format=dpx-2k --write --frames=100 --threads=4 DIR")
         );
         assert_eq!(
             rewrite("video -w12512 -l2 DIR"),
@@ -268,11 +280,11 @@ mod tests {
         assert_eq!(rewrite("video -r DIR"), argv("video --read DIR"));
         assert_eq!(
             rewrite("video -r 4k -n 10 DIR"),
-            argv("video --format=4k --read --frames=10 DIR")
+            argv("video --format=dpx-4k --read --frames=10 DIR")
         );
         assert_eq!(
             rewrite("video -r4k -- DIR"),
-            argv("video --format=4k --read -- DIR")
+            argv("video --format=dpx-4k --read -- DIR")
         );
         // `-r 2k` with nothing after: 2k is the directory.
         assert_eq!(rewrite("video -r 2k"), argv("video --read 2k"));
@@ -291,7 +303,7 @@ mod tests {
         assert_eq!(rewrite("video -e -r DIR"), argv("video --read --empty DIR"));
         assert_eq!(
             rewrite("video -w 2k --header 16 -m DIR"),
-            argv("video --format=2k --write --header 16KiB --order=random DIR")
+            argv("video --format=dpx-2k --write --header 16KiB --order=random DIR")
         );
     }
 
