@@ -80,7 +80,7 @@ pub fn duration(s: &str) -> Result<Duration, String> {
 }
 
 /// Refuses a negative value by what it is, not as a malformed one.
-fn positive(s: &str) -> Result<(), String> {
+pub(crate) fn positive(s: &str) -> Result<(), String> {
     if negative(s) {
         return Err("cannot be negative".into());
     }

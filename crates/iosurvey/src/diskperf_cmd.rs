@@ -11,7 +11,7 @@ use iosurvey_engine::EngineKind;
 use iosurvey_report::diskperf::{render_diskperf, render_diskperf_csv, DiskperfSettings};
 use iosurvey_report::{RunReport, TextOptions};
 use iosurvey_run::{plan_geometry, Geometry, OpenOptions, WritePolicy};
-use iosurvey_workload::modes::diskperf::{expand, sizes, DiskperfSpec, MinSize};
+use iosurvey_workload::modes::diskperf::{expand, preset_bytes, sizes, DiskperfSpec, MinSize};
 use iosurvey_workload::TargetSpec;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -162,8 +162,8 @@ fn settings_from(a: &DiskperfArgs, spec: &DiskperfSpec) -> Result<DiskperfSettin
         MinSize::Frame(f) => {
             // The preset's size is the same in every mode; the alignment
             // the target needs is said apart.
-            let rounded = spec.min.bytes(spec.align);
-            let note = if rounded == f.bytes() {
+            let (bytes, rounded) = (preset_bytes(f), spec.min.bytes(spec.align));
+            let note = if rounded == bytes {
                 format!(", a multiple of the block size {}", spec.align)
             } else {
                 format!(
@@ -171,17 +171,13 @@ fn settings_from(a: &DiskperfArgs, spec: &DiskperfSpec) -> Result<DiskperfSettin
                     spec.align
                 )
             };
-            let header = match f.header {
+            let header = match f.default_header() {
                 0 => String::new(),
                 h => format!(" + {h}-byte DPX header"),
             };
             Some(format!(
                 "{} ({}x{}x{}{header} = {} bytes{note})",
-                f.name,
-                f.width,
-                f.height,
-                f.bytes_per_pixel,
-                f.bytes()
+                f.name, f.width, f.height, f.bytes_per_pixel, bytes
             ))
         }
         MinSize::Bytes(_) => None,
@@ -266,11 +262,8 @@ pub fn diskperf(a: DiskperfArgs, argv: &[String]) -> Result<Outcome, Failure> {
 
 /// `--max`: a size, or a frame preset's bytes (sizes first: `2k` is 2048).
 fn max_size(s: &str) -> Result<u64, String> {
-    match crate::cli::size(s) {
-        Ok(b) => Ok(b),
-        Err(e) if crate::cli::negative(s) => Err(e),
-        Err(_) => iosurvey_workload::modes::diskperf::parse_size_or_frame(s),
-    }
+    crate::cli::positive(s)?;
+    iosurvey_workload::modes::diskperf::parse_size_or_frame(s)
 }
 
 #[cfg(test)]

@@ -4,47 +4,24 @@
 
 use crate::model::{Bounds, Job, Mix, Pattern, Plan, Point, StreamClass, TargetSpec};
 use crate::units::parse_size;
+use iosurvey_model::video::{find_format, frame_bytes, FrameFormat, FORMATS};
 use iosurvey_model::EngineKind;
 use iosurvey_model::{Op, PointParams};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// A video frame preset of the one catalogue ([`iosurvey_model::video::FORMATS`],
-/// which `video` takes too), as a request size.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Frame {
-    pub name: &'static str,
-    pub width: u64,
-    pub height: u64,
-    pub bytes_per_pixel: u64,
-    /// A DPX file's header, written before the picture (0 for the others).
-    pub header: u64,
-}
-
-impl Frame {
-    /// The preset called `name` (or one of its aliases).
-    pub fn find(name: &str) -> Option<Frame> {
-        iosurvey_model::video::find_format(name.trim()).map(|f| Frame {
-            name: f.name,
-            width: f.width,
-            height: f.height,
-            bytes_per_pixel: f.bytes_per_pixel,
-            header: f.default_header(),
-        })
-    }
-
-    /// Bytes of one frame, header included, before any rounding: the same
-    /// size in every mode.
-    pub fn bytes(&self) -> u64 {
-        self.width * self.height * self.bytes_per_pixel + self.header
-    }
+/// The bytes of frame preset `f` of the one catalogue
+/// ([`iosurvey_model::video::FORMATS`], which `video` takes too): its
+/// picture and DPX header, before any rounding, the same in every mode.
+pub fn preset_bytes(f: &FrameFormat) -> u64 {
+    frame_bytes(f.picture_bytes(), f.default_header(), 1)
 }
 
 /// A size (`4k`, `8404992`), or else a frame preset's bytes, unaligned:
 /// `--max`. A size comes first, so that `2k` is 2048 bytes here.
 pub fn parse_size_or_frame(s: &str) -> Result<u64, String> {
     parse_size(s).or_else(|_| {
-        Frame::find(s).map(|f| f.bytes()).ok_or_else(|| {
+        find_format(s.trim()).map(preset_bytes).ok_or_else(|| {
             format!(
                 "give a size (4k, 8404992) or a frame preset: {}",
                 preset_names()
@@ -55,10 +32,7 @@ pub fn parse_size_or_frame(s: &str) -> Result<u64, String> {
 
 /// The frame presets' names, for messages.
 pub fn preset_names() -> String {
-    let names: Vec<&str> = iosurvey_model::video::FORMATS
-        .iter()
-        .map(|f| f.name)
-        .collect();
+    let names: Vec<&str> = FORMATS.iter().map(|f| f.name).collect();
     names.join(", ")
 }
 
@@ -67,7 +41,7 @@ pub fn preset_names() -> String {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MinSize {
     Bytes(u64),
-    Frame(Frame),
+    Frame(&'static FrameFormat),
 }
 
 impl MinSize {
@@ -77,7 +51,7 @@ impl MinSize {
         if let Ok(b) = parse_size(s) {
             return Ok(MinSize::Bytes(b));
         }
-        Frame::find(s)
+        find_format(s.trim())
             .map(MinSize::Frame)
             .ok_or_else(|| DiskperfError::Min(s.to_string(), preset_names()))
     }
@@ -86,7 +60,7 @@ impl MinSize {
     pub fn bytes(self, align: u64) -> u64 {
         match self {
             MinSize::Bytes(b) => b,
-            MinSize::Frame(f) => f.bytes().div_ceil(align.max(1)) * align.max(1),
+            MinSize::Frame(f) => frame_bytes(f.picture_bytes(), f.default_header(), align),
         }
     }
 }
@@ -366,11 +340,11 @@ mod tests {
             other => panic!("{name} parsed as {other:?}"),
         };
         // The one catalogue's names: video's.
-        assert_eq!(frame("hd-4444").bytes(), 1920 * 1080 * 4);
-        assert_eq!(frame("HD-422").bytes(), 1920 * 1080 * 2);
-        assert_eq!(frame("pal-422").bytes(), 829440);
-        assert_eq!(frame("ntsc-4444").bytes(), 720 * 486 * 4);
-        assert_eq!(frame("uhd-4444").bytes(), 3840 * 2160 * 4);
+        assert_eq!(preset_bytes(frame("hd-4444")), 1920 * 1080 * 4);
+        assert_eq!(preset_bytes(frame("HD-422")), 1920 * 1080 * 2);
+        assert_eq!(preset_bytes(frame("pal-422")), 829440);
+        assert_eq!(preset_bytes(frame("ntsc-4444")), 720 * 486 * 4);
+        assert_eq!(preset_bytes(frame("uhd-4444")), 3840 * 2160 * 4);
         // 829440 is 202.5 blocks of 4096, so it rounds up to 203.
         assert_eq!(MinSize::Frame(frame("pal-422")).bytes(4096), 203 * 4096);
         assert_eq!(MinSize::Frame(frame("pal-422")).bytes(512), 829440);
@@ -387,7 +361,7 @@ mod tests {
         // A size before a preset: 2k and 4k are bytes here; DPX by its name.
         assert_eq!(MinSize::parse("4k"), Ok(MinSize::Bytes(4096)));
         assert_eq!(MinSize::parse("2k"), Ok(MinSize::Bytes(2048)));
-        assert_eq!(frame("dpx-2k").bytes(), 2048 * 1556 * 4 + 65536);
+        assert_eq!(preset_bytes(frame("dpx-2k")), 2048 * 1556 * 4 + 65536);
         assert_eq!(parse_size_or_frame("hd-4444"), Ok(1920 * 1080 * 4));
         assert_eq!(parse_size_or_frame("4m"), Ok(4 << 20));
         assert!(matches!(
