@@ -35,18 +35,31 @@ pub enum Bad {
     NoValue(char),
 }
 
+/// One option in a tool's table: its letter and two texts, iosurvey's
+/// flag and what its value is (`WITH_VALUE`), or what the option is and
+/// what to do instead (`REFUSED`).
+pub type Row = (char, &'static str, &'static str);
+
+/// The row of letter `c` in `table`.
+pub fn row(table: &[Row], c: char) -> Option<&Row> {
+    table.iter().find(|(o, _, _)| *o == c)
+}
+
+/// The refusal of `tool`'s option `-c` by its `REFUSED` row (`what` it is
+/// and the `fix`): iosurvey has nothing it means.
+pub fn no_equivalent(tool: &str, &(c, what, fix): &Row) -> String {
+    format!("{tool}'s -{c} ({what}) has no iosurvey equivalent; {fix}")
+}
+
 impl Bad {
     /// The one-line refusal, for `tool` (`IRIX diskperf`, `frametest`)
     /// whose options `usage` lists; `with_value` names what each option
-    /// that takes a value takes (`(letter, flag, what)`).
-    pub fn refusal(&self, tool: &str, usage: &str, with_value: &[(char, &str, &str)]) -> String {
+    /// that takes a value takes.
+    pub fn refusal(&self, tool: &str, usage: &str, with_value: &[Row]) -> String {
         match *self {
             Bad::Unknown(c) => format!("unknown {tool} option '-{c}' ({usage})"),
             Bad::NoValue(c) => {
-                let what = with_value
-                    .iter()
-                    .find(|(o, _, _)| *o == c)
-                    .map_or("a value", |(_, _, w)| w);
+                let what = row(with_value, c).map_or("a value", |&(_, _, w)| w);
                 format!("{tool}'s -{c} needs {what}: -{c}VALUE or -{c} VALUE")
             }
         }

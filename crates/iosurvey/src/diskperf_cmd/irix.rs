@@ -2,12 +2,12 @@
 //! -n "label" PATH`), rewritten into `iosurvey diskperf`'s flags before
 //! parsing. The report keeps the line as typed.
 
-use crate::getopt::{read, Takes, Word};
+use crate::getopt::{no_equivalent, read, row, Row, Takes, Word};
 use iosurvey_workload::units::{parse_duration, parse_size};
 
 /// IRIX diskperf's options with a value, iosurvey's flag for each, and
 /// what the value is.
-const WITH_VALUE: [(char, &str, &str); 6] = [
+const WITH_VALUE: [Row; 6] = [
     ('n', "--label", "a label"),
     ('t', "--time", "seconds"),
     ('s', "--scale", "a factor"),
@@ -16,12 +16,28 @@ const WITH_VALUE: [(char, &str, &str); 6] = [
     ('m', "--max", "a size (k, m, g)"),
 ];
 
+/// IRIX diskperf's options iosurvey has no equivalent for, and what to do
+/// instead.
+const REFUSED: [Row; 3] = [
+    (
+        'R',
+        "the realtime subvolume of an XLV volume",
+        "name the device or file to test",
+    ),
+    (
+        'L',
+        "the log subvolume of an XLV volume",
+        "name the device or file to test",
+    ),
+    ('d', "a delay between tests", "leave it out"),
+];
+
 fn takes(c: char) -> Option<Takes> {
     match c {
         // iosurvey's own -q and -h may sit among IRIX's letters.
         'W' | 'D' | 'R' | 'L' | 'q' | 'h' => Some(Takes::Nothing),
         'd' => Some(Takes::Value),
-        _ if WITH_VALUE.iter().any(|(o, _, _)| *o == c) => Some(Takes::Value),
+        _ if row(&WITH_VALUE, c).is_some() => Some(Takes::Value),
         _ => None,
     }
 }
@@ -61,28 +77,11 @@ pub fn irix_spellings(args: Vec<String>) -> Result<Vec<String>, String> {
             Word::Opt('W', _) => out.push("--write".into()),
             Word::Opt('D', _) => {}
             Word::Opt(c @ ('q' | 'h'), _) => out.push(format!("-{c}")),
-            Word::Opt('R', _) => {
-                return Err(no_equivalent(
-                    'R',
-                    "the realtime subvolume of an XLV volume",
-                    "name the device or file to test",
-                ))
-            }
-            Word::Opt('L', _) => {
-                return Err(no_equivalent(
-                    'L',
-                    "the log subvolume of an XLV volume",
-                    "name the device or file to test",
-                ))
-            }
-            Word::Opt('d', _) => {
-                return Err(no_equivalent('d', "a delay between tests", "leave it out"))
-            }
             Word::Opt(c, v) => {
-                let (_, flag, _) = WITH_VALUE
-                    .iter()
-                    .find(|(o, _, _)| *o == c)
-                    .expect("takes() knows only these letters");
+                if let Some(r) = row(&REFUSED, c) {
+                    return Err(no_equivalent("IRIX diskperf", r));
+                }
+                let (_, flag, _) = row(&WITH_VALUE, c).expect("takes() knows only these letters");
                 let v = checked(c, v.unwrap_or_default())?;
                 out.push(format!("{flag}={v}"));
             }
@@ -109,15 +108,11 @@ fn checked(c: char, v: String) -> Result<String, String> {
     if ok {
         return Ok(v);
     }
-    let (_, _, what) = WITH_VALUE.iter().find(|(o, _, _)| *o == c).expect("known");
+    let (_, _, what) = row(&WITH_VALUE, c).expect("known");
     Err(format!(
         "IRIX diskperf's -{c} '{v}': give {what}, e.g. -{c}{}",
         if c == 's' { "0.5" } else { "4k" }
     ))
-}
-
-fn no_equivalent(c: char, what: &str, fix: &str) -> String {
-    format!("IRIX diskperf's -{c} ({what}) has no iosurvey equivalent; {fix}")
 }
 
 #[cfg(test)]

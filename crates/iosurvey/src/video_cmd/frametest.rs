@@ -2,12 +2,12 @@
 //! rewritten into `iosurvey video`'s flags before parsing. The report
 //! keeps the line as typed.
 
-use crate::getopt::{read, Takes, Word};
+use crate::getopt::{no_equivalent, read, row, Row, Takes, Word};
 use iosurvey_workload::modes::video::{find_format, parse_fps, FrameFormat};
 
 /// frametest's options that map onto a flag of iosurvey's, the flag, and
 /// what the value is.
-const WITH_VALUE: [(char, &str, &str); 5] = [
+const WITH_VALUE: [Row; 5] = [
     ('n', "--frames", "a number of frames"),
     ('t', "--threads", "a number of threads"),
     ('f', "--fps", "a frame rate"),
@@ -16,7 +16,7 @@ const WITH_VALUE: [(char, &str, &str); 5] = [
 ];
 
 /// frametest's options iosurvey has no meaning for, and what to do instead.
-const REFUSED: [(char, &str, &str); 9] = [
+const REFUSED: [Row; 9] = [
     (
         'a',
         "asynchronous overlapped I/Os",
@@ -67,8 +67,7 @@ fn takes(c: char) -> Option<Takes> {
         // `-h` alone its --help.
         'q' | 'h' => Some(Takes::Maybe(|w, _| digits(w))),
         'e' | 's' | 'v' | 'm' | 'o' => Some(Takes::Nothing),
-        _ if WITH_VALUE.iter().any(|(o, _, _)| *o == c) => Some(Takes::Value),
-        _ if REFUSED.iter().any(|(o, _, _)| *o == c) => Some(Takes::Value),
+        _ if row(&WITH_VALUE, c).is_some() || row(&REFUSED, c).is_some() => Some(Takes::Value),
         _ => None,
     }
 }
@@ -152,15 +151,11 @@ pub fn frametest_spellings(args: Vec<String>) -> Result<Vec<String>, String> {
             Word::Opt('v', _) => out.push("--order=rev".into()),
             Word::Opt('m', _) => out.push("--order=random".into()),
             Word::Opt(c, v) => {
-                if let Some((_, what, fix)) = REFUSED.iter().find(|(o, _, _)| *o == c) {
-                    return Err(format!(
-                        "frametest's -{c} ({what}) has no iosurvey equivalent; {fix}"
-                    ));
+                if let Some(r) = row(&REFUSED, c) {
+                    return Err(no_equivalent("frametest", r));
                 }
-                let (_, flag, what) = WITH_VALUE
-                    .iter()
-                    .find(|(o, _, _)| *o == c)
-                    .expect("takes() knows only these letters");
+                let (_, flag, what) =
+                    row(&WITH_VALUE, c).expect("takes() knows only these letters");
                 let v = v.unwrap_or_default();
                 let v = if c == 'f' {
                     fps = true;
