@@ -19,6 +19,13 @@ pub enum UnitError {
     Duration(String),
 }
 
+/// The whole multiples of `bs` just below and above `bytes`, when `bytes`
+/// is not one itself: what a bound of whole blocks can be instead.
+pub fn blocks_around(bytes: u64, bs: u64) -> Option<(u64, u64)> {
+    let below = bytes / bs * bs;
+    (below != bytes).then_some((below, below + bs))
+}
+
 /// Parses a size in bytes.
 pub fn parse_size(s: &str) -> Result<u64, UnitError> {
     let t = s.trim();

@@ -4,6 +4,7 @@
 //! stops adding throughput.
 
 use crate::model::{Bounds, Job, Mix, Pattern, Plan, Point, StreamClass, TargetSpec};
+use crate::units::blocks_around;
 use iosurvey_model::EngineKind;
 use iosurvey_model::PointParams;
 use std::path::PathBuf;
@@ -113,13 +114,13 @@ pub fn expand(spec: &ParallelSpec) -> Result<Plan, ParallelError> {
         if bytes == 0 {
             return Err(ParallelError::Zero("bytes"));
         }
-        if bytes % spec.bs != 0 {
-            let below = bytes / spec.bs * spec.bs;
+        if let Some((below, above)) = blocks_around(bytes, spec.bs) {
+            let bs = spec.bs;
             return Err(ParallelError::BytesNotBlocks {
                 bytes,
-                bs: spec.bs,
+                bs,
                 below,
-                above: below + spec.bs,
+                above,
             });
         }
     }

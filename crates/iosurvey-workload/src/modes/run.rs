@@ -2,6 +2,7 @@
 
 use crate::array::{ArraySpec, Layout};
 use crate::model::{Bounds, Job, Mix, Pattern, Plan, Point, StreamClass, TargetSpec};
+use crate::units::blocks_around;
 use iosurvey_model::EngineKind;
 use iosurvey_model::PointParams;
 use std::path::PathBuf;
@@ -187,14 +188,16 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
     if spec.bytes == Some(0) {
         return Err(RunSpecError::Zero("bytes"));
     }
-    if let Some(bytes) = spec.bytes.filter(|b| b % spec.bs != 0) {
-        let below = bytes / spec.bs * spec.bs;
-        return Err(RunSpecError::BytesNotWholeBlocks {
-            bytes,
-            bs: spec.bs,
-            below,
-            above: below + spec.bs,
-        });
+    if let Some(bytes) = spec.bytes {
+        if let Some((below, above)) = blocks_around(bytes, spec.bs) {
+            let bs = spec.bs;
+            return Err(RunSpecError::BytesNotWholeBlocks {
+                bytes,
+                bs,
+                below,
+                above,
+            });
+        }
     }
     if spec.size == Some(0) {
         return Err(RunSpecError::Zero("size"));
