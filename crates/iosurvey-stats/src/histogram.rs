@@ -242,6 +242,13 @@ impl Histogram {
         v[0]
     }
 
+    /// The rank of percentile `p` (0..=100): how many values are at or
+    /// below it, at least one.
+    fn rank(&self, p: f64) -> u64 {
+        let q = (p / 100.0).min(1.0);
+        ((q * self.total as f64).ceil() as u64).max(1)
+    }
+
     /// The values at `percentiles` (in any order) into `out`, in one walk
     /// over the non-empty buckets `filled` (ascending), each as
     /// [`Histogram::percentile`] gives it.
@@ -252,14 +259,10 @@ impl Histogram {
         out: &mut [u64],
     ) {
         // The rank of each percentile: the values at or below it.
-        let rank = |p: f64| {
-            let q = (p / 100.0).min(1.0);
-            ((q * self.total as f64).ceil() as u64).max(1)
-        };
         let mut order: Vec<(u64, usize)> = percentiles
             .iter()
             .enumerate()
-            .map(|(k, &p)| (rank(p), k))
+            .map(|(k, &p)| (self.rank(p), k))
             .collect();
         order.sort_unstable();
         let mut pending = order.iter().peekable();
@@ -341,7 +344,7 @@ impl Histogram {
         if self.total > 0 {
             // The percentiles' ranks, ascending as PERCENTILES is.
             let total = self.total as f64;
-            let ranks = PERCENTILES.map(|p| (((p / 100.0).min(1.0) * total).ceil() as u64).max(1));
+            let ranks = PERCENTILES.map(|p| self.rank(p));
             let mut next = 0;
             let mut seen = 0u64;
             // The mean first, with the percentiles; the deviations from it
