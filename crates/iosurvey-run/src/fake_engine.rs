@@ -11,6 +11,8 @@ use std::time::Duration;
 /// Buffers the fake engine has, and their size.
 const BUFFERS: usize = 64;
 const BUFFER_SIZE: usize = 4096;
+/// Files it has: two, for the members of an array.
+const FILES: usize = 2;
 
 pub(crate) struct FakeEngine {
     slots: SlotTable,
@@ -38,13 +40,15 @@ pub(crate) struct FakeEngine {
     pub hold: Option<(usize, usize)>,
     held: Option<(Completion, usize)>,
     buf: Vec<u8>,
+    /// Runs one request per submission, oldest first (see [`Serial`]).
+    serial: bool,
 }
 
 impl FakeEngine {
     /// An engine that completes every request whole, at once.
     pub fn new() -> Self {
         FakeEngine {
-            slots: SlotTable::new(BUFFERS, BUFFER_SIZE, 1),
+            slots: SlotTable::new(BUFFERS, BUFFER_SIZE, FILES),
             queued: Vec::new(),
             done: Vec::new(),
             issued: Vec::new(),
@@ -57,6 +61,7 @@ impl FakeEngine {
             hold: None,
             held: None,
             buf: vec![0; BUFFERS * BUFFER_SIZE],
+            serial: false,
         }
     }
 
@@ -103,7 +108,8 @@ impl Engine for FakeEngine {
             Some(clock) => clock.set(clock.get() + self.delay.as_nanos() as u64),
             None => std::thread::sleep(self.delay),
         }
-        for req in self.queued.drain(..) {
+        let n = if self.serial { 1 } else { self.queued.len() };
+        for req in self.queued.drain(..n) {
             let n = self.issued.len();
             let fail = match self.fail_at {
                 Some(k) if self.sticky => n >= k,
@@ -152,6 +158,45 @@ impl Engine for FakeEngine {
     /// real engines' (their tests run on temp directories).
     fn push_file(&mut self, _slot: u32, op: iosurvey_engine::FileOp) {
         panic!("the fake engine has no file operations: {op:?}")
+    }
+    fn open_file(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        None
+    }
+}
+
+/// The fake engine as a one-at-a-time engine, like the sync engine: each
+/// submission runs the oldest request alone.
+pub(crate) struct Serial(pub FakeEngine);
+
+impl Serial {
+    pub fn new() -> Self {
+        Serial(FakeEngine {
+            serial: true,
+            ..FakeEngine::new()
+        })
+    }
+}
+
+impl Engine for Serial {
+    const ONE_AT_A_TIME: bool = true;
+
+    fn push(&mut self, req: Request) {
+        self.0.push(req);
+    }
+    fn submit_and_wait(&mut self, min: usize, timeout: Duration) -> std::io::Result<()> {
+        self.0.submit_and_wait(min, timeout)
+    }
+    fn reap(&mut self, f: impl FnMut(Completion) -> Option<Request>) {
+        self.0.reap(f);
+    }
+    fn buffer_mut(&mut self, idx: u32) -> Option<&mut [u8]> {
+        self.0.buffer_mut(idx)
+    }
+    fn in_flight(&self) -> usize {
+        self.0.in_flight()
+    }
+    fn push_file(&mut self, slot: u32, op: iosurvey_engine::FileOp) {
+        self.0.push_file(slot, op);
     }
     fn open_file(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
         None

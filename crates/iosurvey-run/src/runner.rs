@@ -12,6 +12,7 @@ use crate::worker::{
 use iosurvey_engine::verify::{GenMap, WriteVerify};
 use iosurvey_engine::{Engine, EngineConfig, EngineError, EngineKind, SyncEngine, UringEngine};
 use iosurvey_model::{CompressionCheck, DataFill, Op};
+use iosurvey_workload::array::ArrayError;
 use iosurvey_workload::pattern::{resolve_area, worker_regions, AreaError, OffsetGen};
 use iosurvey_workload::{ArrayMap, Bounds, FrameJob, FrameLayout, Job, Point};
 use std::path::PathBuf;
@@ -195,6 +196,22 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
             }
             None => None,
         };
+        if let Some(stripe) = map.as_ref().and_then(ArrayMap::stripe) {
+            let member = |&m: &usize| &targets[m];
+            if let Some(t) = members
+                .iter()
+                .map(member)
+                .find(|t| t.direct && stripe % t.logical_block_size != 0)
+            {
+                return Err(RunError::Array {
+                    path: t.path.clone(),
+                    reason: ArrayError::StripeAlignment {
+                        stripe,
+                        lbs: t.logical_block_size,
+                    },
+                });
+            }
+        }
         let size = map.as_ref().map_or(targets[s.target].size, ArrayMap::size);
         let size = match s.limit {
             Some(limit) if limit > size => {
@@ -257,8 +274,10 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
         let seed = job.seed
             ^ (si as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
             ^ (u64::from(w) + 1).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
+        let pieces = map.as_ref().map_or(1, |m| m.max_pieces(s.bs, area.start));
         out.push(WorkerStream {
             index: si,
+            pieces: pieces as u32,
             file: s.target as u32,
             mix: s.mix,
             bs: s.bs as u32,
@@ -471,8 +490,19 @@ fn run_job(
                             shared,
                             thread: w as u32,
                         });
-                        let slots = streams.iter().map(|s| s.slots as usize).sum::<usize>()
+                        let slots = streams.iter().map(WorkerStream::buffers).sum::<usize>()
                             + frames.map_or(0, |f| FrameWork::buffers(&f) as usize);
+                        // Buffers as long as the longest transfer: a block
+                        // size, a frame's piece, or a stripe where a striped
+                        // array cuts the I/Os.
+                        let buffer_size = match frames {
+                            Some(_) => buffer_size,
+                            None => streams
+                                .iter()
+                                .map(|s| s.buffer_len() as usize)
+                                .max()
+                                .unwrap_or(buffer_size),
+                        };
                         let pinned = pin_worker(&job.cpus, w);
                         let cfg = EngineConfig {
                             files,

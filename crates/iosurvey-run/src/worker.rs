@@ -12,6 +12,7 @@ use iosurvey_engine::verify::WriteVerify;
 use iosurvey_engine::{Engine, FileOp, Op, Request};
 use iosurvey_stats::SHORT_TRANSFER;
 use iosurvey_workload::{pattern::OffsetGen, ArrayMap, Mix};
+use split::Group;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -35,9 +36,30 @@ pub(crate) struct WorkerStream {
     pub ramp_spends: bool,
     /// Maps the stream's offsets onto the members of a virtual array.
     pub map: Option<ArrayMap>,
+    /// The most pieces a striped array cuts one of its I/Os into (one per
+    /// stripe it touches); 1 when none is cut. A cut I/O takes as many
+    /// buffers, and completes with its last piece.
+    pub pieces: u32,
     /// Measured I/Os whose offset and latency are still to be kept
     /// (profile's access times by position); counts down as they are.
     pub trace: u32,
+}
+
+impl WorkerStream {
+    /// Engine buffers the stream takes: one per I/O in flight, or one per
+    /// piece of each when a striped array cuts its I/Os.
+    pub(crate) fn buffers(&self) -> usize {
+        self.slots as usize * self.pieces as usize
+    }
+
+    /// The most bytes one of its buffers moves: its block size, or a
+    /// stripe when its I/Os are cut.
+    pub(crate) fn buffer_len(&self) -> u64 {
+        match self.map.as_ref().and_then(ArrayMap::stripe) {
+            Some(stripe) if self.pieces > 1 => stripe.min(u64::from(self.bs)),
+            _ => u64::from(self.bs),
+        }
+    }
 }
 
 /// Live totals one worker publishes for the progress display.
@@ -114,6 +136,9 @@ pub(super) struct Slot {
     batch: u64,
     /// One of the frame stream's: its completions go to the frame driver.
     frame: bool,
+    /// A piece of a cut I/O, of group `group` (see [`Group`]).
+    piece: bool,
+    group: u32,
 }
 
 impl Slot {
@@ -128,6 +153,8 @@ impl Slot {
             offset,
             batch,
             frame: false,
+            piece: false,
+            group: 0,
         }
     }
 }
@@ -205,6 +232,40 @@ pub(super) struct Run {
 }
 
 impl Run {
+    /// Adds a completion of `stream`'s `op` of `len` bytes, from the submit
+    /// batch `batch`: to this run, or to a new one once this run is
+    /// recorded.
+    #[inline(always)]
+    fn add(
+        &mut self,
+        tally: &mut Tally,
+        seen: Seen<'_>,
+        stream: u32,
+        op: Op,
+        batch: u64,
+        len: u32,
+    ) {
+        if self.batch == batch && self.stream == stream && self.op == op {
+            self.n += 1;
+        } else if self.stream == stream && self.op == op && self.n > 0 {
+            // The next batch of the run's stream and op.
+            tally.record_batch(self, seen.batches, seen.interval, seen.tc);
+            self.batch = batch;
+            self.batch_from = self.n;
+            self.n += 1;
+        } else {
+            tally.record(self, seen.batches, seen.interval, seen.tc);
+            *self = Run {
+                stream,
+                op,
+                batch,
+                n: 1,
+                batch_from: 0,
+                len,
+            };
+        }
+    }
+
     fn bytes(&self) -> u64 {
         self.n * u64::from(self.len)
     }
@@ -386,7 +447,7 @@ fn run_worker_on<E: Engine>(
     if frames.is_none()
         && bounds.verify.is_none()
         && bounds.warm.is_none()
-        && streams.iter().all(|s| s.trace == 0)
+        && streams.iter().all(|s| s.trace == 0 && s.pieces == 1)
     {
         run_worker_at::<E, true>(engine, streams, None, bounds, start_ns, now)
     } else {
@@ -396,7 +457,8 @@ fn run_worker_on<E: Engine>(
 
 /// [`run_worker`] on the clock `now` (monotonic nanoseconds): the tests
 /// give it one that the fake engine moves by exact amounts. `PLAIN`: the
-/// worker has no frame stream, nothing to verify and no traced stream.
+/// worker has no frame stream, nothing to verify, no traced stream and no
+/// cut I/O.
 #[inline(always)]
 fn run_worker_at<E: Engine, const PLAIN: bool>(
     engine: &mut E,
@@ -441,7 +503,7 @@ fn run_worker_at<E: Engine, const PLAIN: bool>(
         live_bytes: 0,
         continue_on_error: bounds.continue_on_error,
     };
-    let block_slots: usize = streams.iter().map(|s| s.slots as usize).sum();
+    let block_slots: usize = streams.iter().map(WorkerStream::buffers).sum();
     let frame_slots = frames.map_or(0, |fw| fw.buffers() as usize);
     let mut slots: Vec<Slot> = Vec::with_capacity(block_slots + frame_slots);
     let mut batches = Batches::new();
@@ -467,13 +529,36 @@ fn run_worker_at<E: Engine, const PLAIN: bool>(
             }
         }
     }
+    // I/Os armed (a cut one counts once).
+    let mut active = 0usize;
+    // Cut I/Os, each with its pieces' buffers; and those to re-arm once a
+    // reap is over.
+    let mut groups: Vec<Group> = Vec::new();
+    let mut regroup: Vec<u32> = Vec::new();
     for k in 0..max_slots {
         for (si, st) in streams.iter_mut().enumerate() {
             if k >= st.slots {
                 continue;
             }
             let idx = slots.len() as u32;
+            if !PLAIN && st.pieces > 1 {
+                let pieces = st.pieces as usize;
+                slots.resize(slots.len() + pieces, Slot::new(0, Op::Read, 0, 0, false, 0));
+                let gi = groups.len() as u32;
+                groups.push(Group::new(idx, si as u32));
+                let mut arm = Arm {
+                    slots: &mut slots,
+                    batches: &batches,
+                    fifo: &mut armed_fifo,
+                    counted,
+                };
+                if arm.group(engine, &mut groups[gi as usize], gi, st) {
+                    active += 1;
+                }
+                continue;
+            }
             if let Some(req) = next_request(st, idx, verify) {
+                active += 1;
                 let batch = batches.current();
                 slots.push(Slot::new(
                     si as u32, req.op, req.offset, req.len, counted, batch,
@@ -485,7 +570,6 @@ fn run_worker_at<E: Engine, const PLAIN: bool>(
             }
         }
     }
-    let mut active = slots.len();
     // The frame stream's buffers follow the block streams' slots.
     let frame_base = block_slots as u32;
     slots.resize(
@@ -601,6 +685,61 @@ fn run_worker_at<E: Engine, const PLAIN: bool>(
                 }
                 return None;
             }
+            if !PLAIN && slot.piece {
+                // A piece of a cut I/O: the I/O completes with its last.
+                let s = *slot;
+                let g = &mut groups[s.group as usize];
+                if c.result != s.len as i32 {
+                    if !g.failed {
+                        g.failed = true;
+                        tally.fail(
+                            &Slot {
+                                offset: g.offset,
+                                ..s
+                            },
+                            c.result,
+                            at_ns,
+                        );
+                    }
+                    if !bounds.continue_on_error {
+                        stopping = true;
+                    }
+                } else if !s.counted {
+                    warm_moved += u64::from(s.len);
+                }
+                g.left -= 1;
+                if g.left > 0 {
+                    return None;
+                }
+                if !g.failed && s.counted {
+                    // Timed from the submit of its first piece.
+                    let batch = slots[g.first as usize].batch;
+                    let st = &mut streams[s.stream as usize];
+                    if st.trace > 0 {
+                        st.trace -= 1;
+                        let lat = tc - batches.submitted_ns(batch);
+                        tally.sample(
+                            &Slot {
+                                offset: g.offset,
+                                ..s
+                            },
+                            lat,
+                        );
+                    }
+                    let seen = Seen {
+                        batches: &batches,
+                        interval,
+                        tc,
+                    };
+                    run.add(&mut tally, seen, s.stream, s.op, batch, st.bs);
+                }
+                if stopping {
+                    active -= 1;
+                } else {
+                    regroup.push(s.group);
+                }
+                return None;
+            }
             // One compare: anything but the whole length is a failure, a
             // negative errno or a short transfer (fewer bytes than asked,
             // as at the end of a file truncated under the run).
@@ -627,25 +766,12 @@ fn run_worker_at<E: Engine, const PLAIN: bool>(
                     let lat = tc - batches.submitted_ns(slot.batch);
                     tally.sample(slot, lat);
                 }
-                if run.batch == slot.batch && run.stream == slot.stream && run.op == slot.op {
-                    run.n += 1;
-                } else if run.stream == slot.stream && run.op == slot.op && run.n > 0 {
-                    // The next batch of the run's stream and op.
-                    tally.record_batch(&run, &batches, interval, tc);
-                    run.batch = slot.batch;
-                    run.batch_from = run.n;
-                    run.n += 1;
-                } else {
-                    tally.record(&run, &batches, interval, tc);
-                    run = Run {
-                        stream: slot.stream,
-                        op: slot.op,
-                        batch: slot.batch,
-                        n: 1,
-                        batch_from: 0,
-                        len: slot.len,
-                    };
-                }
+                let seen = Seen {
+                    batches: &batches,
+                    interval,
+                    tc,
+                };
+                run.add(&mut tally, seen, slot.stream, slot.op, slot.batch, slot.len);
             }
             if stopping {
                 active -= 1;
@@ -683,6 +809,19 @@ fn run_worker_at<E: Engine, const PLAIN: bool>(
         // anything the frame driver pushes next.
         if E::ONE_AT_A_TIME {
             armed_fifo.extend(armed.drain(..));
+        }
+        // Then the cut I/Os whose last piece this reap saw, whole.
+        for gi in regroup.drain(..) {
+            let g = &mut groups[gi as usize];
+            let mut arm = Arm {
+                slots: &mut slots,
+                batches: &batches,
+                fifo: &mut armed_fifo,
+                counted: measuring,
+            };
+            if !arm.group(engine, g, gi, &mut streams[g.stream as usize]) {
+                active -= 1;
+            }
         }
     }
     debug_assert_eq!(engine.in_flight(), 0);
@@ -730,6 +869,24 @@ fn failure_kind(result: i32) -> i32 {
 /// an offset whose blocks a write already has in flight is drawn again.
 #[inline(always)]
 fn next_request(st: &mut WorkerStream, slot: u32, verify: Option<&WriteVerify>) -> Option<Request> {
+    let (op, offset) = next_op(st, verify)?;
+    let (file, offset) = match &st.map {
+        None => (st.file, offset),
+        Some(m) => m.locate(offset),
+    };
+    Some(Request {
+        file,
+        op,
+        offset,
+        len: st.bs,
+        buf: slot,
+    })
+}
+
+/// The op and offset (in the stream's target, or its array) of the next
+/// I/O of `st`, or `None` once its budget is spent; see [`next_request`].
+#[inline(always)]
+fn next_op(st: &mut WorkerStream, verify: Option<&WriteVerify>) -> Option<(Op, u64)> {
     if st.budget == 0 {
         return None;
     }
@@ -743,17 +900,7 @@ fn next_request(st: &mut WorkerStream, slot: u32, verify: Option<&WriteVerify>) 
     if let (Some(v), Op::Write) = (verify, op) {
         offset = reserve(v, st, offset);
     }
-    let (file, offset) = match &st.map {
-        None => (st.file, offset),
-        Some(m) => m.locate(offset),
-    };
-    Some(Request {
-        file,
-        op,
-        offset,
-        len: st.bs,
-        buf: slot,
-    })
+    Some((op, offset))
 }
 
 /// Reserves the blocks of a write at `offset` (or at the next offsets the
@@ -781,5 +928,6 @@ fn wait_nr(in_flight: usize) -> usize {
 mod backlog;
 mod batches;
 mod frames;
+mod split;
 #[cfg(test)]
 mod tests;

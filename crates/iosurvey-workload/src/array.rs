@@ -11,12 +11,12 @@ pub enum ArrayError {
     Empty,
     #[error("--stripe must be greater than zero")]
     ZeroStripe,
-    #[error(
-        "--stripe {stripe} is not a multiple of the block size {bs}: an I/O would cross a stripe"
-    )]
-    StripeNotMultiple { stripe: u64, bs: u64 },
+    #[error("--stripe {stripe} is not a multiple of a member's logical block size ({lbs} bytes), which direct I/O needs, since an I/O is cut at each stripe")]
+    StripeAlignment { stripe: u64, lbs: u64 },
     #[error("a member of {size} bytes is smaller than one {unit}-byte unit of the array")]
     MemberTooSmall { size: u64, unit: u64 },
+    #[error("a member of {size} bytes is smaller than one stripe ({stripe} bytes)")]
+    SmallerThanStripe { size: u64, stripe: u64 },
 }
 
 /// An array resolved against its members' sizes: where each byte lives.
@@ -33,11 +33,12 @@ pub struct ArrayMap {
 }
 
 impl ArrayMap {
-    /// Resolves `spec` over members of `sizes` bytes, for I/Os of `unit`
-    /// bytes (the largest block size on it) that must never straddle two
-    /// members: concat members are cut to whole units, raid0 members to
-    /// whole stripes of the smallest member, and a stripe must hold whole
-    /// units.
+    /// Resolves `spec` over members of `sizes` bytes, for I/Os of at most
+    /// `unit` bytes (the largest block size on it): concat members are cut
+    /// to whole units, so that no I/O straddles two of them, and raid0
+    /// members to whole stripes of the smallest member. An I/O of a raid0
+    /// array that crosses a stripe is cut into pieces, one per stripe, as
+    /// a real RAID 0 cuts it (see [`ArrayMap::pieces`]).
     pub fn new(spec: &ArraySpec, sizes: &[u64], unit: u64) -> Result<ArrayMap, ArrayError> {
         if spec.members.is_empty() {
             return Err(ArrayError::Empty);
@@ -68,15 +69,12 @@ impl ArrayMap {
                 if stripe == 0 {
                     return Err(ArrayError::ZeroStripe);
                 }
-                if stripe % unit != 0 {
-                    return Err(ArrayError::StripeNotMultiple { stripe, bs: unit });
-                }
                 let smallest = member_sizes.iter().copied().min().unwrap_or(0);
                 let per_member = smallest / stripe * stripe;
                 if per_member == 0 {
-                    return Err(ArrayError::MemberTooSmall {
+                    return Err(ArrayError::SmallerThanStripe {
                         size: smallest,
-                        unit: stripe,
+                        stripe,
                     });
                 }
                 Ok(ArrayMap {
@@ -93,6 +91,47 @@ impl ArrayMap {
     /// Usable bytes of the array.
     pub fn size(&self) -> u64 {
         self.size
+    }
+
+    /// The stripe of a raid0 array; `None` for a concat, which never cuts
+    /// an I/O.
+    pub fn stripe(&self) -> Option<u64> {
+        match self.layout {
+            Layout::Concat => None,
+            Layout::Raid0 { stripe } => Some(stripe),
+        }
+    }
+
+    /// The most pieces an I/O of `bs` bytes at an array offset of the form
+    /// `start + k * bs` is cut into: 1 when no such I/O crosses a stripe.
+    pub fn max_pieces(&self, bs: u64, start: u64) -> u64 {
+        match self.layout {
+            Layout::Concat => 1,
+            Layout::Raid0 { stripe } if stripe.is_multiple_of(bs) && start.is_multiple_of(bs) => 1,
+            Layout::Raid0 { stripe }
+                if bs.is_multiple_of(stripe) && start.is_multiple_of(stripe) =>
+            {
+                bs / stripe
+            }
+            Layout::Raid0 { stripe } => bs.div_ceil(stripe) + 1,
+        }
+    }
+
+    /// Calls `piece(file, member_offset, len)` for each piece of the I/O of
+    /// `len` bytes at array byte `off`, in order: one per stripe it
+    /// touches, each on the member that holds that stripe.
+    #[inline]
+    pub fn pieces(&self, mut off: u64, len: u64, mut piece: impl FnMut(u32, u64, u64)) {
+        let end = off + len;
+        while off < end {
+            let (file, at) = self.locate(off);
+            let n = match self.layout {
+                Layout::Concat => end - off,
+                Layout::Raid0 { stripe } => (stripe - off % stripe).min(end - off),
+            };
+            piece(file, at, n);
+            off += n;
+        }
     }
 
     /// The member file and offset that hold array byte `off`.
@@ -161,10 +200,6 @@ mod tests {
             Err(ArrayError::ZeroStripe)
         );
         assert!(matches!(
-            r(Layout::Raid0 { stripe: 6144 }, &[1 << 20], 4096),
-            Err(ArrayError::StripeNotMultiple { .. })
-        ));
-        assert!(matches!(
             r(Layout::Concat, &[1 << 20, 100], 4096),
             Err(ArrayError::MemberTooSmall { .. })
         ));
@@ -179,6 +214,67 @@ mod tests {
             ),
             Err(ArrayError::Empty)
         );
+    }
+
+    #[test]
+    fn a_raid0_io_larger_than_a_stripe_is_cut_at_each_stripe() {
+        let m = ArrayMap::new(
+            &spec(Layout::Raid0 { stripe: 64 << 10 }, 3),
+            &[1 << 20; 3],
+            1 << 20,
+        )
+        .unwrap();
+        let cut = |off: u64, len: u64| {
+            let mut v = Vec::new();
+            m.pieces(off, len, |f, at, n| v.push((f, at, n)));
+            v
+        };
+        // 256 KiB from 0: four stripes, round robin, the fourth on member 0
+        // again one stripe further in.
+        assert_eq!(
+            cut(0, 256 << 10),
+            [
+                (0, 0, 64 << 10),
+                (1, 0, 64 << 10),
+                (2, 0, 64 << 10),
+                (0, 64 << 10, 64 << 10)
+            ]
+        );
+        // Not on a stripe boundary: a short first and last piece.
+        assert_eq!(
+            cut(60 << 10, 72 << 10),
+            [(0, 60 << 10, 4 << 10), (1, 0, 64 << 10), (2, 0, 4 << 10)]
+        );
+        // Inside one stripe: one piece.
+        assert_eq!(cut(8192, 4096), [(0, 8192, 4096)]);
+        assert_eq!(m.max_pieces(4096, 0), 1);
+        assert_eq!(m.max_pieces(256 << 10, 0), 4);
+        assert_eq!(m.max_pieces(256 << 10, 4096), 5);
+        assert_eq!(m.max_pieces(24 << 10, 0), 2);
+        assert_eq!(m.max_pieces(100 << 10, 0), 3);
+    }
+
+    proptest! {
+        /// Every I/O's pieces tile it: their lengths add up to it, none
+        /// crosses a stripe, each lies inside its member's usable part, and
+        /// there are no more of them than `max_pieces` says.
+        #[test]
+        fn pieces_tile_the_io_within_max_pieces(
+            stripe_k in 1u64..64, bs_k in 1u64..300, start_k in 0u64..64, k in 0u64..50,
+        ) {
+            let (stripe, bs, start) = (stripe_k * 1024, bs_k * 1024, start_k * 1024);
+            let m = ArrayMap::new(&spec(Layout::Raid0 { stripe }, 3), &[64 << 20; 3], bs).unwrap();
+            let off = start + k * bs;
+            let (mut total, mut n) = (0, 0);
+            m.pieces(off, bs, |f, at, len| {
+                assert!(len > 0 && at % stripe + len <= stripe);
+                assert!(at + len <= 64 << 20 && f < 3);
+                total += len;
+                n += 1;
+            });
+            prop_assert_eq!(total, bs);
+            prop_assert!(n <= m.max_pieces(bs, start), "{} pieces, at most {}", n, m.max_pieces(bs, start));
+        }
     }
 
     proptest! {

@@ -41,7 +41,7 @@ pub struct ProfileArgs {
     /// Put the targets together as one device, end to end (concat) or striped (raid0).
     #[arg(long, value_enum)]
     pub simulate: Option<SimulateArg>,
-    /// Stripe size for --simulate raid0.
+    /// Stripe size for --simulate raid0; an I/O that crosses a stripe is cut into one piece per stripe.
     #[arg(long, value_parser = size, default_value = "1m")]
     pub stripe: u64,
     /// Size of the test file created for a missing file or a directory (laid out with random data, removed at the end).

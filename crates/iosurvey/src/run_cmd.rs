@@ -73,7 +73,7 @@ pub struct RunArgs {
     /// Put the targets together as one virtual array, end to end (concat) or striped (raid0), and run one stream over it.
     #[arg(long, value_enum)]
     pub simulate: Option<SimulateArg>,
-    /// Stripe size for --simulate raid0.
+    /// Stripe size for --simulate raid0; an I/O that crosses a stripe is cut into one piece per stripe.
     #[arg(long, value_parser = size, default_value = "1m")]
     pub stripe: u64,
     #[command(flatten)]

@@ -396,7 +396,7 @@ fn bad_invocations_get_one_line_and_exit_2_and_leave_nothing() {
             "runs past the end of the target",
         ),
         (
-            vec![n, "--size", "1m", "--simulate", "raid0", "--stripe", "3k"],
+            vec![n, "--size", "1m", "--simulate", "raid0", "--stripe", "2m"],
             "the array cannot be built",
         ),
         (
@@ -822,6 +822,55 @@ fn simulate_raid0_stripes_writes_round_robin_over_the_members() {
     assert!(!written(&db, 64 << 10, 1 << 20));
 }
 
+/// A stripe smaller than the I/O: each 192 KiB write goes out as three
+/// 64 KiB pieces, round robin over the members, and counts as one I/O;
+/// the same on the one-at-a-time engine.
+#[test]
+fn simulate_raid0_cuts_an_io_larger_than_the_stripe_across_the_members() {
+    for engine in ["uring", "sync"] {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::write(&a, vec![0u8; 1 << 20]).unwrap();
+        std::fs::write(&b, vec![0u8; 1 << 20]).unwrap();
+        let r = run_json(&[
+            path_str(&a),
+            path_str(&b),
+            "--simulate",
+            "raid0",
+            "--stripe",
+            "64k",
+            "--rw",
+            "write",
+            "--bs",
+            "192k",
+            "--bytes",
+            "384k",
+            "--engine",
+            engine,
+            "--allow-destroy",
+        ]);
+        let w = &r["points"][0]["streams"][0]["write"];
+        assert_eq!((u(&w["ops"]), u(&w["bytes"])), (2, 384 << 10), "{engine}");
+        let timed: u64 = w["histogram"]["counts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| u(&c[1]))
+            .sum();
+        assert_eq!(timed, 2, "{engine}: each I/O timed once: {w}");
+        // Stripes 0..5 of the array: a@0, b@0, a@64k, b@64k, a@128k, b@128k.
+        let stripes_written = |data: &[u8]| -> Vec<bool> {
+            data.chunks(64 << 10)
+                .take(4)
+                .map(|c| c.iter().any(|&x| x != 0))
+                .collect()
+        };
+        let (da, db) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+        assert_eq!(stripes_written(&da), [true, true, true, false], "{engine}");
+        assert_eq!(stripes_written(&db), [true, true, true, false], "{engine}");
+    }
+}
+
 #[test]
 fn simulate_concat_reads_the_members_end_to_end_in_one_pass() {
     let dir = tempfile::tempdir().unwrap();
@@ -850,14 +899,14 @@ fn simulate_concat_reads_the_members_end_to_end_in_one_pass() {
             "--simulate",
             "raid0",
             "--stripe",
-            "6k",
+            "2m",
             "--bs",
             "4k",
         ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("stripe"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("smaller than one stripe"));
     assert!(!a.exists());
 }
 

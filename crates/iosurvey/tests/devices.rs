@@ -131,6 +131,130 @@ fn zram_randread_reports_block_target_and_exact_bytes() {
     assert_eq!(u(&t["logical_block_size"]), lbs, "{t}");
 }
 
+/// A raid0 array of two zram devices with a stripe smaller than the I/O:
+/// each 256 KiB write is cut into four 64 KiB pieces, two per member, as a
+/// real RAID 0 cuts it, with O_DIRECT; a stripe the devices' logical block
+/// size does not divide is refused before anything is written; and ORION's
+/// command line with such a stripe runs.
+#[test]
+fn a_raid0_stripe_smaller_than_the_io_cuts_it_across_the_members() {
+    let _lock = serial();
+    need!(require_root());
+    let (z1, z2) = (need!(Zram::new(4 * MIB)), need!(Zram::new(4 * MIB)));
+    let (d1, d2) = (path_str(z1.path()), path_str(z2.path()));
+    let p = run_point(&[
+        "--simulate",
+        "raid0",
+        "--stripe",
+        "64k",
+        "--rw",
+        "write",
+        "--bs",
+        "256k",
+        "--bytes",
+        "1m",
+        "--allow-destroy",
+        d1,
+        d2,
+    ]);
+    let w = &p["streams"][0]["write"];
+    assert_eq!((u(&w["ops"]), u(&w["bytes"])), (4, MIB), "{w}");
+    assert_eq!(p["targets"][0]["direct"], true, "{}", p["targets"][0]);
+    // Array bytes 0..1 MiB are stripes 0..15: the even ones on the first
+    // member, the odd ones on the second, each member's first 512 KiB.
+    let half = (MIB / 2) as usize;
+    for dev in [z1.path(), z2.path()] {
+        let data = read_device(dev);
+        for (k, stripe) in data[..half].chunks(64 << 10).enumerate() {
+            assert!(
+                stripe.iter().any(|&b| b != 0),
+                "{}: stripe {k} not written",
+                dev.display()
+            );
+        }
+        assert!(
+            data[half..].iter().all(|&b| b == 0),
+            "{}: written past its share",
+            dev.display()
+        );
+    }
+
+    // zram's logical blocks are 4 KiB: a 2 KiB stripe would cut O_DIRECT
+    // I/Os at 2 KiB. Refused, and nothing written.
+    let before = (checksum(z1.path(), None), checksum(z2.path(), None));
+    let out = iosurvey(&[
+        "run",
+        "--simulate",
+        "raid0",
+        "--stripe",
+        "2k",
+        "--rw",
+        "write",
+        "--bs",
+        "8k",
+        "--allow-destroy",
+        d1,
+        d2,
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("logical block size") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert_eq!(
+        (checksum(z1.path(), None), checksum(z2.path(), None)),
+        before
+    );
+
+    // ORION: 1 MiB large reads over a 64 KB stripe.
+    let dir = tempfile::tempdir().unwrap();
+    let out = iosurvey(&[
+        "matrix",
+        "-run",
+        "simple",
+        "-testname",
+        "striped",
+        "-num_disks",
+        "2",
+        "-size_large",
+        "1024",
+        "-simulate",
+        "raid0",
+        "-stripe",
+        "64",
+        "-cache_size",
+        "0",
+        "-duration",
+        "1",
+        "--out",
+        path_str(dir.path()),
+        d1,
+        d2,
+    ]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let summary = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with("_summary.txt"))
+        .expect("a summary file");
+    let summary = std::fs::read_to_string(summary).unwrap();
+    assert!(summary.contains("Stripe Depth: 64 KB"), "{summary}");
+    let mbps: f64 = summary
+        .lines()
+        .find_map(|l| l.strip_prefix("Maximum Large MBPS="))
+        .and_then(|l| l.split_whitespace().next())
+        .expect("a large MBPS line")
+        .parse()
+        .unwrap();
+    assert!(mbps > 0.0, "{summary}");
+    assert_eq!(
+        (checksum(z1.path(), None), checksum(z2.path(), None)),
+        before,
+        "ORION's reads wrote"
+    );
+}
+
 // ---------------------------------------------------------------------------
 // Loop devices
 // ---------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 //! Tests of the worker loop, through the fault-injecting fake engine.
 
 use super::*;
-use crate::fake_engine::FakeEngine;
+use crate::fake_engine::{FakeEngine, Serial};
 use iosurvey_stats::SHORT_TRANSFER;
 use iosurvey_workload::pattern::{Area, Region};
 use iosurvey_workload::Pattern;
@@ -27,6 +27,7 @@ fn stream(budget: Option<u64>, slots: u32, mix: Mix) -> WorkerStream {
         budget: budget.unwrap_or(UNBOUNDED),
         ramp_spends: false,
         map: None,
+        pieces: 1,
         trace: 0,
     }
 }
@@ -210,6 +211,15 @@ fn partial_transfers_are_counted_by_kind_with_continue_on_error() {
 fn run_on_fake_clock(e: &mut FakeEngine, streams: Vec<WorkerStream>) -> JobResult {
     let clock = Rc::new(Cell::new(now_ns()));
     e.clock = Some(clock.clone());
+    run_on_clock(e, streams, clock)
+}
+
+/// Runs `streams` on `e`, an engine on the fake clock `clock`.
+fn run_on_clock<E: Engine>(
+    e: &mut E,
+    streams: Vec<WorkerStream>,
+    clock: Rc<Cell<u64>>,
+) -> JobResult {
     let stop = AtomicBool::new(false);
     let live = LiveCounters::default();
     let bounds = WorkerBounds {
@@ -353,4 +363,89 @@ fn a_warm_up_by_bytes_moves_them_unmeasured_then_measures_the_budget() {
     );
     assert!(r.measure_start_ns > 0);
     assert_eq!(r.measure_start_ns, warm.done_at.load(Ordering::Relaxed));
+}
+
+/// A stream of 16 KiB I/Os over a raid0 array of two members with a 4 KiB
+/// stripe: each I/O is cut into four pieces.
+fn cut_stream(budget: u64, slots: u32) -> WorkerStream {
+    use iosurvey_workload::{ArraySpec, Layout};
+    let spec = ArraySpec {
+        members: vec![0, 1],
+        layout: Layout::Raid0 { stripe: 4096 },
+    };
+    let map = ArrayMap::new(&spec, &[1 << 20, 1 << 20], 16384).unwrap();
+    let area = Area {
+        start: 0,
+        len: 2 << 20,
+    };
+    let region = Region {
+        base: 0,
+        blocks: 128,
+    };
+    WorkerStream {
+        bs: 16384,
+        gen: OffsetGen::new(Pattern::Forward, 16384, area, vec![region], 1),
+        pieces: map.max_pieces(16384, 0) as u32,
+        map: Some(map),
+        budget,
+        ..stream(None, slots, Mix::Read)
+    }
+}
+
+#[test]
+fn a_striped_io_larger_than_the_stripe_goes_out_in_pieces_and_counts_once() {
+    let mut e = FakeEngine::new();
+    e.delay = Duration::from_millis(2);
+    // The second piece of the first I/O completes three submissions late:
+    // its I/O takes 4 submissions, the others one each.
+    e.hold = Some((1, 3));
+    let mut st = cut_stream(10, 2);
+    st.trace = 10;
+    let r = run_on_fake_clock(&mut e, vec![st]);
+    let read = r.total(Op::Read);
+    assert_eq!((read.ops, read.bytes), (10, 10 * 16384));
+    assert_eq!(read.latency.count(), 10);
+    assert_eq!(read.latency.min(), 2_000_000);
+    assert_eq!(read.latency.max(), 4 * 2_000_000, "timed to its last piece");
+    // Forty pieces of one stripe, round robin over the members: array
+    // bytes 0..16 KiB are stripes 0..3, on a@0, b@0, a@4k, b@4k.
+    assert_eq!(e.issued.len(), 40);
+    assert!(e.issued.iter().all(|q| q.len == 4096));
+    let first: Vec<(u32, u64)> = e.issued[..4].iter().map(|q| (q.file, q.offset)).collect();
+    assert_eq!(first, [(0, 0), (1, 0), (0, 4096), (1, 4096)]);
+    // A piece's buffer is never in flight twice (the fake engine panics):
+    // the two I/Os in flight use buffers 0..3 and 4..7.
+    assert!(e.issued.iter().all(|q| q.buf < 8));
+    // The trace keeps each I/O's offset in the array and its whole time,
+    // as they complete: the first I/O after the second.
+    let samples = &r.streams[0].samples;
+    assert_eq!(samples.len(), 10);
+    assert_eq!(samples[0], [16384, 2_000_000]);
+    assert!(samples.contains(&[0, 4 * 2_000_000]));
+}
+
+#[test]
+fn a_failed_piece_fails_its_io_once() {
+    let mut e = FakeEngine::failing(5, false, 5);
+    let r = run(&mut e, vec![cut_stream(10, 2)], true, false);
+    let read = r.total(Op::Read);
+    assert_eq!(read.ops, 9, "the I/O of the failed piece is not counted");
+    assert_eq!(r.streams[0].read.errors[&5], 1);
+    // Piece 5 is the second piece of the second I/O, at 16 KiB.
+    assert_eq!(r.first_failure.unwrap().offset, 16384);
+    assert_eq!(e.issued.len(), 40);
+}
+
+#[test]
+fn a_striped_run_on_the_one_at_a_time_engine_times_an_io_from_its_first_piece() {
+    let mut e = Serial::new();
+    e.0.delay = Duration::from_millis(2);
+    let clock = Rc::new(Cell::new(now_ns()));
+    e.0.clock = Some(clock.clone());
+    let r = run_on_clock(&mut e, vec![cut_stream(5, 1)], clock);
+    let read = r.total(Op::Read);
+    assert_eq!(read.ops, 5);
+    // Four pieces in turn, 2 ms each.
+    assert_eq!(read.latency.min(), 4 * 2_000_000);
+    assert_eq!(read.latency.max(), 4 * 2_000_000);
 }

@@ -156,8 +156,6 @@ pub enum MatrixError {
         matrix: &'static str,
         flag: &'static str,
     },
-    #[error("--stripe {stripe} is not a multiple of the largest I/O ({bs} bytes): an I/O would cross a stripe; raise --stripe or lower --size-large")]
-    Stripe { stripe: u64, bs: u64 },
     #[error("--size-{0} {1} is too large: at most 1GiB per I/O")]
     TooLarge(&'static str, u64),
     #[error("{0} outstanding I/Os in one point is more than {MAX_OUTSTANDING}; lower --num-disks, --num-small, --num-large or --num-streamio")]
@@ -219,14 +217,10 @@ fn check(spec: &MatrixSpec) -> Result<(), MatrixError> {
             return Err(MatrixError::TooLarge(name, bs));
         }
     }
-    if let Layout::Raid0 { stripe } = spec.layout {
-        let bs = spec.size_small.max(spec.size_large);
-        if stripe == 0 {
-            return Err(MatrixError::Zero("stripe"));
-        }
-        if stripe % bs != 0 {
-            return Err(MatrixError::Stripe { stripe, bs });
-        }
+    // A stripe smaller than an I/O is allowed, as in ORION: the I/O is cut
+    // into one piece per stripe it touches.
+    if let Layout::Raid0 { stripe: 0 } = spec.layout {
+        return Err(MatrixError::Zero("stripe"));
     }
     Ok(())
 }

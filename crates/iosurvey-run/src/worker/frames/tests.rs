@@ -535,6 +535,7 @@ fn block_and_frame_streams_share_one_loop_and_one_tally() {
         budget: 50,
         ramp_spends: false,
         map: None,
+        pieces: 1,
         trace: 0,
     };
     let mut e = FakeEngine::new();

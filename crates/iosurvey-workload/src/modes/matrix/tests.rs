@@ -171,7 +171,7 @@ fn bad_specs_are_refused_with_a_message_naming_the_flag() {
         (|s| (s.run, s.matrix) = (RunLevel::Simple, Some(MatrixType::Row)), "--run advanced only"),
         (|s| s.matrix = Some(MatrixType::Row), "--matrix row needs --num-large"),
         (|s| (s.matrix, s.num_large) = (Some(MatrixType::Point), Some(1)), "--matrix point needs --num-small"),
-        (|s| s.layout = Layout::Raid0 { stripe: 512 << 10 }, "not a multiple of the largest I/O"),
+        (|s| s.layout = Layout::Raid0 { stripe: 0 }, "--stripe must be greater than zero"),
         (|s| s.engine = EngineKind::Sync, "use --engine uring"),
         (|s| (s.matrix, s.num_small, s.num_large) = (Some(MatrixType::Point), Some(0), Some(0)), "the matrix is empty"),
     ];
