@@ -234,8 +234,8 @@ pub(super) struct Run {
 impl Run {
     /// Adds a completion of `stream`'s `op` of `len` bytes, from the submit
     /// batch `batch`: to this run, or to a new one once this run is
-    /// recorded.
-    #[inline(always)]
+    /// recorded: a cut I/O's, as the block streams' reap does inline.
+    #[cold]
     fn add(
         &mut self,
         tally: &mut Tally,
@@ -766,12 +766,25 @@ fn run_worker_at<E: Engine, const PLAIN: bool>(
                     let lat = tc - batches.submitted_ns(slot.batch);
                     tally.sample(slot, lat);
                 }
-                let seen = Seen {
-                    batches: &batches,
-                    interval,
-                    tc,
-                };
-                run.add(&mut tally, seen, slot.stream, slot.op, slot.batch, slot.len);
+                if run.batch == slot.batch && run.stream == slot.stream && run.op == slot.op {
+                    run.n += 1;
+                } else if run.stream == slot.stream && run.op == slot.op && run.n > 0 {
+                    // The next batch of the run's stream and op.
+                    tally.record_batch(&run, &batches, interval, tc);
+                    run.batch = slot.batch;
+                    run.batch_from = run.n;
+                    run.n += 1;
+                } else {
+                    tally.record(&run, &batches, interval, tc);
+                    run = Run {
+                        stream: slot.stream,
+                        op: slot.op,
+                        batch: slot.batch,
+                        n: 1,
+                        batch_from: 0,
+                        len: slot.len,
+                    };
+                }
             }
             if stopping {
                 active -= 1;
@@ -811,16 +824,18 @@ fn run_worker_at<E: Engine, const PLAIN: bool>(
             armed_fifo.extend(armed.drain(..));
         }
         // Then the cut I/Os whose last piece this reap saw, whole.
-        for gi in regroup.drain(..) {
-            let g = &mut groups[gi as usize];
-            let mut arm = Arm {
-                slots: &mut slots,
-                batches: &batches,
-                fifo: &mut armed_fifo,
-                counted: measuring,
-            };
-            if !arm.group(engine, g, gi, &mut streams[g.stream as usize]) {
-                active -= 1;
+        if !PLAIN {
+            for gi in regroup.drain(..) {
+                let g = &mut groups[gi as usize];
+                let mut arm = Arm {
+                    slots: &mut slots,
+                    batches: &batches,
+                    fifo: &mut armed_fifo,
+                    counted: measuring,
+                };
+                if !arm.group(engine, g, gi, &mut streams[g.stream as usize]) {
+                    active -= 1;
+                }
             }
         }
     }
