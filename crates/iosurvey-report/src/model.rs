@@ -509,6 +509,23 @@ fn op_name(op: Op) -> &'static str {
     }
 }
 
+/// The point's totals over every stream of `r`. A point of one stream
+/// that lasted the whole point has that stream's figures as its totals
+/// (the merge of one is itself, to the bit): they are copied, not summed
+/// and summarised again, which saves a walk of each histogram's buckets.
+fn totals(streams: &[StreamReport], r: &JobResult) -> StreamTotals {
+    match (streams, &r.streams[..]) {
+        ([s], [one]) if one.elapsed_ns == r.elapsed_ns => StreamTotals {
+            read: s.read.clone(),
+            write: s.write.clone(),
+        },
+        _ => StreamTotals {
+            read: ClassReport::new(&r.total(Op::Read), r.elapsed_ns),
+            write: ClassReport::new(&r.total(Op::Write), r.elapsed_ns),
+        },
+    }
+}
+
 impl PointReport {
     /// Builds the report of `point`, which ran on `targets` and gave `r`,
     /// on a host of `ram_bytes` of memory (buffered reads of less are
@@ -546,7 +563,8 @@ impl PointReport {
                     samples: res.samples.clone(),
                 }
             })
-            .collect();
+            .collect::<Vec<StreamReport>>();
+        let total = totals(&streams, r);
         let mut report = PointReport {
             index: point.index,
             label: point.label.clone(),
@@ -601,10 +619,7 @@ impl PointReport {
                 probe_ns: c.probe_ns,
             }),
             streams,
-            total: StreamTotals {
-                read: ClassReport::new(&r.total(Op::Read), r.elapsed_ns),
-                write: ClassReport::new(&r.total(Op::Write), r.elapsed_ns),
-            },
+            total,
             frames: job.frames().map(|f| FramesReport {
                 layout: match f.layout {
                     FrameLayout::Files { .. } => "files",
@@ -688,4 +703,86 @@ fn one() -> u32 {
 
 fn is_zero_u64(v: &u64) -> bool {
     *v == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iosurvey_model::{Bounds, Job, Pattern, StreamClass, TargetSpec};
+
+    /// A read point of `streams` streams on one target, and a result whose
+    /// streams recorded a spread of latencies, a few errors and several
+    /// intervals; the first stream lasts `first_ns` of the point's 3 s.
+    fn point_and_result(streams: usize, first_ns: u64) -> (Point, JobResult) {
+        let class = |i| StreamClass::new("s", 0, Mix::Read, Pattern::Random, 4096, 8 + i);
+        let job = Job::new(
+            vec![TargetSpec {
+                path: "/dev/x".into(),
+                create_size: None,
+            }],
+            (0..streams as u32).map(class).collect(),
+            Bounds {
+                time: None,
+                bytes: None,
+                ramp: std::time::Duration::ZERO,
+            },
+        );
+        let point = Point {
+            index: 0,
+            label: String::new(),
+            params: PointParams::Run,
+            job,
+            skip: None,
+        };
+        let mut r = JobResult {
+            streams: vec![Default::default(); streams],
+            elapsed_ns: 3_000_000_000,
+            first_done_ns: 3_000_000_000,
+            ..Default::default()
+        };
+        for (k, s) in r.streams.iter_mut().enumerate() {
+            s.elapsed_ns = if k == 0 { first_ns } else { 3_000_000_000 };
+            for i in 0..20_000u64 {
+                let lat = 1_000 + (i * 7919 + k as u64) % 5_000_000;
+                s.read.record((i % 3) as usize, 4096, lat);
+            }
+            s.read.record_error(5);
+        }
+        (point, r)
+    }
+
+    #[test]
+    fn the_totals_of_one_stream_are_its_figures_as_a_merge_gives_them() {
+        let target = TargetReport {
+            path: "/dev/x".into(),
+            kind: TargetKind::Block,
+            size_bytes: 1 << 30,
+            logical_block_size: 512,
+            physical_block_size: 4096,
+            rotational: Some(false),
+            direct: true,
+            created: false,
+            memory_backed: None,
+            link_bytes_per_sec: None,
+            link: None,
+        };
+        for (streams, first_ns) in [(1, 3_000_000_000), (1, 2_000_000_000), (2, 3_000_000_000)] {
+            let (point, r) = point_and_result(streams, first_ns);
+            let report = PointReport::new(&point, std::slice::from_ref(&target), &r, 1 << 40);
+            // The totals as the merge of every stream gives them.
+            let mut merged = StreamTotals {
+                read: ClassReport::new(&r.total(Op::Read), r.elapsed_ns),
+                write: ClassReport::new(&r.total(Op::Write), r.elapsed_ns),
+            };
+            for c in [&mut merged.read, &mut merged.write] {
+                c.set_last_interval(report.settings.interval_ns, r.elapsed_ns);
+            }
+            assert_eq!(
+                report.total.read, merged.read,
+                "{streams} streams, {first_ns} ns"
+            );
+            assert_eq!(report.total.write, merged.write);
+            assert_eq!(report.total.read.ops, 20_000 * streams as u64);
+        }
+    }
 }

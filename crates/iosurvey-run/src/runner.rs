@@ -73,6 +73,8 @@ pub enum RunError {
         bytes: u64,
         size: u64,
     },
+    #[error("the array cuts an I/O into up to {pieces} pieces, one per stripe or member it touches: {requests} requests in flight on one worker, more than 65536; raise --stripe, or lower the I/O size or the depth")]
+    Pieces { pieces: u32, requests: usize },
     #[error("a job has at most one frame stream")]
     FrameStreams,
     #[error("a frame is cut into {pieces} I/Os, more than its depth of {depth}; raise the I/O size or --depth")]
@@ -101,10 +103,24 @@ fn shares(job: &Job, targets: &[Geometry]) -> Result<Vec<Vec<WorkerStream>>, Run
             validate_frames(s.bs, fj, &targets[s.target])?;
         }
     }
-    (0..job.workers)
+    let shares: Vec<Vec<WorkerStream>> = (0..job.workers)
         .map(|w| build_streams(job, targets, w))
-        .collect()
+        .collect::<Result<_, _>>()?;
+    // An array that cuts its I/Os puts a request per piece in flight, each
+    // in a buffer of its own: one worker's ring holds at most
+    // MAX_REQUESTS.
+    for streams in &shares {
+        let requests: usize = streams.iter().map(WorkerStream::buffers).sum();
+        let pieces = streams.iter().map(|s| s.pieces).max().unwrap_or(1);
+        if pieces > 1 && requests > MAX_REQUESTS {
+            return Err(RunError::Pieces { pieces, requests });
+        }
+    }
+    Ok(shares)
 }
+
+/// Requests one worker's ring holds in flight.
+const MAX_REQUESTS: usize = 65536;
 
 /// Checks a frame stream (I/Os of `piece` bytes) against its target:
 /// frames and pieces aligned for O_DIRECT, and room for every frame in a

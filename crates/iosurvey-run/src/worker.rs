@@ -689,29 +689,24 @@ fn run_worker_at<E: Engine, const PLAIN: bool>(
                 // A piece of a cut I/O: the I/O completes with its last.
                 let s = *slot;
                 let g = &mut groups[s.group as usize];
+                // Its first failed piece is the I/O's failure, at the
+                // member and offset of that piece, as a plain I/O's is.
                 if c.result != s.len as i32 {
                     if !g.failed {
                         g.failed = true;
-                        tally.fail(
-                            &Slot {
-                                offset: g.offset,
-                                ..s
-                            },
-                            c.result,
-                            at_ns,
-                        );
+                        tally.fail(&s, c.result, at_ns);
                     }
                     if !bounds.continue_on_error {
                         stopping = true;
                     }
-                } else if !s.counted {
-                    warm_moved += u64::from(s.len);
                 }
                 g.left -= 1;
                 if g.left > 0 {
                     return None;
                 }
-                if !g.failed && s.counted {
+                if !g.failed && !s.counted {
+                    warm_moved += u64::from(streams[s.stream as usize].bs);
+                } else if !g.failed {
                     // Timed from the submit of its first piece.
                     let batch = slots[g.first as usize].batch;
                     let st = &mut streams[s.stream as usize];

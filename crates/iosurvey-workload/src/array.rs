@@ -29,16 +29,19 @@ pub struct ArrayMap {
     starts: Vec<u64>,
     /// Raid0: usable bytes per member (whole stripes).
     per_member: u64,
+    /// Concat: the unit members are cut to (their sizes are multiples).
+    unit: u64,
     size: u64,
 }
 
 impl ArrayMap {
     /// Resolves `spec` over members of `sizes` bytes, for I/Os of at most
     /// `unit` bytes (the largest block size on it): concat members are cut
-    /// to whole units, so that no I/O straddles two of them, and raid0
-    /// members to whole stripes of the smallest member. An I/O of a raid0
-    /// array that crosses a stripe is cut into pieces, one per stripe, as
-    /// a real RAID 0 cuts it (see [`ArrayMap::pieces`]).
+    /// to whole units, and raid0 members to whole stripes of the smallest
+    /// member. An I/O that crosses a stripe of a raid0 array, or the end of
+    /// a concat member (an I/O smaller than the unit and not dividing it),
+    /// is cut into pieces, one per stripe or member, as a real array cuts
+    /// it (see [`ArrayMap::pieces`]).
     pub fn new(spec: &ArraySpec, sizes: &[u64], unit: u64) -> Result<ArrayMap, ArrayError> {
         if spec.members.is_empty() {
             return Err(ArrayError::Empty);
@@ -62,6 +65,7 @@ impl ArrayMap {
                     files,
                     starts,
                     per_member: 0,
+                    unit,
                     size,
                 })
             }
@@ -83,6 +87,7 @@ impl ArrayMap {
                     files,
                     starts: Vec::new(),
                     per_member,
+                    unit,
                 })
             }
         }
@@ -103,10 +108,14 @@ impl ArrayMap {
     }
 
     /// The most pieces an I/O of `bs` bytes at an array offset of the form
-    /// `start + k * bs` is cut into: 1 when no such I/O crosses a stripe.
+    /// `start + k * bs` is cut into: 1 when no such I/O crosses a stripe
+    /// or a member's end.
     pub fn max_pieces(&self, bs: u64, start: u64) -> u64 {
         match self.layout {
-            Layout::Concat => 1,
+            // Members hold whole units, and an I/O is at most one unit: it
+            // ends in the member it starts in, or in the next.
+            Layout::Concat if self.unit.is_multiple_of(bs) && start.is_multiple_of(bs) => 1,
+            Layout::Concat => 2,
             Layout::Raid0 { stripe } if stripe.is_multiple_of(bs) && start.is_multiple_of(bs) => 1,
             Layout::Raid0 { stripe }
                 if bs.is_multiple_of(stripe) && start.is_multiple_of(stripe) =>
@@ -118,17 +127,21 @@ impl ArrayMap {
     }
 
     /// Calls `piece(file, member_offset, len)` for each piece of the I/O of
-    /// `len` bytes at array byte `off`, in order: one per stripe it
-    /// touches, each on the member that holds that stripe.
+    /// `len` bytes at array byte `off`, in order: one per stripe (raid0) or
+    /// member (concat) it touches, each on the member that holds it.
     #[inline]
     pub fn pieces(&self, mut off: u64, len: u64, mut piece: impl FnMut(u32, u64, u64)) {
         let end = off + len;
         while off < end {
             let (file, at) = self.locate(off);
-            let n = match self.layout {
-                Layout::Concat => end - off,
-                Layout::Raid0 { stripe } => (stripe - off % stripe).min(end - off),
+            let left = match self.layout {
+                Layout::Concat => {
+                    let i = self.starts.partition_point(|&s| s <= off);
+                    self.starts.get(i).copied().unwrap_or(self.size) - off
+                }
+                Layout::Raid0 { stripe } => stripe - off % stripe,
             };
+            let n = left.min(end - off);
             piece(file, at, n);
             off += n;
         }
@@ -254,6 +267,18 @@ mod tests {
         assert_eq!(m.max_pieces(100 << 10, 0), 3);
     }
 
+    #[test]
+    fn a_concat_io_across_a_members_end_is_cut_there() {
+        // Members cut to whole 1 MiB units; 12 KiB I/Os do not divide it.
+        let m = ArrayMap::new(&spec(Layout::Concat, 2), &[1 << 20, 1 << 20], 1 << 20).unwrap();
+        let mut v = Vec::new();
+        m.pieces((1 << 20) - 4096, 12288, |f, at, n| v.push((f, at, n)));
+        assert_eq!(v, [(0, (1 << 20) - 4096, 4096), (1, 0, 8192)]);
+        assert_eq!(m.max_pieces(12288, 0), 2);
+        assert_eq!(m.max_pieces(8192, 0), 1);
+        assert_eq!(m.max_pieces(8192, 4096), 2);
+    }
+
     proptest! {
         /// Every I/O's pieces tile it: their lengths add up to it, none
         /// crosses a stripe, each lies inside its member's usable part, and
@@ -264,6 +289,17 @@ mod tests {
         ) {
             let (stripe, bs, start) = (stripe_k * 1024, bs_k * 1024, start_k * 1024);
             let m = ArrayMap::new(&spec(Layout::Raid0 { stripe }, 3), &[64 << 20; 3], bs).unwrap();
+            let c = ArrayMap::new(&spec(Layout::Concat, 3), &[(1 << 20) + 5; 3], 256 << 10).unwrap();
+            if bs <= 256 << 10 && start + (k + 1) * bs <= c.size() {
+                let (mut total, mut n) = (0, 0);
+                c.pieces(start + k * bs, bs, |_, at, len| {
+                    assert!(len > 0 && at + len <= 1 << 20);
+                    total += len;
+                    n += 1;
+                });
+                prop_assert_eq!(total, bs);
+                prop_assert!(n <= c.max_pieces(bs, start));
+            }
             let off = start + k * bs;
             let (mut total, mut n) = (0, 0);
             m.pieces(off, bs, |f, at, len| {

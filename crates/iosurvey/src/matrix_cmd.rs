@@ -78,7 +78,7 @@ pub struct MatrixArgs {
     /// How the targets make one volume.
     #[arg(long, value_enum, default_value = "concat")]
     pub simulate: SimulateArg,
-    /// Stripe size for --simulate raid0 (ORION's -stripe, there in KB); a large I/O that crosses a stripe is cut into one piece per stripe.
+    /// Stripe size for --simulate raid0 (ORION's -stripe, there in KB); an I/O that crosses a stripe is cut into one piece per stripe.
     #[arg(long, value_parser = size, default_value = "1m")]
     pub stripe: u64,
     /// Percentage of writes in both classes (ORION's -write); writes DESTROY device data (--allow-destroy).

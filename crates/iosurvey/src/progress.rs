@@ -228,14 +228,15 @@ impl Observer for Display {
                 .or(paced)
                 .map(|t| t.as_millis() as u64);
             let new = ProgressBar::with_draw_target(total_ms, ProgressDrawTarget::stderr());
-            // One line of a terminal 80 columns wide: the label and the
-            // rates are cut to their columns, and the bar takes what is
-            // left.
+            // One line of a terminal 80 columns wide: the label (a
+            // survey's `rsz=1MiB crg=4 thr=16 write` whole) and the rates
+            // are cut to their columns, the time is elapsed over the
+            // point's length, and the bar takes what is left.
             let style = match total_ms {
                 Some(_) => {
-                    "{prefix:12!} [{wide_bar}] {elapsed_precise} ({eta_precise} left) {msg:32!}"
+                    "{prefix:28!} [{wide_bar}] {elapsed_precise}/{duration_precise} {msg:26!}"
                 }
-                None => "{prefix:12!} {spinner} {elapsed_precise} {msg:32!}",
+                None => "{prefix:28!} {spinner} {elapsed_precise} {msg:26!}",
             };
             new.set_style(
                 ProgressStyle::with_template(style)

@@ -400,6 +400,23 @@ fn bad_invocations_get_one_line_and_exit_2_and_leave_nothing() {
             "the array cannot be built",
         ),
         (
+            vec![
+                n,
+                "--size",
+                "1m",
+                "--buffered",
+                "--simulate",
+                "raid0",
+                "--stripe",
+                "512",
+                "--bs",
+                "1m",
+                "--qd",
+                "64",
+            ],
+            "raise --stripe",
+        ),
+        (
             vec![n, "--size", "1m", "--rw", "randread", "--regions", "4"],
             "--regions",
         ),

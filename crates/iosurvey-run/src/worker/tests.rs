@@ -431,8 +431,12 @@ fn a_failed_piece_fails_its_io_once() {
     let read = r.total(Op::Read);
     assert_eq!(read.ops, 9, "the I/O of the failed piece is not counted");
     assert_eq!(r.streams[0].read.errors[&5], 1);
-    // Piece 5 is the second piece of the second I/O, at 16 KiB.
-    assert_eq!(r.first_failure.unwrap().offset, 16384);
+    // Piece 5 is the second piece of the second I/O (array bytes 20 KiB
+    // on, stripe 5): the failure names its member and offset there, as a
+    // plain I/O's names its own.
+    let f = r.first_failure.unwrap();
+    assert_eq!((e.issued[5].file, e.issued[5].offset), (1, 8192));
+    assert_eq!(f.offset, 8192);
     assert_eq!(e.issued.len(), 40);
 }
 
