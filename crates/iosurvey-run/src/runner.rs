@@ -14,7 +14,9 @@ use iosurvey_engine::{Engine, EngineConfig, EngineError, EngineKind, SyncEngine,
 use iosurvey_model::{CompressionCheck, DataFill, Op};
 use iosurvey_workload::array::ArrayError;
 use iosurvey_workload::pattern::{resolve_area, worker_regions, AreaError, OffsetGen};
-use iosurvey_workload::{ArrayMap, Bounds, FrameJob, FrameLayout, Job, Point};
+use iosurvey_workload::{
+    ArrayMap, Bounds, FrameJob, FrameLayout, Job, Layout, Point, MAX_OUTSTANDING,
+};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -73,7 +75,7 @@ pub enum RunError {
         bytes: u64,
         size: u64,
     },
-    #[error("the array cuts an I/O into up to {pieces} pieces, one per stripe or member it touches: {requests} requests in flight on one worker, more than 65536; raise --stripe, or lower the I/O size or the depth")]
+    #[error("the array cuts an I/O into up to {pieces} pieces, one per stripe or member it touches: {requests} requests in flight on one worker, more than {MAX_OUTSTANDING}; raise --stripe, or lower the I/O size or the depth")]
     Pieces { pieces: u32, requests: usize },
     #[error("a job has at most one frame stream")]
     FrameStreams,
@@ -108,19 +110,16 @@ fn shares(job: &Job, targets: &[Geometry]) -> Result<Vec<Vec<WorkerStream>>, Run
         .collect::<Result<_, _>>()?;
     // An array that cuts its I/Os puts a request per piece in flight, each
     // in a buffer of its own: one worker's ring holds at most
-    // MAX_REQUESTS.
+    // MAX_OUTSTANDING.
     for streams in &shares {
         let requests: usize = streams.iter().map(WorkerStream::buffers).sum();
         let pieces = streams.iter().map(|s| s.pieces).max().unwrap_or(1);
-        if pieces > 1 && requests > MAX_REQUESTS {
+        if pieces > 1 && requests as u64 > MAX_OUTSTANDING {
             return Err(RunError::Pieces { pieces, requests });
         }
     }
     Ok(shares)
 }
-
-/// Requests one worker's ring holds in flight.
-const MAX_REQUESTS: usize = 65536;
 
 /// Checks a frame stream (I/Os of `piece` bytes) against its target:
 /// frames and pieces aligned for O_DIRECT, and room for every frame in a
@@ -182,8 +181,23 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
             Some(a) => a.members.clone(),
             None => vec![s.target],
         };
+        // A raid0 array cuts its I/Os at each stripe: O_DIRECT needs the
+        // stripe aligned as it needs the block size.
+        let stripe = match s.array.as_ref().map(|a| a.layout) {
+            Some(Layout::Raid0 { stripe }) => Some(stripe),
+            _ => None,
+        };
         for &m in &members {
             let t = &targets[m];
+            if let Some(stripe) = stripe.filter(|st| t.direct && st % t.logical_block_size != 0) {
+                return Err(RunError::Array {
+                    path: t.path.clone(),
+                    reason: ArrayError::StripeAlignment {
+                        stripe,
+                        lbs: t.logical_block_size,
+                    },
+                });
+            }
             if t.direct && s.bs % t.logical_block_size != 0 {
                 return Err(RunError::BsAlignment {
                     path: t.path.clone(),
@@ -212,22 +226,6 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
             }
             None => None,
         };
-        if let Some(stripe) = map.as_ref().and_then(ArrayMap::stripe) {
-            let member = |&m: &usize| &targets[m];
-            if let Some(t) = members
-                .iter()
-                .map(member)
-                .find(|t| t.direct && stripe % t.logical_block_size != 0)
-            {
-                return Err(RunError::Array {
-                    path: t.path.clone(),
-                    reason: ArrayError::StripeAlignment {
-                        stripe,
-                        lbs: t.logical_block_size,
-                    },
-                });
-            }
-        }
         let size = map.as_ref().map_or(targets[s.target].size, ArrayMap::size);
         let size = match s.limit {
             Some(limit) if limit > size => {

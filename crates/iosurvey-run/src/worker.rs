@@ -545,14 +545,14 @@ fn run_worker_at<E: Engine, const PLAIN: bool>(
                 let pieces = st.pieces as usize;
                 slots.resize(slots.len() + pieces, Slot::new(0, Op::Read, 0, 0, false, 0));
                 let gi = groups.len() as u32;
-                groups.push(Group::new(idx, si as u32));
+                groups.push(Group::new(idx));
                 let mut arm = Arm {
                     slots: &mut slots,
                     batches: &batches,
                     fifo: &mut armed_fifo,
                     counted,
                 };
-                if arm.group(engine, &mut groups[gi as usize], gi, st) {
+                if arm.group(engine, &mut groups[gi as usize], gi, si as u32, st) {
                     active += 1;
                 }
                 continue;
@@ -822,13 +822,14 @@ fn run_worker_at<E: Engine, const PLAIN: bool>(
         if !PLAIN {
             for gi in regroup.drain(..) {
                 let g = &mut groups[gi as usize];
+                let si = slots[g.first as usize].stream;
                 let mut arm = Arm {
                     slots: &mut slots,
                     batches: &batches,
                     fifo: &mut armed_fifo,
                     counted: measuring,
                 };
-                if !arm.group(engine, g, gi, &mut streams[g.stream as usize]) {
+                if !arm.group(engine, g, gi, si, &mut streams[si as usize]) {
                     active -= 1;
                 }
             }

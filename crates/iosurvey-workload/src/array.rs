@@ -133,13 +133,17 @@ impl ArrayMap {
     pub fn pieces(&self, mut off: u64, len: u64, mut piece: impl FnMut(u32, u64, u64)) {
         let end = off + len;
         while off < end {
-            let (file, at) = self.locate(off);
-            let left = match self.layout {
+            // Where the piece is, and how far its stripe or member goes.
+            let (file, at, left) = match self.layout {
                 Layout::Concat => {
-                    let i = self.starts.partition_point(|&s| s <= off);
-                    self.starts.get(i).copied().unwrap_or(self.size) - off
+                    let i = self.member_at(off);
+                    let member_end = self.starts.get(i + 1).copied().unwrap_or(self.size);
+                    (self.files[i], off - self.starts[i], member_end - off)
                 }
-                Layout::Raid0 { stripe } => stripe - off % stripe,
+                Layout::Raid0 { stripe } => {
+                    let (file, at) = self.locate(off);
+                    (file, at, stripe - off % stripe)
+                }
             };
             let n = left.min(end - off);
             piece(file, at, n);
@@ -147,12 +151,18 @@ impl ArrayMap {
         }
     }
 
+    /// The concat member that holds array byte `off`.
+    #[inline]
+    fn member_at(&self, off: u64) -> usize {
+        self.starts.partition_point(|&s| s <= off) - 1
+    }
+
     /// The member file and offset that hold array byte `off`.
     #[inline]
     pub fn locate(&self, off: u64) -> (u32, u64) {
         match self.layout {
             Layout::Concat => {
-                let i = self.starts.partition_point(|&s| s <= off) - 1;
+                let i = self.member_at(off);
                 (self.files[i], off - self.starts[i])
             }
             Layout::Raid0 { stripe } => {

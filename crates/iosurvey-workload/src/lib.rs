@@ -24,6 +24,10 @@ pub mod rng;
 pub mod units;
 
 pub use array::{ArrayMap, ArraySpec, Layout};
+
+/// Most I/Os one worker's ring keeps in flight: every mode's bound on its
+/// outstanding I/Os, and the runner's on the requests of cut I/Os.
+pub const MAX_OUTSTANDING: u64 = 65536;
 pub use iosurvey_model::{PointParams, ProfilePosition};
 pub use model::{
     frames_dir, Bounds, Fps, FrameJob, FrameLayout, FrameOrder, Job, Mix, Pattern, Plan, Point,

@@ -11,10 +11,9 @@ use iosurvey_engine::{Engine, Request};
 /// One cut I/O in flight: its pieces are the buffers from `first` on.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Group {
-    /// The buffer of its first piece; the others follow it.
+    /// The buffer of its first piece; the others follow it. Its slot says
+    /// the stream.
     pub first: u32,
-    /// Index of its stream in the worker's list.
-    pub stream: u32,
     /// Pieces still in flight.
     pub left: u32,
     /// A piece failed: the I/O counts as one failure, and not as an I/O.
@@ -24,10 +23,9 @@ pub(super) struct Group {
 }
 
 impl Group {
-    pub(super) fn new(first: u32, stream: u32) -> Self {
+    pub(super) fn new(first: u32) -> Self {
         Group {
             first,
-            stream,
             left: 0,
             failed: false,
             offset: 0,
@@ -36,13 +34,15 @@ impl Group {
 }
 
 impl Arm<'_> {
-    /// Arms group `gi` (`g`) with the next I/O of `st`, and pushes its
-    /// pieces; false once the stream's budget is spent.
+    /// Arms group `gi` (`g`) with the next I/O of `st`, stream `stream`
+    /// of the worker's list, and pushes its pieces; false once the
+    /// stream's budget is spent.
     pub(super) fn group<E: Engine>(
         &mut self,
         engine: &mut E,
         g: &mut Group,
         gi: u32,
+        stream: u32,
         st: &mut WorkerStream,
     ) -> bool {
         let Some((op, offset)) = super::next_op(st, None) else {
@@ -50,7 +50,7 @@ impl Arm<'_> {
         };
         let map = st.map.as_ref().expect("only an array's I/Os are cut");
         let batch = self.batches.current();
-        let (stream, counted) = (g.stream, self.counted);
+        let counted = self.counted;
         let mut buf = g.first;
         map.pieces(offset, u64::from(st.bs), |file, at, len| {
             // A piece is at most a stripe, which a buffer holds.

@@ -125,7 +125,7 @@ pub enum DiskperfError {
     TooLarge(u64),
     #[error("--engine sync has one outstanding I/O; use --engine uring for --qd {0}")]
     SyncDepth(u32),
-    #[error("--qd {0} is more than 65536 outstanding I/Os")]
+    #[error("--qd {0} is more than {max} outstanding I/Os", max = crate::MAX_OUTSTANDING)]
     TooDeep(u32),
 }
 
@@ -182,7 +182,7 @@ pub fn expand(spec: &DiskperfSpec) -> Result<Plan, DiskperfError> {
     if spec.qd == 0 {
         return Err(DiskperfError::Zero("qd"));
     }
-    if spec.qd > 65536 {
+    if u64::from(spec.qd) > crate::MAX_OUTSTANDING {
         return Err(DiskperfError::TooDeep(spec.qd));
     }
     if spec.create_size == Some(0) {

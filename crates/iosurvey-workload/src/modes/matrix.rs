@@ -15,8 +15,7 @@ use iosurvey_model::PointParams;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Most outstanding I/Os one point may keep in its ring.
-pub const MAX_OUTSTANDING: u64 = 65536;
+pub use crate::MAX_OUTSTANDING;
 
 /// ORION's `-run` levels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

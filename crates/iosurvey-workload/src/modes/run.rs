@@ -149,7 +149,10 @@ pub enum RunSpecError {
     MixWithoutRandrw,
     #[error("--engine sync has one outstanding I/O per worker; use --workers {0} or --engine uring for --qd {0}")]
     SyncDepth(u32),
-    #[error("--qd {qd} x --workers {workers} is more than 65536 outstanding I/Os per target")]
+    #[error(
+        "--qd {qd} x --workers {workers} is more than {} outstanding I/Os per target",
+        crate::MAX_OUTSTANDING
+    )]
     TooDeep { qd: u32, workers: u32 },
     #[error(
         "--regions applies to sequential patterns (read, write, backread, backwrite), not {0}"
@@ -208,7 +211,7 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
     if spec.interval < Duration::from_millis(1) {
         return Err(RunSpecError::Interval);
     }
-    if u64::from(spec.qd) * u64::from(spec.workers) > 65536 {
+    if u64::from(spec.qd) * u64::from(spec.workers) > crate::MAX_OUTSTANDING {
         return Err(RunSpecError::TooDeep {
             qd: spec.qd,
             workers: spec.workers,

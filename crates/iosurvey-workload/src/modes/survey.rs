@@ -9,8 +9,7 @@ use iosurvey_model::{Op, PointParams};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Most outstanding I/Os one job may keep in its ring, over all devices.
-pub const MAX_OUTSTANDING: u64 = 65536;
+pub use crate::MAX_OUTSTANDING;
 /// Largest record size.
 pub const MAX_RSZ: u64 = 1 << 30;
 
