@@ -122,6 +122,70 @@ fn mounted_ext4_is_never_written_but_can_be_read() {
     );
 }
 
+/// A raid0 array whose stripe cuts each write into pieces on every member
+/// is refused whole, before any piece is written, when one member is a
+/// mounted filesystem's device, when a member is another one under a
+/// symlink, or when a member is a file iosurvey did not make and its data
+/// was not offered.
+#[test]
+fn a_striped_write_with_a_member_not_offered_is_refused_before_any_piece() {
+    let _lock = serial();
+    need!(require_root_and(&[
+        "losetup",
+        "mkfs.ext4",
+        "mount",
+        "umount",
+        "fsfreeze"
+    ]));
+    let mounted = need!(LoopDev::blank(SIZE, &["--direct-io=on"]));
+    let free = need!(LoopDev::new(SIZE, 11));
+    mkfs_ext4(mounted.path());
+    // Declared after the loop device: unmounted before it is detached.
+    let mut m = need!(Mount::new(path_str(mounted.path()), &[]));
+    m.freeze().expect("fsfreeze -f");
+    let dir = tempfile::tempdir().unwrap();
+    let alias = dir.path().join("alias");
+    std::os::unix::fs::symlink(free.path(), &alias).unwrap();
+    let file = dir.path().join("theirs.dat");
+    std::fs::write(&file, random_bytes(SIZE as usize, 12)).unwrap();
+    let sums = || {
+        (
+            checksum(mounted.path(), None),
+            checksum(free.path(), None),
+            checksum(&file, None),
+        )
+    };
+    let before = sums();
+    let striped = |a: &str, b: &str, extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            a,
+            b,
+            "--simulate",
+            "raid0",
+            "--stripe",
+            "4k",
+            "--rw",
+            "write",
+            "--bs",
+            "64k",
+            "--bytes",
+            "4m",
+            "--quiet",
+        ];
+        args.extend_from_slice(extra);
+        iosurvey(&args)
+    };
+    let (fr, mo) = (path_str(free.path()), path_str(mounted.path()));
+    let out = striped(fr, mo, &["--allow-destroy", "--force"]);
+    assert_refused(&out, &["mounted", path_str(m.path())]);
+    let out = striped(fr, path_str(&alias), &["--allow-destroy"]);
+    assert_refused(&out, &["the same target as"]);
+    let out = striped(fr, path_str(&file), &[]);
+    assert_refused(&out, &["--allow-destroy"]);
+    assert_eq!(sums(), before, "a piece of a refused run was written");
+}
+
 #[test]
 fn ext4_signature_needs_force() {
     let _lock = serial();
