@@ -20,6 +20,7 @@
 mod buckets;
 mod class;
 mod histogram;
+pub mod pairs;
 mod series;
 pub mod significance;
 
