@@ -10,7 +10,7 @@ use crate::{
 };
 use cq::CqRing;
 use io_uring::{opcode, squeue, types, IoUring};
-use sq::SqRing;
+use sq::{SqRing, NO_TEMPLATE};
 use sqe::{Sqe, SqeTemplates};
 use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, IntoRawFd, OwnedFd, RawFd};
@@ -499,13 +499,15 @@ fn is_transient(e: &std::io::Error) -> bool {
 /// Writes the entry of `req`, whose buffer was claimed for it, in `sqe`:
 /// its file's and op's template patched, or a stand-in for an offset past
 /// [`MAX_OFFSET`].
+/// `held` is the key of the template `sqe` holds whole; returns the key of
+/// the one it holds after (see [`SqRing::push_keyed`]).
 #[inline(always)]
-fn write_entry(sqes: &SqeTemplates, sqe: &mut Sqe, ptr: *mut u8, req: &Request) {
+fn write_entry(sqes: &SqeTemplates, sqe: &mut Sqe, held: u64, ptr: *mut u8, req: &Request) -> u64 {
     if req.offset > MAX_OFFSET {
         *sqe = Sqe::from_entry(bad_offset(req.buf));
-        return;
+        return NO_TEMPLATE;
     }
-    sqes.write(sqe, ptr, req);
+    sqes.write_over(sqe, held, ptr, req)
 }
 
 /// Stamps the blocks of a write of `len` bytes at `offset` of file `file`
@@ -550,7 +552,10 @@ impl Engine for UringEngine {
         // buffers), the file too (or the kernel's own reference to it, once
         // the I/O is issued), and the buffer is not handed out until the
         // completion is reaped.
-        unsafe { self.sq.push_with(|sqe| write_entry(sqes, sqe, ptr, &req)) };
+        unsafe {
+            self.sq
+                .push_keyed(|sqe, held| write_entry(sqes, sqe, held, ptr, &req))
+        };
     }
 
     #[inline]
@@ -659,7 +664,10 @@ impl Engine for UringEngine {
             // roomy, or the reserve made room) and no view of the crate's
             // queue; the request was claimed (it fits its buffer, which no
             // other I/O holds), and buffer and file outlive the I/O.
-            unsafe { self.sq.push_with(|sqe| write_entry(sqes, sqe, ptr, &req)) };
+            unsafe {
+                self.sq
+                    .push_keyed(|sqe, held| write_entry(sqes, sqe, held, ptr, &req))
+            };
         }
     }
 

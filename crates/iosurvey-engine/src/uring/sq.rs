@@ -7,6 +7,11 @@
 //! the shared tail when it is made and stores it back when dropped, and
 //! [`SqRing::push_with`] stores the tail after every entry. No crate view
 //! may be alive across a `push_with` (its drop would store an older tail).
+//!
+//! The ring also remembers which template each of its entries holds (see
+//! [`SqRing::push_keyed`]): a read or write pushed into an entry that
+//! already holds its file's and op's template writes only the fields that
+//! change from one I/O to the next, not the whole 64 bytes.
 
 use super::sqe::Sqe;
 use io_uring::{IoUring, Parameters};
@@ -125,6 +130,9 @@ pub(crate) struct SqRing {
     mask: u32,
     entries: u32,
     sqes: *mut Sqe,
+    /// For each entry, the key of the template it holds whole (see
+    /// [`SqRing::push_keyed`]), or [`NO_TEMPLATE`].
+    held: Box<[u64]>,
     _ring: Map,
     _sqes: Map,
 }
@@ -162,6 +170,7 @@ impl SqRing {
             mask,
             entries,
             sqes: sqes_map.ptr.cast(),
+            held: vec![NO_TEMPLATE; entries as usize].into_boxed_slice(),
             _ring: ring_map,
             _sqes: sqes_map,
         })
@@ -210,16 +219,49 @@ impl SqRing {
     /// files that stay valid until its completion is reaped.
     #[inline(always)]
     pub(crate) unsafe fn push_with(&mut self, fill: impl FnOnce(&mut Sqe)) {
+        // SAFETY: the caller's contract; the entry holds no template after.
+        unsafe {
+            self.push_keyed(|sqe, _| {
+                fill(sqe);
+                NO_TEMPLATE
+            })
+        }
+    }
+
+    /// As [`SqRing::push_with`], but `fill` is also given the key of the
+    /// template the entry holds whole (written by an earlier `fill` that
+    /// returned that key, and untouched since), or [`NO_TEMPLATE`], and
+    /// returns the key of the template it leaves there whole: `fill` may
+    /// then skip writing the fields that the template already holds.
+    ///
+    /// # Safety
+    /// As [`SqRing::push_with`]; and `fill` returns a key other than
+    /// [`NO_TEMPLATE`] only when every field it did not write is that
+    /// template's.
+    #[inline(always)]
+    pub(crate) unsafe fn push_keyed(&mut self, fill: impl FnOnce(&mut Sqe, u64) -> u64) {
         debug_assert!(!self.is_full());
         // SAFETY: the caller's contract; the slot at the tail is free, so
-        // the kernel reads nothing of it until the tail moves past it.
+        // the kernel reads nothing of it until the tail moves past it. The
+        // slot is below `entries`, the length of `held`.
         unsafe {
             let tail = (*self.tail).load(Ordering::Relaxed);
-            fill(&mut *self.sqes.add((tail & self.mask) as usize));
+            let i = (tail & self.mask) as usize;
+            let held = self.held.get_unchecked_mut(i);
+            *held = fill(&mut *self.sqes.add(i), *held);
             (*self.tail).store(tail.wrapping_add(1), Ordering::Release);
         }
     }
+
+    /// Forgets which templates the entries hold: before anything writes
+    /// them other than through this ring (the io-uring crate's queue).
+    pub(crate) fn forget_templates(&mut self) {
+        self.held.fill(NO_TEMPLATE);
+    }
 }
+
+/// The key of no template (see [`SqRing::push_keyed`]).
+pub(crate) const NO_TEMPLATE: u64 = 0;
 
 #[cfg(test)]
 mod tests {
@@ -252,5 +294,54 @@ mod tests {
         assert_eq!(sq.free(), 4, "the kernel took all four");
         let got: Vec<u64> = ring.completion().map(|c| c.user_data()).collect();
         assert_eq!(got, [1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn an_entry_is_said_to_hold_a_template_only_while_it_does() {
+        let Ok(mut ring) = IoUring::new(2) else {
+            eprintln!("skipped: no io_uring here");
+            return;
+        };
+        let mut sq = SqRing::new(&ring).unwrap();
+        let entries = sq.free();
+        // What each push finds in its entry, in ring order.
+        let mut found = Vec::new();
+        let round = |ring: &mut IoUring, sq: &mut SqRing, key: u64, found: &mut Vec<u64>| {
+            for k in 0..entries {
+                // SAFETY: a NOP names nothing; there is room, and no crate
+                // view; the NOP is all the template `key` stands for here.
+                unsafe {
+                    sq.push_keyed(|e, held| {
+                        found.push(held);
+                        *e = Sqe::from_entry(nop(u64::from(k)));
+                        key
+                    })
+                };
+            }
+            ring.submit_and_wait(entries as usize).unwrap();
+            ring.completion().for_each(drop);
+        };
+        round(&mut ring, &mut sq, 7, &mut found);
+        round(&mut ring, &mut sq, 7, &mut found);
+        round(&mut ring, &mut sq, NO_TEMPLATE, &mut found);
+        round(&mut ring, &mut sq, 9, &mut found);
+        sq.forget_templates();
+        round(&mut ring, &mut sq, 9, &mut found);
+        // A plain push leaves no template.
+        // SAFETY: as above.
+        unsafe { sq.push_with(|e| *e = Sqe::from_entry(nop(5))) };
+        ring.submit_and_wait(1).unwrap();
+        ring.completion().for_each(drop);
+        round(&mut ring, &mut sq, 9, &mut found);
+        let n = entries as usize;
+        // Each round finds what the one before left; the last starts one
+        // entry on, after the plain push's, which it finds last.
+        let want: Vec<u64> = [0, 7, 7, 0, 0]
+            .iter()
+            .flat_map(|&k| std::iter::repeat_n(k, n))
+            .chain(std::iter::repeat_n(9, n - 1))
+            .chain(std::iter::once(NO_TEMPLATE))
+            .collect();
+        assert_eq!(found, want);
     }
 }

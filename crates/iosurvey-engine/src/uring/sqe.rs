@@ -98,9 +98,35 @@ impl SqeTemplates {
     ///
     /// # Panics
     /// When `req.file` is not a file of the table.
-    #[inline(always)]
+    #[cfg(test)]
     pub(crate) fn write(&self, sqe: &mut Sqe, ptr: *mut u8, req: &Request) {
         *sqe = self.by_file[req.file as usize][req.op as usize];
+        self.patch(sqe, ptr, req);
+    }
+
+    /// The key of `req`'s template: one per file and op, never
+    /// [`super::sq::NO_TEMPLATE`].
+    #[inline(always)]
+    pub(crate) fn key(req: &Request) -> u64 {
+        (u64::from(req.file) << 1 | req.op as u64) + 1
+    }
+
+    /// Writes the entry of `req` in `sqe`, which holds the template of key
+    /// `held` whole: the template first unless it is `req`'s. Returns the
+    /// key of the template `sqe` then holds.
+    #[inline(always)]
+    pub(crate) fn write_over(&self, sqe: &mut Sqe, held: u64, ptr: *mut u8, req: &Request) -> u64 {
+        let key = Self::key(req);
+        if held != key {
+            *sqe = self.by_file[req.file as usize][req.op as usize];
+        }
+        self.patch(sqe, ptr, req);
+        key
+    }
+
+    /// The fields of `req`'s entry that its template does not hold.
+    #[inline(always)]
+    fn patch(&self, sqe: &mut Sqe, ptr: *mut u8, req: &Request) {
         sqe.off = req.offset;
         sqe.addr = ptr as u64;
         sqe.len = req.len;
@@ -193,6 +219,45 @@ mod tests {
                         let (got, want) = (bytes(t.entry(ptr, &req)), bytes(want));
                         assert_eq!(got, want, "registered {registered}, fixed {fixed}, {op:?}");
                     }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_entry_written_over_another_is_the_entry_the_builders_make() {
+        use super::super::sq::NO_TEMPLATE;
+        let fds = [7, 9, 11];
+        let buf = vec![0u8; 8192];
+        let ptr = buf.as_ptr() as *mut u8;
+        for registered in [true, false] {
+            for fixed in [true, false] {
+                let t = SqeTemplates::new(&fds, registered, fixed);
+                // One ring entry, written again and again as the ring goes
+                // round: by requests of the same or another file and op,
+                // and by something else (a file operation, a cancel).
+                let mut sqe = Sqe::from_entry(opcode::Nop::new().build());
+                let mut held = NO_TEMPLATE;
+                for k in 0..40u32 {
+                    if k % 7 == 6 {
+                        sqe = Sqe::from_entry(opcode::Fsync::new(types::Fd(3)).build());
+                        held = NO_TEMPLATE;
+                        continue;
+                    }
+                    let i = (k * k / 3 % 3) as usize;
+                    let op = if k % 5 < 2 { Op::Write } else { Op::Read };
+                    let req = Request {
+                        file: i as u32,
+                        op,
+                        offset: 4096 * u64::from(k),
+                        len: 512 * (1 + k % 4),
+                        buf: k % 5,
+                    };
+                    held = t.write_over(&mut sqe, held, ptr, &req);
+                    let mut fresh = Sqe::from_entry(opcode::Nop::new().build());
+                    t.write(&mut fresh, ptr, &req);
+                    assert_eq!(sqe, fresh, "request {k}: {req:?}");
+                    assert_eq!(held, SqeTemplates::key(&req));
                 }
             }
         }

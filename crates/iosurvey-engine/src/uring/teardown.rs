@@ -71,6 +71,9 @@ impl UringEngine {
         let entry = opcode::AsyncCancel2::new(types::CancelBuilder::any())
             .build()
             .user_data(CANCEL);
+        // The crate's queue writes an entry this engine's ring then no
+        // longer knows.
+        self.sq.forget_templates();
         let (submitter, mut sq, _) = self.ring.split();
         sq.sync();
         // SAFETY: a cancel names no buffer, path or file: the kernel reads
