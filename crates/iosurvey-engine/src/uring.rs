@@ -10,7 +10,7 @@ use crate::{
 };
 use cq::CqRing;
 use io_uring::{opcode, squeue, types, IoUring};
-use sq::{Handover, SqRing, NO_TEMPLATE};
+use sq::{SqRing, NO_TEMPLATE};
 use sqe::{Sqe, SqeTemplates};
 use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, IntoRawFd, OwnedFd, RawFd};
@@ -608,20 +608,16 @@ impl Engine for UringEngine {
     fn reap(&mut self, mut f: impl FnMut(Completion) -> Option<Request>) {
         // No view of the crate's queues is alive here: the completions are
         // read, and the re-arms written, in place (see `CqRing`, `SqRing`).
-        let (head, tail) = self.cq.bounds();
+        let (mut head, tail) = self.cq.bounds();
         // Each completion re-arms at most one entry: when the queue has room
         // for as many as there are completions, once, no re-arm of this reap
         // needs to make room (a polling thread only ever frees more).
         let roomy = self.sq.free() >= tail.wrapping_sub(head);
-        // SAFETY: both rings are this ring's and outlive the reap, and
-        // nothing else stores their head or tail until it is over: `f`
-        // cannot reach the engine, and a reserve reads them after a publish.
-        let mut at = unsafe { Handover::new(self.cq.head_ptr(), head, &self.sq) };
-        while at.head != tail {
-            // SAFETY: `at.head` is short of the tail the kernel posted, and
-            // at or past the ring's head: an entry is ready there.
-            let cqe = unsafe { self.cq.read(at.head) };
-            at.head = at.head.wrapping_add(1);
+        while head != tail {
+            // SAFETY: `head` is the ring's head and short of the tail the
+            // kernel posted: an entry is ready there.
+            let cqe = unsafe { self.cq.take(head) };
+            head = head.wrapping_add(1);
             let data = cqe.user_data;
             let buf = data as u32;
             let mut result = cqe.res;
@@ -642,14 +638,11 @@ impl Engine for UringEngine {
                 self.slots.release(buf);
             }
             // The buffer is let go before the caller sees the completion:
-            // a panic in `f` leaves the table true (and the hand-over's
-            // drop retires the completion).
+            // a panic in `f` leaves the table true.
             let Some(req) = f(Completion { buf, result }) else {
                 continue;
             };
             if !roomy {
-                // The kernel sees this reap's entries before any submit.
-                at.publish();
                 Self::reserve(
                     &self.ring.submitter(),
                     &self.sq,
@@ -667,16 +660,14 @@ impl Engine for UringEngine {
             if req.op == Op::Write {
                 stamp_write(&mut self.stamper, ptr, req.len, req.file, req.offset);
             }
-            // SAFETY: as in push: the entry at `at.tail` is free (the queue
-            // was roomy for every re-arm of this reap, or the reserve made
-            // room after the publish) and no view of the crate's queue is
-            // alive; the request was claimed (it fits its buffer, which no
+            // SAFETY: as in push: there is a free entry (the queue was
+            // roomy, or the reserve made room) and no view of the crate's
+            // queue; the request was claimed (it fits its buffer, which no
             // other I/O holds), and buffer and file outlive the I/O.
             unsafe {
                 self.sq
-                    .write_keyed(at.tail, |sqe, held| write_entry(sqes, sqe, held, ptr, &req))
+                    .push_keyed(|sqe, held| write_entry(sqes, sqe, held, ptr, &req))
             };
-            at.tail = at.tail.wrapping_add(1);
         }
     }
 

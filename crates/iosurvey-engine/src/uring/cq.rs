@@ -95,7 +95,6 @@ impl CqRing {
     ///
     /// # Safety
     /// `head` is the ring's head, and an entry is ready there.
-    #[cfg(test)]
     #[inline(always)]
     pub(crate) unsafe fn take(&mut self, head: u32) -> Cqe {
         // SAFETY: the caller's contract: the entry at `head` was posted
@@ -106,27 +105,6 @@ impl CqRing {
             (*self.head).store(head.wrapping_add(1), Ordering::Release);
             cqe
         }
-    }
-}
-
-impl CqRing {
-    /// Reads the entry at `head`, without handing its place back: a
-    /// [`super::sq::Handover`] does, for a whole reap's entries.
-    ///
-    /// # Safety
-    /// An entry is ready at `head`: it is at or past the ring's head and
-    /// short of the tail that [`CqRing::bounds`] gave.
-    #[inline(always)]
-    pub(crate) unsafe fn read(&self, head: u32) -> Cqe {
-        // SAFETY: the caller's contract; the kernel does not write an entry
-        // until the head moves past it.
-        unsafe { *self.cqes.add((head & self.mask) as usize) }
-    }
-
-    /// The head's place in the ring's mapping, for a
-    /// [`super::sq::Handover`].
-    pub(crate) fn head_ptr(&self) -> *const AtomicU32 {
-        self.head
     }
 }
 

@@ -241,42 +241,16 @@ impl SqRing {
     #[inline(always)]
     pub(crate) unsafe fn push_keyed(&mut self, fill: impl FnOnce(&mut Sqe, u64) -> u64) {
         debug_assert!(!self.is_full());
-        // SAFETY: the caller's contract; the tail is this process's.
+        // SAFETY: the caller's contract; the slot at the tail is free, so
+        // the kernel reads nothing of it until the tail moves past it. The
+        // slot is below `entries`, the length of `held`.
         unsafe {
             let tail = (*self.tail).load(Ordering::Relaxed);
-            self.write_keyed(tail, fill);
-            (*self.tail).store(tail.wrapping_add(1), Ordering::Release);
-        }
-    }
-
-    /// Writes the entry at `tail` as [`SqRing::push_keyed`] does, without
-    /// handing it over: [`Handover`] does, for a whole reap's entries.
-    ///
-    /// # Safety
-    /// As [`SqRing::push_keyed`]; `tail` is the ring's tail or past it,
-    /// and the entries from the ring's head up to and including `tail`'s
-    /// are no more than the ring holds.
-    #[inline(always)]
-    pub(crate) unsafe fn write_keyed(
-        &mut self,
-        tail: u32,
-        fill: impl FnOnce(&mut Sqe, u64) -> u64,
-    ) {
-        let i = (tail & self.mask) as usize;
-        // SAFETY: the caller's contract: the entry at `tail` is free, so the
-        // kernel reads nothing of it until the tail moves past it. `i` is
-        // below `entries`, the length of `held`.
-        unsafe {
+            let i = (tail & self.mask) as usize;
             let held = self.held.get_unchecked_mut(i);
             *held = fill(&mut *self.sqes.add(i), *held);
+            (*self.tail).store(tail.wrapping_add(1), Ordering::Release);
         }
-    }
-
-    /// The tail: where the next entry goes.
-    #[inline(always)]
-    pub(crate) fn tail(&self) -> u32 {
-        // SAFETY: in the ring's mapping; only this process writes it.
-        unsafe { (*self.tail).load(Ordering::Relaxed) }
     }
 
     /// Forgets which templates the entries hold: before anything writes
@@ -288,59 +262,6 @@ impl SqRing {
 
 /// The key of no template (see [`SqRing::push_keyed`]).
 pub(crate) const NO_TEMPLATE: u64 = 0;
-
-/// A reap's hand-over of both rings: the completions it read go back to
-/// the kernel (the completion ring's head) and the entries it wrote go to
-/// the kernel's side of the submission ring (its tail) with one store each
-/// when the reap is over, instead of one per I/O. The stores are in `Drop`,
-/// so that a reap that unwinds leaves both rings as far as it got: no
-/// completion is read twice, and no entry written is lost.
-pub(crate) struct Handover {
-    cq_head: *const AtomicU32,
-    sq_tail: *const AtomicU32,
-    /// The next completion to read.
-    pub(crate) head: u32,
-    /// Where the next entry goes.
-    pub(crate) tail: u32,
-}
-
-impl Handover {
-    /// Starts a reap at the completion ring's `head` (from its bounds) and
-    /// the submission ring's tail.
-    ///
-    /// # Safety
-    /// Both rings are the same `IoUring`'s and outlive the hand-over; no
-    /// other tail or head is stored while it is alive but by
-    /// [`Handover::publish`].
-    #[inline(always)]
-    pub(crate) unsafe fn new(cq_head: *const AtomicU32, head: u32, sq: &SqRing) -> Handover {
-        Handover {
-            cq_head,
-            sq_tail: sq.tail,
-            head,
-            tail: sq.tail(),
-        }
-    }
-
-    /// Stores the head and the tail now: before anything reads them (a
-    /// submit that makes room in the queue).
-    #[inline(always)]
-    pub(crate) fn publish(&self) {
-        // SAFETY: `new`'s contract: both are in their rings' mappings, and
-        // only this hand-over stores them meanwhile.
-        unsafe {
-            (*self.cq_head).store(self.head, Ordering::Release);
-            (*self.sq_tail).store(self.tail, Ordering::Release);
-        }
-    }
-}
-
-impl Drop for Handover {
-    #[inline(always)]
-    fn drop(&mut self) {
-        self.publish();
-    }
-}
 
 #[cfg(test)]
 mod tests {
