@@ -524,6 +524,59 @@ fn a_panic_in_the_reap_callback_leaves_the_engine_consistent() {
 }
 
 #[test]
+fn a_panic_in_the_reap_after_a_rearm_hands_the_rearm_and_the_rest_over() {
+    let f = patterned_file(4);
+    let Some(mut e) = uring(cfg(vec![open_rw(&f)], 4, BS), 4) else {
+        return;
+    };
+    for b in 0..3 {
+        e.push(read(0, b, BS as u64 * u64::from(b), BS as u32));
+    }
+    // All three complete before the reap.
+    let start = Instant::now();
+    loop {
+        e.submit_and_wait(3, Duration::from_secs(1)).unwrap();
+        let mut first = None;
+        let mut seen = 0;
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            e.reap(|c| {
+                seen += 1;
+                assert_eq!(c.result, BS as i32);
+                if seen == 1 {
+                    // The first is re-armed with the fourth block.
+                    first = Some(c.buf);
+                    Some(read(0, c.buf, 3 * BS as u64, BS as u32))
+                } else {
+                    panic!("the callback panics on {c:?}")
+                }
+            })
+        }));
+        if seen == 1 {
+            // Only one had completed (three are in flight again): wait
+            // for the others.
+            assert!(r.is_ok());
+            assert!(start.elapsed() < Duration::from_secs(10));
+            continue;
+        }
+        assert!(r.is_err());
+        // The re-arm went to the kernel's side of the queue, the
+        // completion the panic was given was consumed, and the others are
+        // still there to be reaped once: of three in flight, two were
+        // reaped and one re-armed.
+        assert_eq!(e.in_flight(), 2);
+        let got = drain(&mut e);
+        let rearmed = first.unwrap();
+        assert!(got.contains(&Completion {
+            buf: rearmed,
+            result: BS as i32
+        }));
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert!(e.buffer_mut(rearmed).unwrap().iter().all(|&b| b == 4));
+        break;
+    }
+}
+
+#[test]
 fn an_engine_dropped_while_unwinding_from_the_callback_waits_for_the_kernel() {
     let f = patterned_file(2);
     let (a, mut peer) = UnixStream::pair().unwrap();
