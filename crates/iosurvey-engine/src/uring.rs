@@ -558,7 +558,7 @@ impl Engine for UringEngine {
         };
     }
 
-    #[inline]
+    #[inline(always)]
     fn submit_and_wait(&mut self, min_complete: usize, timeout: Duration) -> std::io::Result<()> {
         if !self.cq.is_empty() || self.slots.in_flight() == 0 {
             // Completions are ready (or nothing can come): hand the queue
