@@ -36,7 +36,7 @@ impl SlotTable {
         let fits = (req.len <= self.buffer_size) & (req.file < self.files);
         match self.busy.get_mut(req.buf as usize) {
             Some(b) if fits && !*b => *b = true,
-            _ => self.refuse(req),
+            _ => self.refuse(*req),
         }
         self.in_flight += 1;
     }
@@ -57,7 +57,7 @@ impl SlotTable {
         };
         match self.busy.get_mut(buf as usize) {
             Some(b) if len <= self.buffer_size && !*b => *b = true,
-            _ => self.refuse(&req),
+            _ => self.refuse(req),
         }
         self.in_flight += 1;
     }
@@ -76,7 +76,7 @@ impl SlotTable {
         }
         let fits = (req.len <= self.buffer_size) & (req.file < self.files);
         if !fits {
-            self.refuse(req);
+            self.refuse(*req);
         }
         let i = released as usize;
         debug_assert!(i < self.busy.len() && !self.busy[i]);
@@ -89,7 +89,7 @@ impl SlotTable {
 
     #[cold]
     #[inline(never)]
-    fn refuse(&self, req: &Request) -> ! {
+    fn refuse(&self, req: Request) -> ! {
         panic!(
             "request refused: {req:?} (buffers: {} of {} bytes, {} in flight; files: {})",
             self.busy.len(),
