@@ -778,7 +778,11 @@ fn run_worker_at<E: Engine, const PLAIN: bool>(
                     run.batch_from = run.n;
                     run.n += 1;
                 } else {
-                    tally.record_apart(&run, &batches, interval, tc);
+                    // A reap's first completion starts the first run: no
+                    // call then.
+                    if run.n > 0 {
+                        tally.record_apart(&run, &batches, interval, tc);
+                    }
                     run = Run {
                         stream: slot.stream,
                         op: slot.op,
