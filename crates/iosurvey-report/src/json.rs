@@ -115,28 +115,97 @@ impl Layout {
         if pairs.is_empty() {
             return Ok(());
         }
-        // What goes before each pair but the first: `,\n`, the indent and
-        // the pair's own bracket, or `, [` inline.
-        let mut before = Vec::with_capacity(3 + 2 * self.open.len());
-        if self.inline() {
-            before.extend_from_slice(b", ");
+        // Each pair is laid out in `line` after what goes before it: `,\n`,
+        // the indent and the pair's own bracket, or `, [` inline; the
+        // first pair leaves out the comma (and the space inline).
+        let indent = if self.inline() {
+            0
         } else {
-            before.extend_from_slice(b",\n");
-            before.resize(2 + 2 * self.open.len(), b' ');
-        }
-        before.push(b'[');
-        let first = if self.inline() { 2 } else { 1 };
-        let mut out = Vec::with_capacity(pairs.len() * (before.len() + 16));
-        let mut digits = itoa::Buffer::new();
+            2 * self.open.len()
+        };
+        let mut line = [b' '; LINE];
+        let (prefix, first) = if self.inline() {
+            line[..3].copy_from_slice(b", [");
+            (3, 2)
+        } else if indent <= MAX_INDENT {
+            line[..2].copy_from_slice(b",\n");
+            line[2 + indent] = b'[';
+            (3 + indent, 1)
+        } else {
+            // Deeper than any report goes: through serde's own path.
+            self.has_value = true;
+            return pairs.iter().enumerate().try_for_each(|(i, p)| {
+                self.member(w, i == 0)?;
+                let mut ser = serde_json::Serializer::with_formatter(&mut *w, Inline);
+                p.serialize(&mut ser).map_err(io::Error::other)
+            });
+        };
+        let mut out = Vec::with_capacity(pairs.len() * (prefix + 16));
         for (i, &[v, n]) in pairs.iter().enumerate() {
-            out.extend_from_slice(&before[if i == 0 { first } else { 0 }..]);
-            out.extend_from_slice(digits.format(v).as_bytes());
-            out.extend_from_slice(b", ");
-            out.extend_from_slice(digits.format(n).as_bytes());
-            out.push(b']');
+            let mut end = put_decimal(&mut line, prefix, v);
+            line[end..end + 2].copy_from_slice(b", ");
+            end = put_decimal(&mut line, end + 2, n);
+            line[end] = b']';
+            out.extend_from_slice(&line[if i == 0 { first } else { 0 }..=end]);
         }
         self.has_value = true;
         w.write_all(&out)
+    }
+}
+
+/// Room for one pair's line: a comma, a line break, an indent of at most
+/// [`MAX_INDENT`] spaces, and `[value, count]` with 20 digits of room
+/// after each number's start.
+const LINE: usize = 3 + MAX_INDENT + 20 + 2 + 20 + 1;
+
+/// The deepest indent [`Layout::pairs`] lays out itself (30 levels).
+const MAX_INDENT: usize = 60;
+
+/// Two decimal digits of each number below 100.
+const DIGITS: &[u8; 200] = b"\
+0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Writes `v` in decimal into `line` at `at`, which has 20 bytes of room
+/// after it (as many as `u64::MAX` has digits), and returns where the
+/// digits end: a copy of 20 bytes of fixed length, not a call per number.
+#[inline(always)]
+fn put_decimal(line: &mut [u8; LINE], at: usize, mut v: u64) -> usize {
+    // The digits end at 20, right-aligned, with 20 bytes of slack after.
+    let mut digits = [0u8; 40];
+    let mut i = 20;
+    while v >= 100 {
+        let d = 2 * (v % 100) as usize;
+        v /= 100;
+        i -= 2;
+        digits[i..i + 2].copy_from_slice(&DIGITS[d..d + 2]);
+    }
+    if v >= 10 {
+        let d = 2 * v as usize;
+        i -= 2;
+        digits[i..i + 2].copy_from_slice(&DIGITS[d..d + 2]);
+    } else {
+        i -= 1;
+        digits[i] = b'0' + v as u8;
+    }
+    line[at..at + 20].copy_from_slice(&digits[i..i + 20]);
+    at + (20 - i)
+}
+
+/// serde_json's compact layout with a space after each comma, as
+/// [`Layout`] writes an inline array.
+struct Inline;
+
+impl serde_json::ser::Formatter for Inline {
+    fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        if first {
+            Ok(())
+        } else {
+            w.write_all(b", ")
+        }
     }
 }
 
@@ -342,6 +411,62 @@ mod tests {
                 .map(Vec::len),
             Some(399)
         );
+    }
+
+    #[test]
+    fn pairs_of_any_size_and_depth_are_laid_out_as_serde_would() {
+        use iosurvey_stats::HistogramData;
+        let edge = [
+            0,
+            1,
+            9,
+            10,
+            99,
+            100,
+            101,
+            999,
+            1000,
+            4_294_967_296,
+            u64::MAX - 1,
+            u64::MAX,
+        ];
+        let data = HistogramData {
+            lowest_ns: 1,
+            highest_ns: 2,
+            significant_digits: 3,
+            clamped: 0,
+            min_ns: None,
+            max_ns: None,
+            counts: edge
+                .iter()
+                .zip(edge.iter().rev())
+                .map(|(&a, &b)| [a, b])
+                .collect(),
+        };
+        // At depth 1, in an inline array, and nested deeper than the
+        // layout's own path goes (30 levels).
+        #[derive(Serialize)]
+        struct Nest {
+            k: Option<Box<Nest>>,
+            h: Option<HistogramData>,
+        }
+        let mut nest = Nest {
+            k: None,
+            h: Some(data.clone()),
+        };
+        for _ in 0..35 {
+            nest = Nest {
+                k: Some(Box::new(nest)),
+                h: None,
+            };
+        }
+        let inline = vec![vec![data.clone()]];
+        for text in [pretty(&data), pretty(&inline), pretty(&nest)] {
+            assert!(text.contains("18446744073709551615"), "{text}");
+        }
+        assert_eq!(pretty(&data), through_serde(&data));
+        assert_eq!(pretty(&inline), through_serde(&inline));
+        assert_eq!(pretty(&nest), through_serde(&nest));
     }
 
     #[test]
