@@ -41,7 +41,13 @@ pub fn set_aside<R>(f: impl FnOnce() -> R) -> R {
         })
     });
     let _restore = Restore;
-    f()
+    let out = f();
+    // A writer that took every array's pairs leaves none behind.
+    debug_assert!(
+        take(|_| ()).is_none(),
+        "a histogram's pairs were set aside and never written"
+    );
+    out
 }
 
 /// Calls `write` with the pairs of the histogram whose counts were set
@@ -94,6 +100,13 @@ mod tests {
             serde_json::json!([[1000, 3], [2000895, 1]])
         );
         assert_eq!(take(|p| p.len()), None, "nothing is set aside outside");
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "never written")]
+    fn pairs_no_writer_took_are_a_bug() {
+        set_aside(|| serde_json::to_value(data()).unwrap());
     }
 
     #[test]

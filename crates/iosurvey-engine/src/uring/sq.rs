@@ -237,7 +237,8 @@ impl SqRing {
     /// # Safety
     /// As [`SqRing::push_with`]; and `fill` returns a key other than
     /// [`NO_TEMPLATE`] only when every field it did not write is that
-    /// template's.
+    /// template's, and does not panic once it has written part of the
+    /// entry (the entry would keep its old key).
     #[inline(always)]
     pub(crate) unsafe fn push_keyed(&mut self, fill: impl FnOnce(&mut Sqe, u64) -> u64) {
         debug_assert!(!self.is_full());
