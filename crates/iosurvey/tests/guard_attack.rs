@@ -248,8 +248,7 @@ fn a_partition_is_not_written_while_its_parent_disk_is_mounted() {
         skip!("{} did not appear", part.display());
     }
     mkfs_ext4(l.path());
-    let mut m = need!(Mount::new(path_str(l.path()), &[]));
-    m.freeze().expect("fsfreeze -f");
+    let m = need!(Mount::frozen(l.path()));
     let before = checksum(l.path(), None);
 
     for extra in [&[][..], &["--force"][..], &["--force", "--shared"][..]] {
@@ -275,8 +274,7 @@ fn zram_backing_a_loop_device_with_a_mounted_ext4_is_never_written() {
     // Dropped in reverse: unmounted, then detached, then the zram removed.
     let l = need!(LoopDev::attach(z.path(), &[]));
     mkfs_ext4(l.path());
-    let mut m = need!(Mount::new(path_str(l.path()), &[]));
-    m.freeze().expect("fsfreeze -f");
+    let m = need!(Mount::frozen(l.path()));
     let before = checksum(z.path(), None);
 
     let out = iosurvey(&destroy_args(path_str(z.path()), &["--force"], &[]));
@@ -386,17 +384,10 @@ fn a_lazily_unmounted_filesystem_still_claims_its_device() {
 #[test]
 fn a_loop_device_over_a_mounted_device_is_never_written() {
     let _lock = serial();
-    need!(require_root_and(&[
-        "losetup",
-        "mkfs.ext4",
-        "mount",
-        "umount",
-        "fsfreeze"
-    ]));
+    need!(require_root_and(&FROZEN_EXT4_TOOLS));
     let z = need!(Zram::new(32 * MIB));
     mkfs_ext4(z.path());
-    let mut m = need!(Mount::new(path_str(z.path()), &[]));
-    m.freeze().expect("fsfreeze -f");
+    let _m = need!(Mount::frozen(z.path()));
     // Detached before the mount goes (declared after it).
     let l = need!(LoopDev::attach(z.path(), &[]));
     let before = checksum(z.path(), None);

@@ -87,22 +87,12 @@ fn first_partition(l: &LoopDev) -> Result<PathBuf, String> {
 #[test]
 fn mounted_ext4_is_never_written_but_can_be_read() {
     let _lock = serial();
-    need!(require_root_and(&[
-        "losetup",
-        "mkfs.ext4",
-        "mount",
-        "umount",
-        "fsfreeze"
-    ]));
+    need!(require_root_and(&FROZEN_EXT4_TOOLS));
     let l = need!(LoopDev::blank(SIZE, &["--direct-io=on"]));
     let dev = path_str(l.path());
     mkfs_ext4(l.path());
     // Declared after the loop device: unmounted before it is detached.
-    let mut m = need!(Mount::new(dev, &[]));
-    // A freshly mounted ext4 still writes to its device for a while (its
-    // first journal commit); freezing flushes it and holds back every later
-    // write, so that any change to the device comes from iosurvey.
-    m.freeze().expect("fsfreeze -f");
+    let m = need!(Mount::frozen(l.path()));
     let before = checksum(l.path(), None);
 
     let out = write_run(dev, &["--allow-destroy", "--force"]);
@@ -130,19 +120,12 @@ fn mounted_ext4_is_never_written_but_can_be_read() {
 #[test]
 fn a_striped_write_with_a_member_not_offered_is_refused_before_any_piece() {
     let _lock = serial();
-    need!(require_root_and(&[
-        "losetup",
-        "mkfs.ext4",
-        "mount",
-        "umount",
-        "fsfreeze"
-    ]));
+    need!(require_root_and(&FROZEN_EXT4_TOOLS));
     let mounted = need!(LoopDev::blank(SIZE, &["--direct-io=on"]));
     let free = need!(LoopDev::new(SIZE, 11));
     mkfs_ext4(mounted.path());
     // Declared after the loop device: unmounted before it is detached.
-    let mut m = need!(Mount::new(path_str(mounted.path()), &[]));
-    m.freeze().expect("fsfreeze -f");
+    let m = need!(Mount::frozen(mounted.path()));
     let dir = tempfile::tempdir().unwrap();
     let alias = dir.path().join("alias");
     std::os::unix::fs::symlink(free.path(), &alias).unwrap();

@@ -140,20 +140,13 @@ fn a_loop_device_without_a_node_in_this_namespace_refuses_every_device_write() {
 #[test]
 fn a_file_that_backs_a_loop_device_is_never_written() {
     let _lock = serial();
-    need!(require_root_and(&[
-        "losetup",
-        "mkfs.ext4",
-        "mount",
-        "umount",
-        "fsfreeze"
-    ]));
+    need!(require_root_and(&FROZEN_EXT4_TOOLS));
     let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("lb2.img");
     allocated_file(&img, SIZE);
     let l = need!(LoopDev::attach(&img, &[]));
     mkfs_ext4(l.path());
-    let mut m = need!(Mount::new(path_str(l.path()), &[]));
-    m.freeze().expect("fsfreeze -f");
+    let m = need!(Mount::frozen(l.path()));
     let before = checksum(&img, None);
     let write = || {
         iosurvey(&[

@@ -306,6 +306,9 @@ impl Drop for LoopDev {
 // Mounts and swap
 // ---------------------------------------------------------------------------
 
+/// What a test of a mounted, frozen ext4 on a loop or zram device needs.
+pub const FROZEN_EXT4_TOOLS: [&str; 5] = ["losetup", "mkfs.ext4", "mount", "umount", "fsfreeze"];
+
 /// A mount on a private temporary directory; unfrozen (if frozen), unmounted
 /// and the directory removed on drop.
 pub struct Mount {
@@ -332,6 +335,17 @@ impl Mount {
 
     pub fn path(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// Mounts the filesystem on `dev` and freezes it: a freshly mounted
+    /// ext4 still writes to its device for a while (its first journal
+    /// commit); freezing flushes it and holds back every later write, so
+    /// that any change to the device comes from iosurvey. A mount that
+    /// fails is an `Err` (a test skips on it); a freeze that fails panics.
+    pub fn frozen(dev: &Path) -> Result<Mount, String> {
+        let mut m = Mount::new(path_str(dev), &[])?;
+        m.freeze().expect("fsfreeze -f");
+        Ok(m)
     }
 
     /// `fsfreeze -f`: flushes the filesystem and holds back every further
