@@ -498,9 +498,8 @@ fn is_transient(e: &std::io::Error) -> bool {
 
 /// Writes the entry of `req`, whose buffer was claimed for it, in `sqe`:
 /// its file's and op's template patched, or a stand-in for an offset past
-/// [`MAX_OFFSET`].
-/// `held` is the key of the template `sqe` holds whole; returns the key of
-/// the one it holds after (see [`SqRing::push_keyed`]).
+/// [`MAX_OFFSET`]. `held` is the key of the template `sqe` holds whole;
+/// returns the key of the one it holds after (see [`SqRing::push_keyed`]).
 #[inline(always)]
 fn write_entry(sqes: &SqeTemplates, sqe: &mut Sqe, held: u64, ptr: *mut u8, req: &Request) -> u64 {
     if req.offset > MAX_OFFSET {
