@@ -62,29 +62,24 @@ impl SlotTable {
         self.in_flight += 1;
     }
 
-    /// [`SlotTable::claim`] right after `released` was released: when the
-    /// request is for that same buffer (a slot re-armed with its own
-    /// buffer, as a worker does), it is known to be a buffer of the table
-    /// and idle, and only the length and file are checked.
+    /// Holds buffer `buf`, whose completion is being reaped, while the
+    /// caller decides what comes next: the buffer stays taken if it is
+    /// re-armed for itself ([`Kept::rearm`]), and is let go otherwise, when
+    /// the [`Kept`] is dropped, by a panic too.
     ///
-    /// # Safety
-    /// `release(released)` returned, and nothing was claimed since.
+    /// # Panics
+    /// When `buf` was not in flight (a completion the engine never asked
+    /// for).
     #[inline]
-    pub(crate) unsafe fn claim_again(&mut self, released: u32, req: &Request) {
-        if req.buf != released {
-            return self.claim(req);
+    pub(crate) fn hold(&mut self, buf: u32) -> Kept<'_> {
+        if self.busy.get(buf as usize) != Some(&true) {
+            Self::stray(buf);
         }
-        let fits = (req.len <= self.buffer_size) & (req.file < self.files);
-        if !fits {
-            self.refuse(*req);
+        Kept {
+            table: self,
+            buf,
+            held: true,
         }
-        let i = released as usize;
-        debug_assert!(i < self.busy.len() && !self.busy[i]);
-        // SAFETY: the caller's contract: `release(released)` found it in
-        // the table (it panics on a buffer out of range) and marked it
-        // idle, and nothing claimed it since.
-        unsafe { *self.busy.get_unchecked_mut(i) = true };
-        self.in_flight += 1;
     }
 
     #[cold]
@@ -129,6 +124,50 @@ impl SlotTable {
     #[inline]
     pub fn in_flight(&self) -> usize {
         self.in_flight
+    }
+}
+
+/// A buffer whose I/O completed, held for the request that re-arms it:
+/// see [`SlotTable::hold`]. A slot re-armed with its own buffer, as a
+/// worker's are, then stays taken, without the table marking it idle and
+/// busy again.
+pub(crate) struct Kept<'a> {
+    table: &'a mut SlotTable,
+    buf: u32,
+    /// Whether `buf` is still held; cleared once it is let go.
+    held: bool,
+}
+
+impl Kept<'_> {
+    /// Takes `req`'s buffer for it: the held buffer, which stays taken
+    /// (only the length and file are checked), or another, checked as
+    /// [`SlotTable::claim`] does once the held one is let go.
+    ///
+    /// # Panics
+    /// As [`SlotTable::claim`]; the held buffer is let go then.
+    #[inline]
+    pub(crate) fn rearm(mut self, req: &Request) {
+        if req.buf == self.buf {
+            let t = &*self.table;
+            if !((req.len <= t.buffer_size) & (req.file < t.files)) {
+                // The drop lets the held buffer go as the panic unwinds.
+                t.refuse(*req);
+            }
+        } else {
+            self.table.release(self.buf);
+            self.held = false;
+            self.table.claim(req);
+        }
+        // Taken by `req` now: the drop has nothing to let go.
+        self.held = false;
+    }
+}
+
+impl Drop for Kept<'_> {
+    fn drop(&mut self) {
+        if self.held {
+            self.table.release(self.buf);
+        }
     }
 }
 
@@ -187,35 +226,91 @@ mod tests {
     }
 
     #[test]
-    fn a_buffer_claimed_again_after_its_release_is_held() {
+    fn a_buffer_rearmed_for_itself_stays_held() {
         let mut t = SlotTable::new(2, 4096, 1);
         t.claim(&req(1, 4096, 0));
-        t.release(1);
-        // SAFETY: 1 was just released.
-        unsafe { t.claim_again(1, &req(1, 4096, 0)) };
+        t.hold(1).rearm(&req(1, 4096, 0));
         assert!(!t.is_idle(1));
+        assert!(t.is_idle(0));
+        assert_eq!(t.in_flight(), 1);
+    }
+
+    #[test]
+    fn a_held_buffer_not_rearmed_is_let_go() {
+        let mut t = SlotTable::new(2, 4096, 1);
+        t.claim(&req(1, 4096, 0));
+        drop(t.hold(1));
+        assert!(t.is_idle(1));
+        assert_eq!(t.in_flight(), 0);
+    }
+
+    #[test]
+    fn a_rearm_with_another_buffer_lets_the_held_one_go() {
+        let mut t = SlotTable::new(2, 4096, 1);
+        t.claim(&req(1, 4096, 0));
+        t.hold(1).rearm(&req(0, 512, 0));
+        assert!(t.is_idle(1));
+        assert!(!t.is_idle(0));
         assert_eq!(t.in_flight(), 1);
     }
 
     #[test]
     #[should_panic(expected = "request refused")]
-    fn a_claim_again_of_another_buffer_is_checked_as_a_claim() {
+    fn a_rearm_with_a_buffer_in_flight_is_refused() {
         let mut t = SlotTable::new(2, 4096, 1);
         t.claim(&req(0, 512, 0));
         t.claim(&req(1, 512, 0));
-        t.release(0);
-        // SAFETY: 0 was just released; the request names 1, in flight.
-        unsafe { t.claim_again(0, &req(1, 512, 0)) };
+        t.hold(0).rearm(&req(1, 512, 0));
     }
 
     #[test]
     #[should_panic(expected = "request refused")]
-    fn a_claim_again_longer_than_the_buffer_is_refused() {
+    fn a_rearm_longer_than_the_buffer_is_refused() {
         let mut t = SlotTable::new(2, 4096, 1);
         t.claim(&req(0, 512, 0));
-        t.release(0);
-        // SAFETY: 0 was just released.
-        unsafe { t.claim_again(0, &req(0, 4097, 0)) };
+        t.hold(0).rearm(&req(0, 4097, 0));
+    }
+
+    #[test]
+    #[should_panic(expected = "request refused")]
+    fn a_rearm_naming_no_file_of_the_table_is_refused() {
+        let mut t = SlotTable::new(2, 4096, 1);
+        t.claim(&req(0, 512, 0));
+        t.hold(0).rearm(&req(0, 512, 1));
+    }
+
+    /// A refused re-arm, or a panic while the buffer is held, leaves the
+    /// table true: the held buffer idle, nothing else changed.
+    #[test]
+    fn a_panic_while_a_buffer_is_held_lets_it_go() {
+        use std::panic::{catch_unwind, AssertUnwindSafe};
+        let mut t = SlotTable::new(3, 4096, 1);
+        for b in 0..3 {
+            t.claim(&req(b, 512, 0));
+        }
+        let r = catch_unwind(AssertUnwindSafe(|| t.hold(0).rearm(&req(0, 8192, 0))));
+        assert!(r.is_err());
+        assert!(t.is_idle(0));
+        assert_eq!(t.in_flight(), 2);
+        let r = catch_unwind(AssertUnwindSafe(|| t.hold(1).rearm(&req(2, 512, 0))));
+        assert!(r.is_err(), "2 is in flight");
+        assert!(t.is_idle(1));
+        assert!(!t.is_idle(2));
+        assert_eq!(t.in_flight(), 1);
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            let _k = t.hold(2);
+            panic!("the caller's");
+        }));
+        assert!(r.is_err());
+        assert!(t.is_idle(2));
+        assert_eq!(t.in_flight(), 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "not in flight")]
+    fn a_held_buffer_must_be_in_flight() {
+        let mut t = SlotTable::new(2, 4096, 1);
+        let _k = t.hold(1);
     }
 
     #[test]

@@ -42,7 +42,8 @@ const BAD_OFFSET: u64 = 1 << 33;
 /// in the kernel's signed `tv_sec` and end the wait at once; the kernel
 /// also adds the timeout to its clock in signed nanoseconds, which 2^32 s
 /// leaves far from overflowing.
-const LONGEST_WAIT: Duration = Duration::from_secs(1 << 32);
+const LONGEST_WAIT: Duration = Duration::from_secs(LONGEST_WAIT_S);
+const LONGEST_WAIT_S: u64 = 1 << 32;
 
 /// io_uring with registered files and (when the kernel allows) fixed
 /// buffers.
@@ -88,6 +89,14 @@ pub struct UringEngine {
     min_timeout: bool,
     /// The kernel takes a timeout with a wait (5.11+).
     ext_arg: bool,
+    /// A wait for several completions holds the first at most
+    /// [`REAP_WINDOW_US`]: the kernel bounds a batch in time, and the ring
+    /// is not polled (`min_timeout && !iopoll`).
+    batch_window: bool,
+    /// Waits go straight to `io_uring_enter` once the ring is enabled: the
+    /// kernel takes a timeout with them and no polling thread needs waking
+    /// (`ext_arg && !sqpoll`).
+    direct_wait: bool,
     /// The kernel cancels requests on demand (ASYNC_CANCEL), which a drop
     /// asks for when its I/O does not finish.
     cancel: bool,
@@ -172,6 +181,8 @@ impl UringEngine {
             fixed_buffers,
             min_timeout,
             ext_arg,
+            batch_window: min_timeout && !cfg.iopoll,
+            direct_wait: ext_arg && cfg.sqpoll.is_none(),
             cancel,
             sqpoll: cfg.sqpoll.is_some(),
             iopoll: cfg.iopoll,
@@ -208,6 +219,24 @@ impl UringEngine {
         } else {
             submitter.submit_and_wait(want)
         }
+    }
+
+    /// Writes the entry of `req`, claimed, into buffer `ptr`: the queue
+    /// has room (the reap found it roomy, or a reserve made room).
+    #[inline(always)]
+    fn push_claimed(&mut self, ptr: *mut u8, req: &Request) {
+        if req.op == Op::Write {
+            stamp_write(&mut self.stamper, ptr, req.len, req.file, req.offset);
+        }
+        let sqes = &self.sqes;
+        // SAFETY: there is a free entry (the queue was roomy, or the
+        // reserve made room) and no view of the crate's queue; the request
+        // was claimed (it fits its buffer, which no other I/O holds), and
+        // buffer and file outlive the I/O.
+        unsafe {
+            self.sq
+                .push_keyed(|sqe, held| write_entry(sqes, sqe, held, ptr, req))
+        };
     }
 
     /// Makes sure the submission queue has a free entry, entering the
@@ -453,9 +482,8 @@ fn wait_with_timeout(
     want: u32,
     timeout: Duration,
 ) -> std::io::Result<usize> {
-    let timeout = timeout.min(LONGEST_WAIT);
     let ts = KernelTimespec {
-        tv_sec: timeout.as_secs() as i64,
+        tv_sec: timeout.as_secs().min(LONGEST_WAIT_S) as i64,
         tv_nsec: i64::from(timeout.subsec_nanos()),
     };
     let arg = GeteventsArg {
@@ -468,23 +496,134 @@ fn wait_with_timeout(
     // on this stack for the call, of the size given. It also submits the
     // entries queued, whose buffers, paths and files every push vouched
     // for (see `push` and `push_file`): they stay valid until their
-    // completions are reaped. Every argument is passed as the `long` the
-    // variadic call takes.
+    // completions are reaped.
+    let r = unsafe {
+        enter(
+            fd,
+            to_submit,
+            want,
+            ENTER_GETEVENTS | ENTER_EXT_ARG,
+            std::ptr::addr_of!(arg).cast(),
+            std::mem::size_of::<GeteventsArg>(),
+        )
+    };
+    if r < 0 {
+        Err(std::io::Error::from_raw_os_error(-r as i32))
+    } else {
+        Ok(r as usize)
+    }
+}
+
+/// `io_uring_enter(2)`, entered with the `syscall` instruction itself:
+/// libc's `syscall()` costs some ten instructions more per wait, to move
+/// its arguments and set `errno`. Returns the kernel's result: a count, or
+/// minus an errno.
+///
+/// # Safety
+/// As the system call: `arg` points to `argsz` bytes the kernel may read,
+/// and every entry queued on the ring `fd` is valid to submit.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn enter(
+    fd: RawFd,
+    to_submit: u32,
+    want: u32,
+    flags: u32,
+    arg: *const libc::c_void,
+    argsz: usize,
+) -> isize {
+    let r: isize;
+    // SAFETY: the caller's contract. The x86-64 Linux convention: the
+    // number in rax, the arguments in rdi, rsi, rdx, r10, r8 and r9, the
+    // result in rax; the kernel clobbers rcx and r11, and leaves the
+    // stack and every other register as they were.
+    unsafe {
+        std::arch::asm!(
+            "syscall",
+            inlateout("rax") libc::SYS_io_uring_enter as isize => r,
+            in("rdi") fd as isize,
+            in("rsi") to_submit as usize,
+            in("rdx") want as usize,
+            in("r10") flags as usize,
+            in("r8") arg,
+            in("r9") argsz,
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack),
+        );
+    }
+    r
+}
+
+/// See the x86-64 `enter`: the aarch64 convention, the number in x8, the
+/// arguments in x0 to x5, the result in x0.
+///
+/// # Safety
+/// As the system call: `arg` points to `argsz` bytes the kernel may read,
+/// and every entry queued on the ring `fd` is valid to submit.
+#[cfg(target_arch = "aarch64")]
+#[inline(always)]
+unsafe fn enter(
+    fd: RawFd,
+    to_submit: u32,
+    want: u32,
+    flags: u32,
+    arg: *const libc::c_void,
+    argsz: usize,
+) -> isize {
+    let r: isize;
+    // SAFETY: the caller's contract; the kernel clobbers no register but
+    // x0, which carries the result.
+    unsafe {
+        std::arch::asm!(
+            "svc 0",
+            in("x8") libc::SYS_io_uring_enter as usize,
+            inlateout("x0") fd as isize => r,
+            in("x1") to_submit as usize,
+            in("x2") want as usize,
+            in("x3") flags as usize,
+            in("x4") arg,
+            in("x5") argsz,
+            options(nostack),
+        );
+    }
+    r
+}
+
+/// See the x86-64 `enter`: elsewhere through libc.
+///
+/// # Safety
+/// As the system call: `arg` points to `argsz` bytes the kernel may read,
+/// and every entry queued on the ring `fd` is valid to submit.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+#[inline(always)]
+unsafe fn enter(
+    fd: RawFd,
+    to_submit: u32,
+    want: u32,
+    flags: u32,
+    arg: *const libc::c_void,
+    argsz: usize,
+) -> isize {
+    // SAFETY: the caller's contract; every argument is passed as the
+    // `long` the variadic call takes.
     let r = unsafe {
         libc::syscall(
             libc::SYS_io_uring_enter,
             libc::c_long::from(fd),
             libc::c_long::from(to_submit),
             libc::c_long::from(want),
-            libc::c_long::from(ENTER_GETEVENTS | ENTER_EXT_ARG),
-            std::ptr::addr_of!(arg) as libc::c_long,
-            std::mem::size_of::<GeteventsArg>() as libc::c_long,
+            libc::c_long::from(flags),
+            arg as libc::c_long,
+            argsz as libc::c_long,
         )
     };
     if r < 0 {
-        Err(std::io::Error::last_os_error())
+        -(std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO) as isize)
     } else {
-        Ok(r as usize)
+        r as isize
     }
 }
 
@@ -574,13 +713,14 @@ impl Engine for UringEngine {
             }
             return Ok(());
         }
-        let mut want = min_complete.clamp(1, self.slots.in_flight());
-        if !self.min_timeout || self.iopoll {
-            // Without a time bound on the batch a wait could hold early
-            // completions for long; polling has no batch window at all.
-            want = 1;
-        }
-        let res = if self.ext_arg && !self.sqpoll && !self.unbound {
+        // Without a time bound on the batch a wait could hold early
+        // completions for long; polling has no batch window at all.
+        let want = if self.batch_window {
+            min_complete.clamp(1, self.slots.in_flight())
+        } else {
+            1
+        };
+        let res = if self.direct_wait && !self.unbound {
             // The common wait, entered directly: what the crate's
             // `submit_with_args` adds is for the cases set aside here (a
             // polling thread to wake, a ring to enable, an old kernel).
@@ -620,12 +760,18 @@ impl Engine for UringEngine {
             let data = cqe.user_data;
             let buf = data as u32;
             let mut result = cqe.res;
+            // The buffer stays held while the caller sees the completion:
+            // re-armed for itself, it is never marked idle; any other way
+            // out lets it go (a panic in `f` or a refused request too), so
+            // the table stays true.
+            // (Bound in one statement: a binding set in branches would
+            // need a drop flag, kept on the stack at every completion.)
             // One compare for the common case: a plain I/O has no mark.
-            if data > u64::from(u32::MAX) {
+            let kept = if data > u64::from(u32::MAX) {
                 if data == CANCEL {
                     continue;
                 }
-                self.slots.release(buf);
+                let kept = self.slots.hold(buf);
                 result = settle_marked(
                     &mut self.file,
                     &mut self.open_args,
@@ -633,11 +779,10 @@ impl Engine for UringEngine {
                     data,
                     result,
                 );
+                kept
             } else {
-                self.slots.release(buf);
-            }
-            // The buffer is let go before the caller sees the completion:
-            // a panic in `f` leaves the table true.
+                self.slots.hold(buf)
+            };
             let Some(req) = f(Completion { buf, result }) else {
                 continue;
             };
@@ -649,24 +794,12 @@ impl Engine for UringEngine {
                     &mut self.unbound,
                 );
             }
-            // SAFETY: `buf` was released above (a CANCEL is skipped before
-            // it), and only `f` ran since, which cannot reach the table.
-            unsafe { self.slots.claim_again(buf, &req) };
-            let sqes = &self.sqes;
-            // SAFETY: the claim checked that `req.buf` is a slot, and the
-            // slot table has one slot per buffer of the pool.
+            kept.rearm(&req);
+            // SAFETY: the re-arm checked that `req.buf` is a slot (the held
+            // buffer, or one it claimed), and the slot table has one slot
+            // per buffer of the pool.
             let ptr = unsafe { self.pool.ptr_unchecked(req.buf) };
-            if req.op == Op::Write {
-                stamp_write(&mut self.stamper, ptr, req.len, req.file, req.offset);
-            }
-            // SAFETY: as in push: there is a free entry (the queue was
-            // roomy, or the reserve made room) and no view of the crate's
-            // queue; the request was claimed (it fits its buffer, which no
-            // other I/O holds), and buffer and file outlive the I/O.
-            unsafe {
-                self.sq
-                    .push_keyed(|sqe, held| write_entry(sqes, sqe, held, ptr, &req))
-            };
+            self.push_claimed(ptr, &req);
         }
     }
 

@@ -387,12 +387,21 @@ impl Tally {
     }
 }
 
+/// A worker's `SOLO` kind (see [`run_worker_at`]): any streams.
+const NOT_SOLO: u8 = 0;
+/// One stream that only reads one file.
+const SOLO_READS: u8 = 1;
+/// One stream that only writes one file.
+const SOLO_WRITES: u8 = 2;
+
 /// The budget of a stream bounded by time alone.
 pub(crate) const UNBOUNDED: u64 = u64::MAX;
 
 /// Longest a worker waits in the engine before it looks at its stop flag
 /// again, when no I/O completes.
 const MAX_WAIT: Duration = Duration::from_secs(1);
+const MAX_WAIT_NS: u64 = 1_000_000_000;
+const _: () = assert!(MAX_WAIT.as_nanos() == MAX_WAIT_NS as u128);
 
 /// Monotonic nanoseconds (the clock of [`crate::JobResult::measure_start_ns`]).
 #[inline]
@@ -440,9 +449,11 @@ pub(crate) fn run_worker<E: Engine>(
     run_worker_on(engine, streams, frames, bounds, start_ns, now_ns)
 }
 
-/// [`run_worker_at`] on the clock `now`, built twice: once for a worker
-/// with no frame stream, no `--verify` and no traced stream, whose
-/// completions then skip those checks, and once for the others.
+/// [`run_worker_at`] on the clock `now`, built four times: for a worker
+/// with no frame stream, no `--verify`, no traced stream and no cut I/O,
+/// whose completions then skip those checks; for such a worker with one
+/// stream that only reads, or only writes, one file, whose completions
+/// also skip looking up their stream and op; and for the others.
 #[inline(always)]
 fn run_worker_on<E: Engine>(
     engine: &mut E,
@@ -457,18 +468,28 @@ fn run_worker_on<E: Engine>(
         && bounds.warm.is_none()
         && streams.iter().all(|s| s.trace == 0 && s.pieces == 1)
     {
-        run_worker_at::<E, true>(engine, streams, None, bounds, start_ns, now)
+        match &streams[..] {
+            [one] if one.map.is_none() && one.mix == Mix::Read => {
+                run_worker_at::<E, true, SOLO_READS>(engine, streams, None, bounds, start_ns, now)
+            }
+            [one] if one.map.is_none() && one.mix == Mix::Write => {
+                run_worker_at::<E, true, SOLO_WRITES>(engine, streams, None, bounds, start_ns, now)
+            }
+            _ => run_worker_at::<E, true, NOT_SOLO>(engine, streams, None, bounds, start_ns, now),
+        }
     } else {
-        run_worker_at::<E, false>(engine, streams, frames, bounds, start_ns, now)
+        run_worker_at::<E, false, NOT_SOLO>(engine, streams, frames, bounds, start_ns, now)
     }
 }
 
 /// [`run_worker`] on the clock `now` (monotonic nanoseconds): the tests
 /// give it one that the fake engine moves by exact amounts. `PLAIN`: the
 /// worker has no frame stream, nothing to verify, no traced stream and no
-/// cut I/O.
+/// cut I/O. `SOLO` (with `PLAIN` only; see [`SOLO_READS`]): the worker
+/// has one stream, which only reads or only writes, on one file (no
+/// array): every slot's stream is 0 and its op is known.
 #[inline(always)]
-fn run_worker_at<E: Engine, const PLAIN: bool>(
+fn run_worker_at<E: Engine, const PLAIN: bool, const SOLO: u8>(
     engine: &mut E,
     mut streams: Vec<WorkerStream>,
     frames: Option<FrameWork<'_>>,
@@ -565,7 +586,7 @@ fn run_worker_at<E: Engine, const PLAIN: bool>(
                 }
                 continue;
             }
-            if let Some(req) = next_request(st, idx, verify) {
+            if let Some(req) = next_request::<SOLO>(st, idx, verify) {
                 active += 1;
                 let batch = batches.current();
                 slots.push(Slot::new(
@@ -647,8 +668,10 @@ fn run_worker_at<E: Engine, const PLAIN: bool>(
             batches.submit(ts, &mut slots);
         }
         let bound = end.min(wake);
-        let timeout = if ts < bound {
-            MAX_WAIT.min(Duration::from_nanos(bound - ts))
+        // At most MAX_WAIT (one second): a Duration without a division.
+        let left = bound.saturating_sub(ts);
+        let timeout = if left > 0 && left < MAX_WAIT_NS {
+            Duration::new(0, left as u32)
         } else {
             MAX_WAIT
         };
@@ -769,9 +792,12 @@ fn run_worker_at<E: Engine, const PLAIN: bool>(
                     let lat = tc - batches.submitted_ns(slot.batch);
                     tally.sample(slot, lat);
                 }
-                if run.batch == slot.batch && run.stream == slot.stream && run.op == slot.op {
+                // One stream of one op: every run is of that stream and op.
+                let same_class =
+                    SOLO != NOT_SOLO || (run.stream == slot.stream && run.op == slot.op);
+                if run.batch == slot.batch && same_class {
                     run.n += 1;
-                } else if run.stream == slot.stream && run.op == slot.op && run.n > 0 {
+                } else if same_class && run.n > 0 {
                     // The next batch of the run's stream and op.
                     tally.record_batch(&run, &batches, interval, tc);
                     run.batch = slot.batch;
@@ -797,10 +823,17 @@ fn run_worker_at<E: Engine, const PLAIN: bool>(
                 active -= 1;
                 return None;
             }
-            let next = next_request(&mut streams[slot.stream as usize], c.buf, verify);
+            let si = if SOLO != NOT_SOLO {
+                0
+            } else {
+                slot.stream as usize
+            };
+            let next = next_request::<SOLO>(&mut streams[si], c.buf, verify);
             match next {
                 Some(req) => {
-                    slot.op = req.op;
+                    if SOLO == NOT_SOLO {
+                        slot.op = req.op;
+                    }
                     slot.offset = req.offset;
                     slot.counted = measuring;
                     if E::ONE_AT_A_TIME {
@@ -890,10 +923,17 @@ fn failure_kind(result: i32) -> i32 {
 /// spent (during the ramp, a budget put aside is [`UNBOUNDED`]). With
 /// `--verify`, a write's blocks are reserved in the generation map first:
 /// an offset whose blocks a write already has in flight is drawn again.
+/// `SOLO` other than [`NOT_SOLO`]: `st` only reads, or only writes, and
+/// has no array map.
 #[inline(always)]
-fn next_request(st: &mut WorkerStream, slot: u32, verify: Option<&WriteVerify>) -> Option<Request> {
-    let (op, offset) = next_op(st, verify)?;
+fn next_request<const SOLO: u8>(
+    st: &mut WorkerStream,
+    slot: u32,
+    verify: Option<&WriteVerify>,
+) -> Option<Request> {
+    let (op, offset) = next_op::<SOLO>(st, verify)?;
     let (file, offset) = match &st.map {
+        _ if SOLO != NOT_SOLO => (st.file, offset),
         None => (st.file, offset),
         Some(m) => m.locate(offset),
     };
@@ -909,15 +949,18 @@ fn next_request(st: &mut WorkerStream, slot: u32, verify: Option<&WriteVerify>) 
 /// The op and offset (in the stream's target, or its array) of the next
 /// I/O of `st`, or `None` once its budget is spent; see [`next_request`].
 #[inline(always)]
-fn next_op(st: &mut WorkerStream, verify: Option<&WriteVerify>) -> Option<(Op, u64)> {
+fn next_op<const SOLO: u8>(
+    st: &mut WorkerStream,
+    verify: Option<&WriteVerify>,
+) -> Option<(Op, u64)> {
     if st.budget == 0 {
         return None;
     }
     st.budget -= 1;
-    let op = match st.mix {
-        Mix::Read => Op::Read,
-        Mix::Write => Op::Write,
-        mixed => mixed.op(st.gen.roll_percent()),
+    let op = match (SOLO, st.mix) {
+        (SOLO_READS, _) | (_, Mix::Read) => Op::Read,
+        (SOLO_WRITES, _) | (_, Mix::Write) => Op::Write,
+        (_, mixed) => mixed.op(st.gen.roll_percent()),
     };
     let mut offset = st.gen.next_offset();
     if let (Some(v), Op::Write) = (verify, op) {

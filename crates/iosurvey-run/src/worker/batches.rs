@@ -18,6 +18,9 @@ pub(super) struct Batches {
     ts: Vec<u64>,
     /// Number of the batch being armed, submitted next.
     seq: u64,
+    /// The next batch number at which old slots take their time: a
+    /// multiple of [`HALF`].
+    keep_at: u64,
 }
 
 impl Batches {
@@ -25,6 +28,7 @@ impl Batches {
         Batches {
             ts: vec![0; RING as usize],
             seq: 0,
+            keep_at: HALF,
         }
     }
 
@@ -45,8 +49,9 @@ impl Batches {
     /// first, before any of them can be overwritten.
     #[inline]
     pub(super) fn submit(&mut self, ts: u64, slots: &mut [Slot]) {
-        if self.seq & (HALF - 1) == 0 && self.seq > 0 {
+        if self.seq == self.keep_at {
             self.keep_old(slots);
+            self.keep_at += HALF;
         }
         self.ts[(self.seq % RING) as usize] = ts;
         self.seq += 1;

@@ -45,7 +45,7 @@ impl Arm<'_> {
         stream: u32,
         st: &mut WorkerStream,
     ) -> bool {
-        let Some((op, offset)) = super::next_op(st, None) else {
+        let Some((op, offset)) = super::next_op::<{ super::NOT_SOLO }>(st, None) else {
             return false;
         };
         let map = st.map.as_ref().expect("only an array's I/Os are cut");
