@@ -42,10 +42,7 @@ impl Series {
     /// `lat_ns`, to interval `index`.
     #[inline]
     pub fn record_n(&mut self, index: usize, n: u64, bytes: u64, lat_ns: u64) {
-        if index >= self.samples.len() {
-            self.grow(index);
-        }
-        let s = &mut self.samples[index];
+        let s = self.at(index);
         s.ops += n;
         s.bytes += bytes;
         s.lat_sum_ns += lat_ns * n;
@@ -56,10 +53,7 @@ impl Series {
     /// `index`, without counting the ops ([`Series::record_count`] does).
     #[inline]
     pub fn record_latency(&mut self, index: usize, n: u64, lat_ns: u64) {
-        if index >= self.samples.len() {
-            self.grow(index);
-        }
-        let s = &mut self.samples[index];
+        let s = self.at(index);
         s.lat_sum_ns += lat_ns * n;
         s.lat_max_ns = s.lat_max_ns.max(lat_ns);
     }
@@ -68,18 +62,28 @@ impl Series {
     /// `index`, whose latencies [`Series::record_latency`] added.
     #[inline]
     pub fn record_count(&mut self, index: usize, n: u64, bytes: u64) {
-        if index >= self.samples.len() {
-            self.grow(index);
-        }
-        let s = &mut self.samples[index];
+        let s = self.at(index);
         s.ops += n;
         s.bytes += bytes;
     }
 
-    /// Extends the series to hold interval `index`: once per interval.
+    /// The sample of interval `index`, the series extended to hold it
+    /// first if need be (one bounds check).
+    #[inline(always)]
+    fn at(&mut self, index: usize) -> &mut IntervalSample {
+        if index < self.samples.len() {
+            &mut self.samples[index]
+        } else {
+            self.grow(index)
+        }
+    }
+
+    /// Extends the series to hold interval `index`, and returns its
+    /// sample: once per interval.
     #[cold]
-    fn grow(&mut self, index: usize) {
+    fn grow(&mut self, index: usize) -> &mut IntervalSample {
         self.samples.resize(index + 1, IntervalSample::default());
+        &mut self.samples[index]
     }
 
     /// Sums `other` into `self`, interval by interval.

@@ -15,7 +15,7 @@ const STAMPED: u64 = 1 << 63;
 
 /// The submit times of the last [`RING`] batches.
 pub(super) struct Batches {
-    ts: Vec<u64>,
+    ts: Box<[u64; RING as usize]>,
     /// Number of the batch being armed, submitted next.
     seq: u64,
     /// The next batch number at which old slots take their time: a
@@ -26,7 +26,7 @@ pub(super) struct Batches {
 impl Batches {
     pub(super) fn new() -> Self {
         Batches {
-            ts: vec![0; RING as usize],
+            ts: Box::new([0; RING as usize]),
             seq: 0,
             keep_at: HALF,
         }
