@@ -221,18 +221,32 @@ impl UringEngine {
         }
     }
 
+    /// Makes room in the submission queue for re-arms (at least one), and
+    /// returns for how many of `want` there is room.
+    #[cold]
+    #[inline(never)]
+    fn room_for(&mut self, want: u32) -> u32 {
+        Self::reserve(
+            &self.ring.submitter(),
+            &self.sq,
+            self.sqpoll,
+            &mut self.unbound,
+        );
+        self.sq.free().min(want)
+    }
+
     /// Writes the entry of `req`, claimed, into buffer `ptr`: the queue
-    /// has room (the reap found it roomy, or a reserve made room).
+    /// has room (the reap took no more completions than it has room for).
     #[inline(always)]
     fn push_claimed(&mut self, ptr: *mut u8, req: &Request) {
         if req.op == Op::Write {
             stamp_write(&mut self.stamper, ptr, req.len, req.file, req.offset);
         }
         let sqes = &self.sqes;
-        // SAFETY: there is a free entry (the queue was roomy, or the
-        // reserve made room) and no view of the crate's queue; the request
-        // was claimed (it fits its buffer, which no other I/O holds), and
-        // buffer and file outlive the I/O.
+        // SAFETY: there is a free entry (the reap took no more completions
+        // than there was room for) and no view of the crate's queue; the
+        // request was claimed (it fits its buffer, which no other I/O
+        // holds), and buffer and file outlive the I/O.
         unsafe {
             self.sq
                 .push_keyed(|sqe, held| write_entry(sqes, sqe, held, ptr, req))
@@ -747,11 +761,16 @@ impl Engine for UringEngine {
     fn reap(&mut self, mut f: impl FnMut(Completion) -> Option<Request>) {
         // No view of the crate's queues is alive here: the completions are
         // read, and the re-arms written, in place (see `CqRing`, `SqRing`).
-        let (mut head, tail) = self.cq.bounds();
-        // Each completion re-arms at most one entry: when the queue has room
-        // for as many as there are completions, once, no re-arm of this reap
-        // needs to make room (a polling thread only ever frees more).
-        let roomy = self.sq.free() >= tail.wrapping_sub(head);
+        let (mut head, mut tail) = self.cq.bounds();
+        // Each completion re-arms at most one entry: the reap takes no more
+        // completions than the queue has room for, once, so that no re-arm
+        // needs to make room (a polling thread only ever frees more). The
+        // others stay in the completion queue for the next reap, which
+        // finds them without waiting.
+        let ready = tail.wrapping_sub(head);
+        if self.sq.free() < ready {
+            tail = head.wrapping_add(self.room_for(ready));
+        }
         while head != tail {
             // SAFETY: `head` is the ring's head and short of the tail the
             // kernel posted: an entry is ready there.
@@ -786,14 +805,6 @@ impl Engine for UringEngine {
             let Some(req) = f(Completion { buf, result }) else {
                 continue;
             };
-            if !roomy {
-                Self::reserve(
-                    &self.ring.submitter(),
-                    &self.sq,
-                    self.sqpoll,
-                    &mut self.unbound,
-                );
-            }
             kept.rearm(&req);
             // SAFETY: the re-arm checked that `req.buf` is a slot (the held
             // buffer, or one it claimed), and the slot table has one slot

@@ -215,8 +215,9 @@ impl Arm<'_> {
 /// they are counted at once. Those of one submit batch among them (the
 /// last ones, from `batch_from` on) took the same time, and their latency
 /// is recorded as one; a reap mostly sees the end of one batch and the start
-/// of the next. They moved the same length each (a block stream's I/Os are
-/// all of its block size).
+/// of the next, and the run keeps the first of the two (`prev_batch`) to be
+/// recorded with the last, after the reap. They moved the same length each
+/// (a block stream's I/Os are all of its block size).
 #[derive(Clone, Copy)]
 pub(super) struct Run {
     stream: u32,
@@ -227,6 +228,10 @@ pub(super) struct Run {
     n: u64,
     /// How many of those came before the ones of batch `batch`.
     batch_from: u64,
+    /// The batch before `batch` in the run, whose latency is still to be
+    /// recorded, and its completions; none when `prev_n` is 0.
+    prev_batch: u64,
+    prev_n: u64,
     /// Bytes each moved.
     len: u32,
 }
@@ -248,11 +253,7 @@ impl Run {
         if self.batch == batch && self.stream == stream && self.op == op {
             self.n += 1;
         } else if self.stream == stream && self.op == op && self.n > 0 {
-            // The next batch of the run's stream and op.
-            tally.record_batch(self, seen.batches, seen.interval, seen.tc);
-            self.batch = batch;
-            self.batch_from = self.n;
-            self.n += 1;
+            self.next_batch(tally, seen, batch);
         } else {
             tally.record(self, seen.batches, seen.interval, seen.tc);
             *self = Run {
@@ -260,10 +261,25 @@ impl Run {
                 op,
                 batch,
                 n: 1,
-                batch_from: 0,
                 len,
+                ..Run::EMPTY
             };
         }
+    }
+
+    /// Adds a completion of the next batch, `batch`, of the run's stream
+    /// and op: the batch before is kept to be recorded with the run (an
+    /// older one first recorded, when a reap sees three batches).
+    #[inline(always)]
+    fn next_batch(&mut self, tally: &mut Tally, seen: Seen<'_>, batch: u64) {
+        if self.prev_n > 0 {
+            tally.record_prev(self, seen.batches, seen.interval, seen.tc);
+        }
+        self.prev_batch = self.batch;
+        self.prev_n = self.in_batch();
+        self.batch = batch;
+        self.batch_from = self.n;
+        self.n += 1;
     }
 
     fn bytes(&self) -> u64 {
@@ -284,6 +300,8 @@ impl Run {
         batch: u64::MAX,
         n: 0,
         batch_from: 0,
+        prev_batch: 0,
+        prev_n: 0,
         len: 0,
     };
 }
@@ -325,11 +343,19 @@ impl Tally {
     }
 
     /// Records `run` in its stream's statistics and series: the latency
-    /// of its last batch, and its count; the live totals are the caller's.
+    /// of its last batch and of the one before, and its count; the live
+    /// totals are the caller's.
     #[inline(always)]
     fn record_io(&mut self, run: &Run, batches: &Batches, interval: usize, tc: u64) {
         let job_stream = self.result_of[run.stream as usize];
         let class = self.result.streams[job_stream].class_mut(run.op);
+        if run.prev_n > 0 {
+            class.record_latency(
+                interval,
+                run.prev_n,
+                tc - batches.submitted_ns(run.prev_batch),
+            );
+        }
         class.record_latency(
             interval,
             run.in_batch(),
@@ -340,17 +366,18 @@ impl Tally {
         self.stream_done[job_stream] = tc;
     }
 
-    /// Records the latency of the batch that `run` leaves for another of
-    /// the same stream and op; its count comes with the whole run.
-    #[inline]
-    fn record_batch(&mut self, run: &Run, batches: &Batches, interval: usize, tc: u64) {
+    /// Records the latency of the batch before the run's last, when a
+    /// third comes in one reap; its count comes with the whole run.
+    #[cold]
+    #[inline(never)]
+    fn record_prev(&mut self, run: &Run, batches: &Batches, interval: usize, tc: u64) {
         let job_stream = self.result_of[run.stream as usize];
         self.result.streams[job_stream]
             .class_mut(run.op)
             .record_latency(
                 interval,
-                run.in_batch(),
-                tc - batches.submitted_ns(run.batch),
+                run.prev_n,
+                tc - batches.submitted_ns(run.prev_batch),
             );
     }
 
@@ -798,11 +825,12 @@ fn run_worker_at<E: Engine, const PLAIN: bool, const SOLO: u8>(
                 if run.batch == slot.batch && same_class {
                     run.n += 1;
                 } else if same_class && run.n > 0 {
-                    // The next batch of the run's stream and op.
-                    tally.record_batch(&run, &batches, interval, tc);
-                    run.batch = slot.batch;
-                    run.batch_from = run.n;
-                    run.n += 1;
+                    let seen = Seen {
+                        batches: &batches,
+                        interval,
+                        tc,
+                    };
+                    run.next_batch(&mut tally, seen, slot.batch);
                 } else {
                     // A reap's first completion starts the first run: no
                     // call then.
@@ -814,8 +842,8 @@ fn run_worker_at<E: Engine, const PLAIN: bool, const SOLO: u8>(
                         op: slot.op,
                         batch: slot.batch,
                         n: 1,
-                        batch_from: 0,
                         len: slot.len,
+                        ..Run::EMPTY
                     };
                 }
             }

@@ -237,12 +237,13 @@ fn single_issuer(e: &UringEngine) -> bool {
 }
 
 #[test]
-fn a_rearm_that_panics_in_make_room_leaves_nothing_in_flight() {
+fn a_reap_that_panics_in_make_room_takes_no_completion() {
     // 32,769 reads complete on this thread, which the ring is bound to;
-    // another thread reaps them and rearms each buffer. The last rearm
-    // finds the 32,768-entry queue full, the kernel refuses that thread's
-    // submission (EEXIST) and make_room panics: the rearm must not have
-    // claimed its buffer by then.
+    // another thread reaps them and rearms each buffer. The first reap
+    // takes the 32,768 the queue has room for and rearms them; the next
+    // must make room first, the kernel refuses that thread's submission
+    // (EEXIST) and make_room panics: before the reap took the completion
+    // left, so that it is still there, its buffer still in flight.
     const N: usize = PAST_THE_QUEUE;
     let f = file_of(&[1u8; 4096]);
     let Some(mut e) = ring(cfg(vec![open_rw(&f)], N), 1, ALL) else {
@@ -256,18 +257,24 @@ fn a_rearm_that_panics_in_make_room_leaves_nothing_in_flight() {
         e.push(read(b, 0));
     }
     e.ring.submitter().submit_and_wait(N).unwrap();
-    let (in_flight, mut e, idle) = std::thread::spawn(move || {
+    let (rearmed, in_flight, mut e, idle) = std::thread::spawn(move || {
         let mut e = e;
+        let mut rearmed = 0;
+        e.reap(|c| {
+            rearmed += 1;
+            Some(read(c.buf, 0))
+        });
         let r = catch_unwind(AssertUnwindSafe(|| e.reap(|c| Some(read(c.buf, 0)))));
         assert!(r.is_err(), "the kernel took the submission after all");
-        let idle = e.buffer_mut(N as u32 - 1).is_some();
-        (e.in_flight(), e, idle)
+        let idle = (0..N as u32).filter(|&b| e.buffer_mut(b).is_some()).count();
+        (rearmed, e.in_flight(), e, idle)
     })
     .join()
     .unwrap();
-    assert_eq!(in_flight, N - 1, "the refused rearm counts as in flight");
-    assert!(idle, "the refused rearm's buffer is never handed out again");
-    assert_eq!(drain(&mut e).len(), N - 1);
+    assert_eq!(rearmed, N - 1, "as many as the queue had room for");
+    assert_eq!(in_flight, N, "the rearms, and the one left unreaped");
+    assert_eq!(idle, 0, "no buffer is handed out while its I/O is on");
+    assert_eq!(drain(&mut e).len(), N);
 }
 
 #[test]
@@ -567,4 +574,69 @@ fn a_short_read_comes_back_as_the_bytes_it_moved() {
     }
     let results: Vec<i32> = drain(&mut e).iter().map(|c| c.result).collect();
     assert_eq!(results, [4096, 6000 - 4096, 0]);
+}
+
+/// More completions than the submission queue has room for re-arms (a
+/// pool larger than the largest ring): a reap takes as many as it can
+/// re-arm, leaves the others in the completion queue, and the next reap
+/// takes them; each completion is seen once, each re-arm completes.
+#[test]
+fn a_reap_takes_no_more_completions_than_it_can_rearm() {
+    const BUFS: u32 = 40_000;
+    let f = file_of(&[7u8; 4096]);
+    let mut c = cfg(vec![open_rw(&f)], BUFS as usize);
+    c.buffer_size = 512;
+    c.alignment = 512;
+    let Some(mut e) = ring(c, BUFS, ALL) else {
+        return;
+    };
+    let small = |buf| Request {
+        len: 512,
+        ..read(buf, 0)
+    };
+    let room = e.sq.free();
+    assert!(room < BUFS, "the ring is smaller than the pool: {room}");
+    // Pushing past the queue's size submits what it holds.
+    for b in 0..BUFS {
+        e.push(small(b));
+    }
+    e.ring.submitter().submit_and_wait(BUFS as usize).unwrap();
+    let ready = |e: &UringEngine| {
+        let (head, tail) = e.cq.bounds();
+        tail.wrapping_sub(head)
+    };
+    assert_eq!(ready(&e), BUFS);
+    let mut seen = vec![0u32; BUFS as usize];
+    let mut first = 0;
+    e.reap(|c| {
+        assert_eq!(c.result, 512);
+        seen[c.buf as usize] += 1;
+        first += 1;
+        Some(small(c.buf))
+    });
+    assert_eq!(first, room, "as many as the queue had room for");
+    assert_eq!(ready(&e), BUFS - room, "the others are left for later");
+    assert_eq!(e.in_flight(), BUFS as usize);
+    // The queue is full of re-arms: the next reap makes room first.
+    let mut rest = 0;
+    e.reap(|c| {
+        assert_eq!(c.result, 512);
+        seen[c.buf as usize] += 1;
+        rest += 1;
+        None
+    });
+    assert_eq!(rest, BUFS - room);
+    assert!(seen.iter().all(|&n| n == 1), "each completion once");
+    assert_eq!(e.in_flight(), room as usize, "the re-arms");
+    let mut again = 0;
+    while e.in_flight() > 0 {
+        e.submit_and_wait(e.in_flight(), Duration::from_secs(5))
+            .unwrap();
+        e.reap(|c| {
+            assert_eq!(c.result, 512);
+            again += 1;
+            None
+        });
+    }
+    assert_eq!(again, room);
 }

@@ -250,8 +250,8 @@ impl<'a> FrameDriver<'a> {
                     op: slot.op,
                     batch: slot.batch,
                     n: 1,
-                    batch_from: 0,
                     len: slot.len,
+                    ..Run::EMPTY
                 };
                 tally.record_io(&run, at.batches, at.interval, at.tc);
             }
