@@ -1011,12 +1011,15 @@ fn reserve(v: &WriteVerify, st: &mut WorkerStream, mut offset: u64) -> u64 {
     offset
 }
 
-/// How many completions to wait for: one in eight of those in flight, so
-/// that a deep queue is reaped in batches (fewer wake-ups, less CPU per I/O),
-/// while the engine bounds how long a finished I/O can wait to be seen.
+/// How many completions to wait for: one in sixteen of those in flight,
+/// so that a deep queue is reaped in batches, while the engine bounds how
+/// long a finished I/O can wait to be seen. One in eight (4 at QD 32) had
+/// the worker sleep once per 12 I/Os or so on zram, some 45% more context
+/// switches per I/O than fio; at one in sixteen it sleeps a third as often,
+/// and holds a finished I/O for less time (see bench/RESULTS.md).
 #[inline]
 fn wait_nr(in_flight: usize) -> usize {
-    (in_flight / 8).max(1)
+    (in_flight / 16).max(1)
 }
 
 mod backlog;

@@ -450,7 +450,8 @@ fn a_wait_with_nothing_completing_returns_by_its_timeout() {
 }
 
 /// `n` random 4 KiB reads at queue depth `qd` on `fd`, each completion
-/// re-arming its buffer from inside the reap; returns the results.
+/// re-arming its buffer from inside the reap, waiting as the worker does
+/// (for one in sixteen of those in flight); returns the results.
 fn reads_at_depth(e: &mut UringEngine, n: u64, qd: u32, blocks: u64) -> Vec<i32> {
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
     let mut next_offset = move || {
@@ -466,7 +467,7 @@ fn reads_at_depth(e: &mut UringEngine, n: u64, qd: u32, blocks: u64) -> Vec<i32>
     }
     let mut results = Vec::new();
     while e.in_flight() > 0 {
-        e.submit_and_wait((e.in_flight() / 8).max(1), Duration::from_secs(5))
+        e.submit_and_wait((e.in_flight() / 16).max(1), Duration::from_secs(5))
             .unwrap();
         e.reap(|c| {
             results.push(c.result);
