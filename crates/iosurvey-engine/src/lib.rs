@@ -152,9 +152,13 @@ pub trait Engine {
     /// once [`uring::REAP_WINDOW_US`] have passed, so batching never holds
     /// a finished I/O longer than that.
     fn submit_and_wait(&mut self, min_complete: usize, timeout: Duration) -> std::io::Result<()>;
-    /// Hands every ready completion to `f`, in one pass. The completion's
-    /// buffer is free when `f` runs; a request `f` returns is pushed at once
-    /// (as by [`Engine::push`]) and submitted by the next
+    /// Hands ready completions to `f`, in one pass: every one, or (io_uring)
+    /// as many as the submission queue has room to re-arm, the others left
+    /// ready for the next reap (which [`Engine::submit_and_wait`] then does
+    /// not wait for). No I/O holds the completion's buffer when `f` runs,
+    /// nor can anything else take it: a request `f` returns for it keeps
+    /// it, any other outcome frees it. A request `f` returns is pushed at
+    /// once (as by [`Engine::push`]) and submitted by the next
     /// [`Engine::submit_and_wait`].
     fn reap(&mut self, f: impl FnMut(Completion) -> Option<Request>);
     /// Buffer `idx`, for filling write data; `None` while an I/O holds it

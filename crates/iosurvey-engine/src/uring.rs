@@ -51,9 +51,9 @@ const LONGEST_WAIT_S: u64 = 1 << 32;
 /// An engine may be built on one thread and used on another: its ring is
 /// bound to the thread that first enters the kernel with it (single
 /// issuer, kept for deferred task work), and works only there from then
-/// on. On any other thread a wait fails with `EEXIST`, a push that finds
-/// the queue full panics, and a drop with I/O in flight leaks the buffers,
-/// since it cannot wait.
+/// on. On any other thread a wait fails with `EEXIST`, a push or a reap
+/// that finds the queue full panics (before it takes anything), and a drop
+/// with I/O in flight leaks the buffers, since it cannot wait.
 ///
 /// Field order matters: the ring is dropped first, after [`Drop`] has
 /// drained every in-flight I/O (or leaked what the kernel may still use,
@@ -221,6 +221,76 @@ impl UringEngine {
         }
     }
 
+    /// [`Engine::reap`]. `LIMIT`: the reap takes no more completions than
+    /// the submission queue has room to re-arm, making room once first if
+    /// need be; without it (a drop's reaps, which re-arm nothing, and must
+    /// not make room, which can panic on another thread) it takes them all
+    /// and makes room for each re-arm there may be.
+    #[inline(always)]
+    fn reap_with<const LIMIT: bool>(&mut self, mut f: impl FnMut(Completion) -> Option<Request>) {
+        // No view of the crate's queues is alive here: the completions are
+        // read, and the re-arms written, in place (see `CqRing`, `SqRing`).
+        let (mut head, mut tail) = self.cq.bounds();
+        // Each completion re-arms at most one entry: the reap takes no more
+        // completions than the queue has room for, once, so that no re-arm
+        // needs to make room (a polling thread only ever frees more). The
+        // others stay in the completion queue for the next reap, which
+        // finds them without waiting.
+        let ready = tail.wrapping_sub(head);
+        if LIMIT && self.sq.free() < ready {
+            tail = head.wrapping_add(self.room_for(ready));
+        }
+        while head != tail {
+            // SAFETY: `head` is the ring's head and short of the tail the
+            // kernel posted: an entry is ready there.
+            let cqe = unsafe { self.cq.take(head) };
+            head = head.wrapping_add(1);
+            let data = cqe.user_data;
+            let buf = data as u32;
+            let mut result = cqe.res;
+            // The buffer stays held while the caller sees the completion:
+            // re-armed for itself, it is never marked idle; any other way
+            // out lets it go (a panic in `f` or a refused request too), so
+            // the table stays true.
+            // (Bound in one statement: a binding set in branches would
+            // need a drop flag, kept on the stack at every completion.)
+            // One compare for the common case: a plain I/O has no mark.
+            let kept = if data > u64::from(u32::MAX) {
+                if data == CANCEL {
+                    continue;
+                }
+                let kept = self.slots.hold(buf);
+                result = settle_marked(
+                    &mut self.file,
+                    &mut self.open_args,
+                    &mut self.sync_results,
+                    data,
+                    result,
+                );
+                kept
+            } else {
+                self.slots.hold(buf)
+            };
+            let Some(req) = f(Completion { buf, result }) else {
+                continue;
+            };
+            if !LIMIT {
+                Self::reserve(
+                    &self.ring.submitter(),
+                    &self.sq,
+                    self.sqpoll,
+                    &mut self.unbound,
+                );
+            }
+            kept.rearm(&req);
+            // SAFETY: the re-arm checked that `req.buf` is a slot (the held
+            // buffer, or one it claimed), and the slot table has one slot
+            // per buffer of the pool.
+            let ptr = unsafe { self.pool.ptr_unchecked(req.buf) };
+            self.push_claimed(ptr, &req);
+        }
+    }
+
     /// Makes room in the submission queue for re-arms (at least one), and
     /// returns for how many of `want` there is room.
     #[cold]
@@ -244,7 +314,7 @@ impl UringEngine {
         }
         let sqes = &self.sqes;
         // SAFETY: there is a free entry (the reap took no more completions
-        // than there was room for) and no view of the crate's queue; the
+        // than there was room for, or made room for this one) and no view of the crate's queue; the
         // request was claimed (it fits its buffer, which no other I/O
         // holds), and buffer and file outlive the I/O.
         unsafe {
@@ -528,15 +598,14 @@ fn wait_with_timeout(
     }
 }
 
-/// `io_uring_enter(2)`, entered with the `syscall` instruction itself:
-/// libc's `syscall()` costs some ten instructions more per wait, to move
-/// its arguments and set `errno`. Returns the kernel's result: a count, or
-/// minus an errno.
+/// `io_uring_enter(2)`, entered with the system call instruction itself
+/// on 64-bit x86-64 and aarch64: libc's `syscall()` costs some ten instructions
+/// more per wait, to move its arguments and set `errno`; elsewhere through
+/// libc. Returns the kernel's result: a count, or minus an errno.
 ///
 /// # Safety
 /// As the system call: `arg` points to `argsz` bytes the kernel may read,
 /// and every entry queued on the ring `fd` is valid to submit.
-#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 unsafe fn enter(
     fd: RawFd,
@@ -546,98 +615,80 @@ unsafe fn enter(
     arg: *const libc::c_void,
     argsz: usize,
 ) -> isize {
-    let r: isize;
-    // SAFETY: the caller's contract. The x86-64 Linux convention: the
-    // number in rax, the arguments in rdi, rsi, rdx, r10, r8 and r9, the
-    // result in rax; the kernel clobbers rcx and r11, and leaves the
-    // stack and every other register as they were.
-    unsafe {
-        std::arch::asm!(
-            "syscall",
-            inlateout("rax") libc::SYS_io_uring_enter as isize => r,
-            in("rdi") fd as isize,
-            in("rsi") to_submit as usize,
-            in("rdx") want as usize,
-            in("r10") flags as usize,
-            in("r8") arg,
-            in("r9") argsz,
-            lateout("rcx") _,
-            lateout("r11") _,
-            options(nostack),
-        );
+    #[cfg(all(target_arch = "x86_64", target_pointer_width = "64"))]
+    {
+        let r: isize;
+        // SAFETY: the caller's contract. The x86-64 Linux convention: the
+        // number in rax, the arguments in rdi, rsi, rdx, r10, r8 and r9,
+        // the result in rax; the kernel clobbers rcx and r11, and leaves
+        // the stack and every other register as they were. Without
+        // `nomem`, the compiler keeps the stores the kernel reads and
+        // rereads what it may have written.
+        unsafe {
+            std::arch::asm!(
+                "syscall",
+                inlateout("rax") libc::SYS_io_uring_enter as isize => r,
+                in("rdi") fd as isize,
+                in("rsi") to_submit as usize,
+                in("rdx") want as usize,
+                in("r10") flags as usize,
+                in("r8") arg,
+                in("r9") argsz,
+                lateout("rcx") _,
+                lateout("r11") _,
+                options(nostack),
+            );
+        }
+        r
     }
-    r
-}
-
-/// See the x86-64 `enter`: the aarch64 convention, the number in x8, the
-/// arguments in x0 to x5, the result in x0.
-///
-/// # Safety
-/// As the system call: `arg` points to `argsz` bytes the kernel may read,
-/// and every entry queued on the ring `fd` is valid to submit.
-#[cfg(target_arch = "aarch64")]
-#[inline(always)]
-unsafe fn enter(
-    fd: RawFd,
-    to_submit: u32,
-    want: u32,
-    flags: u32,
-    arg: *const libc::c_void,
-    argsz: usize,
-) -> isize {
-    let r: isize;
-    // SAFETY: the caller's contract; the kernel clobbers no register but
-    // x0, which carries the result.
-    unsafe {
-        std::arch::asm!(
-            "svc 0",
-            in("x8") libc::SYS_io_uring_enter as usize,
-            inlateout("x0") fd as isize => r,
-            in("x1") to_submit as usize,
-            in("x2") want as usize,
-            in("x3") flags as usize,
-            in("x4") arg,
-            in("x5") argsz,
-            options(nostack),
-        );
+    #[cfg(all(target_arch = "aarch64", target_pointer_width = "64"))]
+    {
+        let r: isize;
+        // SAFETY: the caller's contract. The aarch64 Linux convention: the
+        // number in x8, the arguments in x0 to x5, the result in x0; the
+        // kernel clobbers no other register. Memory as on x86-64.
+        unsafe {
+            std::arch::asm!(
+                "svc 0",
+                in("x8") libc::SYS_io_uring_enter as usize,
+                inlateout("x0") fd as isize => r,
+                in("x1") to_submit as usize,
+                in("x2") want as usize,
+                in("x3") flags as usize,
+                in("x4") arg,
+                in("x5") argsz,
+                options(nostack),
+            );
+        }
+        r
     }
-    r
-}
-
-/// See the x86-64 `enter`: elsewhere through libc.
-///
-/// # Safety
-/// As the system call: `arg` points to `argsz` bytes the kernel may read,
-/// and every entry queued on the ring `fd` is valid to submit.
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-#[inline(always)]
-unsafe fn enter(
-    fd: RawFd,
-    to_submit: u32,
-    want: u32,
-    flags: u32,
-    arg: *const libc::c_void,
-    argsz: usize,
-) -> isize {
-    // SAFETY: the caller's contract; every argument is passed as the
-    // `long` the variadic call takes.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_io_uring_enter,
-            libc::c_long::from(fd),
-            libc::c_long::from(to_submit),
-            libc::c_long::from(want),
-            libc::c_long::from(flags),
-            arg as libc::c_long,
-            argsz as libc::c_long,
-        )
-    };
-    if r < 0 {
-        -(std::io::Error::last_os_error()
-            .raw_os_error()
-            .unwrap_or(libc::EIO) as isize)
-    } else {
-        r as isize
+    // (x32 and ilp32 too: 32-bit arguments in 64-bit registers would leave
+    // their upper halves undefined.)
+    #[cfg(not(any(
+        all(target_arch = "x86_64", target_pointer_width = "64"),
+        all(target_arch = "aarch64", target_pointer_width = "64")
+    )))]
+    {
+        // SAFETY: the caller's contract; every argument is passed as the
+        // `long` the variadic call takes.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_io_uring_enter,
+                libc::c_long::from(fd),
+                libc::c_long::from(to_submit),
+                libc::c_long::from(want),
+                libc::c_long::from(flags),
+                arg as libc::c_long,
+                argsz as libc::c_long,
+            )
+        };
+        if r < 0 {
+            -(std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO) as isize)
+        } else {
+            r as isize
+        }
     }
 }
 
@@ -758,60 +809,8 @@ impl Engine for UringEngine {
     }
 
     #[inline]
-    fn reap(&mut self, mut f: impl FnMut(Completion) -> Option<Request>) {
-        // No view of the crate's queues is alive here: the completions are
-        // read, and the re-arms written, in place (see `CqRing`, `SqRing`).
-        let (mut head, mut tail) = self.cq.bounds();
-        // Each completion re-arms at most one entry: the reap takes no more
-        // completions than the queue has room for, once, so that no re-arm
-        // needs to make room (a polling thread only ever frees more). The
-        // others stay in the completion queue for the next reap, which
-        // finds them without waiting.
-        let ready = tail.wrapping_sub(head);
-        if self.sq.free() < ready {
-            tail = head.wrapping_add(self.room_for(ready));
-        }
-        while head != tail {
-            // SAFETY: `head` is the ring's head and short of the tail the
-            // kernel posted: an entry is ready there.
-            let cqe = unsafe { self.cq.take(head) };
-            head = head.wrapping_add(1);
-            let data = cqe.user_data;
-            let buf = data as u32;
-            let mut result = cqe.res;
-            // The buffer stays held while the caller sees the completion:
-            // re-armed for itself, it is never marked idle; any other way
-            // out lets it go (a panic in `f` or a refused request too), so
-            // the table stays true.
-            // (Bound in one statement: a binding set in branches would
-            // need a drop flag, kept on the stack at every completion.)
-            // One compare for the common case: a plain I/O has no mark.
-            let kept = if data > u64::from(u32::MAX) {
-                if data == CANCEL {
-                    continue;
-                }
-                let kept = self.slots.hold(buf);
-                result = settle_marked(
-                    &mut self.file,
-                    &mut self.open_args,
-                    &mut self.sync_results,
-                    data,
-                    result,
-                );
-                kept
-            } else {
-                self.slots.hold(buf)
-            };
-            let Some(req) = f(Completion { buf, result }) else {
-                continue;
-            };
-            kept.rearm(&req);
-            // SAFETY: the re-arm checked that `req.buf` is a slot (the held
-            // buffer, or one it claimed), and the slot table has one slot
-            // per buffer of the pool.
-            let ptr = unsafe { self.pool.ptr_unchecked(req.buf) };
-            self.push_claimed(ptr, &req);
-        }
+    fn reap(&mut self, f: impl FnMut(Completion) -> Option<Request>) {
+        self.reap_with::<true>(f);
     }
 
     fn buffer_mut(&mut self, idx: u32) -> Option<&mut [u8]> {

@@ -453,3 +453,115 @@ fn a_striped_run_on_the_one_at_a_time_engine_times_an_io_from_its_first_piece() 
     assert_eq!(read.latency.min(), 4 * 2_000_000);
     assert_eq!(read.latency.max(), 4 * 2_000_000);
 }
+
+/// A run that spans three submit batches of one stream and op (as a reap
+/// can): each batch's latency is recorded with its own count, the oldest
+/// when the third comes, the last two with the run.
+#[test]
+fn a_run_over_three_batches_records_each_batchs_latency_once() {
+    let mut batches = Batches::new();
+    for ts in [1_000, 2_000, 3_000] {
+        batches.submit(ts, &mut []);
+    }
+    let mut tally = Tally {
+        result: JobResult {
+            streams: vec![StreamResult::default()],
+            ..Default::default()
+        },
+        result_of: vec![0],
+        stream_done: vec![0],
+        last_done: 0,
+        live_ops: 0,
+        live_bytes: 0,
+        continue_on_error: false,
+    };
+    let tc = 10_000;
+    let mut run = Run::EMPTY;
+    for (batch, n) in [(0, 2), (1, 3), (2, 1)] {
+        for _ in 0..n {
+            let seen = Seen {
+                batches: &batches,
+                interval: 0,
+                tc,
+            };
+            run.add(&mut tally, seen, 0, Op::Read, batch, 4096);
+        }
+    }
+    tally.record(&run, &batches, 0, tc);
+    let read = &tally.result.streams[0].read;
+    assert_eq!(read.ops, 6);
+    assert_eq!(read.bytes, 6 * 4096);
+    assert_eq!(read.latency.count(), 6);
+    assert_eq!((read.latency.min(), read.latency.max()), (7_000, 9_000));
+    // Each in its bucket (three significant digits).
+    let p = |q| read.latency.percentile(q);
+    assert!(
+        (7_000..7_010).contains(&p(100.0 / 6.0)),
+        "{}",
+        p(100.0 / 6.0)
+    );
+    assert!((8_000..8_010).contains(&p(50.0)), "{}", p(50.0));
+    assert!((8_000..8_010).contains(&p(4.0 / 6.0 * 100.0)));
+    assert!((9_000..9_010).contains(&p(5.0 / 6.0 * 100.0)));
+    assert!((9_000..9_010).contains(&p(100.0)));
+    let s = &read.series.samples[0];
+    assert_eq!((s.ops, s.bytes), (6, 6 * 4096));
+    assert_eq!(s.lat_sum_ns, 2 * 9_000 + 3 * 8_000 + 7_000);
+    assert_eq!(s.lat_max_ns, 9_000);
+    assert_eq!((tally.live_ops, tally.live_bytes), (6, 6 * 4096));
+}
+
+/// Runs `streams` on a fake engine and fake clock through the build of
+/// the worker loop `SOLO` names (see [`run_worker_at`]).
+fn run_build<const SOLO: u8>(mut e: FakeEngine, streams: Vec<WorkerStream>) -> JobResult {
+    // The same start for both builds; the thread's CPU time is left out.
+    let clock = Rc::new(Cell::new(1_000_000_000));
+    e.clock = Some(clock.clone());
+    let stop = AtomicBool::new(false);
+    let live = LiveCounters::default();
+    let bounds = WorkerBounds {
+        ramp: Duration::from_millis(20),
+        time: None,
+        interval: Duration::from_millis(50),
+        continue_on_error: true,
+        stop: &stop,
+        live: &live,
+        verify: None,
+        backlog: None,
+        warm: None,
+    };
+    let start = clock.get();
+    let mut r =
+        run_worker_at::<_, true, SOLO>(&mut e, streams, None, &bounds, start, || clock.get())
+            .unwrap();
+    r.cpu = Default::default();
+    r
+}
+
+/// The build for one stream that only reads (or only writes) gives what
+/// the general build gives for it: counts, latencies, series, failures
+/// and times, with a ramp, a budget and failing I/Os.
+#[test]
+fn the_one_stream_build_measures_what_the_general_build_does() {
+    for (mix, solo) in [(Mix::Read, true), (Mix::Write, false)] {
+        let engine = || {
+            let mut e = FakeEngine::failing(300, false, 5);
+            e.delay = Duration::from_millis(2);
+            e.short_from = Some((900, 512));
+            e
+        };
+        let streams = || vec![stream(Some(1000), 4, mix)];
+        let general = run_build::<NOT_SOLO>(engine(), streams());
+        let one = if solo {
+            run_build::<SOLO_READS>(engine(), streams())
+        } else {
+            run_build::<SOLO_WRITES>(engine(), streams())
+        };
+        assert_eq!(one, general, "{mix:?}");
+        let op = if solo { Op::Read } else { Op::Write };
+        let t = general.total(op);
+        assert!(t.ops > 0 && t.latency.count() == t.ops, "{mix:?}: {t:?}");
+        assert!(general.error_count() > 1, "{mix:?}: failures were made");
+        assert!(general.first_failure.is_some());
+    }
+}
