@@ -85,13 +85,11 @@ pub struct UringEngine {
     sqes: SqeTemplates,
     registered_files: bool,
     fixed_buffers: bool,
-    /// The kernel can bound a batched wait in time (6.12+).
-    min_timeout: bool,
     /// The kernel takes a timeout with a wait (5.11+).
     ext_arg: bool,
     /// A wait for several completions holds the first at most
-    /// [`REAP_WINDOW_US`]: the kernel bounds a batch in time, and the ring
-    /// is not polled (`min_timeout && !iopoll`).
+    /// [`REAP_WINDOW_US`]: the kernel bounds a batched wait in time (6.12+),
+    /// and the ring is not polled.
     batch_window: bool,
     /// Waits go straight to `io_uring_enter` once the ring is enabled: the
     /// kernel takes a timeout with them and no polling thread needs waking
@@ -179,7 +177,6 @@ impl UringEngine {
             raw_fds,
             registered_files,
             fixed_buffers,
-            min_timeout,
             ext_arg,
             batch_window: min_timeout && !cfg.iopoll,
             direct_wait: ext_arg && cfg.sqpoll.is_none(),
@@ -287,7 +284,10 @@ impl UringEngine {
             // buffer, or one it claimed), and the slot table has one slot
             // per buffer of the pool.
             let ptr = unsafe { self.pool.ptr_unchecked(req.buf) };
-            self.push_claimed(ptr, &req);
+            // SAFETY: the reap took no more completions than the queue had
+            // room for (or made room for this one), and no view of the
+            // crate's queue is alive; the re-arm claimed the request.
+            unsafe { self.push_claimed(ptr, &req) };
         }
     }
 
@@ -305,18 +305,24 @@ impl UringEngine {
         self.sq.free().min(want)
     }
 
-    /// Writes the entry of `req`, claimed, into buffer `ptr`: the queue
-    /// has room (the reap took no more completions than it has room for).
+    /// Writes the entry of `req` into the submission queue, with `ptr`,
+    /// its buffer, stamped first for a write.
+    ///
+    /// # Safety
+    /// The queue has a free entry and no view of the crate's queue is
+    /// alive; `req` was claimed (it fits its buffer, which no other I/O
+    /// holds), and `ptr` is that buffer.
     #[inline(always)]
-    fn push_claimed(&mut self, ptr: *mut u8, req: &Request) {
+    unsafe fn push_claimed(&mut self, ptr: *mut u8, req: &Request) {
         if req.op == Op::Write {
             stamp_write(&mut self.stamper, ptr, req.len, req.file, req.offset);
         }
         let sqes = &self.sqes;
-        // SAFETY: there is a free entry (the reap took no more completions
-        // than there was room for, or made room for this one) and no view of the crate's queue; the
-        // request was claimed (it fits its buffer, which no other I/O
-        // holds), and buffer and file outlive the I/O.
+        // SAFETY: the caller's contract; the buffer belongs to this engine
+        // and outlives the I/O (Drop waits for it, or leaks the buffers),
+        // the file too (or the kernel's own reference to it, once the I/O
+        // is issued), and the buffer is not handed out until the
+        // completion is reaped.
         unsafe {
             self.sq
                 .push_keyed(|sqe, held| write_entry(sqes, sqe, held, ptr, req))
@@ -744,21 +750,11 @@ impl Engine for UringEngine {
             &mut self.unbound,
         );
         self.slots.claim(&req);
-        let (sqes, ptr) = (&self.sqes, self.pool.ptr(req.buf));
-        if req.op == Op::Write {
-            stamp_write(&mut self.stamper, ptr, req.len, req.file, req.offset);
-        }
+        let ptr = self.pool.ptr(req.buf);
         // SAFETY: the reserve left a free entry, and no view of the crate's
         // queue is alive; the claim checked that the request fits its
-        // buffer and that no other I/O holds it; the buffer belongs to this
-        // engine and outlives the I/O (Drop waits for it, or leaks the
-        // buffers), the file too (or the kernel's own reference to it, once
-        // the I/O is issued), and the buffer is not handed out until the
-        // completion is reaped.
-        unsafe {
-            self.sq
-                .push_keyed(|sqe, held| write_entry(sqes, sqe, held, ptr, &req))
-        };
+        // buffer and that no other I/O holds it; `ptr` is that buffer.
+        unsafe { self.push_claimed(ptr, &req) };
     }
 
     #[inline(always)]
@@ -855,7 +851,7 @@ impl Engine for UringEngine {
         EngineFeatures {
             registered_files: self.registered_files,
             fixed_buffers: self.fixed_buffers,
-            reap_window_us: (self.min_timeout && !self.iopoll).then_some(REAP_WINDOW_US),
+            reap_window_us: self.batch_window.then_some(REAP_WINDOW_US),
             sqpoll: self.sqpoll,
             iopoll: self.iopoll,
             empty_wakeups: self.empty_wakeups,

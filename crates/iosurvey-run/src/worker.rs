@@ -427,8 +427,7 @@ pub(crate) const UNBOUNDED: u64 = u64::MAX;
 /// Longest a worker waits in the engine before it looks at its stop flag
 /// again, when no I/O completes.
 const MAX_WAIT: Duration = Duration::from_secs(1);
-const MAX_WAIT_NS: u64 = 1_000_000_000;
-const _: () = assert!(MAX_WAIT.as_nanos() == MAX_WAIT_NS as u128);
+const MAX_WAIT_NS: u64 = MAX_WAIT.as_nanos() as u64;
 
 /// Monotonic nanoseconds (the clock of [`crate::JobResult::measure_start_ns`]).
 #[inline]
@@ -683,7 +682,7 @@ fn run_worker_at<E: Engine, const PLAIN: bool, const SOLO: u8>(
             // Only a paced frame stream has nothing in flight: it sleeps
             // until its next release, and looks at its bounds at least
             // once a second meanwhile.
-            let until = wake.min(end).min(ts + MAX_WAIT.as_nanos() as u64);
+            let until = wake.min(end).min(ts + MAX_WAIT_NS);
             std::thread::sleep(Duration::from_nanos(until.saturating_sub(ts)));
             continue;
         }
