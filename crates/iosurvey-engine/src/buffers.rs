@@ -1,5 +1,5 @@
 //! The aligned buffer pool an engine owns: one contiguous allocation cut
-//! into equal, aligned buffers, filled with incompressible data.
+//! into equal, aligned buffers, filled with pseudo-random data.
 
 use crate::EngineError;
 use std::alloc::{alloc_zeroed, dealloc, Layout};
@@ -23,15 +23,15 @@ pub struct BufferPool {
 unsafe impl Send for BufferPool {}
 
 impl BufferPool {
-    /// Allocates the pool, filled from `seed` as `fill` says: pseudo-random
-    /// data, incompressible and never zero pages, unless `fill` asks for
-    /// compressible chunks ([`crate::data::fill_buffer`]).
+    /// Allocates the pool, filled from `seed` with pseudo-random data
+    /// (never a zero page). What a write holds is generated as it is
+    /// issued ([`crate::data`]); this fill only keeps fresh buffers from
+    /// being zero pages.
     pub fn new(
         count: usize,
         size: usize,
         alignment: usize,
         seed: u64,
-        fill: crate::data::DataFill,
     ) -> Result<Self, EngineError> {
         // Every step checked: a size near usize::MAX must be an error, not
         // a stride that wraps to 0 (overflow checks are off in release).
@@ -60,7 +60,7 @@ impl BufferPool {
             size,
             leaked: false,
         };
-        crate::data::fill_buffer(pool.as_mut_slice(), seed, fill);
+        fill_random(pool.as_mut_slice(), seed);
         Ok(pool)
     }
 
@@ -158,7 +158,7 @@ mod tests {
 
     #[test]
     fn buffers_are_aligned_and_filled() {
-        let mut pool = BufferPool::new(3, 5000, 512, 7, Default::default()).unwrap();
+        let mut pool = BufferPool::new(3, 5000, 512, 7).unwrap();
         for i in 0..3 {
             assert_eq!(pool.ptr(i) as usize % 4096, 0);
             let b = pool.get_mut(i);

@@ -1,123 +1,215 @@
-//! What iosurvey writes. Every 4 KiB block of every write is unique, within
-//! a run and across runs, so that no deduplicating store (VDO, ZFS dedup,
-//! a dedup array) can keep one copy and report the speed of many: each
-//! block starts with a stamp, a nonce drawn at random for the writer and a
-//! count of the blocks it has stamped. The rest of the block is the
-//! buffer's fill: pseudo-random (incompressible), or, with
-//! `--compressible PCT`, random for the first `100 - PCT` percent of each
-//! 512-byte chunk and zeros after, as fio's `buffer_compress_percentage`
-//! fills its buffers.
+//! What iosurvey writes: data that no compressor and no deduplicating store
+//! can shrink, at every granularity a storage system works in.
+//!
+//! Every write is generated as it is issued, 512-byte sector by sector:
+//! a sector is a slice of a random *base* (64 KiB drawn from the run's
+//! nonce), every 8-byte word of it XORed with a key of its own. The key is
+//! a bijection ([`mix`]) of a sector number that no other sector of the
+//! process gets (each [`Stamper`] reserves a range of 2^40 from one
+//! counter), whitened with the run's nonce. So:
+//!
+//! - two sectors of one run are distinct: at the same place in the base,
+//!   their keys differ, so every word differs; at different places, the
+//!   base's random words differ;
+//! - two runs differ: the nonce ([`run_nonce`], recorded in the report as
+//!   `data_nonce`) is drawn from the kernel for each process, whatever the
+//!   `--seed`;
+//! - no LZ compressor (lz4, zstd, zlib, as ZFS, btrfs, VDO and arrays use)
+//!   finds a match: a repeat of the base under another key shares no 4
+//!   bytes in a row but by chance, so any 128 KiB record saves under 1%;
+//! - no sector holds a run of repeated bytes.
+//!
+//! The cost is one pass over the written bytes (a load of the base, an XOR,
+//! a store), a copy's worth, measured in `bench/` (cases 8a to 8c).
+//!
+//! With `--compressible PCT`, as fio's `buffer_compress_percentage`, only
+//! the first `100 - PCT` percent of each 512-byte sector is generated, and
+//! the rest is zeros: the data compresses by that much.
 
 pub use iosurvey_model::DataFill;
 use std::hash::{BuildHasher, RandomState};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 
-/// The unit no two of which are equal: the block size of dedup engines
-/// (VDO, most arrays) and of most file systems.
-pub const UNIQUE_BLOCK: u64 = 4096;
+/// The unit no two of which are equal, and of `--compressible`'s chunks:
+/// the smallest sector a device has.
+pub const SECTOR: usize = 512;
 
-/// Bytes of a stamp: the nonce, then the count, little-endian.
-pub const STAMP_LEN: usize = 16;
+/// Words of a sector.
+const SECTOR_WORDS: usize = SECTOR / 8;
 
-/// The granularity of `--compressible`: each chunk is random data, then
-/// zeros (fio's `buffer_compress_chunk` default).
-pub const COMPRESS_CHUNK: usize = 512;
+/// Bytes of the random base the sectors are drawn from: it fits a core's
+/// L2 cache beside the buffers being written.
+const BASE_BYTES: usize = 64 << 10;
 
-/// Fills `buf` as `fill` says, from `seed`: pseudo-random bytes (never a
-/// zero block), or with `compressible_pct` percent of each 512-byte chunk
-/// zeros, at its end.
-pub fn fill_buffer(buf: &mut [u8], seed: u64, fill: DataFill) {
-    crate::buffers::fill_random(buf, seed);
-    let pct = usize::from(fill.compressible_pct.min(100));
-    if pct == 0 {
-        return;
-    }
-    let random = COMPRESS_CHUNK * (100 - pct) / 100;
-    for chunk in buf.chunks_mut(COMPRESS_CHUNK) {
-        let from = random.min(chunk.len());
-        chunk[from..].fill(0);
-    }
+/// Sectors of the base.
+const BASE_SECTORS: u64 = (BASE_BYTES / SECTOR) as u64;
+
+/// Sector numbers a stamper reserves at a time.
+const RANGE: u64 = 1 << 40;
+
+/// The next range of sector numbers, for the whole process.
+static NEXT_RANGE: AtomicU64 = AtomicU64::new(0);
+
+/// The run's data nonce: drawn from the kernel (the standard library's
+/// hash keys) once per process, so that two runs never write the same
+/// sector, whatever their seed.
+pub fn run_nonce() -> u64 {
+    static NONCE: OnceLock<u64> = OnceLock::new();
+    *NONCE.get_or_init(|| RandomState::new().hash_one(0x10_5e_ed_u64))
 }
 
-/// Stamps the blocks of writes so that each is unique: with a plain
-/// stamp, or with `--verify` with the headers of [`crate::verify`].
+/// A bijection of u64 (murmur3's finaliser): distinct inputs give distinct
+/// keys, and neighbouring inputs keys with nothing in common.
+#[inline(always)]
+fn mix(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
+}
+
+/// Generates the data of writes, and their verify headers when the run
+/// verifies.
 pub struct Stamper {
-    nonce: u64,
-    count: u64,
+    /// The run's nonce, mixed: whitens each sector number before [`mix`].
+    key: u64,
+    /// The next sector number, and the end of the range it is in.
+    next: u64,
+    end: u64,
+    base: Box<[u64]>,
+    /// Bytes generated at the start of each sector; the rest are zeros.
+    random: usize,
     verify: Option<std::sync::Arc<crate::verify::WriteVerify>>,
 }
 
 impl Stamper {
-    /// A stamper whose nonce is drawn at random (the process's hash keys,
-    /// which the standard library seeds from the kernel), mixed with
-    /// `salt`: two stampers of one run, or of two runs, never share one
-    /// but by a 2^-64 chance.
-    pub fn new(salt: u64) -> Self {
-        Stamper {
-            nonce: RandomState::new().hash_one(salt),
-            count: 0,
-            verify: None,
-        }
+    /// A stamper for this run ([`run_nonce`]) that fills as `fill` says.
+    pub fn new(fill: DataFill) -> Self {
+        Self::with_nonce(run_nonce(), fill)
     }
 
-    /// A stamper that writes verify headers (`--verify`), or plain stamps
-    /// when `verify` is `None`.
+    /// A stamper of a run whose nonce is `nonce`.
+    pub fn with_nonce(nonce: u64, fill: DataFill) -> Self {
+        let mut base = vec![0u64; BASE_BYTES / 8].into_boxed_slice();
+        let mut x = mix(nonce ^ 0xba5e);
+        for w in &mut base {
+            // splitmix64: every word of the base is random.
+            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            *w = mix(x);
+        }
+        let pct = usize::from(fill.compressible_pct.min(100));
+        let mut s = Stamper {
+            key: mix(nonce),
+            next: 0,
+            end: 0,
+            base,
+            random: SECTOR * (100 - pct) / 100,
+            verify: None,
+        };
+        s.reserve();
+        s
+    }
+
+    /// A stamper that also writes verify headers (`--verify`), or plain
+    /// data when `verify` is `None`.
     pub fn with_verify(
-        salt: u64,
+        fill: DataFill,
         verify: Option<std::sync::Arc<crate::verify::WriteVerify>>,
     ) -> Self {
         Stamper {
             verify,
-            ..Stamper::new(salt)
+            ..Stamper::new(fill)
         }
     }
 
-    /// Stamps write `buf` of file `file` at `offset`: verify headers when
-    /// the run verifies, else [`Self::stamp`].
+    /// Takes the next range of sector numbers.
+    #[cold]
+    fn reserve(&mut self) {
+        self.next = NEXT_RANGE.fetch_add(RANGE, Ordering::Relaxed);
+        self.end = self.next.wrapping_add(RANGE);
+    }
+
+    /// Generates write `buf` of file `file` at `offset`, with verify
+    /// headers when the run verifies.
     #[inline]
     pub fn stamp_write(&mut self, buf: &mut [u8], file: u32, offset: u64) {
-        match &self.verify {
-            None => self.stamp(buf, offset),
-            Some(v) => v.stamp(buf, file, offset, realtime_ns()),
+        self.stamp(buf, offset);
+        if let Some(v) = &self.verify {
+            v.stamp(buf, file, offset, realtime_ns());
         }
     }
 
-    /// Stamps write `buf` at `offset` of a file whose verify headers name
-    /// `place` (a target and an offset in it, see
-    /// [`crate::FileOp::Open`]): plain stamps still fall on the file's own
-    /// 4 KiB boundaries.
+    /// Generates write `buf` at `offset` of a file whose verify headers
+    /// name `place` (a target and an offset in it, see
+    /// [`crate::FileOp::Open`]).
     #[inline]
     pub fn stamp_file_write(&mut self, buf: &mut [u8], offset: u64, place: (u32, u64)) {
-        match &self.verify {
-            None => self.stamp(buf, offset),
-            Some(v) => v.stamp(buf, place.0, place.1, realtime_ns()),
+        self.stamp(buf, offset);
+        if let Some(v) = &self.verify {
+            v.stamp(buf, place.0, place.1, realtime_ns());
         }
     }
 
-    /// The nonce of this stamper.
-    pub fn nonce(&self) -> u64 {
-        self.nonce
-    }
-
-    /// Stamps `buf`, about to be written at byte `offset`: at its start and
-    /// at every 4 KiB boundary of the target inside it, so that every 4 KiB
-    /// block of the target the write touches holds a stamp no other block
-    /// has. Two 8-byte stores per block.
+    /// Generates `buf`, about to be written at byte `offset`: each 512
+    /// bytes of it a sector no other write of the run holds.
     #[inline]
-    pub fn stamp(&mut self, buf: &mut [u8], offset: u64) {
-        let (len, p) = (buf.len(), buf.as_mut_ptr());
-        let mut at = 0usize;
-        // `at` stays below the length plus one block: no overflow.
-        while at + STAMP_LEN <= len {
-            let stamp = [self.nonce.to_le(), self.count.to_le()];
-            // SAFETY: `at + STAMP_LEN <= len`: the 16 bytes are inside
-            // `buf`, which is borrowed mutably; unaligned writes need no
-            // alignment.
-            unsafe { p.add(at).cast::<[u64; 2]>().write_unaligned(stamp) };
-            self.count += 1;
-            // On to the next block boundary of the target.
-            at += (UNIQUE_BLOCK - (offset.wrapping_add(at as u64) % UNIQUE_BLOCK)) as usize;
+    pub fn stamp(&mut self, buf: &mut [u8], _offset: u64) {
+        let random = self.random;
+        let mut sectors = buf.chunks_exact_mut(SECTOR);
+        if random == SECTOR {
+            for sector in &mut sectors {
+                let (base, k) = self.next_sector();
+                let sector: &mut [u8; SECTOR] = sector.try_into().expect("a whole sector");
+                fill_sector(sector, base, k);
+            }
+        } else {
+            for sector in &mut sectors {
+                let (base, k) = self.next_sector();
+                fill_part(sector, base, k, random);
+            }
+        }
+        let tail = sectors.into_remainder();
+        if !tail.is_empty() {
+            let (base, k) = self.next_sector();
+            fill_part(tail, base, k, random);
         }
     }
+
+    /// The base words and the key of the next sector.
+    #[inline(always)]
+    fn next_sector(&mut self) -> (&[u64; SECTOR_WORDS], u64) {
+        if self.next == self.end {
+            self.reserve();
+        }
+        let n = self.next;
+        self.next += 1;
+        let at = (n % BASE_SECTORS) as usize * SECTOR_WORDS;
+        let base = self.base[at..at + SECTOR_WORDS]
+            .try_into()
+            .expect("a sector of the base");
+        (base, mix(n ^ self.key))
+    }
+}
+
+/// A whole random sector: the base's words under key `k`.
+#[inline(always)]
+fn fill_sector(out: &mut [u8; SECTOR], base: &[u64; SECTOR_WORDS], k: u64) {
+    for (o, b) in out.chunks_exact_mut(8).zip(base) {
+        o.copy_from_slice(&(b ^ k).to_le_bytes());
+    }
+}
+
+/// `out` (a sector or the start of one): its first `random` bytes
+/// generated, zeros after.
+fn fill_part(out: &mut [u8], base: &[u64; SECTOR_WORDS], k: u64, random: usize) {
+    let r = random.min(out.len());
+    for (o, b) in out[..r].chunks_mut(8).zip(base) {
+        let n = o.len();
+        o.copy_from_slice(&(b ^ k).to_le_bytes()[..n]);
+    }
+    out[r..].fill(0);
 }
 
 /// Nanoseconds since the epoch, for verify headers.
@@ -131,64 +223,102 @@ mod tests {
     use super::*;
     use std::collections::HashSet;
 
-    fn blocks(buf: &[u8]) -> HashSet<&[u8]> {
-        buf.chunks(UNIQUE_BLOCK as usize).collect()
+    fn sectors(buf: &[u8]) -> HashSet<&[u8]> {
+        buf.chunks(SECTOR).collect()
+    }
+
+    /// The longest run of one byte value in `buf`.
+    fn longest_run(buf: &[u8]) -> usize {
+        let (mut best, mut cur) = (0, 0);
+        for w in buf.windows(2) {
+            cur = if w[0] == w[1] { cur + 1 } else { 0 };
+            best = best.max(cur + 1);
+        }
+        best
     }
 
     #[test]
-    fn every_block_of_every_write_is_unique() {
+    fn every_sector_of_every_write_is_unique() {
         let mut buf = vec![0u8; 64 << 10];
-        fill_buffer(&mut buf, 7, DataFill::default());
-        let mut s = Stamper::new(1);
+        let mut s = Stamper::with_nonce(7, DataFill::default());
         let mut written = Vec::new();
-        // The same buffer written ten times, as a run rewrites one slot.
-        for k in 0..10 {
+        // The same buffer written forty times, as a run rewrites one slot:
+        // more sectors than the base has, so the base is gone round.
+        for k in 0..40 {
             let at = k * buf.len() as u64;
             s.stamp(&mut buf, at);
             written.extend_from_slice(&buf);
         }
-        assert_eq!(blocks(&written).len(), written.len() / 4096);
+        assert_eq!(sectors(&written).len(), written.len() / SECTOR);
+        assert!(longest_run(&written) < 8, "{}", longest_run(&written));
     }
 
     #[test]
-    fn an_unaligned_write_stamps_each_target_block_it_touches() {
-        let mut buf = vec![0u8; 8192];
-        let mut s = Stamper::new(2);
-        s.stamp(&mut buf, 1024);
-        // At the start, then at target offsets 4096 and 8192.
-        assert_eq!(s.count, 3);
-        assert_eq!(&buf[3072..3080], &s.nonce.to_le_bytes());
-        assert_eq!(&buf[7168..7176], &s.nonce.to_le_bytes());
-        assert_eq!(buf[7184..7200], [0; 16], "nothing between stamps");
-    }
-
-    #[test]
-    fn two_stampers_have_different_nonces() {
-        assert_ne!(Stamper::new(3).nonce(), Stamper::new(3).nonce());
-    }
-
-    #[test]
-    fn compressible_chunks_are_random_then_zeros() {
-        let mut buf = vec![0u8; 4096];
-        fill_buffer(
-            &mut buf,
-            9,
-            DataFill {
-                compressible_pct: 75,
-            },
+    fn two_runs_and_two_stampers_of_a_run_share_no_sector() {
+        let write = |s: &mut Stamper| {
+            let mut v = vec![0u8; 256 << 10];
+            s.stamp(&mut v, 0);
+            v
+        };
+        // One nonce, two stampers (two workers); and another run's.
+        let (mut a, mut b) = (
+            Stamper::with_nonce(1, DataFill::default()),
+            Stamper::with_nonce(1, DataFill::default()),
         );
-        for chunk in buf.chunks(COMPRESS_CHUNK) {
+        let mut other = Stamper::with_nonce(2, DataFill::default());
+        let (wa, wb, wo) = (write(&mut a), write(&mut b), write(&mut other));
+        let sa = sectors(&wa);
+        assert!(sa.is_disjoint(&sectors(&wb)));
+        assert!(sa.is_disjoint(&sectors(&wo)));
+    }
+
+    #[test]
+    fn a_stamper_that_uses_up_its_range_takes_another() {
+        let mut s = Stamper::with_nonce(3, DataFill::default());
+        s.next = s.end - 2;
+        let old_end = s.end;
+        let mut buf = vec![0u8; 4 * SECTOR];
+        s.stamp(&mut buf, 0);
+        assert!(s.end != old_end && s.next == s.end - RANGE + 2);
+        assert_eq!(sectors(&buf).len(), 4);
+    }
+
+    #[test]
+    fn a_write_not_a_whole_number_of_sectors_is_filled_to_its_end() {
+        let mut buf = vec![0u8; 1000];
+        Stamper::with_nonce(4, DataFill::default()).stamp(&mut buf, 0);
+        assert!(longest_run(&buf) < 8);
+        assert!(buf[990..].iter().any(|&b| b != 0));
+    }
+
+    #[test]
+    fn compressible_sectors_are_random_then_zeros_and_still_unique() {
+        let fill = |pct| DataFill {
+            compressible_pct: pct,
+        };
+        let mut buf = vec![0xffu8; 8192];
+        let mut s = Stamper::with_nonce(9, fill(75));
+        s.stamp(&mut buf, 0);
+        for chunk in buf.chunks(SECTOR) {
             assert!(chunk[..128].iter().filter(|&&b| b == 0).count() < 8);
             assert!(chunk[128..].iter().all(|&b| b == 0));
         }
+        assert_eq!(sectors(&buf).len(), buf.len() / SECTOR);
+        // 33%: 343 bytes, not a whole number of words.
+        let mut buf = vec![0xffu8; 1024];
+        Stamper::with_nonce(9, fill(33)).stamp(&mut buf, 0);
+        for chunk in buf.chunks(SECTOR) {
+            assert!(chunk[336..343].iter().any(|&b| b != 0));
+            assert!(chunk[343..].iter().all(|&b| b == 0));
+        }
         let mut all = vec![1u8; 1000];
-        fill_buffer(
-            &mut all,
-            9,
-            DataFill {
-                compressible_pct: 100,
-            },
-        );
+        Stamper::with_nonce(9, fill(100)).stamp(&mut all, 0);
         assert!(all.iter().all(|&b| b == 0));
+    }
+
+    #[test]
+    fn mix_gives_distinct_keys_to_distinct_sector_numbers() {
+        let keys: HashSet<u64> = (0..100_000u64).map(mix).collect();
+        assert_eq!(keys.len(), 100_000);
     }
 }

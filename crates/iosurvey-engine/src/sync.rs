@@ -34,7 +34,7 @@ impl SyncEngine {
     /// The engine over `cfg`'s files. It has no polling modes: `sqpoll` and
     /// `iopoll` are io_uring's, and are not used here (its features say so).
     pub fn new(cfg: EngineConfig, seed: u64) -> Result<Self, EngineError> {
-        let pool = BufferPool::new(cfg.buffers, cfg.buffer_size, cfg.alignment, seed, cfg.fill)?;
+        let pool = BufferPool::new(cfg.buffers, cfg.buffer_size, cfg.alignment, seed)?;
         Ok(SyncEngine {
             slots: SlotTable::new(pool.count(), pool.size(), cfg.files.len()),
             files: cfg.files,
@@ -42,7 +42,7 @@ impl SyncEngine {
             queued: VecDeque::with_capacity(cfg.buffers),
             done: None,
             file: FileState::new(cfg.buffers),
-            stamper: Stamper::with_verify(seed, cfg.verify.clone()),
+            stamper: Stamper::with_verify(cfg.fill, cfg.verify.clone()),
         })
     }
 }

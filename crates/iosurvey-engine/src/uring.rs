@@ -133,7 +133,7 @@ impl UringEngine {
         seed: u64,
         reg: Registration,
     ) -> Result<Self, EngineError> {
-        let pool = BufferPool::new(cfg.buffers, cfg.buffer_size, cfg.alignment, seed, cfg.fill)?;
+        let pool = BufferPool::new(cfg.buffers, cfg.buffer_size, cfg.alignment, seed)?;
         // Room in the submission queue for every buffer: a push finds the
         // queue full only past the largest ring.
         let entries = (depth.max(1) as usize)
@@ -170,7 +170,7 @@ impl UringEngine {
             file: FileState::new(pool.count()),
             file_ops,
             slots: SlotTable::new(pool.count(), pool.size(), cfg.files.len()),
-            stamper: Stamper::with_verify(seed, cfg.verify.clone()),
+            stamper: Stamper::with_verify(cfg.fill, cfg.verify.clone()),
             pool,
             files: cfg.files,
             sqes: SqeTemplates::new(&raw_fds, registered_files, fixed_buffers),

@@ -182,6 +182,10 @@ pub struct JobResult {
     /// `--check-compression`: the write rates, in bytes per second, of the
     /// job's writes with compressible data and with incompressible data.
     pub compression_check: Option<CompressionCheck>,
+    /// The nonce the job's written data was generated from
+    /// (`iosurvey_engine::data::run_nonce`): one per process, so that two
+    /// runs never write the same sector. 0: unknown.
+    pub data_nonce: u64,
 }
 
 /// The two write rates `--check-compression` measured.
@@ -262,6 +266,9 @@ impl JobResult {
         };
         if let Some(o) = &other.verify {
             self.verify.get_or_insert_with(Default::default).merge(o);
+        }
+        if self.data_nonce == 0 {
+            self.data_nonce = other.data_nonce;
         }
     }
 }

@@ -300,12 +300,21 @@ pub struct Settings {
     /// empty: not pinned.
     #[serde(default)]
     pub cpus: Vec<u32>,
-    /// Every 4 KiB block the run wrote was unique (a stamp at its start):
-    /// no deduplicating store could shrink it. False in reports older than
-    /// the stamp, whose test files repeated every 4 MiB and whose writes
-    /// repeated their buffers.
+    /// Every 4 KiB block the run wrote was unique: no deduplicating store
+    /// could shrink it. False in reports older than the stamp, whose test
+    /// files repeated every 4 MiB and whose writes repeated their buffers.
     #[serde(default)]
     pub unique_blocks: bool,
+    /// Every 512-byte sector the run wrote was unique and generated as it
+    /// was written, so that no compressor could shrink it either (save
+    /// with `--compressible`). False in reports older than that, whose
+    /// sectors repeated inside each 4 KiB block and compressed per record.
+    #[serde(default)]
+    pub unique_sectors: bool,
+    /// The nonce the written data was generated from (16 hex digits), one
+    /// per run, whatever the seed: two runs never write the same sector.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_nonce: Option<String>,
     /// Percent of each 512-byte chunk of the written data that was zeros
     /// (`--compressible`, as fio's `buffer_compress_percentage`); 0:
     /// incompressible.
@@ -592,6 +601,8 @@ impl PointReport {
                 hipri: r.engine.iopoll,
                 cpus: job.cpus.clone(),
                 unique_blocks: true,
+                unique_sectors: true,
+                data_nonce: (r.data_nonce != 0).then(|| format!("{:016x}", r.data_nonce)),
                 compressible_pct: job.fill.compressible_pct,
             },
             targets: targets.to_vec(),

@@ -70,6 +70,8 @@ fn point(index: usize, bs: u64, col: usize, mb_per_s: f64) -> PointReport {
             hipri: false,
             cpus: vec![],
             unique_blocks: true,
+            unique_sectors: true,
+            data_nonce: None,
             compressible_pct: 0,
         },
         targets: vec![TargetReport {

@@ -73,6 +73,8 @@ fn point(index: usize, rates: &[(f64, u64)]) -> PointReport {
             hipri: false,
             cpus: vec![],
             unique_blocks: true,
+            unique_sectors: true,
+            data_nonce: None,
             compressible_pct: 0,
         },
         targets: (0..4)

@@ -93,6 +93,8 @@ fn report() -> RunReport {
                 hipri: false,
                 cpus: vec![],
                 unique_blocks: true,
+                unique_sectors: true,
+                data_nonce: None,
                 compressible_pct: 0,
             },
             targets: vec![

@@ -79,6 +79,8 @@ fn point(
             hipri: false,
             cpus: vec![],
             unique_blocks: true,
+            unique_sectors: true,
+            data_nonce: None,
             compressible_pct: 0,
         },
         targets: vec![target("/dev/sdb")],

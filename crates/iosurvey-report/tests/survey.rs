@@ -37,6 +37,8 @@ fn settings() -> Settings {
         hipri: false,
         cpus: vec![],
         unique_blocks: true,
+        unique_sectors: true,
+        data_nonce: None,
         compressible_pct: 0,
     }
 }

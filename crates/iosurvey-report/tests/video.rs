@@ -95,6 +95,8 @@ fn point(f: FramesReport, elapsed_ns: u64) -> PointReport {
             hipri: false,
             cpus: vec![],
             unique_blocks: true,
+            unique_sectors: true,
+            data_nonce: None,
             compressible_pct: 0,
         },
         targets: vec![TargetReport {

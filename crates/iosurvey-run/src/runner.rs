@@ -614,6 +614,7 @@ fn run_job(
     result.cpu.system_ns = system_ns;
     result.interrupted |= stop.load(Ordering::Relaxed);
     result.cached_at_start = cached_at_start;
+    result.data_nonce = iosurvey_engine::data::run_nonce();
     if !result.interrupted {
         result.read_sample = crate::verify::sample_reads(job, targets);
     }

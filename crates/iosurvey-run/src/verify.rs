@@ -7,7 +7,6 @@
 use crate::runner::RunError;
 use crate::target::{drop_cache, drop_pages, io_alignment, OpenTarget};
 use crate::worker::now_ns;
-use iosurvey_engine::data::DataFill;
 use iosurvey_engine::open_beneath;
 use iosurvey_engine::resident::resident_pages;
 use iosurvey_engine::verify::{check_chunk, Expect, WriteVerify, BLOCK};
@@ -110,7 +109,7 @@ pub(crate) fn verify_point(
         run_seed: written.map(|w| w.seed),
         ..Default::default()
     };
-    let mut pool = BufferPool::new(1, CHUNK, io_alignment(targets), 0, DataFill::default())?;
+    let mut pool = BufferPool::new(1, CHUNK, io_alignment(targets), 0)?;
     let mut kept_run = None;
     for (ti, t) in targets.iter().enumerate() {
         let areas: Vec<(u64, u64)> = job
@@ -311,7 +310,7 @@ pub(crate) fn sample_reads(job: &Job, targets: &[OpenTarget]) -> Option<ReadSamp
         return None;
     }
     let align = io_alignment(targets).max(BLOCK);
-    let mut pool = BufferPool::new(1, align, align, 0, DataFill::default()).ok()?;
+    let mut pool = BufferPool::new(1, align, align, 0).ok()?;
     let mut out = ReadSample::default();
     let mut rng = Rng::new(job.seed);
     for k in 0..SAMPLED_BLOCKS {

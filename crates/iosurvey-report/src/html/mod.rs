@@ -175,6 +175,8 @@ fn settings(h: &mut String, r: &RunReport) {
                 format!("{} / {}", s.registered_files, s.fixed_buffers),
             ),
             ("unique blocks", s.unique_blocks.to_string()),
+            ("unique sectors", s.unique_sectors.to_string()),
+            ("data nonce", opt(s.data_nonce.clone())),
         ]);
     }
     pairs(h, "settings", "Settings", rows);

@@ -1,5 +1,5 @@
 //! Laying out test files: every byte written with non-zero, incompressible
-//! data, every 4 KiB block unique, and flushed; and what the filesystem of
+//! data, every 512-byte sector unique, and flushed; and what the filesystem of
 //! a new file will offer (free space, O_DIRECT alignment).
 
 use super::{io_err, TargetError};
@@ -26,10 +26,9 @@ pub(crate) fn fill(
 
 fn lay_out(fd: &OwnedFd, size: u64, stop: Option<&AtomicBool>) -> Result<(), Errno> {
     const CHUNK: usize = 4 << 20;
-    let mut pool = BufferPool::new(1, CHUNK, 4096, 0x1057_5eed, DataFill::default())
-        .map_err(|_| Errno::NOMEM)?;
-    // Every 4 KiB block of the file unique, across files and runs too.
-    let mut stamper = Stamper::new(size);
+    let mut pool = BufferPool::new(1, CHUNK, 4096, 0x1057_5eed).map_err(|_| Errno::NOMEM)?;
+    // Every sector of the file unique, across files and runs too.
+    let mut stamper = Stamper::new(DataFill::default());
     let mut off = 0u64;
     while off < size {
         if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {

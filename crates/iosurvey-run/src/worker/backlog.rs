@@ -6,7 +6,6 @@
 use crate::target::{io_alignment, OpenTarget};
 use crate::verify::read_and_check;
 use crate::worker::now_ns;
-use iosurvey_engine::data::DataFill;
 use iosurvey_engine::verify::{Expect, WriteVerify};
 use iosurvey_engine::BufferPool;
 use iosurvey_model::verify::VerifySummary;
@@ -38,8 +37,7 @@ impl<'a> Backlog<'a> {
         max_len: usize,
     ) -> std::io::Result<Self> {
         let align = io_alignment(spec.targets);
-        let buf = BufferPool::new(1, max_len.max(4096), align, 0, DataFill::default())
-            .map_err(std::io::Error::other)?;
+        let buf = BufferPool::new(1, max_len.max(4096), align, 0).map_err(std::io::Error::other)?;
         Ok(Backlog {
             spec,
             verify,
