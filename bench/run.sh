@@ -10,7 +10,7 @@
 set -euo pipefail
 
 PAIRS=${PAIRS:-5}
-CASES=${CASES:-1 2 3a 3b 4 5 6 7 8a 8b}
+CASES=${CASES:-1 2 3a 3b 4 5 6 7 8a 8b 8c}
 THROTTLE_IOPS=${THROTTLE_IOPS:-2000}
 DURATION=${DURATION:-5}          # seconds per run, time-based
 SIZE_BYTES=$((1024 * 1024 * 1024))  # every target is 1 GiB
@@ -145,7 +145,7 @@ trap 'exit 143' TERM
 mkdir -p "$OUT_DIR"
 log "raw outputs in $OUT_DIR"
 
-if want 1 || want 5 || want 7; then
+if want 1 || want 5 || want 7 || want 8c; then
     ZRAM_ID=$(cat /sys/class/zram-control/hot_add)
     ZRAM=/dev/zram$ZRAM_ID
     [[ $(cat "/sys/block/zram$ZRAM_ID/disksize") == 0 ]] || die "new zram$ZRAM_ID is not empty?"
@@ -383,6 +383,14 @@ if want 8b; then
     ISV=("$SHM_FILE" --rw write --bs 1m --qd 1 --engine uring --allow-destroy)
     FIO=(--filename="$SHM_FILE" --size="$SIZE_BYTES" --rw=write --bs=1M --iodepth=1 "${FIO_URING[@]}")
     compare 8b "tmpfs file, 1 MiB sequential write, QD 1, io_uring" wbw
+fi
+
+# Case 8c: the one-stream write build of the worker on zram, where the
+# device costs least and the data generated per write weighs most.
+if want 8c; then
+    ISV=("$ZRAM" --rw randwrite --bs 4k --qd 32 --engine uring --allow-destroy)
+    FIO=(--filename="$ZRAM" --rw=randwrite --bs=4k --iodepth=32 "${FIO_URING[@]}" --norandommap)
+    compare 8c "zram, 4 KiB random write, QD 32, io_uring" wiops
 fi
 
 if want 5; then
