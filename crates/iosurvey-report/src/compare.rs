@@ -31,8 +31,9 @@ pub const ALPHA: f64 = 0.05;
 /// Resamplings of the bootstrap interval of a ratio.
 const BOOTSTRAP_ROUNDS: usize = 2000;
 
-/// A point's headline rate is IOPS when its mean I/O (in the baseline A)
-/// is smaller than this, MB/s otherwise.
+/// A point's headline rate is IOPS when its mean I/O is smaller than this
+/// on both sides, MB/s otherwise (also where the two sides' I/O sizes
+/// straddle it: MB/s is the fair measure of unlike sizes).
 pub const HEADLINE_IOPS_BELOW: f64 = 65536.0;
 
 /// A figure compared, named in JSON as in the text.
@@ -118,7 +119,7 @@ pub struct CompareRow {
     /// this row's p-value alone, uncorrected.
     pub verdict: String,
     /// The point's headline rate (what the gate judges by default): IOPS
-    /// where its mean I/O in A is under 64 KiB, MB/s otherwise.
+    /// where its mean I/O is under 64 KiB in A and B, MB/s otherwise.
     #[serde(default)]
     pub headline: bool,
     /// Judged by the gate (`--fail-if-slower`, `--gate`).
@@ -222,10 +223,13 @@ pub fn compare(names: &[String], runs: &[RunReport]) -> Result<CompareReport, No
                 if ac.iter().all(|c| c.ops == 0) || bc.iter().all(|c| c.ops == 0) {
                     continue;
                 }
-                let (bytes, ops) = ac
-                    .iter()
-                    .fold((0u64, 0u64), |(b, o), c| (b + c.bytes, o + c.ops));
-                let headline = if (bytes as f64 / ops as f64) < HEADLINE_IOPS_BELOW {
+                let mean_io = |cs: &[&ClassReport]| {
+                    let (bytes, ops) = cs
+                        .iter()
+                        .fold((0u64, 0u64), |(b, o), c| (b + c.bytes, o + c.ops));
+                    bytes as f64 / ops as f64
+                };
+                let headline = if mean_io(&ac).max(mean_io(&bc)) < HEADLINE_IOPS_BELOW {
                     Figure::Iops
                 } else {
                     Figure::Mbps
@@ -446,7 +450,10 @@ pub fn render_compare_text(c: &CompareReport) -> String {
     if let Some(g) = &c.gate {
         let _ = writeln!(out, "{}", g.summary());
     }
-    let mut head: Vec<String> = head(c.gate.as_ref()).into_iter().map(String::from).collect();
+    let mut head: Vec<String> = head(c.gate.as_ref())
+        .into_iter()
+        .map(String::from)
+        .collect();
     // The verdict column goes without a heading in the text.
     if let Some(last) = head.last_mut() {
         last.clear();

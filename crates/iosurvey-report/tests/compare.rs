@@ -115,7 +115,10 @@ fn points_are_matched_by_their_parameters_not_their_order() {
     let mb = find(&c.rows, "fwd read 4096", Figure::Mbps);
     assert_eq!(mb.b.values.len(), 4);
     assert_eq!(mb.ratio, 1.0);
-    assert_eq!(c.rows.iter().filter(|r| r.metric == Figure::Mbps).count(), 2);
+    assert_eq!(
+        c.rows.iter().filter(|r| r.metric == Figure::Mbps).count(),
+        2
+    );
 }
 
 #[test]
@@ -140,6 +143,29 @@ fn the_gate_judges_each_points_headline_rate_by_default() {
     );
     let g = c.gate.as_ref().unwrap();
     assert_eq!((g.tests, g.untested), (2, 0));
+    // Two runs of one point each, 4 KiB against 64 KiB: sizes that
+    // straddle the line are judged by MB/s (IOPS would call the larger
+    // I/O slower).
+    let one = |r: RunReport, size: &str| RunReport {
+        points: r
+            .points
+            .into_iter()
+            .filter(|p| p.label.ends_with(size))
+            .collect(),
+        ..r
+    };
+    let mut two = compared(
+        one(run(&[100, 100, 100, 100], 40_000), " 4096"),
+        one(run(&[100, 100, 100, 100], 40_000), " 65536"),
+    );
+    gate(&mut two, &[GateFigure::Rate], 10.0);
+    let gated: Vec<Figure> = two
+        .rows
+        .iter()
+        .filter(|r| r.gated)
+        .map(|r| r.metric)
+        .collect();
+    assert_eq!(gated, [Figure::Mbps]);
     // 4 KiB is slower with p = 2/70 alone, but two tests at four repeats
     // a side: 2 x 0.0286 is not below 0.05, so nothing fails, and the
     // gate says it could not.
@@ -147,7 +173,10 @@ fn the_gate_judges_each_points_headline_rate_by_default() {
     assert_eq!(iops.verdict, "slower");
     assert!((iops.p_holm.unwrap() - 4.0 / 70.0).abs() < 1e-9);
     assert!(g.failed.is_empty() && !g.reachable);
-    assert_eq!(find(&c.rows, "fwd read 4096", Figure::MeanLatency).p_holm, None);
+    assert_eq!(
+        find(&c.rows, "fwd read 4096", Figure::MeanLatency).p_holm,
+        None
+    );
     let text = render_compare_text(&c);
     assert!(
         text.contains("gate: 2 tests (rate), Holm-corrected at alpha 0.05")

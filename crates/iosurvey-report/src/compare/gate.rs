@@ -10,8 +10,9 @@ use serde::{Deserialize, Serialize};
 /// A figure the gate can judge, as `--gate` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GateFigure {
-    /// Each point's headline rate: IOPS where its mean I/O (in A) is under
-    /// [`super::HEADLINE_IOPS_BELOW`] bytes, MB/s otherwise. The default.
+    /// Each point's headline rate: IOPS where its mean I/O is under
+    /// [`super::HEADLINE_IOPS_BELOW`] bytes in A and B, MB/s otherwise.
+    /// The default.
     Rate,
     Mbps,
     Iops,
@@ -114,7 +115,10 @@ pub fn gate(c: &mut CompareReport, figures: &[GateFigure], pct: f64) {
             _ => {}
         }
     }
-    let p: Vec<f64> = tested.iter().map(|&i| c.rows[i].p_value.unwrap_or(1.0)).collect();
+    let p: Vec<f64> = tested
+        .iter()
+        .map(|&i| c.rows[i].p_value.unwrap_or(1.0))
+        .collect();
     let floor = tested
         .iter()
         .map(|&i| smallest_p(c.rows[i].a.values.len(), c.rows[i].b.values.len()))

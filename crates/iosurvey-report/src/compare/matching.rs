@@ -74,12 +74,8 @@ pub(super) fn no_point_matched(
 /// The parameters in which `a` and `b` differ (`label` where the mode's
 /// points carry none, `parameters` where only one side records them).
 fn differing(a: &PointParams, b: &PointParams) -> Vec<String> {
-    let plain = |p: &PointParams| {
-        matches!(
-            p,
-            PointParams::None | PointParams::Run | PointParams::Video
-        )
-    };
+    let plain =
+        |p: &PointParams| matches!(p, PointParams::None | PointParams::Run | PointParams::Video);
     if plain(a) && plain(b) {
         return vec!["label".into()];
     }
