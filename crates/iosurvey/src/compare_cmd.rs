@@ -30,7 +30,7 @@ pub struct CompareArgs {
     /// Write the comparison as a self-contained HTML page to FILE (- is stdout, instead of the text).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// Exit 1 when a gated figure (see --gate) is worse by more than PCT percent (lower MB/s or IOPS, higher latency) and the difference is significant at 0.05 after Holm's correction over every figure gated (points x classes x figures x runs). Figures not gated are shown but never fail the run.
+    /// Exit 1 when a gated figure (see --gate) is worse by more than PCT percent (lower MB/s or IOPS, higher latency) and the difference is significant at 0.05 after Holm's correction over every figure gated (points x classes x figures x runs): the output says how many tests and shows each one's corrected p ("p Holm"). Figures not gated are shown but never fail the run. With 4 repeats a side the smallest p is 0.029, so the gate can fail on one test only; 5 repeats (0.0079) allow 6 tests, 8 (0.00016) over 300.
     #[arg(long, value_name = "PCT", value_parser = pct)]
     pub fail_if_slower: Option<f64>,
     /// The figures --fail-if-slower judges, as a comma list or repeated [default: rate].
