@@ -62,6 +62,9 @@ pub enum Command {
     /// Present a saved report again: RUN.json (or an --html page) as a self-contained HTML report with plots.
     Report(crate::report_cmd::ReportArgs),
     /// Compare saved runs point by point: medians over the repeats (--repeat), B/A, and whether the difference is real.
+    #[command(
+        after_help = "Exit codes: 0 ok, 1 a run has no point in common with the first (one line says why) or --fail-if-slower failed, 2 bad usage or refused."
+    )]
     Compare(crate::compare_cmd::CompareArgs),
     /// Print the shell completion script for bash, zsh, fish, elvish or powershell.
     Completions(crate::shell_cmd::CompletionsArgs),

@@ -1,6 +1,8 @@
 //! `iosurvey compare A.json B.json ...`: saved runs compared point by
-//! point with the first (see `iosurvey_report::compare`). Exit 0, or 1
-//! with `--fail-if-slower PCT` when a significant slowdown exceeds PCT.
+//! point with the first (see `iosurvey_report::compare`). Exit 0; 1 when
+//! a run has no point in common with the first, or with `--fail-if-slower
+//! PCT` when a gated figure is worse by more than PCT and significant
+//! after Holm's correction.
 
 use crate::cli::OutputArg;
 use crate::exit::{usage, Failure, Outcome};
@@ -8,8 +10,10 @@ use crate::out_path::{check_all, judge};
 use crate::output::write_out;
 use crate::report_cmd::load;
 use anyhow::anyhow;
-use clap::Args;
-use iosurvey_report::compare::{compare, compare_json, render_compare_html, render_compare_text};
+use clap::{Args, ValueEnum};
+use iosurvey_report::compare::{
+    compare, compare_json, gate, render_compare_html, render_compare_text, GateFigure, ALPHA,
+};
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -26,9 +30,48 @@ pub struct CompareArgs {
     /// Write the comparison as a self-contained HTML page to FILE (- is stdout, instead of the text).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// Exit 1 when a figure is significantly worse by more than PCT percent (lower MB/s or IOPS, higher latency).
+    /// Exit 1 when a gated figure (see --gate) is worse by more than PCT percent (lower MB/s or IOPS, higher latency) and the difference is significant at 0.05 after Holm's correction over every figure gated (points x classes x figures x runs): the output says how many tests and shows each one's corrected p ("p Holm"). Figures not gated are shown but never fail the run. With 4 repeats a side the smallest p is 0.029, so the gate can fail on one test only; 5 repeats (0.0079) allow 6 tests, 8 (0.00016) over 300.
     #[arg(long, value_name = "PCT", value_parser = pct)]
     pub fail_if_slower: Option<f64>,
+    /// The figures --fail-if-slower judges, as a comma list or repeated [default: rate].
+    #[arg(
+        long,
+        value_enum,
+        value_name = "FIGURE",
+        value_delimiter = ',',
+        requires = "fail_if_slower"
+    )]
+    pub gate: Vec<GateArg>,
+}
+
+/// A figure `--gate` names (the text's `figure` column).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GateArg {
+    /// Each point's headline rate: IOPS where its mean I/O is under 64 KiB in both runs, MB/s otherwise.
+    Rate,
+    /// MB/s.
+    Mbps,
+    /// IOPS.
+    Iops,
+    /// Mean latency.
+    Mean,
+    /// p50 latency.
+    P50,
+    /// p99 latency.
+    P99,
+}
+
+impl From<GateArg> for GateFigure {
+    fn from(g: GateArg) -> GateFigure {
+        match g {
+            GateArg::Rate => GateFigure::Rate,
+            GateArg::Mbps => GateFigure::Mbps,
+            GateArg::Iops => GateFigure::Iops,
+            GateArg::Mean => GateFigure::Mean,
+            GateArg::P50 => GateFigure::P50,
+            GateArg::P99 => GateFigure::P99,
+        }
+    }
 }
 
 fn pct(s: &str) -> Result<f64, String> {
@@ -68,7 +111,16 @@ pub fn compare_runs(a: CompareArgs) -> Result<Outcome, Failure> {
         ));
     }
     let names: Vec<String> = a.inputs.iter().map(|p| p.display().to_string()).collect();
-    let c = compare(&names, &reports);
+    // Nothing in common is a failed comparison, not a pass (exit 1).
+    let mut c = compare(&names, &reports).map_err(|e| Failure::Run(e.into()))?;
+    if let Some(p) = a.fail_if_slower {
+        let figures: Vec<GateFigure> = if a.gate.is_empty() {
+            vec![GateFigure::Rate]
+        } else {
+            a.gate.iter().map(|&g| g.into()).collect()
+        };
+        gate(&mut c, &figures, p);
+    }
     for o in &outs {
         let body = if o.flag == "--json" {
             compare_json(&c)
@@ -84,19 +136,23 @@ pub fn compare_runs(a: CompareArgs) -> Result<Outcome, Failure> {
         };
         crate::output::print_text(&body);
     }
-    let slower: Vec<_> = match a.fail_if_slower {
-        Some(p) => c.rows.iter().filter(|r| r.slower_by_more_than(p)).collect(),
-        None => Vec::new(),
+    let Some(g) = &c.gate else {
+        return Ok(Outcome::Ok);
     };
-    if let (Some(p), Some(first)) = (a.fail_if_slower, slower.first()) {
+    if let Some(&first) = g.failed.first() {
+        let r = &c.rows[first];
         eprintln!(
-            "iosurvey: {} figure{} significantly slower by more than {p}% (first: {} {} {}: B/A {:.3})",
-            slower.len(),
-            if slower.len() == 1 { " is" } else { "s are" },
-            first.point,
-            first.class,
-            first.metric,
-            first.ratio
+            "iosurvey: {} gated figure{} significantly slower by more than {}% after Holm's correction over {} test{} at alpha {ALPHA} (first: {} {} {}: B/A {:.3}, p Holm {:.3})",
+            g.failed.len(),
+            if g.failed.len() == 1 { " is" } else { "s are" },
+            g.pct,
+            g.tests,
+            if g.tests == 1 { "" } else { "s" },
+            r.point,
+            r.class,
+            r.metric,
+            r.ratio,
+            r.p_holm.unwrap_or(f64::NAN)
         );
         return Ok(Outcome::IoFailed);
     }

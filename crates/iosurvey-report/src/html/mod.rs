@@ -19,7 +19,7 @@ mod video;
 pub use chart::{svg, Axis, Band, Chart, Scale, Series, Style};
 
 use crate::{format_ns, to_json, ClassReport, PointReport, RunReport};
-use chart::escape;
+pub(crate) use chart::escape;
 use iosurvey_stats::significance::median;
 use std::fmt::Write as _;
 
