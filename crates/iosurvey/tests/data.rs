@@ -277,7 +277,7 @@ fn video_frames_and_streams_are_unique_and_incompressible() {
 }
 
 #[test]
-fn survey_matrix_and_parallel_write_unique_incompressible_data() {
+fn survey_matrix_parallel_and_diskperf_write_unique_incompressible_data() {
     let _lock = serial();
     need!(require_root());
     let size = 16 * MIB;
@@ -340,6 +340,23 @@ fn survey_matrix_and_parallel_write_unique_incompressible_data() {
         path_str(l.path()),
     ]);
     assert_truthful(&read_device(l.path()), sectors, "parallel --write");
+
+    // diskperf's write sweep: forward, backward and random at each size.
+    let l = need!(LoopDev::blank(size, &["--direct-io=on"]));
+    run_ok(&[
+        "diskperf",
+        path_str(l.path()),
+        "--write",
+        "--allow-destroy",
+        "--min",
+        "4k",
+        "--max",
+        "64k",
+        "--time",
+        "200ms",
+        "--quiet",
+    ]);
+    assert_truthful(&read_device(l.path()), sectors / 4, "diskperf --write");
 }
 
 #[test]
