@@ -285,6 +285,33 @@ pub enum Expect<'a> {
     Kept { run: Option<(u64, u64)> },
 }
 
+impl Expect<'_> {
+    /// A block is expected at byte `offset`: a read error there is a
+    /// failure (else the block is not checked).
+    pub fn wants(&self, offset: u64) -> bool {
+        match self {
+            Expect::Map { map, .. } => map.expected((offset / BLOCK as u64) as usize) != NEVER,
+            Expect::Kept { .. } => true,
+        }
+    }
+
+    /// What the block at byte `offset` should hold, in words.
+    pub fn describe(&self, offset: u64) -> String {
+        match self {
+            Expect::Map { map, run_id } => match map.expected((offset / BLOCK as u64) as usize) {
+                g if g & UNKNOWN != 0 => {
+                    format!("a readable block of run {run_id:016x} for offset {offset}")
+                }
+                g => format!("generation {g} of run {run_id:016x} for offset {offset}"),
+            },
+            Expect::Kept { run: Some((r, _)) } => {
+                format!("a block of run {r:016x} for offset {offset}")
+            }
+            Expect::Kept { run: None } => format!("a verified block for offset {offset}"),
+        }
+    }
+}
+
 fn describe(h: &Header) -> String {
     format!(
         "generation {} of run {:016x} for offset {} of target {} (block {} of a {}-block write)",
@@ -375,6 +402,7 @@ pub fn check_chunk(
                 offset: o,
                 file: None,
                 class,
+                errno: None,
                 expected: expected.clone(),
                 found,
             })
@@ -384,7 +412,7 @@ pub fn check_chunk(
                 out.blocks_unwritten += 1;
                 continue;
             }
-            Parsed::Zeros => fail(FailureClass::LostAllocation, "zeros".into()),
+            Parsed::Zeros => fail(FailureClass::Unwritten, "zeros".into()),
             Parsed::Foreign => fail(
                 FailureClass::Corruption,
                 "no verify header (overwritten by something else)".into(),
@@ -417,7 +445,7 @@ pub fn check_chunk(
                 let class = if torn {
                     FailureClass::TornWrite
                 } else {
-                    FailureClass::LostWriteOrStaleRead
+                    FailureClass::LostOrStaleWrite
                 };
                 fail(class, describe(h));
             }
@@ -505,7 +533,7 @@ mod tests {
         // Lost allocation: zeros inside a write.
         let mut v = good.clone();
         v[6 * BLOCK..7 * BLOCK].fill(0);
-        assert_eq!(classes(&kept(&v)), [(6, FailureClass::LostAllocation)]);
+        assert_eq!(classes(&kept(&v)), [(6, FailureClass::Unwritten)]);
         // Torn: one block of a write is an older generation.
         let mut v = good.clone();
         let mut old = vec![0u8; BLOCK];
@@ -524,8 +552,7 @@ mod tests {
         let c = classes(&kept(&v));
         assert_eq!(c.len(), 4);
         assert!(
-            c.iter()
-                .all(|&(_, k)| k == FailureClass::LostWriteOrStaleRead),
+            c.iter().all(|&(_, k)| k == FailureClass::LostOrStaleWrite),
             "{c:?}"
         );
     }
@@ -552,7 +579,7 @@ mod tests {
         assert_eq!(
             c,
             (0..4)
-                .map(|b| (b, FailureClass::LostWriteOrStaleRead))
+                .map(|b| (b, FailureClass::LostOrStaleWrite))
                 .collect::<Vec<_>>()
         );
         assert_eq!(out.blocks_checked, 8);
@@ -618,7 +645,7 @@ mod tests {
         v[..BLOCK].copy_from_slice(&old);
         let out = kept(&v);
         assert_eq!(out.run_id.as_deref(), Some("0000000000000abc"));
-        assert_eq!(classes(&out), [(0, FailureClass::LostWriteOrStaleRead)]);
+        assert_eq!(classes(&out), [(0, FailureClass::LostOrStaleWrite)]);
     }
 
     #[test]
@@ -641,7 +668,7 @@ mod tests {
             run_id: 0xabc,
         };
         check_chunk(&v, 0, 0, &mut e, &mut out);
-        assert_eq!(classes(&out), [(0, FailureClass::LostWriteOrStaleRead)]);
+        assert_eq!(classes(&out), [(0, FailureClass::LostOrStaleWrite)]);
     }
 
     #[test]

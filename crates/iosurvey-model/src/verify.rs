@@ -6,23 +6,31 @@ use serde::{Deserialize, Serialize};
 /// Most failures a report lists one by one; the counts cover them all.
 pub const MAX_LISTED_FAILURES: usize = 100;
 
-/// What a failed block tells about the storage.
+/// What a failed block tells about the storage. Each class means one
+/// thing, whatever the block held before (schema version 3; the names of
+/// version 2 still read).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureClass {
-    /// The block holds another offset's data.
+    /// A valid block of a verified run, written for another offset (or
+    /// target) than the one it is at.
     MisdirectedWrite,
-    /// The block holds an older write than the last one that completed
-    /// (or a block of another run): the write was lost, or the read was
-    /// served from a stale copy.
-    LostWriteOrStaleRead,
-    /// The block is older (or newer) than the rest of the write that
-    /// covered it: one I/O landed in part.
+    /// An older generation, or data of another kind, where a known newer
+    /// block belongs: the write was lost, or the read served a stale copy.
+    #[serde(alias = "lost_write_or_stale_read")]
+    LostOrStaleWrite,
+    /// Reports of schema version 2 only: part of a write older than the
+    /// rest (now a lost or stale write of that block).
     TornWrite,
-    /// The block's checksum does not match its content.
+    /// The block's header is right (this block's offset, run and
+    /// generation) but its content does not match its checksum.
     Corruption,
-    /// Zeros where data was written.
-    LostAllocation,
+    /// Zeros where data belongs.
+    #[serde(alias = "lost_allocation")]
+    Unwritten,
+    /// The block could not be read (EIO and the like: the failure's
+    /// `errno`).
+    ReadError,
 }
 
 impl FailureClass {
@@ -30,10 +38,11 @@ impl FailureClass {
     pub fn describe(self) -> &'static str {
         match self {
             FailureClass::MisdirectedWrite => "misdirected write",
-            FailureClass::LostWriteOrStaleRead => "lost write or stale read",
+            FailureClass::LostOrStaleWrite => "lost or stale write",
             FailureClass::TornWrite => "torn write",
             FailureClass::Corruption => "corruption",
-            FailureClass::LostAllocation => "lost allocation",
+            FailureClass::Unwritten => "unwritten",
+            FailureClass::ReadError => "read error",
         }
     }
 }
@@ -50,6 +59,9 @@ pub struct VerifyFailure {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
     pub class: FailureClass,
+    /// A read error: the errno the read returned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errno: Option<i32>,
     /// What the block should hold.
     pub expected: String,
     /// What it holds.
@@ -62,10 +74,20 @@ pub struct VerifyFailure {
 )]
 pub struct FailureCounts {
     pub misdirected_write: u64,
-    pub lost_write_or_stale_read: u64,
+    #[serde(alias = "lost_write_or_stale_read")]
+    pub lost_or_stale_write: u64,
+    /// Reports of schema version 2 only.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub torn_write: u64,
     pub corruption: u64,
-    pub lost_allocation: u64,
+    #[serde(alias = "lost_allocation")]
+    pub unwritten: u64,
+    #[serde(default)]
+    pub read_error: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl FailureCounts {
@@ -73,24 +95,23 @@ impl FailureCounts {
     pub fn add(&mut self, class: FailureClass) {
         *match class {
             FailureClass::MisdirectedWrite => &mut self.misdirected_write,
-            FailureClass::LostWriteOrStaleRead => &mut self.lost_write_or_stale_read,
+            FailureClass::LostOrStaleWrite => &mut self.lost_or_stale_write,
             FailureClass::TornWrite => &mut self.torn_write,
             FailureClass::Corruption => &mut self.corruption,
-            FailureClass::LostAllocation => &mut self.lost_allocation,
+            FailureClass::Unwritten => &mut self.unwritten,
+            FailureClass::ReadError => &mut self.read_error,
         } += 1;
     }
 
     /// Each class with its count, in the order the JSON lists them.
-    pub fn by_class(&self) -> [(FailureClass, u64); 5] {
+    pub fn by_class(&self) -> [(FailureClass, u64); 6] {
         [
             (FailureClass::MisdirectedWrite, self.misdirected_write),
-            (
-                FailureClass::LostWriteOrStaleRead,
-                self.lost_write_or_stale_read,
-            ),
+            (FailureClass::LostOrStaleWrite, self.lost_or_stale_write),
             (FailureClass::TornWrite, self.torn_write),
             (FailureClass::Corruption, self.corruption),
-            (FailureClass::LostAllocation, self.lost_allocation),
+            (FailureClass::Unwritten, self.unwritten),
+            (FailureClass::ReadError, self.read_error),
         ]
     }
 
@@ -102,10 +123,11 @@ impl FailureCounts {
     /// Adds `other` in.
     pub fn merge(&mut self, other: &FailureCounts) {
         self.misdirected_write += other.misdirected_write;
-        self.lost_write_or_stale_read += other.lost_write_or_stale_read;
+        self.lost_or_stale_write += other.lost_or_stale_write;
         self.torn_write += other.torn_write;
         self.corruption += other.corruption;
-        self.lost_allocation += other.lost_allocation;
+        self.unwritten += other.unwritten;
+        self.read_error += other.read_error;
     }
 }
 
@@ -168,5 +190,32 @@ impl VerifySummary {
         if self.failures.len() < MAX_LISTED_FAILURES {
             self.failures.push(f);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_schema_version_2_verify_object_still_reads() {
+        let v2 = r#"{
+            "mode": "read", "run_id": "00000000000000ab", "run_seed": 0,
+            "blocks_checked": 4, "blocks_unwritten": 0, "bytes_read": 16384,
+            "elapsed_ns": 1,
+            "counts": {"misdirected_write": 0, "lost_write_or_stale_read": 1,
+                       "torn_write": 1, "corruption": 0, "lost_allocation": 2},
+            "failures": [{"target": 0, "offset": 4096, "class": "lost_allocation",
+                          "expected": "x", "found": "zeros"},
+                         {"target": 0, "offset": 8192, "class": "lost_write_or_stale_read",
+                          "expected": "x", "found": "y"}]
+        }"#;
+        let s: VerifySummary = serde_json::from_str(v2).unwrap();
+        assert_eq!(s.counts.lost_or_stale_write, 1);
+        assert_eq!(s.counts.unwritten, 2);
+        assert_eq!(s.counts.torn_write, 1);
+        assert_eq!(s.counts.read_error, 0);
+        assert_eq!(s.failures[0].class, FailureClass::Unwritten);
+        assert_eq!(s.failures[1].class, FailureClass::LostOrStaleWrite);
     }
 }

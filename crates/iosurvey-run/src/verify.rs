@@ -224,7 +224,8 @@ fn verify_frame_files(
                         target: ti,
                         offset: (b * BLOCK) as u64,
                         file: Some(rel.display().to_string()),
-                        class: FailureClass::LostAllocation,
+                        class: FailureClass::Unwritten,
+                        errno: None,
                         expected: format!("frame file {}", rel.display()),
                         found: format!("no plain file there ({e})"),
                     });
@@ -263,8 +264,10 @@ fn name_frame_file(failures: &mut [VerifyFailure], rel: &Path, base: u64) {
 }
 
 /// Reads `buf.len()` bytes of `fd` at `off` and checks them into `out` as
-/// blocks of target `ti` at `at`; blocks that cannot be read are failures
-/// of their own.
+/// blocks of target `ti` at `at`. When the read stops short, the rest is
+/// read again one 4 KiB block at a time, so that only a block that cannot
+/// be read fails, at its own offset: a read error with its errno, or
+/// unwritten past the end of a file.
 pub(crate) fn read_and_check(
     fd: BorrowedFd<'_>,
     ti: usize,
@@ -275,20 +278,40 @@ pub(crate) fn read_and_check(
     out: &mut VerifySummary,
 ) {
     let len = buf.len();
-    let got = read_full(fd, buf, off);
+    let (got, _) = read_full(fd, buf, off);
     out.bytes_read += got as u64;
-    // A read that failed: its blocks are unreadable.
-    for b in (got / BLOCK)..(len / BLOCK) {
-        out.fail(VerifyFailure {
-            target: ti,
-            offset: at + (b * BLOCK) as u64,
-            file: None,
-            class: FailureClass::Corruption,
-            expected: "a readable block".into(),
-            found: "a read error".into(),
-        });
+    let whole = got / BLOCK * BLOCK;
+    check_chunk(&buf[..whole], at, ti, expect, out);
+    for b in (whole..len).step_by(BLOCK) {
+        let block = &mut buf[b..b + BLOCK];
+        let o = at + b as u64;
+        match read_full(fd, block, off + b as u64) {
+            (BLOCK, _) => {
+                out.bytes_read += BLOCK as u64;
+                check_chunk(block, o, ti, expect, out);
+            }
+            (_, err) if expect.wants(o) => {
+                out.blocks_checked += 1;
+                out.fail(VerifyFailure {
+                    target: ti,
+                    offset: o,
+                    file: None,
+                    class: if err.is_some() {
+                        FailureClass::ReadError
+                    } else {
+                        FailureClass::Unwritten
+                    },
+                    errno: err.map(|e| e.raw_os_error()),
+                    expected: expect.describe(o),
+                    found: match err {
+                        Some(e) => format!("a read error ({})", std::io::Error::from(e)),
+                        None => "the end of the file".into(),
+                    },
+                })
+            }
+            _ => out.blocks_unwritten += 1,
+        }
     }
-    check_chunk(&buf[..got / BLOCK * BLOCK], at, ti, expect, out);
 }
 
 /// Blocks sampled per point from the areas it read.
@@ -322,7 +345,7 @@ pub(crate) fn sample_reads(job: &Job, targets: &[OpenTarget]) -> Option<ReadSamp
         }
         let off = start + rng.below(blocks) * align as u64;
         let buf = &mut pool.get_mut(0)[..align];
-        if read_full(targets[ti].fd.as_fd(), buf, off) == align {
+        if read_full(targets[ti].fd.as_fd(), buf, off).0 == align {
             out.blocks += 1;
             out.zero_blocks += u64::from(buf.iter().all(|&b| b == 0));
         }
@@ -367,16 +390,17 @@ pub(crate) fn cached_read_areas(job: &Job, targets: &[OpenTarget]) -> Vec<Cached
     out
 }
 
-/// Reads `buf.len()` bytes at `off`, as many as it can: the bytes read.
-fn read_full(fd: BorrowedFd<'_>, buf: &mut [u8], off: u64) -> usize {
+/// Reads `buf.len()` bytes at `off`, as many as it can: the bytes read,
+/// and the error that stopped it short (none at the end of the file).
+fn read_full(fd: BorrowedFd<'_>, buf: &mut [u8], off: u64) -> (usize, Option<Errno>) {
     let mut done = 0;
     while done < buf.len() {
         match rustix::io::pread(fd, &mut buf[done..], off + done as u64) {
             Ok(0) => break,
             Ok(n) => done += n,
-            Err(rustix::io::Errno::INTR) => continue,
-            Err(_) => break,
+            Err(Errno::INTR) => continue,
+            Err(e) => return (done, Some(e)),
         }
     }
-    done
+    (done, None)
 }
