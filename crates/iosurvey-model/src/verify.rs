@@ -155,6 +155,10 @@ pub struct VerifySummary {
     /// last N writes of a worker (their figures are in the totals above).
     #[serde(default)]
     pub backlog_checks: u64,
+    /// Why no block could be checked, when none was: a verify that
+    /// checked nothing fails (exit 1) and says why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nothing_checked: Option<String>,
     /// Failures by class.
     pub counts: FailureCounts,
     /// The first [`MAX_LISTED_FAILURES`] failures, in order of offset per
@@ -174,6 +178,12 @@ impl VerifySummary {
             self.run_seed = other.run_seed;
         }
         self.blocks_checked += other.blocks_checked;
+        // Nothing checked only while no part checked anything.
+        self.nothing_checked = match (self.blocks_checked, &self.nothing_checked) {
+            (0, None) => other.nothing_checked.clone(),
+            (0, mine) => mine.clone(),
+            _ => None,
+        };
         self.blocks_unwritten += other.blocks_unwritten;
         self.bytes_read += other.bytes_read;
         self.elapsed_ns += other.elapsed_ns;
@@ -182,6 +192,11 @@ impl VerifySummary {
         let room = MAX_LISTED_FAILURES.saturating_sub(self.failures.len());
         self.failures
             .extend(other.failures.iter().take(room).cloned());
+    }
+
+    /// The check failed: a block failed, or no block could be checked.
+    pub fn failed(&self) -> bool {
+        self.counts.total() > 0 || self.nothing_checked.is_some()
     }
 
     /// Records a failure: counted, and listed while there is room.

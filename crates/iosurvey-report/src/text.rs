@@ -196,8 +196,13 @@ pub(crate) fn verify_lines(
         v.elapsed_ns as f64 / 1e9
     );
     let c = &v.counts;
+    if let Some(why) = &v.nothing_checked {
+        let _ = writeln!(out, "  VERIFY FAILED: no block could be checked: {why}");
+    }
     if c.total() == 0 {
-        let _ = writeln!(out, "  verify: no failure");
+        if v.nothing_checked.is_none() {
+            let _ = writeln!(out, "  verify: no failure");
+        }
         return;
     }
     let list: Vec<String> = c

@@ -174,6 +174,15 @@ pub(crate) fn verify_point(
         }
     }
     out.elapsed_ns = now_ns() - t0;
+    if out.blocks_checked == 0 && !stop.load(Ordering::Relaxed) {
+        out.nothing_checked = Some(match written {
+            Some(_) => "no write of this run completed whole, so no block has a known content".into(),
+            None => format!(
+                "none of the {} blocks read was written by a verified run (write them with --verify first)",
+                out.blocks_unwritten
+            ),
+        });
+    }
     Ok(out)
 }
 

@@ -256,16 +256,36 @@ fn an_old_copy_of_a_whole_write_is_a_lost_or_stale_write() {
 }
 
 #[test]
-fn a_device_no_verified_run_wrote_has_nothing_to_check() {
+fn a_device_no_verified_run_wrote_has_nothing_to_check_and_fails() {
     let _lock = serial();
     let b = need!(Backed::new(MIB));
     b.put(3, &random_bytes(BLOCK as usize, 1));
     let (code, p) = run(b.path(), &["--rw", "read", "--bs", "64k", "--verify"]);
-    assert_eq!(code, Some(0), "{p}");
+    assert_eq!(code, Some(1), "checking nothing is a failure: {p}");
     let v = &p["verify"];
     assert_eq!(u(&v["blocks_checked"]), 0, "{v}");
-    assert_eq!(u(&v["blocks_unwritten"]), MIB / BLOCK, "{v}");
     assert!(v["run_id"].is_null());
+    assert!(v["nothing_checked"].is_string(), "{v}");
+    // A plain file no verified run wrote: one line says why, exit 1.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plain");
+    std::fs::write(&file, random_bytes(MIB as usize, 2)).unwrap();
+    let out = iosurvey(&["run", path_str(&file), "--rw", "read", "--verify"]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let err = stderr_of(&out);
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains("no block")).collect();
+    assert_eq!(lines.len(), 1, "{}", describe(&out));
+    assert!(
+        lines[0].starts_with("iosurvey: --verify could check no block: "),
+        "{}",
+        describe(&out)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("VERIFY FAILED: no block could be checked"),
+        "{text}"
+    );
+    assert!(!text.contains("no failure"), "{text}");
 }
 
 #[test]

@@ -598,7 +598,7 @@ pub fn execute(
                 report
                     .points
                     .push(PointReport::new(point, &all_targets, &merged, ram));
-                let verify_failed = merged.verify.as_ref().is_some_and(|v| v.counts.total() > 0);
+                let verify_failed = merged.verify.as_ref().is_some_and(|v| v.failed());
                 if merged.first_failure.is_some() || verify_failed {
                     outcome = Outcome::IoFailed;
                 }
