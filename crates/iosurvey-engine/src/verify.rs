@@ -239,6 +239,14 @@ impl GenMap {
         self.states.is_empty()
     }
 
+    /// The blocks in `range` written by this run.
+    pub fn count_written(&self, range: std::ops::Range<usize>) -> u64 {
+        range
+            .into_iter()
+            .filter(|&b| self.expected(b) != NEVER)
+            .count() as u64
+    }
+
     /// Some block in `range` was written by this run.
     pub fn any_written(&self, range: std::ops::Range<usize>) -> bool {
         range.into_iter().any(|b| self.expected(b) != NEVER)

@@ -148,6 +148,13 @@ pub struct VerifySummary {
     /// Blocks read that no write of the checked run covers (never written
     /// by it): not checked.
     pub blocks_unwritten: u64,
+    /// The check was stopped (Ctrl-C, SIGTERM, or a job stopped before
+    /// it): `blocks_checked` were checked, `blocks_skipped` that it would
+    /// have checked were not read.
+    #[serde(default)]
+    pub interrupted: bool,
+    #[serde(default)]
+    pub blocks_skipped: u64,
     /// Bytes the checks read, and how long they took.
     pub bytes_read: u64,
     pub elapsed_ns: u64,
@@ -185,6 +192,8 @@ impl VerifySummary {
             _ => None,
         };
         self.blocks_unwritten += other.blocks_unwritten;
+        self.interrupted |= other.interrupted;
+        self.blocks_skipped += other.blocks_skipped;
         self.bytes_read += other.bytes_read;
         self.elapsed_ns += other.elapsed_ns;
         self.backlog_checks += other.backlog_checks;

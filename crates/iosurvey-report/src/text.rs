@@ -195,12 +195,19 @@ pub(crate) fn verify_lines(
         format_bytes(v.bytes_read, opts),
         v.elapsed_ns as f64 / 1e9
     );
+    if v.interrupted {
+        let _ = writeln!(
+            out,
+            "  verify: INTERRUPTED: {} blocks checked, {} skipped (not read back)",
+            v.blocks_checked, v.blocks_skipped
+        );
+    }
     let c = &v.counts;
     if let Some(why) = &v.nothing_checked {
         let _ = writeln!(out, "  VERIFY FAILED: no block could be checked: {why}");
     }
     if c.total() == 0 {
-        if v.nothing_checked.is_none() {
+        if v.nothing_checked.is_none() && !v.interrupted {
             let _ = writeln!(out, "  verify: no failure");
         }
         return;

@@ -153,11 +153,17 @@ pub(crate) fn verify_point(
             };
             let mut off = start;
             while off < end {
-                if stop.load(Ordering::Relaxed) {
-                    break;
-                }
                 let len = (end - off).min(CHUNK as u64) as usize;
                 let first = (off / BLOCK as u64) as usize;
+                if stop.load(Ordering::Relaxed) {
+                    // Stopped: what is left is counted, not read.
+                    out.blocks_skipped += match written {
+                        Some(w) => w.maps[ti].count_written(first..first + len / BLOCK),
+                        None => (len / BLOCK) as u64,
+                    };
+                    off += len as u64;
+                    continue;
+                }
                 if let Some(w) = written {
                     if !w.maps[ti].any_written(first..first + len / BLOCK) {
                         off += len as u64;
@@ -174,7 +180,8 @@ pub(crate) fn verify_point(
         }
     }
     out.elapsed_ns = now_ns() - t0;
-    if out.blocks_checked == 0 && !stop.load(Ordering::Relaxed) {
+    out.interrupted = stop.load(Ordering::Relaxed);
+    if out.blocks_checked == 0 && !out.interrupted {
         out.nothing_checked = Some(match written {
             Some(_) => "no write of this run completed whole, so no block has a known content".into(),
             None => format!(
@@ -207,15 +214,19 @@ fn verify_frame_files(
     };
     let blocks = (fj.frame_bytes / BLOCK as u64) as usize;
     for k in 0..fj.frames {
-        if stop.load(Ordering::Relaxed) {
-            break;
-        }
         let base = k * fj.frame_bytes;
         let first = (base / BLOCK as u64) as usize;
         if let Expect::Map { map, .. } = expect {
             if !map.any_written(first..first + blocks) {
                 continue;
             }
+        }
+        if stop.load(Ordering::Relaxed) {
+            out.blocks_skipped += match expect {
+                Expect::Map { map, .. } => map.count_written(first..first + blocks),
+                Expect::Kept { .. } => blocks as u64,
+            };
+            continue;
         }
         let rel = fj.frame_path(Path::new(""), k);
         let listed = out.failures.len();

@@ -539,3 +539,107 @@ fn a_read_error_fails_its_own_block_only_with_its_errno() {
     assert_eq!(u(&v["blocks_checked"]), 1024, "{v}");
     drop(m);
 }
+
+/// `iosurvey run DEV ARGS --output json --quiet`, stopped by SIGINT after
+/// `after`: exit code and the point.
+fn run_interrupted(dev: &str, args: &[&str], after: std::time::Duration) -> (Option<i32>, Value) {
+    let mut all = vec!["run", dev, "--output", "json", "--quiet"];
+    all.extend_from_slice(args);
+    let child = std::process::Command::new(BIN)
+        .args(&all)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(after);
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("no JSON ({e}): {}", describe(&out)));
+    assert_valid(&report);
+    (out.status.code(), report["points"][0].clone())
+}
+
+#[test]
+fn an_interrupted_verify_says_what_it_checked_and_what_it_skipped() {
+    let _lock = serial();
+    let b = need!(Backed::new(16 * MIB));
+    let after = std::time::Duration::from_millis(700);
+    // A verified write stopped during its job: nothing read back, every
+    // block it wrote counted as skipped.
+    let (code, p) = run_interrupted(
+        b.path(),
+        &[
+            "--rw",
+            "randwrite",
+            "--bs",
+            "4k",
+            "--qd",
+            "4",
+            "--time",
+            "30s",
+            "--verify",
+            "--allow-destroy",
+        ],
+        after,
+    );
+    assert_eq!(code, Some(130), "{p}");
+    let v = &p["verify"];
+    assert_eq!(v["interrupted"], true, "{v}");
+    assert_eq!(u(&v["blocks_checked"]), 0, "{v}");
+    assert!(u(&v["blocks_skipped"]) > 0, "{v}");
+    assert!(v["nothing_checked"].is_null(), "{v}");
+
+    // A read-only verify stopped during its job: the blocks of the area
+    // it would have checked are skipped.
+    write_run(&b, "1m");
+    let (code, p) = run_interrupted(
+        b.path(),
+        &[
+            "--rw", "randread", "--bs", "4k", "--time", "30s", "--verify",
+        ],
+        after,
+    );
+    assert_eq!(code, Some(130), "{p}");
+    let v = &p["verify"];
+    assert_eq!(v["interrupted"], true, "{v}");
+    assert_eq!(
+        u(&v["blocks_checked"]) + u(&v["blocks_skipped"]),
+        16 * MIB / BLOCK,
+        "{v}"
+    );
+    assert!(u(&v["blocks_skipped"]) > 0, "{v}");
+
+    // The text says so too.
+    let child = std::process::Command::new(BIN)
+        .args([
+            "run",
+            b.path(),
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--time",
+            "30s",
+            "--verify",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(after);
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", describe(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!(
+            "verify: INTERRUPTED: 0 blocks checked, {} skipped",
+            16 * MIB / BLOCK
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("no failure"), "{text}");
+}
