@@ -183,13 +183,13 @@ pub(crate) fn verify_lines(
     opts: TextOptions,
 ) {
     let whose = match (v.mode.as_str(), &v.run_id) {
-        (_, None) => "no block of a verified run found".to_string(),
+        (_, None) => "no block known from a verified run".to_string(),
         ("write", Some(r)) => format!("written by this run ({r})"),
-        (_, Some(r)) => format!("written by kept run {r}"),
+        (_, Some(r)) => format!("as its verify state records them (newest run {r})"),
     };
     let _ = writeln!(
         out,
-        "  verify: {} blocks checked, {whose}; {} others not written by it; {} read in {:.2} s",
+        "  verify: {} blocks checked, {whose}; {} others not written by a verified run (not checked); {} read in {:.2} s",
         v.blocks_checked,
         v.blocks_unwritten,
         format_bytes(v.bytes_read, opts),

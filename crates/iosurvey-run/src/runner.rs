@@ -96,7 +96,7 @@ pub fn validate(job: &Job, targets: &[Geometry]) -> Result<(), RunError> {
 /// Checks `job` against targets of these shapes and shares its block
 /// streams out: each worker's list, in worker order.
 fn shares(job: &Job, targets: &[Geometry]) -> Result<Vec<Vec<WorkerStream>>, RunError> {
-    crate::verify::check_job(job)?;
+    crate::verify::check_job(job, targets)?;
     if job.streams.iter().filter(|s| s.frames.is_some()).count() > 1 {
         return Err(RunError::FrameStreams);
     }
@@ -466,6 +466,9 @@ fn run_job(
     // `--verify` with writes: the run's id and a generation map per
     // target, shared by every worker (which reserve blocks in them) and
     // every engine (which writes the headers).
+    // What the verified runs before wrote to each target, read before any
+    // I/O; a verified write merges its map in once its job is done.
+    let mut states = crate::verify::load_states(job, targets)?;
     let verify = (job.verify && job.writes()).then(|| {
         Arc::new(WriteVerify {
             run_id: crate::verify::new_run_id(),
@@ -617,10 +620,14 @@ fn run_job(
     if !result.interrupted {
         result.read_sample = crate::verify::sample_reads(job, targets);
     }
+    if let Some(w) = &verify {
+        // Also when the job was stopped: what completed is recorded.
+        crate::verify::save_states(job, targets, w, &mut states)?;
+    }
     if job.verify {
         // A job that was stopped reads nothing back: the pass counts the
         // blocks it skips.
-        let pass = crate::verify::verify_point(job, targets, verify.as_deref(), stop)?;
+        let pass = crate::verify::verify_point(job, targets, verify.as_deref(), &states, stop)?;
         result
             .verify
             .get_or_insert_with(Default::default)

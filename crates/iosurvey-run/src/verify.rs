@@ -5,12 +5,15 @@
 //! dropped first, so the blocks come from the device).
 
 use crate::runner::RunError;
+use crate::target::Geometry;
 use crate::target::{drop_cache, drop_pages, io_alignment, OpenTarget};
+use crate::verify_state::{ident, load, save, state_path};
 use crate::worker::now_ns;
 use iosurvey_engine::data::DataFill;
 use iosurvey_engine::open_beneath;
 use iosurvey_engine::resident::resident_pages;
 use iosurvey_engine::verify::{check_chunk, Expect, WriteVerify, BLOCK};
+use iosurvey_engine::verify_state::TargetState;
 use iosurvey_engine::BufferPool;
 use iosurvey_model::rng::Rng;
 use iosurvey_model::verify::{FailureClass, VerifyFailure, VerifySummary};
@@ -21,7 +24,7 @@ use rustix::fs::{FileType, Mode, OFlags};
 use rustix::io::Errno;
 use std::hash::{BuildHasher, RandomState};
 use std::os::fd::{AsFd, BorrowedFd};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Bytes per read of the pass.
@@ -32,12 +35,27 @@ pub(crate) fn new_run_id() -> u64 {
     RandomState::new().hash_one(now_ns())
 }
 
-/// Checks that `job` can be verified: whole 4 KiB blocks, on plain targets.
-pub(crate) fn check_job(job: &Job) -> Result<(), RunError> {
+/// Checks that `job` can be verified: whole 4 KiB blocks, on plain
+/// targets, each with a place for its verify state that holds iosurvey's
+/// own state or nothing yet.
+pub(crate) fn check_job(job: &Job, targets: &[Geometry]) -> Result<(), RunError> {
     if !job.verify {
         return Ok(());
     }
     let refuse = |why: String| Err(RunError::Verify(why));
+    if job.check_compression && job.writes() {
+        return refuse(
+            "--check-compression writes without verify headers over the blocks --verify keeps track of; drop one of them".into(),
+        );
+    }
+    for (ti, t) in targets.iter().enumerate() {
+        if !job.streams.iter().any(|s| s.target == ti) {
+            continue;
+        }
+        let path = state_path(&t.path, job.verify_state.as_deref())
+            .map_err(|e| RunError::Verify(e.to_string()))?;
+        load(&path).map_err(|e| RunError::Verify(e.to_string()))?;
+    }
     for s in &job.streams {
         if let Some(fj) = &s.frames {
             if fj.frame_bytes % BLOCK as u64 != 0 {
@@ -95,12 +113,97 @@ fn verified_area(s: &StreamClass, size: u64) -> Option<(u64, u64)> {
     Some((start, start + len / BLOCK as u64 * BLOCK as u64))
 }
 
+/// A target's verify state, as a verified job found it: where it lives,
+/// what it records (empty when nothing usable is there), and why it
+/// records nothing when it does not.
+pub(crate) struct Loaded {
+    pub path: PathBuf,
+    pub state: TargetState,
+    pub missing: Option<String>,
+}
+
+/// Reads the verify state of every target `job` verifies (`None` for the
+/// others). A state recorded for another target (another size, device or
+/// inode: a file replaced since) is set aside: a write starts a new one,
+/// a read-only check finds nothing to check there.
+pub(crate) fn load_states(
+    job: &Job,
+    targets: &[OpenTarget],
+) -> Result<Vec<Option<Loaded>>, RunError> {
+    let verr = |e: crate::verify_state::StateFileError| RunError::Verify(e.to_string());
+    let mut out = Vec::with_capacity(targets.len());
+    for (ti, t) in targets.iter().enumerate() {
+        if !job.verify || !job.streams.iter().any(|s| s.target == ti) {
+            out.push(None);
+            continue;
+        }
+        let path = state_path(&t.path, job.verify_state.as_deref()).map_err(verr)?;
+        let id = ident(t.fd.as_fd());
+        let fresh = TargetState::of(t.size, id);
+        let loaded = match load(&path).map_err(verr)? {
+            None => Loaded {
+                missing: Some(format!(
+                    "no verify state at {}: no verified run has written {} (or its state is kept elsewhere: --verify-state)",
+                    path.display(),
+                    t.path.display()
+                )),
+                state: fresh,
+                path,
+            },
+            Some(s) if s.ident != id || (s.size != t.size && t.kind != TargetKind::Directory) => {
+                Loaded {
+                    missing: Some(format!(
+                        "the verify state at {} was recorded for another target than {} (replaced or resized since)",
+                        path.display(),
+                        t.path.display()
+                    )),
+                    state: fresh,
+                    path,
+                }
+            }
+            Some(s) => Loaded {
+                missing: None,
+                state: s,
+                path,
+            },
+        };
+        out.push(Some(loaded));
+    }
+    Ok(out)
+}
+
+/// Records what the writes of `written` left on each target they wrote in
+/// its state, and saves it: after the target's data is synced, so that
+/// the state never runs ahead of the device.
+pub(crate) fn save_states(
+    job: &Job,
+    targets: &[OpenTarget],
+    written: &WriteVerify,
+    states: &mut [Option<Loaded>],
+) -> Result<(), RunError> {
+    for (ti, t) in targets.iter().enumerate() {
+        let Some(Some(l)) = states.get_mut(ti) else {
+            continue;
+        };
+        if !job.writes_target(ti) {
+            continue;
+        }
+        let _ = rustix::fs::fdatasync(t.fd.as_fd());
+        l.state
+            .record(&written.maps[ti], written.run_id, written.seed);
+        l.missing = None;
+        save(&l.path, &l.state).map_err(|e| RunError::Verify(e.to_string()))?;
+    }
+    Ok(())
+}
+
 /// Runs the pass over the targets of `job`: against `written`'s maps when
-/// the job wrote, else against the blocks' own headers.
+/// the job wrote, else against each target's verify state (`states`).
 pub(crate) fn verify_point(
     job: &Job,
     targets: &[OpenTarget],
     written: Option<&WriteVerify>,
+    states: &[Option<Loaded>],
     stop: &AtomicBool,
 ) -> Result<VerifySummary, RunError> {
     let t0 = now_ns();
@@ -111,7 +214,7 @@ pub(crate) fn verify_point(
         ..Default::default()
     };
     let mut pool = BufferPool::new(1, CHUNK, io_alignment(targets), 0, DataFill::default())?;
-    let mut kept_run = None;
+    let mut missing = Vec::new();
     for (ti, t) in targets.iter().enumerate() {
         let areas: Vec<(u64, u64)> = job
             .streams
@@ -128,14 +231,24 @@ pub(crate) fn verify_point(
             }
             _ => None,
         });
-        // What the blocks should hold: the run's map, or the kept run the
-        // first header read names (the same run for every target).
-        let mut expect = match written {
-            Some(w) => Expect::Map {
+        // What the blocks should hold: the run's map, or the state.
+        let loaded = states.get(ti).and_then(Option::as_ref);
+        let mut expect = match (written, loaded) {
+            (Some(w), _) => Expect::Map {
                 map: &w.maps[ti],
                 run_id: w.run_id,
             },
-            None => Expect::Kept { run: kept_run },
+            (None, Some(l)) => {
+                missing.extend(l.missing.clone());
+                if out.run_id.is_none() {
+                    if let Some(&(id, seed)) = l.state.runs.last() {
+                        out.run_id = Some(format!("{id:016x}"));
+                        out.run_seed = Some(seed);
+                    }
+                }
+                Expect::State { state: &l.state }
+            }
+            (None, None) => continue,
         };
         if let Some(fj) = in_files {
             verify_frame_files(fj, t, ti, pool.get_mut(0), &mut expect, &mut out, stop);
@@ -155,42 +268,50 @@ pub(crate) fn verify_point(
             while off < end {
                 let len = (end - off).min(CHUNK as u64) as usize;
                 let first = (off / BLOCK as u64) as usize;
-                if stop.load(Ordering::Relaxed) {
-                    // Stopped: what is left is counted, not read.
-                    out.blocks_skipped += match written {
-                        Some(w) => w.maps[ti].count_written(first..first + len / BLOCK),
-                        None => (len / BLOCK) as u64,
-                    };
+                let known = known_blocks(&expect, first..first + len / BLOCK);
+                if known == 0 {
+                    // Nothing known there: not read.
+                    if written.is_none() {
+                        out.blocks_unwritten += (len / BLOCK) as u64;
+                    }
                     off += len as u64;
                     continue;
                 }
-                if let Some(w) = written {
-                    if !w.maps[ti].any_written(first..first + len / BLOCK) {
-                        off += len as u64;
-                        continue;
-                    }
+                if stop.load(Ordering::Relaxed) {
+                    // Stopped: what is left is counted, not read.
+                    out.blocks_skipped += known;
+                    off += len as u64;
+                    continue;
                 }
                 let buf = &mut pool.get_mut(0)[..len];
                 read_and_check(t.fd.as_fd(), ti, buf, off, off, &mut expect, &mut out);
                 off += len as u64;
             }
         }
-        if let Expect::Kept { run } = expect {
-            kept_run = run;
-        }
     }
     out.elapsed_ns = now_ns() - t0;
     out.interrupted = stop.load(Ordering::Relaxed);
     if out.blocks_checked == 0 && !out.interrupted {
         out.nothing_checked = Some(match written {
-            Some(_) => "no write of this run completed whole, so no block has a known content".into(),
+            Some(_) => {
+                "no write of this run completed whole, so no block has a known content".into()
+            }
+            None if !missing.is_empty() => missing.join("; "),
             None => format!(
-                "none of the {} blocks read was written by a verified run (write them with --verify first)",
+                "the verify state records none of the {} blocks read as written by a verified run",
                 out.blocks_unwritten
             ),
         });
     }
     Ok(out)
+}
+
+/// Blocks in `range` whose content `expect` knows.
+fn known_blocks(expect: &Expect<'_>, range: std::ops::Range<usize>) -> u64 {
+    match expect {
+        Expect::Map { map, .. } => map.count_written(range),
+        Expect::State { state } => state.count_written(range),
+    }
 }
 
 /// Checks the frames of `fj`, each in its own file beneath the frames
@@ -216,16 +337,12 @@ fn verify_frame_files(
     for k in 0..fj.frames {
         let base = k * fj.frame_bytes;
         let first = (base / BLOCK as u64) as usize;
-        if let Expect::Map { map, .. } = expect {
-            if !map.any_written(first..first + blocks) {
-                continue;
-            }
+        let known = known_blocks(expect, first..first + blocks);
+        if known == 0 {
+            continue;
         }
         if stop.load(Ordering::Relaxed) {
-            out.blocks_skipped += match expect {
-                Expect::Map { map, .. } => map.count_written(first..first + blocks),
-                Expect::Kept { .. } => blocks as u64,
-            };
+            out.blocks_skipped += known;
             continue;
         }
         let rel = fj.frame_path(Path::new(""), k);
@@ -240,6 +357,11 @@ fn verify_frame_files(
             Ok(f) => f,
             Err(e) => {
                 for b in 0..blocks {
+                    if !expect.wants(base + (b * BLOCK) as u64) {
+                        out.blocks_unwritten += 1;
+                        continue;
+                    }
+                    out.blocks_checked += 1;
                     out.fail(VerifyFailure {
                         target: ti,
                         offset: (b * BLOCK) as u64,
