@@ -292,8 +292,8 @@ pub enum Expect<'a> {
 enum Want {
     /// Nothing known: not checked.
     Nothing,
-    /// The last write of it, by run `0`, failed: only a block of that
-    /// run that fails its crc is a finding.
+    /// The last write of it, by the run of this id, failed: only a block
+    /// of that run that fails its crc is a finding.
     Unknown(u64),
     /// Exactly this generation of this run.
     Exact(u64, u8),

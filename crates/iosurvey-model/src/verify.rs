@@ -135,18 +135,19 @@ impl FailureCounts {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct VerifySummary {
     /// `write`: the run's own writes, read back after the job against its
-    /// generation map; `read`: the blocks a previous kept run wrote,
-    /// checked against their own headers.
+    /// generation map; `read`: the blocks the verified runs before wrote,
+    /// checked against the target's verify state.
     pub mode: String,
     /// The run whose blocks were checked (the writing run's random 64-bit
     /// id, in hex, as the headers and the text output show it) and its
-    /// seed; in `read` mode, as the first header read records them.
+    /// seed; in `read` mode, the newest run the verify state records.
     pub run_id: Option<String>,
     pub run_seed: Option<u64>,
     /// 4 KiB blocks checked.
     pub blocks_checked: u64,
-    /// Blocks read that no write of the checked run covers (never written
-    /// by it): not checked.
+    /// Blocks whose content is not known (never written by a verified
+    /// run, or by this run in `write` mode, or last written by a write
+    /// that failed): not checked.
     pub blocks_unwritten: u64,
     /// The check was stopped (Ctrl-C, SIGTERM, or a job stopped before
     /// it): `blocks_checked` were checked, `blocks_skipped` that it would

@@ -469,6 +469,7 @@ fn run_job(
     // What the verified runs before wrote to each target, read before any
     // I/O; a verified write merges its map in once its job is done.
     let mut states = crate::verify::load_states(job, targets)?;
+    crate::verify::forget_unverified(job, targets);
     let verify = (job.verify && job.writes()).then(|| {
         Arc::new(WriteVerify {
             run_id: crate::verify::new_run_id(),

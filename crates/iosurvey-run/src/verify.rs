@@ -1,13 +1,14 @@
 //! The `--verify` pass after a job: every block the run wrote read back and
-//! checked against the generation map, or, for a job that only reads, the
-//! blocks a previous kept run wrote checked against their own headers.
+//! checked against the generation map, or, for a job that only reads, each
+//! block against what the target's verify state says the verified runs
+//! before left there; and the loading and saving of those states.
 //! Reads of 1 MiB, O_DIRECT when the run was (a buffered run's cache is
 //! dropped first, so the blocks come from the device).
 
 use crate::runner::RunError;
 use crate::target::Geometry;
 use crate::target::{drop_cache, drop_pages, io_alignment, OpenTarget};
-use crate::verify_state::{ident, load, save, state_path};
+use crate::verify_state::{forget, ident, load, save, state_path};
 use crate::worker::now_ns;
 use iosurvey_engine::data::DataFill;
 use iosurvey_engine::open_beneath;
@@ -170,6 +171,23 @@ pub(crate) fn load_states(
         out.push(Some(loaded));
     }
     Ok(out)
+}
+
+/// A job that writes a file target without `--verify` makes the state
+/// beside it (iosurvey's own, if there is one) untrue: it is removed, so
+/// that a later read-only check says it has nothing to check instead of
+/// reporting those writes as lost.
+pub(crate) fn forget_unverified(job: &Job, targets: &[OpenTarget]) {
+    if job.verify {
+        return;
+    }
+    for (ti, t) in targets.iter().enumerate() {
+        if t.kind == TargetKind::File && job.writes_target(ti) {
+            if let Ok(p) = state_path(&t.path, None) {
+                let _ = forget(&p);
+            }
+        }
+    }
 }
 
 /// Records what the writes of `written` left on each target they wrote in

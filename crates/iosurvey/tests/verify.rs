@@ -1014,4 +1014,17 @@ fn a_test_file_keeps_its_verify_state_beside_it_only_while_it_is_kept() {
     let (code, p) = run(f, &["--rw", "read", "--verify", "--buffered"]);
     assert_eq!(code, Some(1), "{p}");
     assert_eq!(failures(&p), [(z, "misdirected_write".to_string())]);
+    // A write without --verify makes the state untrue: it goes, and a
+    // later check has nothing to check (not a lost write per block).
+    let (code, p) = run(f, &["--rw", "write", "--bs", "64k", "--buffered", "--keep"]);
+    assert_eq!(code, Some(0), "{p}");
+    assert!(file.exists() && !state.exists());
+    let (code, p) = run(f, &["--rw", "read", "--verify", "--buffered"]);
+    assert_eq!(code, Some(1), "{p}");
+    assert_eq!(p["verify"]["counts"]["lost_or_stale_write"], 0);
+    assert!(
+        p["verify"]["nothing_checked"].is_string(),
+        "{}",
+        p["verify"]
+    );
 }
