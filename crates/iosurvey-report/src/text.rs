@@ -187,9 +187,13 @@ pub(crate) fn verify_lines(
         ("write", Some(r)) => format!("written by this run ({r})"),
         (_, Some(r)) => format!("as its verify state records them (newest run {r})"),
     };
+    let others = match v.mode.as_str() {
+        "write" => "not written by it",
+        _ => "no verified run wrote",
+    };
     let _ = writeln!(
         out,
-        "  verify: {} blocks checked, {whose}; {} others not written by a verified run (not checked); {} read in {:.2} s",
+        "  verify: {} blocks checked, {whose}; {} others {others} (not checked); {} read in {:.2} s",
         v.blocks_checked,
         v.blocks_unwritten,
         format_bytes(v.bytes_read, opts),

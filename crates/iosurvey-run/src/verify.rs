@@ -6,9 +6,9 @@
 //! dropped first, so the blocks come from the device).
 
 use crate::runner::RunError;
-use crate::target::Geometry;
 use crate::target::{drop_cache, drop_pages, io_alignment, OpenTarget};
-use crate::verify_state::{forget, ident, load, save, state_path};
+use crate::target::{Created, Geometry};
+use crate::verify_state::{forget, ident, load, save, saved_here, state_path};
 use crate::worker::now_ns;
 use iosurvey_engine::data::DataFill;
 use iosurvey_engine::open_beneath;
@@ -151,7 +151,11 @@ pub(crate) fn load_states(
                 state: fresh,
                 path,
             },
-            Some(s) if s.ident != id || (s.size != t.size && t.kind != TargetKind::Directory) => {
+            Some(s)
+                if s.ident != id
+                    || (s.size != t.size && t.kind != TargetKind::Directory)
+                    || (matches!(t.created, Created::File) && !saved_here(&path)) =>
+            {
                 Loaded {
                     missing: Some(format!(
                         "the verify state at {} was recorded for another target than {} (replaced or resized since)",

@@ -3,9 +3,9 @@
 //!
 //! - `--verify-state DIR`: in `DIR`, named after the target's absolute
 //!   path (`/dev/loop3` → `dev%2Floop3.iosurvey-verify`).
-//! - Without it: beside a file target (`FILE.iosurvey-verify`), inside a
-//!   frames directory's parent (`DIR/iosurvey-frames.iosurvey-verify`); a
-//!   block device has no default (refused: the user names the place).
+//! - Without it: beside a file target (`FILE.iosurvey-verify`), inside
+//!   a frames directory (`iosurvey-frames/frames.iosurvey-verify`); a block
+//!   device has no default (refused: the user names the place).
 //!
 //! The file is iosurvey's own: one that exists and does not start with
 //! the state's magic is never read as one nor replaced, a symbolic link is
@@ -71,7 +71,7 @@ pub fn state_path(target: &Path, dir: Option<&Path>) -> Result<PathBuf, StateFil
         return Err(StateFileError::NoPlace(target.to_path_buf()));
     }
     if ft.is_some_and(|t| t.is_dir()) {
-        return Ok(abs.join(format!("iosurvey-frames{SUFFIX}")));
+        return Ok(abs.join(format!("frames{SUFFIX}")));
     }
     let mut name = abs.as_os_str().to_owned();
     name.push(SUFFIX);
@@ -178,6 +178,20 @@ fn check_ours(dir: &OwnedFd, name: &OsStr, path: &Path) -> Result<bool, StateFil
     Ok(true)
 }
 
+/// The states this process saved: a test file this process created can
+/// only have one of these (any other beside it is of an older file of the
+/// same name, whatever its inode number).
+static SAVED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// This process saved the state at `path`.
+pub(crate) fn saved_here(path: &Path) -> bool {
+    SAVED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .any(|p| p == path)
+}
+
 /// Replaces the state at `path` with `state`, atomically and durably.
 pub fn save(path: &Path, state: &TargetState) -> Result<(), StateFileError> {
     let (dir, name) = parent(path)?;
@@ -209,6 +223,10 @@ pub fn save(path: &Path, state: &TargetState) -> Result<(), StateFileError> {
     if let Err(e) = written {
         let _ = rustix::fs::unlinkat(&dir, &tmp, rustix::fs::AtFlags::empty());
         return Err(io(path, e));
+    }
+    let mut saved = SAVED.lock().unwrap_or_else(|e| e.into_inner());
+    if !saved.iter().any(|p| p == path) {
+        saved.push(path.to_path_buf());
     }
     Ok(())
 }
