@@ -237,7 +237,8 @@ pub struct Job {
     /// What the writes hold (`--compressible`).
     pub fill: DataFill,
     /// `--verify`: writes carry verify headers and are read back after
-    /// the job; a job that only reads checks the blocks a kept run wrote.
+    /// the job; a job that only reads checks each block against what its
+    /// target's verify state says the verified runs before wrote.
     pub verify: bool,
     /// `--verify-backlog N`: each worker also reads back its last N writes
     /// after every N, during the job.

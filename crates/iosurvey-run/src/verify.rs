@@ -6,15 +6,14 @@
 //! dropped first, so the blocks come from the device).
 
 use crate::runner::RunError;
+use crate::target::Geometry;
 use crate::target::{drop_cache, drop_pages, io_alignment, OpenTarget};
-use crate::target::{Created, Geometry};
-use crate::verify_state::{forget, ident, load, save, saved_here, state_path};
+use crate::verify_state::{load, state_path};
 use crate::worker::now_ns;
 use iosurvey_engine::data::DataFill;
 use iosurvey_engine::open_beneath;
 use iosurvey_engine::resident::resident_pages;
 use iosurvey_engine::verify::{check_chunk, Expect, WriteVerify, BLOCK};
-use iosurvey_engine::verify_state::TargetState;
 use iosurvey_engine::BufferPool;
 use iosurvey_model::rng::Rng;
 use iosurvey_model::verify::{FailureClass, VerifyFailure, VerifySummary};
@@ -25,8 +24,11 @@ use rustix::fs::{FileType, Mode, OFlags};
 use rustix::io::Errno;
 use std::hash::{BuildHasher, RandomState};
 use std::os::fd::{AsFd, BorrowedFd};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+mod states;
+pub(crate) use states::{forget_unverified, load_states, save_states, Loaded};
 
 /// Bytes per read of the pass.
 const CHUNK: usize = 1 << 20;
@@ -112,111 +114,6 @@ fn verified_area(s: &StreamClass, size: u64) -> Option<(u64, u64)> {
         }
     };
     Some((start, start + len / BLOCK as u64 * BLOCK as u64))
-}
-
-/// A target's verify state, as a verified job found it: where it lives,
-/// what it records (empty when nothing usable is there), and why it
-/// records nothing when it does not.
-pub(crate) struct Loaded {
-    pub path: PathBuf,
-    pub state: TargetState,
-    pub missing: Option<String>,
-}
-
-/// Reads the verify state of every target `job` verifies (`None` for the
-/// others). A state recorded for another target (another size, device or
-/// inode: a file replaced since) is set aside: a write starts a new one,
-/// a read-only check finds nothing to check there.
-pub(crate) fn load_states(
-    job: &Job,
-    targets: &[OpenTarget],
-) -> Result<Vec<Option<Loaded>>, RunError> {
-    let verr = |e: crate::verify_state::StateFileError| RunError::Verify(e.to_string());
-    let mut out = Vec::with_capacity(targets.len());
-    for (ti, t) in targets.iter().enumerate() {
-        if !job.verify || !job.streams.iter().any(|s| s.target == ti) {
-            out.push(None);
-            continue;
-        }
-        let path = state_path(&t.path, job.verify_state.as_deref()).map_err(verr)?;
-        let id = ident(t.fd.as_fd());
-        let fresh = TargetState::of(t.size, id);
-        let loaded = match load(&path).map_err(verr)? {
-            None => Loaded {
-                missing: Some(format!(
-                    "no verify state at {}: no verified run has written {} (or its state is kept elsewhere: --verify-state)",
-                    path.display(),
-                    t.path.display()
-                )),
-                state: fresh,
-                path,
-            },
-            Some(s)
-                if s.ident != id
-                    || (s.size != t.size && t.kind != TargetKind::Directory)
-                    || (matches!(t.created, Created::File) && !saved_here(&path)) =>
-            {
-                Loaded {
-                    missing: Some(format!(
-                        "the verify state at {} was recorded for another target than {} (replaced or resized since)",
-                        path.display(),
-                        t.path.display()
-                    )),
-                    state: fresh,
-                    path,
-                }
-            }
-            Some(s) => Loaded {
-                missing: None,
-                state: s,
-                path,
-            },
-        };
-        out.push(Some(loaded));
-    }
-    Ok(out)
-}
-
-/// A job that writes a file target without `--verify` makes the state
-/// beside it (iosurvey's own, if there is one) untrue: it is removed, so
-/// that a later read-only check says it has nothing to check instead of
-/// reporting those writes as lost.
-pub(crate) fn forget_unverified(job: &Job, targets: &[OpenTarget]) {
-    if job.verify {
-        return;
-    }
-    for (ti, t) in targets.iter().enumerate() {
-        if t.kind == TargetKind::File && job.writes_target(ti) {
-            if let Ok(p) = state_path(&t.path, None) {
-                let _ = forget(&p);
-            }
-        }
-    }
-}
-
-/// Records what the writes of `written` left on each target they wrote in
-/// its state, and saves it: after the target's data is synced, so that
-/// the state never runs ahead of the device.
-pub(crate) fn save_states(
-    job: &Job,
-    targets: &[OpenTarget],
-    written: &WriteVerify,
-    states: &mut [Option<Loaded>],
-) -> Result<(), RunError> {
-    for (ti, t) in targets.iter().enumerate() {
-        let Some(Some(l)) = states.get_mut(ti) else {
-            continue;
-        };
-        if !job.writes_target(ti) {
-            continue;
-        }
-        let _ = rustix::fs::fdatasync(t.fd.as_fd());
-        l.state
-            .record(&written.maps[ti], written.run_id, written.seed);
-        l.missing = None;
-        save(&l.path, &l.state).map_err(|e| RunError::Verify(e.to_string()))?;
-    }
-    Ok(())
 }
 
 /// Runs the pass over the targets of `job`: against `written`'s maps when
@@ -340,7 +237,7 @@ fn known_blocks(expect: &Expect<'_>, range: std::ops::Range<usize>) -> u64 {
 /// directory `t` (target `ti`), as blocks of one stream: frame `k`'s bytes
 /// at `k` frame sizes. Each file is opened without following a symlink and
 /// must be a regular file; a frame the map says was written whose file is
-/// gone is a lost allocation, block by block. `buf` holds one read.
+/// gone is unwritten, block by block. `buf` holds one read.
 fn verify_frame_files(
     fj: &FrameJob,
     t: &OpenTarget,

@@ -44,7 +44,7 @@ pub struct VideoSpec {
     pub seed: u64,
     /// `--verify` (`--mode stream`): frames written carry verify headers
     /// and are read back after the job; frames read are checked against
-    /// the headers a verified kept run wrote.
+    /// what the verified runs before wrote (their verify state).
     pub verify: bool,
     /// `--verify-state DIR`.
     pub verify_state: Option<PathBuf>,
