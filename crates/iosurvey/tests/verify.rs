@@ -1051,3 +1051,44 @@ fn a_test_file_keeps_its_verify_state_beside_it_only_while_it_is_kept() {
         p["verify"]
     );
 }
+
+#[test]
+fn a_verify_stopped_during_its_read_back_says_what_it_checked_and_skipped() {
+    let _lock = serial();
+    let b = need!(Backed::new(64 * MIB));
+    let cg = need!(Cgroup::new());
+    write_run(&b, "1m");
+    // The job reads 1 MiB; the check after it reads 64 MiB at 8 MiB/s.
+    cg.set(
+        "blkio.throttle.read_bps_device",
+        &format!("{} {}", maj_min(b.dev.path()), 8 * MIB),
+    );
+    let mut args = vec![
+        "run",
+        b.path(),
+        "--rw",
+        "read",
+        "--bs",
+        "1m",
+        "--bytes",
+        "1m",
+        "--verify",
+        "--output",
+        "json",
+        "--quiet",
+    ];
+    args.extend(b.state_args());
+    let child = cg.spawn_iosurvey(&args);
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", describe(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = &report["points"][0]["verify"];
+    assert_eq!(v["interrupted"], true, "{v}");
+    let (checked, skipped) = (u(&v["blocks_checked"]), u(&v["blocks_skipped"]));
+    assert!(checked > 0 && skipped > 0, "{v}");
+    assert_eq!(checked + skipped, 64 * MIB / BLOCK, "{v}");
+    assert_eq!(v["failures"].as_array().unwrap().len(), 0, "{v}");
+}
