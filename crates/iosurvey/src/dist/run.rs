@@ -602,6 +602,13 @@ pub fn execute(
                 if merged.first_failure.is_some() || verify_failed {
                     outcome = Outcome::IoFailed;
                 }
+                if let Some(why) = merged
+                    .verify
+                    .as_ref()
+                    .and_then(|v| v.nothing_checked.as_ref())
+                {
+                    eprintln!("iosurvey: --verify could check no block: {why}");
+                }
                 let outs = outs.as_ref().expect("rank 0 judged its outputs");
                 let saved = outs
                     .save(&report, presenter, false)
