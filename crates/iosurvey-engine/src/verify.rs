@@ -203,6 +203,18 @@ impl GenMap {
         }
     }
 
+    /// Marks every block still in flight unknown: a worker that stopped
+    /// on an error may have left a write of it with the kernel, done or
+    /// not. Called once no worker runs.
+    pub fn settle(&self) {
+        for s in &self.states {
+            let v = s.load(Ordering::Acquire);
+            if v & BUSY != 0 {
+                s.store((v & GEN) | UNKNOWN, Ordering::Release);
+            }
+        }
+    }
+
     /// Lets go of blocks [`Self::try_reserve`] held for a read-back: their
     /// generation does not change.
     pub fn release(&self, offset: u64, len: u32) {
@@ -668,6 +680,20 @@ mod tests {
         };
         check_chunk(&v, 0, 0, &mut e, &mut out);
         assert_eq!(classes(&out), [(0, FailureClass::LostOrStaleWrite)]);
+    }
+
+    #[test]
+    fn a_write_left_in_flight_is_unknown_once_settled() {
+        let map = GenMap::new(4 * BLOCK as u64);
+        assert!(map.try_reserve(0, 2 * BLOCK as u32));
+        map.commit(0, 2 * BLOCK as u32, true);
+        assert!(map.try_reserve(0, BLOCK as u32));
+        assert!(map.try_reserve(3 * BLOCK as u64, BLOCK as u32));
+        map.settle();
+        assert_eq!(map.expected(0), 1 | UNKNOWN);
+        assert_eq!(map.expected(1), 1);
+        assert_eq!(map.expected(2), NEVER);
+        assert_eq!(map.expected(3), UNKNOWN);
     }
 
     #[test]

@@ -604,6 +604,11 @@ fn run_job(
     });
     let (outcomes, cpu0, cpu1) = outcomes;
     let (user_ns, system_ns) = cpu1.since(&cpu0);
+    if let Some(w) = &verify {
+        // Also when the job was stopped, or a worker failed: what
+        // completed is recorded.
+        crate::verify::save_states(job, targets, w, &mut states)?;
+    }
     let mut merged: Option<JobResult> = None;
     for o in outcomes {
         let r = o?;
@@ -620,10 +625,6 @@ fn run_job(
     result.cached_at_start = cached_at_start;
     if !result.interrupted {
         result.read_sample = crate::verify::sample_reads(job, targets);
-    }
-    if let Some(w) = &verify {
-        // Also when the job was stopped: what completed is recorded.
-        crate::verify::save_states(job, targets, w, &mut states)?;
     }
     if job.verify {
         // A job that was stopped reads nothing back: the pass counts the

@@ -109,6 +109,7 @@ pub(crate) fn save_states(
             continue;
         }
         let _ = rustix::fs::fdatasync(t.fd.as_fd());
+        written.maps[ti].settle();
         l.state
             .record(&written.maps[ti], written.run_id, written.seed);
         l.missing = None;
