@@ -30,6 +30,7 @@ mod slots;
 mod sync;
 pub mod uring;
 pub mod verify;
+pub mod verify_state;
 
 pub use buffers::BufferPool;
 pub use fileops::{open_beneath, FileOp};

@@ -23,6 +23,7 @@
 //!
 //! The rest of the block is the buffer's fill. The crc covers it all.
 
+use crate::verify_state::{Last, TargetState};
 use iosurvey_model::verify::{FailureClass, VerifyFailure, VerifySummary};
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -33,15 +34,15 @@ const VERSION: u16 = 1;
 const CRC_AT: usize = 56;
 
 /// A generation map value: never written by this run.
-const NEVER: u8 = 0;
+pub(crate) const NEVER: u8 = 0;
 /// With the generation of the last write that completed whole: a later
 /// write of the block failed, and its content is unknown. The generation
 /// stays, so that the next write's differs from it.
-const UNKNOWN: u8 = 0x40;
+pub(crate) const UNKNOWN: u8 = 0x40;
 /// A write of the block is in flight.
 const BUSY: u8 = 0x80;
 /// The generation bits.
-const GEN: u8 = 0x3f;
+pub(crate) const GEN: u8 = 0x3f;
 /// Generations run 1..=LAST_GEN, then round again.
 const LAST_GEN: u8 = GEN;
 
@@ -85,18 +86,6 @@ impl Header {
         b[56..64].fill(0);
         let crc = crc32c::crc32c(b);
         b[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
-    }
-
-    /// The byte offset of the first block of the write that carried it.
-    fn write_start(&self) -> u64 {
-        self.offset
-            .wrapping_sub(u64::from(self.write_index) * BLOCK as u64)
-    }
-
-    /// The write that carried it covers `offset`.
-    fn covers(&self, offset: u64) -> bool {
-        let start = self.write_start();
-        offset >= start && offset - start < u64::from(self.write_blocks) * BLOCK as u64
     }
 }
 
@@ -214,12 +203,30 @@ impl GenMap {
         }
     }
 
+    /// Marks every block still in flight unknown: a worker that stopped
+    /// on an error may have left a write of it with the kernel, done or
+    /// not. Called once no worker runs.
+    pub fn settle(&self) {
+        for s in &self.states {
+            let v = s.load(Ordering::Acquire);
+            if v & BUSY != 0 {
+                s.store((v & GEN) | UNKNOWN, Ordering::Release);
+            }
+        }
+    }
+
     /// Lets go of blocks [`Self::try_reserve`] held for a read-back: their
     /// generation does not change.
     pub fn release(&self, offset: u64, len: u32) {
         for i in Self::blocks(offset, len) {
             self.states[i].fetch_and(!BUSY, Ordering::Release);
         }
+    }
+
+    /// What block `block` holds after this run's writes so far: its
+    /// generation, [`NEVER`] or with [`UNKNOWN`].
+    pub(crate) fn last(&self, block: usize) -> u8 {
+        self.expected(block)
     }
 
     /// What block `block` should hold.
@@ -237,6 +244,14 @@ impl GenMap {
     /// The map has no block.
     pub fn is_empty(&self) -> bool {
         self.states.is_empty()
+    }
+
+    /// The blocks in `range` written by this run.
+    pub fn count_written(&self, range: std::ops::Range<usize>) -> u64 {
+        range
+            .into_iter()
+            .filter(|&b| self.expected(b) != NEVER)
+            .count() as u64
     }
 
     /// Some block in `range` was written by this run.
@@ -280,9 +295,53 @@ impl WriteVerify {
 pub enum Expect<'a> {
     /// The run's own writes, after the job: each block as the map says.
     Map { map: &'a GenMap, run_id: u64 },
-    /// A previous kept run's blocks: of the run the first header read
-    /// names, each consistent with the write that carried it.
-    Kept { run: Option<(u64, u64)> },
+    /// What the verified runs before wrote, as their state records it.
+    State { state: &'a TargetState },
+}
+
+/// What one block should hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Want {
+    /// Nothing known: not checked.
+    Nothing,
+    /// The last write of it, by the run of this id, failed: only a block
+    /// of that run that fails its crc is a finding.
+    Unknown(u64),
+    /// Exactly this generation of this run.
+    Exact(u64, u8),
+}
+
+impl Expect<'_> {
+    fn want(&self, offset: u64) -> Want {
+        let block = (offset / BLOCK as u64) as usize;
+        match self {
+            Expect::Map { map, run_id } => match map.expected(block) {
+                NEVER => Want::Nothing,
+                g if g & UNKNOWN != 0 => Want::Unknown(*run_id),
+                g => Want::Exact(*run_id, g),
+            },
+            Expect::State { state } => match state.last(block) {
+                Last::Never => Want::Nothing,
+                Last::Unknown { run_id } => Want::Unknown(run_id),
+                Last::Written { run_id, generation } => Want::Exact(run_id, generation),
+            },
+        }
+    }
+
+    /// A block is expected at byte `offset`: a read error there is a
+    /// failure (else the block is not checked).
+    pub fn wants(&self, offset: u64) -> bool {
+        self.want(offset) != Want::Nothing
+    }
+
+    /// What the block at byte `offset` should hold, in words.
+    pub fn describe(&self, offset: u64) -> String {
+        match self.want(offset) {
+            Want::Nothing => format!("nothing known for offset {offset}"),
+            Want::Unknown(r) => format!("a readable block of run {r:016x} for offset {offset}"),
+            Want::Exact(r, g) => format!("generation {g} of run {r:016x} for offset {offset}"),
+        }
+    }
 }
 
 fn describe(h: &Header) -> String {
@@ -293,7 +352,17 @@ fn describe(h: &Header) -> String {
 }
 
 /// Checks the 4 KiB blocks of `chunk`, read at `offset` of target `target`,
-/// into `out`.
+/// into `out`: each block whose content is known against exactly that
+/// content, each failure at its own offset, in one class whatever the
+/// block held before:
+///
+/// | what the block holds | class |
+/// |---|---|
+/// | the expected header, but a crc32c that does not match | corruption |
+/// | any other header whose crc32c does not match | corruption |
+/// | a valid block for another offset or target | misdirected write |
+/// | a valid block of another run or generation, or data without a header | lost or stale write |
+/// | zeros | unwritten |
 pub fn check_chunk(
     chunk: &[u8],
     offset: u64,
@@ -301,128 +370,70 @@ pub fn check_chunk(
     expect: &mut Expect<'_>,
     out: &mut VerifySummary,
 ) {
-    let parsed: Vec<Parsed> = chunk.chunks_exact(BLOCK).map(parse).collect();
-    let at = |i: usize| offset + (i * BLOCK) as u64;
-    if let Expect::Kept { run: run @ None } = expect {
-        // The run of the newest intact header of the first chunk that has
-        // one: a block left over from an older run is not taken for it.
-        *run = parsed
-            .iter()
-            .enumerate()
-            .filter_map(|(i, p)| match p {
-                Parsed::Valid(h) if h.offset == at(i) && h.target as usize == target => Some(h),
-                _ => None,
-            })
-            .max_by_key(|h| h.time_ns)
-            .map(|h| (h.run_id, h.seed));
-        if let Some((id, seed)) = *run {
-            out.run_id = Some(format!("{id:016x}"));
-            out.run_seed = Some(seed);
-        }
-    }
-    // For each block, the newest intact header (of a block in this chunk,
-    // at its own offset) whose write covers it.
-    let mut newest: Vec<Option<Header>> = vec![None; parsed.len()];
-    for (j, p) in parsed.iter().enumerate() {
-        let Parsed::Valid(h) = p else { continue };
-        if h.offset != at(j) || h.target as usize != target {
-            continue;
-        }
-        let end = h.write_start() + u64::from(h.write_blocks) * BLOCK as u64;
-        let first = (h.write_start().saturating_sub(offset) / BLOCK as u64) as usize;
-        let last = (end.saturating_sub(offset) / BLOCK as u64) as usize;
-        for n in newest.iter_mut().take(last).skip(first) {
-            if n.is_none_or(|o| h.time_ns > o.time_ns) {
-                *n = Some(*h);
-            }
-        }
-    }
-    for (i, p) in parsed.iter().enumerate() {
-        let o = at(i);
-        let (want_gen, run_id) = match expect {
-            Expect::Map { map, run_id } => match map.expected((o / BLOCK as u64) as usize) {
-                NEVER => {
-                    out.blocks_unwritten += 1;
-                    continue;
-                }
-                g if g & UNKNOWN != 0 => {
-                    // The last write of the block failed: it may hold
-                    // that write, or what was there before. Only a header
-                    // of this run that fails its crc is a finding.
-                    match p {
-                        Parsed::BadCrc(h) if h.run_id == *run_id => {}
-                        _ => {
-                            out.blocks_unwritten += 1;
-                            continue;
-                        }
-                    }
-                    (None, Some(*run_id))
-                }
-                g => (Some(g), Some(*run_id)),
-            },
-            Expect::Kept { run } => (None, run.map(|r| r.0)),
-        };
-        let mapped = matches!(expect, Expect::Map { .. });
-        let cover = newest[i].filter(|h| h.covers(o));
-        let expected = match (want_gen, run_id) {
-            (Some(g), Some(r)) => format!("generation {g} of run {r:016x} for offset {o}"),
-            (None, Some(r)) => format!("a block of run {r:016x} for offset {o}"),
-            _ => format!("a verified block for offset {o}"),
-        };
-        let mut fail = |class: FailureClass, found: String| {
-            out.fail(VerifyFailure {
-                target,
-                offset: o,
-                file: None,
-                class,
-                expected: expected.clone(),
-                found,
-            })
-        };
-        match p {
-            Parsed::Zeros | Parsed::Foreign if !mapped && cover.is_none() => {
+    for (i, block) in chunk.chunks_exact(BLOCK).enumerate() {
+        let o = offset + (i * BLOCK) as u64;
+        let p = parse(block);
+        let (run_id, generation) = match expect.want(o) {
+            Want::Nothing => {
                 out.blocks_unwritten += 1;
                 continue;
             }
-            Parsed::Zeros => fail(FailureClass::LostAllocation, "zeros".into()),
-            Parsed::Foreign => fail(
-                FailureClass::Corruption,
-                "no verify header (overwritten by something else)".into(),
+            Want::Unknown(r) => {
+                // The last write of the block failed: it may hold that
+                // write, or what was there before. Only a header of that
+                // run for this block that fails its crc is a finding.
+                match p {
+                    Parsed::BadCrc(h) if h.run_id == r && h.offset == o => {
+                        out.blocks_checked += 1;
+                        out.fail(VerifyFailure {
+                            target,
+                            offset: o,
+                            file: None,
+                            class: FailureClass::Corruption,
+                            errno: None,
+                            expected: format!("a block of run {r:016x} for offset {o}"),
+                            found: format!("a crc32c mismatch in {}", describe(&h)),
+                        });
+                    }
+                    _ => out.blocks_unwritten += 1,
+                }
+                continue;
+            }
+            Want::Exact(r, g) => (r, g),
+        };
+        out.blocks_checked += 1;
+        let (class, found) = match p {
+            Parsed::Valid(h)
+                if h.offset == o
+                    && h.target as usize == target
+                    && h.run_id == run_id
+                    && h.generation == generation =>
+            {
+                continue;
+            }
+            Parsed::Zeros => (FailureClass::Unwritten, "zeros".to_string()),
+            Parsed::Foreign => (
+                FailureClass::LostOrStaleWrite,
+                "data without a verify header".to_string(),
             ),
-            Parsed::BadCrc(h) => fail(
+            Parsed::BadCrc(h) => (
                 FailureClass::Corruption,
-                format!("a crc32c mismatch in {}", describe(h)),
+                format!("a crc32c mismatch in {}", describe(&h)),
             ),
             Parsed::Valid(h) if h.offset != o || h.target as usize != target => {
-                fail(FailureClass::MisdirectedWrite, describe(h))
+                (FailureClass::MisdirectedWrite, describe(&h))
             }
-            Parsed::Valid(h) => {
-                let same_write = |c: &Header| {
-                    c.run_id == h.run_id
-                        && c.generation == h.generation
-                        && c.write_start() == h.write_start()
-                };
-                let current = run_id.is_none_or(|r| r == h.run_id)
-                    && want_gen.is_none_or(|g| g == h.generation)
-                    && (mapped || cover.is_none_or(|c| same_write(&c)));
-                if current {
-                    out.blocks_checked += 1;
-                    continue;
-                }
-                // A newer write covering this block left its mark on a
-                // neighbour: this one missed it.
-                let torn = cover.is_some_and(|c| {
-                    !same_write(&c) && run_id.is_none_or(|r| r == c.run_id) && c.time_ns > h.time_ns
-                });
-                let class = if torn {
-                    FailureClass::TornWrite
-                } else {
-                    FailureClass::LostWriteOrStaleRead
-                };
-                fail(class, describe(h));
-            }
-        }
-        out.blocks_checked += 1;
+            Parsed::Valid(h) => (FailureClass::LostOrStaleWrite, describe(&h)),
+        };
+        out.fail(VerifyFailure {
+            target,
+            offset: o,
+            file: None,
+            class,
+            errno: None,
+            expected: format!("generation {generation} of run {run_id:016x} for offset {o}"),
+            found,
+        });
     }
 }
 
@@ -444,7 +455,7 @@ mod tests {
     }
 
     /// `n` blocks at offset 0, each written by a `per`-block write of
-    /// generation `g`, with random fill.
+    /// generation `g` of run 0xabc, with random fill.
     fn written(n: usize, per: u16, g: u8) -> Vec<u8> {
         let mut v = vec![0u8; n * BLOCK];
         crate::buffers::fill_random(&mut v, 5);
@@ -462,9 +473,23 @@ mod tests {
         v
     }
 
-    fn kept(chunk: &[u8]) -> VerifySummary {
+    /// A map of `n` blocks, each written `times` times whole by run 0xabc
+    /// in writes of `per` blocks.
+    fn map_of(n: usize, per: usize, times: usize) -> GenMap {
+        let map = GenMap::new((n * BLOCK) as u64);
+        for _ in 0..times {
+            for w in (0..n).step_by(per) {
+                let (off, len) = ((w * BLOCK) as u64, (per * BLOCK) as u32);
+                assert!(map.try_reserve(off, len));
+                map.commit(off, len, true);
+            }
+        }
+        map
+    }
+
+    fn against_state(chunk: &[u8], state: &TargetState) -> VerifySummary {
         let mut out = VerifySummary::default();
-        check_chunk(chunk, 0, 0, &mut Expect::Kept { run: None }, &mut out);
+        check_chunk(chunk, 0, 0, &mut Expect::State { state }, &mut out);
         out
     }
 
@@ -488,46 +513,73 @@ mod tests {
     }
 
     #[test]
-    fn intact_blocks_pass_and_each_class_is_named() {
+    fn against_the_state_each_class_means_one_thing_whatever_was_there_before() {
+        let mut state = TargetState::new((16 * BLOCK) as u64);
+        state.record(&map_of(16, 4, 2), 0xabc, 7);
         let good = written(16, 4, 2);
-        let out = kept(&good);
+        let out = against_state(&good, &state);
         assert_eq!((out.blocks_checked, out.counts.total()), (16, 0));
-        assert_eq!(out.run_id.as_deref(), Some("0000000000000abc"));
 
         // Corruption: a flipped byte.
         let mut v = good.clone();
         v[5 * BLOCK + 100] ^= 0xff;
-        assert_eq!(classes(&kept(&v)), [(5, FailureClass::Corruption)]);
+        assert_eq!(
+            classes(&against_state(&v, &state)),
+            [(5, FailureClass::Corruption)]
+        );
         // Misdirected: block 2's content at block 9.
         let mut v = good.clone();
         v.copy_within(2 * BLOCK..3 * BLOCK, 9 * BLOCK);
-        assert_eq!(classes(&kept(&v)), [(9, FailureClass::MisdirectedWrite)]);
-        // Lost allocation: zeros inside a write.
+        assert_eq!(
+            classes(&against_state(&v, &state)),
+            [(9, FailureClass::MisdirectedWrite)]
+        );
+        // Unwritten: zeros.
         let mut v = good.clone();
         v[6 * BLOCK..7 * BLOCK].fill(0);
-        assert_eq!(classes(&kept(&v)), [(6, FailureClass::LostAllocation)]);
-        // Torn: one block of a write is an older generation.
-        let mut v = good.clone();
-        let mut old = vec![0u8; BLOCK];
-        header(13 * BLOCK as u64, 1, 4, 1, 50).write(&mut old);
-        v[13 * BLOCK..14 * BLOCK].copy_from_slice(&old);
-        assert_eq!(classes(&kept(&v)), [(13, FailureClass::TornWrite)]);
-        // Stale: a whole write of another run.
-        let mut v = good.clone();
-        for k in 0..4 {
-            let mut b = vec![0u8; BLOCK];
-            let mut h = header(((8 + k) * BLOCK) as u64, 2, 4, k as u16, 103);
-            h.run_id = 0xdef;
-            h.write(&mut b);
-            v[(8 + k) * BLOCK..(9 + k) * BLOCK].copy_from_slice(&b);
-        }
-        let c = classes(&kept(&v));
-        assert_eq!(c.len(), 4);
-        assert!(
-            c.iter()
-                .all(|&(_, k)| k == FailureClass::LostWriteOrStaleRead),
-            "{c:?}"
+        assert_eq!(
+            classes(&against_state(&v, &state)),
+            [(6, FailureClass::Unwritten)]
         );
+        // A lost write is one class whatever the block held before: an
+        // older generation of the same run, a block of another run, data
+        // with no header, for one block of a write or a whole write.
+        let mut v = good.clone();
+        let older = written(16, 4, 1);
+        v[13 * BLOCK..14 * BLOCK].copy_from_slice(&older[13 * BLOCK..14 * BLOCK]);
+        for k in 0..4 {
+            let mut h = header(((4 + k) * BLOCK) as u64, 2, 4, k as u16, 103);
+            h.run_id = 0xdef;
+            h.write(&mut v[(4 + k) * BLOCK..(5 + k) * BLOCK]);
+        }
+        crate::buffers::fill_random(&mut v[8 * BLOCK..12 * BLOCK], 9);
+        let c = classes(&against_state(&v, &state));
+        let lost: Vec<u64> = (4..12).chain([13]).collect();
+        assert_eq!(
+            c,
+            lost.iter()
+                .map(|&b| (b, FailureClass::LostOrStaleWrite))
+                .collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn blocks_no_verified_run_wrote_are_not_checked() {
+        let mut state = TargetState::new((8 * BLOCK) as u64);
+        let map = GenMap::new((8 * BLOCK) as u64);
+        assert!(map.try_reserve(0, 4 * BLOCK as u32));
+        map.commit(0, 4 * BLOCK as u32, true);
+        state.record(&map, 0xabc, 7);
+        // Blocks 4..8: whatever is there, never written by a verified run.
+        let mut v = written(8, 4, 1);
+        v[5 * BLOCK..6 * BLOCK].fill(0);
+        v[6 * BLOCK + 9] ^= 1;
+        let out = against_state(&v, &state);
+        assert_eq!((out.blocks_checked, out.blocks_unwritten), (4, 4));
+        assert_eq!(out.counts.total(), 0, "{:?}", out.failures);
+        let empty = TargetState::new((8 * BLOCK) as u64);
+        let out = against_state(&v, &empty);
+        assert_eq!((out.blocks_checked, out.blocks_unwritten), (0, 8));
     }
 
     #[test]
@@ -552,7 +604,7 @@ mod tests {
         assert_eq!(
             c,
             (0..4)
-                .map(|b| (b, FailureClass::LostWriteOrStaleRead))
+                .map(|b| (b, FailureClass::LostOrStaleWrite))
                 .collect::<Vec<_>>()
         );
         assert_eq!(out.blocks_checked, 8);
@@ -590,35 +642,21 @@ mod tests {
         check_chunk(&v, 0, 0, &mut e, &mut out);
         assert_eq!(classes(&out), [(3, FailureClass::Corruption)]);
         assert_eq!((out.blocks_checked, out.blocks_unwritten), (1, 3));
+        // The state keeps them unknown for a later check.
+        let mut state = TargetState::new(4 * BLOCK as u64);
+        state.record(&map, 0xabc, 7);
+        let out = against_state(&v, &state);
+        assert_eq!(classes(&out), [(3, FailureClass::Corruption)]);
     }
 
     #[test]
     fn a_block_of_another_target_at_the_same_offset_is_misdirected() {
         let v = written(4, 4, 1);
+        let mut state = TargetState::new((4 * BLOCK) as u64);
+        state.record(&map_of(4, 4, 1), 0xabc, 7);
         let mut out = VerifySummary::default();
-        check_chunk(
-            &v,
-            0,
-            1,
-            &mut Expect::Kept {
-                run: Some((0xabc, 7)),
-            },
-            &mut out,
-        );
+        check_chunk(&v, 0, 1, &mut Expect::State { state: &state }, &mut out);
         assert_eq!(out.counts.misdirected_write, 4, "{:?}", out.failures);
-    }
-
-    #[test]
-    fn the_kept_run_is_the_newest_of_the_first_chunk_not_its_first_block() {
-        let mut v = written(8, 1, 2);
-        let mut old = vec![0u8; BLOCK];
-        let mut h = header(0, 1, 1, 0, 1);
-        h.run_id = 0x01d;
-        h.write(&mut old);
-        v[..BLOCK].copy_from_slice(&old);
-        let out = kept(&v);
-        assert_eq!(out.run_id.as_deref(), Some("0000000000000abc"));
-        assert_eq!(classes(&out), [(0, FailureClass::LostWriteOrStaleRead)]);
     }
 
     #[test]
@@ -641,7 +679,21 @@ mod tests {
             run_id: 0xabc,
         };
         check_chunk(&v, 0, 0, &mut e, &mut out);
-        assert_eq!(classes(&out), [(0, FailureClass::LostWriteOrStaleRead)]);
+        assert_eq!(classes(&out), [(0, FailureClass::LostOrStaleWrite)]);
+    }
+
+    #[test]
+    fn a_write_left_in_flight_is_unknown_once_settled() {
+        let map = GenMap::new(4 * BLOCK as u64);
+        assert!(map.try_reserve(0, 2 * BLOCK as u32));
+        map.commit(0, 2 * BLOCK as u32, true);
+        assert!(map.try_reserve(0, BLOCK as u32));
+        assert!(map.try_reserve(3 * BLOCK as u64, BLOCK as u32));
+        map.settle();
+        assert_eq!(map.expected(0), 1 | UNKNOWN);
+        assert_eq!(map.expected(1), 1);
+        assert_eq!(map.expected(2), NEVER);
+        assert_eq!(map.expected(3), UNKNOWN);
     }
 
     #[test]

@@ -237,11 +237,15 @@ pub struct Job {
     /// What the writes hold (`--compressible`).
     pub fill: DataFill,
     /// `--verify`: writes carry verify headers and are read back after
-    /// the job; a job that only reads checks the blocks a kept run wrote.
+    /// the job; a job that only reads checks each block against what its
+    /// target's verify state says the verified runs before wrote.
     pub verify: bool,
     /// `--verify-backlog N`: each worker also reads back its last N writes
     /// after every N, during the job.
     pub verify_backlog: Option<u32>,
+    /// `--verify-state DIR`: where each target's verify state lives (see
+    /// `iosurvey-run`'s `verify_state`); none: beside a file target.
+    pub verify_state: Option<std::path::PathBuf>,
     /// `--check-compression`: before the job, its writes run for a while
     /// with data that compresses to almost nothing, then with
     /// incompressible data, and the two rates are compared.
@@ -273,6 +277,7 @@ impl Job {
             fill: DataFill::default(),
             verify: false,
             verify_backlog: None,
+            verify_state: None,
             check_compression: false,
             warm_bytes: 0,
         }

@@ -8,7 +8,7 @@ use serde::Serialize;
 use std::io::{self, Write};
 
 /// Version of the JSON layout.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// The report as pretty-printed JSON, newline-terminated: two-space
 /// indents, one member per line, and an array inside an array (a

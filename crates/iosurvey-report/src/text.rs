@@ -183,21 +183,37 @@ pub(crate) fn verify_lines(
     opts: TextOptions,
 ) {
     let whose = match (v.mode.as_str(), &v.run_id) {
-        (_, None) => "no block of a verified run found".to_string(),
+        (_, None) => "no block known from a verified run".to_string(),
         ("write", Some(r)) => format!("written by this run ({r})"),
-        (_, Some(r)) => format!("written by kept run {r}"),
+        (_, Some(r)) => format!("as its verify state records them (newest run {r})"),
+    };
+    let others = match v.mode.as_str() {
+        "write" => "not written by it",
+        _ => "no verified run wrote",
     };
     let _ = writeln!(
         out,
-        "  verify: {} blocks checked, {whose}; {} others not written by it; {} read in {:.2} s",
+        "  verify: {} blocks checked, {whose}; {} others {others} (not checked); {} read in {:.2} s",
         v.blocks_checked,
         v.blocks_unwritten,
         format_bytes(v.bytes_read, opts),
         v.elapsed_ns as f64 / 1e9
     );
+    if v.interrupted {
+        let _ = writeln!(
+            out,
+            "  verify: INTERRUPTED: {} blocks checked, {} skipped (not read back)",
+            v.blocks_checked, v.blocks_skipped
+        );
+    }
     let c = &v.counts;
+    if let Some(why) = &v.nothing_checked {
+        let _ = writeln!(out, "  VERIFY FAILED: no block could be checked: {why}");
+    }
     if c.total() == 0 {
-        let _ = writeln!(out, "  verify: no failure");
+        if v.nothing_checked.is_none() && !v.interrupted {
+            let _ = writeln!(out, "  verify: no failure");
+        }
         return;
     }
     let list: Vec<String> = c

@@ -16,6 +16,7 @@ pub mod result;
 pub mod runner;
 pub mod target;
 mod verify;
+pub mod verify_state;
 mod worker;
 
 pub use frame_target::{open_frame_dir, plan_frame_dir};

@@ -96,7 +96,7 @@ pub fn validate(job: &Job, targets: &[Geometry]) -> Result<(), RunError> {
 /// Checks `job` against targets of these shapes and shares its block
 /// streams out: each worker's list, in worker order.
 fn shares(job: &Job, targets: &[Geometry]) -> Result<Vec<Vec<WorkerStream>>, RunError> {
-    crate::verify::check_job(job)?;
+    crate::verify::check_job(job, targets)?;
     if job.streams.iter().filter(|s| s.frames.is_some()).count() > 1 {
         return Err(RunError::FrameStreams);
     }
@@ -466,6 +466,10 @@ fn run_job(
     // `--verify` with writes: the run's id and a generation map per
     // target, shared by every worker (which reserve blocks in them) and
     // every engine (which writes the headers).
+    // What the verified runs before wrote to each target, read before any
+    // I/O; a verified write merges its map in once its job is done.
+    let mut states = crate::verify::load_states(job, targets)?;
+    crate::verify::forget_unverified(job, targets);
     let verify = (job.verify && job.writes()).then(|| {
         Arc::new(WriteVerify {
             run_id: crate::verify::new_run_id(),
@@ -600,6 +604,11 @@ fn run_job(
     });
     let (outcomes, cpu0, cpu1) = outcomes;
     let (user_ns, system_ns) = cpu1.since(&cpu0);
+    if let Some(w) = &verify {
+        // Also when the job was stopped, or a worker failed: what
+        // completed is recorded.
+        crate::verify::save_states(job, targets, w, &mut states)?;
+    }
     let mut merged: Option<JobResult> = None;
     for o in outcomes {
         let r = o?;
@@ -618,8 +627,10 @@ fn run_job(
     if !result.interrupted {
         result.read_sample = crate::verify::sample_reads(job, targets);
     }
-    if job.verify && !result.interrupted {
-        let pass = crate::verify::verify_point(job, targets, verify.as_deref(), stop)?;
+    if job.verify {
+        // A job that was stopped reads nothing back: the pass counts the
+        // blocks it skips.
+        let pass = crate::verify::verify_point(job, targets, verify.as_deref(), &states, stop)?;
         result
             .verify
             .get_or_insert_with(Default::default)

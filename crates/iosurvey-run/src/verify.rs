@@ -1,11 +1,14 @@
 //! The `--verify` pass after a job: every block the run wrote read back and
-//! checked against the generation map, or, for a job that only reads, the
-//! blocks a previous kept run wrote checked against their own headers.
+//! checked against the generation map, or, for a job that only reads, each
+//! block against what the target's verify state says the verified runs
+//! before left there; and the loading and saving of those states.
 //! Reads of 1 MiB, O_DIRECT when the run was (a buffered run's cache is
 //! dropped first, so the blocks come from the device).
 
 use crate::runner::RunError;
+use crate::target::Geometry;
 use crate::target::{drop_cache, drop_pages, io_alignment, OpenTarget};
+use crate::verify_state::{load, state_path};
 use crate::worker::now_ns;
 use iosurvey_engine::open_beneath;
 use iosurvey_engine::resident::resident_pages;
@@ -23,6 +26,9 @@ use std::os::fd::{AsFd, BorrowedFd};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+mod states;
+pub(crate) use states::{forget_unverified, load_states, save_states, Loaded};
+
 /// Bytes per read of the pass.
 const CHUNK: usize = 1 << 20;
 
@@ -31,12 +37,27 @@ pub(crate) fn new_run_id() -> u64 {
     RandomState::new().hash_one(now_ns())
 }
 
-/// Checks that `job` can be verified: whole 4 KiB blocks, on plain targets.
-pub(crate) fn check_job(job: &Job) -> Result<(), RunError> {
+/// Checks that `job` can be verified: whole 4 KiB blocks, on plain
+/// targets, each with a place for its verify state that holds iosurvey's
+/// own state or nothing yet.
+pub(crate) fn check_job(job: &Job, targets: &[Geometry]) -> Result<(), RunError> {
     if !job.verify {
         return Ok(());
     }
     let refuse = |why: String| Err(RunError::Verify(why));
+    if job.check_compression && job.writes() {
+        return refuse(
+            "--check-compression writes without verify headers over the blocks --verify keeps track of; drop one of them".into(),
+        );
+    }
+    for (ti, t) in targets.iter().enumerate() {
+        if !job.streams.iter().any(|s| s.target == ti) {
+            continue;
+        }
+        let path = state_path(&t.path, job.verify_state.as_deref())
+            .map_err(|e| RunError::Verify(e.to_string()))?;
+        load(&path).map_err(|e| RunError::Verify(e.to_string()))?;
+    }
     for s in &job.streams {
         if let Some(fj) = &s.frames {
             if fj.frame_bytes % BLOCK as u64 != 0 {
@@ -95,11 +116,12 @@ fn verified_area(s: &StreamClass, size: u64) -> Option<(u64, u64)> {
 }
 
 /// Runs the pass over the targets of `job`: against `written`'s maps when
-/// the job wrote, else against the blocks' own headers.
+/// the job wrote, else against each target's verify state (`states`).
 pub(crate) fn verify_point(
     job: &Job,
     targets: &[OpenTarget],
     written: Option<&WriteVerify>,
+    states: &[Option<Loaded>],
     stop: &AtomicBool,
 ) -> Result<VerifySummary, RunError> {
     let t0 = now_ns();
@@ -110,7 +132,7 @@ pub(crate) fn verify_point(
         ..Default::default()
     };
     let mut pool = BufferPool::new(1, CHUNK, io_alignment(targets), 0)?;
-    let mut kept_run = None;
+    let mut missing = Vec::new();
     for (ti, t) in targets.iter().enumerate() {
         let areas: Vec<(u64, u64)> = job
             .streams
@@ -127,14 +149,24 @@ pub(crate) fn verify_point(
             }
             _ => None,
         });
-        // What the blocks should hold: the run's map, or the kept run the
-        // first header read names (the same run for every target).
-        let mut expect = match written {
-            Some(w) => Expect::Map {
+        // What the blocks should hold: the run's map, or the state.
+        let loaded = states.get(ti).and_then(Option::as_ref);
+        let mut expect = match (written, loaded) {
+            (Some(w), _) => Expect::Map {
                 map: &w.maps[ti],
                 run_id: w.run_id,
             },
-            None => Expect::Kept { run: kept_run },
+            (None, Some(l)) => {
+                missing.extend(l.missing.clone());
+                if out.run_id.is_none() {
+                    if let Some(&(id, seed)) = l.state.runs.last() {
+                        out.run_id = Some(format!("{id:016x}"));
+                        out.run_seed = Some(seed);
+                    }
+                }
+                Expect::State { state: &l.state }
+            }
+            (None, None) => continue,
         };
         if let Some(fj) = in_files {
             verify_frame_files(fj, t, ti, pool.get_mut(0), &mut expect, &mut out, stop);
@@ -152,35 +184,59 @@ pub(crate) fn verify_point(
             };
             let mut off = start;
             while off < end {
-                if stop.load(Ordering::Relaxed) {
-                    break;
-                }
                 let len = (end - off).min(CHUNK as u64) as usize;
                 let first = (off / BLOCK as u64) as usize;
-                if let Some(w) = written {
-                    if !w.maps[ti].any_written(first..first + len / BLOCK) {
-                        off += len as u64;
-                        continue;
+                let known = known_blocks(&expect, first..first + len / BLOCK);
+                if known == 0 {
+                    // Nothing known there: not read.
+                    if written.is_none() {
+                        out.blocks_unwritten += (len / BLOCK) as u64;
                     }
+                    off += len as u64;
+                    continue;
+                }
+                if stop.load(Ordering::Relaxed) {
+                    // Stopped: what is left is counted, not read.
+                    out.blocks_skipped += known;
+                    off += len as u64;
+                    continue;
                 }
                 let buf = &mut pool.get_mut(0)[..len];
                 read_and_check(t.fd.as_fd(), ti, buf, off, off, &mut expect, &mut out);
                 off += len as u64;
             }
         }
-        if let Expect::Kept { run } = expect {
-            kept_run = run;
-        }
     }
     out.elapsed_ns = now_ns() - t0;
+    out.interrupted = stop.load(Ordering::Relaxed);
+    if out.blocks_checked == 0 && !out.interrupted {
+        out.nothing_checked = Some(match written {
+            Some(_) => {
+                "no write of this run completed whole, so no block has a known content".into()
+            }
+            None if !missing.is_empty() => missing.join("; "),
+            None => format!(
+                "the verify state records none of the {} blocks read as written by a verified run",
+                out.blocks_unwritten
+            ),
+        });
+    }
     Ok(out)
+}
+
+/// Blocks in `range` whose content `expect` knows.
+fn known_blocks(expect: &Expect<'_>, range: std::ops::Range<usize>) -> u64 {
+    match expect {
+        Expect::Map { map, .. } => map.count_written(range),
+        Expect::State { state } => state.count_written(range),
+    }
 }
 
 /// Checks the frames of `fj`, each in its own file beneath the frames
 /// directory `t` (target `ti`), as blocks of one stream: frame `k`'s bytes
 /// at `k` frame sizes. Each file is opened without following a symlink and
 /// must be a regular file; a frame the map says was written whose file is
-/// gone is a lost allocation, block by block. `buf` holds one read.
+/// gone is unwritten, block by block. `buf` holds one read.
 fn verify_frame_files(
     fj: &FrameJob,
     t: &OpenTarget,
@@ -197,15 +253,15 @@ fn verify_frame_files(
     };
     let blocks = (fj.frame_bytes / BLOCK as u64) as usize;
     for k in 0..fj.frames {
-        if stop.load(Ordering::Relaxed) {
-            break;
-        }
         let base = k * fj.frame_bytes;
         let first = (base / BLOCK as u64) as usize;
-        if let Expect::Map { map, .. } = expect {
-            if !map.any_written(first..first + blocks) {
-                continue;
-            }
+        let known = known_blocks(expect, first..first + blocks);
+        if known == 0 {
+            continue;
+        }
+        if stop.load(Ordering::Relaxed) {
+            out.blocks_skipped += known;
+            continue;
         }
         let rel = fj.frame_path(Path::new(""), k);
         let listed = out.failures.len();
@@ -219,11 +275,17 @@ fn verify_frame_files(
             Ok(f) => f,
             Err(e) => {
                 for b in 0..blocks {
+                    if !expect.wants(base + (b * BLOCK) as u64) {
+                        out.blocks_unwritten += 1;
+                        continue;
+                    }
+                    out.blocks_checked += 1;
                     out.fail(VerifyFailure {
                         target: ti,
                         offset: (b * BLOCK) as u64,
                         file: Some(rel.display().to_string()),
-                        class: FailureClass::LostAllocation,
+                        class: FailureClass::Unwritten,
+                        errno: None,
                         expected: format!("frame file {}", rel.display()),
                         found: format!("no plain file there ({e})"),
                     });
@@ -262,8 +324,10 @@ fn name_frame_file(failures: &mut [VerifyFailure], rel: &Path, base: u64) {
 }
 
 /// Reads `buf.len()` bytes of `fd` at `off` and checks them into `out` as
-/// blocks of target `ti` at `at`; blocks that cannot be read are failures
-/// of their own.
+/// blocks of target `ti` at `at`. When the read stops short, the rest is
+/// read again one 4 KiB block at a time, so that only a block that cannot
+/// be read fails, at its own offset: a read error with its errno, or
+/// unwritten past the end of a file.
 pub(crate) fn read_and_check(
     fd: BorrowedFd<'_>,
     ti: usize,
@@ -274,20 +338,40 @@ pub(crate) fn read_and_check(
     out: &mut VerifySummary,
 ) {
     let len = buf.len();
-    let got = read_full(fd, buf, off);
+    let (got, _) = read_full(fd, buf, off);
     out.bytes_read += got as u64;
-    // A read that failed: its blocks are unreadable.
-    for b in (got / BLOCK)..(len / BLOCK) {
-        out.fail(VerifyFailure {
-            target: ti,
-            offset: at + (b * BLOCK) as u64,
-            file: None,
-            class: FailureClass::Corruption,
-            expected: "a readable block".into(),
-            found: "a read error".into(),
-        });
+    let whole = got / BLOCK * BLOCK;
+    check_chunk(&buf[..whole], at, ti, expect, out);
+    for b in (whole..len).step_by(BLOCK) {
+        let block = &mut buf[b..b + BLOCK];
+        let o = at + b as u64;
+        match read_full(fd, block, off + b as u64) {
+            (BLOCK, _) => {
+                out.bytes_read += BLOCK as u64;
+                check_chunk(block, o, ti, expect, out);
+            }
+            (_, err) if expect.wants(o) => {
+                out.blocks_checked += 1;
+                out.fail(VerifyFailure {
+                    target: ti,
+                    offset: o,
+                    file: None,
+                    class: if err.is_some() {
+                        FailureClass::ReadError
+                    } else {
+                        FailureClass::Unwritten
+                    },
+                    errno: err.map(|e| e.raw_os_error()),
+                    expected: expect.describe(o),
+                    found: match err {
+                        Some(e) => format!("a read error ({})", std::io::Error::from(e)),
+                        None => "the end of the file".into(),
+                    },
+                })
+            }
+            _ => out.blocks_unwritten += 1,
+        }
     }
-    check_chunk(&buf[..got / BLOCK * BLOCK], at, ti, expect, out);
 }
 
 /// Blocks sampled per point from the areas it read.
@@ -321,7 +405,7 @@ pub(crate) fn sample_reads(job: &Job, targets: &[OpenTarget]) -> Option<ReadSamp
         }
         let off = start + rng.below(blocks) * align as u64;
         let buf = &mut pool.get_mut(0)[..align];
-        if read_full(targets[ti].fd.as_fd(), buf, off) == align {
+        if read_full(targets[ti].fd.as_fd(), buf, off).0 == align {
             out.blocks += 1;
             out.zero_blocks += u64::from(buf.iter().all(|&b| b == 0));
         }
@@ -366,16 +450,17 @@ pub(crate) fn cached_read_areas(job: &Job, targets: &[OpenTarget]) -> Vec<Cached
     out
 }
 
-/// Reads `buf.len()` bytes at `off`, as many as it can: the bytes read.
-fn read_full(fd: BorrowedFd<'_>, buf: &mut [u8], off: u64) -> usize {
+/// Reads `buf.len()` bytes at `off`, as many as it can: the bytes read,
+/// and the error that stopped it short (none at the end of the file).
+fn read_full(fd: BorrowedFd<'_>, buf: &mut [u8], off: u64) -> (usize, Option<Errno>) {
     let mut done = 0;
     while done < buf.len() {
         match rustix::io::pread(fd, &mut buf[done..], off + done as u64) {
             Ok(0) => break,
             Ok(n) => done += n,
-            Err(rustix::io::Errno::INTR) => continue,
-            Err(_) => break,
+            Err(Errno::INTR) => continue,
+            Err(e) => return (done, Some(e)),
         }
     }
-    done
+    (done, None)
 }

@@ -407,11 +407,18 @@ pub fn execute(
         }
         presenter.after_point(&report)?;
         stdout.advance(&report, presenter, &closed);
+        if let Some(why) = result
+            .verify
+            .as_ref()
+            .and_then(|v| v.nothing_checked.as_ref())
+        {
+            eprintln!("iosurvey: --verify could check no block: {why}");
+        }
         if result.interrupted {
             outcome = Outcome::Interrupted;
             break;
         }
-        let verify_failed = result.verify.as_ref().is_some_and(|v| v.counts.total() > 0);
+        let verify_failed = result.verify.as_ref().is_some_and(|v| v.failed());
         if result.first_failure.is_some() || verify_failed {
             outcome = Outcome::IoFailed;
         }

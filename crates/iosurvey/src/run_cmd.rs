@@ -61,9 +61,12 @@ pub struct RunArgs {
     /// Keep going after a failed I/O, counting it, instead of stopping.
     #[arg(long)]
     pub continue_on_error: bool,
-    /// Prove the data: writes carry a header (offset, run id, generation, crc32c) in every 4 KiB block and are read back after the job against an in-memory generation map; a read-only run checks the blocks a previous kept run wrote. Any failure is named by class (misdirected, lost or stale, torn, corrupt, lost allocation) and exits 1.
+    /// Prove the data: writes carry a header (offset, run id, generation, crc32c) in every 4 KiB block and are read back after the job; what every verified run wrote last is kept in a state file (FILE.iosurvey-verify beside a file, --verify-state DIR for a device), and a read-only run checks exactly that. Each failure is named by class (corruption, misdirected write, lost or stale write, unwritten, read error) and exits 1, as does checking no block.
     #[arg(long)]
     pub verify: bool,
+    /// With --verify: the directory where the verify state of each target is kept (needed for a block device; a file's is kept beside it otherwise).
+    #[arg(long, value_name = "DIR", requires = "verify")]
+    pub verify_state: Option<std::path::PathBuf>,
     /// With --verify: each worker also reads back its last N writes after every N, during the job (fio's verify_backlog); the job's rates include that time. From the cache in a --buffered run.
     #[arg(long, value_name = "N", requires = "verify", value_parser = clap::value_parser!(u32).range(1..))]
     pub verify_backlog: Option<u32>,
@@ -111,6 +114,7 @@ fn spec_from(a: &RunArgs) -> Result<RunSpec, Failure> {
     s.continue_on_error = a.continue_on_error;
     s.verify = a.verify;
     s.verify_backlog = a.verify_backlog;
+    s.verify_state = a.verify_state.clone();
     s.check_compression = a.check_compression;
     s.simulate = a.simulate.map(|l| match l {
         SimulateArg::Concat => Layout::Concat,

@@ -6,6 +6,7 @@ use crate::cli::TargetFlags;
 use crate::exit::Failure;
 use iosurvey_run::guard::family::{loops_on_file, members};
 use iosurvey_run::guard::leftovers::remove_leftovers;
+use iosurvey_run::verify_state::{forget, state_path};
 use iosurvey_run::{
     open_frame_dir, open_target_claimed, plan_frame_dir, plan_target, validate, Claim, Geometry,
     Identity, OpenOptions, OpenTarget, Refusal, TargetError, TargetKind, WritePolicy,
@@ -20,6 +21,9 @@ use std::sync::atomic::AtomicBool;
 pub struct Targets {
     list: Vec<OpenTarget>,
     keep: bool,
+    /// `--verify`, and its `--verify-state DIR`: a verify state beside a
+    /// test file this run created goes with the file.
+    verify: Option<Option<PathBuf>>,
 }
 
 impl Deref for Targets {
@@ -41,6 +45,16 @@ impl Drop for Targets {
             return;
         }
         for t in &self.list {
+            if let (Some(dir), true) = (&self.verify, t.created.any()) {
+                if let Ok(p) = state_path(&t.path, dir.as_deref()) {
+                    if let Err(e) = forget(&p) {
+                        eprintln!(
+                            "iosurvey: could not remove the verify state {}: {e}",
+                            p.display()
+                        );
+                    }
+                }
+            }
             if let Err(e) = t.remove_if_created() {
                 let what = match t.kind {
                     TargetKind::Directory => "the frames in",
@@ -261,6 +275,7 @@ pub fn open_all(
         return Ok(Targets {
             list: Vec::new(),
             keep: flags.keep,
+            verify: None,
         });
     };
     let specs = &first.job.targets;
@@ -271,6 +286,11 @@ pub fn open_all(
     let mut out = Targets {
         list: Vec::with_capacity(specs.len()),
         keep: flags.keep,
+        verify: plan
+            .points
+            .iter()
+            .find(|p| p.job.verify)
+            .map(|p| p.job.verify_state.clone()),
     };
     for (i, ((spec, g), id)) in specs.iter().zip(&planned).zip(identities).enumerate() {
         if let Some(fj) = frame_dir(plan) {

@@ -101,9 +101,12 @@ pub struct VideoArgs {
     pub target_flags: TargetFlags,
     #[command(flatten)]
     pub out: OutputFlags,
-    /// Frames written carry a verify header in every 4 KiB block and are read back after the run; frames read are checked against a verified kept run's headers. Frame files are checked as one stream, frame k at k frame sizes. Failures by class, exit 1 (as run --verify).
+    /// Frames written carry a verify header in every 4 KiB block and are read back after the run; frames read are checked against what the verified runs before wrote (their state file: beside the frames, or in --verify-state DIR). Frame files are checked as one stream, frame k at k frame sizes. Failures by class, exit 1 (as run --verify).
     #[arg(long)]
     pub verify: bool,
+    /// With --verify: the directory where the verify state is kept (needed for a block device).
+    #[arg(long, value_name = "DIR", requires = "verify")]
+    pub verify_state: Option<std::path::PathBuf>,
 }
 
 /// `--format`: a preset or one of its aliases.
@@ -168,6 +171,7 @@ fn spec_from(a: &VideoArgs, target: PathBuf) -> VideoSpec {
     s.direct = !a.target_flags.buffered;
     s.seed = a.seed;
     s.verify = a.verify;
+    s.verify_state = a.verify_state.clone();
     s
 }
 

@@ -87,6 +87,8 @@ pub struct RunSpec {
     pub verify: bool,
     /// `--verify-backlog N`.
     pub verify_backlog: Option<u32>,
+    /// `--verify-state DIR`.
+    pub verify_state: Option<PathBuf>,
     /// `--check-compression`.
     pub check_compression: bool,
     /// Put the targets together as one virtual array (one stream over it)
@@ -119,6 +121,7 @@ impl RunSpec {
             continue_on_error: false,
             verify: false,
             verify_backlog: None,
+            verify_state: None,
             check_compression: false,
             simulate: None,
         }
@@ -280,6 +283,7 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
         continue_on_error: spec.continue_on_error,
         verify: spec.verify,
         verify_backlog: spec.verify_backlog,
+        verify_state: spec.verify_state.clone(),
         check_compression: spec.check_compression,
         ..Job::new(
             targets,

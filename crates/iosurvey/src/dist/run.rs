@@ -598,9 +598,16 @@ pub fn execute(
                 report
                     .points
                     .push(PointReport::new(point, &all_targets, &merged, ram));
-                let verify_failed = merged.verify.as_ref().is_some_and(|v| v.counts.total() > 0);
+                let verify_failed = merged.verify.as_ref().is_some_and(|v| v.failed());
                 if merged.first_failure.is_some() || verify_failed {
                     outcome = Outcome::IoFailed;
+                }
+                if let Some(why) = merged
+                    .verify
+                    .as_ref()
+                    .and_then(|v| v.nothing_checked.as_ref())
+                {
+                    eprintln!("iosurvey: --verify could check no block: {why}");
                 }
                 let outs = outs.as_ref().expect("rank 0 judged its outputs");
                 let saved = outs

@@ -44,8 +44,10 @@ pub struct VideoSpec {
     pub seed: u64,
     /// `--verify` (`--mode stream`): frames written carry verify headers
     /// and are read back after the job; frames read are checked against
-    /// the headers a verified kept run wrote.
+    /// what the verified runs before wrote (their verify state).
     pub verify: bool,
+    /// `--verify-state DIR`.
+    pub verify_state: Option<PathBuf>,
     /// O_DIRECT alignment of the target, if larger than [`FRAME_ALIGN`].
     pub align: u64,
     /// The run also ends when this time is up (`--time`), with the frames
@@ -75,6 +77,7 @@ impl VideoSpec {
             direct: true,
             seed: 0,
             verify: false,
+            verify_state: None,
             align: FRAME_ALIGN,
             time: None,
         }
@@ -222,6 +225,7 @@ pub fn expand(spec: &VideoSpec) -> Result<Plan, VideoError> {
         direct: spec.direct,
         seed: spec.seed,
         verify: spec.verify,
+        verify_state: spec.verify_state.clone(),
         ..Job::new(
             vec![TargetSpec {
                 path: spec.target.clone(),

@@ -1,0 +1,119 @@
+//! The verify states of a verified job's targets: read before its I/O,
+//! merged with what its writes left and saved after its job (the file
+//! itself: [`crate::verify_state`]).
+
+use crate::runner::RunError;
+use crate::target::{Created, OpenTarget};
+use crate::verify_state::{forget, ident, load, save, saved_here, state_path, StateFileError};
+use iosurvey_engine::verify::WriteVerify;
+use iosurvey_engine::verify_state::TargetState;
+use iosurvey_model::TargetKind;
+use iosurvey_workload::Job;
+use std::os::fd::AsFd;
+use std::path::PathBuf;
+
+/// A target's verify state, as a verified job found it: where it lives,
+/// what it records (empty when nothing usable is there), and why it
+/// records nothing when it does not.
+pub(crate) struct Loaded {
+    pub path: PathBuf,
+    pub state: TargetState,
+    pub missing: Option<String>,
+}
+
+/// Reads the verify state of every target `job` verifies (`None` for the
+/// others). A state recorded for another target (another size, device or
+/// inode: a file replaced since) is set aside: a write starts a new one,
+/// a read-only check finds nothing to check there.
+pub(crate) fn load_states(
+    job: &Job,
+    targets: &[OpenTarget],
+) -> Result<Vec<Option<Loaded>>, RunError> {
+    let verr = |e: StateFileError| RunError::Verify(e.to_string());
+    let mut out = Vec::with_capacity(targets.len());
+    for (ti, t) in targets.iter().enumerate() {
+        if !job.verify || !job.streams.iter().any(|s| s.target == ti) {
+            out.push(None);
+            continue;
+        }
+        let path = state_path(&t.path, job.verify_state.as_deref()).map_err(verr)?;
+        let id = ident(t.fd.as_fd());
+        let fresh = TargetState::of(t.size, id);
+        let loaded = match load(&path).map_err(verr)? {
+            None => Loaded {
+                missing: Some(format!(
+                    "no verify state at {}: no verified run has written {} (or its state is kept elsewhere: --verify-state)",
+                    path.display(),
+                    t.path.display()
+                )),
+                state: fresh,
+                path,
+            },
+            Some(s)
+                if s.ident != id
+                    || (s.size != t.size && t.kind != TargetKind::Directory)
+                    || (matches!(t.created, Created::File) && !saved_here(&path)) =>
+            {
+                Loaded {
+                    missing: Some(format!(
+                        "the verify state at {} was recorded for another target than {} (replaced or resized since)",
+                        path.display(),
+                        t.path.display()
+                    )),
+                    state: fresh,
+                    path,
+                }
+            }
+            Some(s) => Loaded {
+                missing: None,
+                state: s,
+                path,
+            },
+        };
+        out.push(Some(loaded));
+    }
+    Ok(out)
+}
+
+/// A job that writes a file target without `--verify` makes the state
+/// beside it (iosurvey's own, if there is one) untrue: it is removed, so
+/// that a later read-only check says it has nothing to check instead of
+/// reporting those writes as lost.
+pub(crate) fn forget_unverified(job: &Job, targets: &[OpenTarget]) {
+    if job.verify {
+        return;
+    }
+    for (ti, t) in targets.iter().enumerate() {
+        if t.kind == TargetKind::File && job.writes_target(ti) {
+            if let Ok(p) = state_path(&t.path, None) {
+                let _ = forget(&p);
+            }
+        }
+    }
+}
+
+/// Records what the writes of `written` left on each target they wrote in
+/// its state, and saves it: after the target's data is synced, so that
+/// the state never runs ahead of the device.
+pub(crate) fn save_states(
+    job: &Job,
+    targets: &[OpenTarget],
+    written: &WriteVerify,
+    states: &mut [Option<Loaded>],
+) -> Result<(), RunError> {
+    for (ti, t) in targets.iter().enumerate() {
+        let Some(Some(l)) = states.get_mut(ti) else {
+            continue;
+        };
+        if !job.writes_target(ti) {
+            continue;
+        }
+        let _ = rustix::fs::fdatasync(t.fd.as_fd());
+        written.maps[ti].settle();
+        l.state
+            .record(&written.maps[ti], written.run_id, written.seed);
+        l.missing = None;
+        save(&l.path, &l.state).map_err(|e| RunError::Verify(e.to_string()))?;
+    }
+    Ok(())
+}
