@@ -7,8 +7,8 @@
 # instructions), printed beside it. RUNS=N (default 1) measures each binary
 # N times, alternating the binaries, and prints each run and the median:
 # compare medians of at least 5 runs, never single runs.
-# RW=randwrite measures writes instead (on the script's own device), which
-# carry the stamp that makes every 4 KiB block unique.
+# RW=randwrite measures writes instead (on the script's own device), whose
+# every 512-byte sector is generated as it is written.
 # Usage: sudo [RUNS=5] [RW=randread|randwrite] bench/callgrind.sh BIN [BIN...]
 # Needs valgrind. Creates its zram device and removes it.
 set -eu

@@ -370,9 +370,9 @@ if want 4; then
     compare 4 "disk file (/var/tmp), 4 KiB random read, QD 32, io_uring" iops
 fi
 
-# Cases 8a and 8b: writes, whose every 4 KiB block iosurvey stamps unique
-# (issue 12); fio's default scramble_buffers varies its buffers per I/O
-# too. The bench made the file, so iosurvey is allowed to overwrite it.
+# Cases 8a and 8b: writes, whose every 512-byte sector iosurvey generates
+# as it is written (issue 27); fio's default scramble_buffers varies its
+# buffers per I/O too (cheaper, and compressible). The bench made the file, so iosurvey is allowed to overwrite it.
 if want 8a; then
     ISV=("$SHM_FILE" --rw randwrite --bs 4k --qd 1 --engine sync --allow-destroy)
     FIO=(--filename="$SHM_FILE" --size="$SIZE_BYTES" --rw=randwrite --bs=4k --iodepth=1 --ioengine=psync --norandommap)

@@ -24,7 +24,9 @@
 //!
 //! With `--compressible PCT`, as fio's `buffer_compress_percentage`, only
 //! the first `100 - PCT` percent of each 512-byte sector is generated, and
-//! the rest is zeros: the data compresses by that much.
+//! the rest is zeros: the data compresses by that much. At least
+//! [`MIN_RANDOM`] bytes of each sector are generated, so that sectors stay
+//! unique: from 97 on, the data compresses by 96.9%.
 
 pub use iosurvey_model::DataFill;
 use std::hash::{BuildHasher, RandomState};
@@ -44,6 +46,11 @@ const BASE_BYTES: usize = 64 << 10;
 
 /// Sectors of the base.
 const BASE_SECTORS: u64 = (BASE_BYTES / SECTOR) as u64;
+
+/// Bytes of each sector generated whatever `--compressible` asks: two
+/// words under the sector's key, so that even a sector of zeros but for
+/// them is unique (at 97% and above the data compresses by 96.9%).
+pub const MIN_RANDOM: usize = 16;
 
 /// Sector numbers a stamper reserves at a time.
 const RANGE: u64 = 1 << 40;
@@ -108,7 +115,7 @@ impl Stamper {
             next: 0,
             end: 0,
             base,
-            random: SECTOR * (100 - pct) / 100,
+            random: (SECTOR * (100 - pct) / 100).max(MIN_RANDOM),
             #[cfg(target_arch = "x86_64")]
             avx2: std::arch::is_x86_feature_detected!("avx2"),
             verify: None,
@@ -226,13 +233,20 @@ fn fill_sector(out: &mut [u8; SECTOR], base: &[u64; SECTOR_WORDS], k: u64) {
 
 /// `out` (a sector or the start of one): its first `random` bytes
 /// generated, zeros after.
+#[inline(always)]
 fn fill_part(out: &mut [u8], base: &[u64; SECTOR_WORDS], k: u64, random: usize) {
     let r = random.min(out.len());
-    for (o, b) in out[..r].chunks_mut(8).zip(base) {
-        let n = o.len();
-        o.copy_from_slice(&(b ^ k).to_le_bytes()[..n]);
+    let (head, zeros) = out.split_at_mut(r);
+    let mut words = head.chunks_exact_mut(8);
+    for (o, b) in (&mut words).zip(base) {
+        o.copy_from_slice(&(b ^ k).to_le_bytes());
     }
-    out[r..].fill(0);
+    let tail = words.into_remainder();
+    if !tail.is_empty() {
+        let n = tail.len();
+        tail.copy_from_slice(&(base[r / 8] ^ k).to_le_bytes()[..n]);
+    }
+    zeros.fill(0);
 }
 
 /// Nanoseconds since the epoch, for verify headers.
@@ -334,9 +348,17 @@ mod tests {
             assert!(chunk[336..343].iter().any(|&b| b != 0));
             assert!(chunk[343..].iter().all(|&b| b == 0));
         }
-        let mut all = vec![1u8; 1000];
-        Stamper::with_nonce(9, fill(100)).stamp(&mut all, 0);
-        assert!(all.iter().all(|&b| b == 0));
+        // 99 and 100: the sector's first 16 bytes still generated, so that
+        // sectors stay unique (at 99, 5 bytes repeated within 2^20).
+        for pct in [97, 99, 100] {
+            let mut v = vec![1u8; 4096 * 64];
+            Stamper::with_nonce(9, fill(pct)).stamp(&mut v, 0);
+            for chunk in v.chunks(SECTOR) {
+                assert!(chunk[..16].iter().filter(|&&b| b == 0).count() < 4);
+                assert!(chunk[16..].iter().all(|&b| b == 0));
+            }
+            assert_eq!(sectors(&v).len(), v.len() / SECTOR, "{pct}");
+        }
     }
 
     #[cfg(target_arch = "x86_64")]

@@ -91,9 +91,9 @@ pub struct EngineConfig {
     pub sqpoll: Option<SqPoll>,
     /// Completions are polled (IORING_SETUP_IOPOLL, `--hipri`).
     pub iopoll: bool,
-    /// What writes hold besides the stamp that makes each block unique.
+    /// `--compressible`: how much of each generated sector is zeros.
     pub fill: data::DataFill,
-    /// `--verify`: writes carry verify headers instead of the plain stamp,
+    /// `--verify`: writes carry verify headers over their generated data,
     /// for blocks the worker reserved in the generation maps.
     pub verify: Option<std::sync::Arc<verify::WriteVerify>>,
 }

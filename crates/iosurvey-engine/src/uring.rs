@@ -719,8 +719,8 @@ fn write_entry(sqes: &SqeTemplates, sqe: &mut Sqe, held: u64, ptr: *mut u8, req:
     sqes.write_over(sqe, held, ptr, req)
 }
 
-/// Stamps the blocks of a write of `len` bytes at `offset` of file `file`
-/// in its buffer at `ptr` (each 4 KiB block unique, see [`crate::data`]).
+/// Generates the data of a write of `len` bytes at `offset` of file `file`
+/// in its buffer at `ptr` (each 512-byte sector unique, see [`crate::data`]).
 #[inline(always)]
 fn stamp_write(stamper: &mut Stamper, ptr: *mut u8, len: u32, file: u32, offset: u64) {
     // SAFETY: the buffer was just claimed for this write: no I/O holds it,

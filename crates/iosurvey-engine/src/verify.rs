@@ -21,7 +21,8 @@
 //! | 56..60 | crc32c of the 4 KiB block, this field taken as zero |
 //! | 60..64 | zero |
 //!
-//! The rest of the block is the buffer's fill. The crc covers it all.
+//! The rest of the block is the write's generated data ([`crate::data`]),
+//! written before the header. The crc covers it all.
 
 use crate::verify_state::{Last, TargetState};
 use iosurvey_model::verify::{FailureClass, VerifyFailure, VerifySummary};

@@ -190,8 +190,8 @@ pub struct Bounds {
     pub ramp: Duration,
 }
 
-/// What a job's writes hold beyond the stamp that makes every 4 KiB block
-/// unique (see the engine's `data` module): `--compressible PCT`.
+/// How compressible a job's generated data is (see the engine's `data`
+/// module): `--compressible PCT`.
 #[derive(
     Clone,
     Copy,

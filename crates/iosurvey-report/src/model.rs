@@ -311,8 +311,9 @@ pub struct Settings {
     /// sectors repeated inside each 4 KiB block and compressed per record.
     #[serde(default)]
     pub unique_sectors: bool,
-    /// The nonce the written data was generated from (16 hex digits), one
-    /// per run, whatever the seed: two runs never write the same sector.
+    /// The nonce the written data was generated from (16 hex digits), drawn
+    /// by each run whatever the seed, so that two runs never write the same
+    /// sector; each MPI rank draws its own, and this is rank 0's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_nonce: Option<String>,
     /// Percent of each 512-byte chunk of the written data that was zeros

@@ -366,8 +366,9 @@ const COMPRESSION_PROBE: Duration = Duration::from_secs(1);
 const COMPRESSION_ROUNDS: usize = 3;
 
 /// Runs the writes of `point` for [`COMPRESSION_PROBE`] at a time, with
-/// data that compresses to almost nothing (every 512-byte chunk zeros but
-/// for the stamp of each 4 KiB block) and with incompressible data, in
+/// data that compresses to almost nothing (every 512-byte sector zeros but
+/// for its first 16 bytes, which keep it unique) and with incompressible
+/// data, in
 /// turn, [`COMPRESSION_ROUNDS`] times each, after one write of
 /// incompressible data that is not counted: the median rate of each kind.
 fn check_compression(

@@ -279,7 +279,7 @@ pub struct TargetFlags {
     /// Allow another iosurvey run that also gives --shared to use the same targets at the same time (each then measures the other's load); every other use, and a second writer of a device, is still refused. Recorded in the report.
     #[arg(long)]
     pub shared: bool,
-    /// Make the written data compressible: PCT percent of each 512-byte chunk is zeros, as fio's --buffer_compress_percentage (0: incompressible, the default). Every 4 KiB block written stays unique either way. Recorded in the report.
+    /// Make the written data compressible: PCT percent of each 512-byte sector is zeros, as fio's --buffer_compress_percentage (0: incompressible, the default). Every sector written stays unique either way: its first 16 bytes are always generated, so from 97 on the data compresses by 96.9%. Recorded in the report.
     #[arg(long, value_name = "PCT", allow_negative_numbers = true, value_parser = clap::value_parser!(u8).range(0..=100))]
     pub compressible: Option<u8>,
 }

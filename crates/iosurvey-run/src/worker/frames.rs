@@ -428,7 +428,7 @@ impl<'a> FrameDriver<'a> {
     }
 
     /// Pushes a frame's pieces: all at once, or the first on a
-    /// one-at-a-time engine. (The engine stamps every 4 KiB block written
+    /// one-at-a-time engine. (The engine generates every sector written,
     /// unique, see `iosurvey_engine::data`.)
     fn push_pieces<E: Engine>(&mut self, cx: &mut Ctx<'_, E>) {
         let sh = self.shared;
