@@ -325,7 +325,9 @@ pub struct TargetReport {
     pub direct: bool,
     pub created: bool,
     /// What memory backs the target, when memory does: `tmpfs`, `ramfs`,
-    /// `zram`, a ram disk, or a loop device over a file on tmpfs.
+    /// `zram`, a ram disk, a file on a filesystem on one of these, or a
+    /// loop device over any of these or over a page-cached file (no direct
+    /// I/O), judged through stacked loop devices.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_backed: Option<String>,
     /// The fastest its interface moves data, in bytes per second, and how

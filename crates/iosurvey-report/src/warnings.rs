@@ -246,7 +246,11 @@ pub(crate) fn warnings(
     for (s, sr) in job.streams.iter().zip(streams) {
         let t = &targets[s.target];
         let p50 = sr.read.latency.at(50.0);
-        if t.rotational == Some(true) && !s.pattern.is_sequential() && sr.read.ops > 0 {
+        // Memory that answers (a loop device's page cache, which also
+        // copies the rotational flag of its file's disk) is named by
+        // `memory_backed`; no floor of a disk applies to it.
+        let rotational = t.rotational == Some(true) && t.memory_backed.is_none();
+        if rotational && !s.pattern.is_sequential() && sr.read.ops > 0 {
             if let Some(p50) = p50.filter(|&ns| ns < ROTATIONAL_FLOOR_NS) {
                 out.push(Warning::new(
                     "latency_below_floor",

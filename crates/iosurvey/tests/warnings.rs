@@ -28,8 +28,8 @@ fn has(p: &Value, code: &str) -> bool {
     codes(p).iter().any(|c| c == code)
 }
 
-/// A loop device over a file on the machine's disk (not memory), made
-/// non-rotational unless `rotational`.
+/// A loop device over a file on the machine's disk (not memory), with
+/// direct I/O, made non-rotational unless `rotational`.
 struct DiskLoop {
     _dir: tempfile::TempDir,
     dev: LoopDev,
@@ -37,6 +37,15 @@ struct DiskLoop {
 
 impl DiskLoop {
     fn new(size: u64, rotational: bool) -> Result<DiskLoop, String> {
+        let d = DiskLoop::attached(size, &["--direct-io=on"])?;
+        let rot = sysfs_dir(d.dev.path()).join("queue/rotational");
+        std::fs::write(&rot, if rotational { "1" } else { "0" }).map_err(|e| e.to_string())?;
+        Ok(d)
+    }
+
+    /// Attached with the losetup options `opts`, its flags as the kernel
+    /// set them.
+    fn attached(size: u64, opts: &[&str]) -> Result<DiskLoop, String> {
         require_root()?;
         let dir = tempfile::Builder::new()
             .prefix("iosurvey-warn")
@@ -44,9 +53,7 @@ impl DiskLoop {
             .map_err(|e| e.to_string())?;
         let file = dir.path().join("backing.img");
         std::fs::write(&file, random_bytes(size as usize, 3)).map_err(|e| e.to_string())?;
-        let dev = LoopDev::attach(&file, &["--direct-io=on"])?;
-        let rot = sysfs_dir(dev.path()).join("queue/rotational");
-        std::fs::write(&rot, if rotational { "1" } else { "0" }).map_err(|e| e.to_string())?;
+        let dev = LoopDev::attach(&file, opts)?;
         Ok(DiskLoop { _dir: dir, dev })
     }
 
@@ -87,6 +94,85 @@ fn memory_backed_targets_are_named_and_a_disk_backed_one_is_not() {
     let p = run_point(&["--rw", "read", "--bs", "1m", d.path()]);
     assert!(!has(&p, "memory_backed"), "{}", p["warnings"]);
     assert!(p["targets"][0].get("memory_backed").is_none());
+}
+
+/// What the report says backs the first target ("" when nothing does).
+fn backing(p: &Value) -> String {
+    p["targets"][0]["memory_backed"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// Random 4 KiB reads of `dev`, 2 MiB of them.
+fn randread(dev: &str) -> Value {
+    run_point(&["--rw", "randread", "--bs", "4k", "--bytes", "2m", dev])
+}
+
+/// Issue 27: a loop device is judged by what backs it, found by identity
+/// (a deleted file too), and a backing device is judged as that device,
+/// not as its node on devtmpfs.
+#[test]
+fn loops_over_memory_are_named_by_what_backs_them() {
+    let _lock = serial();
+    need!(require_root());
+    // A file on tmpfs, deleted once attached: only the identity finds it.
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let file = shm.path().join("gone.img");
+    std::fs::write(&file, random_bytes(8 * MIB as usize, 7)).unwrap();
+    let gone = need!(LoopDev::attach(&file, &[]));
+    std::fs::remove_file(&file).unwrap();
+    let p = randread(path_str(gone.path()));
+    assert!(has(&p, "memory_backed"), "{}", p["warnings"]);
+    assert_eq!(backing(&p), "a loop device over a deleted file on tmpfs");
+
+    // A loop over zram, and a loop over a loop over tmpfs: the devices,
+    // not their nodes in /dev.
+    let z = need!(Zram::new(16 * MIB));
+    let over_zram = need!(LoopDev::attach(z.path(), &[]));
+    run_point(&[
+        "--rw",
+        "write",
+        "--bs",
+        "1m",
+        "--allow-destroy",
+        path_str(over_zram.path()),
+    ]);
+    let p = randread(path_str(over_zram.path()));
+    assert_eq!(backing(&p), "a loop device over zram", "{}", p["targets"]);
+    let lower = need!(LoopDev::new(8 * MIB, 2));
+    let upper = need!(LoopDev::attach(lower.path(), &[]));
+    let p = randread(path_str(upper.path()));
+    assert_eq!(
+        backing(&p),
+        "a loop device over a loop device over a file on tmpfs",
+        "{}",
+        p["targets"]
+    );
+}
+
+/// Issue 27: a loop device over a file on a disk, without direct I/O, is
+/// answered by the page cache: memory_backed, and no seek floor although
+/// the kernel copies the disk's rotational flag to it. With direct I/O it
+/// is storage.
+#[test]
+fn a_loop_without_direct_io_is_the_page_cache_and_one_with_it_is_not() {
+    let _lock = serial();
+    let plain = need!(DiskLoop::attached(16 * MIB, &[]));
+    if backing(&randread(plain.path())).contains("tmpfs") {
+        skip!("/var/tmp is itself in memory here");
+    }
+    assert_eq!(sysfs_read(plain.dev.path(), "loop/dio"), "0");
+    let p = randread(plain.path());
+    assert!(has(&p, "memory_backed"), "{}", p["warnings"]);
+    assert!(backing(&p).contains("page-cached file"), "{}", p["targets"]);
+    assert!(!has(&p, "latency_below_floor"), "{}", p["warnings"]);
+
+    let direct = need!(DiskLoop::attached(16 * MIB, &["--direct-io=on"]));
+    assert_eq!(sysfs_read(direct.dev.path(), "loop/dio"), "1");
+    let p = randread(direct.path());
+    assert!(!has(&p, "memory_backed"), "{}", p["warnings"]);
+    assert_eq!(backing(&p), "");
 }
 
 #[test]
