@@ -63,16 +63,37 @@ impl fmt::Display for Warning {
     }
 }
 
-/// Every point's warnings, each once, one per line after `prefix`: the
-/// summaries of many-point modes (the quick card, diskperf, profile).
+/// Every point's warnings, one per line after `prefix`, each kind once:
+/// the summaries of many-point modes (the quick card, diskperf, profile).
+/// A kind is a code on one target and op (its figures differ from point to
+/// point); the first point's is printed, with how many more raised it.
 pub(crate) fn warnings_once(out: &mut String, report: &crate::RunReport, prefix: &str) {
     use std::fmt::Write as _;
-    let mut seen: Vec<&str> = Vec::new();
+    let mut seen: Vec<(&Warning, usize)> = Vec::new();
     for w in report.points.iter().flat_map(|p| &p.warnings) {
-        if !seen.contains(&w.message.as_str()) {
-            seen.push(&w.message);
-            let _ = writeln!(out, "{prefix}{w}");
+        match seen.iter_mut().find(|(s, _)| s.same_kind(w)) {
+            Some((_, n)) => *n += 1,
+            None => seen.push((w, 1)),
         }
+    }
+    for (w, n) in seen {
+        let _ = match n {
+            1 => writeln!(out, "{prefix}{w}"),
+            n => writeln!(out, "{prefix}{w} (and {} more points)", n - 1),
+        };
+    }
+}
+
+impl Warning {
+    /// Whether `other` is the same warning of another point: its code, on
+    /// the same target and op (an old report's text warnings: the same
+    /// words).
+    fn same_kind(&self, other: &Warning) -> bool {
+        let key = |w: &Warning, k: &str| w.evidence.get(k).cloned();
+        self.code == other.code
+            && key(self, "target") == key(other, "target")
+            && key(self, "op") == key(other, "op")
+            && (self.code != "text" || self.message == other.message)
     }
 }
 

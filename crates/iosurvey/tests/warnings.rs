@@ -210,6 +210,43 @@ fn random_reads_faster_than_a_seek_on_a_rotational_device_are_flagged() {
     assert!(!has(&p, "latency_below_floor"), "{}", p["warnings"]);
 }
 
+/// Issue 27: diskperf prints a warning raised by many of its rows once,
+/// with how many more raised it (the JSON keeps each point's own).
+#[test]
+fn a_warning_of_many_diskperf_rows_is_printed_once() {
+    let _lock = serial();
+    let rot = need!(DiskLoop::new(16 * MIB, true));
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("d.json");
+    let out = iosurvey(&[
+        "diskperf",
+        rot.path(),
+        "--min",
+        "4k",
+        "--max",
+        "64k",
+        "--time",
+        "200ms",
+        "--json",
+        path_str(&json),
+    ]);
+    let text = stdout_ok(&out);
+    let raised = json_file(&json)["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| has(p, "latency_below_floor"))
+        .count();
+    assert!(raised >= 2, "random reads of 5 sizes from a disk: {text}");
+    let printed: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("[latency_below_floor:"))
+        .collect();
+    assert_eq!(printed.len(), 1, "{text}");
+    let more = format!("(and {} more points)", raised - 1);
+    assert!(printed[0].ends_with(&more), "{text}");
+}
+
 #[test]
 fn a_short_or_unsteady_run_is_flagged_and_a_steady_throttled_one_is_not() {
     let _lock = serial();
