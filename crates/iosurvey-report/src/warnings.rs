@@ -120,9 +120,13 @@ pub(crate) fn read_warnings<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Warni
         .collect())
 }
 
-/// The share of sampled blocks that must read as zeros for
-/// `unwritten_area`: all of them.
-const ZERO_SHARE: f64 = 1.0;
+/// The share of the area read that, unwritten, raises `unwritten_area`,
+/// when the sample shows at least that much at [`CONFIDENCE`].
+const ZERO_SHARE: f64 = 0.25;
+/// The confidence of the judgements made from a sample, and its normal
+/// quantile (two-sided 95%).
+const CONFIDENCE: f64 = 0.95;
+const Z_95: f64 = 1.96;
 /// A random read's median latency below which a rotational device cannot
 /// be: a seek and half a turn of the fastest disks take more.
 const ROTATIONAL_FLOOR_NS: u64 = 1_000_000;
@@ -254,15 +258,8 @@ pub(crate) fn warnings(
             }
         }
     }
-    if let Some(z) = &r.read_sample {
-        if z.blocks > 0 && z.zero_blocks as f64 >= ZERO_SHARE * z.blocks as f64 {
-            out.push(Warning::new(
-                "unwritten_area",
-                "every block sampled from the area read reads as zeros: it was probably never written (or was trimmed), and SSDs and thin LUNs answer such reads without touching the media; write the area first (e.g. run --rw write)".into(),
-                json!({"sampled_blocks": z.blocks, "zero_blocks": z.zero_blocks}),
-                "all sampled blocks zero",
-            ));
-        }
+    if let Some(w) = r.read_sample.as_ref().and_then(unwritten) {
+        out.push(w);
     }
     for (s, sr) in job.streams.iter().zip(streams) {
         let t = &targets[s.target];
@@ -319,6 +316,48 @@ pub(crate) fn warnings(
         }
     }
     out
+}
+
+/// The lower bound, at [`CONFIDENCE`], of the share of which `hits` of `n`
+/// sampled are: Wilson's score interval, which holds at 0 and at `n` hits
+/// and for small samples (16 blocks of a version 2 report).
+fn share_low(hits: u64, n: u64) -> f64 {
+    if n == 0 {
+        return 0.0;
+    }
+    let (n, p, z2) = (n as f64, hits as f64 / n as f64, Z_95 * Z_95);
+    let centre = p + z2 / (2.0 * n);
+    let spread = Z_95 * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+    ((centre - spread) / (1.0 + z2 / n)).max(0.0)
+}
+
+/// `unwritten_area`: the blocks sampled after the point show, at 95%
+/// confidence, that at least a quarter of the area read reads as zeros.
+fn unwritten(z: &iosurvey_model::ReadSample) -> Option<Warning> {
+    let low = share_low(z.zero_blocks, z.blocks);
+    if z.blocks == 0 || low < ZERO_SHARE {
+        return None;
+    }
+    let share = z.zero_blocks as f64 / z.blocks as f64;
+    let round = |x: f64| (x * 1000.0).round() / 1000.0;
+    Some(Warning::new(
+        "unwritten_area",
+        format!(
+            "{} of {} blocks sampled from the area read are zeros (about {:.0}% of it, at least {:.0}% at 95% confidence): that much was probably never written (or was trimmed), and SSDs and thin LUNs answer such reads without touching the media; write the area first (e.g. run --rw write)",
+            z.zero_blocks,
+            z.blocks,
+            share * 100.0,
+            low * 100.0
+        ),
+        json!({
+            "sampled_blocks": z.blocks,
+            "zero_blocks": z.zero_blocks,
+            "zero_share": round(share),
+            "zero_share_low": round(low),
+            "confidence": CONFIDENCE,
+        }),
+        "at least 25% of the area read zeros, at 95% confidence (the lower bound of a Wilson interval of the sampled share)",
+    ))
 }
 
 /// A point's totals, for the checks on its interval series.
@@ -505,6 +544,33 @@ mod tests {
         assert!(w.message.contains("SATA link ata1"), "{w}");
         assert!(!has(&warned(Some(600_000_000), 500 << 20)));
         assert!(!has(&warned(None, 900 << 20)), "no link known, no doubt");
+    }
+
+    #[test]
+    fn the_share_of_zeros_is_judged_with_its_confidence() {
+        // Wilson's bounds: 16 of 16 at least 80.6%, none of 64 zero.
+        assert!((share_low(16, 16) - 0.806).abs() < 1e-3);
+        assert_eq!(share_low(0, 64), 0.0);
+        assert_eq!(share_low(0, 0), 0.0);
+        let judged = |zero_blocks, blocks| {
+            unwritten(&iosurvey_model::ReadSample {
+                blocks,
+                zero_blocks,
+            })
+        };
+        // 90% unwritten: even an unlucky 48 of 64 warns.
+        let w = judged(48, 64).expect("48 of 64");
+        assert_eq!(w.evidence["zero_share"], 0.75);
+        assert_eq!(w.evidence["confidence"], 0.95);
+        assert!(w.evidence["zero_share_low"].as_f64().unwrap() > 0.25, "{w}");
+        assert!(judged(64, 64).is_some());
+        // A few zero blocks (a sparse database) say nothing.
+        assert!(judged(8, 64).is_none());
+        assert!(judged(0, 64).is_none());
+        // An old report's 16 of 16 still warns, 15 of 16 too.
+        assert!(judged(16, 16).is_some());
+        assert!(judged(15, 16).is_some());
+        assert!(judged(4, 16).is_none());
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod host;
 pub mod observer;
 pub mod result;
 pub mod runner;
+mod sample;
 pub mod target;
 mod verify;
 mod worker;

@@ -615,7 +615,7 @@ fn run_job(
     result.interrupted |= stop.load(Ordering::Relaxed);
     result.cached_at_start = cached_at_start;
     if !result.interrupted {
-        result.read_sample = crate::verify::sample_reads(job, targets);
+        result.read_sample = crate::sample::sample_reads(job, targets);
     }
     if job.verify && !result.interrupted {
         let pass = crate::verify::verify_point(job, targets, verify.as_deref(), stop)?;
