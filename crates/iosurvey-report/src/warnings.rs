@@ -133,13 +133,18 @@ const ROTATIONAL_FLOOR_NS: u64 = 1_000_000;
 /// How far above its link's ceiling a rate may be before it is doubted
 /// (the ceiling is computed from nominal figures).
 const LINK_TOLERANCE: f64 = 1.02;
-/// Fewest whole intervals for a rate to be judged steady.
+/// Fewest whole intervals, and least measured time, for a rate to be
+/// judged steady: a short `--interval` does not make a short run long.
 const MIN_INTERVALS: usize = 5;
+const MIN_MEASURED_NS: u64 = 5_000_000_000;
 /// Largest coefficient of variation of the interval rates.
 const MAX_CV: f64 = 0.20;
-/// Fewest I/Os per interval for that variation to mean anything (counting
-/// alone varies by about 1/sqrt(n)).
-const MIN_OPS_PER_INTERVAL: f64 = 100.0;
+/// Intervals of few I/Os vary by counting alone (as a Poisson count, by
+/// about 1/sqrt(n)): the variation must also be more than counting gives,
+/// by the index of dispersion of the I/Os per interval, at this
+/// confidence and its normal quantile.
+const DISPERSION_CONFIDENCE: f64 = 0.999;
+const Z_999: f64 = 3.09;
 /// Bytes written before a write cache's collapse is looked for, and the
 /// share of the starting rate under which the rate has collapsed.
 const COLLAPSE_AFTER: u64 = 1 << 30;
@@ -380,43 +385,82 @@ fn interval_rates(c: &ClassReport, interval_ns: u64) -> Vec<f64> {
         .collect()
 }
 
+/// The largest index of dispersion (variance over mean) of `k` Poisson
+/// counts at [`DISPERSION_CONFIDENCE`]: the chi-square quantile with
+/// `k - 1` degrees of freedom over `k - 1` (Wilson and Hilferty's cube).
+fn dispersion_limit(k: usize) -> f64 {
+    let d = (k.max(2) - 1) as f64;
+    let a = 2.0 / (9.0 * d);
+    (1.0 - a + Z_999 * a.sqrt()).powi(3)
+}
+
 /// `too_short` or `unstable` for class `op`, when it moved anything.
 fn rate_checks(op: &str, c: &ClassReport, interval_ns: u64) -> Option<Warning> {
     if c.ops == 0 || interval_ns == 0 {
         return None;
     }
     let rates = interval_rates(c, interval_ns);
-    if rates.len() < MIN_INTERVALS {
+    let measured_ns = rates.len() as u64 * interval_ns;
+    if rates.len() < MIN_INTERVALS || measured_ns < MIN_MEASURED_NS {
         return Some(Warning::new(
             "too_short",
             format!(
-                "the {op}s ran for {} whole intervals of {} ms: too few to tell a steady rate from a burst; run longer (--time)",
+                "the {op}s ran for {} whole intervals of {} ms ({:.1} s): too short to tell a steady rate from a burst, whatever the interval; run longer (--time)",
                 rates.len(),
-                interval_ns / 1_000_000
+                interval_ns / 1_000_000,
+                measured_ns as f64 / 1e9
             ),
-            json!({"op": op, "intervals": rates.len(), "interval_ns": interval_ns}),
-            "at least 5 whole intervals",
+            json!({"op": op, "intervals": rates.len(), "interval_ns": interval_ns, "measured_ns": measured_ns}),
+            "at least 5 whole intervals and 5 s measured",
         ));
-    }
-    // Too few I/Os per interval vary by counting alone (a disk's few
-    // writes of a 95% read mix, 128 MiB blocks): no judgement then.
-    let whole = &c.series[..rates.len()];
-    let ops_per_interval = whole.iter().map(|s| s.ops).sum::<u64>() as f64 / rates.len() as f64;
-    if ops_per_interval < MIN_OPS_PER_INTERVAL {
-        return None;
     }
     let mean = rates.iter().sum::<f64>() / rates.len() as f64;
     let var = rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / rates.len() as f64;
     let cv = if mean > 0.0 { var.sqrt() / mean } else { 0.0 };
-    (cv > MAX_CV).then(|| {
+    // Few I/Os per interval vary by counting alone (a disk's few writes of
+    // a 95% read mix, 128 MiB blocks); a stall does not (its intervals
+    // hold none while the others hold many).
+    let ops: Vec<f64> = c.series[..rates.len()]
+        .iter()
+        .map(|s| s.ops as f64)
+        .collect();
+    let ops_mean = ops.iter().sum::<f64>() / ops.len() as f64;
+    let ops_var = ops.iter().map(|o| (o - ops_mean).powi(2)).sum::<f64>() / (ops.len() - 1) as f64;
+    let dispersion = if ops_mean > 0.0 {
+        ops_var / ops_mean
+    } else {
+        0.0
+    };
+    let limit = dispersion_limit(ops.len());
+    let stalled = c.series[..rates.len()]
+        .iter()
+        .filter(|s| s.ops == 0)
+        .count();
+    let round = |x: f64| (x * 1000.0).round() / 1000.0;
+    (cv > MAX_CV && dispersion > limit).then(|| {
         Warning::new(
             "unstable",
             format!(
-                "the {op} rate varied from interval to interval by {:.0}% (coefficient of variation): the mean hides a changing device (caches filling, garbage collection, throttling) or a disturbed host; look at the series",
-                cv * 100.0
+                "the {op} rate varied from interval to interval by {:.0}% (coefficient of variation), more than counting {:.0} I/Os per interval explains{}: the mean hides a changing device (caches filling, garbage collection, throttling, stalls) or a disturbed host; look at the series",
+                cv * 100.0,
+                ops_mean,
+                match stalled {
+                    0 => String::new(),
+                    n => format!(", and {n} of {} intervals completed no I/O", rates.len()),
+                }
             ),
-            json!({"op": op, "cv": (cv * 1000.0).round() / 1000.0, "intervals": rates.len(), "mean_bytes_per_sec": mean.round()}),
-            "a coefficient of variation of at most 20%",
+            json!({
+                "op": op,
+                "cv": round(cv),
+                "intervals": rates.len(),
+                "stalled_intervals": stalled,
+                "mean_bytes_per_sec": mean.round(),
+                "ops_per_interval": round(ops_mean),
+                "dispersion": round(dispersion),
+                "dispersion_limit": round(limit),
+                "confidence": DISPERSION_CONFIDENCE,
+            }),
+            "a coefficient of variation of at most 20%, or one counting explains (an index of dispersion of the I/Os per interval under its Poisson limit at 99.9%)",
         )
     })
 }
@@ -571,6 +615,13 @@ mod tests {
         assert!(judged(16, 16).is_some());
         assert!(judged(15, 16).is_some());
         assert!(judged(4, 16).is_none());
+    }
+
+    #[test]
+    fn the_dispersion_limit_is_the_chi_square_quantile() {
+        // chi-square 0.999 quantiles: 27.88 at 9 degrees, 58.30 at 29.
+        assert!((dispersion_limit(10) * 9.0 - 27.88).abs() < 0.3);
+        assert!((dispersion_limit(30) * 29.0 - 58.30).abs() < 0.3);
     }
 
     #[test]

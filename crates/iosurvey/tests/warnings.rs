@@ -334,35 +334,42 @@ fn a_warning_of_many_diskperf_rows_is_printed_once() {
     assert!(printed[0].ends_with(&more), "{text}");
 }
 
-#[test]
-fn a_short_or_unsteady_run_is_flagged_and_a_steady_throttled_one_is_not() {
-    let _lock = serial();
-    need!(require_blkio());
-    let d = need!(DiskLoop::new(64 * MIB, false));
-    let cg = need!(Cgroup::new());
-    cg.set(
-        "blkio.throttle.read_iops_device",
-        &format!("{} 2000", maj_min(d.dev.path())),
-    );
-    let args = [
-        "run",
-        d.path(),
-        "--rw",
-        "randread",
-        "--bs",
-        "4k",
-        "--qd",
-        "8",
-        "--interval",
-        "500ms",
-        "--output",
-        "json",
-        "--quiet",
-    ];
-    let point = |extra: &[&str], pause: Option<Duration>| {
-        let mut all = args.to_vec();
+/// A loop device throttled to 21 MB/s of reads, and a run of 512 KiB
+/// reads on it in its cgroup, optionally stopped (SIGSTOP) 1.2 s in for
+/// `pause`: its first point.
+struct Throttled {
+    d: DiskLoop,
+    cg: Cgroup,
+}
+
+impl Throttled {
+    fn new() -> Result<Throttled, String> {
+        require_blkio()?;
+        let d = DiskLoop::new(64 * MIB, false)?;
+        let cg = Cgroup::new()?;
+        cg.set(
+            "blkio.throttle.read_bps_device",
+            &format!("{} 21000000", maj_min(d.dev.path())),
+        );
+        Ok(Throttled { d, cg })
+    }
+
+    fn point(&self, extra: &[&str], pause: Option<Duration>) -> Value {
+        let mut all = vec![
+            "run",
+            self.d.path(),
+            "--rw",
+            "read",
+            "--bs",
+            "512k",
+            "--engine",
+            "sync",
+            "--output",
+            "json",
+            "--quiet",
+        ];
         all.extend_from_slice(extra);
-        let child = cg.spawn_iosurvey(&all);
+        let child = self.cg.spawn_iosurvey(&all);
         if let Some(p) = pause {
             // Stopping the process for a while makes a gap in its rate.
             std::thread::sleep(Duration::from_millis(1200));
@@ -373,17 +380,48 @@ fn a_short_or_unsteady_run_is_flagged_and_a_steady_throttled_one_is_not() {
         }
         let out = child.wait_with_output().unwrap();
         report_of(&out)["points"][0].clone()
-    };
-    // The silent one: a throttled device with unique data, long enough.
-    let p = point(&["--time", "3s"], None);
+    }
+}
+
+/// Issue 27: a run is too short under 5 s measured, whatever its
+/// `--interval` (100 ms intervals dodged it).
+#[test]
+fn a_short_run_is_flagged_whatever_its_interval() {
+    let _lock = serial();
+    let t = need!(Throttled::new());
+    for interval in ["500ms", "100ms"] {
+        let p = t.point(&["--time", "1s", "--interval", interval], None);
+        assert!(has(&p, "too_short"), "{interval}: {}", p["warnings"]);
+    }
+}
+
+/// Issue 27: a stall is unstable although the intervals hold under 100
+/// I/Os (about 20 here, which the check skipped, and a stall lowers): the
+/// variation is judged against what counting alone gives. The same run
+/// without a stall is silent.
+#[test]
+fn a_stalled_run_of_few_ios_per_interval_is_unstable_and_a_steady_one_is_not() {
+    let _lock = serial();
+    let t = need!(Throttled::new());
+    let args = ["--time", "5s", "--interval", "500ms"];
+    let p = t.point(&args, None);
     let c = codes(&p);
     for code in ["too_short", "unstable", "memory_backed", "unwritten_area"] {
         assert!(!c.iter().any(|x| x == code), "{code}: {}", p["warnings"]);
     }
-    let p = point(&["--time", "1s"], None);
-    assert!(has(&p, "too_short"), "{}", p["warnings"]);
-    let p = point(&["--time", "3s"], Some(Duration::from_millis(800)));
-    assert!(has(&p, "unstable"), "{}", p["warnings"]);
+    let p = t.point(&args, Some(Duration::from_millis(1500)));
+    let w = p["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["code"] == "unstable")
+        .unwrap_or_else(|| panic!("no unstable: {}", p["warnings"]))
+        .clone();
+    let e = &w["evidence"];
+    assert!(f(&e["ops_per_interval"]) < 100.0, "{w}");
+    assert!(u(&e["stalled_intervals"]) >= 1, "{w}");
+    assert!(f(&e["dispersion"]) > f(&e["dispersion_limit"]), "{w}");
+    assert_eq!(f(&e["confidence"]), 0.999, "{w}");
 }
 
 #[test]
