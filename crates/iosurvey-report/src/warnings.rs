@@ -2,10 +2,13 @@
 //! code, the figures that raised it and the threshold they crossed, so that
 //! a script can act on them and a reader can judge them.
 
+mod series;
+
 use crate::model::{ClassReport, StreamReport, TargetReport};
 use iosurvey_model::{FrameLayout, JobResult, Point};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{json, Map, Value};
+use series::{collapse, rate_checks};
 use std::fmt;
 
 /// One warning of a point.
@@ -133,22 +136,6 @@ const ROTATIONAL_FLOOR_NS: u64 = 1_000_000;
 /// How far above its link's ceiling a rate may be before it is doubted
 /// (the ceiling is computed from nominal figures).
 const LINK_TOLERANCE: f64 = 1.02;
-/// Fewest whole intervals, and least measured time, for a rate to be
-/// judged steady: a short `--interval` does not make a short run long.
-const MIN_INTERVALS: usize = 5;
-const MIN_MEASURED_NS: u64 = 5_000_000_000;
-/// Largest coefficient of variation of the interval rates.
-const MAX_CV: f64 = 0.20;
-/// Intervals of few I/Os vary by counting alone (as a Poisson count, by
-/// about 1/sqrt(n)): the variation must also be more than counting gives,
-/// by the index of dispersion of the I/Os per interval, at this
-/// confidence and its normal quantile.
-const DISPERSION_CONFIDENCE: f64 = 0.999;
-const Z_999: f64 = 3.09;
-/// Bytes written before a write cache's collapse is looked for, and the
-/// share of the starting rate under which the rate has collapsed.
-const COLLAPSE_AFTER: u64 = 1 << 30;
-const COLLAPSE_SHARE: f64 = 0.70;
 /// Most the write rate of compressible data may exceed that of
 /// incompressible data, as a share of the latter.
 const MAX_COMPRESSION_GAP: f64 = 0.20;
@@ -314,9 +301,7 @@ pub(crate) fn warnings(
                 out.push(w);
             }
         }
-        // A disk writes slower towards its inner tracks: no cache there.
-        let rotational = targets.iter().any(|t| t.rotational == Some(true));
-        if let Some(w) = collapse(total.write, total.interval_ns).filter(|_| !rotational) {
+        if let Some(w) = collapse(total.write, total.interval_ns) {
             out.push(w);
         }
     }
@@ -370,144 +355,6 @@ pub(crate) struct PointTotals<'a> {
     pub read: &'a ClassReport,
     pub write: &'a ClassReport,
     pub interval_ns: u64,
-}
-
-/// Bytes per second of each whole interval of `c`'s series.
-fn interval_rates(c: &ClassReport, interval_ns: u64) -> Vec<f64> {
-    let whole = if c.series_last_ns >= interval_ns {
-        c.series.len()
-    } else {
-        c.series.len().saturating_sub(1)
-    };
-    c.series[..whole]
-        .iter()
-        .map(|s| s.bytes as f64 * 1e9 / interval_ns as f64)
-        .collect()
-}
-
-/// The largest index of dispersion (variance over mean) of `k` Poisson
-/// counts at [`DISPERSION_CONFIDENCE`]: the chi-square quantile with
-/// `k - 1` degrees of freedom over `k - 1` (Wilson and Hilferty's cube).
-fn dispersion_limit(k: usize) -> f64 {
-    let d = (k.max(2) - 1) as f64;
-    let a = 2.0 / (9.0 * d);
-    (1.0 - a + Z_999 * a.sqrt()).powi(3)
-}
-
-/// `too_short` or `unstable` for class `op`, when it moved anything.
-fn rate_checks(op: &str, c: &ClassReport, interval_ns: u64) -> Option<Warning> {
-    if c.ops == 0 || interval_ns == 0 {
-        return None;
-    }
-    let rates = interval_rates(c, interval_ns);
-    let measured_ns = rates.len() as u64 * interval_ns;
-    if rates.len() < MIN_INTERVALS || measured_ns < MIN_MEASURED_NS {
-        return Some(Warning::new(
-            "too_short",
-            format!(
-                "the {op}s ran for {} whole intervals of {} ms ({:.1} s): too short to tell a steady rate from a burst, whatever the interval; run longer (--time)",
-                rates.len(),
-                interval_ns / 1_000_000,
-                measured_ns as f64 / 1e9
-            ),
-            json!({"op": op, "intervals": rates.len(), "interval_ns": interval_ns, "measured_ns": measured_ns}),
-            "at least 5 whole intervals and 5 s measured",
-        ));
-    }
-    let mean = rates.iter().sum::<f64>() / rates.len() as f64;
-    let var = rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / rates.len() as f64;
-    let cv = if mean > 0.0 { var.sqrt() / mean } else { 0.0 };
-    // Few I/Os per interval vary by counting alone (a disk's few writes of
-    // a 95% read mix, 128 MiB blocks); a stall does not (its intervals
-    // hold none while the others hold many).
-    let ops: Vec<f64> = c.series[..rates.len()]
-        .iter()
-        .map(|s| s.ops as f64)
-        .collect();
-    let ops_mean = ops.iter().sum::<f64>() / ops.len() as f64;
-    let ops_var = ops.iter().map(|o| (o - ops_mean).powi(2)).sum::<f64>() / (ops.len() - 1) as f64;
-    let dispersion = if ops_mean > 0.0 {
-        ops_var / ops_mean
-    } else {
-        0.0
-    };
-    let limit = dispersion_limit(ops.len());
-    let stalled = c.series[..rates.len()]
-        .iter()
-        .filter(|s| s.ops == 0)
-        .count();
-    let round = |x: f64| (x * 1000.0).round() / 1000.0;
-    (cv > MAX_CV && dispersion > limit).then(|| {
-        Warning::new(
-            "unstable",
-            format!(
-                "the {op} rate varied from interval to interval by {:.0}% (coefficient of variation), more than counting {:.0} I/Os per interval explains{}: the mean hides a changing device (caches filling, garbage collection, throttling, stalls) or a disturbed host; look at the series",
-                cv * 100.0,
-                ops_mean,
-                match stalled {
-                    0 => String::new(),
-                    n => format!(", and {n} of {} intervals completed no I/O", rates.len()),
-                }
-            ),
-            json!({
-                "op": op,
-                "cv": round(cv),
-                "intervals": rates.len(),
-                "stalled_intervals": stalled,
-                "mean_bytes_per_sec": mean.round(),
-                "ops_per_interval": round(ops_mean),
-                "dispersion": round(dispersion),
-                "dispersion_limit": round(limit),
-                "confidence": DISPERSION_CONFIDENCE,
-            }),
-            "a coefficient of variation of at most 20%, or one counting explains (an index of dispersion of the I/Os per interval under its Poisson limit at 99.9%)",
-        )
-    })
-}
-
-/// `write_cache_collapse`: after at least 1 GiB written, the write rate of
-/// an interval fell under 70% of the rate of the first intervals, and
-/// stayed there. The knee, in bytes written before it, is the size of the
-/// cache that absorbed the start (an SSD's SLC cache).
-fn collapse(c: &ClassReport, interval_ns: u64) -> Option<Warning> {
-    let rates = interval_rates(c, interval_ns);
-    if rates.len() < MIN_INTERVALS {
-        return None;
-    }
-    let start = rates[..3].iter().sum::<f64>() / 3.0;
-    let mut written = 0u64;
-    for (i, s) in c.series.iter().enumerate().take(rates.len()) {
-        let before = written;
-        written += s.bytes;
-        if before < COLLAPSE_AFTER {
-            continue;
-        }
-        let rest = &rates[i..];
-        if rest.len() < 2 {
-            break;
-        }
-        let after = rest.iter().sum::<f64>() / rest.len() as f64;
-        if rates[i] < COLLAPSE_SHARE * start && after < COLLAPSE_SHARE * start {
-            return Some(Warning::new(
-                "write_cache_collapse",
-                format!(
-                    "the write rate fell from {:.0} MB/s to {:.0} MB/s after {:.2} GB written, and stayed there: a write cache (an SSD's SLC cache, a controller's) absorbed the first {:.2} GB; the sustained rate is the lower one",
-                    start / 1e6,
-                    after / 1e6,
-                    before as f64 / 1e9,
-                    before as f64 / 1e9
-                ),
-                json!({
-                    "start_bytes_per_sec": start.round(),
-                    "after_bytes_per_sec": after.round(),
-                    "knee_bytes": before,
-                    "knee_gb": (before as f64 / 1e7).round() / 100.0,
-                }),
-                "the rate under 70% of its start, after at least 1 GiB written",
-            ));
-        }
-    }
-    None
 }
 
 #[cfg(test)]
@@ -615,13 +462,6 @@ mod tests {
         assert!(judged(16, 16).is_some());
         assert!(judged(15, 16).is_some());
         assert!(judged(4, 16).is_none());
-    }
-
-    #[test]
-    fn the_dispersion_limit_is_the_chi_square_quantile() {
-        // chi-square 0.999 quantiles: 27.88 at 9 degrees, 58.30 at 29.
-        assert!((dispersion_limit(10) * 9.0 - 27.88).abs() < 0.3);
-        assert!((dispersion_limit(30) * 29.0 - 58.30).abs() < 0.3);
     }
 
     #[test]
