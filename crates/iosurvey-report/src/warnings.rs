@@ -2,7 +2,10 @@
 //! code, the figures that raised it and the threshold they crossed, so that
 //! a script can act on them and a reader can judge them.
 
+mod parallel;
 mod series;
+
+pub use parallel::judge_scaling;
 
 use crate::model::{ClassReport, StreamReport, TargetReport};
 use iosurvey_model::{FrameLayout, JobResult, Point};
@@ -17,7 +20,8 @@ pub struct Warning {
     /// Stable identifier: `io_uring_unregistered`, `buffered_fits_in_ram`,
     /// `memory_backed`, `unwritten_area`, `rate_above_link`,
     /// `latency_below_floor`, `too_short`, `unstable`, `write_cache_collapse`,
-    /// `compression_suspected`; `text` for a
+    /// `compression_suspected`, `rate_above_class`, `short_window`,
+    /// `super_linear`; `text` for a
     /// warning of a report older than the codes.
     pub code: String,
     /// What it means and what to do.
@@ -82,6 +86,7 @@ pub(crate) fn warnings_once(out: &mut String, report: &crate::RunReport, prefix:
     for (w, n) in seen {
         let _ = match n {
             1 => writeln!(out, "{prefix}{w}"),
+            2 => writeln!(out, "{prefix}{w} (and 1 more point)"),
             n => writeln!(out, "{prefix}{w} (and {} more points)", n - 1),
         };
     }
@@ -133,6 +138,9 @@ const Z_95: f64 = 1.96;
 /// A random read's median latency below which a rotational device cannot
 /// be: a seek and half a turn of the fastest disks take more.
 const ROTATIONAL_FLOOR_NS: u64 = 1_000_000;
+/// The most a rotational device moves per second: the fastest disks'
+/// outer tracks (dual-actuator drives) give about 550 MB/s.
+const ROTATIONAL_MAX_BYTES_PER_SEC: f64 = 600e6;
 /// How far above its link's ceiling a rate may be before it is doubted
 /// (the ceiling is computed from nominal figures).
 const LINK_TOLERANCE: f64 = 1.02;
@@ -220,9 +228,6 @@ pub(crate) fn warnings(
         }
     }
     for (ti, t) in targets.iter().enumerate() {
-        let Some(ceiling) = t.link_bytes_per_sec else {
-            continue;
-        };
         for op in ["read", "write"] {
             let rate: f64 = job
                 .streams
@@ -234,20 +239,7 @@ pub(crate) fn warnings(
                     _ => sr.write.bytes_per_sec,
                 })
                 .sum();
-            if rate > ceiling as f64 * LINK_TOLERANCE {
-                out.push(Warning::new(
-                    "rate_above_link",
-                    format!(
-                        "{op}s of {} ran at {:.0} MB/s, more than its interface carries ({:.0} MB/s, {}): the data came from a cache, not over the link",
-                        t.path,
-                        rate / 1e6,
-                        ceiling as f64 / 1e6,
-                        t.link.as_deref().unwrap_or("its link")
-                    ),
-                    json!({"target": t.path, "op": op, "bytes_per_sec": rate.round(), "link_bytes_per_sec": ceiling}),
-                    "the interface's ceiling (plus 2%)",
-                ));
-            }
+            out.extend(rate_ceilings(t, op, rate));
         }
     }
     if let Some(w) = r.read_sample.as_ref().and_then(unwritten) {
@@ -295,6 +287,9 @@ pub(crate) fn warnings(
             ));
         }
     }
+    if matches!(point.params, iosurvey_model::PointParams::Parallel { .. }) {
+        out.extend(parallel::short_window(streams, job.bounds.time));
+    }
     if matches!(point.params, iosurvey_model::PointParams::Run) {
         for (op, c) in [("read", total.read), ("write", total.write)] {
             if let Some(w) = rate_checks(op, c, total.interval_ns) {
@@ -304,6 +299,46 @@ pub(crate) fn warnings(
         if let Some(w) = collapse(total.write, total.interval_ns) {
             out.push(w);
         }
+    }
+    out
+}
+
+/// `rate_above_link` and `rate_above_class` for `op`s of target `t` at
+/// `rate` bytes per second.
+fn rate_ceilings(t: &TargetReport, op: &str, rate: f64) -> Vec<Warning> {
+    let mut out = Vec::new();
+    if let Some(ceiling) = t
+        .link_bytes_per_sec
+        .filter(|&c| rate > c as f64 * LINK_TOLERANCE)
+    {
+        out.push(Warning::new(
+            "rate_above_link",
+            format!(
+                "{op}s of {} ran at {:.0} MB/s, more than its interface carries ({:.0} MB/s, {}): the data came from a cache, not over the link",
+                t.path,
+                rate / 1e6,
+                ceiling as f64 / 1e6,
+                t.link.as_deref().unwrap_or("its link")
+            ),
+            json!({"target": t.path, "op": op, "bytes_per_sec": rate.round(), "link_bytes_per_sec": ceiling}),
+            "the interface's ceiling (plus 2%)",
+        ));
+    }
+    // Memory that answers is named by `memory_backed` (a loop device
+    // copies its file's disk's rotational flag).
+    let rotational = t.rotational == Some(true) && t.memory_backed.is_none();
+    if rotational && rate > ROTATIONAL_MAX_BYTES_PER_SEC {
+        out.push(Warning::new(
+            "rate_above_class",
+            format!(
+                "{op}s of {} ran at {:.0} MB/s, more than a rotational disk's platters give (the fastest give about {:.0} MB/s): a cache answered (the disk's, a controller's, a host's), or the device is not rotational",
+                t.path,
+                rate / 1e6,
+                ROTATIONAL_MAX_BYTES_PER_SEC / 1e6
+            ),
+            json!({"target": t.path, "op": op, "bytes_per_sec": rate.round(), "class": "rotational", "class_bytes_per_sec": ROTATIONAL_MAX_BYTES_PER_SEC}),
+            "at most 600 MB/s on a rotational device",
+        ));
     }
     out
 }

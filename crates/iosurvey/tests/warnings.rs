@@ -331,7 +331,10 @@ fn a_warning_of_many_diskperf_rows_is_printed_once() {
         .filter(|l| l.contains("[latency_below_floor:"))
         .collect();
     assert_eq!(printed.len(), 1, "{text}");
-    let more = format!("(and {} more points)", raised - 1);
+    let more = match raised {
+        2 => "(and 1 more point)".to_string(),
+        n => format!("(and {} more points)", n - 1),
+    };
     assert!(printed[0].ends_with(&more), "{text}");
 }
 
@@ -520,6 +523,121 @@ fn a_write_rate_that_collapses_names_the_knee_where_the_fast_phase_ended() {
         path_str(z.path()),
     ]);
     assert!(!has(&p, "write_cache_collapse"), "{}", p["warnings"]);
+}
+
+/// The warning of code `code` of point `p`, or a panic naming the point.
+fn warning(p: &Value, code: &str) -> Value {
+    p["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["code"] == code)
+        .unwrap_or_else(|| panic!("no {code} in {}: {}", p["label"], p["warnings"]))
+        .clone()
+}
+
+/// Issue 27: `parallel --scale` over loop devices the page cache answers,
+/// without --loop: they end within a fraction of the 2 s asked, and each
+/// point says its common window is short and its targets are memory.
+#[test]
+fn parallel_over_page_cached_devices_warns_of_its_short_window() {
+    let _lock = serial();
+    let loops: Vec<DiskLoop> = need!((0..3)
+        .map(|_| DiskLoop::attached(16 * MIB, &[]))
+        .collect::<Result<Vec<_>, _>>());
+    let mut args = vec!["parallel", "--scale", "--time", "2s", "--bs", "1m"];
+    args.extend(loops.iter().map(DiskLoop::path));
+    args.extend(["--output", "json", "--quiet"]);
+    let r = report_of(&iosurvey(&args));
+    let points = r["points"].as_array().unwrap();
+    assert_eq!(points.len(), 3, "{r}");
+    for p in points {
+        let w = warning(p, "short_window");
+        assert!(f(&w["evidence"]["share"]) < 0.5, "{w}");
+        assert_eq!(u(&w["evidence"]["run_ns"]), 2_000_000_000, "{w}");
+        if !p["targets"][0]["memory_backed"].is_null() {
+            assert!(has(p, "memory_backed"), "{}", p["warnings"]);
+        }
+    }
+    assert!(
+        backing(&points[0]).contains("page-cached"),
+        "{}",
+        points[0]["targets"]
+    );
+}
+
+/// Issue 27: a step of `parallel --scale` that beats its devices times
+/// the first step's rate is super-linear: here the first device is held to
+/// 40 MB/s by a cgroup and the others are not. With --loop the common
+/// window is the run: no short_window.
+#[test]
+fn parallel_scaling_beyond_the_sum_of_its_devices_is_super_linear() {
+    let _lock = serial();
+    need!(require_blkio());
+    let loops: Vec<DiskLoop> = need!((0..2)
+        .map(|_| DiskLoop::new(16 * MIB, false))
+        .collect::<Result<Vec<_>, _>>());
+    let cg = need!(Cgroup::new());
+    cg.set(
+        "blkio.throttle.read_bps_device",
+        &format!("{} 40000000", maj_min(loops[0].dev.path())),
+    );
+    let mut args = vec![
+        "parallel", "--scale", "--loop", "--time", "1s", "--bs", "256k",
+    ];
+    args.extend(loops.iter().map(DiskLoop::path));
+    args.extend(["--engine", "sync", "--output", "json", "--quiet"]);
+    let r = report_of(&cg.run_iosurvey(&args));
+    let points = r["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2, "{r}");
+    assert!(
+        !has(&points[0], "super_linear"),
+        "{}",
+        points[0]["warnings"]
+    );
+    let w = warning(&points[1], "super_linear");
+    assert!(f(&w["evidence"]["efficiency"]) > 1.1, "{w}");
+    assert_eq!(u(&w["evidence"]["devices"]), 2, "{w}");
+    for p in points {
+        assert!(!has(p, "short_window"), "{}", p["warnings"]);
+    }
+}
+
+/// Issue 27: a rotational device (not memory) faster than any platters is
+/// flagged, and the same device marked non-rotational is not.
+#[test]
+fn a_rotational_device_faster_than_platters_is_flagged() {
+    let _lock = serial();
+    let rot = need!(DiskLoop::new(64 * MIB, true));
+    let args = [
+        "--rw",
+        "read",
+        "--bs",
+        "1m",
+        "--qd",
+        "8",
+        "--time",
+        "1s",
+        rot.path(),
+    ];
+    let p = run_point(&args);
+    let rate = f(&p["total"]["read"]["bytes_per_sec"]);
+    assert_eq!(
+        has(&p, "rate_above_class"),
+        rate > 600e6,
+        "{rate}: {}",
+        p["warnings"]
+    );
+    if rate > 600e6 {
+        let w = warning(&p, "rate_above_class");
+        assert_eq!(w["evidence"]["class"], "rotational", "{w}");
+    } else {
+        eprintln!("note: {rate} B/s, under a disk's 600 MB/s: only the silence is tested");
+    }
+    let flat = sysfs_dir(rot.dev.path()).join("queue/rotational");
+    std::fs::write(&flat, "0").unwrap();
+    let p = run_point(&args);
+    assert!(!has(&p, "rate_above_class"), "{}", p["warnings"]);
 }
 
 #[test]

@@ -115,9 +115,7 @@ fn loop_device(name: &str, disk: Devno, dir: &Path, depth: usize) -> Option<Stri
     }
     // Without direct I/O, the loop device reads and writes its file
     // through the page cache: the cache answers, not the disk.
-    (!dio).then(|| {
-        "a loop device over a page-cached file (direct I/O off: losetup --direct-io=on reads its storage)".into()
-    })
+    (!dio).then(|| "a loop device over a page-cached file (direct I/O off)".into())
 }
 
 /// The in-memory filesystem (`tmpfs`, `ramfs`) holding the file `dev`/`ino`,
