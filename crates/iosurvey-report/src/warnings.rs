@@ -147,6 +147,9 @@ const LINK_TOLERANCE: f64 = 1.02;
 /// Most the write rate of compressible data may exceed that of
 /// incompressible data, as a share of the latter.
 const MAX_COMPRESSION_GAP: f64 = 0.20;
+/// The share of the compressible writes stored encoded (compressed) by
+/// the filesystem that shows it compresses.
+const MIN_ENCODED_SHARE: f64 = 0.10;
 /// Share of a file's pages read that, resident when a buffered job starts
 /// (after the caches were dropped), makes it memory.
 const RESIDENT_SHARE: f64 = 0.99;
@@ -266,26 +269,8 @@ pub(crate) fn warnings(
             }
         }
     }
-    if let Some(c) = &r.compression_check {
-        let (z, u) = (c.compressible_bytes_per_sec, c.incompressible_bytes_per_sec);
-        // Compression and dedup make the compressible writes faster; a
-        // slower compressible write says nothing of them.
-        if u > 0.0 && z / u - 1.0 > MAX_COMPRESSION_GAP {
-            out.push(Warning::new(
-                "compression_suspected",
-                format!(
-                    "writes of data that compresses ran at {:.0} MB/s, of incompressible data at {:.0} MB/s: the storage compresses (or deduplicates) what it is given, so its rates depend on the data; iosurvey's own writes are incompressible unless --compressible",
-                    z / 1e6,
-                    u / 1e6
-                ),
-                json!({
-                    "compressible_bytes_per_sec": z.round(),
-                    "incompressible_bytes_per_sec": u.round(),
-                    "ratio": (z / u * 1000.0).round() / 1000.0,
-                }),
-                "compressible writes at most 20% faster than incompressible ones",
-            ));
-        }
+    if let Some(w) = r.compression_check.as_ref().and_then(compressed) {
+        out.push(w);
     }
     if matches!(point.params, iosurvey_model::PointParams::Parallel { .. }) {
         out.extend(parallel::short_window(streams, job.bounds.time));
@@ -301,6 +286,59 @@ pub(crate) fn warnings(
         }
     }
     out
+}
+
+/// `compression_suspected`: the filesystem stored at least a tenth of the
+/// compressible writes encoded (its extents say so, whatever the rates: a
+/// buffered write runs at the page cache's rate), or the compressible
+/// writes ran more than 20% faster (the storage below a filesystem, or a
+/// device, compresses or deduplicates).
+fn compressed(c: &iosurvey_model::CompressionCheck) -> Option<Warning> {
+    let (z, u) = (c.compressible_bytes_per_sec, c.incompressible_bytes_per_sec);
+    let stored = c
+        .encoded_bytes
+        .filter(|_| c.compressible_written_bytes > 0)
+        .map(|e| e.min(c.compressible_written_bytes) as f64 / c.compressible_written_bytes as f64);
+    // Compression and dedup make the compressible writes faster; a slower
+    // compressible write says nothing of them.
+    let faster = u > 0.0 && z / u - 1.0 > MAX_COMPRESSION_GAP;
+    let encoded = stored.is_some_and(|s| s >= MIN_ENCODED_SHARE);
+    if !(faster || encoded) {
+        return None;
+    }
+    let round = |x: f64| (x * 1000.0).round() / 1000.0;
+    let mut evidence = json!({
+        "compressible_bytes_per_sec": z.round(),
+        "incompressible_bytes_per_sec": u.round(),
+        "ratio": if u > 0.0 { round(z / u) } else { 0.0 },
+    });
+    if let (Some(share), Some(e)) = (stored, c.encoded_bytes) {
+        evidence["encoded_share"] = json!(round(share));
+        evidence["encoded_bytes"] = json!(e);
+        evidence["compressible_written_bytes"] = json!(c.compressible_written_bytes);
+    }
+    let why = match stored {
+        Some(s) if encoded => format!(
+            "the filesystem stored {:.0}% of the compressible data written encoded (compressed, by its extents)",
+            s * 100.0
+        ),
+        Some(_) => format!(
+            "writes of data that compresses ran at {:.0} MB/s, of incompressible data at {:.0} MB/s, though the filesystem stored none of it encoded: the storage below it compresses (or deduplicates)",
+            z / 1e6,
+            u / 1e6
+        ),
+        None => format!(
+            "writes of data that compresses ran at {:.0} MB/s, of incompressible data at {:.0} MB/s: the storage compresses (or deduplicates) what it is given",
+            z / 1e6,
+            u / 1e6
+        ),
+    };
+    Some(Warning::new(
+        "compression_suspected",
+        format!("{why}, so its rates depend on the data; iosurvey's own writes are incompressible unless --compressible"),
+        evidence,
+        "compressible writes at most 20% faster than incompressible ones, and under 10% of them stored encoded",
+    ))
 }
 
 /// `rate_above_link` and `rate_above_class` for `op`s of target `t` at

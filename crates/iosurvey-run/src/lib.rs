@@ -6,6 +6,7 @@
 //! publish live totals that an [`Observer`] sees about ten times a second.
 #![deny(unsafe_code)]
 
+mod compression;
 #[cfg(test)]
 mod fake_engine;
 pub mod frame_target;

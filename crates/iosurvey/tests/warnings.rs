@@ -696,6 +696,83 @@ fn compression_is_suspected_where_compressible_writes_run_faster() {
     assert!(!has(&p, "compression_suspected"), "{}", p["warnings"]);
 }
 
+/// A btrfs made on a loop device over a file on the disk (direct I/O),
+/// mounted with `opts`; unmounted and detached on drop.
+struct Btrfs {
+    mount: Mount,
+    dev: DiskLoop,
+}
+
+impl Btrfs {
+    fn new(opts: &[&str]) -> Result<Btrfs, String> {
+        require_root_and(&["mkfs.btrfs", "mount", "umount"])?;
+        let dev = DiskLoop::new(256 * MIB, false)?;
+        sh("mkfs.btrfs", &["-q", "-f", dev.path()])?;
+        let mount = Mount::new(dev.path(), opts)?;
+        Ok(Btrfs { mount, dev })
+    }
+
+    /// `run FILE --check-compression` on a 64 MiB test file in it, with
+    /// `extra` options, in `cg` when given: the point.
+    fn check(&self, extra: &[&str], cg: Option<&Cgroup>) -> Value {
+        let file = self.mount.path().join("t.dat");
+        let mut args = vec![
+            "run",
+            path_str(&file),
+            "--size",
+            "64m",
+            "--rw",
+            "write",
+            "--bs",
+            "128k",
+            "--qd",
+            "4",
+            "--time",
+            "1s",
+            "--check-compression",
+            "--output",
+            "json",
+            "--quiet",
+        ];
+        args.extend_from_slice(extra);
+        let out = match cg {
+            Some(cg) => cg.run_iosurvey(&args),
+            None => iosurvey(&args),
+        };
+        report_of(&out)["points"][0].clone()
+    }
+}
+
+/// Issue 27: compression is judged by what the filesystem stored (its
+/// extents, right after the compressible writes), not by rates alone: a
+/// buffered run on btrfs with compress-force ran at the page cache's rate
+/// whatever the data and was not warned, though btrfs stored it 32 times
+/// smaller. A btrfs that does not compress, throttled so that both rates
+/// are the throttle's, stores nothing encoded and stays quiet.
+#[test]
+fn compression_is_judged_by_what_the_filesystem_stored() {
+    let _lock = serial();
+    need!(require_blkio());
+    let squeezed = need!(Btrfs::new(&["-o", "compress-force=zstd"]));
+    let p = squeezed.check(&["--buffered"], None);
+    let w = warning(&p, "compression_suspected");
+    assert!(f(&w["evidence"]["encoded_share"]) >= 0.9, "{w}");
+    let c = &p["compression_check"];
+    assert!(u(&c["encoded_bytes"]) > 0, "{c}");
+
+    let plain = need!(Btrfs::new(&[]));
+    let cg = need!(Cgroup::new());
+    cg.set(
+        "blkio.throttle.write_bps_device",
+        &format!("{} 40000000", maj_min(plain.dev.dev.path())),
+    );
+    let p = plain.check(&[], Some(&cg));
+    let c = &p["compression_check"];
+    assert_eq!(u(&c["encoded_bytes"]), 0, "{c}");
+    assert!(u(&c["compressible_written_bytes"]) > 0, "{c}");
+    assert!(!has(&p, "compression_suspected"), "{}", p["warnings"]);
+}
+
 #[test]
 fn a_file_held_in_the_page_cache_is_memory_and_the_same_file_let_go_is_not() {
     let dir = tempfile::Builder::new()
