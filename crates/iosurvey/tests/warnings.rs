@@ -490,7 +490,19 @@ fn a_write_rate_that_collapses_names_the_knee_where_the_fast_phase_ended() {
             .unwrap()
             .iter()
             .find(|w| w["code"] == "write_cache_collapse")
-            .unwrap_or_else(|| panic!("{}: no collapse: {}", dev.display(), p["warnings"]))
+            .unwrap_or_else(|| {
+                let series: Vec<u64> = p["total"]["write"]["series"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|s| u(&s["bytes"]) >> 20)
+                    .collect();
+                panic!(
+                    "{}: no collapse, MiB per interval {series:?}, the rate fell at {switch}: {}",
+                    dev.display(),
+                    p["warnings"]
+                )
+            })
             .clone();
         let e = &w["evidence"];
         let knee = u(&e["knee_bytes"]);

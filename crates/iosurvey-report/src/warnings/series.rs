@@ -160,8 +160,10 @@ struct Fall {
 /// step that fits the series best (two levels, least squares) has a slow
 /// level under 70% of the fast one; the fall takes at most one interval on
 /// either side of the step (a cliff, as a full cache makes, not a slope,
-/// as a disk's zones make across its surface); and every later interval
-/// stays below the middle of the two levels.
+/// as a disk's zones make across its surface: one of the two intervals
+/// beyond those is still near the fast level and one already near the
+/// slow one); and every later interval stays below the middle of the two
+/// levels.
 fn find_fall(rates: &[f64]) -> Option<Fall> {
     let n = rates.len();
     if n < FAST_INTERVALS + SLOW_INTERVALS {
@@ -176,7 +178,20 @@ fn find_fall(rates: &[f64]) -> Option<Fall> {
     let upper = slow + 0.75 * (fast - slow);
     let lower = slow + 0.25 * (fast - slow);
     let middle = (fast + slow) / 2.0;
-    let cliff = rates[at - 2] >= upper && rates.get(at + 1).is_none_or(|&r| r <= lower);
+    // Either side of the step, leaving out the interval next to it (the
+    // fall may be inside it), the nearer of the two intervals after that is
+    // still within 15% of the fast level, and already within 15% of the
+    // slow one: one dip of a busy host does not hide a cliff, and a slope
+    // loses more than that over three intervals.
+    let near_fast = slow + 0.85 * (fast - slow);
+    let near_slow = slow + 0.15 * (fast - slow);
+    let before_step = rates[at.saturating_sub(3)..at - 1]
+        .iter()
+        .copied()
+        .fold(f64::MIN, f64::max);
+    let after_step = &rates[(at + 1).min(n)..(at + 3).min(n)];
+    let cliff = before_step >= near_fast
+        && after_step.iter().copied().fold(f64::MAX, f64::min) <= near_slow;
     let stayed = rates[at + 1..].iter().all(|&r| r < middle);
     if !(cliff && stayed) {
         return None;
@@ -257,10 +272,14 @@ mod tests {
         let f = find_fall(&r).expect("a cliff");
         assert_eq!((f.fast, f.slow, f.before), (400.0, 20.0, 8));
         assert!((f.share - 0.25).abs() < 1e-9, "{f:?}");
-        // A dip in the fast phase (a busy host) is not the knee.
+        // A dip in the fast phase (a busy host) is not the knee, nor does
+        // one just before the step hide the cliff.
         r[3] = 150.0;
         let f = find_fall(&r).expect("a cliff");
         assert_eq!((f.before, f.fast_intervals), (8, 8), "{f:?}");
+        r[6] = 60.0;
+        let f = find_fall(&r).expect("a cliff after a dip");
+        assert_eq!(f.before, 8, "{f:?}");
     }
 
     #[test]
