@@ -10,11 +10,15 @@
 //! mount namespace), else the filesystem is found by its device number in
 //! `/proc/self/mountinfo`. A backing that is a block device is judged as
 //! that device, recursively (a loop over zram, a loop over a loop), not by
-//! its node in `/dev` (which lies on devtmpfs, itself memory).
+//! its node in `/dev` (which lies on devtmpfs, itself memory). A file is
+//! judged by its filesystem's device: the block device of its `st_dev`,
+//! or, where the filesystem gives its files a device number of its own
+//! (btrfs), the block device its mount names as its source.
 
 use crate::guard::family::{loop_backing, Backing, Devno};
 use iosurvey_model::TargetKind;
-use std::os::fd::OwnedFd;
+use rustix::fs::{FileType, Mode, OFlags};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 /// `TMPFS_MAGIC` and `RAMFS_MAGIC` (statfs(2)).
@@ -33,7 +37,8 @@ pub(crate) fn memory_backing(fd: &OwnedFd, kind: TargetKind) -> Option<String> {
             return Some(fs.into());
         }
         // A file on a filesystem on a device in memory (ext4 on zram).
-        return device(st.st_dev, 0).map(|d| format!("a file on a filesystem on {d}"));
+        return fs_device(st.st_dev, Some(fd.as_fd()), 0)
+            .map(|d| format!("a file on a filesystem on {d}"));
     }
     device(st.st_rdev, 0)
 }
@@ -107,10 +112,27 @@ fn loop_device(name: &str, disk: Devno, dir: &Path, depth: usize) -> Option<Stri
     let path = path.as_deref().map(str::trim);
     let deleted = path.is_some_and(|p| p.ends_with(" (deleted)"));
     let file = if deleted { "a deleted file" } else { "a file" };
-    if let Some(fs) = file_fs(path, dev, ino) {
+    // The backing file by its path, only while the path still names it.
+    let held = path.and_then(|p| {
+        let fd = rustix::fs::open(p, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()).ok()?;
+        let st = rustix::fs::fstat(&fd).ok()?;
+        (st.st_dev == dev && st.st_ino == ino).then_some(fd)
+    });
+    let in_memory = match &held {
+        Some(fd) => rustix::fs::fstatfs(fd)
+            .ok()
+            .and_then(memory_fs)
+            .map(String::from),
+        None => std::fs::read_to_string("/proc/self/mountinfo")
+            .ok()
+            .and_then(|m| mount_where(&m, 2, &majmin(dev)))
+            .map(|(fs, _)| fs)
+            .filter(|t| matches!(t.as_str(), "tmpfs" | "ramfs" | "devtmpfs")),
+    };
+    if let Some(fs) = in_memory {
         return Some(format!("a loop device over {file} on {fs}"));
     }
-    if let Some(d) = device(dev, depth + 1) {
+    if let Some(d) = fs_device(dev, held.as_ref().map(|fd| fd.as_fd()), depth + 1) {
         return Some(format!("a loop device over {file} on a filesystem on {d}"));
     }
     // Without direct I/O, the loop device reads and writes its file
@@ -118,33 +140,50 @@ fn loop_device(name: &str, disk: Devno, dir: &Path, depth: usize) -> Option<Stri
     (!dio).then(|| "a loop device over a page-cached file (direct I/O off)".into())
 }
 
-/// The in-memory filesystem (`tmpfs`, `ramfs`) holding the file `dev`/`ino`,
-/// if one does: by the path, when it still names that file, else by the
-/// filesystem of device number `dev` in this namespace's mount table.
-fn file_fs(path: Option<&str>, dev: Devno, ino: u64) -> Option<String> {
-    let same = path
-        .and_then(|p| rustix::fs::stat(p).ok().map(|st| (p, st)))
-        .filter(|(_, st)| st.st_dev == dev && st.st_ino == ino);
-    if let Some((p, _)) = same {
-        return rustix::fs::statfs(p)
-            .ok()
-            .and_then(memory_fs)
-            .map(String::from);
-    }
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    fs_type_of(&mountinfo, dev).filter(|t| matches!(t.as_str(), "tmpfs" | "ramfs" | "devtmpfs"))
+/// `MAJ:MIN` of a device number.
+fn majmin(d: Devno) -> String {
+    format!("{}:{}", rustix::fs::major(d), rustix::fs::minor(d))
 }
 
-/// The type of the filesystem of device number `dev` in a mountinfo text.
-fn fs_type_of(mountinfo: &str, dev: Devno) -> Option<String> {
-    let want = format!("{}:{}", rustix::fs::major(dev), rustix::fs::minor(dev));
+/// What memory backs the filesystem of device number `dev` (a file's
+/// `st_dev`), if memory does: the block device it is, or, for a filesystem
+/// whose files carry a device number of its own (btrfs), the block device
+/// the mount of the file open at `fd` names as its source (its mount id
+/// from `/proc/self/fdinfo`), else the mount of `dev`.
+fn fs_device(dev: Devno, fd: Option<BorrowedFd<'_>>, depth: usize) -> Option<String> {
+    if sys_of(dev).exists() {
+        return device(dev, depth);
+    }
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let (_, source) = match fd.and_then(mount_id) {
+        Some(id) => mount_where(&mountinfo, 0, &id)?,
+        None => mount_where(&mountinfo, 2, &majmin(dev))?,
+    };
+    let st = rustix::fs::stat(source.as_str()).ok()?;
+    (FileType::from_raw_mode(st.st_mode) == FileType::BlockDevice)
+        .then(|| device(st.st_rdev, depth))
+        .flatten()
+}
+
+/// The id of the mount the file open at `fd` is on (`mnt_id` of its
+/// `/proc/self/fdinfo`), as mountinfo's first field has it.
+fn mount_id(fd: BorrowedFd<'_>) -> Option<String> {
+    let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", fd.as_raw_fd())).ok()?;
+    info.lines()
+        .find_map(|l| l.strip_prefix("mnt_id:"))
+        .map(|v| v.trim().to_string())
+}
+
+/// The type and source of the first mount in a mountinfo text whose field
+/// number `field` (0: the mount id, 2: the device number) is `want`.
+fn mount_where(mountinfo: &str, field: usize, want: &str) -> Option<(String, String)> {
     mountinfo.lines().find_map(|l| {
         let f: Vec<&str> = l.split(' ').collect();
-        if f.get(2) != Some(&want.as_str()) {
+        if f.get(field) != Some(&want) {
             return None;
         }
         let dash = f.iter().position(|x| *x == "-")?;
-        f.get(dash + 1).map(|s| s.to_string())
+        Some((f.get(dash + 1)?.to_string(), f.get(dash + 2)?.to_string()))
     })
 }
 
@@ -156,23 +195,18 @@ mod tests {
 22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw
 25 22 0:21 / /dev/shm rw,nosuid,nodev shared:3 - tmpfs tmpfs rw
 26 22 0:22 / /mnt/x\\040y rw shared:4 - ramfs none rw
+27 22 0:23 / /mnt/b rw,relatime shared:5 - btrfs /dev/zram1 rw,ssd
 ";
 
     #[test]
-    fn a_filesystem_is_found_by_its_device_number() {
-        assert_eq!(
-            fs_type_of(MOUNTINFO, rustix::fs::makedev(0, 21)).as_deref(),
-            Some("tmpfs")
-        );
-        assert_eq!(
-            fs_type_of(MOUNTINFO, rustix::fs::makedev(0, 22)).as_deref(),
-            Some("ramfs")
-        );
-        assert_eq!(
-            fs_type_of(MOUNTINFO, rustix::fs::makedev(254, 0)).as_deref(),
-            Some("ext4")
-        );
-        assert_eq!(fs_type_of(MOUNTINFO, rustix::fs::makedev(0, 99)), None);
+    fn a_mount_is_found_by_its_device_number_or_its_id() {
+        let by_dev = |d| mount_where(MOUNTINFO, 2, &majmin(d)).map(|(fs, _)| fs);
+        assert_eq!(by_dev(rustix::fs::makedev(0, 21)).as_deref(), Some("tmpfs"));
+        assert_eq!(by_dev(rustix::fs::makedev(0, 22)).as_deref(), Some("ramfs"));
+        assert_eq!(by_dev(rustix::fs::makedev(254, 0)).as_deref(), Some("ext4"));
+        assert_eq!(by_dev(rustix::fs::makedev(0, 99)), None);
+        let (fs, source) = mount_where(MOUNTINFO, 0, "27").unwrap();
+        assert_eq!((fs.as_str(), source.as_str()), ("btrfs", "/dev/zram1"));
     }
 
     #[test]

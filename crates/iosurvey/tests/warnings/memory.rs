@@ -264,3 +264,40 @@ fn a_file_held_in_the_page_cache_is_memory_and_the_same_file_let_go_is_not() {
         u(&w["evidence"]["pages"])
     );
 }
+
+/// Issue 27: a filesystem whose files carry a device number of its own
+/// (btrfs) is judged by the device its mount names: a file on btrfs on
+/// zram, and a loop device over it, are memory (both were missed).
+#[test]
+fn a_file_on_btrfs_on_zram_is_memory_and_so_is_a_loop_over_it() {
+    let _lock = serial();
+    need!(require_root_and(&["mkfs.btrfs", "mount", "umount"]));
+    let z = need!(Zram::new(256 * MIB));
+    need!(sh("mkfs.btrfs", &["-q", "-f", path_str(z.path())]));
+    let m = need!(Mount::new(path_str(z.path()), &[]));
+    let file = m.path().join("t.dat");
+    let p = run_point(&[
+        "--size",
+        "8m",
+        "--rw",
+        "read",
+        "--bs",
+        "1m",
+        "--keep",
+        path_str(&file),
+    ]);
+    assert_eq!(
+        backing(&p),
+        "a file on a filesystem on zram",
+        "{}",
+        p["targets"]
+    );
+    let over = need!(LoopDev::attach(&file, &["--direct-io=on"]));
+    let p = randread(path_str(over.path()));
+    assert_eq!(
+        backing(&p),
+        "a loop device over a file on a filesystem on zram",
+        "{}",
+        p["targets"]
+    );
+}
