@@ -23,6 +23,7 @@
 
 mod buffers;
 pub mod data;
+pub mod fiemap;
 mod fileops;
 pub mod loopdev;
 pub mod resident;

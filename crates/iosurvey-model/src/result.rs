@@ -195,6 +195,15 @@ pub struct CompressionCheck {
     pub incompressible_bytes_per_sec: f64,
     /// How long each ran.
     pub probe_ns: u64,
+    /// Bytes the last write of compressible data left on the areas
+    /// written (up to their size).
+    #[serde(default)]
+    pub compressible_written_bytes: u64,
+    /// Of the file targets' areas, the bytes in extents the filesystem
+    /// encoded (compressed) right after that write (`FIEMAP`); `None` when
+    /// no target written has an extent map (a block device, tmpfs).
+    #[serde(default)]
+    pub encoded_bytes: Option<u64>,
 }
 
 /// Pages of a file target's read area, and how many were in the page

@@ -35,4 +35,4 @@ pub use model::{
 };
 pub use ranks::render_ranks;
 pub use text::{format_ns, format_rate, render_text, TextOptions};
-pub use warnings::Warning;
+pub use warnings::{judge_scaling, Warning};

@@ -213,6 +213,16 @@ pub struct CompressionReport {
     pub incompressible_bytes_per_sec: f64,
     /// How long each write ran.
     pub probe_ns: u64,
+    /// Bytes the last write of compressible data left on the areas
+    /// written (up to their size).
+    #[serde(default)]
+    pub compressible_written_bytes: u64,
+    /// Of the file targets' areas, the bytes in extents the filesystem
+    /// encoded (compressed) right after that write (`FIEMAP`); null when no
+    /// target written has an extent map (a block device, tmpfs), and in
+    /// reports older than it.
+    #[serde(default)]
+    pub encoded_bytes: Option<u64>,
 }
 
 /// A frame workload as it ran: its settings and one record per frame.
@@ -335,7 +345,9 @@ pub struct TargetReport {
     pub direct: bool,
     pub created: bool,
     /// What memory backs the target, when memory does: `tmpfs`, `ramfs`,
-    /// `zram`, a ram disk, or a loop device over a file on tmpfs.
+    /// `zram`, a ram disk, a file on a filesystem on one of these, or a
+    /// loop device over any of these or over a page-cached file (no direct
+    /// I/O), judged through stacked loop devices.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_backed: Option<String>,
     /// The fastest its interface moves data, in bytes per second, and how
@@ -629,6 +641,8 @@ impl PointReport {
                 compressible_bytes_per_sec: c.compressible_bytes_per_sec,
                 incompressible_bytes_per_sec: c.incompressible_bytes_per_sec,
                 probe_ns: c.probe_ns,
+                compressible_written_bytes: c.compressible_written_bytes,
+                encoded_bytes: c.encoded_bytes,
             }),
             streams,
             total,

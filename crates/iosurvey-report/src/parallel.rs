@@ -287,6 +287,7 @@ pub fn render_parallel(report: &RunReport, opts: TextOptions) -> String {
             );
         }
     }
+    crate::warnings::warnings_once(&mut out, report, "# warning: ");
     out
 }
 

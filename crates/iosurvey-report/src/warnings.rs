@@ -2,11 +2,19 @@
 //! code, the figures that raised it and the threshold they crossed, so that
 //! a script can act on them and a reader can judge them.
 
+mod parallel;
+mod series;
+mod stored;
+
+pub use parallel::judge_scaling;
+
 use crate::model::{ClassReport, StreamReport, TargetReport};
 use iosurvey_model::{FrameLayout, JobResult, Point};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{json, Map, Value};
+use series::{collapse, rate_checks};
 use std::fmt;
+use stored::{compressed, unwritten};
 
 /// One warning of a point.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -14,7 +22,8 @@ pub struct Warning {
     /// Stable identifier: `io_uring_unregistered`, `buffered_fits_in_ram`,
     /// `memory_backed`, `unwritten_area`, `rate_above_link`,
     /// `latency_below_floor`, `too_short`, `unstable`, `write_cache_collapse`,
-    /// `compression_suspected`; `text` for a
+    /// `compression_suspected`, `rate_above_class`, `short_window`,
+    /// `super_linear`; `text` for a
     /// warning of a report older than the codes.
     pub code: String,
     /// What it means and what to do.
@@ -63,16 +72,38 @@ impl fmt::Display for Warning {
     }
 }
 
-/// Every point's warnings, each once, one per line after `prefix`: the
-/// summaries of many-point modes (the quick card, diskperf, profile).
+/// Every point's warnings, one per line after `prefix`, each kind once:
+/// the summaries of many-point modes (the quick card, diskperf, profile).
+/// A kind is a code on one target and op (its figures differ from point to
+/// point); the first point's is printed, with how many more raised it.
 pub(crate) fn warnings_once(out: &mut String, report: &crate::RunReport, prefix: &str) {
     use std::fmt::Write as _;
-    let mut seen: Vec<&str> = Vec::new();
+    let mut seen: Vec<(&Warning, usize)> = Vec::new();
     for w in report.points.iter().flat_map(|p| &p.warnings) {
-        if !seen.contains(&w.message.as_str()) {
-            seen.push(&w.message);
-            let _ = writeln!(out, "{prefix}{w}");
+        match seen.iter_mut().find(|(s, _)| s.same_kind(w)) {
+            Some((_, n)) => *n += 1,
+            None => seen.push((w, 1)),
         }
+    }
+    for (w, n) in seen {
+        let _ = match n {
+            1 => writeln!(out, "{prefix}{w}"),
+            2 => writeln!(out, "{prefix}{w} (and 1 more point)"),
+            n => writeln!(out, "{prefix}{w} (and {} more points)", n - 1),
+        };
+    }
+}
+
+impl Warning {
+    /// Whether `other` is the same warning of another point: its code, on
+    /// the same target and op (an old report's text warnings: the same
+    /// words).
+    fn same_kind(&self, other: &Warning) -> bool {
+        let key = |w: &Warning, k: &str| w.evidence.get(k).cloned();
+        self.code == other.code
+            && key(self, "target") == key(other, "target")
+            && key(self, "op") == key(other, "op")
+            && (self.code != "text" || self.message == other.message)
     }
 }
 
@@ -99,29 +130,15 @@ pub(crate) fn read_warnings<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Warni
         .collect())
 }
 
-/// The share of sampled blocks that must read as zeros for
-/// `unwritten_area`: all of them.
-const ZERO_SHARE: f64 = 1.0;
 /// A random read's median latency below which a rotational device cannot
 /// be: a seek and half a turn of the fastest disks take more.
 const ROTATIONAL_FLOOR_NS: u64 = 1_000_000;
+/// The most a rotational device moves per second: the fastest disks'
+/// outer tracks (dual-actuator drives) give about 550 MB/s.
+const ROTATIONAL_MAX_BYTES_PER_SEC: f64 = 600e6;
 /// How far above its link's ceiling a rate may be before it is doubted
 /// (the ceiling is computed from nominal figures).
 const LINK_TOLERANCE: f64 = 1.02;
-/// Fewest whole intervals for a rate to be judged steady.
-const MIN_INTERVALS: usize = 5;
-/// Largest coefficient of variation of the interval rates.
-const MAX_CV: f64 = 0.20;
-/// Fewest I/Os per interval for that variation to mean anything (counting
-/// alone varies by about 1/sqrt(n)).
-const MIN_OPS_PER_INTERVAL: f64 = 100.0;
-/// Bytes written before a write cache's collapse is looked for, and the
-/// share of the starting rate under which the rate has collapsed.
-const COLLAPSE_AFTER: u64 = 1 << 30;
-const COLLAPSE_SHARE: f64 = 0.70;
-/// Most the write rate of compressible data may exceed that of
-/// incompressible data, as a share of the latter.
-const MAX_COMPRESSION_GAP: f64 = 0.20;
 /// Share of a file's pages read that, resident when a buffered job starts
 /// (after the caches were dropped), makes it memory.
 const RESIDENT_SHARE: f64 = 0.99;
@@ -203,9 +220,6 @@ pub(crate) fn warnings(
         }
     }
     for (ti, t) in targets.iter().enumerate() {
-        let Some(ceiling) = t.link_bytes_per_sec else {
-            continue;
-        };
         for op in ["read", "write"] {
             let rate: f64 = job
                 .streams
@@ -217,36 +231,20 @@ pub(crate) fn warnings(
                     _ => sr.write.bytes_per_sec,
                 })
                 .sum();
-            if rate > ceiling as f64 * LINK_TOLERANCE {
-                out.push(Warning::new(
-                    "rate_above_link",
-                    format!(
-                        "{op}s of {} ran at {:.0} MB/s, more than its interface carries ({:.0} MB/s, {}): the data came from a cache, not over the link",
-                        t.path,
-                        rate / 1e6,
-                        ceiling as f64 / 1e6,
-                        t.link.as_deref().unwrap_or("its link")
-                    ),
-                    json!({"target": t.path, "op": op, "bytes_per_sec": rate.round(), "link_bytes_per_sec": ceiling}),
-                    "the interface's ceiling (plus 2%)",
-                ));
-            }
+            out.extend(rate_ceilings(t, op, rate));
         }
     }
-    if let Some(z) = &r.read_sample {
-        if z.blocks > 0 && z.zero_blocks as f64 >= ZERO_SHARE * z.blocks as f64 {
-            out.push(Warning::new(
-                "unwritten_area",
-                "every block sampled from the area read reads as zeros: it was probably never written (or was trimmed), and SSDs and thin LUNs answer such reads without touching the media; write the area first (e.g. run --rw write)".into(),
-                json!({"sampled_blocks": z.blocks, "zero_blocks": z.zero_blocks}),
-                "all sampled blocks zero",
-            ));
-        }
+    if let Some(w) = r.read_sample.as_ref().and_then(unwritten) {
+        out.push(w);
     }
     for (s, sr) in job.streams.iter().zip(streams) {
         let t = &targets[s.target];
         let p50 = sr.read.latency.at(50.0);
-        if t.rotational == Some(true) && !s.pattern.is_sequential() && sr.read.ops > 0 {
+        // Memory that answers (a loop device's page cache, which also
+        // copies the rotational flag of its file's disk) is named by
+        // `memory_backed`; no floor of a disk applies to it.
+        let rotational = t.rotational == Some(true) && t.memory_backed.is_none();
+        if rotational && !s.pattern.is_sequential() && sr.read.ops > 0 {
             if let Some(p50) = p50.filter(|&ns| ns < ROTATIONAL_FLOOR_NS) {
                 out.push(Warning::new(
                     "latency_below_floor",
@@ -260,26 +258,11 @@ pub(crate) fn warnings(
             }
         }
     }
-    if let Some(c) = &r.compression_check {
-        let (z, u) = (c.compressible_bytes_per_sec, c.incompressible_bytes_per_sec);
-        // Compression and dedup make the compressible writes faster; a
-        // slower compressible write says nothing of them.
-        if u > 0.0 && z / u - 1.0 > MAX_COMPRESSION_GAP {
-            out.push(Warning::new(
-                "compression_suspected",
-                format!(
-                    "writes of data that compresses ran at {:.0} MB/s, of incompressible data at {:.0} MB/s: the storage compresses (or deduplicates) what it is given, so its rates depend on the data; iosurvey's own writes are incompressible unless --compressible",
-                    z / 1e6,
-                    u / 1e6
-                ),
-                json!({
-                    "compressible_bytes_per_sec": z.round(),
-                    "incompressible_bytes_per_sec": u.round(),
-                    "ratio": (z / u * 1000.0).round() / 1000.0,
-                }),
-                "compressible writes at most 20% faster than incompressible ones",
-            ));
-        }
+    if let Some(w) = r.compression_check.as_ref().and_then(compressed) {
+        out.push(w);
+    }
+    if matches!(point.params, iosurvey_model::PointParams::Parallel { .. }) {
+        out.extend(parallel::short_window(streams, job.bounds.time));
     }
     if matches!(point.params, iosurvey_model::PointParams::Run) {
         for (op, c) in [("read", total.read), ("write", total.write)] {
@@ -287,11 +270,49 @@ pub(crate) fn warnings(
                 out.push(w);
             }
         }
-        // A disk writes slower towards its inner tracks: no cache there.
-        let rotational = targets.iter().any(|t| t.rotational == Some(true));
-        if let Some(w) = collapse(total.write, total.interval_ns).filter(|_| !rotational) {
+        if let Some(w) = collapse(total.write, total.interval_ns) {
             out.push(w);
         }
+    }
+    out
+}
+
+/// `rate_above_link` and `rate_above_class` for `op`s of target `t` at
+/// `rate` bytes per second.
+fn rate_ceilings(t: &TargetReport, op: &str, rate: f64) -> Vec<Warning> {
+    let mut out = Vec::new();
+    if let Some(ceiling) = t
+        .link_bytes_per_sec
+        .filter(|&c| rate > c as f64 * LINK_TOLERANCE)
+    {
+        out.push(Warning::new(
+            "rate_above_link",
+            format!(
+                "{op}s of {} ran at {:.0} MB/s, more than its interface carries ({:.0} MB/s, {}): the data came from a cache, not over the link",
+                t.path,
+                rate / 1e6,
+                ceiling as f64 / 1e6,
+                t.link.as_deref().unwrap_or("its link")
+            ),
+            json!({"target": t.path, "op": op, "bytes_per_sec": rate.round(), "link_bytes_per_sec": ceiling}),
+            "the interface's ceiling (plus 2%)",
+        ));
+    }
+    // Memory that answers is named by `memory_backed` (a loop device
+    // copies its file's disk's rotational flag).
+    let rotational = t.rotational == Some(true) && t.memory_backed.is_none();
+    if rotational && rate > ROTATIONAL_MAX_BYTES_PER_SEC {
+        out.push(Warning::new(
+            "rate_above_class",
+            format!(
+                "{op}s of {} ran at {:.0} MB/s, more than a rotational disk's platters give (the fastest give about {:.0} MB/s): a cache answered (the disk's, a controller's, a host's), or the device is not rotational",
+                t.path,
+                rate / 1e6,
+                ROTATIONAL_MAX_BYTES_PER_SEC / 1e6
+            ),
+            json!({"target": t.path, "op": op, "bytes_per_sec": rate.round(), "class": "rotational", "class_bytes_per_sec": ROTATIONAL_MAX_BYTES_PER_SEC}),
+            "at most 600 MB/s on a rotational device",
+        ));
     }
     out
 }
@@ -301,105 +322,6 @@ pub(crate) struct PointTotals<'a> {
     pub read: &'a ClassReport,
     pub write: &'a ClassReport,
     pub interval_ns: u64,
-}
-
-/// Bytes per second of each whole interval of `c`'s series.
-fn interval_rates(c: &ClassReport, interval_ns: u64) -> Vec<f64> {
-    let whole = if c.series_last_ns >= interval_ns {
-        c.series.len()
-    } else {
-        c.series.len().saturating_sub(1)
-    };
-    c.series[..whole]
-        .iter()
-        .map(|s| s.bytes as f64 * 1e9 / interval_ns as f64)
-        .collect()
-}
-
-/// `too_short` or `unstable` for class `op`, when it moved anything.
-fn rate_checks(op: &str, c: &ClassReport, interval_ns: u64) -> Option<Warning> {
-    if c.ops == 0 || interval_ns == 0 {
-        return None;
-    }
-    let rates = interval_rates(c, interval_ns);
-    if rates.len() < MIN_INTERVALS {
-        return Some(Warning::new(
-            "too_short",
-            format!(
-                "the {op}s ran for {} whole intervals of {} ms: too few to tell a steady rate from a burst; run longer (--time)",
-                rates.len(),
-                interval_ns / 1_000_000
-            ),
-            json!({"op": op, "intervals": rates.len(), "interval_ns": interval_ns}),
-            "at least 5 whole intervals",
-        ));
-    }
-    // Too few I/Os per interval vary by counting alone (a disk's few
-    // writes of a 95% read mix, 128 MiB blocks): no judgement then.
-    let whole = &c.series[..rates.len()];
-    let ops_per_interval = whole.iter().map(|s| s.ops).sum::<u64>() as f64 / rates.len() as f64;
-    if ops_per_interval < MIN_OPS_PER_INTERVAL {
-        return None;
-    }
-    let mean = rates.iter().sum::<f64>() / rates.len() as f64;
-    let var = rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / rates.len() as f64;
-    let cv = if mean > 0.0 { var.sqrt() / mean } else { 0.0 };
-    (cv > MAX_CV).then(|| {
-        Warning::new(
-            "unstable",
-            format!(
-                "the {op} rate varied from interval to interval by {:.0}% (coefficient of variation): the mean hides a changing device (caches filling, garbage collection, throttling) or a disturbed host; look at the series",
-                cv * 100.0
-            ),
-            json!({"op": op, "cv": (cv * 1000.0).round() / 1000.0, "intervals": rates.len(), "mean_bytes_per_sec": mean.round()}),
-            "a coefficient of variation of at most 20%",
-        )
-    })
-}
-
-/// `write_cache_collapse`: after at least 1 GiB written, the write rate of
-/// an interval fell under 70% of the rate of the first intervals, and
-/// stayed there. The knee, in bytes written before it, is the size of the
-/// cache that absorbed the start (an SSD's SLC cache).
-fn collapse(c: &ClassReport, interval_ns: u64) -> Option<Warning> {
-    let rates = interval_rates(c, interval_ns);
-    if rates.len() < MIN_INTERVALS {
-        return None;
-    }
-    let start = rates[..3].iter().sum::<f64>() / 3.0;
-    let mut written = 0u64;
-    for (i, s) in c.series.iter().enumerate().take(rates.len()) {
-        let before = written;
-        written += s.bytes;
-        if before < COLLAPSE_AFTER {
-            continue;
-        }
-        let rest = &rates[i..];
-        if rest.len() < 2 {
-            break;
-        }
-        let after = rest.iter().sum::<f64>() / rest.len() as f64;
-        if rates[i] < COLLAPSE_SHARE * start && after < COLLAPSE_SHARE * start {
-            return Some(Warning::new(
-                "write_cache_collapse",
-                format!(
-                    "the write rate fell from {:.0} MB/s to {:.0} MB/s after {:.2} GB written, and stayed there: a write cache (an SSD's SLC cache, a controller's) absorbed the first {:.2} GB; the sustained rate is the lower one",
-                    start / 1e6,
-                    after / 1e6,
-                    before as f64 / 1e9,
-                    before as f64 / 1e9
-                ),
-                json!({
-                    "start_bytes_per_sec": start.round(),
-                    "after_bytes_per_sec": after.round(),
-                    "knee_bytes": before,
-                    "knee_gb": (before as f64 / 1e7).round() / 100.0,
-                }),
-                "the rate under 70% of its start, after at least 1 GiB written",
-            ));
-        }
-    }
-    None
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //! publish live totals that an [`Observer`] sees about ten times a second.
 #![deny(unsafe_code)]
 
+mod compression;
 #[cfg(test)]
 mod fake_engine;
 pub mod frame_target;
@@ -14,6 +15,7 @@ pub mod host;
 pub mod observer;
 pub mod result;
 pub mod runner;
+mod sample;
 pub mod target;
 mod verify;
 pub mod verify_state;

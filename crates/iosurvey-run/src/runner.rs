@@ -11,12 +11,9 @@ use crate::worker::{
 };
 use iosurvey_engine::verify::{GenMap, WriteVerify};
 use iosurvey_engine::{Engine, EngineConfig, EngineError, EngineKind, SyncEngine, UringEngine};
-use iosurvey_model::{CompressionCheck, DataFill, Op};
 use iosurvey_workload::array::ArrayError;
 use iosurvey_workload::pattern::{resolve_area, worker_regions, AreaError, OffsetGen};
-use iosurvey_workload::{
-    ArrayMap, Bounds, FrameJob, FrameLayout, Job, Layout, Point, MAX_OUTSTANDING,
-};
+use iosurvey_workload::{ArrayMap, FrameJob, FrameLayout, Job, Layout, Point, MAX_OUTSTANDING};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -352,7 +349,7 @@ pub fn run_point(
     observer: &mut dyn Observer,
 ) -> Result<JobResult, RunError> {
     let check = match point.job.check_compression && point.job.writes() {
-        true => Some(check_compression(point, targets, stop)?),
+        true => Some(crate::compression::check_compression(point, targets, stop)?),
         false => None,
     };
     let mut result = run_job(point, targets, stop, observer)?;
@@ -360,68 +357,8 @@ pub fn run_point(
     Ok(result)
 }
 
-/// How long each write of `--check-compression` runs, and how many of
-/// each kind it runs.
-const COMPRESSION_PROBE: Duration = Duration::from_secs(1);
-const COMPRESSION_ROUNDS: usize = 3;
-
-/// Runs the writes of `point` for [`COMPRESSION_PROBE`] at a time, with
-/// data that compresses to almost nothing (every 512-byte sector zeros but
-/// for its first 16 bytes, which keep it unique) and with incompressible
-/// data, in
-/// turn, [`COMPRESSION_ROUNDS`] times each, after one write of
-/// incompressible data that is not counted: the median rate of each kind.
-fn check_compression(
-    point: &Point,
-    targets: &[OpenTarget],
-    stop: &AtomicBool,
-) -> Result<CompressionCheck, RunError> {
-    let probe = |compressible_pct: u8| -> Result<f64, RunError> {
-        let mut p = point.clone();
-        p.job.verify = false;
-        p.job.verify_backlog = None;
-        p.job.check_compression = false;
-        p.job.fill = DataFill { compressible_pct };
-        p.job.bounds = Bounds {
-            time: Some(COMPRESSION_PROBE),
-            bytes: None,
-            ramp: Duration::ZERO,
-        };
-        for s in &mut p.job.streams {
-            s.wrap = true;
-        }
-        let r = run_job(&p, targets, stop, &mut crate::NoObserver)?;
-        let w = r.total(Op::Write);
-        let secs = r.elapsed_ns as f64 / 1e9;
-        Ok(if secs > 0.0 {
-            w.bytes as f64 / secs
-        } else {
-            0.0
-        })
-    };
-    // A first write of incompressible data, not counted, so that neither
-    // kind pays for allocating the area (a new file, a thin LUN); then the
-    // two kinds in turn, and the median of each, so that one disturbed
-    // second of a shared machine does not decide.
-    probe(0)?;
-    let (mut zeros, mut unique) = (Vec::new(), Vec::new());
-    for _ in 0..COMPRESSION_ROUNDS {
-        zeros.push(probe(100)?);
-        unique.push(probe(0)?);
-    }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    Ok(CompressionCheck {
-        compressible_bytes_per_sec: median(&mut zeros),
-        incompressible_bytes_per_sec: median(&mut unique),
-        probe_ns: COMPRESSION_PROBE.as_nanos() as u64,
-    })
-}
-
 /// Runs the job of `point` itself.
-fn run_job(
+pub(crate) fn run_job(
     point: &Point,
     targets: &[OpenTarget],
     stop: &AtomicBool,
@@ -626,7 +563,7 @@ fn run_job(
     result.cached_at_start = cached_at_start;
     result.data_nonce = iosurvey_engine::data::run_nonce();
     if !result.interrupted {
-        result.read_sample = crate::verify::sample_reads(job, targets);
+        result.read_sample = crate::sample::sample_reads(job, targets);
     }
     if job.verify {
         // A job that was stopped reads nothing back: the pass counts the

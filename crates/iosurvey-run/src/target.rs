@@ -3,6 +3,7 @@
 //! test files with non-zero, incompressible data, and removing them. Each
 //! target is opened once and judged by its descriptor (see `open`).
 
+mod backing;
 mod claim;
 mod hold;
 mod layout;
@@ -17,10 +18,10 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
+pub(crate) use backing::memory_backing;
 pub use claim::{created_by_iosurvey, Claim, Identity};
 pub use iosurvey_model::TargetKind;
 pub(crate) use layout::{check_free_space, dir_dio_alignment, fill};
-pub(crate) use open::memory_backing;
 pub use open::test_file_name;
 pub use probe::{plan_geometry, plan_target, Geometry, Planned};
 

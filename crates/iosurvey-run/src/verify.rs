@@ -14,9 +14,8 @@ use iosurvey_engine::open_beneath;
 use iosurvey_engine::resident::resident_pages;
 use iosurvey_engine::verify::{check_chunk, Expect, WriteVerify, BLOCK};
 use iosurvey_engine::BufferPool;
-use iosurvey_model::rng::Rng;
 use iosurvey_model::verify::{FailureClass, VerifyFailure, VerifySummary};
-use iosurvey_model::{CachedPages, ReadSample, TargetKind};
+use iosurvey_model::{CachedPages, TargetKind};
 use iosurvey_workload::pattern::resolve_area;
 use iosurvey_workload::{FrameJob, FrameLayout, Job, StreamClass};
 use rustix::fs::{FileType, Mode, OFlags};
@@ -374,45 +373,6 @@ pub(crate) fn read_and_check(
     }
 }
 
-/// Blocks sampled per point from the areas it read.
-const SAMPLED_BLOCKS: u64 = 16;
-
-/// Reads [`SAMPLED_BLOCKS`] blocks spread over the areas the job's reading
-/// streams covered, and counts those that are all zeros.
-pub(crate) fn sample_reads(job: &Job, targets: &[OpenTarget]) -> Option<ReadSample> {
-    let areas: Vec<(usize, u64, u64)> = job
-        .streams
-        .iter()
-        .filter(|s| s.mix.reads() && s.frames.is_none() && s.array.is_none())
-        .filter_map(|s| {
-            let t = targets.get(s.target)?;
-            let a = resolve_area(t.size, s.offset, s.span, s.bs).ok()?;
-            Some((s.target, a.start, a.len))
-        })
-        .collect();
-    if areas.is_empty() {
-        return None;
-    }
-    let align = io_alignment(targets).max(BLOCK);
-    let mut pool = BufferPool::new(1, align, align, 0).ok()?;
-    let mut out = ReadSample::default();
-    let mut rng = Rng::new(job.seed);
-    for k in 0..SAMPLED_BLOCKS {
-        let (ti, start, len) = areas[(k as usize) % areas.len()];
-        let blocks = len / align as u64;
-        if blocks == 0 {
-            continue;
-        }
-        let off = start + rng.below(blocks) * align as u64;
-        let buf = &mut pool.get_mut(0)[..align];
-        if read_full(targets[ti].fd.as_fd(), buf, off).0 == align {
-            out.blocks += 1;
-            out.zero_blocks += u64::from(buf.iter().all(|&b| b == 0));
-        }
-    }
-    Some(out)
-}
-
 /// The pages of the areas the job's buffered reading streams cover on
 /// file targets not already known to sit in memory, and how many are in
 /// the page cache (measured right after the caches were dropped).
@@ -452,7 +412,7 @@ pub(crate) fn cached_read_areas(job: &Job, targets: &[OpenTarget]) -> Vec<Cached
 
 /// Reads `buf.len()` bytes at `off`, as many as it can: the bytes read,
 /// and the error that stopped it short (none at the end of the file).
-fn read_full(fd: BorrowedFd<'_>, buf: &mut [u8], off: u64) -> (usize, Option<Errno>) {
+pub(crate) fn read_full(fd: BorrowedFd<'_>, buf: &mut [u8], off: u64) -> (usize, Option<Errno>) {
     let mut done = 0;
     while done < buf.len() {
         match rustix::io::pread(fd, &mut buf[done..], off + done as u64) {

@@ -402,6 +402,7 @@ pub fn execute(
             repeat,
             ..PointReport::new(point, &opened, &result, ram)
         });
+        iosurvey_report::judge_scaling(&mut report);
         if let Err(e) = outs.save(&report, presenter, false) {
             return wrap_up(&report, oflags, &outs, presenter, &stdout).and(Err(e));
         }

@@ -111,7 +111,7 @@ fn holders(d: Devno) -> Vec<Devno> {
 /// `LOOP_GET_STATUS64`, never the path in sysfs, which may no longer
 /// resolve or may now name something else).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Backing {
+pub(crate) enum Backing {
     /// A block device: its `st_rdev`.
     Device(Devno),
     /// A regular file: its `st_dev` (the filesystem it lies on) and inode.
@@ -147,7 +147,7 @@ impl Backing {
 /// The backing of the loop device `devno` named `name` in /sys/block:
 /// `/dev/NAME` is opened only to ask the kernel, and used only if it is
 /// that device. `None` when the loop device is detached.
-fn loop_backing(name: &str, devno: Devno) -> Option<Backing> {
+pub(crate) fn loop_backing(name: &str, devno: Devno) -> Option<Backing> {
     use rustix::fs::{FileType, Mode, OFlags};
     let path = format!("/dev/{name}");
     let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK;

@@ -410,43 +410,6 @@ fn disk_name(fd: &OwnedFd) -> Option<String> {
     disk.file_name()?.to_str().map(String::from)
 }
 
-/// `TMPFS_MAGIC` and `RAMFS_MAGIC` (statfs(2)).
-const TMPFS_MAGIC: i64 = 0x0102_1994;
-const RAMFS_MAGIC: i64 = 0x8584_58f6;
-
-/// What memory backs the target, if memory does: a file on tmpfs or
-/// ramfs, a zram or brd (`ram*`) device, or a loop device over a file on
-/// tmpfs or ramfs.
-pub(crate) fn memory_backing(fd: &OwnedFd, kind: TargetKind) -> Option<String> {
-    // `f_type` is an i64 here, but not on every architecture.
-    #[allow(clippy::unnecessary_cast)]
-    let fs_of = |fs: rustix::fs::StatFs| match fs.f_type as i64 {
-        TMPFS_MAGIC => Some("tmpfs"),
-        RAMFS_MAGIC => Some("ramfs"),
-        _ => None,
-    };
-    if kind != TargetKind::Block {
-        return rustix::fs::fstatfs(fd)
-            .ok()
-            .and_then(fs_of)
-            .map(String::from);
-    }
-    let name = disk_name(fd)?;
-    let disk = std::path::Path::new("/sys/block").join(&name);
-    if name.starts_with("zram") {
-        return Some("zram".into());
-    }
-    if name.starts_with("ram") {
-        return Some("brd (ram disk)".into());
-    }
-    if name.starts_with("loop") {
-        let backing = std::fs::read_to_string(disk.join("loop/backing_file")).ok()?;
-        let fs = rustix::fs::statfs(backing.trim()).ok().and_then(fs_of)?;
-        return Some(format!("a loop device over a file on {fs}"));
-    }
-    None
-}
-
 /// Probes the opened target: size, block sizes, rotational flag; a file
 /// must be non-empty, at least `want` bytes and (unless iosurvey just laid
 /// it out) without holes.
@@ -497,7 +460,7 @@ pub(super) fn describe(
             (lbs, pbs, None)
         }
     };
-    let memory_backed = memory_backing(&fd, kind);
+    let memory_backed = super::backing::memory_backing(&fd, kind);
     let link = match kind {
         TargetKind::Block => {
             disk_name(&fd).and_then(|n| super::link::ceiling(Path::new("/sys"), &n))
