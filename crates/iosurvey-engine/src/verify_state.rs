@@ -199,6 +199,14 @@ impl TargetState {
         bytes.starts_with(MAGIC)
     }
 
+    /// The size of the target the state in `bytes` says it was recorded
+    /// for, read from its head alone (nothing checked, nothing allocated):
+    /// a caller refuses a state larger than its target before decoding it.
+    pub fn recorded_size(bytes: &[u8]) -> Option<u64> {
+        let b = bytes.get(16..24)?;
+        Self::is_state(bytes).then(|| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+    }
+
     /// Reads a state from its bytes, checking everything.
     pub fn decode(bytes: &[u8]) -> Result<Self, StateError> {
         if !Self::is_state(bytes) {
@@ -231,7 +239,9 @@ impl TargetState {
             })
             .and_then(|b| b.checked_add(HEAD + 4))
             .ok_or(StateError::Damaged)?;
-        if bytes.len() != body {
+        // No more blocks than its target has: the blocks are allocated
+        // before the ranges are checked.
+        if bytes.len() != body || nblocks > size.div_ceil(crate::verify::BLOCK as u64) {
             return Err(StateError::Damaged);
         }
         let crc = u32_at(body - 4)?;

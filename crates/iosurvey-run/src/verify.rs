@@ -8,7 +8,7 @@
 use crate::runner::RunError;
 use crate::target::Geometry;
 use crate::target::{drop_cache, drop_pages, io_alignment, OpenTarget};
-use crate::verify_state::{load, state_path};
+use crate::verify_state::{capacity, load, state_path};
 use crate::worker::now_ns;
 use iosurvey_engine::open_beneath;
 use iosurvey_engine::resident::resident_pages;
@@ -55,7 +55,7 @@ pub(crate) fn check_job(job: &Job, targets: &[Geometry]) -> Result<(), RunError>
         }
         let path = state_path(&t.path, job.verify_state.as_deref())
             .map_err(|e| RunError::Verify(e.to_string()))?;
-        load(&path).map_err(|e| RunError::Verify(e.to_string()))?;
+        load(&path, capacity(&t.path, t.size)).map_err(|e| RunError::Verify(e.to_string()))?;
     }
     for s in &job.streams {
         if let Some(fj) = &s.frames {

@@ -7,11 +7,20 @@
 //!   a frames directory (`iosurvey-frames/frames.iosurvey-verify`); a block
 //!   device has no default (refused: the user names the place).
 //!
-//! The file is iosurvey's own: one that exists and does not start with
-//! the state's magic is never read as one nor replaced, a symbolic link is
-//! never followed, and a new state is written to a temporary file created
-//! with `O_EXCL|O_NOFOLLOW` in the same directory, synced, and renamed over
-//! the old one (then the directory synced).
+//! The file is iosurvey's own. Whatever is at its place is first opened
+//! `O_PATH|O_NOFOLLOW` (which does nothing to a FIFO or a device) and read
+//! only if it is a regular file no larger than a state of its target can
+//! be; it counts as iosurvey's only when it decodes whole (magic, lengths,
+//! crc32c) as a state of a target no larger than this one, so that its
+//! blocks are never allocated before that is known. A new state is written
+//! to a temporary file created with `O_EXCL|O_NOFOLLOW` in the same
+//! directory and synced, then swapped in with `RENAME_EXCHANGE` and kept
+//! only if what came out is the file read before the job (else swapped
+//! back), or renamed in with `RENAME_NOREPLACE` when nothing was there. A
+//! state is removed by renaming whatever the name holds aside first and
+//! unlinking that only if it is the inode checked (anything else is put
+//! back). What is left to a race: a file put at the aside name between
+//! its check and its unlink (issue 28: clean-up by descriptor).
 
 use iosurvey_engine::verify_state::{StateError, TargetState};
 use rustix::fs::{Mode, OFlags, CWD};
@@ -23,8 +32,6 @@ use std::path::{Path, PathBuf};
 
 /// The suffix of a state file.
 pub const SUFFIX: &str = ".iosurvey-verify";
-/// A state larger than this is not one iosurvey wrote.
-const MAX_BYTES: u64 = 1 << 32;
 
 /// Why a state file cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -93,40 +100,64 @@ fn parent(path: &Path) -> Result<(OwnedFd, &OsStr), StateFileError> {
     Ok((fd, name))
 }
 
-/// Opens `name` in `dir` for reading, never through a symlink: `None` when
-/// nothing is there; refused when it is not a regular file.
+/// A file at the state's place, opened for reading: never through a
+/// symbolic link, and only once it is known to be a regular file (it is
+/// first opened `O_PATH`, which does nothing to a FIFO or a device, then
+/// opened again through that descriptor, so the same inode). `None` when
+/// nothing is there.
+struct Existing {
+    fd: OwnedFd,
+    /// Its device and inode, for finding it again at the name.
+    id: (u64, u64),
+    size: u64,
+}
+
 fn open_existing(
     dir: &OwnedFd,
     name: &OsStr,
     path: &Path,
-) -> Result<Option<OwnedFd>, StateFileError> {
-    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
-    let fd = match rustix::fs::openat(dir, name, flags, Mode::empty()) {
+) -> Result<Option<Existing>, StateFileError> {
+    let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let held = match rustix::fs::openat(dir, name, flags, Mode::empty()) {
         Ok(fd) => fd,
         Err(Errno::NOENT) => return Ok(None),
-        Err(Errno::LOOP) => {
-            return Err(StateFileError::NotOurs {
-                path: path.to_path_buf(),
-                why: "a symbolic link is there".into(),
-            })
-        }
         Err(e) => return Err(io(path, e)),
     };
-    let st = rustix::fs::fstat(&fd).map_err(|e| io(path, e))?;
-    let ft = rustix::fs::FileType::from_raw_mode(st.st_mode);
-    if ft != rustix::fs::FileType::RegularFile {
-        return Err(StateFileError::NotOurs {
+    let st = rustix::fs::fstat(&held).map_err(|e| io(path, e))?;
+    let not_ours = |why: &str| {
+        Err(StateFileError::NotOurs {
             path: path.to_path_buf(),
-            why: "it is not a regular file".into(),
-        });
+            why: why.into(),
+        })
+    };
+    match rustix::fs::FileType::from_raw_mode(st.st_mode) {
+        rustix::fs::FileType::RegularFile => {}
+        rustix::fs::FileType::Symlink => return not_ours("a symbolic link is there"),
+        _ => return not_ours("it is not a regular file"),
     }
-    if st.st_size as u64 > MAX_BYTES {
-        return Err(StateFileError::NotOurs {
-            path: path.to_path_buf(),
-            why: "it is too large to be a verify state".into(),
-        });
-    }
-    Ok(Some(fd))
+    let via = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&held));
+    let fd = rustix::fs::openat(
+        CWD,
+        via.as_str(),
+        OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| io(path, e))?;
+    Ok(Some(Existing {
+        fd,
+        id: (st.st_dev, st.st_ino),
+        size: st.st_size as u64,
+    }))
+}
+
+/// A file's device and inode.
+pub type FileId = (u64, u64);
+
+/// The device and inode at `name` in `dir` now, not following a link.
+fn id_at(dir: &OwnedFd, name: &OsStr) -> Option<(u64, u64)> {
+    rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+        .ok()
+        .map(|st| (st.st_dev, st.st_ino))
 }
 
 fn read_all(fd: &OwnedFd, path: &Path) -> Result<Vec<u8>, StateFileError> {
@@ -142,15 +173,51 @@ fn read_all(fd: &OwnedFd, path: &Path) -> Result<Vec<u8>, StateFileError> {
     }
 }
 
-/// Reads the state at `path`: `None` when there is none yet.
-pub fn load(path: &Path) -> Result<Option<TargetState>, StateFileError> {
-    let (dir, name) = parent(path)?;
-    let Some(fd) = open_existing(&dir, name, path)? else {
+/// The most a state of a target of `size` bytes can take: a range of 8
+/// bytes per block at worst, and the runs' table.
+fn largest_state(size: u64) -> u64 {
+    4096 + size.div_ceil(4096).saturating_mul(8) + (1 << 20)
+}
+
+/// The most bytes of data the target at `target` (of `size` bytes) can
+/// hold: its size, or for a frames directory the capacity of its
+/// filesystem. A state that claims more is not read (its blocks would be
+/// allocated before anything else is checked).
+pub fn capacity(target: &Path, size: u64) -> u64 {
+    if std::fs::symlink_metadata(target).is_ok_and(|m| m.is_dir()) {
+        if let Ok(v) = rustix::fs::statvfs(target) {
+            return v.f_blocks.saturating_mul(v.f_frsize).max(size);
+        }
+    }
+    size
+}
+
+/// Reads what is at `name` in `dir`: a state, checked whole, of a target
+/// of at most `capacity` bytes; `None` when nothing is there.
+fn read_state(
+    dir: &OwnedFd,
+    name: &OsStr,
+    path: &Path,
+    capacity: u64,
+) -> Result<Option<(TargetState, FileId)>, StateFileError> {
+    let Some(f) = open_existing(dir, name, path)? else {
         return Ok(None);
     };
-    let bytes = read_all(&fd, path)?;
+    if f.size > largest_state(capacity) {
+        return Err(StateFileError::NotOurs {
+            path: path.to_path_buf(),
+            why: "it is too large to be a verify state of this target".into(),
+        });
+    }
+    let bytes = read_all(&f.fd, path)?;
+    if TargetState::recorded_size(&bytes).is_some_and(|s| s > capacity) {
+        return Err(StateFileError::Bad {
+            path: path.to_path_buf(),
+            err: StateError::Damaged,
+        });
+    }
     match TargetState::decode(&bytes) {
-        Ok(s) => Ok(Some(s)),
+        Ok(s) => Ok(Some((s, f.id))),
         Err(StateError::NotAState) => Err(StateFileError::NotOurs {
             path: path.to_path_buf(),
             why: "a file that is not an iosurvey verify state is there".into(),
@@ -162,20 +229,19 @@ pub fn load(path: &Path) -> Result<Option<TargetState>, StateFileError> {
     }
 }
 
-/// The file at `name` in `dir` is iosurvey's state, or nothing.
-fn check_ours(dir: &OwnedFd, name: &OsStr, path: &Path) -> Result<bool, StateFileError> {
-    let Some(fd) = open_existing(dir, name, path)? else {
-        return Ok(false);
-    };
-    let mut head = [0u8; 8];
-    let n = rustix::io::read(&fd, &mut head).map_err(|e| io(path, e))?;
-    if !TargetState::is_state(&head[..n]) {
-        return Err(StateFileError::NotOurs {
-            path: path.to_path_buf(),
-            why: "a file that is not an iosurvey verify state is there".into(),
-        });
-    }
-    Ok(true)
+/// Reads the state at `path` of a target of at most `capacity` bytes
+/// ([`capacity`]): `None` when there is none yet.
+pub fn load(path: &Path, capacity: u64) -> Result<Option<TargetState>, StateFileError> {
+    Ok(load_id(path, capacity)?.map(|(s, _)| s))
+}
+
+/// [`load`], with the device and inode of the file read, for [`save`].
+pub fn load_id(
+    path: &Path,
+    capacity: u64,
+) -> Result<Option<(TargetState, FileId)>, StateFileError> {
+    let (dir, name) = parent(path)?;
+    read_state(&dir, name, path, capacity)
 }
 
 /// The states this process saved: a test file this process created can
@@ -192,10 +258,18 @@ pub(crate) fn saved_here(path: &Path) -> bool {
         .any(|p| p == path)
 }
 
-/// Replaces the state at `path` with `state`, atomically and durably.
-pub fn save(path: &Path, state: &TargetState) -> Result<(), StateFileError> {
+/// Replaces the state at `path` with `state`, atomically and durably. What
+/// is at the name is replaced only if it is the state [`load_id`] read
+/// before the job (`old`, its device and inode): the new state is swapped
+/// in (`RENAME_EXCHANGE`), and swapped back out if what came out is not
+/// that file; with no state read before, it is renamed in only while the
+/// name is still free.
+pub fn save(
+    path: &Path,
+    state: &TargetState,
+    old: Option<(u64, u64)>,
+) -> Result<(), StateFileError> {
     let (dir, name) = parent(path)?;
-    check_ours(&dir, name, path)?;
     let bytes = state.encode();
     let mut tmp = std::ffi::OsString::from(".");
     tmp.push(name);
@@ -207,6 +281,12 @@ pub fn save(path: &Path, state: &TargetState) -> Result<(), StateFileError> {
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let fd = rustix::fs::openat(&dir, &tmp, flags, Mode::from_raw_mode(0o644))
         .map_err(|e| io(path, e))?;
+    let new_id = rustix::fs::fstat(&fd)
+        .map(|st| (st.st_dev, st.st_ino))
+        .map_err(|e| io(path, e))?;
+    let unlink_tmp = || {
+        let _ = rustix::fs::unlinkat(&dir, &tmp, rustix::fs::AtFlags::empty());
+    };
     let written = (|| -> Result<(), Errno> {
         let mut done = 0;
         while done < bytes.len() {
@@ -216,14 +296,48 @@ pub fn save(path: &Path, state: &TargetState) -> Result<(), StateFileError> {
                 Err(e) => return Err(e),
             }
         }
-        rustix::fs::fsync(&fd)?;
-        rustix::fs::renameat(&dir, &tmp, &dir, name)?;
-        rustix::fs::fsync(&dir)
+        rustix::fs::fsync(&fd)
     })();
     if let Err(e) = written {
-        let _ = rustix::fs::unlinkat(&dir, &tmp, rustix::fs::AtFlags::empty());
+        unlink_tmp();
         return Err(io(path, e));
     }
+    use rustix::fs::{renameat_with, RenameFlags};
+    match old {
+        None => {
+            if let Err(e) = renameat_with(&dir, &tmp, &dir, name, RenameFlags::NOREPLACE) {
+                unlink_tmp();
+                return Err(match e {
+                    Errno::EXIST => StateFileError::NotOurs {
+                        path: path.to_path_buf(),
+                        why: "a file appeared there while iosurvey wrote its state".into(),
+                    },
+                    e => io(path, e),
+                });
+            }
+        }
+        Some(id) => {
+            if let Err(e) = renameat_with(&dir, &tmp, &dir, name, RenameFlags::EXCHANGE) {
+                unlink_tmp();
+                return Err(io(path, e));
+            }
+            // `tmp` now names what was at the name.
+            if id_at(&dir, &tmp) != Some(id) {
+                let back = renameat_with(&dir, &tmp, &dir, name, RenameFlags::EXCHANGE);
+                // Only the new state is removed: whatever `tmp` names now
+                // stays unless it is that file.
+                if back.is_ok() && id_at(&dir, &tmp) == Some(new_id) {
+                    unlink_tmp();
+                }
+                return Err(StateFileError::NotOurs {
+                    path: path.to_path_buf(),
+                    why: "another file was put there while iosurvey wrote its state".into(),
+                });
+            }
+            unlink_tmp();
+        }
+    }
+    rustix::fs::fsync(&dir).map_err(|e| io(path, e))?;
     let mut saved = SAVED.lock().unwrap_or_else(|e| e.into_inner());
     if !saved.iter().any(|p| p == path) {
         saved.push(path.to_path_buf());
@@ -231,14 +345,50 @@ pub fn save(path: &Path, state: &TargetState) -> Result<(), StateFileError> {
     Ok(())
 }
 
-/// Removes the state at `path` when it is iosurvey's (the target it
-/// recorded was removed).
-pub fn forget(path: &Path) -> Result<(), StateFileError> {
+/// Removes the state at `path` of a target of at most `capacity` bytes
+/// when it is iosurvey's (the target it recorded was removed, or written
+/// without `--verify`): a file there that
+/// is not a whole, valid state (or a link, a FIFO, a device) stays, and
+/// so does one put there after the check (the name is unlinked only while
+/// it still names the inode that was checked).
+pub fn forget(path: &Path, capacity: u64) -> Result<(), StateFileError> {
+    use rustix::fs::{renameat_with, RenameFlags};
     let (dir, name) = parent(path)?;
-    if check_ours(&dir, name, path)? {
-        rustix::fs::unlinkat(&dir, name, rustix::fs::AtFlags::empty()).map_err(|e| io(path, e))?;
+    let checked = match read_state(&dir, name, path, capacity) {
+        Ok(Some((_, id))) => id,
+        Ok(None) => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    // Take whatever the name holds now to a name of this process's, then
+    // remove it only if it is the file checked; put anything else back.
+    let mut aside = std::ffi::OsString::from(".");
+    aside.push(name);
+    aside.push(format!(
+        ".{}.{}.forget",
+        std::process::id(),
+        crate::worker::now_ns()
+    ));
+    match renameat_with(&dir, name, &dir, &aside, RenameFlags::NOREPLACE) {
+        Ok(()) => {}
+        Err(Errno::NOENT) => return Ok(()),
+        Err(e) => return Err(io(path, e)),
     }
-    Ok(())
+    if id_at(&dir, &aside) == Some(checked) {
+        rustix::fs::unlinkat(&dir, &aside, rustix::fs::AtFlags::empty())
+            .map_err(|e| io(path, e))?;
+        return Ok(());
+    }
+    let back = renameat_with(&dir, &aside, &dir, name, RenameFlags::NOREPLACE);
+    Err(StateFileError::NotOurs {
+        path: path.to_path_buf(),
+        why: match back {
+            Ok(()) => "another file was put there while iosurvey checked it".into(),
+            Err(_) => format!(
+                "another file was put there while iosurvey checked it; it is now {} beside it",
+                std::path::Path::new(&aside).display()
+            ),
+        },
+    })
 }
 
 /// The identity a state records for the target open as `fd`.
@@ -259,29 +409,39 @@ pub(crate) fn ident(fd: impl AsFd) -> (u64, u64) {
 mod tests {
     use super::*;
 
+    const CAP: u64 = 1 << 20;
+
     #[test]
     fn a_state_is_saved_replaced_and_read_back_and_a_foreign_file_is_never_replaced() {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("t");
         let path = state_path(&target, None).unwrap();
         assert_eq!(path, dir.path().join("t.iosurvey-verify"));
-        assert!(load(&path).unwrap().is_none());
+        assert!(load(&path, CAP).unwrap().is_none());
         let s = TargetState::of(4096, (1, 2));
-        save(&path, &s).unwrap();
-        save(&path, &s).unwrap();
-        assert_eq!(load(&path).unwrap(), Some(s.clone()));
+        save(&path, &s, None).unwrap();
+        let (back, id) = load_id(&path, CAP).unwrap().unwrap();
+        assert_eq!(back, s);
+        save(&path, &s, Some(id)).unwrap();
+        assert_eq!(load(&path, CAP).unwrap(), Some(s.clone()));
         // Only the state is left: no temporary file.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
-        forget(&path).unwrap();
+        forget(&path, CAP).unwrap();
         assert!(!path.exists());
 
         std::fs::write(&path, b"the user's notes").unwrap();
-        assert!(matches!(load(&path), Err(StateFileError::NotOurs { .. })));
         assert!(matches!(
-            save(&path, &s),
+            load(&path, CAP),
             Err(StateFileError::NotOurs { .. })
         ));
-        assert!(matches!(forget(&path), Err(StateFileError::NotOurs { .. })));
+        assert!(matches!(
+            save(&path, &s, None),
+            Err(StateFileError::NotOurs { .. })
+        ));
+        assert!(matches!(
+            forget(&path, CAP),
+            Err(StateFileError::NotOurs { .. })
+        ));
         assert_eq!(std::fs::read(&path).unwrap(), b"the user's notes");
         std::fs::remove_file(&path).unwrap();
 
@@ -289,10 +449,141 @@ mod tests {
         std::fs::write(&other, b"x").unwrap();
         std::os::unix::fs::symlink(&other, &path).unwrap();
         assert!(matches!(
-            save(&path, &s),
+            save(&path, &s, None),
             Err(StateFileError::NotOurs { .. })
         ));
+        assert!(forget(&path, CAP).is_err());
         assert_eq!(std::fs::read(&other).unwrap(), b"x");
+        assert!(path.symlink_metadata().is_ok(), "the link stays");
+    }
+
+    #[test]
+    fn a_file_that_only_starts_like_a_state_is_never_removed_nor_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.iosurvey-verify");
+        let real = TargetState::of(4096, (1, 2)).encode();
+        let mut notes = real[..16].to_vec();
+        notes.extend_from_slice(b"USER PRECIOUS NOTES, not a state");
+        std::fs::write(&path, &notes).unwrap();
+        assert!(forget(&path, CAP).is_err());
+        let s = TargetState::of(4096, (1, 2));
+        assert!(save(&path, &s, None).is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), notes);
+    }
+
+    #[test]
+    fn a_fifo_at_the_place_is_judged_without_being_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.iosurvey-verify");
+        rustix::fs::mknodat(
+            CWD,
+            &path,
+            rustix::fs::FileType::Fifo,
+            Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        assert!(matches!(
+            load(&path, CAP),
+            Err(StateFileError::NotOurs { .. })
+        ));
+        assert!(forget(&path, CAP).is_err());
+        // Nobody holds it open for reading: a writer that will not wait
+        // finds no reader.
+        let w = rustix::fs::open(&path, OFlags::WRONLY | OFlags::NONBLOCK, Mode::empty());
+        assert_eq!(w.err(), Some(Errno::NXIO));
+        assert!(path.symlink_metadata().unwrap().file_type().is_fifo());
+    }
+
+    #[test]
+    fn a_state_claiming_more_than_its_target_is_refused_before_its_blocks_are_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.iosurvey-verify");
+        // A state of a 2 TiB target: 2^29 blocks, one range.
+        let mut big = TargetState::of(2 << 40, (1, 2));
+        let map = iosurvey_engine::verify::GenMap::new(0);
+        big.record(&map, 1, 1);
+        let mut bytes = big.encode();
+        bytes.truncate(bytes.len() - 4);
+        bytes[24..32].copy_from_slice(&(1u64 << 29).to_le_bytes());
+        bytes[32..40].copy_from_slice(&1u64.to_le_bytes());
+        bytes.extend_from_slice(&(1u32 << 29).to_le_bytes());
+        bytes.extend_from_slice(&0u32.to_le_bytes());
+        let crc = crc32c::crc32c(&bytes);
+        bytes.extend_from_slice(&crc.to_le_bytes());
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(matches!(load(&path, CAP), Err(StateFileError::Bad { .. })));
+        assert!(forget(&path, CAP).is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "left as it is");
+    }
+
+    /// Swaps the names `a` and `b` in `dir` over and over until `stop`.
+    fn swapper(
+        dir: PathBuf,
+        a: &'static str,
+        b: &'static str,
+        stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) -> std::thread::JoinHandle<()> {
+        std::thread::spawn(move || {
+            let d =
+                rustix::fs::open(&dir, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).unwrap();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = rustix::fs::renameat_with(&d, a, &d, b, rustix::fs::RenameFlags::EXCHANGE);
+            }
+        })
+    }
+
+    #[test]
+    fn a_file_swapped_in_while_a_state_is_saved_or_forgotten_survives() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.iosurvey-verify");
+        let precious = dir.path().join("precious");
+        let s = TargetState::of(4096, (1, 2));
+        let mut kept = 0;
+        for round in 0..200 {
+            let _ = std::fs::remove_file(&path);
+            std::fs::write(&precious, b"PRECIOUS DATA").unwrap();
+            save(&path, &s, None).unwrap();
+            let (_, id) = load_id(&path, CAP).unwrap().unwrap();
+            // The user's file and the state swap names over and over while
+            // iosurvey replaces or removes the state.
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let t = swapper(
+                dir.path().to_path_buf(),
+                "t.iosurvey-verify",
+                "precious",
+                stop.clone(),
+            );
+            let _ = if round % 2 == 0 {
+                save(&path, &s, Some(id))
+            } else {
+                forget(&path, CAP)
+            };
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            t.join().unwrap();
+            let names: Vec<PathBuf> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect();
+            let holders = names
+                .iter()
+                .filter(|p| std::fs::read(p).is_ok_and(|d| d == b"PRECIOUS DATA"))
+                .count();
+            assert_eq!(
+                holders, 1,
+                "round {round}: the user's file was removed or replaced ({names:?})"
+            );
+            // Put it back under its own name for the next round.
+            for p in &names {
+                if std::fs::read(p).is_ok_and(|d| d == b"PRECIOUS DATA") && *p != precious {
+                    std::fs::rename(p, &precious).unwrap();
+                    kept += 1;
+                } else if *p != precious {
+                    let _ = std::fs::remove_file(p);
+                }
+            }
+        }
+        eprintln!("the user's file ended under another name {kept} times of 200, never lost");
     }
 
     #[test]

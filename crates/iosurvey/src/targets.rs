@@ -6,7 +6,7 @@ use crate::cli::TargetFlags;
 use crate::exit::Failure;
 use iosurvey_run::guard::family::{loops_on_file, members};
 use iosurvey_run::guard::leftovers::remove_leftovers;
-use iosurvey_run::verify_state::{forget, state_path};
+use iosurvey_run::verify_state::{capacity, forget, state_path};
 use iosurvey_run::{
     open_frame_dir, open_target_claimed, plan_frame_dir, plan_target, validate, Claim, Geometry,
     Identity, OpenOptions, OpenTarget, Refusal, TargetError, TargetKind, WritePolicy,
@@ -47,7 +47,7 @@ impl Drop for Targets {
         for t in &self.list {
             if let (Some(dir), true) = (&self.verify, t.created.any()) {
                 if let Ok(p) = state_path(&t.path, dir.as_deref()) {
-                    if let Err(e) = forget(&p) {
+                    if let Err(e) = forget(&p, capacity(&t.path, t.size)) {
                         eprintln!(
                             "iosurvey: could not remove the verify state {}: {e}",
                             p.display()

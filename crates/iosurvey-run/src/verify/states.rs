@@ -4,7 +4,9 @@
 
 use crate::runner::RunError;
 use crate::target::{Created, OpenTarget};
-use crate::verify_state::{forget, ident, load, save, saved_here, state_path, StateFileError};
+use crate::verify_state::{
+    capacity, forget, ident, load_id, save, saved_here, state_path, StateFileError,
+};
 use iosurvey_engine::verify::WriteVerify;
 use iosurvey_engine::verify_state::TargetState;
 use iosurvey_model::TargetKind;
@@ -19,6 +21,9 @@ pub(crate) struct Loaded {
     pub path: PathBuf,
     pub state: TargetState,
     pub missing: Option<String>,
+    /// The device and inode of the state file read, the only file its save
+    /// may replace; `None`: nothing was there.
+    pub file: Option<(u64, u64)>,
 }
 
 /// Reads the verify state of every target `job` verifies (`None` for the
@@ -39,8 +44,11 @@ pub(crate) fn load_states(
         let path = state_path(&t.path, job.verify_state.as_deref()).map_err(verr)?;
         let id = ident(t.fd.as_fd());
         let fresh = TargetState::of(t.size, id);
-        let loaded = match load(&path).map_err(verr)? {
+        let found = load_id(&path, capacity(&t.path, t.size)).map_err(verr)?;
+        let file = found.as_ref().map(|(_, id)| *id);
+        let loaded = match found.map(|(s, _)| s) {
             None => Loaded {
+                file,
                 missing: Some(format!(
                     "no verify state at {}: no verified run has written {} (or its state is kept elsewhere: --verify-state)",
                     path.display(),
@@ -55,6 +63,7 @@ pub(crate) fn load_states(
                     || (matches!(t.created, Created::File) && !saved_here(&path)) =>
             {
                 Loaded {
+                    file,
                     missing: Some(format!(
                         "the verify state at {} was recorded for another target than {} (replaced or resized since)",
                         path.display(),
@@ -65,6 +74,7 @@ pub(crate) fn load_states(
                 }
             }
             Some(s) => Loaded {
+                file,
                 missing: None,
                 state: s,
                 path,
@@ -86,7 +96,7 @@ pub(crate) fn forget_unverified(job: &Job, targets: &[OpenTarget]) {
     for (ti, t) in targets.iter().enumerate() {
         if t.kind == TargetKind::File && job.writes_target(ti) {
             if let Ok(p) = state_path(&t.path, None) {
-                let _ = forget(&p);
+                let _ = forget(&p, capacity(&t.path, t.size));
             }
         }
     }
@@ -113,7 +123,7 @@ pub(crate) fn save_states(
         l.state
             .record(&written.maps[ti], written.run_id, written.seed);
         l.missing = None;
-        save(&l.path, &l.state).map_err(|e| RunError::Verify(e.to_string()))?;
+        save(&l.path, &l.state, l.file).map_err(|e| RunError::Verify(e.to_string()))?;
     }
     Ok(())
 }
