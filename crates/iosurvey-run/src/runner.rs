@@ -419,6 +419,9 @@ pub(crate) fn run_job(
                 .collect(),
         })
     });
+    if let Some(w) = &verify {
+        crate::verify::presave_states(job, targets, w, &mut states)?;
+    }
 
     observer.point_started(point);
     let warm = (job.warm_bytes > 0).then(|| WarmUp::new(job.warm_bytes));

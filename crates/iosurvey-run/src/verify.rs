@@ -26,7 +26,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 mod states;
-pub(crate) use states::{forget_unverified, load_states, save_states, Loaded};
+pub(crate) use states::{forget_unverified, load_states, presave_states, save_states, Loaded};
 
 /// Bytes per read of the pass.
 const CHUNK: usize = 1 << 20;
@@ -101,7 +101,7 @@ pub(crate) fn written_end(job: &Job, ti: usize, size: u64) -> u64 {
 /// The blocks stream `s` covers on a target of `size` bytes, as
 /// `(start, end)` in whole 4 KiB blocks: frames in files of their own are
 /// verified as if they were one stream, frame `k` at `k` frame sizes.
-fn verified_area(s: &StreamClass, size: u64) -> Option<(u64, u64)> {
+pub(crate) fn verified_area(s: &StreamClass, size: u64) -> Option<(u64, u64)> {
     let (start, len) = match &s.frames {
         Some(fj) if matches!(fj.layout, FrameLayout::Files { .. }) => {
             (0, fj.frames * fj.frame_bytes)

@@ -267,8 +267,8 @@ pub(crate) fn saved_here(path: &Path) -> bool {
 pub fn save(
     path: &Path,
     state: &TargetState,
-    old: Option<(u64, u64)>,
-) -> Result<(), StateFileError> {
+    old: Option<FileId>,
+) -> Result<FileId, StateFileError> {
     let (dir, name) = parent(path)?;
     let bytes = state.encode();
     let mut tmp = std::ffi::OsString::from(".");
@@ -342,7 +342,7 @@ pub fn save(
     if !saved.iter().any(|p| p == path) {
         saved.push(path.to_path_buf());
     }
-    Ok(())
+    Ok(new_id)
 }
 
 /// Removes the state at `path` of a target of at most `capacity` bytes
@@ -555,7 +555,7 @@ mod tests {
                 stop.clone(),
             );
             let _ = if round % 2 == 0 {
-                save(&path, &s, Some(id))
+                save(&path, &s, Some(id)).map(|_| ())
             } else {
                 forget(&path, CAP)
             };

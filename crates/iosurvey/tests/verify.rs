@@ -1092,3 +1092,83 @@ fn a_verify_stopped_during_its_read_back_says_what_it_checked_and_skipped() {
     assert_eq!(checked + skipped, 64 * MIB / BLOCK, "{v}");
     assert_eq!(v["failures"].as_array().unwrap().len(), 0, "{v}");
 }
+
+/// A verified write killed outright (no chance to save what it did), and a
+/// state directory with no room: neither leaves a state that blames the
+/// device afterwards. Before the job, the state marks the blocks it will
+/// write as unknown; the save after it records what completed.
+#[test]
+fn a_verified_write_killed_or_unsaved_leaves_no_false_alarm() {
+    let _lock = serial();
+    let b = need!(Backed::new(16 * MIB));
+    write_run(&b, "1m");
+    // Random 16 KiB writes over the first 4 MiB, killed with SIGKILL.
+    let mut all = vec!["run", b.path(), "--quiet"];
+    let args = [
+        "--rw",
+        "randwrite",
+        "--bs",
+        "16k",
+        "--qd",
+        "8",
+        "--span",
+        "4m",
+        "--time",
+        "30s",
+        "--verify",
+        "--allow-destroy",
+    ];
+    all.extend_from_slice(&args);
+    all.extend(b.state_args());
+    let mut child = std::process::Command::new(BIN)
+        .args(&all)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Until it has written something: the first 4 MiB change.
+    let head = |b: &Backed| std::fs::read(&b.file).unwrap()[..4 << 20].to_vec();
+    let first = head(&b);
+    let t0 = std::time::Instant::now();
+    while head(&b) == first {
+        assert!(t0.elapsed().as_secs() < 20, "the run never wrote");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let (code, p) = b.run(&["--rw", "read", "--bs", "1m", "--verify"]);
+    assert_eq!(code, Some(0), "a false alarm after a killed run: {p}");
+    let v = &p["verify"];
+    assert_eq!(failures(&p), [], "{v}");
+    // The 12 MiB the killed run did not touch are still checked exactly.
+    assert!(u(&v["blocks_checked"]) >= 3072, "{v}");
+
+    // A state directory that is full: refused before any I/O, and the
+    // device is left as it was.
+    let full = need!(Mount::new("tmpfs", &["-t", "tmpfs", "-o", "size=64k"]));
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(full.path().join("filler")).unwrap();
+        while f.write_all(&[1u8; 4096]).is_ok() {}
+    }
+    let before = read_device(b.dev.path());
+    let out = iosurvey(&[
+        "run",
+        b.path(),
+        "--rw",
+        "write",
+        "--bs",
+        "1m",
+        "--verify",
+        "--allow-destroy",
+        "--quiet",
+        "--verify-state",
+        path_str(full.path()),
+    ]);
+    assert_ne!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(
+        read_device(b.dev.path()) == before,
+        "written although its state could not be saved"
+    );
+}

@@ -7,7 +7,7 @@ use crate::target::{Created, OpenTarget};
 use crate::verify_state::{
     capacity, forget, ident, load_id, save, saved_here, state_path, StateFileError,
 };
-use iosurvey_engine::verify::WriteVerify;
+use iosurvey_engine::verify::{GenMap, WriteVerify};
 use iosurvey_engine::verify_state::TargetState;
 use iosurvey_model::TargetKind;
 use iosurvey_workload::Job;
@@ -123,7 +123,53 @@ pub(crate) fn save_states(
         l.state
             .record(&written.maps[ti], written.run_id, written.seed);
         l.missing = None;
-        save(&l.path, &l.state, l.file).map_err(|e| RunError::Verify(e.to_string()))?;
+        l.file =
+            Some(save(&l.path, &l.state, l.file).map_err(|e| RunError::Verify(e.to_string()))?);
+    }
+    Ok(())
+}
+
+/// Before a verified job writes: saves the state of each target it writes
+/// with every block of its write areas marked unknown (last written by
+/// this run, content unknown), so that a run killed, or a save that fails
+/// after the job, leaves no expectation the device cannot meet (those
+/// blocks are then checked for integrity only), and a place where the
+/// state cannot be saved (full, read-only) is found before any I/O. The
+/// save after the job records what completed into the state as it was
+/// read, so the blocks the job did not write keep what they had.
+pub(crate) fn presave_states(
+    job: &Job,
+    targets: &[OpenTarget],
+    written: &WriteVerify,
+    states: &mut [Option<Loaded>],
+) -> Result<(), RunError> {
+    for (ti, t) in targets.iter().enumerate() {
+        let Some(Some(l)) = states.get_mut(ti) else {
+            continue;
+        };
+        if !job.writes_target(ti) {
+            continue;
+        }
+        let map = GenMap::new(crate::verify::written_end(job, ti, t.size));
+        for s in job
+            .streams
+            .iter()
+            .filter(|s| s.target == ti && s.mix.writes())
+        {
+            let Some((start, end)) = crate::verify::verified_area(s, t.size) else {
+                continue;
+            };
+            let mut off = start;
+            while off < end {
+                let len = (end - off).min(1 << 30);
+                map.commit(off, len as u32, false);
+                off += len;
+            }
+        }
+        let mut pending = l.state.clone();
+        pending.record(&map, written.run_id, written.seed);
+        l.file =
+            Some(save(&l.path, &pending, l.file).map_err(|e| RunError::Verify(e.to_string()))?);
     }
     Ok(())
 }
