@@ -58,6 +58,16 @@ fn io(path: &Path, err: impl Into<std::io::Error>) -> StateFileError {
 /// Where the state of the target at `target` lives.
 pub fn state_path(target: &Path, dir: Option<&Path>) -> Result<PathBuf, StateFileError> {
     let abs = std::path::absolute(target).map_err(|e| io(target, e))?;
+    // One target, one state, by whichever name it is given: links are
+    // resolved (a device by its `/dev/disk/by-id` name and by its own, a
+    // file through a symbolic link); a file not made yet by its
+    // directory's resolved path.
+    let abs = std::fs::canonicalize(&abs).unwrap_or_else(|_| {
+        match (abs.parent().map(std::fs::canonicalize), abs.file_name()) {
+            (Some(Ok(dir)), Some(name)) => dir.join(name),
+            _ => abs.clone(),
+        }
+    });
     if let Some(dir) = dir {
         if !std::fs::metadata(dir).is_ok_and(|m| m.is_dir()) {
             return Err(StateFileError::NotADir(dir.to_path_buf()));

@@ -61,8 +61,8 @@ pub struct RunArgs {
     /// Keep going after a failed I/O, counting it, instead of stopping.
     #[arg(long)]
     pub continue_on_error: bool,
-    /// Prove the data: writes carry a header (offset, run id, generation, crc32c) in every 4 KiB block and are read back after the job; what every verified run wrote last is kept in a state file (FILE.iosurvey-verify beside a file, --verify-state DIR for a device), and a read-only run checks exactly that. Each failure is named by class (corruption, misdirected write, lost or stale write, unwritten, read error) and exits 1, as does checking no block.
-    #[arg(long)]
+    /// Prove the data: writes carry a header (offset, run id, generation, crc32c) in every 4 KiB block and are read back after the job; what every verified run wrote last is kept in a state file (FILE.iosurvey-verify beside a file, --verify-state DIR for a device), and a read-only run checks exactly that. Each failure is named by class (corruption, misdirected write, lost or stale write, unwritten, read error) and exits 1, as does checking no block. Not with --shared: another run's writes would make the state untrue.
+    #[arg(long, conflicts_with = "shared")]
     pub verify: bool,
     /// With --verify: the directory where the verify state of each target is kept (needed for a block device; a file's is kept beside it otherwise).
     #[arg(long, value_name = "DIR", requires = "verify")]

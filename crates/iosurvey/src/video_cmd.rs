@@ -101,8 +101,8 @@ pub struct VideoArgs {
     pub target_flags: TargetFlags,
     #[command(flatten)]
     pub out: OutputFlags,
-    /// Frames written carry a verify header in every 4 KiB block and are read back after the run; frames read are checked against what the verified runs before wrote (their state file: beside the frames, or in --verify-state DIR). Frame files are checked as one stream, frame k at k frame sizes. Failures by class, exit 1 (as run --verify).
-    #[arg(long)]
+    /// Frames written carry a verify header in every 4 KiB block and are read back after the run; frames read are checked against what the verified runs before wrote (their state file: beside the frames, or in --verify-state DIR). Frame files are checked as one stream, frame k at k frame sizes. Failures by class, exit 1 (as run --verify). Not with --shared: another run's writes would make the state untrue.
+    #[arg(long, conflicts_with = "shared")]
     pub verify: bool,
     /// With --verify: the directory where the verify state is kept (needed for a block device).
     #[arg(long, value_name = "DIR", requires = "verify")]

@@ -1172,3 +1172,45 @@ fn a_verified_write_killed_or_unsaved_leaves_no_false_alarm() {
         "written although its state could not be saved"
     );
 }
+
+/// One device under two names has one state; `--verify` with `--shared`
+/// (another run's writes would make the state untrue) is refused.
+#[test]
+fn a_device_named_through_a_link_shares_its_state_and_shared_is_refused() {
+    let _lock = serial();
+    let b = need!(Backed::new(8 * MIB));
+    let links = tempfile::tempdir().unwrap();
+    let link = links.path().join("by-id-disk");
+    std::os::unix::fs::symlink(b.dev.path(), &link).unwrap();
+    let (code, p) = run(
+        path_str(&link),
+        &[
+            "--rw",
+            "write",
+            "--bs",
+            "1m",
+            "--verify",
+            "--allow-destroy",
+            "--verify-state",
+            path_str(b.state.path()),
+        ],
+    );
+    assert_eq!(code, Some(0), "{p}");
+    let (code, p) = b.run(&["--rw", "read", "--bs", "1m", "--verify"]);
+    assert_eq!(code, Some(0), "{}", p["verify"]);
+    assert_eq!(u(&p["verify"]["blocks_checked"]), 2048, "{}", p["verify"]);
+
+    let out = iosurvey(&[
+        "run",
+        b.path(),
+        "--rw",
+        "write",
+        "--verify",
+        "--shared",
+        "--allow-destroy",
+        "--verify-state",
+        path_str(b.state.path()),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(stderr_of(&out).contains("--shared"), "{}", describe(&out));
+}

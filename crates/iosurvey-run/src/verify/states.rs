@@ -94,7 +94,7 @@ pub(crate) fn forget_unverified(job: &Job, targets: &[OpenTarget]) {
         return;
     }
     for (ti, t) in targets.iter().enumerate() {
-        if t.kind == TargetKind::File && job.writes_target(ti) {
+        if matches!(t.kind, TargetKind::File | TargetKind::Directory) && job.writes_target(ti) {
             if let Ok(p) = state_path(&t.path, None) {
                 let _ = forget(&p, capacity(&t.path, t.size));
             }
