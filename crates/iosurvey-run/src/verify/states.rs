@@ -102,6 +102,27 @@ pub(crate) fn forget_unverified(job: &Job, targets: &[OpenTarget]) {
     }
 }
 
+/// Saves `state_of(target index, target, its loaded state)` as the state
+/// of each target `job` writes that has one, each in turn.
+fn save_written(
+    job: &Job,
+    targets: &[OpenTarget],
+    states: &mut [Option<Loaded>],
+    mut state_of: impl FnMut(usize, &OpenTarget, &mut Loaded) -> TargetState,
+) -> Result<(), RunError> {
+    for (ti, t) in targets.iter().enumerate() {
+        let Some(Some(l)) = states.get_mut(ti) else {
+            continue;
+        };
+        if !job.writes_target(ti) {
+            continue;
+        }
+        let state = state_of(ti, t, l);
+        l.file = Some(save(&l.path, &state, l.file).map_err(|e| RunError::Verify(e.to_string()))?);
+    }
+    Ok(())
+}
+
 /// Records what the writes of `written` left on each target they wrote in
 /// its state, and saves it: after the target's data is synced, so that
 /// the state never runs ahead of the device.
@@ -111,22 +132,14 @@ pub(crate) fn save_states(
     written: &WriteVerify,
     states: &mut [Option<Loaded>],
 ) -> Result<(), RunError> {
-    for (ti, t) in targets.iter().enumerate() {
-        let Some(Some(l)) = states.get_mut(ti) else {
-            continue;
-        };
-        if !job.writes_target(ti) {
-            continue;
-        }
+    save_written(job, targets, states, |ti, t, l| {
         let _ = rustix::fs::fdatasync(t.fd.as_fd());
         written.maps[ti].settle();
         l.state
             .record(&written.maps[ti], written.run_id, written.seed);
         l.missing = None;
-        l.file =
-            Some(save(&l.path, &l.state, l.file).map_err(|e| RunError::Verify(e.to_string()))?);
-    }
-    Ok(())
+        l.state.clone()
+    })
 }
 
 /// Before a verified job writes: saves the state of each target it writes
@@ -143,13 +156,7 @@ pub(crate) fn presave_states(
     written: &WriteVerify,
     states: &mut [Option<Loaded>],
 ) -> Result<(), RunError> {
-    for (ti, t) in targets.iter().enumerate() {
-        let Some(Some(l)) = states.get_mut(ti) else {
-            continue;
-        };
-        if !job.writes_target(ti) {
-            continue;
-        }
+    save_written(job, targets, states, |ti, t, l| {
         let map = GenMap::new(crate::verify::written_end(job, ti, t.size));
         for s in job
             .streams
@@ -168,8 +175,6 @@ pub(crate) fn presave_states(
         }
         let mut pending = l.state.clone();
         pending.record(&map, written.run_id, written.seed);
-        l.file =
-            Some(save(&l.path, &pending, l.file).map_err(|e| RunError::Verify(e.to_string()))?);
-    }
-    Ok(())
+        pending
+    })
 }
