@@ -7,7 +7,9 @@
 use std::os::fd::BorrowedFd;
 
 /// `FS_IOC_FIEMAP` from `<linux/fs.h>`: `_IOWR('f', 11, struct fiemap)`.
-const FS_IOC_FIEMAP: rustix::ioctl::Opcode = 0xC020_660B;
+/// The type of an opcode is the C library's (`c_ulong` in glibc, `c_int` in
+/// musl): the bits are the same.
+const FS_IOC_FIEMAP: rustix::ioctl::Opcode = 0xC020_660Bu32 as rustix::ioctl::Opcode;
 /// Flags of `<linux/fiemap.h>`.
 const FIEMAP_FLAG_SYNC: u32 = 0x0000_0001;
 const FIEMAP_EXTENT_LAST: u32 = 0x0000_0001;

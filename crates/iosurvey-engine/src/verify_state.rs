@@ -127,6 +127,11 @@ impl TargetState {
     pub fn record(&mut self, map: &GenMap, run_id: u64, seed: u64) {
         if self.blocks.len() < map.len() {
             self.blocks.resize(map.len(), 0);
+            // A frames directory grows with its frames: the state's size
+            // covers its blocks (decode refuses more blocks than that).
+            self.size = self
+                .size
+                .max(map.len() as u64 * crate::verify::BLOCK as u64);
         }
         self.runs.push((run_id, seed));
         let me = (self.runs.len() as u32) << 8;

@@ -280,6 +280,9 @@ pub fn save(
     old: Option<FileId>,
 ) -> Result<FileId, StateFileError> {
     let (dir, name) = parent(path)?;
+    // The largest target a state kept out may be of: this one, or twice
+    // it (a frames directory grows).
+    let capacity = state.size.max(state.len() as u64 * 4096).saturating_mul(2);
     let bytes = state.encode();
     let mut tmp = std::ffi::OsString::from(".");
     tmp.push(name);
@@ -294,8 +297,12 @@ pub fn save(
     let new_id = rustix::fs::fstat(&fd)
         .map(|st| (st.st_dev, st.st_ino))
         .map_err(|e| io(path, e))?;
+    // The temporary name is removed only while it names the file this
+    // save made (anything moved there meanwhile stays).
     let unlink_tmp = || {
-        let _ = rustix::fs::unlinkat(&dir, &tmp, rustix::fs::AtFlags::empty());
+        if id_at(&dir, &tmp) == Some(new_id) {
+            let _ = rustix::fs::unlinkat(&dir, &tmp, rustix::fs::AtFlags::empty());
+        }
     };
     let written = (|| -> Result<(), Errno> {
         let mut done = 0;
@@ -331,8 +338,14 @@ pub fn save(
                 unlink_tmp();
                 return Err(io(path, e));
             }
-            // `tmp` now names what was at the name.
-            if id_at(&dir, &tmp) != Some(id) {
+            // `tmp` now names what was at the name: kept out only if it is
+            // the file read before (by identity) and still a whole state
+            // (by content: an inode number reused by another file, or the
+            // state's file written over in place, is not).
+            let came_out = id_at(&dir, &tmp);
+            let still_state = came_out == Some(id)
+                && matches!(read_state(&dir, &tmp, path, capacity), Ok(Some((_, i))) if i == id);
+            if !still_state {
                 let back = renameat_with(&dir, &tmp, &dir, name, RenameFlags::EXCHANGE);
                 // Only the new state is removed: whatever `tmp` names now
                 // stays unless it is that file.
@@ -344,7 +357,9 @@ pub fn save(
                     why: "another file was put there while iosurvey wrote its state".into(),
                 });
             }
-            unlink_tmp();
+            if id_at(&dir, &tmp) == Some(id) {
+                let _ = rustix::fs::unlinkat(&dir, &tmp, rustix::fs::AtFlags::empty());
+            }
         }
     }
     rustix::fs::fsync(&dir).map_err(|e| io(path, e))?;
@@ -383,7 +398,9 @@ pub fn forget(path: &Path, capacity: u64) -> Result<(), StateFileError> {
         Err(Errno::NOENT) => return Ok(()),
         Err(e) => return Err(io(path, e)),
     }
-    if id_at(&dir, &aside) == Some(checked) {
+    let still_state = id_at(&dir, &aside) == Some(checked)
+        && matches!(read_state(&dir, &aside, path, capacity), Ok(Some((_, i))) if i == checked);
+    if still_state && id_at(&dir, &aside) == Some(checked) {
         rustix::fs::unlinkat(&dir, &aside, rustix::fs::AtFlags::empty())
             .map_err(|e| io(path, e))?;
         return Ok(());
@@ -479,6 +496,37 @@ mod tests {
         let s = TargetState::of(4096, (1, 2));
         assert!(save(&path, &s, None).is_err());
         assert_eq!(std::fs::read(&path).unwrap(), notes);
+    }
+
+    #[test]
+    fn a_state_written_over_in_place_by_someone_else_is_not_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.iosurvey-verify");
+        let s = TargetState::of(4096, (1, 2));
+        save(&path, &s, None).unwrap();
+        let (_, id) = load_id(&path, CAP).unwrap().unwrap();
+        // The same inode, the user's notes in it now.
+        std::fs::write(&path, b"my notes, not a state").unwrap();
+        assert!(save(&path, &s, Some(id)).is_err());
+        assert!(forget(&path, CAP).is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), b"my notes, not a state");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temporary left"
+        );
+    }
+
+    #[test]
+    fn a_growing_frames_state_stays_readable() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("frames.iosurvey-verify");
+        let mut s = TargetState::of(16 * 4096, (1, 2));
+        let map = iosurvey_engine::verify::GenMap::new(200 * 4096);
+        map.commit(0, 200 * 4096, true);
+        s.record(&map, 7, 0);
+        save(&path, &s, None).unwrap();
+        assert_eq!(load(&path, 1 << 30).unwrap(), Some(s));
     }
 
     #[test]
