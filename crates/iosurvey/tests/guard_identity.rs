@@ -1,0 +1,278 @@
+//! One storage, reached by any path, is one storage (issue 28 §1): the
+//! write guard follows a target's family by identity, in both directions
+//! and to any depth. A second loop device over the image of a mounted
+//! ext4 (at its offset or another), the same with the ext4 mounted only in
+//! another mount namespace, a loop device over a disk whose partition is
+//! mounted, a swap file and a loop device over it, and two targets of one
+//! run that reach the same storage in every mode. Each test checks the
+//! victim's bytes afterwards.
+//!
+//! Every test needs root (it creates its own loop devices, mounts, swap
+//! and files and removes them through Drop guards); without root or a tool
+//! it needs, it prints "skipping: <reason>" and passes (fails under CI).
+
+#[macro_use]
+mod common;
+
+use common::*;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+const SIZE: u64 = 32 * MIB;
+
+/// An ext4 with every inode table and the journal written at mkfs time, so
+/// that mounting it starts no background writes.
+fn mkfs_ext4(dev: &Path) {
+    must(
+        "mkfs.ext4",
+        &[
+            "-q",
+            "-F",
+            "-E",
+            "lazy_itable_init=0,lazy_journal_init=0,nodiscard",
+            path_str(dev),
+        ],
+    );
+}
+
+/// A file of `size` bytes with every block allocated (random data).
+fn allocated_file(path: &Path, size: u64) {
+    std::fs::write(path, random_bytes(size as usize, 11)).unwrap();
+}
+
+/// `iosurvey run TARGET --rw write --bs 64k --bytes 1m EXTRA... --quiet`.
+fn write_run(target: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "run",
+        path_str(target),
+        "--rw",
+        "write",
+        "--bs",
+        "64k",
+        "--bytes",
+        "1m",
+        "--quiet",
+    ];
+    args.extend_from_slice(extra);
+    iosurvey(&args)
+}
+
+/// `fsck.ext4 -n -f DEV` finds nothing wrong.
+fn assert_fsck_clean(dev: &Path) {
+    let fsck = Command::new("fsck.ext4")
+        .args(["-n", "-f"])
+        .arg(dev)
+        .output()
+        .unwrap();
+    assert!(fsck.status.success(), "fsck: {}", describe(&fsck));
+}
+
+/// A read-only mount of `dev` that only a process in a new mount namespace
+/// sees (`unshare -m`), kept alive until the drop kills that process.
+struct HiddenMount {
+    child: Child,
+    _dir: tempfile::TempDir,
+}
+
+impl HiddenMount {
+    fn new(dev: &Path) -> Result<HiddenMount, String> {
+        require_tool("unshare")?;
+        let dir = tempfile::Builder::new()
+            .prefix("iosurvey-nsmnt")
+            .tempdir()
+            .map_err(|e| e.to_string())?;
+        let script = format!(
+            "mount -o ro {} {} && echo mounted && exec sleep 600",
+            path_str(dev),
+            path_str(dir.path())
+        );
+        let mut child = Command::new("unshare")
+            .args(["-m", "--propagation", "private", "sh", "-c", &script])
+            .stdout(Stdio::piped())
+            .stdin(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot run unshare: {e}"))?;
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("piped stdout");
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let m = HiddenMount { child, _dir: dir };
+        if line.trim() != "mounted" {
+            return Err(format!(
+                "could not mount {} in a new namespace",
+                dev.display()
+            ));
+        }
+        // Not in this namespace: only the other one holds it.
+        let here = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        assert!(!here.contains(path_str(m._dir.path())));
+        Ok(m)
+    }
+}
+
+impl Drop for HiddenMount {
+    fn drop(&mut self) {
+        // The namespace, and the mount with it, ends with its last process.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The first partition of `l` (attached with `-P`): a GPT with one 16 MiB
+/// partition at 1 MiB, added by `partx -a` if the kernel found none.
+fn partitioned(l: &LoopDev) -> Result<PathBuf, String> {
+    require_root_and(&["sfdisk", "partx"])?;
+    sh(
+        "sh",
+        &[
+            "-c",
+            r#"printf 'label: gpt\nstart=2048,size=32768\n' | sfdisk -q "$0""#,
+            path_str(l.path()),
+        ],
+    )?;
+    let name = format!("{}p1", l.name());
+    let sys = Path::new("/sys/block").join(l.name()).join(&name);
+    if !sys.exists() {
+        let _ = sh("partx", &["-a", path_str(l.path())]);
+    }
+    let node = PathBuf::from(format!("/dev/{name}"));
+    for _ in 0..50 {
+        if sys.exists() && node.exists() {
+            return Ok(node);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(40));
+    }
+    Err(format!("{} did not appear", node.display()))
+}
+
+#[test]
+fn a_second_loop_over_the_image_of_a_mounted_ext4_is_refused() {
+    let _lock = serial();
+    need!(require_root_and(&FROZEN_EXT4_TOOLS));
+    need!(require_tool("fsck.ext4"));
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("ext4.img");
+    allocated_file(&img, SIZE);
+    let first = need!(LoopDev::attach(&img, &[]));
+    mkfs_ext4(first.path());
+    let m = need!(Mount::frozen(first.path()));
+    let before = checksum(&img, None);
+    // The same bytes by another loop device: the signature is seen, and
+    // --force must not let it through.
+    let same = need!(LoopDev::attach(&img, &[]));
+    let out = write_run(same.path(), &["--allow-destroy", "--force"]);
+    assert_refused(&out, &["is mounted at", first.name(), "--force does not"]);
+    // At an offset no signature is seen: --allow-destroy alone was enough.
+    let shifted = need!(LoopDev::attach(&img, &["-o", "1M"]));
+    let out = write_run(shifted.path(), &["--allow-destroy"]);
+    assert_refused(&out, &["is mounted at", first.name()]);
+    assert_eq!(checksum(&img, None), before, "the image changed");
+    // Unmounted, the other loop device over the image is still a use.
+    drop(m);
+    let out = write_run(shifted.path(), &["--allow-destroy"]);
+    assert_refused(&out, &["backs the loop device", first.name()]);
+    assert_fsck_clean(first.path());
+}
+
+#[test]
+fn a_loop_over_an_image_mounted_in_another_namespace_is_refused() {
+    let _lock = serial();
+    need!(require_root_and(&[
+        "losetup",
+        "mkfs.ext4",
+        "mount",
+        "fsck.ext4"
+    ]));
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("ext4.img");
+    allocated_file(&img, SIZE);
+    let first = need!(LoopDev::attach(&img, &[]));
+    mkfs_ext4(first.path());
+    let hidden = need!(HiddenMount::new(first.path()));
+    let before = checksum(&img, None);
+    let shifted = need!(LoopDev::attach(&img, &["-o", "1M"]));
+    let out = write_run(shifted.path(), &["--allow-destroy", "--force"]);
+    assert_refused(&out, &["is mounted at", first.name(), "mount namespace"]);
+    // The device itself, mounted out of sight, is named as mounted too.
+    let out = write_run(first.path(), &["--allow-destroy", "--force"]);
+    assert_refused(&out, &["is mounted at", "mount namespace"]);
+    assert_eq!(checksum(&img, None), before, "the image changed");
+    drop(hidden);
+    assert_fsck_clean(first.path());
+}
+
+#[test]
+fn a_loop_over_a_disk_whose_partition_is_mounted_is_refused() {
+    let _lock = serial();
+    need!(require_root_and(&FROZEN_EXT4_TOOLS));
+    need!(require_tool("fsck.ext4"));
+    let disk = need!(LoopDev::blank(64 * MIB, &["-P"]));
+    let part = need!(partitioned(&disk));
+    mkfs_ext4(&part);
+    let m = need!(Mount::frozen(&part));
+    let before = checksum(disk.path(), None);
+    // 3 MiB into the disk is inside the mounted partition (1 to 17 MiB).
+    let over = need!(LoopDev::attach(disk.path(), &["-o", "3M"]));
+    let out = write_run(over.path(), &["--allow-destroy", "--force"]);
+    assert_refused(&out, &["is mounted at", "p1", "--force does not"]);
+    assert_eq!(checksum(disk.path(), None), before, "the disk changed");
+    // Past the partition's end a loop device shares no byte with it (the
+    // first one, over the same disk, would be a use of its own).
+    drop(over);
+    let past = need!(LoopDev::attach(disk.path(), &["-o", "40M"]));
+    let out = write_run(past.path(), &["--allow-destroy", "--force"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    drop(m);
+    assert_fsck_clean(&part);
+}
+
+/// A swap file of 16 MiB on an ext4 of its own (swap files need a
+/// filesystem that maps them: not tmpfs), enabled; swapped off on drop.
+struct SwapFile {
+    file: PathBuf,
+    // Dropped in order: swapoff, unmount, detach.
+    swap: Option<Swap>,
+    _mount: Mount,
+    _dev: LoopDev,
+}
+
+impl SwapFile {
+    fn new() -> Result<SwapFile, String> {
+        require_root_and(&["losetup", "mkfs.ext4", "mount", "mkswap", "swapon"])?;
+        let dev = LoopDev::blank(64 * MIB, &[])?;
+        mkfs_ext4(dev.path());
+        let mount = Mount::new(path_str(dev.path()), &[])?;
+        let file = mount.path().join("swapfile");
+        allocated_file(&file, 16 * MIB);
+        sh("chmod", &["600", path_str(&file)])?;
+        sh("mkswap", &[path_str(&file)])?;
+        let swap = Swap::on(&file)?;
+        Ok(SwapFile {
+            file,
+            swap: Some(swap),
+            _mount: mount,
+            _dev: dev,
+        })
+    }
+}
+
+impl Drop for SwapFile {
+    fn drop(&mut self) {
+        self.swap.take();
+    }
+}
+
+#[test]
+fn an_active_swap_file_and_a_loop_over_it_are_refused_as_swap() {
+    let _lock = serial();
+    let sw = need!(SwapFile::new());
+    let before = checksum(&sw.file, None);
+    let out = write_run(&sw.file, &["--allow-destroy", "--force"]);
+    assert_refused(&out, &["in use as swap", "swapoff", "--force does not"]);
+    // A loop device over it (read-only: the kernel keeps a swap file from
+    // any writer) is the same storage.
+    let l = need!(LoopDev::attach(&sw.file, &["-r"]));
+    let out = write_run(l.path(), &["--allow-destroy", "--force"]);
+    assert_refused(&out, &["in use as swap"]);
+    assert_eq!(checksum(&sw.file, None), before, "the swap file changed");
+}
