@@ -276,3 +276,57 @@ fn an_active_swap_file_and_a_loop_over_it_are_refused_as_swap() {
     assert_refused(&out, &["in use as swap"]);
     assert_eq!(checksum(&sw.file, None), before, "the swap file changed");
 }
+
+/// The frame files under `dir`'s `iosurvey-frames`, sorted.
+fn frames_in(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.join("iosurvey-frames")];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            match e.file_type().unwrap().is_dir() {
+                true => todo.push(e.path()),
+                false => out.push(e.path()),
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_kept_frame_that_backs_a_mounted_loop_device_is_never_written() {
+    let _lock = serial();
+    need!(require_root_and(&FROZEN_EXT4_TOOLS));
+    let dir = tempfile::tempdir().unwrap();
+    let video = |extra: &[&str]| {
+        let mut args = vec![
+            "video",
+            path_str(dir.path()),
+            "--write",
+            "--frame-size",
+            "4m",
+            "--frames",
+            "2",
+            "--buffered",
+            "--quiet",
+        ];
+        args.extend_from_slice(extra);
+        iosurvey(&args)
+    };
+    let out = video(&["--keep"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let frames = frames_in(dir.path());
+    assert_eq!(frames.len(), 2, "{frames:?}");
+    let l = need!(LoopDev::attach(&frames[0], &[]));
+    mkfs_ext4(l.path());
+    let m = need!(Mount::frozen(l.path()));
+    let before = checksum(&frames[0], None);
+    for extra in [&[][..], &["--allow-destroy", "--force"][..]] {
+        let out = video(extra);
+        assert_refused(&out, &["backs the loop device", l.name()]);
+        assert_eq!(checksum(&frames[0], None), before, "the frame changed");
+        assert_eq!(frames_in(dir.path()), frames, "frames were removed");
+    }
+    drop(m);
+    assert_fsck_clean(l.path());
+}

@@ -266,25 +266,48 @@ fn unknown_loop(all: &[LoopDevice]) -> Option<Use> {
 /// The loop devices the regular file `dev`/`ino` backs, and the first
 /// loop device whose backing cannot be told (which might be this file).
 pub fn loops_on_file(dev: Devno, ino: u64) -> (Vec<Devno>, Option<Use>) {
-    let all = loops();
-    let backs = all
-        .iter()
-        .filter(|l| l.backing == Backing::File { dev, ino })
-        .map(|l| l.devno)
-        .collect();
-    (backs, unknown_loop(&all))
+    FileUses::now().loops_on(dev, ino)
 }
 
-/// The active swap area that the regular file `dev`/`ino` is, by name.
-pub fn swap_file(dev: Devno, ino: u64) -> Option<String> {
-    swaps().into_iter().find_map(|s| match s {
-        SwapArea::File {
-            dev: d,
-            ino: i,
-            name,
-        } if (d, i) == (dev, ino) => Some(name),
-        _ => None,
-    })
+/// The regular files in use as a whole, read once to judge many files
+/// (the frames of a video run): the backing files of loop devices, and
+/// swap files, by identity.
+pub struct FileUses {
+    loops: Vec<LoopDevice>,
+    swaps: Vec<SwapArea>,
+}
+
+impl FileUses {
+    pub fn now() -> FileUses {
+        FileUses {
+            loops: loops(),
+            swaps: swaps(),
+        }
+    }
+
+    /// The loop devices the file `dev`/`ino` backs, and the first loop
+    /// device whose backing cannot be told (which might be this file).
+    pub fn loops_on(&self, dev: Devno, ino: u64) -> (Vec<Devno>, Option<Use>) {
+        let backs = self
+            .loops
+            .iter()
+            .filter(|l| l.backing == Backing::File { dev, ino })
+            .map(|l| l.devno)
+            .collect();
+        (backs, unknown_loop(&self.loops))
+    }
+
+    /// The name of the active swap area the file `dev`/`ino` is.
+    pub fn swap(&self, dev: Devno, ino: u64) -> Option<String> {
+        self.swaps.iter().find_map(|s| match s {
+            SwapArea::File {
+                dev: d,
+                ino: i,
+                name,
+            } if (*d, *i) == (dev, ino) => Some(name.clone()),
+            _ => None,
+        })
+    }
 }
 
 /// The name of a loop device's backing file, for messages (the path in

@@ -190,13 +190,22 @@ pub fn check_block_write(
 /// active swap area or backs a loop device (or while a loop device's
 /// backing cannot be told).
 pub fn check_file_use(path: &Path, st: &rustix::fs::Stat) -> Result<(), Refusal> {
-    if let Some(dev) = family::swap_file(st.st_dev, st.st_ino) {
+    check_file_use_in(&family::FileUses::now(), path, st)
+}
+
+/// [`check_file_use`] against the uses read once in `uses`.
+pub fn check_file_use_in(
+    uses: &family::FileUses,
+    path: &Path,
+    st: &rustix::fs::Stat,
+) -> Result<(), Refusal> {
+    if let Some(dev) = uses.swap(st.st_dev, st.st_ino) {
         return Err(Refusal::Swap {
             path: path.to_path_buf(),
             dev,
         });
     }
-    match family::loops_on_file(st.st_dev, st.st_ino) {
+    match uses.loops_on(st.st_dev, st.st_ino) {
         (ls, _) if !ls.is_empty() => Err(Refusal::FileBacksLoop {
             path: path.to_path_buf(),
             loop_dev: family::dev_name(ls[0]),
