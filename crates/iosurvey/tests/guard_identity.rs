@@ -330,3 +330,57 @@ fn a_kept_frame_that_backs_a_mounted_loop_device_is_never_written() {
     drop(m);
     assert_fsck_clean(l.path());
 }
+
+#[test]
+fn targets_that_reach_one_storage_are_refused_in_every_mode() {
+    let _lock = serial();
+    need!(require_root_and(&["losetup"]));
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("one.img");
+    allocated_file(&img, SIZE);
+    let a = need!(LoopDev::attach(&img, &["--direct-io=on"]));
+    let b = need!(LoopDev::attach(&img, &["--direct-io=on"]));
+    // Disjoint halves of one image: not the same bytes, but one storage
+    // (parallel scaling over them measures the one image twice).
+    let low = need!(LoopDev::attach(&img, &["--sizelimit", "16M"]));
+    let high = need!(LoopDev::attach(&img, &["-o", "16M", "--sizelimit", "16M"]));
+    let over_a = need!(LoopDev::attach(a.path(), &[]));
+    let pairs = [
+        (a.path(), b.path()),
+        (low.path(), high.path()),
+        (b.path(), over_a.path()),
+        (img.as_path(), b.path()),
+    ];
+    for (x, y) in pairs {
+        let (x, y) = (path_str(x), path_str(y));
+        // A write is refused already as a use of the other one.
+        let out = iosurvey(&["run", x, y, "--rw", "write", "--allow-destroy"]);
+        assert_refused(&out, &["--force does not"]);
+        let cases: [&[&str]; 6] = [
+            &["run", x, y, "--rw", "read", "--bytes", "1m"],
+            &["run", x, y, "--rw", "read", "--bytes", "1m", "--dry-run"],
+            &["parallel", x, y],
+            &["matrix", x, y, "--dry-run"],
+            &["profile", x, y, "--simulate", "concat", "--zones", "4"],
+            &[
+                "survey",
+                x,
+                y,
+                "--size",
+                "8m",
+                "--crghi",
+                "2",
+                "--actions",
+                "read",
+            ],
+        ];
+        for args in cases {
+            let out = iosurvey(args);
+            assert_refused(&out, &["overlaps", x, y, "--force does not"]);
+            assert_eq!(stderr_of(&out).lines().count(), 1, "{}", describe(&out));
+        }
+    }
+    // Each alone is fine.
+    let out = iosurvey(&["run", path_str(high.path()), "--bytes", "1m", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+}

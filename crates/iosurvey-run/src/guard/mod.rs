@@ -106,7 +106,7 @@ pub enum Refusal {
     DanglingSymlink(PathBuf),
     #[error("{second}: the same target as {first} (same device or file); name each target once")]
     SameTarget { first: PathBuf, second: PathBuf },
-    #[error("{second}: overlaps {first} (a partition and its disk, or a loop, dm or md device over it); name each piece of storage once")]
+    #[error("{second}: overlaps {first}: one storage (a partition and its disk, a loop, dm or md device over it, or two loop devices over one file at any offset) would be measured twice; name each piece of storage once (--force does not override this)")]
     Overlap { first: PathBuf, second: PathBuf },
 }
 
