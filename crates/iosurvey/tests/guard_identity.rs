@@ -384,3 +384,33 @@ fn targets_that_reach_one_storage_are_refused_in_every_mode() {
     let out = iosurvey(&["run", path_str(high.path()), "--bytes", "1m", "--quiet"]);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
 }
+
+#[test]
+fn a_loop_over_a_device_with_a_lazily_unmounted_fs_is_refused() {
+    let _lock = serial();
+    need!(require_root_and(&[
+        "losetup",
+        "mkfs.ext4",
+        "mount",
+        "umount"
+    ]));
+    let lower = need!(LoopDev::blank(SIZE, &[]));
+    mkfs_ext4(lower.path());
+    let m = need!(Mount::new(path_str(lower.path()), &[]));
+    std::fs::write(m.path().join("data"), b"precious\n").unwrap();
+    // A file held open keeps the filesystem alive once it is detached from
+    // every namespace: no mountinfo shows it, only the kernel's claim.
+    let held = std::fs::File::open(m.path().join("data")).unwrap();
+    must("umount", &["-l", path_str(m.path())]);
+    // Its journal written out, so that the device changes only if written.
+    rustix::fs::syncfs(&held).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let before = checksum(lower.path(), None);
+    let upper = need!(LoopDev::attach(lower.path(), &[]));
+    let out = write_run(upper.path(), &["--allow-destroy", "--force"]);
+    assert_refused(&out, &[lower.name(), "exclusively", "--force does not"]);
+    assert_eq!(checksum(lower.path(), None), before, "the device changed");
+    drop(held);
+    drop(upper);
+    drop(m);
+}
