@@ -30,6 +30,7 @@
 pub mod family;
 pub(crate) mod inuse;
 pub mod leftovers;
+pub(crate) mod loops;
 pub mod probe;
 
 use std::os::fd::{AsFd, BorrowedFd};
