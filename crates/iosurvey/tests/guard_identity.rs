@@ -166,6 +166,11 @@ fn a_second_loop_over_the_image_of_a_mounted_ext4_is_refused() {
     let shifted = need!(LoopDev::attach(&img, &["-o", "1M"]));
     let out = write_run(shifted.path(), &["--allow-destroy"]);
     assert_refused(&out, &["is mounted at", first.name()]);
+    // To any depth: a loop device over the shifted one.
+    let stacked = need!(LoopDev::attach(shifted.path(), &[]));
+    let out = write_run(stacked.path(), &["--allow-destroy", "--force"]);
+    assert_refused(&out, &["is mounted at", first.name()]);
+    drop(stacked);
     assert_eq!(checksum(&img, None), before, "the image changed");
     // Unmounted, the other loop device over the image is still a use.
     drop(m);
@@ -275,6 +280,20 @@ fn an_active_swap_file_and_a_loop_over_it_are_refused_as_swap() {
     let out = write_run(l.path(), &["--allow-destroy", "--force"]);
     assert_refused(&out, &["in use as swap"]);
     assert_eq!(checksum(&sw.file, None), before, "the swap file changed");
+    // A loop device over a swap device, likewise.
+    let dev = need!(LoopDev::blank(16 * MIB, &[]));
+    must("mkswap", &[path_str(dev.path())]);
+    let _on = need!(Swap::on(dev.path()));
+    let before = checksum(dev.path(), None);
+    let over = need!(LoopDev::attach(dev.path(), &[]));
+    let out = write_run(over.path(), &["--allow-destroy", "--force"]);
+    assert_refused(&out, &["in use as swap", dev.name()]);
+    assert_eq!(
+        checksum(dev.path(), None),
+        before,
+        "the swap device changed"
+    );
+    drop(over);
 }
 
 /// The frame files under `dir`'s `iosurvey-frames`, sorted.
