@@ -40,6 +40,10 @@ pub struct LoopBacking {
     /// `st_rdev` of the backing file: the device it is, when it is a block
     /// device node (0 for a regular file).
     pub rdev: u64,
+    /// Where in the backing file the loop device starts, in bytes.
+    pub offset: u64,
+    /// How many bytes of the backing file it shows (0: up to its end).
+    pub sizelimit: u64,
 }
 
 /// The backing file of the loop device open as `fd`. Fails (`ENXIO`) when
@@ -62,6 +66,8 @@ pub fn loop_backing(fd: BorrowedFd<'_>) -> std::io::Result<LoopBacking> {
         dev: info.lo_device,
         ino: info.lo_inode,
         rdev: info.lo_rdevice,
+        offset: info.lo_offset,
+        sizelimit: info.lo_sizelimit,
     })
 }
 

@@ -18,7 +18,8 @@ pub(crate) mod fsops;
 pub use cleanup::{finish_frames, remove_frames, remove_leftovers, Leftovers};
 pub use fsops::PENDING_XATTR;
 
-use crate::guard::{fd_is_marked, Refusal};
+use crate::guard::family::FileUses;
+use crate::guard::{check_file_use_in, fd_is_marked, Refusal};
 use crate::target::{
     check_free_space, dir_dio_alignment, fill, io_err, Created, Geometry, OpenOptions, OpenTarget,
     TargetError, TargetKind,
@@ -258,6 +259,9 @@ fn survey_frames(
 ) -> Result<u64, TargetError> {
     let mut existing_bytes = 0;
     let mut sub: Option<(PathBuf, Option<OwnedFd>)> = None;
+    // A frame is a file target: one that backs a loop device or is a
+    // swap file is never written (read once for every frame).
+    let uses = (fj.op == Op::Write || fj.prepare).then(FileUses::now);
     for f in 0..fj.frames {
         if f % STOP_EVERY == 0 && stopped(opts.stop) {
             return Err(TargetError::Interrupted(root.to_path_buf()));
@@ -295,6 +299,9 @@ fn survey_frames(
             Entry::Regular { fd, size, marked } => match fj.op {
                 Op::Read => {
                     if !is_written(&fd, size, fj.frame_bytes) {
+                        if fj.prepare {
+                            check_frame_use(uses.as_ref(), &path, &fd)?;
+                        }
                         if fj.prepare && !marked {
                             // --prepare would have to overwrite it.
                             if !opts.policy.allow_destroy {
@@ -306,6 +313,7 @@ fn survey_frames(
                     }
                 }
                 Op::Write => {
+                    check_frame_use(uses.as_ref(), &path, &fd)?;
                     existing_bytes += size;
                     if !marked {
                         if !opts.policy.allow_destroy {
@@ -318,6 +326,14 @@ fn survey_frames(
         }
     }
     Ok(existing_bytes)
+}
+
+/// Refuses a frame to be written that is in use as a whole file (it backs
+/// a loop device, or is a swap file), judged on the descriptor held.
+fn check_frame_use(uses: Option<&FileUses>, path: &Path, fd: &OwnedFd) -> Result<(), TargetError> {
+    let Some(uses) = uses else { return Ok(()) };
+    let st = rustix::fs::fstat(fd).map_err(|e| io_err(path, "stat", e))?;
+    Ok(check_file_use_in(uses, path, &st)?)
 }
 
 /// The geometry of the frames directory, found without writing anything.

@@ -588,3 +588,30 @@ fn one_device_given_to_two_ranks_of_a_host_by_two_names_is_refused() {
         "the device was written"
     );
 }
+
+/// Issue 28: two ranks of one host on two loop devices over one image read
+/// one storage, not two: refused, naming both, before any I/O.
+#[test]
+fn ranks_on_two_loop_devices_over_one_image_are_refused() {
+    let _lock = serial();
+    need!(require_mpi());
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("one.img");
+    std::fs::write(&img, random_bytes(32 * MIB as usize, 5)).unwrap();
+    let a = need!(LoopDev::attach(&img, &["--direct-io=on"]));
+    let b = need!(LoopDev::attach(&img, &["-o", "16M", "--direct-io=on"]));
+    let targets = [
+        format!("node0:{}", path_str(a.path())),
+        format!("node0:{}", path_str(b.path())),
+    ];
+    let mut args = with_targets("run", &targets);
+    args.extend(["--rw", "read", "--bs", "1m", "--time", "1s"]);
+    let out = mpirun_within(2, Some(2), &args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Exit code:    2"), "{err}");
+    assert!(err.contains("overlaps"), "{err}");
+    assert!(
+        err.contains(path_str(a.path())) && err.contains(path_str(b.path())),
+        "{err}"
+    );
+}

@@ -5,9 +5,15 @@
 //! file, a device or a file on a filesystem on it), the dm/md devices that
 //! hold it, all of these recursively, and upwards the parent disk of a
 //! partition and the backing device of a loop device (with their holders
-//! and loop devices). Any member that is mounted (anywhere in this mount
-//! namespace), in use as swap, held or backing a loop device is a use,
-//! which `--force` never overrides.
+//! and loop devices). Upwards, a loop device over a file reaches that file
+//! (by its `st_dev` and inode), and every other loop device over the same
+//! file, whatever its offset, is of the family; a loop device over a disk
+//! reaches the disk's partitions whose bytes it covers (by its offset and
+//! size limit), to any depth. Any member that is mounted (in any mount
+//! namespace), in use as swap (a device, or a backing file that is a swap
+//! file), held or backing a loop device is a use, which `--force` never
+//! overrides; so is a member the kernel will not open exclusively (a
+//! claim no table shows).
 //!
 //! A loop device's backing file is known by the identity the kernel keeps
 //! (`LOOP_GET_STATUS64`: its `st_dev`, inode and `st_rdev`), never by the
@@ -16,6 +22,10 @@
 //! device whose backing cannot be told (no node for it in this namespace's
 //! /dev) may sit on anything, so it is a use of every device and file.
 
+use super::inuse::{all_mounts, swaps, SwapArea};
+use super::loops::{backing_name, loops, unknown_loop, LoopDevice, Range};
+pub(crate) use super::loops::{loop_backing, Backing};
+pub use super::loops::{loops_on_file, FileUses};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -40,6 +50,10 @@ pub enum Use {
         dev: String,
         loop_dev: String,
     },
+    /// The kernel refused to open a member exclusively: something holds it.
+    Busy {
+        dev: String,
+    },
     /// A loop device whose backing cannot be told: it may sit on anything.
     UnknownLoop {
         loop_dev: String,
@@ -55,7 +69,7 @@ fn parse_majmin(s: &str) -> Option<Devno> {
     Some(rustix::fs::makedev(a.parse().ok()?, b.parse().ok()?))
 }
 
-fn sys(d: Devno) -> PathBuf {
+pub(crate) fn sys(d: Devno) -> PathBuf {
     PathBuf::from(format!("/sys/dev/block/{}", majmin(d)))
 }
 
@@ -70,7 +84,7 @@ pub fn dev_name(d: Devno) -> String {
         .unwrap_or_else(|| format!("block device {}", majmin(d)))
 }
 
-fn devno_of_dir(dir: &Path) -> Option<Devno> {
+pub(crate) fn devno_of_dir(dir: &Path) -> Option<Devno> {
     parse_majmin(&std::fs::read_to_string(dir.join("dev")).ok()?)
 }
 
@@ -107,181 +121,21 @@ fn holders(d: Devno) -> Vec<Devno> {
         .collect()
 }
 
-/// What backs an attached loop device, by identity (the kernel's, from
-/// `LOOP_GET_STATUS64`, never the path in sysfs, which may no longer
-/// resolve or may now name something else).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Backing {
-    /// A block device: its `st_rdev`.
-    Device(Devno),
-    /// A regular file: its `st_dev` (the filesystem it lies on) and inode.
-    File { dev: Devno, ino: u64 },
-    /// Cannot be told (no `/dev` node for the loop device, or the kernel
-    /// would not say): it may sit on anything.
-    Unknown,
-}
-
-impl Backing {
-    fn of(b: iosurvey_engine::loopdev::LoopBacking) -> Backing {
-        if b.rdev != 0 {
-            Backing::Device(b.rdev)
-        } else {
-            Backing::File {
-                dev: b.dev,
-                ino: b.ino,
-            }
-        }
-    }
-
-    /// Whether this backing's data lies on the device `d` (it is `d`, or
-    /// a file on a filesystem on `d`; an unknown backing may be anything).
-    fn on(self, d: Devno) -> bool {
-        match self {
-            Backing::Device(r) => r == d,
-            Backing::File { dev, .. } => dev == d,
-            Backing::Unknown => false,
-        }
-    }
-}
-
-/// The backing of the loop device `devno` named `name` in /sys/block:
-/// `/dev/NAME` is opened only to ask the kernel, and used only if it is
-/// that device. `None` when the loop device is detached.
-pub(crate) fn loop_backing(name: &str, devno: Devno) -> Option<Backing> {
-    use rustix::fs::{FileType, Mode, OFlags};
-    let path = format!("/dev/{name}");
-    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK;
-    let Ok(fd) = rustix::fs::open(path.as_str(), flags, Mode::empty()) else {
-        return Some(Backing::Unknown);
-    };
-    let is_it = rustix::fs::fstat(&fd).is_ok_and(|st| {
-        FileType::from_raw_mode(st.st_mode) == FileType::BlockDevice && st.st_rdev == devno
-    });
-    if !is_it {
-        return Some(Backing::Unknown);
-    }
-    match iosurvey_engine::loopdev::loop_backing(std::os::fd::AsFd::as_fd(&fd)) {
-        Ok(b) => Some(Backing::of(b)),
-        // Detached since /sys was read.
-        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error()) => None,
-        Err(_) => Some(Backing::Unknown),
-    }
-}
-
-/// Every attached loop device and what backs it.
-fn loops() -> Vec<(Devno, Backing)> {
-    let Ok(entries) = std::fs::read_dir("/sys/block") else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let dir = e.path();
-        // loop/ is there only while a file is attached.
-        if !name.starts_with("loop") || !dir.join("loop").exists() {
-            continue;
-        }
-        let Some(devno) = devno_of_dir(&dir) else {
-            continue;
-        };
-        if let Some(b) = loop_backing(&name, devno) {
-            out.push((devno, b));
-        }
-    }
-    out
-}
-
-/// The loop devices the regular file `dev`/`ino` backs, and the first
-/// loop device whose backing cannot be told (which might be this file).
-pub fn loops_on_file(dev: Devno, ino: u64) -> (Vec<Devno>, Option<Use>) {
-    let all = loops();
-    let unknown = all
-        .iter()
-        .find(|(_, b)| *b == Backing::Unknown)
-        .map(|(l, _)| Use::UnknownLoop {
-            loop_dev: dev_name(*l),
-        });
-    let backs = all
-        .into_iter()
-        .filter(|(_, b)| *b == Backing::File { dev, ino })
-        .map(|(l, _)| l)
-        .collect();
-    (backs, unknown)
-}
-
-/// `\040` and the other octal escapes of /proc/self/mountinfo and
-/// /proc/swaps.
-fn unescape(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let octal = b
-            .get(i + 1..i + 4)
-            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)) && d[0] <= b'3');
-        if let (b'\\', Some(d)) = (b[i], octal) {
-            out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
-            i += 4;
-            continue;
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// The block device a path names, if it is one.
-fn rdev_of(path: &str) -> Option<Devno> {
-    let st = rustix::fs::stat(path).ok()?;
-    (rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::BlockDevice)
-        .then_some(st.st_rdev)
-}
-
-/// Mounts as (device number of field 3, source device if it is a block
-/// device node, mount point), from a mountinfo text.
-pub(crate) fn mounts(
-    mountinfo: &str,
-    stat_sources: bool,
-) -> Vec<(Option<Devno>, Option<Devno>, String)> {
-    mountinfo
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split(' ').collect();
-            let devno = parse_majmin(f.get(2)?);
-            let point = unescape(f.get(4)?);
-            let dash = f.iter().position(|x| *x == "-")?;
-            let source = f.get(dash + 2).map(|s| unescape(s)).unwrap_or_default();
-            let src = (stat_sources && source.starts_with("/dev/"))
-                .then(|| rdev_of(&source))
-                .flatten();
-            Some((devno, src, point))
-        })
-        .collect()
-}
-
-/// Active swap areas by identity: (`st_rdev` of a swap device, or
-/// `st_dev` of the filesystem holding a swap file).
-fn swaps() -> Vec<(Devno, String)> {
-    let text = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
-    text.lines()
-        .skip(1)
-        .filter_map(|l| {
-            let name = unescape(l.split_whitespace().next()?);
-            let st = rustix::fs::stat(name.as_str()).ok()?;
-            let id = match rustix::fs::FileType::from_raw_mode(st.st_mode) {
-                rustix::fs::FileType::BlockDevice => st.st_rdev,
-                _ => st.st_dev,
-            };
-            Some((id, name))
-        })
-        .collect()
-}
-
 /// The family of `target` and the uses found while walking it.
 struct Walk {
-    loops: Vec<(Devno, Backing)>,
+    loops: Vec<LoopDevice>,
     members: BTreeSet<Devno>,
+    /// Backing files (`st_dev`, inode) of loop devices of the family.
+    files: BTreeSet<(Devno, u64)>,
     held: Vec<Use>,
+}
+
+/// What a member lies on: a device (with the range of it that the member
+/// covers) or a regular file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Below {
+    Device(Devno, Range),
+    File { dev: Devno, ino: u64, via: Devno },
 }
 
 impl Walk {
@@ -318,8 +172,8 @@ impl Walk {
         let backed: Vec<Devno> = self
             .loops
             .iter()
-            .filter(|(l, b)| (all || !self.members.contains(l)) && b.on(d))
-            .map(|(l, _)| *l)
+            .filter(|l| (all || !self.members.contains(&l.devno)) && l.backing.on(d))
+            .map(|l| l.devno)
             .collect();
         for &l in &backed {
             self.held.push(Use::BacksLoop {
@@ -332,16 +186,70 @@ impl Walk {
         }
     }
 
-    /// The disks and devices `d` lies on: the parent disk of a partition,
-    /// the backing device of a loop device.
-    fn above(&self, d: Devno) -> Vec<Devno> {
-        let mut out: Vec<Devno> = parent(d).into_iter().collect();
-        for (l, b) in &self.loops {
-            if let (true, Backing::Device(r)) = (*l == d, *b) {
-                out.push(r);
+    /// The other loop devices over the file `dev`/`ino` (which the member
+    /// `via` lies on), whatever their offset: uses, and of the family.
+    fn users_of_file(&mut self, dev: Devno, ino: u64, via: Devno) {
+        let file = Backing::File { dev, ino };
+        let others: Vec<Devno> = self
+            .loops
+            .iter()
+            .filter(|l| l.backing == file && !self.members.contains(&l.devno))
+            .map(|l| l.devno)
+            .collect();
+        for l in others {
+            self.held.push(Use::BacksLoop {
+                dev: format!("{} ({})", dev_name(via), backing_name(via)),
+                loop_dev: dev_name(l),
+            });
+            self.down(l);
+        }
+    }
+
+    /// What `d` lies on, where `r` is the range of `d` the target covers:
+    /// the parent disk of a partition, the backing device or file of a
+    /// loop device.
+    fn below(&self, d: Devno, r: Range) -> Vec<Below> {
+        let mut out: Vec<Below> = parent(d)
+            .map(|p| Below::Device(p, partition_range(d).place(r)))
+            .into_iter()
+            .collect();
+        for l in self.loops.iter().filter(|l| l.devno == d) {
+            match l.backing {
+                Backing::Device(b) => out.push(Below::Device(b, l.window.place(r))),
+                Backing::File { dev, ino } => out.push(Below::File { dev, ino, via: d }),
+                Backing::Unknown => {}
             }
         }
         out
+    }
+
+    /// The partitions of `d` (a device the target lies on) whose bytes
+    /// overlap `r`, the range of `d` the target covers, with what is below
+    /// them: a loop device 3 MiB into a disk is of the family of the
+    /// partition there, not of the disk's other partitions.
+    fn partitions_under(&mut self, d: Devno, r: Range) {
+        for p in partitions(d) {
+            if !self.members.contains(&p) && partition_range(p).overlaps(r) {
+                self.down(p);
+            }
+        }
+    }
+}
+
+/// The bytes of its disk a partition covers (all of them if sysfs will not
+/// say).
+fn partition_range(p: Devno) -> Range {
+    let read = |f: &str| -> Option<u64> {
+        std::fs::read_to_string(sys(p).join(f))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    match (read("start"), read("size")) {
+        // sysfs counts 512-byte sectors, whatever the block size.
+        (Some(s), Some(n)) => Range::at(s * 512, (n * 512).max(1)),
+        _ => Range::ALL,
     }
 }
 
@@ -357,80 +265,112 @@ fn walk(target: Devno) -> Walk {
     let mut w = Walk {
         loops: loops(),
         members: BTreeSet::new(),
+        files: BTreeSet::new(),
         held: Vec::new(),
     };
     w.down(target);
-    let mut up = w.above(target);
-    let mut seen = BTreeSet::new();
-    while let Some(u) = up.pop() {
-        if !seen.insert(u) || w.members.contains(&u) {
-            continue;
+    let mut up = w.below(target, Range::ALL);
+    let mut devices = Vec::new();
+    let mut files = Vec::new();
+    while let Some(b) = up.pop() {
+        match b {
+            Below::Device(u, r) => {
+                if w.members.insert(u) {
+                    devices.push((u, r));
+                    up.extend(w.below(u, r));
+                }
+            }
+            Below::File { dev, ino, via } => {
+                if w.files.insert((dev, ino)) {
+                    files.push((dev, ino, via));
+                }
+            }
         }
-        w.members.insert(u);
-        up.extend(w.above(u));
     }
-    for &u in &seen {
+    for &(u, r) in &devices {
         w.users_of(u, false);
+        w.partitions_under(u, r);
+    }
+    for (dev, ino, via) in files {
+        w.users_of_file(dev, ino, via);
     }
     w
 }
 
+/// The first mount of a member of `w`, in any mount namespace.
+fn first_mount(w: &Walk) -> Option<Use> {
+    all_mounts().into_iter().find_map(|m| {
+        let hit = [m.devno, m.source]
+            .into_iter()
+            .flatten()
+            .find(|x| w.members.contains(x))?;
+        Some(Use::Mounted {
+            dev: dev_name(hit),
+            mountpoint: m.place(),
+        })
+    })
+}
+
+/// The first active swap area among `w`'s members: a member device, a
+/// swap file on a filesystem on one, or a loop device's backing file.
+fn first_swap(w: &Walk) -> Option<Use> {
+    swaps().into_iter().find_map(|s| {
+        let (hit, name) = match s {
+            SwapArea::Device { rdev, name } => (w.members.contains(&rdev), name),
+            SwapArea::File { dev, ino, name } => (
+                w.members.contains(&dev) || w.files.contains(&(dev, ino)),
+                name,
+            ),
+        };
+        hit.then_some(Use::Swap { dev: name })
+    })
+}
+
+/// The first member the kernel refuses to open exclusively: a claim (a
+/// mount, a holder) that no table here shows. The target, the disk it is
+/// a partition of and its own partitions are left out (the kernel ties
+/// their claims together, and the target is judged by its own exclusive
+/// open), and so is a disk with partitions (a claimed partition makes the
+/// whole disk busy; the partitions that matter are members themselves).
+fn first_busy(w: &Walk, target: Devno) -> Option<Use> {
+    let own: BTreeSet<Devno> = parent(target)
+        .into_iter()
+        .chain(partitions(target))
+        .chain([target])
+        .collect();
+    w.members
+        .iter()
+        .filter(|d| !own.contains(d) && partitions(**d).is_empty())
+        .find(|&&d| refuses_exclusive_open(d))
+        .map(|&d| Use::Busy { dev: dev_name(d) })
+}
+
+/// Whether the kernel refuses to open the device `d` exclusively (EBUSY).
+/// Opened by its /dev name and closed at once; a node that is missing or
+/// names another device proves nothing.
+fn refuses_exclusive_open(d: Devno) -> bool {
+    use rustix::fs::{Mode, OFlags};
+    let name = dev_name(d);
+    let flags = OFlags::RDONLY | OFlags::EXCL | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    match rustix::fs::open(name.as_str(), flags, Mode::empty()) {
+        Err(rustix::io::Errno::BUSY) => {
+            // Busy, if the node is that device.
+            rustix::fs::stat(name.as_str()).is_ok_and(|st| st.st_rdev == d)
+        }
+        _ => false,
+    }
+}
+
 /// The device numbers of `target`'s family, and the first use of any of
-/// them: a mount first, then swap, then a holder or a loop device, then
+/// them: a mount (in any namespace) first, then swap, then a holder or a
+/// loop device, then a member the kernel will not open exclusively, then
 /// any loop device whose backing cannot be told.
 pub fn find_use(target: Devno) -> (BTreeSet<Devno>, Option<Use>) {
     let w = walk(target);
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    let first_mount = mounts(&mountinfo, true)
-        .into_iter()
-        .find_map(|(d, src, point)| {
-            let hit = [d, src]
-                .into_iter()
-                .flatten()
-                .find(|x| w.members.contains(x))?;
-            Some(Use::Mounted {
-                dev: dev_name(hit),
-                mountpoint: point,
-            })
-        });
-    let swap = || {
-        swaps()
-            .into_iter()
-            .find(|(id, _)| w.members.contains(id))
-            .map(|(_, name)| Use::Swap { dev: name })
-    };
-    let unknown = || {
-        w.loops
-            .iter()
-            .find(|(_, b)| *b == Backing::Unknown)
-            .map(|(l, _)| Use::UnknownLoop {
-                loop_dev: dev_name(*l),
-            })
-    };
-    let found = first_mount
-        .or_else(swap)
+    let found = first_mount(&w)
+        .or_else(|| first_swap(&w))
         .or_else(|| w.held.first().cloned())
-        .or_else(unknown);
+        .or_else(|| first_busy(&w, target))
+        .or_else(|| unknown_loop(&w.loops));
     (w.members, found)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn mountinfo_is_read_by_device_number_and_unescaped() {
-        let mi = "36 25 7:3 / /mnt/a\\040b rw,relatime shared:1 - ext4 /dev/loop3 rw\n22 1 253:0 / / rw - ext4 /dev/vda rw\n";
-        let m = mounts(mi, false);
-        assert_eq!(m.len(), 2);
-        assert_eq!(m[0].0, Some(rustix::fs::makedev(7, 3)));
-        assert_eq!(m[0].2, "/mnt/a b");
-        assert_eq!(m[1].0, Some(rustix::fs::makedev(253, 0)));
-    }
-
-    #[test]
-    fn unescape_leaves_plain_text_alone() {
-        assert_eq!(unescape("/a/b"), "/a/b");
-        assert_eq!(unescape("/a\\011b\\"), "/a\tb\\");
-    }
 }

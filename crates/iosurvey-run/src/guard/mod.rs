@@ -28,7 +28,9 @@
 //!   md or a lazily unmounted mount may be what holds it).
 
 pub mod family;
+pub(crate) mod inuse;
 pub mod leftovers;
+pub(crate) mod loops;
 pub mod probe;
 
 use std::os::fd::{AsFd, BorrowedFd};
@@ -59,7 +61,7 @@ pub enum Refusal {
         dev: String,
         mountpoint: String,
     },
-    #[error("{path}: {dev} is in use as swap; swapoff it or pick another device (--force does not override this)")]
+    #[error("{path}: {dev} is in use as swap; swapoff it or pick another target (--force does not override this)")]
     Swap { path: PathBuf, dev: String },
     #[error("{path}: {dev} is held by {holders} (LVM, md or dm); release it or pick another device (--force does not override this)")]
     Held {
@@ -73,6 +75,10 @@ pub enum Refusal {
         dev: String,
         loop_dev: String,
     },
+    #[error("{path}: {dev} (the same storage, reached another way) is busy: the kernel refused to open it exclusively (mounted, maybe in another mount namespace, or held); free it or pick another device (--force does not override this)")]
+    FamilyBusy { path: PathBuf, dev: String },
+    #[error("{0}: the kernel refuses to open it for writing (ETXTBSY): it is a running program or a swap area no longer listed by its name; pick another target (--force does not override this)")]
+    TextBusy(PathBuf),
     #[error("{path}: backs the loop device {loop_dev}; detach it (losetup -d {loop_dev}) or pick another target (--force does not override this)")]
     FileBacksLoop { path: PathBuf, loop_dev: String },
     #[error("{path}: cannot tell what {loop_dev} sits on (its /dev node is missing or the kernel would not say), so it may sit on this target; detach it (losetup -d) or give it a node in /dev (--force does not override this)")]
@@ -101,7 +107,7 @@ pub enum Refusal {
     DanglingSymlink(PathBuf),
     #[error("{second}: the same target as {first} (same device or file); name each target once")]
     SameTarget { first: PathBuf, second: PathBuf },
-    #[error("{second}: overlaps {first} (a partition and its disk, or a loop, dm or md device over it); name each piece of storage once")]
+    #[error("{second}: overlaps {first}: one storage (a partition and its disk, a loop, dm or md device over it, or two loop devices over one file at any offset) would be measured twice; name each piece of storage once (--force does not override this)")]
     Overlap { first: PathBuf, second: PathBuf },
 }
 
@@ -122,6 +128,7 @@ impl Refusal {
                 loop_dev,
             },
             family::Use::UnknownLoop { loop_dev } => Refusal::UnknownLoop { path, loop_dev },
+            family::Use::Busy { dev } => Refusal::FamilyBusy { path, dev },
         }
     }
 }
@@ -180,10 +187,26 @@ pub fn check_block_write(
     Ok(())
 }
 
-/// Refuses writing the regular file `st` (named `path`) while it backs a
-/// loop device (or while a loop device's backing cannot be told).
+/// Refuses writing the regular file `st` (named `path`) while it is an
+/// active swap area or backs a loop device (or while a loop device's
+/// backing cannot be told).
 pub fn check_file_use(path: &Path, st: &rustix::fs::Stat) -> Result<(), Refusal> {
-    match family::loops_on_file(st.st_dev, st.st_ino) {
+    check_file_use_in(&family::FileUses::now(), path, st)
+}
+
+/// [`check_file_use`] against the uses read once in `uses`.
+pub fn check_file_use_in(
+    uses: &family::FileUses,
+    path: &Path,
+    st: &rustix::fs::Stat,
+) -> Result<(), Refusal> {
+    if let Some(dev) = uses.swap(st.st_dev, st.st_ino) {
+        return Err(Refusal::Swap {
+            path: path.to_path_buf(),
+            dev,
+        });
+    }
+    match uses.loops_on(st.st_dev, st.st_ino) {
         (ls, _) if !ls.is_empty() => Err(Refusal::FileBacksLoop {
             path: path.to_path_buf(),
             loop_dev: family::dev_name(ls[0]),

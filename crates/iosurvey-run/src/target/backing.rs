@@ -3,6 +3,9 @@
 //! these, or is a file the page cache answers for (a loop device without
 //! direct I/O).
 //!
+//! A loop device over a block device is described by that device's name
+//! and what backs it (`a loop device over /dev/zram3 (zram)`).
+//!
 //! A loop device's backing is found by the identity the kernel keeps
 //! (`LOOP_GET_STATUS64`: the backing's `st_dev`, inode and `st_rdev`) and by
 //! the path in `/sys/block/loopN/loop/backing_file`; the path is used only
@@ -15,7 +18,7 @@
 //! or, where the filesystem gives its files a device number of its own
 //! (btrfs), the block device its mount names as its source.
 
-use crate::guard::family::{loop_backing, Backing, Devno};
+use crate::guard::family::{dev_name, loop_backing, Backing, Devno};
 use iosurvey_model::TargetKind;
 use rustix::fs::{FileType, Mode, OFlags};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
@@ -103,8 +106,11 @@ fn loop_device(name: &str, disk: Devno, dir: &Path, depth: usize) -> Option<Stri
     let dio = std::fs::read_to_string(dir.join("loop/dio")).is_ok_and(|s| s.trim() == "1");
     let path = std::fs::read_to_string(dir.join("loop/backing_file")).ok();
     let (dev, ino) = match backing {
+        // Named as the device it is (never its node, which lies on
+        // devtmpfs), with what backs that device.
         Backing::Device(rdev) => {
-            return device(rdev, depth + 1).map(|d| format!("a loop device over {d}"));
+            return device(rdev, depth + 1)
+                .map(|d| format!("a loop device over {} ({d})", dev_name(rdev)));
         }
         Backing::File { dev, ino } => (dev, ino),
         Backing::Unknown => return None,

@@ -210,6 +210,7 @@ pub(super) fn open_existing(
             Ok(None)
         }
         Err(Errno::INVAL) if opts.direct => Err(TargetError::NoDirect(path.to_path_buf())),
+        Err(e) if opts.write => Err(write_open_error(path, *kind, st, e)),
         Err(e) => Err(io_err(path, "open", e)),
     })?
     .ok_or_else(|| Refusal::Busy(path.to_path_buf()))?;
@@ -226,6 +227,21 @@ pub(super) fn open_existing(
     }
     let hold = lock_run(path, &opened, *kind, now.st_rdev, claim, opts)?;
     Ok((opened, hold))
+}
+
+/// Why the kernel would not open a target for writing, when a use of it
+/// says why (a swap file gives ETXTBSY, a read-only loop device over one
+/// EROFS): the use, named, rather than the errno.
+fn write_open_error(path: &Path, kind: TargetKind, st: &Stat, e: Errno) -> TargetError {
+    let used = match kind {
+        TargetKind::Block => check_block_use(path, st.st_rdev),
+        _ => check_file_use(path, st),
+    };
+    match (used, e) {
+        (Err(r), _) => r.into(),
+        (Ok(()), Errno::TXTBSY) => Refusal::TextBusy(path.to_path_buf()).into(),
+        (Ok(()), e) => io_err(path, "open", e),
+    }
 }
 
 /// Takes the run's locks on the target open at `fd` (shared ones with

@@ -68,16 +68,16 @@ fn loops_over_memory_are_named_by_what_backs_them() {
         path_str(over_zram.path()),
     ]);
     let p = randread(path_str(over_zram.path()));
-    assert_eq!(backing(&p), "a loop device over zram", "{}", p["targets"]);
+    let over = format!("a loop device over {} (zram)", path_str(z.path()));
+    assert_eq!(backing(&p), over, "{}", p["targets"]);
     let lower = need!(LoopDev::new(8 * MIB, 2));
     let upper = need!(LoopDev::attach(lower.path(), &[]));
     let p = randread(path_str(upper.path()));
-    assert_eq!(
-        backing(&p),
-        "a loop device over a loop device over a file on tmpfs",
-        "{}",
-        p["targets"]
+    let over = format!(
+        "a loop device over {} (a loop device over a file on tmpfs)",
+        path_str(lower.path())
     );
+    assert_eq!(backing(&p), over, "{}", p["targets"]);
 }
 
 /// Issue 27: a loop device over a file on a disk, without direct I/O, is

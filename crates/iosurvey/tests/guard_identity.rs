@@ -1,0 +1,435 @@
+//! One storage, reached by any path, is one storage (issue 28 §1): the
+//! write guard follows a target's family by identity, in both directions
+//! and to any depth. A second loop device over the image of a mounted
+//! ext4 (at its offset or another), the same with the ext4 mounted only in
+//! another mount namespace, a loop device over a disk whose partition is
+//! mounted, a swap file and a loop device over it, and two targets of one
+//! run that reach the same storage in every mode. Each test checks the
+//! victim's bytes afterwards.
+//!
+//! Every test needs root (it creates its own loop devices, mounts, swap
+//! and files and removes them through Drop guards); without root or a tool
+//! it needs, it prints "skipping: <reason>" and passes (fails under CI).
+
+#[macro_use]
+mod common;
+
+use common::*;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+const SIZE: u64 = 32 * MIB;
+
+/// An ext4 with every inode table and the journal written at mkfs time, so
+/// that mounting it starts no background writes.
+fn mkfs_ext4(dev: &Path) {
+    must(
+        "mkfs.ext4",
+        &[
+            "-q",
+            "-F",
+            "-E",
+            "lazy_itable_init=0,lazy_journal_init=0,nodiscard",
+            path_str(dev),
+        ],
+    );
+}
+
+/// A file of `size` bytes with every block allocated (random data).
+fn allocated_file(path: &Path, size: u64) {
+    std::fs::write(path, random_bytes(size as usize, 11)).unwrap();
+}
+
+/// `iosurvey run TARGET --rw write --bs 64k --bytes 1m EXTRA... --quiet`.
+fn write_run(target: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "run",
+        path_str(target),
+        "--rw",
+        "write",
+        "--bs",
+        "64k",
+        "--bytes",
+        "1m",
+        "--quiet",
+    ];
+    args.extend_from_slice(extra);
+    iosurvey(&args)
+}
+
+/// `fsck.ext4 -n -f DEV` finds nothing wrong.
+fn assert_fsck_clean(dev: &Path) {
+    let fsck = Command::new("fsck.ext4")
+        .args(["-n", "-f"])
+        .arg(dev)
+        .output()
+        .unwrap();
+    assert!(fsck.status.success(), "fsck: {}", describe(&fsck));
+}
+
+/// A read-only mount of `dev` that only a process in a new mount namespace
+/// sees (`unshare -m`), kept alive until the drop kills that process.
+struct HiddenMount {
+    child: Child,
+    _dir: tempfile::TempDir,
+}
+
+impl HiddenMount {
+    fn new(dev: &Path) -> Result<HiddenMount, String> {
+        require_tool("unshare")?;
+        let dir = tempfile::Builder::new()
+            .prefix("iosurvey-nsmnt")
+            .tempdir()
+            .map_err(|e| e.to_string())?;
+        let script = format!(
+            "mount -o ro {} {} && echo mounted && exec sleep 600",
+            path_str(dev),
+            path_str(dir.path())
+        );
+        let mut child = Command::new("unshare")
+            .args(["-m", "--propagation", "private", "sh", "-c", &script])
+            .stdout(Stdio::piped())
+            .stdin(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot run unshare: {e}"))?;
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("piped stdout");
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let m = HiddenMount { child, _dir: dir };
+        if line.trim() != "mounted" {
+            return Err(format!(
+                "could not mount {} in a new namespace",
+                dev.display()
+            ));
+        }
+        // Not in this namespace: only the other one holds it.
+        let here = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        assert!(!here.contains(path_str(m._dir.path())));
+        Ok(m)
+    }
+}
+
+impl Drop for HiddenMount {
+    fn drop(&mut self) {
+        // The namespace, and the mount with it, ends with its last process.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The first partition of `l` (attached with `-P`): a GPT with one 16 MiB
+/// partition at 1 MiB, added by `partx -a` if the kernel found none.
+fn partitioned(l: &LoopDev) -> Result<PathBuf, String> {
+    require_root_and(&["sfdisk", "partx"])?;
+    sh(
+        "sh",
+        &[
+            "-c",
+            r#"printf 'label: gpt\nstart=2048,size=32768\n' | sfdisk -q "$0""#,
+            path_str(l.path()),
+        ],
+    )?;
+    let name = format!("{}p1", l.name());
+    let sys = Path::new("/sys/block").join(l.name()).join(&name);
+    if !sys.exists() {
+        let _ = sh("partx", &["-a", path_str(l.path())]);
+    }
+    let node = PathBuf::from(format!("/dev/{name}"));
+    for _ in 0..50 {
+        if sys.exists() && node.exists() {
+            return Ok(node);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(40));
+    }
+    Err(format!("{} did not appear", node.display()))
+}
+
+#[test]
+fn a_second_loop_over_the_image_of_a_mounted_ext4_is_refused() {
+    let _lock = serial();
+    need!(require_root_and(&FROZEN_EXT4_TOOLS));
+    need!(require_tool("fsck.ext4"));
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("ext4.img");
+    allocated_file(&img, SIZE);
+    let first = need!(LoopDev::attach(&img, &[]));
+    mkfs_ext4(first.path());
+    let m = need!(Mount::frozen(first.path()));
+    let before = checksum(&img, None);
+    // The same bytes by another loop device: the signature is seen, and
+    // --force must not let it through.
+    let same = need!(LoopDev::attach(&img, &[]));
+    let out = write_run(same.path(), &["--allow-destroy", "--force"]);
+    assert_refused(&out, &["is mounted at", first.name(), "--force does not"]);
+    // At an offset no signature is seen: --allow-destroy alone was enough.
+    let shifted = need!(LoopDev::attach(&img, &["-o", "1M"]));
+    let out = write_run(shifted.path(), &["--allow-destroy"]);
+    assert_refused(&out, &["is mounted at", first.name()]);
+    // To any depth: a loop device over the shifted one.
+    let stacked = need!(LoopDev::attach(shifted.path(), &[]));
+    let out = write_run(stacked.path(), &["--allow-destroy", "--force"]);
+    assert_refused(&out, &["is mounted at", first.name()]);
+    drop(stacked);
+    assert_eq!(checksum(&img, None), before, "the image changed");
+    // Unmounted, the other loop device over the image is still a use.
+    drop(m);
+    let out = write_run(shifted.path(), &["--allow-destroy"]);
+    assert_refused(&out, &["backs the loop device", first.name()]);
+    assert_fsck_clean(first.path());
+}
+
+#[test]
+fn a_loop_over_an_image_mounted_in_another_namespace_is_refused() {
+    let _lock = serial();
+    need!(require_root_and(&[
+        "losetup",
+        "mkfs.ext4",
+        "mount",
+        "fsck.ext4"
+    ]));
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("ext4.img");
+    allocated_file(&img, SIZE);
+    let first = need!(LoopDev::attach(&img, &[]));
+    mkfs_ext4(first.path());
+    let hidden = need!(HiddenMount::new(first.path()));
+    let before = checksum(&img, None);
+    let shifted = need!(LoopDev::attach(&img, &["-o", "1M"]));
+    let out = write_run(shifted.path(), &["--allow-destroy", "--force"]);
+    assert_refused(&out, &["is mounted at", first.name(), "mount namespace"]);
+    // The device itself, mounted out of sight, is named as mounted too.
+    let out = write_run(first.path(), &["--allow-destroy", "--force"]);
+    assert_refused(&out, &["is mounted at", "mount namespace"]);
+    assert_eq!(checksum(&img, None), before, "the image changed");
+    drop(hidden);
+    assert_fsck_clean(first.path());
+}
+
+#[test]
+fn a_loop_over_a_disk_whose_partition_is_mounted_is_refused() {
+    let _lock = serial();
+    need!(require_root_and(&FROZEN_EXT4_TOOLS));
+    need!(require_tool("fsck.ext4"));
+    let disk = need!(LoopDev::blank(64 * MIB, &["-P"]));
+    let part = need!(partitioned(&disk));
+    mkfs_ext4(&part);
+    let m = need!(Mount::frozen(&part));
+    let before = checksum(disk.path(), None);
+    // 3 MiB into the disk is inside the mounted partition (1 to 17 MiB).
+    let over = need!(LoopDev::attach(disk.path(), &["-o", "3M"]));
+    let out = write_run(over.path(), &["--allow-destroy", "--force"]);
+    assert_refused(&out, &["is mounted at", "p1", "--force does not"]);
+    assert_eq!(checksum(disk.path(), None), before, "the disk changed");
+    // Past the partition's end a loop device shares no byte with it (the
+    // first one, over the same disk, would be a use of its own).
+    drop(over);
+    let past = need!(LoopDev::attach(disk.path(), &["-o", "40M"]));
+    let out = write_run(past.path(), &["--allow-destroy", "--force"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    drop(m);
+    assert_fsck_clean(&part);
+}
+
+/// A swap file of 16 MiB on an ext4 of its own (swap files need a
+/// filesystem that maps them: not tmpfs), enabled; swapped off on drop.
+struct SwapFile {
+    file: PathBuf,
+    // Dropped in order: swapoff, unmount, detach.
+    swap: Option<Swap>,
+    _mount: Mount,
+    _dev: LoopDev,
+}
+
+impl SwapFile {
+    fn new() -> Result<SwapFile, String> {
+        require_root_and(&["losetup", "mkfs.ext4", "mount", "mkswap", "swapon"])?;
+        let dev = LoopDev::blank(64 * MIB, &[])?;
+        mkfs_ext4(dev.path());
+        let mount = Mount::new(path_str(dev.path()), &[])?;
+        let file = mount.path().join("swapfile");
+        allocated_file(&file, 16 * MIB);
+        sh("chmod", &["600", path_str(&file)])?;
+        sh("mkswap", &[path_str(&file)])?;
+        let swap = Swap::on(&file)?;
+        Ok(SwapFile {
+            file,
+            swap: Some(swap),
+            _mount: mount,
+            _dev: dev,
+        })
+    }
+}
+
+impl Drop for SwapFile {
+    fn drop(&mut self) {
+        self.swap.take();
+    }
+}
+
+#[test]
+fn an_active_swap_file_and_a_loop_over_it_are_refused_as_swap() {
+    let _lock = serial();
+    let sw = need!(SwapFile::new());
+    let before = checksum(&sw.file, None);
+    let out = write_run(&sw.file, &["--allow-destroy", "--force"]);
+    assert_refused(&out, &["in use as swap", "swapoff", "--force does not"]);
+    // A loop device over it (read-only: the kernel keeps a swap file from
+    // any writer) is the same storage.
+    let l = need!(LoopDev::attach(&sw.file, &["-r"]));
+    let out = write_run(l.path(), &["--allow-destroy", "--force"]);
+    assert_refused(&out, &["in use as swap"]);
+    assert_eq!(checksum(&sw.file, None), before, "the swap file changed");
+    // A loop device over a swap device, likewise.
+    let dev = need!(LoopDev::blank(16 * MIB, &[]));
+    must("mkswap", &[path_str(dev.path())]);
+    let _on = need!(Swap::on(dev.path()));
+    let before = checksum(dev.path(), None);
+    let over = need!(LoopDev::attach(dev.path(), &[]));
+    let out = write_run(over.path(), &["--allow-destroy", "--force"]);
+    assert_refused(&out, &["in use as swap", dev.name()]);
+    assert_eq!(
+        checksum(dev.path(), None),
+        before,
+        "the swap device changed"
+    );
+    drop(over);
+}
+
+/// The frame files under `dir`'s `iosurvey-frames`, sorted.
+fn frames_in(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.join("iosurvey-frames")];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            match e.file_type().unwrap().is_dir() {
+                true => todo.push(e.path()),
+                false => out.push(e.path()),
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_kept_frame_that_backs_a_mounted_loop_device_is_never_written() {
+    let _lock = serial();
+    need!(require_root_and(&FROZEN_EXT4_TOOLS));
+    let dir = tempfile::tempdir().unwrap();
+    let video = |extra: &[&str]| {
+        let mut args = vec![
+            "video",
+            path_str(dir.path()),
+            "--write",
+            "--frame-size",
+            "4m",
+            "--frames",
+            "2",
+            "--buffered",
+            "--quiet",
+        ];
+        args.extend_from_slice(extra);
+        iosurvey(&args)
+    };
+    let out = video(&["--keep"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let frames = frames_in(dir.path());
+    assert_eq!(frames.len(), 2, "{frames:?}");
+    let l = need!(LoopDev::attach(&frames[0], &[]));
+    mkfs_ext4(l.path());
+    let m = need!(Mount::frozen(l.path()));
+    let before = checksum(&frames[0], None);
+    for extra in [&[][..], &["--allow-destroy", "--force"][..]] {
+        let out = video(extra);
+        assert_refused(&out, &["backs the loop device", l.name()]);
+        assert_eq!(checksum(&frames[0], None), before, "the frame changed");
+        assert_eq!(frames_in(dir.path()), frames, "frames were removed");
+    }
+    drop(m);
+    assert_fsck_clean(l.path());
+}
+
+#[test]
+fn targets_that_reach_one_storage_are_refused_in_every_mode() {
+    let _lock = serial();
+    need!(require_root_and(&["losetup"]));
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("one.img");
+    allocated_file(&img, SIZE);
+    let a = need!(LoopDev::attach(&img, &["--direct-io=on"]));
+    let b = need!(LoopDev::attach(&img, &["--direct-io=on"]));
+    // Disjoint halves of one image: not the same bytes, but one storage
+    // (parallel scaling over them measures the one image twice).
+    let low = need!(LoopDev::attach(&img, &["--sizelimit", "16M"]));
+    let high = need!(LoopDev::attach(&img, &["-o", "16M", "--sizelimit", "16M"]));
+    let over_a = need!(LoopDev::attach(a.path(), &[]));
+    let pairs = [
+        (a.path(), b.path()),
+        (low.path(), high.path()),
+        (b.path(), over_a.path()),
+        (img.as_path(), b.path()),
+    ];
+    for (x, y) in pairs {
+        let (x, y) = (path_str(x), path_str(y));
+        // A write is refused already as a use of the other one.
+        let out = iosurvey(&["run", x, y, "--rw", "write", "--allow-destroy"]);
+        assert_refused(&out, &["--force does not"]);
+        let cases: [&[&str]; 6] = [
+            &["run", x, y, "--rw", "read", "--bytes", "1m"],
+            &["run", x, y, "--rw", "read", "--bytes", "1m", "--dry-run"],
+            &["parallel", x, y],
+            &["matrix", x, y, "--dry-run"],
+            &["profile", x, y, "--simulate", "concat", "--zones", "4"],
+            &[
+                "survey",
+                x,
+                y,
+                "--size",
+                "8m",
+                "--crghi",
+                "2",
+                "--actions",
+                "read",
+            ],
+        ];
+        for args in cases {
+            let out = iosurvey(args);
+            assert_refused(&out, &["overlaps", x, y, "--force does not"]);
+            assert_eq!(stderr_of(&out).lines().count(), 1, "{}", describe(&out));
+        }
+    }
+    // Each alone is fine.
+    let out = iosurvey(&["run", path_str(high.path()), "--bytes", "1m", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+}
+
+#[test]
+fn a_loop_over_a_device_with_a_lazily_unmounted_fs_is_refused() {
+    let _lock = serial();
+    need!(require_root_and(&[
+        "losetup",
+        "mkfs.ext4",
+        "mount",
+        "umount"
+    ]));
+    let lower = need!(LoopDev::blank(SIZE, &[]));
+    mkfs_ext4(lower.path());
+    let m = need!(Mount::new(path_str(lower.path()), &[]));
+    std::fs::write(m.path().join("data"), b"precious\n").unwrap();
+    // A file held open keeps the filesystem alive once it is detached from
+    // every namespace: no mountinfo shows it, only the kernel's claim.
+    let held = std::fs::File::open(m.path().join("data")).unwrap();
+    must("umount", &["-l", path_str(m.path())]);
+    // Its journal written out, so that the device changes only if written.
+    rustix::fs::syncfs(&held).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let before = checksum(lower.path(), None);
+    let upper = need!(LoopDev::attach(lower.path(), &[]));
+    let out = write_run(upper.path(), &["--allow-destroy", "--force"]);
+    assert_refused(&out, &[lower.name(), "exclusively", "--force does not"]);
+    assert_eq!(checksum(lower.path(), None), before, "the device changed");
+    drop(held);
+    drop(upper);
+    drop(m);
+}
