@@ -9,12 +9,14 @@
 //! opened with `O_NOFOLLOW`) and that no run holds locked.
 
 use super::fd_is_marked;
+use super::trash::Removal;
 pub(crate) use crate::frame_target::fsops::{clear_pending, pending_pid, set_pending};
 pub use crate::frame_target::PENDING_XATTR;
-use rustix::fs::{AtFlags, FileType, FlockOperation, Mode, OFlags};
+use rustix::fs::{FileType, FlockOperation, Mode, OFlags};
 use rustix::io::Errno;
 use rustix::process::Pid;
 use std::ffi::OsStr;
+use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -126,13 +128,12 @@ fn remove_one(
     if locked.is_none() {
         return Ok(None);
     }
-    // Still the file judged, not one put in its place since.
-    let now = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).map_err(fail)?;
-    if !super::same_file(&now, &st) {
-        return Ok(None);
+    // Still the file judged at the moment of removal, not one put in its
+    // place since (even between a check and an unlink).
+    match super::trash::remove_same(dir.as_fd(), name.as_os_str(), &st).map_err(fail)? {
+        Removal::Removed => Ok(Some(pid)),
+        _ => Ok(None),
     }
-    rustix::fs::unlinkat(dir, name, AtFlags::empty()).map_err(fail)?;
-    Ok(Some(pid))
 }
 
 #[cfg(test)]
@@ -192,5 +193,50 @@ mod tests {
         assert!(!ours.exists());
         assert!(theirs.exists() && victim.exists() && live.exists() && kept.exists());
         assert!(std::fs::symlink_metadata(&link).is_ok());
+    }
+
+    #[test]
+    fn a_users_file_swapped_with_a_leftover_by_rename_exchange_is_never_removed() {
+        // Before: a leftover's inode was checked, then its name unlinked;
+        // a user's file swapped in between (RENAME_EXCHANGE) was deleted.
+        let d = tempfile::tempdir().unwrap();
+        let dead = 4_194_305u32;
+        let left = d.path().join(format!("iosurvey-{dead}.testfile"));
+        let user = d.path().join("users-file");
+        let dir = |_| {
+            let flags = OFlags::PATH | OFlags::DIRECTORY;
+            rustix::fs::open(d.path(), flags, Mode::empty()).unwrap()
+        };
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        for round in 0..1000 {
+            // A fresh user's file: the last round may have left a marked
+            // file at its name.
+            let _ = std::fs::remove_file(&left);
+            let _ = std::fs::remove_file(&user);
+            let fd = super::super::create_new_marked(&left, OFlags::empty()).unwrap();
+            if !fd_is_marked(&fd) {
+                eprintln!("skipping: no user xattrs on the temporary directory");
+                return;
+            }
+            let v = dead.to_string();
+            rustix::fs::fsetxattr(&fd, PENDING_XATTR, v.as_bytes(), XattrFlags::empty()).unwrap();
+            drop(fd);
+            std::fs::write(&user, b"user data").unwrap();
+            stop.store(false, std::sync::atomic::Ordering::Relaxed);
+            let racer = crate::guard::trash::exchanger(
+                (dir(()), left.file_name().unwrap().into()),
+                (dir(()), user.file_name().unwrap().into()),
+                stop.clone(),
+            );
+            let _ = remove_leftovers(d.path());
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            racer.join().unwrap();
+            let kept = std::fs::read_dir(d.path())
+                .unwrap()
+                .flatten()
+                .filter(|e| std::fs::read(e.path()).is_ok_and(|b| b == b"user data"))
+                .count();
+            assert_eq!(kept, 1, "round {round}: the user's file was lost");
+        }
     }
 }

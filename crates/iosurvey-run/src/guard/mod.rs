@@ -30,6 +30,7 @@
 pub mod family;
 pub mod leftovers;
 pub mod probe;
+pub mod trash;
 
 use std::os::fd::{AsFd, BorrowedFd};
 use std::path::{Path, PathBuf};
