@@ -6,10 +6,10 @@
 use crate::cli::{OutputArg, OutputFlags};
 use crate::execute::Presenter;
 use crate::exit::Failure;
+use crate::out_file::replace_at;
 use crate::out_path::{fd_ident, judge, OutPath, Sink};
 use anyhow::anyhow;
 use iosurvey_report::{render_html, to_json, RunReport, TextOptions};
-use crate::out_file::replace_at;
 use rustix::fs::{Mode, OFlags};
 use std::io::Write;
 use std::os::fd::OwnedFd;
