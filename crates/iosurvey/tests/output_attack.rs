@@ -240,35 +240,28 @@ fn stdout_on_a_block_device_is_never_an_output() {
     let sum = checksum(lo.path(), None);
     let t = tempfile::tempdir().unwrap();
     let target = t.path().join("t.dat");
-    for json in ["-", "/dev/stdout"] {
+    // The text summary too, with no --json at all.
+    for extra in [&["--json", "-"][..], &["--json", "/dev/stdout"], &[]] {
         let dev = std::fs::OpenOptions::new()
             .write(true)
             .open(lo.path())
             .unwrap();
+        let json = extra.join(" ");
         let out = Command::new(BIN)
             .args(["run", path_str(&target), "--size", "4m", "--time", "200ms"])
-            .args(["--json", json])
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(dev)
             .stderr(Stdio::piped())
             .output()
             .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(2),
-            "--json {json}: {}",
-            describe(&out)
-        );
+        assert_eq!(out.status.code(), Some(2), "[{json}]: {}", describe(&out));
         let err = stderr_of(&out);
         assert!(
             err.contains("block device") && err.lines().count() == 1,
             "{err}"
         );
-        assert_eq!(
-            checksum(lo.path(), None),
-            sum,
-            "--json {json} wrote the device"
-        );
+        assert_eq!(checksum(lo.path(), None), sum, "[{json}] wrote the device");
         assert!(!target.exists(), "nothing laid out");
     }
 }
