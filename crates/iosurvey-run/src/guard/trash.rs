@@ -63,13 +63,10 @@ impl Trash {
             }
             let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
             let fd = rustix::fs::openat(&parent, &name, flags, Mode::empty())?;
-            let st = rustix::fs::fstat(&fd)?;
-            let private = st.st_uid == rustix::process::geteuid().as_raw()
-                && st.st_mode & 0o077 == 0
-                && st.st_nlink == 2;
-            if !private {
+            if !is_private(&fd)? {
                 return Err(Errno::PERM);
             }
+            let st = rustix::fs::fstat(&fd)?;
             return Ok(Trash {
                 parent,
                 name,
@@ -79,6 +76,25 @@ impl Trash {
             });
         }
         Err(Errno::EXIST)
+    }
+
+    /// The name in the trash for `name`: unique, and still saying what it
+    /// was (should the run be killed before it is put back).
+    fn held_name(&self, name: &OsStr) -> OsString {
+        let mut held = OsString::from(format!("{}-", self.next.fetch_add(1, Ordering::Relaxed)));
+        // Its last part only: `name` may be a path below `dir`.
+        held.push(std::path::Path::new(name).file_name().unwrap_or_default());
+        held
+    }
+
+    /// Moves `name` in `dir` into the trash as `held`. The trash is
+    /// private and `held` a name it never gave before, so a plain rename
+    /// (on a filesystem without `renameat2`'s flags) replaces nothing.
+    fn move_in(&self, dir: BorrowedFd<'_>, name: &OsStr, held: &OsStr) -> Result<(), Errno> {
+        match rustix::fs::renameat_with(dir, name, &self.fd, held, RenameFlags::NOREPLACE) {
+            Err(Errno::INVAL) => rustix::fs::renameat(dir, name, &self.fd, held),
+            r => r,
+        }
     }
 
     /// Removes `name` in `dir` (on the trash's filesystem) if `ours` says
@@ -92,9 +108,8 @@ impl Trash {
         name: &OsStr,
         ours: impl FnOnce(&OwnedFd, &Stat) -> bool,
     ) -> Result<Removal, Errno> {
-        let held = OsString::from(self.next.fetch_add(1, Ordering::Relaxed).to_string());
-        let flags = RenameFlags::NOREPLACE;
-        match rustix::fs::renameat_with(dir, name, &self.fd, &held, flags) {
+        let held = self.held_name(name);
+        match self.move_in(dir, name, &held) {
             Ok(()) => {}
             Err(Errno::NOENT) => return Ok(Removal::Absent),
             Err(e) => return Err(e),
@@ -116,9 +131,8 @@ impl Trash {
         name: &OsStr,
         ours: &Stat,
     ) -> Result<Removal, Errno> {
-        let held = OsString::from(self.next.fetch_add(1, Ordering::Relaxed).to_string());
-        let flags = RenameFlags::NOREPLACE;
-        match rustix::fs::renameat_with(dir, name, &self.fd, &held, flags) {
+        let held = self.held_name(name);
+        match self.move_in(dir, name, &held) {
             Ok(()) => {}
             Err(Errno::NOENT) => return Ok(Removal::Absent),
             Err(e) => return Err(e),
@@ -135,8 +149,7 @@ impl Trash {
     /// Returns what was moved in as `held` to `name` in `dir`; if the name
     /// was taken meanwhile, to a new name beside it.
     fn put_back(&self, held: &OsStr, dir: BorrowedFd<'_>, name: &OsStr) -> Result<Removal, Errno> {
-        let flags = RenameFlags::NOREPLACE;
-        match rustix::fs::renameat_with(&self.fd, held, dir, name, flags) {
+        match self.move_out(held, dir, name) {
             Ok(()) => return Ok(Removal::PutBack),
             Err(Errno::EXIST) => {}
             Err(e) => return Err(e),
@@ -144,7 +157,7 @@ impl Trash {
         for _ in 0..100 {
             let mut other = name.to_os_string();
             other.push(unique_name("kept"));
-            match rustix::fs::renameat_with(&self.fd, held, dir, &other, flags) {
+            match self.move_out(held, dir, &other) {
                 Ok(()) => return Ok(Removal::Renamed(other)),
                 Err(Errno::EXIST) => continue,
                 Err(e) => return Err(e),
@@ -152,6 +165,33 @@ impl Trash {
         }
         Err(Errno::EXIST)
     }
+}
+
+impl Trash {
+    /// Moves `held` out of the trash to `name` in `dir`, never over
+    /// anything there: `RENAME_NOREPLACE`, or on a filesystem without it a
+    /// look just before a plain rename.
+    fn move_out(&self, held: &OsStr, dir: BorrowedFd<'_>, name: &OsStr) -> Result<(), Errno> {
+        match rustix::fs::renameat_with(&self.fd, held, dir, name, RenameFlags::NOREPLACE) {
+            Err(Errno::INVAL) => match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+                Err(Errno::NOENT) => rustix::fs::renameat(&self.fd, held, dir, name),
+                Ok(_) => Err(Errno::EXIST),
+                Err(e) => Err(e),
+            },
+            r => r,
+        }
+    }
+}
+
+/// Whether the directory open at `fd` is the private one just made: owned
+/// by this user (no one else can make one this user owns, so a directory
+/// put in its place by another is refused), closed to others (made 0700,
+/// and again here; a filesystem that keeps no modes, such as FAT, ignores
+/// that, and its directories are all the mount's user's anyway).
+fn is_private(fd: &OwnedFd) -> Result<bool, Errno> {
+    let _ = rustix::fs::fchmod(fd, Mode::RWXU);
+    let st = rustix::fs::fstat(fd)?;
+    Ok(st.st_uid == rustix::process::geteuid().as_raw())
 }
 
 /// Whether `held` in the trash is a regular file that `ours` accepts,
