@@ -131,3 +131,71 @@ fn a_users_file_swapped_with_a_leftover_during_its_removal_survives() {
         );
     }
 }
+
+#[test]
+fn a_users_file_swapped_with_a_frame_during_the_clean_up_survives() {
+    let _g = serial();
+    let d = tempfile::tempdir().unwrap();
+    need!(user_xattrs(d.path()));
+    let frames = d.path().join("iosurvey-frames");
+    for round in 0..15 {
+        fresh(d.path());
+        let child = Command::new(BIN)
+            .args(["video", path_str(d.path()), "--write", "-q"])
+            .args(["--frame-size", "64k", "--frames", "40"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The racer swaps a frame with the user's file, which is outside
+        // the frames directory, from the moment that frame exists.
+        let frame = frames.join(format!("f{:07}.frm", round * 2 + 1));
+        let t0 = std::time::Instant::now();
+        while !frame.exists() && t0.elapsed().as_secs() < 30 {
+            std::thread::yield_now();
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let r = cross_racer(&frame, &d.path().join("users-file"), stop.clone());
+        let out = child.wait_with_output().unwrap();
+        stop.store(true, Ordering::Relaxed);
+        r.join().unwrap();
+        let found = users_files(d.path()) + dir_users_files(&frames);
+        assert_eq!(
+            found,
+            1,
+            "round {round}: the user's file was removed: {}",
+            describe(&out)
+        );
+        let _ = std::fs::remove_dir_all(&frames);
+    }
+}
+
+/// How many files in `dir`, if it is there, hold the user's data.
+fn dir_users_files(dir: &Path) -> usize {
+    if dir.is_dir() {
+        users_files(dir)
+    } else {
+        0
+    }
+}
+
+/// Exchanges the files `a` and `b`, in two directories, in a loop until
+/// `stop`.
+fn cross_racer(a: &Path, b: &Path, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let open = |p: &Path| rustix::fs::open(p.parent().unwrap(), flags, Mode::empty());
+    let (da, db) = (open(a), open(b));
+    let (na, nb) = (
+        a.file_name().unwrap().to_owned(),
+        b.file_name().unwrap().to_owned(),
+    );
+    std::thread::spawn(move || {
+        let (Ok(da), Ok(db)) = (da, db) else {
+            return;
+        };
+        while !stop.load(Ordering::Relaxed) {
+            let _ = rustix::fs::renameat_with(&da, &na, &db, &nb, RenameFlags::EXCHANGE);
+        }
+    })
+}
