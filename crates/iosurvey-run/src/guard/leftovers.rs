@@ -59,11 +59,14 @@ pub fn remove_leftovers(dir: &Path) -> Vec<Leftover> {
     ) else {
         return Vec::new();
     };
+    let me = std::process::id();
+    // What a run killed in the middle of a removal had moved aside goes
+    // back first: a user's file to its name, a test file to be judged here.
+    super::trash::recover_stale(dfd.as_fd(), |pid| pid != me && !alive(pid));
     let Ok(entries) = rustix::fs::Dir::read_from(&dfd) else {
         return Vec::new();
     };
     let mut out = Vec::new();
-    let me = std::process::id();
     for e in entries.flatten() {
         let name = e.file_name().to_bytes();
         if testfile_pid(name).is_none() {
@@ -80,7 +83,7 @@ pub fn remove_leftovers(dir: &Path) -> Vec<Leftover> {
             Err((pid, e)) => out.push(Leftover {
                 path: dir.join(&name),
                 pid,
-                removed: Err(e.to_string()),
+                removed: Err(e),
             }),
         }
     }
@@ -89,12 +92,13 @@ pub fn remove_leftovers(dir: &Path) -> Vec<Leftover> {
 
 /// Removes `name` in `dir` if it is a marked regular file, pending for a
 /// dead run (not `me`), that no one holds locked: that run's pid, or
-/// `Ok(None)` when it is not ours to remove.
+/// `Ok(None)` when it is not ours to remove. A file that took its place
+/// between the look and the removal is left, and said (`Err`).
 fn remove_one(
     dir: &rustix::fd::OwnedFd,
     name: &Path,
     me: u32,
-) -> Result<Option<u32>, (u32, Errno)> {
+) -> Result<Option<u32>, (u32, String)> {
     let fd = match rustix::fs::openat(
         dir,
         name,
@@ -116,7 +120,7 @@ fn remove_one(
         Some(pid) if pid != me && !alive(pid) => pid,
         _ => return Ok(None),
     };
-    let fail = |e| (pid, e);
+    let fail = |e: Errno| (pid, e.to_string());
     // A run that was just killed may hold its lock a moment longer.
     let locked = super::retry_busy(None, || {
         match rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive) {
@@ -132,7 +136,20 @@ fn remove_one(
     // place since (even between a check and an unlink).
     match super::trash::remove_same(dir.as_fd(), name.as_os_str(), &st).map_err(fail)? {
         Removal::Removed => Ok(Some(pid)),
-        _ => Ok(None),
+        Removal::Absent => Ok(None),
+        Removal::PutBack => Err((
+            pid,
+            "another file took its place as it was being removed; that file was left alone"
+                .to_string(),
+        )),
+        Removal::Renamed(kept) => Err((
+            pid,
+            format!(
+                "another file took its place as it was being removed; that file was left \
+                 alone, kept as {} beside it (its name was taken meanwhile)",
+                kept.to_string_lossy()
+            ),
+        )),
     }
 }
 

@@ -12,6 +12,7 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, Stat};
 use rustix::io::Errno;
 use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// What became of a name given to [`Trash::remove_if`].
@@ -225,6 +226,73 @@ impl Drop for Trash {
     }
 }
 
+/// The pid in a trash directory's name `.iosurvey-trash-<pid>-…`.
+fn trash_pid(name: &[u8]) -> Option<u32> {
+    let rest = name.strip_prefix(b".iosurvey-trash-")?;
+    let end = rest.iter().position(|&c| c == b'-')?;
+    std::str::from_utf8(&rest[..end]).ok()?.parse().ok()
+}
+
+/// Puts back what a run killed in the middle of a removal left in its
+/// trash in `dir` (a trash whose run is `dead`): each entry `N-name` goes
+/// back to `name` in `dir`, never over anything there (iosurvey's own test
+/// files are then leftovers like any other). A trash left empty is
+/// removed. The names put back.
+pub fn recover_stale(dir: BorrowedFd<'_>, dead: impl Fn(u32) -> bool) -> Vec<OsString> {
+    let mut back = Vec::new();
+    let Ok(entries) = rustix::fs::Dir::read_from(dir) else {
+        return back;
+    };
+    let stale: Vec<OsString> = entries
+        .flatten()
+        .filter(|e| trash_pid(e.file_name().to_bytes()).is_some_and(&dead))
+        .map(|e| OsStr::from_bytes(e.file_name().to_bytes()).to_os_string())
+        .collect();
+    for name in stale {
+        back.extend(empty_stale(dir, &name));
+    }
+    back
+}
+
+/// Empties the stale trash `name` in `dir` back into `dir`, then removes it
+/// if it is empty and still the one emptied.
+fn empty_stale(dir: BorrowedFd<'_>, name: &OsStr) -> Vec<OsString> {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let Ok(fd) = rustix::fs::openat(dir, name, flags, Mode::empty()) else {
+        return Vec::new();
+    };
+    let Ok(st) = rustix::fs::fstat(&fd) else {
+        return Vec::new();
+    };
+    if st.st_uid != rustix::process::geteuid().as_raw() {
+        return Vec::new();
+    }
+    let mut back = Vec::new();
+    let held: Vec<OsString> = match rustix::fs::Dir::read_from(&fd) {
+        Ok(d) => d
+            .flatten()
+            .map(|e| OsStr::from_bytes(e.file_name().to_bytes()).to_os_string())
+            .filter(|n| n != "." && n != "..")
+            .collect(),
+        Err(_) => return back,
+    };
+    for h in held {
+        let Some(orig) = h.as_bytes().splitn(2, |&c| c == b'-').nth(1) else {
+            continue;
+        };
+        let orig = OsStr::from_bytes(orig);
+        match rustix::fs::renameat_with(&fd, &h, dir, orig, RenameFlags::NOREPLACE) {
+            Ok(()) => back.push(orig.to_os_string()),
+            Err(_) => continue,
+        }
+    }
+    let here = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW);
+    if here.is_ok_and(|h| super::same_file(&h, &st)) {
+        let _ = rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR);
+    }
+    back
+}
+
 /// Removes `name` in `dir` if it is still the file `ours` (by device and
 /// inode) at the moment of removal, through a [`Trash`] made in `dir`.
 pub fn remove_same(dir: BorrowedFd<'_>, name: &OsStr, ours: &Stat) -> Result<Removal, Errno> {
@@ -319,5 +387,38 @@ mod tests {
             assert_eq!(trash, 0, "round {round}: the trash directory was left");
             let _ = std::fs::remove_file(&ours);
         }
+    }
+
+    #[test]
+    fn a_killed_runs_trash_is_put_back_and_removed() {
+        let d = tempfile::tempdir().unwrap();
+        let dfd = dir_fd(d.path());
+        let dead = 4_194_305u32;
+        let trash = d.path().join(format!(".iosurvey-trash-{dead}-1a2b0"));
+        std::fs::create_dir(&trash).unwrap();
+        std::fs::write(trash.join("0-users-file"), b"user data").unwrap();
+        std::fs::write(trash.join("1-taken"), b"user data 2").unwrap();
+        std::fs::write(d.path().join("taken"), b"other").unwrap();
+        let live = d
+            .path()
+            .join(format!(".iosurvey-trash-{}-1", std::process::id()));
+        std::fs::create_dir(&live).unwrap();
+        std::fs::write(live.join("0-mine"), b"x").unwrap();
+        let back = recover_stale(dfd.as_fd(), |p| p == dead);
+        assert_eq!(back, [OsString::from("users-file")]);
+        assert_eq!(
+            std::fs::read(d.path().join("users-file")).unwrap(),
+            b"user data"
+        );
+        // A name taken: nothing is put over it, the trash stays.
+        assert_eq!(std::fs::read(d.path().join("taken")).unwrap(), b"other");
+        assert_eq!(
+            std::fs::read(trash.join("1-taken")).unwrap(),
+            b"user data 2"
+        );
+        std::fs::remove_file(d.path().join("taken")).unwrap();
+        recover_stale(dfd.as_fd(), |p| p == dead);
+        assert!(!trash.exists(), "an emptied trash is removed");
+        assert!(live.join("0-mine").exists(), "a live run's trash is left");
     }
 }
