@@ -40,11 +40,11 @@ pub fn create_temp_at(
 }
 
 /// Removes the temporary file `tmp` in `dir` if it is still the file open
-/// at `fd`.
-pub fn remove_temp(dir: BorrowedFd<'_>, tmp: &OsStr, fd: impl AsFd) {
-    if let Ok(mine) = rustix::fs::fstat(fd) {
-        let _ = remove_same(dir, tmp, &mine);
-    }
+/// at `fd` (see `iosurvey_run::guard::trash`).
+pub fn remove_temp(dir: BorrowedFd<'_>, tmp: &OsStr, fd: impl AsFd) -> std::io::Result<()> {
+    let mine = rustix::fs::fstat(fd)?;
+    remove_same(dir, tmp, &mine)?;
+    Ok(())
 }
 
 /// Replaces (or creates) the regular file `name` in `dir` with `body`,
@@ -56,7 +56,7 @@ pub fn replace_at(dir: BorrowedFd<'_>, name: &OsStr, body: &[u8]) -> std::io::Re
         .write_all(body)
         .and_then(|_| put_in_place(dir, &tmp, name, &file));
     if done.is_err() {
-        remove_temp(dir, &tmp, &file);
+        let _ = remove_temp(dir, &tmp, &file);
     }
     done
 }
@@ -69,7 +69,7 @@ pub fn place_new(dir: BorrowedFd<'_>, name: &OsStr) -> std::io::Result<std::fs::
     match put_in_place(dir, &tmp, name, &file) {
         Ok(()) => Ok(file),
         Err(e) => {
-            remove_temp(dir, &tmp, &file);
+            let _ = remove_temp(dir, &tmp, &file);
             Err(e)
         }
     }

@@ -122,8 +122,7 @@ pub fn fd_ident(fd: impl AsFd) -> Result<Ident, Errno> {
 /// there, so an unwritable place is found before the run, not after it.
 fn probe_dir(dir: BorrowedFd<'_>) -> std::io::Result<()> {
     let (tmp, fd) = crate::out_file::create_temp_at(dir, "probe".as_ref(), 0o600)?;
-    crate::out_file::remove_temp(dir, &tmp, &fd);
-    Ok(())
+    crate::out_file::remove_temp(dir, &tmp, &fd)
 }
 
 /// Opens the directory `dir` (`O_PATH`) to hold it, and checks that it is

@@ -159,7 +159,8 @@ pub struct Outputs {
     /// every [`HTML_EVERY`] (and at the end), not after every one of
     /// thousands of short points.
     pub html_written: std::cell::Cell<Option<std::time::Instant>>,
-    /// The flags of the outputs that failed: said once, not tried again.
+    /// The outputs that failed (`--json out.json`): said once, not tried
+    /// again.
     pub failed: std::cell::RefCell<Vec<String>>,
 }
 
@@ -260,12 +261,13 @@ impl Outputs {
         last: bool,
         first: &mut Option<Failure>,
     ) {
-        if self.failed.borrow().contains(&out.flag) {
+        let shown = out.shown();
+        if self.failed.borrow().contains(&shown) {
             return;
         }
         let stop = self.stop.as_deref();
         if let Err(e) = write_out(out, &body(), last, stop) {
-            self.failed.borrow_mut().push(out.flag.clone());
+            self.failed.borrow_mut().push(shown);
             match first {
                 None => *first = Some(e),
                 Some(_) => eprintln!("iosurvey: {}", failure_text(&e)),
