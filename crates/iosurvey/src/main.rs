@@ -11,6 +11,7 @@ mod execute;
 mod exit;
 mod getopt;
 mod matrix_cmd;
+mod out_file;
 mod out_path;
 mod output;
 mod parallel_cmd;

@@ -5,10 +5,11 @@
 use anyhow::{anyhow, Error};
 use iosurvey_run::test_file_in;
 use iosurvey_workload::frames_dir;
-use rustix::fs::{Access, FileType, Stat};
+use rustix::fs::{Access, AtFlags, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// What identifies a file: two paths with the same identity name the same
 /// thing, whatever links or aliases lead there.
@@ -30,6 +31,27 @@ pub enum Ident {
     Stdout,
 }
 
+/// The directory of an output file, held open (`O_PATH`) from the moment
+/// it was judged: every later create, rename and unlink of the output is
+/// made relative to it, so a directory swapped for a symlink during the
+/// run leads nowhere else.
+#[derive(Clone, Debug)]
+pub struct HeldDir(Arc<OwnedFd>);
+
+impl HeldDir {
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.0.as_fd()
+    }
+}
+
+impl PartialEq for HeldDir {
+    fn eq(&self, other: &HeldDir) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for HeldDir {}
+
 /// How an output is written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Sink {
@@ -37,8 +59,13 @@ pub enum Sink {
     Stdout,
     /// A regular file, there or not: replaced whole through a temporary file
     /// in its directory and a rename. `real` is the path replaced, symlinks
-    /// resolved (a symlink given stays and names the new file).
-    File { real: PathBuf },
+    /// resolved (a symlink given stays and names the new file); written as
+    /// `name` in `dir`, the directory held.
+    File {
+        real: PathBuf,
+        dir: HeldDir,
+        name: std::ffi::OsString,
+    },
     /// Something else that exists (a character device, a FIFO): opened and
     /// written in place, never created, truncated or replaced.
     InPlace,
@@ -93,10 +120,44 @@ pub fn fd_ident(fd: impl AsFd) -> Result<Ident, Errno> {
 
 /// Creates and removes a file in `dir`, the way a report is later written
 /// there, so an unwritable place is found before the run, not after it.
-fn probe_dir(dir: &Path) -> std::io::Result<()> {
-    let fd = crate::output::create_temp(dir, "probe", 0o600)?;
-    drop(fd.1);
-    std::fs::remove_file(&fd.0)
+fn probe_dir(dir: BorrowedFd<'_>) -> std::io::Result<()> {
+    let (tmp, fd) = crate::out_file::create_temp_at(dir, "probe".as_ref(), 0o600)?;
+    crate::out_file::remove_temp(dir, &tmp, &fd)
+}
+
+/// Opens the directory `dir` (`O_PATH`) to hold it, and checks that it is
+/// the directory `expect` was judged in (`st_dev`, `st_ino`).
+fn hold_dir(dir: &Path, expect: Option<&Stat>) -> std::io::Result<HeldDir> {
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let fd = rustix::fs::open(dir, flags, Mode::empty())?;
+    if let Some(e) = expect {
+        let st = rustix::fs::fstat(&fd)?;
+        if (st.st_dev, st.st_ino) != (e.st_dev, e.st_ino) {
+            return Err(std::io::Error::other("changed while it was checked"));
+        }
+    }
+    Ok(HeldDir(Arc::new(fd)))
+}
+
+/// Whether standard output is a block device: no report is ever written
+/// onto one, however it is reached.
+pub fn stdout_is_block() -> bool {
+    rustix::fs::fstat(std::io::stdout().as_fd())
+        .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::BlockDevice)
+}
+
+/// Refuses a regular file that backs a loop device (by its identity,
+/// whatever name the loop device was given it by): writing it writes the
+/// loop device's storage.
+fn check_not_loop_backing(shown: &str, st: &Stat) -> Result<(), Error> {
+    let (loops, _) = iosurvey_run::guard::family::loops_on_file(st.st_dev, st.st_ino);
+    match loops.first() {
+        None => Ok(()),
+        Some(l) => Err(anyhow!(
+            "{shown}: backs the loop device {}; writing it would write that device, so give the output another path",
+            iosurvey_run::guard::family::dev_name(*l)
+        )),
+    }
 }
 
 /// Judges `given` as the output of `flag`, without writing anything but a
@@ -110,47 +171,65 @@ pub fn judge(flag: &str, given: &Path) -> Result<OutPath, Error> {
             ident,
         })
     };
+    let shown = format!("{flag} {}", given.display());
     if given.as_os_str() == "-" {
+        if stdout_is_block() {
+            return Err(anyhow!(
+                "{shown}: stdout is a block device; reports are never written onto a device (give a file)"
+            ));
+        }
         return out(Sink::Stdout, Ident::Stdout);
     }
-    let shown = format!("{flag} {}", given.display());
     let st = match rustix::fs::stat(given) {
         Ok(st) => st,
         Err(Errno::NOENT) => return judge_missing(&shown, given).and_then(|(s, i)| out(s, i)),
         Err(e) => return Err(anyhow!("{shown}: {e}; give a path iosurvey can write")),
     };
-    let ident = ident_of(&st);
-    if Some(&ident) == stdout_ident().as_ref() {
-        return out(Sink::Stdout, Ident::Stdout);
-    }
     match FileType::from_raw_mode(st.st_mode) {
-        FileType::Directory => Err(anyhow!(
-            "{shown}: is a directory; give a file name for the output"
-        )),
+        // Before stdout: a block device on stdout is refused as well.
         FileType::BlockDevice => Err(anyhow!(
             "{shown}: is a block device; reports are never written onto a device (give a file, or - for stdout)"
+        )),
+        _ if Some(ident_of(&st)) == stdout_ident() => out(Sink::Stdout, Ident::Stdout),
+        FileType::Directory => Err(anyhow!(
+            "{shown}: is a directory; give a file name for the output"
         )),
         FileType::Socket => Err(anyhow!(
             "{shown}: is a socket; give a file, a FIFO, a character device or - for stdout"
         )),
         FileType::RegularFile => {
-            let real = std::fs::canonicalize(given)
-                .map_err(|e| anyhow!("{shown}: {e}; give a path iosurvey can write"))?;
-            let dir = real.parent().unwrap_or(Path::new("/"));
-            probe_dir(dir).map_err(|e| {
-                anyhow!(
-                    "{shown}: cannot write in {}: {e}; the file is replaced through a new file there, so give a writable place",
-                    dir.display()
-                )
-            })?;
-            out(Sink::File { real }, ident)
+            check_not_loop_backing(&shown, &st)?;
+            out(judge_regular(&shown, given, &st)?, ident_of(&st))
         }
         _ => {
             rustix::fs::access(given, Access::WRITE_OK)
                 .map_err(|e| anyhow!("{shown}: cannot write it: {e}"))?;
-            out(Sink::InPlace, ident)
+            out(Sink::InPlace, ident_of(&st))
         }
     }
+}
+
+/// An existing regular file `st` at `given`: its directory held (symlinks
+/// resolved now, once), the file checked to be there under its name.
+fn judge_regular(shown: &str, given: &Path, st: &Stat) -> Result<Sink, Error> {
+    let real = std::fs::canonicalize(given)
+        .map_err(|e| anyhow!("{shown}: {e}; give a path iosurvey can write"))?;
+    let parent = real.parent().unwrap_or(Path::new("/"));
+    let name = real.file_name().unwrap_or_default().to_os_string();
+    let dir = hold_dir(parent, None).map_err(|e| anyhow!("{shown}: {e}"))?;
+    let here = rustix::fs::statat(dir.fd(), &name, AtFlags::SYMLINK_NOFOLLOW);
+    if !here.is_ok_and(|h| (h.st_dev, h.st_ino) == (st.st_dev, st.st_ino)) {
+        return Err(anyhow!(
+            "{shown}: changed while it was checked; give it again"
+        ));
+    }
+    probe_dir(dir.fd()).map_err(|e| {
+        anyhow!(
+            "{shown}: cannot write in {}: {e}; the file is replaced through a new file there, so give a writable place",
+            parent.display()
+        )
+    })?;
+    Ok(Sink::File { real, dir, name })
 }
 
 /// A path where nothing is yet: a new regular file in an existing,
@@ -183,17 +262,26 @@ fn judge_missing(shown: &str, given: &Path) -> Result<(Sink, Ident), Error> {
             ))
         }
     }
-    let dir = std::fs::canonicalize(parent).map_err(|e| anyhow!("{shown}: {e}"))?;
-    probe_dir(&dir).map_err(|e| {
+    let real_dir = std::fs::canonicalize(parent).map_err(|e| anyhow!("{shown}: {e}"))?;
+    let judged = rustix::fs::stat(parent).map_err(|e| anyhow!("{shown}: {e}"))?;
+    let dir = hold_dir(parent, Some(&judged)).map_err(|e| anyhow!("{shown}: {e}"))?;
+    probe_dir(dir.fd()).map_err(|e| {
         anyhow!(
             "{shown}: cannot create a file in {}: {e}; give a writable place",
-            dir.display()
+            real_dir.display()
         )
     })?;
-    let real = dir.join(name);
-    let ident =
-        new_ident(&dir, name).ok_or_else(|| anyhow!("{shown}: cannot stat {}", dir.display()))?;
-    Ok((Sink::File { real }, ident))
+    let ident = Ident::New {
+        dir_dev: judged.st_dev,
+        dir_ino: judged.st_ino,
+        name: name.to_os_string(),
+    };
+    let sink = Sink::File {
+        real: real_dir.join(name),
+        dir,
+        name: name.to_os_string(),
+    };
+    Ok((sink, ident))
 }
 
 /// The identities a target path stands for: what is there, or where it will
@@ -237,7 +325,7 @@ fn new_ident(dir: &Path, name: &std::ffi::OsStr) -> Option<Ident> {
 /// by path or, through a bind mount or a symlink, by the identity of a
 /// directory above it.
 fn in_frames_dir(out: &OutPath, target: &Path) -> bool {
-    let Sink::File { real } = &out.sink else {
+    let Sink::File { real, .. } = &out.sink else {
         return false;
     };
     let frames = frames_dir(target);

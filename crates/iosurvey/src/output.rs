@@ -6,6 +6,7 @@
 use crate::cli::{OutputArg, OutputFlags};
 use crate::execute::Presenter;
 use crate::exit::Failure;
+use crate::out_file::replace_at;
 use crate::out_path::{fd_ident, judge, OutPath, Sink};
 use anyhow::anyhow;
 use iosurvey_report::{render_html, to_json, RunReport, TextOptions};
@@ -15,49 +16,6 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-
-/// Creates a new file in `dir` for writing, named after `name` and unique,
-/// with `O_CREAT|O_EXCL|O_NOFOLLOW`: it never opens what is already there
-/// and never follows a symlink.
-pub fn create_temp(dir: &Path, name: &str, mode: u32) -> std::io::Result<(PathBuf, OwnedFd)> {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    loop {
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let tmp = dir.join(format!(".{name}.iosurvey-{}-{n}.tmp", std::process::id()));
-        match rustix::fs::open(&tmp, flags, Mode::from_raw_mode(mode)) {
-            Ok(fd) => return Ok((tmp, fd)),
-            Err(rustix::io::Errno::EXIST) if n < 1000 => continue,
-            Err(e) => return Err(e.into()),
-        }
-    }
-}
-
-/// Replaces the regular file at `real` (or creates it) whole: a new file in
-/// its directory, then a rename over it. The new file keeps the old one's
-/// permissions; it is removed if anything fails.
-fn replace(real: &Path, body: &[u8]) -> std::io::Result<()> {
-    let dir = real.parent().unwrap_or(Path::new("/"));
-    let name = real.file_name().unwrap_or_default().to_string_lossy();
-    let old_mode = std::fs::symlink_metadata(real)
-        .ok()
-        .filter(|m| m.is_file())
-        .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o7777);
-    let (tmp, fd) = create_temp(dir, &name, old_mode.unwrap_or(0o644))?;
-    let mut f = std::fs::File::from(fd);
-    let done = f
-        .write_all(body)
-        .and_then(|_| match old_mode {
-            Some(m) => Ok(rustix::fs::fchmod(&f, Mode::from_raw_mode(m))?),
-            None => Ok(()),
-        })
-        .and_then(|_| std::fs::rename(&tmp, real));
-    if done.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    done
-}
 
 /// The wait for a FIFO's reader ended by a stop (Ctrl-C, SIGTERM, a
 /// closed stdout): the run ends as interrupted (exit 130).
@@ -170,7 +128,9 @@ pub fn write_out(
         Failure::Run(anyhow!("{}: writing the report failed: {e}", out.shown()))
     };
     match &out.sink {
-        Sink::File { real } => replace(real, body.as_bytes()).map_err(|e| failed(&e)),
+        Sink::File { dir, name, .. } => {
+            replace_at(dir.fd(), name, body.as_bytes()).map_err(|e| failed(&e))
+        }
         Sink::InPlace if last => {
             let mut f = open_in_place(out, stop).map_err(|e| open_failure(e, Failure::Run))?;
             f.write_all(body.as_bytes())
@@ -199,6 +159,9 @@ pub struct Outputs {
     /// every [`HTML_EVERY`] (and at the end), not after every one of
     /// thousands of short points.
     pub html_written: std::cell::Cell<Option<std::time::Instant>>,
+    /// The outputs that failed (`--json out.json`): said once, not tried
+    /// again.
+    pub failed: std::cell::RefCell<Vec<String>>,
 }
 
 /// Shortest time between two rewrites of the HTML page during a run.
@@ -206,7 +169,14 @@ const HTML_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl Outputs {
     /// Judges every output path: the flags' and the mode's own files.
+    /// Standard output on a block device is refused whatever goes there:
+    /// the text summary would be written onto the device.
     pub fn judge(flags: &OutputFlags, mode: &[(String, PathBuf)]) -> Result<Outputs, Failure> {
+        if crate::out_path::stdout_is_block() {
+            return Err(Failure::Usage(anyhow!(
+                "stdout is a block device; reports are never written onto a device (send stdout to a file or a terminal)"
+            )));
+        }
         let one = |flag: &str, p: &Option<PathBuf>| {
             p.as_deref()
                 .map(|p| judge(flag, p))
@@ -225,6 +195,7 @@ impl Outputs {
                 .map_err(Failure::Usage)?,
             stop: None,
             html_written: std::cell::Cell::new(None),
+            failed: Default::default(),
         })
     }
 
@@ -246,18 +217,21 @@ impl Outputs {
 
     /// Saves what was asked for: `--json`, `--csv`, `--html` and the mode's own files
     /// after every point; stdout and in-place outputs only when `last`.
+    /// One that fails does not keep the others from being written: each
+    /// failure is said once on stderr (the first one by the caller, as the
+    /// error returned) and that output is not tried again.
     pub fn save(
         &self,
         report: &RunReport,
         presenter: &dyn Presenter,
         last: bool,
     ) -> Result<(), Failure> {
-        let stop = self.stop.as_deref();
+        let mut first = None;
         if let Some(o) = &self.json {
-            write_out(o, &to_json(report), last, stop)?;
+            self.save_one(o, || to_json(report), last, &mut first);
         }
         if let Some(o) = &self.csv {
-            write_out(o, &presenter.csv(report), last, stop)?;
+            self.save_one(o, || presenter.csv(report), last, &mut first);
         }
         if let Some(o) = &self.html {
             let due = self
@@ -265,17 +239,47 @@ impl Outputs {
                 .get()
                 .is_none_or(|t| t.elapsed() >= HTML_EVERY);
             if last || due {
-                write_out(o, &render_html(report), last, stop)?;
+                self.save_one(o, || render_html(report), last, &mut first);
                 self.html_written.set(Some(std::time::Instant::now()));
             }
         }
         if !self.mode.is_empty() {
             let bodies = presenter.file_bodies(report);
             for (o, body) in self.mode.iter().zip(bodies) {
-                write_out(o, &body, last, stop)?;
+                self.save_one(o, || body, last, &mut first);
             }
         }
-        Ok(())
+        first.map_or(Ok(()), Err)
+    }
+
+    /// Writes one output unless it failed before; a failure is kept in
+    /// `first` if it is the first one, else said on stderr at once.
+    fn save_one(
+        &self,
+        out: &OutPath,
+        body: impl FnOnce() -> String,
+        last: bool,
+        first: &mut Option<Failure>,
+    ) {
+        let shown = out.shown();
+        if self.failed.borrow().contains(&shown) {
+            return;
+        }
+        let stop = self.stop.as_deref();
+        if let Err(e) = write_out(out, &body(), last, stop) {
+            self.failed.borrow_mut().push(shown);
+            match first {
+                None => *first = Some(e),
+                Some(_) => eprintln!("iosurvey: {}", failure_text(&e)),
+            }
+        }
+    }
+}
+
+/// The one line a failure is said in.
+fn failure_text(f: &Failure) -> String {
+    match f {
+        Failure::Usage(e) | Failure::Run(e) | Failure::Interrupted(e) => format!("{e:#}"),
     }
 }
 

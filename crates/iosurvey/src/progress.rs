@@ -7,7 +7,7 @@
 //! stdout under `--live -` stops the run as Ctrl-C does.
 
 use crate::out_path::{OutPath, Sink};
-use crate::output::{create_temp, open_in_place, write_stdout};
+use crate::output::{open_in_place, write_stdout};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iosurvey_report::{format_rate, TextOptions};
 use iosurvey_run::{JobResult, Observer, Progress};
@@ -50,17 +50,9 @@ fn open_live(out: &OutPath, stop: &AtomicBool) -> anyhow::Result<LiveSink> {
     match &out.sink {
         Sink::Stdout => Ok(LiveSink::Stdout),
         Sink::InPlace => Ok(LiveSink::File(open_in_place(out, Some(stop))?)),
-        Sink::File { real } => {
-            let dir = real.parent().unwrap_or(std::path::Path::new("/"));
-            let name = real.file_name().unwrap_or_default().to_string_lossy();
-            let (tmp, fd) = create_temp(dir, &name, 0o644)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", out.shown()))?;
-            if let Err(e) = std::fs::rename(&tmp, real) {
-                let _ = std::fs::remove_file(&tmp);
-                return Err(anyhow::anyhow!("{}: {e}", out.shown()));
-            }
-            Ok(LiveSink::File(std::fs::File::from(fd)))
-        }
+        Sink::File { dir, name, .. } => crate::out_file::place_new(dir.fd(), name)
+            .map(LiveSink::File)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", out.shown())),
     }
 }
 

@@ -7,9 +7,10 @@ use super::fsops::{
     clear_pending, dir_is_ours, forget_dir, frame_is_ours, frames_name, iosurvey_alive, is_offered,
     open_dir, pending_pid,
 };
+use crate::guard::trash::{Removal, Trash};
 use crate::guard::{fd_is_marked, same_file};
 use crate::target::{OpenTarget, TargetKind};
-use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -17,38 +18,42 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// Unlinks `name` from `dir` if it is a regular file carrying the mark
-/// (and not one the user offered), checked on a descriptor of it that is
-/// still the name's inode just before the unlink. True when it was removed.
-fn unlink_marked(dir: BorrowedFd<'_>, name: &Path) -> Result<bool, Errno> {
-    let fd = match rustix::fs::openat(
-        dir,
-        name,
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
-        Mode::empty(),
-    ) {
-        Ok(fd) => fd,
-        Err(Errno::NOENT | Errno::LOOP | Errno::NXIO) => return Ok(false),
-        Err(e) => return Err(e),
-    };
-    let st = rustix::fs::fstat(&fd)?;
-    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile
-        || !frame_is_ours(&fd)
-        || is_offered(&fd)
-    {
-        return Ok(false);
+/// (and not one the user offered), judged through a descriptor of what is
+/// there at the moment of removal: moved into `trash` first, so that a
+/// file swapped in between a check and an unlink is put back, never
+/// removed. True when it was removed.
+fn unlink_marked(dir: BorrowedFd<'_>, name: &Path, trash: &Trash) -> Result<bool, Errno> {
+    let ours = |fd: &OwnedFd, _: &rustix::fs::Stat| frame_is_ours(fd) && !is_offered(fd);
+    match trash.remove_if(dir, name.as_os_str(), ours) {
+        Ok(r) => Ok(r == Removal::Removed),
+        // A directory or a mount point at a frame's name: not ours.
+        Err(Errno::ISDIR | Errno::NOTDIR | Errno::BUSY) => Ok(false),
+        Err(e) => Err(e),
     }
-    let here = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
-    if !same_file(&here, &st) {
-        return Ok(false);
-    }
-    rustix::fs::unlinkat(dir, name, AtFlags::empty())?;
-    Ok(true)
 }
 
-/// Removes the directory `name` from `parent` when it is marked and
-/// empty; anything else is left.
-fn rmdir_marked(parent: BorrowedFd<'_>, name: &Path, fd: &OwnedFd) {
-    if dir_is_ours(fd) && rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR).is_ok() {
+/// Removes the directory `name` from `parent` when it is marked, empty,
+/// and still the directory open at `fd` at the moment of removal (through
+/// `trash`, or one made in `parent`); anything else is left.
+fn rmdir_marked(parent: BorrowedFd<'_>, name: &Path, fd: &OwnedFd, trash: Option<&Trash>) {
+    if !dir_is_ours(fd) {
+        return;
+    }
+    let Ok(st) = rustix::fs::fstat(fd) else {
+        return;
+    };
+    let made;
+    let trash = match trash {
+        Some(t) => t,
+        None => match Trash::new(parent) {
+            Ok(t) => {
+                made = t;
+                &made
+            }
+            Err(_) => return,
+        },
+    };
+    if trash.remove_dir_if(parent, name.as_os_str(), &st) == Ok(Removal::Removed) {
         forget_dir(fd);
     }
 }
@@ -93,18 +98,18 @@ fn present(dir: &OwnedFd, names: &[&OsStr]) -> Result<Vec<OsString>, Errno> {
 }
 
 /// Unlinks the marked frames of one directory named in `group`.
-fn remove_group(dir: &OwnedFd, group: &[PathBuf]) -> Result<(), Errno> {
+fn remove_group(dir: &OwnedFd, group: &[PathBuf], trash: &Trash) -> Result<(), Errno> {
     let mut names: Vec<&OsStr> = group.iter().filter_map(|f| f.file_name()).collect();
     if names.len() > READ_DIR_ABOVE {
         if !names.is_sorted() {
             names.sort_unstable();
         }
         for n in present(dir, &names)? {
-            unlink_marked(dir.as_fd(), Path::new(&n))?;
+            unlink_marked(dir.as_fd(), Path::new(&n), trash)?;
         }
     } else {
         for n in names {
-            unlink_marked(dir.as_fd(), Path::new(n))?;
+            unlink_marked(dir.as_fd(), Path::new(n), trash)?;
         }
     }
     Ok(())
@@ -132,6 +137,7 @@ pub fn remove_frames(root: &Path, files: &[PathBuf], held: BorrowedFd<'_>) -> st
              run), so nothing was removed: the frames written are where it went",
         ));
     };
+    let trash = Trash::new(root_fd.as_fd())?;
     let mut first_err: Option<Errno> = None;
     // The frames of one directory are listed one after the other.
     let mut rest = files;
@@ -144,11 +150,11 @@ pub fn remove_frames(root: &Path, files: &[PathBuf], held: BorrowedFd<'_>) -> st
             .and_then(|p| p.strip_prefix(root).ok())
             .filter(|p| !p.as_os_str().is_empty());
         let removed = match sub {
-            None => remove_group(&root_fd, group),
+            None => remove_group(&root_fd, group, &trash),
             Some(d) => match open_dir(root_fd.as_fd(), d) {
                 Ok(Some(fd)) => {
-                    let r = remove_group(&fd, group);
-                    rmdir_marked(root_fd.as_fd(), d, &fd);
+                    let r = remove_group(&fd, group, &trash);
+                    rmdir_marked(root_fd.as_fd(), d, &fd, Some(&trash));
                     r
                 }
                 Ok(None) | Err(Errno::LOOP | Errno::NOTDIR) => Ok(()),
@@ -159,9 +165,11 @@ pub fn remove_frames(root: &Path, files: &[PathBuf], held: BorrowedFd<'_>) -> st
             first_err.get_or_insert(e);
         }
     }
+    // The trash is in the frames directory: gone before that is removed.
+    drop(trash);
     clear_pending(&root_fd);
     let name = root.file_name().map_or_else(frames_name, PathBuf::from);
-    rmdir_marked(parent_fd.as_fd(), &name, &root_fd);
+    rmdir_marked(parent_fd.as_fd(), &name, &root_fd, None);
     first_err.map_or(Ok(()), |e| Err(e.into()))
 }
 
@@ -189,14 +197,16 @@ pub(crate) fn remove_empty_dirs(root: &Path) {
             }
         }
     }
-    for s in subdirs {
-        if let Ok(Some(fd)) = open_dir(root_fd.as_fd(), &s) {
-            rmdir_marked(root_fd.as_fd(), &s, &fd);
+    if let Ok(trash) = Trash::new(root_fd.as_fd()) {
+        for s in subdirs {
+            if let Ok(Some(fd)) = open_dir(root_fd.as_fd(), &s) {
+                rmdir_marked(root_fd.as_fd(), &s, &fd, Some(&trash));
+            }
         }
     }
     clear_pending(&root_fd);
     let name = root.file_name().map_or_else(frames_name, PathBuf::from);
-    rmdir_marked(parent_fd.as_fd(), &name, &root_fd);
+    rmdir_marked(parent_fd.as_fd(), &name, &root_fd, None);
 }
 
 /// What an earlier, killed run left in a frames directory.
@@ -219,7 +229,7 @@ fn is_subdir_name(name: &[u8]) -> bool {
 }
 
 /// Removes the marked frames in `dir`; returns how many.
-fn sweep(dir: &OwnedFd) -> Result<u64, Errno> {
+fn sweep(dir: &OwnedFd, trash: &Trash) -> Result<u64, Errno> {
     let mut removed = 0;
     let mut subdirs = Vec::new();
     let mut frames = Vec::new();
@@ -233,15 +243,15 @@ fn sweep(dir: &OwnedFd) -> Result<u64, Errno> {
         }
     }
     for f in frames {
-        if unlink_marked(dir.as_fd(), &f)? {
+        if unlink_marked(dir.as_fd(), &f, trash)? {
             removed += 1;
         }
     }
     for s in subdirs {
         if let Ok(Some(sub)) = open_dir(dir.as_fd(), &s) {
             if fd_is_marked(&sub) {
-                removed += sweep(&sub)?;
-                rmdir_marked(dir.as_fd(), &s, &sub);
+                removed += sweep(&sub, trash)?;
+                rmdir_marked(dir.as_fd(), &s, &sub, Some(trash));
             }
         }
     }
@@ -263,9 +273,11 @@ pub fn remove_leftovers(dir: &Path) -> std::io::Result<Option<Leftovers>> {
     if !fd_is_marked(&root_fd) || pid == std::process::id() || iosurvey_alive(pid) {
         return Ok(None);
     }
-    let frames = sweep(&root_fd)?;
+    let trash = Trash::new(root_fd.as_fd())?;
+    let frames = sweep(&root_fd, &trash)?;
+    drop(trash);
     let _ = rustix::fs::fremovexattr(&root_fd, super::fsops::PENDING_XATTR);
-    rmdir_marked(parent_fd.as_fd(), &frames_name(), &root_fd);
+    rmdir_marked(parent_fd.as_fd(), &frames_name(), &root_fd, None);
     Ok(Some(Leftovers { pid, frames }))
 }
 

@@ -360,3 +360,61 @@ fn the_frames_a_write_creates_are_a_range_less_the_offered_ones() {
     assert_eq!(prepared.numbers(), [4, 9]);
     assert!(CreatedFrames::default().paths(Path::new("/t")).is_empty());
 }
+
+/// The directory `p` and the last part of `f`, for the racer.
+fn dir_and_name(f: &Path) -> (std::os::fd::OwnedFd, std::ffi::OsString) {
+    let flags = rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY;
+    let dir = rustix::fs::open(f.parent().unwrap(), flags, rustix::fs::Mode::empty()).unwrap();
+    (dir, f.file_name().unwrap().to_os_string())
+}
+
+/// How many files under `dir` (recursively) hold `body`.
+fn holding(dir: &Path, body: &[u8]) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => holding(&e.path(), body),
+            _ => usize::from(std::fs::read(e.path()).is_ok_and(|b| b == body)),
+        })
+        .sum()
+}
+
+#[test]
+fn a_users_file_swapped_with_a_frame_by_rename_exchange_is_never_removed() {
+    // Before: the clean-up checked a frame's inode, then unlinked its name;
+    // a user's file from outside the frames directory swapped in between
+    // (renameat2 RENAME_EXCHANGE) was deleted.
+    let d = tempfile::tempdir().unwrap();
+    let outside = d.path().join("users-file");
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    for round in 0..60 {
+        // A fresh user's file: the last round may have left a frame there.
+        let _ = std::fs::remove_file(&outside);
+        std::fs::write(&outside, b"user data").unwrap();
+        let (spec, fj) = job(d.path(), Op::Write, 16, 4, false);
+        let t = open_frame_dir(&spec, &fj, opts(WritePolicy::default())).unwrap();
+        let frames = t.frame_files();
+        for f in &frames {
+            std::fs::write(f, b"frame").unwrap();
+            mark(f);
+        }
+        stop.store(false, std::sync::atomic::Ordering::Relaxed);
+        let victim = &frames[round % frames.len()];
+        let racer = crate::guard::trash::exchanger(
+            dir_and_name(victim),
+            dir_and_name(&outside),
+            stop.clone(),
+        );
+        let _ = t.remove_if_created();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        racer.join().unwrap();
+        assert_eq!(
+            holding(d.path(), b"user data"),
+            1,
+            "round {round}: the user's file was lost"
+        );
+        drop(t);
+        let _ = std::fs::remove_dir_all(frames_dir(d.path()));
+    }
+}

@@ -9,12 +9,14 @@
 //! opened with `O_NOFOLLOW`) and that no run holds locked.
 
 use super::fd_is_marked;
+use super::trash::Removal;
 pub(crate) use crate::frame_target::fsops::{clear_pending, pending_pid, set_pending};
 pub use crate::frame_target::PENDING_XATTR;
-use rustix::fs::{AtFlags, FileType, FlockOperation, Mode, OFlags};
+use rustix::fs::{FileType, FlockOperation, Mode, OFlags};
 use rustix::io::Errno;
 use rustix::process::Pid;
 use std::ffi::OsStr;
+use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -57,11 +59,14 @@ pub fn remove_leftovers(dir: &Path) -> Vec<Leftover> {
     ) else {
         return Vec::new();
     };
+    let me = std::process::id();
+    // What a run killed in the middle of a removal had moved aside goes
+    // back first: a user's file to its name, a test file to be judged here.
+    super::trash::recover_stale(dfd.as_fd(), |pid| pid != me && !alive(pid));
     let Ok(entries) = rustix::fs::Dir::read_from(&dfd) else {
         return Vec::new();
     };
     let mut out = Vec::new();
-    let me = std::process::id();
     for e in entries.flatten() {
         let name = e.file_name().to_bytes();
         if testfile_pid(name).is_none() {
@@ -78,7 +83,7 @@ pub fn remove_leftovers(dir: &Path) -> Vec<Leftover> {
             Err((pid, e)) => out.push(Leftover {
                 path: dir.join(&name),
                 pid,
-                removed: Err(e.to_string()),
+                removed: Err(e),
             }),
         }
     }
@@ -87,12 +92,13 @@ pub fn remove_leftovers(dir: &Path) -> Vec<Leftover> {
 
 /// Removes `name` in `dir` if it is a marked regular file, pending for a
 /// dead run (not `me`), that no one holds locked: that run's pid, or
-/// `Ok(None)` when it is not ours to remove.
+/// `Ok(None)` when it is not ours to remove. A file that took its place
+/// between the look and the removal is left, and said (`Err`).
 fn remove_one(
     dir: &rustix::fd::OwnedFd,
     name: &Path,
     me: u32,
-) -> Result<Option<u32>, (u32, Errno)> {
+) -> Result<Option<u32>, (u32, String)> {
     let fd = match rustix::fs::openat(
         dir,
         name,
@@ -114,7 +120,7 @@ fn remove_one(
         Some(pid) if pid != me && !alive(pid) => pid,
         _ => return Ok(None),
     };
-    let fail = |e| (pid, e);
+    let fail = |e: Errno| (pid, e.to_string());
     // A run that was just killed may hold its lock a moment longer.
     let locked = super::retry_busy(None, || {
         match rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive) {
@@ -126,13 +132,25 @@ fn remove_one(
     if locked.is_none() {
         return Ok(None);
     }
-    // Still the file judged, not one put in its place since.
-    let now = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).map_err(fail)?;
-    if !super::same_file(&now, &st) {
-        return Ok(None);
+    // Still the file judged at the moment of removal, not one put in its
+    // place since (even between a check and an unlink).
+    match super::trash::remove_same(dir.as_fd(), name.as_os_str(), &st).map_err(fail)? {
+        Removal::Removed => Ok(Some(pid)),
+        Removal::Absent => Ok(None),
+        Removal::PutBack => Err((
+            pid,
+            "another file took its place as it was being removed; that file was left alone"
+                .to_string(),
+        )),
+        Removal::Renamed(kept) => Err((
+            pid,
+            format!(
+                "another file took its place as it was being removed; that file was left \
+                 alone, kept as {} beside it (its name was taken meanwhile)",
+                kept.to_string_lossy()
+            ),
+        )),
     }
-    rustix::fs::unlinkat(dir, name, AtFlags::empty()).map_err(fail)?;
-    Ok(Some(pid))
 }
 
 #[cfg(test)]
@@ -192,5 +210,57 @@ mod tests {
         assert!(!ours.exists());
         assert!(theirs.exists() && victim.exists() && live.exists() && kept.exists());
         assert!(std::fs::symlink_metadata(&link).is_ok());
+    }
+
+    #[test]
+    fn a_users_file_swapped_with_a_leftover_by_rename_exchange_is_never_removed() {
+        // Before: a leftover's inode was checked, then its name unlinked;
+        // a user's file swapped in between (RENAME_EXCHANGE) was deleted.
+        let d = tempfile::tempdir().unwrap();
+        let dead = 4_194_305u32;
+        let left = d.path().join(format!("iosurvey-{dead}.testfile"));
+        let user = d.path().join("users-file");
+        let dir = |_| {
+            let flags = OFlags::PATH | OFlags::DIRECTORY;
+            rustix::fs::open(d.path(), flags, Mode::empty()).unwrap()
+        };
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        for round in 0..1000 {
+            // A fresh user's file: the last round may have left a marked
+            // file at its name.
+            let _ = std::fs::remove_file(&left);
+            let _ = std::fs::remove_file(&user);
+            let fd = super::super::create_new_marked(&left, OFlags::empty()).unwrap();
+            if !fd_is_marked(&fd) {
+                // Under CI a skip is a failure: a test never passes by not running.
+                let ci = std::env::var_os("CI")
+                    .is_some_and(|v| !v.is_empty() && v != "0" && v != "false");
+                assert!(
+                    !ci,
+                    "would skip under CI: no user xattrs on the temporary directory"
+                );
+                eprintln!("skipping: no user xattrs on the temporary directory");
+                return;
+            }
+            let v = dead.to_string();
+            rustix::fs::fsetxattr(&fd, PENDING_XATTR, v.as_bytes(), XattrFlags::empty()).unwrap();
+            drop(fd);
+            std::fs::write(&user, b"user data").unwrap();
+            stop.store(false, std::sync::atomic::Ordering::Relaxed);
+            let racer = crate::guard::trash::exchanger(
+                (dir(()), left.file_name().unwrap().into()),
+                (dir(()), user.file_name().unwrap().into()),
+                stop.clone(),
+            );
+            let _ = remove_leftovers(d.path());
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            racer.join().unwrap();
+            let kept = std::fs::read_dir(d.path())
+                .unwrap()
+                .flatten()
+                .filter(|e| std::fs::read(e.path()).is_ok_and(|b| b == b"user data"))
+                .count();
+            assert_eq!(kept, 1, "round {round}: the user's file was lost");
+        }
     }
 }

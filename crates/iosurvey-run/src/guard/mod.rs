@@ -32,6 +32,7 @@ pub(crate) mod inuse;
 pub mod leftovers;
 pub(crate) mod loops;
 pub mod probe;
+pub mod trash;
 
 use std::os::fd::{AsFd, BorrowedFd};
 use std::path::{Path, PathBuf};

@@ -9,6 +9,7 @@ use super::hold::Hold;
 use super::layout::{check_free_space_fd, dir_dio_alignment, fill};
 use super::{io_err, Claim, Geometry, Identity, OpenOptions, OpenTarget, TargetError, TargetKind};
 use crate::guard::family::partitions;
+use crate::guard::trash::{remove_same_fd, Removal};
 use crate::guard::{
     check_block_policy, check_block_use, check_block_write, check_file_use, create_new_marked_at,
     fd_is_marked, lock, lock_device, retry_busy, same_file, Refusal,
@@ -369,41 +370,42 @@ pub(super) fn create(
     opened
 }
 
-/// Unlinks `name` in `dir` if it is still the file open at `fd`.
+/// Unlinks `name` in `dir` if it is still the file open at `fd` at the
+/// moment of removal (see [`crate::guard::trash`]).
 fn remove_at(dir: &OwnedFd, name: &Path, fd: &OwnedFd) {
-    let (Ok(now), Ok(ours)) = (
-        rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW),
-        rustix::fs::fstat(fd),
-    ) else {
-        return;
-    };
-    if same_file(&now, &ours) {
-        let _ = rustix::fs::unlinkat(dir, name, AtFlags::empty());
-    }
+    let _ = remove_same_fd(dir.as_fd(), name.as_os_str(), fd);
 }
 
-/// Removes the file at `path` if it is still the one open at `fd`: a file
-/// put in its place is left alone. Judged and unlinked through the
-/// directory held in `hold` when there is one (the directory's path may
-/// lead elsewhere by now), else by `path`.
+/// Removes the file at `path` if it is still the one open at `fd` at the
+/// moment of removal: a file put in its place, even between the check and
+/// the unlink, is left alone (see [`crate::guard::trash`]). Done through
+/// the directory held in `hold` when there is one (the directory's path
+/// may lead elsewhere by now), else through the directory of `path`.
 pub(super) fn remove_if_same(path: &Path, fd: &OwnedFd, hold: &Hold) -> std::io::Result<()> {
-    let ours = rustix::fs::fstat(fd)?;
-    let now = match &hold.dir {
-        Some((dir, name)) => rustix::fs::statat(dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW)?,
-        None => rustix::fs::lstat(path)?,
+    let removal = match &hold.dir {
+        Some((dir, name)) => remove_same_fd(dir.as_fd(), name, fd)?,
+        None => {
+            let parent = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            let dir = rustix::fs::open(parent, flags, Mode::empty())?;
+            let name = path.file_name().unwrap_or_default();
+            remove_same_fd(dir.as_fd(), name, fd)?
+        }
     };
-    if !same_file(&now, &ours) {
-        return Err(std::io::Error::other(
+    match removal {
+        Removal::Removed => Ok(()),
+        Removal::Absent => Err(Errno::NOENT.into()),
+        Removal::PutBack => Err(std::io::Error::other(
             "another file has taken its place since iosurvey created it; that file was left alone",
-        ));
-    }
-    match &hold.dir {
-        Some((dir, name)) => Ok(rustix::fs::unlinkat(
-            dir,
-            name.as_os_str(),
-            AtFlags::empty(),
-        )?),
-        None => std::fs::remove_file(path),
+        )),
+        Removal::Renamed(kept) => Err(std::io::Error::other(format!(
+            "another file had taken its place since iosurvey created it; it was left alone, \
+             kept as {} beside it",
+            kept.to_string_lossy()
+        ))),
     }
 }
 

@@ -1,0 +1,377 @@
+//! Outputs attacked during the run, on real files, loop devices and a full
+//! tmpfs: the directory swapped for a symlink, a device node or a FIFO
+//! planted where an output is to be created, stdout on a block device, an
+//! output that backs a loop device, another user's file replaced, and one
+//! output on a full filesystem beside healthy ones.
+
+#[macro_use]
+mod common;
+
+use common::*;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// `run FILE --size 4m` for `time`, with `extra`, started in the background.
+fn spawn_run(target: &Path, time: &str, extra: &[&str]) -> Child {
+    Command::new(BIN)
+        .args([
+            "run",
+            path_str(target),
+            "--size",
+            "4m",
+            "--time",
+            time,
+            "-q",
+        ])
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting iosurvey")
+}
+
+/// Waits until the run's test file or target exists (the run is past its
+/// checks), at most 30 s.
+fn wait_for(p: &Path) {
+    let t0 = Instant::now();
+    while !p.exists() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "{} never came",
+            p.display()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Moves directory `dir` aside (it stays the run's) and puts a symlink to
+/// `other` at its path. Where it went.
+fn swap_for_symlink(dir: &Path, other: &Path) -> PathBuf {
+    let aside = dir.with_extension("aside");
+    std::fs::rename(dir, &aside).unwrap();
+    std::os::unix::fs::symlink(other, dir).unwrap();
+    aside
+}
+
+/// Names, sizes and checksums of everything in `dir`, to prove it
+/// untouched.
+fn contents(dir: &Path) -> Vec<(String, usize, u64)> {
+    use std::hash::{DefaultHasher, Hasher};
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            let body = std::fs::read(e.path()).unwrap_or_default();
+            let mut h = DefaultHasher::new();
+            h.write(&body);
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                body.len(),
+                h.finish(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_directory_swapped_for_a_symlink_mid_run_leads_no_output_elsewhere() {
+    let _g = serial();
+    let t = tempfile::tempdir().unwrap();
+    let target = t.path().join("t.dat");
+    let outs = t.path().join("outs");
+    let other = t.path().join("other");
+    std::fs::create_dir(&outs).unwrap();
+    std::fs::create_dir(&other).unwrap();
+    for name in ["r.json", "r.csv", "r.html"] {
+        std::fs::write(outs.join(name), b"old report").unwrap();
+        std::fs::write(other.join(name), b"somebody else's file").unwrap();
+    }
+    let before = contents(&other);
+    let (j, c, h) = (outs.join("r.json"), outs.join("r.csv"), outs.join("r.html"));
+    let child = spawn_run(
+        &target,
+        "2s",
+        &[
+            "--json",
+            path_str(&j),
+            "--csv",
+            path_str(&c),
+            "--html",
+            path_str(&h),
+        ],
+    );
+    wait_for(&target);
+    std::thread::sleep(Duration::from_millis(300));
+    let held = swap_for_symlink(&outs, &other);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(contents(&other), before, "the other directory was written");
+    let report = json_file(&held.join("r.json"));
+    assert_eq!(report["mode"], "run", "the report is in the directory held");
+    assert!(std::fs::read_to_string(held.join("r.csv"))
+        .unwrap()
+        .contains(','));
+    assert!(std::fs::read_to_string(held.join("r.html"))
+        .unwrap()
+        .contains("<html"));
+}
+
+#[test]
+fn survey_out_follows_its_directory_not_a_symlink_put_in_its_place() {
+    let _g = serial();
+    let t = tempfile::tempdir().unwrap();
+    let target = t.path().join("t.dat");
+    let outs = t.path().join("outs");
+    let other = t.path().join("other");
+    std::fs::create_dir(&outs).unwrap();
+    std::fs::create_dir(&other).unwrap();
+    for name in ["sv.summary", "sv.detail"] {
+        std::fs::write(other.join(name), b"somebody else's file").unwrap();
+    }
+    let before = contents(&other);
+    let child = Command::new(BIN)
+        .args(["survey", path_str(&target), "--size", "16m"])
+        .args([
+            "--rszlo", "1m", "--rszhi", "1m", "--crghi", "2", "--thrhi", "2",
+        ])
+        .args(["-q", "--out", path_str(&outs.join("sv"))])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(&outs.join("sv.summary"));
+    let held = swap_for_symlink(&outs, &other);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(contents(&other), before, "the other directory was written");
+    let summary = std::fs::read_to_string(held.join("sv.summary")).unwrap();
+    assert_eq!(
+        summary,
+        String::from_utf8_lossy(&out.stdout),
+        "the whole summary is in the directory held"
+    );
+}
+
+/// Linux's encoding of a device number (major, minor).
+fn makedev(major: u64, minor: u64) -> u64 {
+    ((major & 0xfffff000) << 32)
+        | ((major & 0xfff) << 8)
+        | ((minor & 0xffffff00) << 12)
+        | (minor & 0xff)
+}
+
+#[test]
+fn a_device_node_or_fifo_planted_at_a_missing_output_is_never_written_or_replaced() {
+    let _g = serial();
+    let lo = need!(LoopDev::new(4 * MIB, 7));
+    let sum = checksum(lo.path(), None);
+    let t = tempfile::tempdir().unwrap();
+    let target = t.path().join("t.dat");
+    let (j, c, h) = (
+        t.path().join("r.json"),
+        t.path().join("r.csv"),
+        t.path().join("r.html"),
+    );
+    let child = spawn_run(
+        &target,
+        "1s",
+        &[
+            "--json",
+            path_str(&j),
+            "--csv",
+            path_str(&c),
+            "--html",
+            path_str(&h),
+        ],
+    );
+    wait_for(&target);
+    // A node of the loop device where the JSON is to be created, a FIFO
+    // where the CSV is.
+    let (maj, min) = {
+        let m = maj_min(lo.path());
+        let (a, b) = m.split_once(':').unwrap();
+        (a.parse().unwrap(), b.parse().unwrap())
+    };
+    let mode = rustix::fs::FileType::BlockDevice.as_raw_mode() | 0o600;
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &j,
+        rustix::fs::FileType::BlockDevice,
+        rustix::fs::Mode::from_raw_mode(mode),
+        makedev(maj, min),
+    )
+    .unwrap();
+    rustix::fs::mkfifoat(rustix::fs::CWD, &c, rustix::fs::Mode::from_raw_mode(0o600)).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("--json") && err.contains("block device"),
+        "{err}"
+    );
+    assert!(err.contains("--csv") && err.contains("FIFO"), "{err}");
+    let m = std::fs::symlink_metadata(&j).unwrap();
+    assert!(m.file_type().is_block_device(), "the node was replaced");
+    assert_eq!(m.rdev(), makedev(maj, min));
+    assert!(std::fs::symlink_metadata(&c).unwrap().file_type().is_fifo());
+    assert_eq!(checksum(lo.path(), None), sum, "the device was written");
+    assert!(
+        std::fs::read_to_string(&h).unwrap().contains("<html"),
+        "--html still written"
+    );
+    let left: Vec<_> = std::fs::read_dir(t.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(left.is_empty(), "nothing left behind: {left:?}");
+}
+
+#[test]
+fn stdout_on_a_block_device_is_never_an_output() {
+    let _g = serial();
+    let lo = need!(LoopDev::new(4 * MIB, 8));
+    let sum = checksum(lo.path(), None);
+    let t = tempfile::tempdir().unwrap();
+    let target = t.path().join("t.dat");
+    // The text summary too, with no --json at all.
+    for extra in [&["--json", "-"][..], &["--json", "/dev/stdout"], &[]] {
+        let dev = std::fs::OpenOptions::new()
+            .write(true)
+            .open(lo.path())
+            .unwrap();
+        let json = extra.join(" ");
+        let out = Command::new(BIN)
+            .args(["run", path_str(&target), "--size", "4m", "--time", "200ms"])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(dev)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "[{json}]: {}", describe(&out));
+        let err = stderr_of(&out);
+        assert!(
+            err.contains("block device") && err.lines().count() == 1,
+            "{err}"
+        );
+        assert_eq!(checksum(lo.path(), None), sum, "[{json}] wrote the device");
+        assert!(!target.exists(), "nothing laid out");
+    }
+}
+
+#[test]
+fn an_output_that_backs_a_loop_device_is_refused() {
+    let _g = serial();
+    let lo = need!(LoopDev::new(4 * MIB, 9));
+    let backing = PathBuf::from(sysfs_read(lo.path(), "loop/backing_file"));
+    let before = std::fs::read(&backing).unwrap();
+    let t = tempfile::tempdir().unwrap();
+    let target = t.path().join("t.dat");
+    // Also through a hard link: the file is judged by its identity.
+    let link = backing.with_file_name("report.json");
+    std::fs::hard_link(&backing, &link).unwrap();
+    for json in [&backing, &link] {
+        let out = iosurvey(&[
+            "run",
+            path_str(&target),
+            "--size",
+            "4m",
+            "--time",
+            "200ms",
+            "--json",
+            path_str(json),
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+        let err = stderr_of(&out);
+        assert!(
+            err.contains("backs the loop device") && err.lines().count() == 1,
+            "{err}"
+        );
+        assert!(!target.exists(), "refused before any I/O");
+    }
+    assert_eq!(std::fs::read(&backing).unwrap(), before);
+    let st = std::fs::metadata(&backing).unwrap();
+    assert_eq!(st.nlink(), 2, "the backing file is still the loop device's");
+}
+
+#[test]
+fn a_replaced_output_keeps_its_owner_and_mode() {
+    let _g = serial();
+    need!(require_root());
+    let t = tempfile::tempdir().unwrap();
+    let target = t.path().join("t.dat");
+    let j = t.path().join("r.json");
+    std::fs::write(&j, b"old").unwrap();
+    std::os::unix::fs::chown(&j, Some(4321), Some(4322)).unwrap();
+    std::fs::set_permissions(&j, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let out = iosurvey(&[
+        "run",
+        path_str(&target),
+        "--size",
+        "4m",
+        "--time",
+        "200ms",
+        "-q",
+        "--json",
+        path_str(&j),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(json_file(&j)["mode"], "run");
+    let m = std::fs::metadata(&j).unwrap();
+    assert_eq!((m.uid(), m.gid()), (4321, 4322), "the owner was lost");
+    assert_eq!(m.mode() & 0o7777, 0o640);
+}
+
+#[test]
+fn a_full_filesystem_under_one_output_does_not_keep_the_others_from_being_written() {
+    let _g = serial();
+    let full = need!(Mount::new("tmpfs", &["-t", "tmpfs", "-o", "size=64k"]));
+    // Fill it: the report no longer fits, the probe (an empty file) does.
+    let filler = full.path().join("filler");
+    let _ = std::fs::write(&filler, vec![7u8; 64 << 10]);
+    let t = tempfile::tempdir().unwrap();
+    let target = t.path().join("t.dat");
+    let j = full.path().join("r.json");
+    let (c, h) = (t.path().join("r.csv"), t.path().join("r.html"));
+    let out = iosurvey(&[
+        "run",
+        path_str(&target),
+        "--size",
+        "4m",
+        "--time",
+        "200ms",
+        "-q",
+        "--json",
+        path_str(&j),
+        "--csv",
+        path_str(&c),
+        "--html",
+        path_str(&h),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let err = stderr_of(&out);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "one line for the one failure: {err}");
+    assert!(
+        lines[0].contains("--json") && lines[0].contains("No space left"),
+        "{err}"
+    );
+    assert!(
+        std::fs::read_to_string(&c).unwrap().contains(','),
+        "--csv not written"
+    );
+    assert!(
+        std::fs::read_to_string(&h).unwrap().contains("<html"),
+        "--html not written"
+    );
+    assert!(!j.exists(), "no partial JSON");
+    let left: Vec<_> = std::fs::read_dir(full.path()).unwrap().flatten().collect();
+    assert_eq!(left.len(), 1, "only the filler left: {left:?}");
+}
