@@ -681,6 +681,41 @@ fn quick_on_an_existing_file_reads_only_unless_its_data_is_offered() {
     );
 }
 
+/// Regression (issue 28 §5): `quick PATH` with a missing PATH laid out a
+/// 1 GiB file named PATH in its parent. It is refused (exit 2, one line,
+/// nothing created), `--dry-run` too.
+#[test]
+fn quick_on_a_missing_path_is_refused_and_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nodir");
+    for extra in [&[][..], &["--dry-run"][..]] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+            .args([
+                "quick",
+                path_str(&missing),
+                "--size",
+                "16m",
+                "--time",
+                "200ms",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{extra:?}: {err}");
+        assert!(
+            err.contains("does not exist") && err.contains("quick takes a directory"),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "{extra:?}"
+        );
+    }
+}
+
 #[test]
 fn quick_prints_the_card_and_removes_its_test_file() {
     let dir = tempfile::tempdir().unwrap();
