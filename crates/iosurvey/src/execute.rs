@@ -17,7 +17,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// Sets a flag on SIGINT or SIGTERM; a second signal exits at once (130).
+/// Sets a flag on SIGINT or SIGTERM, or when stderr's reader goes; a
+/// second signal exits at once (130).
 pub fn stop_flag() -> Arc<AtomicBool> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let stop = Arc::new(AtomicBool::new(false));
@@ -25,6 +26,8 @@ pub fn stop_flag() -> Arc<AtomicBool> {
         let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&stop));
         let _ = signal_hook::flag::register(sig, Arc::clone(&stop));
     }
+    // A closed stderr stops the run too.
+    crate::say::stop_on_close(&stop);
     stop
 }
 
@@ -433,6 +436,10 @@ pub fn execute(
                 plan.points.len() * oflags.repeat as usize
             );
         }
+        outcome = Outcome::Interrupted;
+    }
+    // Its reader gone, stderr takes no line to say so.
+    if crate::say::stderr_closed() {
         outcome = Outcome::Interrupted;
     }
     if display.live_failed && outcome == Outcome::Ok {

@@ -837,6 +837,48 @@ fn a_reader_that_closes_stdout_early_is_not_a_crash() {
     assert!(!f.exists());
 }
 
+/// Regression (issue 28 §5): `iosurvey run ... 2>&1 | head -1` panicked
+/// on the first line to the closed stderr (exit 134 with the release
+/// build's `panic = "abort"`, the test file left behind). Stdout and stderr
+/// share one pipe whose reader closes after the first line: the run stops
+/// as on Ctrl-C (exit 130) and removes its test file.
+#[test]
+fn a_reader_of_stdout_and_stderr_that_closes_after_one_line_is_a_stop() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let (reader, writer) = std::io::pipe().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+        .args([
+            "run",
+            path_str(dir.path()),
+            "--size",
+            "64m",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--time",
+            "5s",
+        ])
+        .stdout(writer.try_clone().unwrap())
+        .stderr(writer)
+        .spawn()
+        .unwrap();
+    // `| head -1`: one line, then the reader is gone (the child holds the
+    // only write ends).
+    let mut first = String::new();
+    std::io::BufReader::new(reader)
+        .read_line(&mut first)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(!first.is_empty(), "nothing was printed");
+    assert_ne!(status.code(), Some(134), "aborted on the closed pipe");
+    assert_ne!(status.code(), Some(101), "panicked on the closed pipe");
+    assert_eq!(status.code(), Some(130), "{status}; first line: {first}");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
 /// `--simulate raid0` stripes one stream over the targets: three 64 KiB
 /// writes with a 64 KiB stripe land on a@0, b@0 and a@64k, and nowhere else.
 #[test]
