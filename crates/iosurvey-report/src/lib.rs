@@ -21,6 +21,7 @@ mod ranks;
 pub mod survey;
 mod text;
 pub mod video;
+mod visible;
 mod warnings;
 
 pub use card::render_card;
@@ -35,4 +36,5 @@ pub use model::{
 };
 pub use ranks::render_ranks;
 pub use text::{format_ns, format_rate, render_text, TextOptions};
+pub use visible::{terminal_text, visible};
 pub use warnings::{judge_scaling, Warning};

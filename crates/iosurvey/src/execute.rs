@@ -255,7 +255,8 @@ impl Stdout {
             return;
         };
         if now.len() > self.shown.len() && now.starts_with(&self.shown) {
-            if let Err(e) = write_stdout(&now[self.shown.len()..]) {
+            let fresh = iosurvey_report::terminal_text(&now[self.shown.len()..]);
+            if let Err(e) = write_stdout(&fresh) {
                 if e.kind() == std::io::ErrorKind::BrokenPipe {
                     closed.store(true, Ordering::Relaxed);
                 } else {
@@ -282,7 +283,14 @@ impl Stdout {
             true => body.strip_prefix(self.shown.as_str()).unwrap_or(&body),
             false => &body,
         };
-        match write_stdout(rest) {
+        // Text echoes what the run was given (paths, labels, a .lun
+        // file's lines): no control character in it reaches a terminal.
+        // JSON escapes its own.
+        let rest = match oflags.output() {
+            OutputArg::Text => iosurvey_report::terminal_text(rest),
+            OutputArg::Json => rest.into(),
+        };
+        match write_stdout(&rest) {
             Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
                 Err(Failure::Run(anyhow!("writing the report to stdout: {e}")))
             }

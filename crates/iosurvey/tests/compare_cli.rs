@@ -257,3 +257,45 @@ fn no_point_in_common_exits_1_with_one_line_and_a_missing_file_2() {
     let out = compare(&[path_str(&a), path_str(&missing)]);
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
 }
+
+/// Regression (issue 28 §5): compare's text printed a report's hostname,
+/// labels and mode raw, so a report could set the terminal's title, clear
+/// the screen or forge table lines. Every control character from the
+/// reports is spelled out (`\x1b`), on stdout and stderr alike.
+#[test]
+fn control_characters_in_reports_never_reach_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = template(dir.path());
+    let evil = [
+        "\u{1b}]0;pwned\u{7}qd1",
+        "\u{1b}[2Jqd8\nforged  line",
+        "qd\u{9b}32\u{202e}",
+    ];
+    let mut a = set(&t, evil, [100, 103, 98, 101, 99], [60, 62, 58, 61, 59]);
+    let mut b = set(&t, evil, [70, 72, 69, 71, 68], [60, 62, 58, 61, 59]);
+    for r in [&mut a, &mut b] {
+        r.host.hostname = "\u{1b}]2;title\u{7}host\u{1b}[H".into();
+        for p in &mut r.points {
+            for s in &mut p.streams {
+                s.label = "\u{1b}[31mclass".into();
+            }
+        }
+    }
+    let (pa, pb) = (
+        write(dir.path(), "a.json", &a),
+        write(dir.path(), "b.json", &b),
+    );
+    let out = compare(&[path_str(&pa), path_str(&pb), "--fail-if-slower", "5"]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    for (name, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+        let text = String::from_utf8_lossy(bytes);
+        let acted = text
+            .chars()
+            .find(|&c| (c.is_control() && c != '\n') || c == '\u{202e}');
+        assert_eq!(acted, None, "{name} carries a control character: {text:?}");
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("\\x1b]2;title\\x07host"), "{text}");
+    assert!(text.contains("\\x1b[2Jqd8\\x0aforged  line"), "{text}");
+    assert!(!text.lines().any(|l| l.starts_with("forged")), "{text}");
+}
