@@ -28,7 +28,7 @@ pub use card::render_card;
 pub use csv_table::render_csv;
 pub use errno::{errno_name, failure_text};
 pub use html::{embedded_json, render_html};
-pub use json::{json_schema, to_json, SCHEMA_VERSION};
+pub use json::{json_schema, to_json, FIRST_SCHEMA_VERSION, MODES, SCHEMA_VERSION};
 pub use model::{
     ArrayReport, ClassReport, CompressionReport, ErrorCount, FailureReport, FramesReport,
     LatencyReport, Percentile, PointReport, PointWindows, RankPoint, RankReport, RunReport,

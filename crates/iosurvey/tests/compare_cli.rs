@@ -299,3 +299,43 @@ fn control_characters_in_reports_never_reach_the_terminal() {
     assert!(text.contains("\\x1b[2Jqd8\\x0aforged  line"), "{text}");
     assert!(!text.lines().any(|l| l.starts_with("forged")), "{text}");
 }
+
+/// Regression (issue 28 §5): `report` (and `compare`) took
+/// `schema_version: 0` and `mode: "bogus"` for reports. Each is refused
+/// with one line and exit 2, and every version from the first is read.
+#[test]
+fn documents_no_version_wrote_are_refused_and_every_older_version_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = template(dir.path());
+    let doc = |name: &str, edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut v = serde_json::to_value(&t).unwrap();
+        edit(&mut v);
+        let p = dir.path().join(name);
+        std::fs::write(&p, v.to_string()).unwrap();
+        p
+    };
+    let zero = doc("zero.json", &|v| v["schema_version"] = 0.into());
+    let bogus = doc("bogus.json", &|v| v["mode"] = "bogus\u{1b}[2J".into());
+    let page = dir.path().join("page.html");
+    for (bad, needle) in [
+        (&zero, "schema_version 0"),
+        (&bogus, "mode \"bogus\\x1b[2J\""),
+    ] {
+        for out in [
+            iosurvey(&["report", path_str(bad), "--html", path_str(&page)]),
+            compare(&[path_str(bad), path_str(bad)]),
+        ] {
+            assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+            let err = stderr_of(&out);
+            assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+            assert!(err.contains(needle), "{err}");
+            assert!(!err.contains('\u{1b}'), "{err:?}");
+        }
+        assert!(!page.exists());
+    }
+    for v in 1..=iosurvey_report::SCHEMA_VERSION {
+        let old = doc(&format!("v{v}.json"), &|d| d["schema_version"] = v.into());
+        let out = iosurvey(&["report", path_str(&old), "--html", path_str(&page)]);
+        assert_eq!(out.status.code(), Some(0), "v{v}: {}", describe(&out));
+    }
+}
