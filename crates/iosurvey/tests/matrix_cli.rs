@@ -452,7 +452,7 @@ impl FailingDev {
 /// its table, `_summary.txt` and CSVs showed the failed points as real
 /// figures. Now each failed point is said on stderr as it ends (exit 1),
 /// and marked FAILED in the text table, the summary (and left out of its
-/// maxima), every CSV and the JSON.
+/// maxima), every CSV, the histograms file and the JSON.
 #[test]
 fn failed_points_are_said_and_marked_failed_in_every_output() {
     let _lock = serial();
@@ -503,6 +503,11 @@ fn failed_points_are_said_and_marked_failed_in_every_output() {
             .collect();
         assert_eq!(cells, ["FAILED"; 5], "{suffix}: {csv}");
     }
+    let hist = file_ending(dir.path(), "_hist.txt");
+    assert!(
+        hist.contains("FAILED @ Small=5 and Large=0: first failed I/O"),
+        "{hist}"
+    );
     let report = json_file(&json);
     let points = report["points"].as_array().unwrap();
     assert_eq!(points.len(), 5);
