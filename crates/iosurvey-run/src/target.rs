@@ -22,6 +22,7 @@ use std::sync::atomic::AtomicBool;
 pub(crate) use backing::memory_backing;
 pub use claim::{created_by_iosurvey, Claim, Identity};
 pub use iosurvey_model::TargetKind;
+pub(crate) use kernel_fs::kernel_fs;
 pub(crate) use layout::{check_free_space, dir_dio_alignment, fill};
 pub use open::test_file_name;
 pub use probe::{plan_geometry, plan_target, Geometry, Planned};

@@ -59,6 +59,18 @@ fn a_sysfs_attribute_is_never_written() {
     let queue = sysfs_dir(dev.path()).join("queue");
     let out = run(&queue, "write", &["--size", "1m", "--buffered"]);
     assert_refused(&out, &["on sysfs"]);
+    // Nor for video's frames directory (a write there is refused sooner,
+    // for want of free space).
+    let out = iosurvey(&[
+        "video",
+        path_str(&queue),
+        "--frames",
+        "2",
+        "--buffered",
+        "--quiet",
+    ]);
+    assert_refused(&out, &["on sysfs"]);
+    assert!(!queue.join("iosurvey-frames").exists());
 }
 
 /// A tmpfs remounted read-only: a file on it offered for writing, and a

@@ -48,7 +48,7 @@ fn kernel_fs_of(fs: &StatFs) -> Option<&'static str> {
 
 /// The pseudo-filesystem the file or directory open at `fd` lies on, if
 /// it does (`None` also when the kernel will not say).
-pub(super) fn kernel_fs(fd: impl AsFd) -> Option<&'static str> {
+pub(crate) fn kernel_fs(fd: impl AsFd) -> Option<&'static str> {
     rustix::fs::fstatfs(fd).ok().as_ref().and_then(kernel_fs_of)
 }
 
