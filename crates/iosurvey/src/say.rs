@@ -18,11 +18,15 @@ static CLOSED: AtomicBool = AtomicBool::new(false);
 /// The run's stop flag, set too when stderr's reader goes.
 static STOP: Mutex<Option<Arc<AtomicBool>>> = Mutex::new(None);
 
-/// Writes `args` to stderr, without panicking.
+/// Writes `args` to stderr, without panicking. Messages echo paths and
+/// names that may come from files (a `.lun` file, a report): any control
+/// character in them but a line feed or a tab is spelled out.
 pub fn text(args: std::fmt::Arguments<'_>) {
+    let line = args.to_string();
+    let shown = iosurvey_report::terminal_text(&line);
     let written = {
         let mut err = std::io::stderr().lock();
-        err.write_fmt(args).and_then(|()| err.flush())
+        err.write_all(shown.as_bytes()).and_then(|()| err.flush())
     };
     if let Err(e) = written {
         if e.kind() == std::io::ErrorKind::BrokenPipe {

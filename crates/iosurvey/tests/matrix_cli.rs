@@ -516,3 +516,21 @@ fn failed_points_are_said_and_marked_failed_in_every_output() {
         "{report}"
     );
 }
+
+/// Issue 28 §5: a `.lun` file's lines are input data. A target named there
+/// with an escape sequence in its name is refused with its name spelled
+/// out (`\x1b`), never acted on by the terminal.
+#[test]
+fn a_lun_line_with_an_escape_sequence_is_shown_spelled_out() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("orion.lun"),
+        "/nonexistent/\u{1b}]0;pwned\u{7}x\n",
+    )
+    .unwrap();
+    let out = matrix(dir.path(), &["--time", "200ms"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("\\x1b]0;pwned\\x07x"), "{err:?}");
+    assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
+}
