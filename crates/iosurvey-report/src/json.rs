@@ -10,6 +10,15 @@ use std::io::{self, Write};
 /// Version of the JSON layout.
 pub const SCHEMA_VERSION: u32 = 3;
 
+/// The first version of the layout: every version from it to
+/// [`SCHEMA_VERSION`] is read.
+pub const FIRST_SCHEMA_VERSION: u32 = 1;
+
+/// Every mode a report can be of (a report's `mode`).
+pub const MODES: [&str; 8] = [
+    "run", "quick", "diskperf", "parallel", "survey", "matrix", "profile", "video",
+];
+
 /// The report as pretty-printed JSON, newline-terminated: two-space
 /// indents, one member per line, and an array inside an array (a
 /// histogram's `[value, count]`) on one line.

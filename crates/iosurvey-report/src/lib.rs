@@ -21,13 +21,14 @@ mod ranks;
 pub mod survey;
 mod text;
 pub mod video;
+mod visible;
 mod warnings;
 
 pub use card::render_card;
 pub use csv_table::render_csv;
 pub use errno::{errno_name, failure_text};
 pub use html::{embedded_json, render_html};
-pub use json::{json_schema, to_json, SCHEMA_VERSION};
+pub use json::{json_schema, to_json, FIRST_SCHEMA_VERSION, MODES, SCHEMA_VERSION};
 pub use model::{
     ArrayReport, ClassReport, CompressionReport, ErrorCount, FailureReport, FramesReport,
     LatencyReport, Percentile, PointReport, PointWindows, RankPoint, RankReport, RunReport,
@@ -35,4 +36,5 @@ pub use model::{
 };
 pub use ranks::render_ranks;
 pub use text::{format_ns, format_rate, render_text, TextOptions};
+pub use visible::{terminal_text, visible};
 pub use warnings::{judge_scaling, Warning};

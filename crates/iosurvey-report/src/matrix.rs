@@ -50,6 +50,30 @@ pub struct Cell {
     pub lat_us: Option<[f64; 4]>,
     /// Large-I/O MB/s (10^6); `None` without large I/O.
     pub mbps: Option<f64>,
+    /// The point's first failed I/O, in words: its figures are then no
+    /// measure of the storage, and every output marks the cell failed.
+    pub failed: Option<String>,
+}
+
+/// What a failed cell shows instead of a figure.
+pub const FAILED: &str = "FAILED";
+
+/// `first failed I/O: write at offset N on PATH: EIO (errno 5)`, for a
+/// point that had one.
+pub fn failure_words(p: &PointReport) -> Option<String> {
+    let f = p.failure.as_ref()?;
+    let target = p
+        .streams
+        .get(f.stream)
+        .and_then(|s| p.targets.get(s.target))
+        .map_or("?", |t| t.path.as_str());
+    Some(format!(
+        "first failed I/O: {} at offset {} on {}: {}",
+        f.op,
+        f.offset,
+        crate::visible(target),
+        crate::failure_text(f.errno)
+    ))
 }
 
 fn stream<'a>(p: &'a PointReport, label: &str) -> Option<&'a StreamReport> {
@@ -88,6 +112,7 @@ pub fn cell(p: &PointReport) -> Option<Cell> {
             ]
         }),
         mbps: l.map(|l| both(l, |c| c.bytes_per_sec) / 1e6),
+        failed: failure_words(p),
     })
 }
 
@@ -130,7 +155,8 @@ fn columns_line(name: &str, levels: &[u32]) -> String {
 /// The best cell by `key` (largest, or smallest with `min`).
 fn best(cells: &[Cell], key: fn(&Cell) -> Option<f64>, min: bool) -> Option<(&Cell, f64)> {
     let mut out: Option<(&Cell, f64)> = None;
-    for c in cells {
+    // A failed cell's figures measure the failure, not the storage.
+    for c in cells.iter().filter(|c| c.failed.is_none()) {
         let Some(v) = key(c) else { continue };
         let better = out.is_none_or(|(_, b)| if min { v < b } else { v > b });
         if better {
@@ -257,7 +283,26 @@ pub fn render_summary(report: &RunReport, testname: &str) -> String {
             );
         }
     }
+    failed_lines(&mut o, &cells);
     o
+}
+
+/// A line per failed cell, after the count: what failed, and where.
+fn failed_lines(o: &mut String, cells: &[Cell]) {
+    let failed: Vec<&Cell> = cells.iter().filter(|c| c.failed.is_some()).collect();
+    if failed.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "{FAILED} Data Points: {} of {} (their figures are left out of the maxima and shown as {FAILED})",
+        failed.len(),
+        cells.len()
+    );
+    for c in failed {
+        let why = c.failed.as_deref().unwrap_or_default();
+        let _ = writeln!(o, "{FAILED} {}: {why}", at(c));
+    }
 }
 
 /// Which matrix a CSV holds.
@@ -297,6 +342,9 @@ pub fn grid(report: &RunReport, metric: Metric) -> Grid {
                 .iter()
                 .map(|&s| {
                     let c = cells.iter().find(|c| (c.small, c.large) == (s, l))?;
+                    if c.failed.is_some() {
+                        return Some(FAILED.to_string());
+                    }
                     match metric {
                         Metric::Mbps => c.mbps.map(|v| format!("{v:.2}")),
                         Metric::Iops => c.iops.map(|v| format!("{v:.0}")),
@@ -311,7 +359,7 @@ pub fn grid(report: &RunReport, metric: Metric) -> Grid {
 }
 
 /// `_mbps.csv`, `_iops.csv` or `_lat.csv` in ORION's layout; a cell that
-/// did not run is left empty.
+/// did not run is left empty, one whose I/O failed says `FAILED`.
 pub fn render_matrix_csv(report: &RunReport, metric: Metric) -> String {
     let g = grid(report, metric);
     let mut o = String::from("Large/Small");
@@ -339,7 +387,15 @@ pub fn render_matrix_text(report: &RunReport, testname: &str) -> String {
         "small", "large", "IOPS", "lat avg", "p50", "p99", "p99.9", "MB/s"
     );
     let dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
-    for c in cells(report) {
+    for c in &cells(report) {
+        if c.failed.is_some() {
+            let _ = writeln!(
+                o,
+                "{:>6} {:>6} {FAILED:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+                c.small, c.large, "-", "-", "-", "-", "-"
+            );
+            continue;
+        }
         let lat = |i: usize| dash(c.lat_us.map(|l| format!("{:.1}", l[i])));
         let _ = writeln!(
             o,
@@ -361,7 +417,7 @@ pub fn render_matrix_text(report: &RunReport, testname: &str) -> String {
     let summary = render_summary(report, testname);
     let maxima = summary
         .lines()
-        .filter(|l| l.starts_with("Maximum") || l.starts_with("Minimum"));
+        .filter(|l| l.starts_with("Maximum") || l.starts_with("Minimum") || l.starts_with(FAILED));
     for l in maxima {
         let _ = writeln!(o, "{l}");
     }

@@ -179,6 +179,10 @@ fn survey(spec: &TargetSpec, fj: &FrameJob, opts: &OpenOptions<'_>) -> Result<Su
         Err(e) => return Err(io_err(dir, "open", e)),
     };
     let st = rustix::fs::fstat(&dir_fd).map_err(|e| io_err(dir, "stat", e))?;
+    if let Some(fs) = crate::target::kernel_fs(&dir_fd) {
+        let path = dir.to_path_buf();
+        return Err(TargetError::KernelFs { path, fs });
+    }
     let root = frames_dir(dir);
     let writes = fj.op == Op::Write || fj.prepare;
     if writes && opts.policy.readonly {

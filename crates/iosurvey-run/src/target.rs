@@ -6,6 +6,7 @@
 mod backing;
 mod claim;
 mod hold;
+mod kernel_fs;
 mod layout;
 pub mod link;
 mod open;
@@ -21,6 +22,7 @@ use std::sync::atomic::AtomicBool;
 pub(crate) use backing::memory_backing;
 pub use claim::{created_by_iosurvey, Claim, Identity};
 pub use iosurvey_model::TargetKind;
+pub(crate) use kernel_fs::kernel_fs;
 pub(crate) use layout::{check_free_space, dir_dio_alignment, fill};
 pub use open::test_file_name;
 pub use probe::{plan_geometry, plan_target, Geometry, Planned};
@@ -83,6 +85,12 @@ pub enum TargetError {
     NoDirectory(PathBuf),
     #[error("{0}: permission denied")]
     Permission(PathBuf),
+    #[error("{0}: read-only filesystem; nothing can be written there (remount it read-write, or give a target elsewhere)")]
+    ReadOnlyFs(PathBuf),
+    #[error("{0}: read-only device (blockdev --setro, losetup -r or a write-protected medium); a write test cannot run on it: make it writable, or drop the writes")]
+    ReadOnlyDevice(PathBuf),
+    #[error("{path}: on {fs}, a kernel interface, not storage (its files are the kernel's state and settings; a write changes them); give a file, directory or block device on real storage")]
+    KernelFs { path: PathBuf, fs: &'static str },
     #[error("{path}: unsupported file type ({what}); give a regular file or a block device")]
     Unsupported { path: PathBuf, what: &'static str },
     #[error("{0}: is a directory; give --size for the test file iosurvey creates (and removes) inside it")]
@@ -93,7 +101,7 @@ pub enum TargetError {
     Refused(#[from] Refusal),
     #[error("{0}: the filesystem does not support O_DIRECT; add --buffered to go through the page cache")]
     NoDirect(PathBuf),
-    #[error("{0}: the file is empty; give --size to lay out a test file")]
+    #[error("{0}: the file is empty, and iosurvey lays out only test files it creates; remove it (iosurvey then creates it at --size), or fill it first")]
     Empty(PathBuf),
     #[error("{path}: the file has unwritten holes (first at byte {hole}); reading them would not touch the device. Remove it so iosurvey lays it out, or fill it first")]
     Holes { path: PathBuf, hole: u64 },
@@ -122,7 +130,8 @@ pub enum TargetError {
 
 pub(crate) fn io_err(path: &Path, op: &'static str, e: Errno) -> TargetError {
     match e {
-        Errno::ACCESS | Errno::PERM | Errno::ROFS => TargetError::Permission(path.to_path_buf()),
+        Errno::ACCESS | Errno::PERM => TargetError::Permission(path.to_path_buf()),
+        Errno::ROFS => TargetError::ReadOnlyFs(path.to_path_buf()),
         Errno::NOENT => TargetError::NotFound(path.to_path_buf()),
         _ => TargetError::Io {
             path: path.to_path_buf(),

@@ -131,7 +131,11 @@ pub fn compare_runs(a: CompareArgs) -> Result<Outcome, Failure> {
     }
     if !outs.iter().any(|o| o.sink == crate::out_path::Sink::Stdout) {
         let body = match a.output.unwrap_or(OutputArg::Text) {
-            OutputArg::Text => render_compare_text(&c),
+            // Whatever a report held, no control character reaches a
+            // terminal.
+            OutputArg::Text => {
+                iosurvey_report::terminal_text(&render_compare_text(&c)).into_owned()
+            }
             OutputArg::Json => compare_json(&c),
         };
         crate::output::print_text(&body);
@@ -148,8 +152,8 @@ pub fn compare_runs(a: CompareArgs) -> Result<Outcome, Failure> {
             g.pct,
             g.tests,
             if g.tests == 1 { "" } else { "s" },
-            r.point,
-            r.class,
+            iosurvey_report::visible(&r.point),
+            iosurvey_report::visible(&r.class),
             r.metric,
             r.ratio,
             r.p_holm.unwrap_or(f64::NAN)

@@ -149,13 +149,28 @@ fn spec_from(a: &DiskperfArgs) -> Result<DiskperfSpec, Failure> {
     Ok(s)
 }
 
+/// The widest factor `--scale` and `--fps` take either way: a figure (at
+/// most about 10^7 MB/s) times or over it stays a finite number that
+/// prints (1e308 printed `inf` in every column).
+const FACTOR_RANGE: (f64, f64) = (1e-9, 1e9);
+
+/// Whether `f` is a factor in [`FACTOR_RANGE`].
+fn in_range(f: f64) -> bool {
+    f.is_finite() && (FACTOR_RANGE.0..=FACTOR_RANGE.1).contains(&f)
+}
+
 fn settings_from(a: &DiskperfArgs, spec: &DiskperfSpec) -> Result<DiskperfSettings, Failure> {
-    if !(a.scale.is_finite() && a.scale > 0.0) {
-        return usage(anyhow!("--scale must be a number greater than zero"));
-    }
-    if a.fps.is_some_and(|f| !(f.is_finite() && f > 0.0)) {
+    let (lo, hi) = FACTOR_RANGE;
+    if !in_range(a.scale) {
         return usage(anyhow!(
-            "--fps must be a number of frames per second greater than zero"
+            "--scale {}: give a factor from {lo:e} to {hi:e} (beyond it the figures overflow or vanish)",
+            a.scale
+        ));
+    }
+    if a.fps.is_some_and(|f| !in_range(f)) {
+        return usage(anyhow!(
+            "--fps {}: give frames per second from {lo:e} to {hi:e}",
+            a.fps.unwrap_or_default()
         ));
     }
     let frame = match spec.min {

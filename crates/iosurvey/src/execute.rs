@@ -17,7 +17,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// Sets a flag on SIGINT or SIGTERM; a second signal exits at once (130).
+/// Sets a flag on SIGINT or SIGTERM, or when stderr's reader goes; a
+/// second signal exits at once (130).
 pub fn stop_flag() -> Arc<AtomicBool> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let stop = Arc::new(AtomicBool::new(false));
@@ -25,6 +26,8 @@ pub fn stop_flag() -> Arc<AtomicBool> {
         let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&stop));
         let _ = signal_hook::flag::register(sig, Arc::clone(&stop));
     }
+    // A closed stderr stops the run too.
+    crate::say::stop_on_close(&stop);
     stop
 }
 
@@ -252,7 +255,8 @@ impl Stdout {
             return;
         };
         if now.len() > self.shown.len() && now.starts_with(&self.shown) {
-            if let Err(e) = write_stdout(&now[self.shown.len()..]) {
+            let fresh = iosurvey_report::terminal_text(&now[self.shown.len()..]);
+            if let Err(e) = write_stdout(&fresh) {
                 if e.kind() == std::io::ErrorKind::BrokenPipe {
                     closed.store(true, Ordering::Relaxed);
                 } else {
@@ -279,7 +283,14 @@ impl Stdout {
             true => body.strip_prefix(self.shown.as_str()).unwrap_or(&body),
             false => &body,
         };
-        match write_stdout(rest) {
+        // Text echoes what the run was given (paths, labels, a .lun
+        // file's lines): no control character in it reaches a terminal.
+        // JSON escapes its own.
+        let rest = match oflags.output() {
+            OutputArg::Text => iosurvey_report::terminal_text(rest),
+            OutputArg::Json => rest.into(),
+        };
+        match write_stdout(&rest) {
             Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
                 Err(Failure::Run(anyhow!("writing the report to stdout: {e}")))
             }
@@ -433,6 +444,10 @@ pub fn execute(
                 plan.points.len() * oflags.repeat as usize
             );
         }
+        outcome = Outcome::Interrupted;
+    }
+    // Its reader gone, stderr takes no line to say so.
+    if crate::say::stderr_closed() {
         outcome = Outcome::Interrupted;
     }
     if display.live_failed && outcome == Outcome::Ok {

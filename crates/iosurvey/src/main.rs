@@ -3,6 +3,23 @@
 //! 130 interrupted).
 #![deny(unsafe_code)]
 
+// Every line for stderr in this crate goes through `say`, which never
+// panics on a closed stderr (std's macros do); defined before the modules
+// so that theirs are these.
+macro_rules! eprintln {
+    () => {
+        $crate::say::text(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::say::text(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+macro_rules! eprint {
+    ($($arg:tt)*) => {
+        $crate::say::text(format_args!($($arg)*))
+    };
+}
+
 mod cli;
 mod compare_cmd;
 mod diskperf_cmd;
@@ -20,6 +37,7 @@ mod progress;
 mod quick_cmd;
 mod report_cmd;
 mod run_cmd;
+mod say;
 mod shell_cmd;
 mod survey_cmd;
 mod targets;

@@ -9,8 +9,8 @@ use crate::exit::{usage, Failure, Outcome};
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use iosurvey_report::matrix::{
-    render_hist, render_matrix_csv, render_matrix_text, render_summary, stamp, Cache,
-    MatrixSettings, Metric,
+    cell, failure_words, render_hist, render_matrix_csv, render_matrix_text, render_summary, stamp,
+    Cache, MatrixSettings, Metric,
 };
 use iosurvey_report::{to_json, RunReport, TextOptions};
 use iosurvey_workload::modes::describe::estimate;
@@ -310,6 +310,8 @@ struct MatrixPresenter {
     dir: PathBuf,
     /// Said once the checks have passed.
     banner: String,
+    /// --quiet: failed points are marked in the outputs, not said.
+    quiet: bool,
 }
 
 impl Presenter for MatrixPresenter {
@@ -323,6 +325,18 @@ impl Presenter for MatrixPresenter {
 
     fn annotate(&self, report: &mut RunReport) {
         report.matrix = Some(self.settings.clone());
+    }
+
+    /// A point whose I/O failed is said as it ends, as the other modes
+    /// say theirs.
+    fn after_point(&self, report: &RunReport) -> Result<(), Failure> {
+        let Some(p) = report.points.last() else {
+            return Ok(());
+        };
+        if let (Some(why), Some(c), false) = (failure_words(p), cell(p), self.quiet) {
+            eprintln!("iosurvey: Small={} Large={}: {why}", c.small, c.large);
+        }
+        Ok(())
     }
 
     fn files(&self, report: &RunReport) -> Vec<(String, PathBuf)> {
@@ -408,6 +422,7 @@ pub fn matrix(a: MatrixArgs, argv: &[String]) -> Result<Outcome, Failure> {
         },
         dir,
         banner,
+        quiet: a.out.quiet,
     };
     execute(&plan, argv, &a.target, &a.out, &presenter)
 }

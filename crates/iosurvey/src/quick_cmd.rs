@@ -8,7 +8,7 @@ use anyhow::anyhow;
 use clap::{Args, Parser};
 use iosurvey_workload::modes::quick::{expand, QuickSpec};
 use iosurvey_workload::units::format_size;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 #[derive(Args, Debug)]
@@ -83,6 +83,19 @@ fn fit_size(a: &QuickArgs) -> Result<u64, Failure> {
     Ok(size)
 }
 
+/// A path that names nothing: quick puts its test file in a directory,
+/// and a missing name is not one (it would have laid out a file of that
+/// name in the parent).
+fn refuse_missing(dir: &Path) -> Result<(), Failure> {
+    match std::fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => usage(anyhow!(
+            "{}: does not exist; quick takes a directory (its test file goes inside) or an existing file or device",
+            dir.display()
+        )),
+        _ => Ok(()),
+    }
+}
+
 pub fn quick(a: QuickArgs, argv: &[String]) -> Result<Outcome, Failure> {
     crate::dist::single_rank("quick")?;
     if a.time.is_zero() {
@@ -91,6 +104,7 @@ pub fn quick(a: QuickArgs, argv: &[String]) -> Result<Outcome, Failure> {
     if a.size == 0 {
         return usage(anyhow!("--size must be greater than zero"));
     }
+    refuse_missing(&a.dir)?;
     let mut spec = QuickSpec::new(a.dir.clone());
     spec.size = fit_size(&a)?;
     spec.time = a.time;

@@ -8,7 +8,9 @@ use crate::out_path::{fd_ident, judge, Ident};
 use crate::output::write_out;
 use anyhow::anyhow;
 use clap::Args;
-use iosurvey_report::{embedded_json, render_html, RunReport, SCHEMA_VERSION};
+use iosurvey_report::{
+    embedded_json, render_html, RunReport, FIRST_SCHEMA_VERSION, MODES, SCHEMA_VERSION,
+};
 use std::io::Read;
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
@@ -54,14 +56,33 @@ pub fn load(input: &Path) -> Result<(RunReport, Option<Ident>), Failure> {
     };
     let report: RunReport = serde_json::from_str(&json)
         .map_err(|e| Failure::Usage(anyhow!("{shown}: not an iosurvey report: {e}")))?;
-    // A newer layout may hold what this version would drop unseen.
-    if report.schema_version > SCHEMA_VERSION {
+    check_document(&report, &shown)?;
+    Ok((report, ident))
+}
+
+/// Refuses a document that parses but is no report iosurvey wrote: a
+/// schema version before the first (0), or a mode no version had; a newer
+/// layout may hold what this version would drop unseen.
+fn check_document(report: &RunReport, shown: &str) -> Result<(), Failure> {
+    let v = report.schema_version;
+    if v > SCHEMA_VERSION {
         return usage(anyhow!(
-            "{shown}: schema_version {} is newer than this iosurvey's ({SCHEMA_VERSION}); present it with a newer iosurvey",
-            report.schema_version
+            "{shown}: schema_version {v} is newer than this iosurvey's ({SCHEMA_VERSION}); present it with a newer iosurvey"
         ));
     }
-    Ok((report, ident))
+    if v < FIRST_SCHEMA_VERSION {
+        return usage(anyhow!(
+            "{shown}: schema_version {v} was never written (versions run from {FIRST_SCHEMA_VERSION} to {SCHEMA_VERSION}): not an iosurvey report"
+        ));
+    }
+    if !MODES.contains(&report.mode.as_str()) {
+        return usage(anyhow!(
+            "{shown}: mode \"{}\" is none of iosurvey's ({}): not an iosurvey report",
+            iosurvey_report::visible(&report.mode),
+            MODES.join(", ")
+        ));
+    }
+    Ok(())
 }
 
 /// The input's text, and what it is.

@@ -681,6 +681,41 @@ fn quick_on_an_existing_file_reads_only_unless_its_data_is_offered() {
     );
 }
 
+/// Regression (issue 28 §5): `quick PATH` with a missing PATH laid out a
+/// 1 GiB file named PATH in its parent. It is refused (exit 2, one line,
+/// nothing created), `--dry-run` too.
+#[test]
+fn quick_on_a_missing_path_is_refused_and_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nodir");
+    for extra in [&[][..], &["--dry-run"][..]] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+            .args([
+                "quick",
+                path_str(&missing),
+                "--size",
+                "16m",
+                "--time",
+                "200ms",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{extra:?}: {err}");
+        assert!(
+            err.contains("does not exist") && err.contains("quick takes a directory"),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "{extra:?}"
+        );
+    }
+}
+
 #[test]
 fn quick_prints_the_card_and_removes_its_test_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -800,6 +835,48 @@ fn a_reader_that_closes_stdout_early_is_not_a_crash() {
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(!f.exists());
+}
+
+/// Regression (issue 28 §5): `iosurvey run ... 2>&1 | head -1` panicked
+/// on the first line to the closed stderr (exit 134 with the release
+/// build's `panic = "abort"`, the test file left behind). Stdout and stderr
+/// share one pipe whose reader closes after the first line: the run stops
+/// as on Ctrl-C (exit 130) and removes its test file.
+#[test]
+fn a_reader_of_stdout_and_stderr_that_closes_after_one_line_is_a_stop() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let (reader, writer) = std::io::pipe().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+        .args([
+            "run",
+            path_str(dir.path()),
+            "--size",
+            "64m",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--time",
+            "5s",
+        ])
+        .stdout(writer.try_clone().unwrap())
+        .stderr(writer)
+        .spawn()
+        .unwrap();
+    // `| head -1`: one line, then the reader is gone (the child holds the
+    // only write ends).
+    let mut first = String::new();
+    std::io::BufReader::new(reader)
+        .read_line(&mut first)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(!first.is_empty(), "nothing was printed");
+    assert_ne!(status.code(), Some(134), "aborted on the closed pipe");
+    assert_ne!(status.code(), Some(101), "panicked on the closed pipe");
+    assert_eq!(status.code(), Some(130), "{status}; first line: {first}");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }
 
 /// `--simulate raid0` stripes one stream over the targets: three 64 KiB

@@ -257,3 +257,85 @@ fn no_point_in_common_exits_1_with_one_line_and_a_missing_file_2() {
     let out = compare(&[path_str(&a), path_str(&missing)]);
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
 }
+
+/// Regression (issue 28 §5): compare's text printed a report's hostname,
+/// labels and mode raw, so a report could set the terminal's title, clear
+/// the screen or forge table lines. Every control character from the
+/// reports is spelled out (`\x1b`), on stdout and stderr alike.
+#[test]
+fn control_characters_in_reports_never_reach_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = template(dir.path());
+    let evil = [
+        "\u{1b}]0;pwned\u{7}qd1",
+        "\u{1b}[2Jqd8\nforged  line",
+        "qd\u{9b}32\u{202e}",
+    ];
+    let mut a = set(&t, evil, [100, 103, 98, 101, 99], [60, 62, 58, 61, 59]);
+    let mut b = set(&t, evil, [70, 72, 69, 71, 68], [60, 62, 58, 61, 59]);
+    for r in [&mut a, &mut b] {
+        r.host.hostname = "\u{1b}]2;title\u{7}host\u{1b}[H".into();
+        for p in &mut r.points {
+            for s in &mut p.streams {
+                s.label = "\u{1b}[31mclass".into();
+            }
+        }
+    }
+    let (pa, pb) = (
+        write(dir.path(), "a.json", &a),
+        write(dir.path(), "b.json", &b),
+    );
+    let out = compare(&[path_str(&pa), path_str(&pb), "--fail-if-slower", "5"]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    for (name, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+        let text = String::from_utf8_lossy(bytes);
+        let acted = text
+            .chars()
+            .find(|&c| (c.is_control() && c != '\n') || c == '\u{202e}');
+        assert_eq!(acted, None, "{name} carries a control character: {text:?}");
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("\\x1b]2;title\\x07host"), "{text}");
+    assert!(text.contains("\\x1b[2Jqd8\\x0aforged  line"), "{text}");
+    assert!(!text.lines().any(|l| l.starts_with("forged")), "{text}");
+}
+
+/// Regression (issue 28 §5): `report` (and `compare`) took
+/// `schema_version: 0` and `mode: "bogus"` for reports. Each is refused
+/// with one line and exit 2, and every version from the first is read.
+#[test]
+fn documents_no_version_wrote_are_refused_and_every_older_version_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = template(dir.path());
+    let doc = |name: &str, edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut v = serde_json::to_value(&t).unwrap();
+        edit(&mut v);
+        let p = dir.path().join(name);
+        std::fs::write(&p, v.to_string()).unwrap();
+        p
+    };
+    let zero = doc("zero.json", &|v| v["schema_version"] = 0.into());
+    let bogus = doc("bogus.json", &|v| v["mode"] = "bogus\u{1b}[2J".into());
+    let page = dir.path().join("page.html");
+    for (bad, needle) in [
+        (&zero, "schema_version 0"),
+        (&bogus, "mode \"bogus\\x1b[2J\""),
+    ] {
+        for out in [
+            iosurvey(&["report", path_str(bad), "--html", path_str(&page)]),
+            compare(&[path_str(bad), path_str(bad)]),
+        ] {
+            assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+            let err = stderr_of(&out);
+            assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+            assert!(err.contains(needle), "{err}");
+            assert!(!err.contains('\u{1b}'), "{err:?}");
+        }
+        assert!(!page.exists());
+    }
+    for v in 1..=iosurvey_report::SCHEMA_VERSION {
+        let old = doc(&format!("v{v}.json"), &|d| d["schema_version"] = v.into());
+        let out = iosurvey(&["report", path_str(&old), "--html", path_str(&page)]);
+        assert_eq!(out.status.code(), Some(0), "v{v}: {}", describe(&out));
+    }
+}

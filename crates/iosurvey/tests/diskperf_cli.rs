@@ -259,6 +259,37 @@ fn bad_invocations_get_one_line_and_exit_2_and_leave_nothing() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
+/// Regression (issue 28 §5): `diskperf -s 1e308` printed `inf` in every
+/// column with exit 0. A factor that overflows or vanishes the figures
+/// (either spelling) is refused with one line and exit 2, before any I/O.
+#[test]
+fn a_scale_or_fps_beyond_what_the_figures_hold_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let new = dir.path().join("new");
+    let n = path_str(&new);
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["-s", "1e308", "-c16m", "-t1", n],
+        vec!["-s1e-320", "-c16m", "-t1", n],
+        vec![n, "--size", "16m", "--time", "1s", "--scale", "1e308"],
+        vec![n, "--size", "16m", "--time", "1s", "--scale", "inf"],
+        vec![n, "--size", "16m", "--time", "1s", "--scale", "NaN"],
+        vec![n, "--size", "1g", "--min", "hd-422", "--fps", "1e-308"],
+        vec![n, "--size", "1g", "--min", "hd-422", "--fps", "1e308"],
+    ];
+    for args in cases {
+        let out = diskperf(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: one line, got {err}");
+        assert!(
+            err.contains("--scale") || err.contains("--fps"),
+            "{args:?}: {err}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}: nothing on stdout");
+        assert!(!new.exists(), "{args:?} left a file behind");
+    }
+}
+
 #[test]
 fn the_irix_command_line_runs_the_sweep_it_names_and_is_recorded_as_typed() {
     let dir = tempfile::tempdir().unwrap();

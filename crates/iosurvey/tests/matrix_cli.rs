@@ -426,3 +426,111 @@ fn the_cache_is_warmed_before_large_sequential_points_as_orion_does() {
         "measured after the warm-up: {elapsed}"
     );
 }
+
+/// A 64 MiB loop device over a sparse file on a 16 MiB tmpfs: writes past
+/// what the tmpfs holds fail (ENOSPC). Detached (field order) before the
+/// tmpfs is unmounted.
+struct FailingDev {
+    dev: LoopDev,
+    _fs: Mount,
+}
+
+impl FailingDev {
+    fn new() -> Result<FailingDev, String> {
+        require_root_and(&["losetup", "mount", "umount"])?;
+        let fs = Mount::new("tmpfs", &["-t", "tmpfs", "-o", "size=16m"])?;
+        let file = fs.path().join("backing.img");
+        fs::File::create(&file)
+            .and_then(|f| f.set_len(64 * MIB))
+            .map_err(|e| format!("{}: {e}", file.display()))?;
+        let dev = LoopDev::attach(&file, &["--direct-io=on"])?;
+        Ok(FailingDev { dev, _fs: fs })
+    }
+}
+
+/// Regression (issue 28 §5): on failing storage, matrix said nothing, and
+/// its table, `_summary.txt` and CSVs showed the failed points as real
+/// figures. Now each failed point is said on stderr as it ends (exit 1),
+/// and marked FAILED in the text table, the summary (and left out of its
+/// maxima), every CSV, the histograms file and the JSON.
+#[test]
+fn failed_points_are_said_and_marked_failed_in_every_output() {
+    let _lock = serial();
+    let full = need!(FailingDev::new());
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = matrix(
+        dir.path(),
+        &[
+            path_str(full.dev.path()),
+            "--run",
+            "oltp",
+            "--num-disks",
+            "1",
+            "--write-pct",
+            "100",
+            "--time",
+            "300ms",
+            "--allow-destroy",
+            "--json",
+            path_str(&json),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("Small=1 Large=0: first failed I/O: write at offset")
+            && err.contains("ENOSPC"),
+        "the failure is not said: {err}"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .collect();
+    assert_eq!(rows.len(), 5, "{text}");
+    assert!(rows.iter().all(|r| r.contains("FAILED")), "{text}");
+    let summary = file_ending(dir.path(), "_summary.txt");
+    assert!(summary.contains("FAILED Data Points: 5 of 5"), "{summary}");
+    assert!(!summary.contains("Maximum Small IOPS"), "{summary}");
+    for suffix in ["_iops.csv", "_lat.csv"] {
+        let csv = file_ending(dir.path(), suffix);
+        let cells: Vec<&str> = csv
+            .lines()
+            .skip(1)
+            .flat_map(|l| l.split(',').skip(1))
+            .map(str::trim)
+            .collect();
+        assert_eq!(cells, ["FAILED"; 5], "{suffix}: {csv}");
+    }
+    let hist = file_ending(dir.path(), "_hist.txt");
+    assert!(
+        hist.contains("FAILED @ Small=5 and Large=0: first failed I/O"),
+        "{hist}"
+    );
+    let report = json_file(&json);
+    let points = report["points"].as_array().unwrap();
+    assert_eq!(points.len(), 5);
+    assert!(
+        points.iter().all(|p| p["failure"]["error"] == "ENOSPC"),
+        "{report}"
+    );
+}
+
+/// Issue 28 §5: a `.lun` file's lines are input data. A target named there
+/// with an escape sequence in its name is refused with its name spelled
+/// out (`\x1b`), never acted on by the terminal.
+#[test]
+fn a_lun_line_with_an_escape_sequence_is_shown_spelled_out() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("orion.lun"),
+        "/nonexistent/\u{1b}]0;pwned\u{7}x\n",
+    )
+    .unwrap();
+    let out = matrix(dir.path(), &["--time", "200ms"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("\\x1b]0;pwned\\x07x"), "{err:?}");
+    assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
+}

@@ -57,9 +57,10 @@ fn head(gate: Option<&GateReport>) -> Vec<&'static str> {
 fn cells(c: &CompareReport, k: usize, name_b: bool) -> Vec<String> {
     let r = &c.rows[k];
     let b = side_text(r.metric, &r.b);
+    // Labels come from the reports read: shown, never acted on.
     let mut cells = vec![
-        r.point.clone(),
-        r.class.clone(),
+        crate::visible(&r.point).into_owned(),
+        crate::visible(&r.class).into_owned(),
         r.metric.to_string(),
         side_text(r.metric, &r.a),
         if name_b {
@@ -92,13 +93,14 @@ pub fn render_compare_text(c: &CompareReport) -> String {
         } else {
             format!("B{i}")
         };
+        let shown = |s: &str| crate::visible(s).into_owned();
         let _ = writeln!(
             out,
             "{tag}: {} ({}, {} on {}, {} repeat{})",
-            r.name,
-            r.mode,
-            r.started_at,
-            r.hostname,
+            shown(&r.name),
+            shown(&r.mode),
+            shown(&r.started_at),
+            shown(&r.hostname),
             r.repeats,
             if r.repeats == 1 { "" } else { "s" }
         );

@@ -2,7 +2,7 @@
 //! (small, large) and op (read, write), in power-of-two microsecond buckets
 //! with cumulative percentages, after an avg/min/max/std dev line.
 
-use super::cell;
+use super::{cell, FAILED};
 use crate::{ClassReport, RunReport};
 use std::fmt::Write;
 
@@ -60,6 +60,10 @@ pub fn render_hist(report: &RunReport) -> String {
     for p in &report.points {
         let Some(c) = cell(p) else { continue };
         let at = format!("@ Small={} and Large={}", c.small, c.large);
+        // The I/Os that completed before the failure, marked as such.
+        if let Some(why) = &c.failed {
+            let _ = writeln!(o, "{FAILED} {at}: {why}");
+        }
         for s in &p.streams {
             let class = if s.label == "small" { "Small" } else { "Large" };
             one(&mut o, &format!("{class} Read"), &s.read, &at);

@@ -83,10 +83,24 @@ pub(super) fn find(spec: &TargetSpec) -> Result<Found, TargetError> {
     let fd = match rustix::fs::open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) {
         Ok(fd) => fd,
         Err(Errno::NOENT) => return find_missing(spec),
+        // A file where a directory of the path should be: with --size,
+        // no directory to create the test file in.
+        Err(Errno::NOTDIR) if spec.create_size.is_some() => {
+            let dir = path.parent().unwrap_or(path).to_path_buf();
+            return Err(TargetError::NoDirectory(dir));
+        }
         Err(Errno::NOTDIR) => return Err(TargetError::NotFound(path.to_path_buf())),
         Err(e) => return Err(io_err(path, "open", e)),
     };
     let st = rustix::fs::fstat(&fd).map_err(|e| io_err(path, "fstat", e))?;
+    // A device node lies on devtmpfs whatever it is; anything else on a
+    // kernel interface is no storage.
+    if kind_of(&st) != FileType::BlockDevice {
+        if let Some(fs) = super::kernel_fs::kernel_fs(&fd) {
+            let path = path.to_path_buf();
+            return Err(TargetError::KernelFs { path, fs });
+        }
+    }
     let unsupported = |what| TargetError::Unsupported {
         path: path.to_path_buf(),
         what,
@@ -194,6 +208,9 @@ pub(super) fn open_existing(
     let exclusive = *kind == TargetKind::Block && opts.write;
     if exclusive {
         check_block_policy(path, policy)?;
+        if super::kernel_fs::read_only_device(st.st_rdev) {
+            return Err(TargetError::ReadOnlyDevice(path.to_path_buf()));
+        }
         flags |= OFlags::EXCL;
     } else if opts.write && policy.readonly {
         return Err(Refusal::ReadOnly(path.to_path_buf()).into());
