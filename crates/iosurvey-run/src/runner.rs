@@ -336,8 +336,24 @@ fn start<E: Engine>(
     bounds: &WorkerBounds<'_>,
 ) -> Result<JobResult, RunError> {
     barrier.wait();
-    let mut engine = engine?;
+    // A stop asked during the set-up (of gigabytes of buffers, say) ends
+    // the worker before its first I/O: nothing is submitted after a stop.
+    let stopped = bounds.stop.load(Ordering::Relaxed);
+    let mut engine = match engine {
+        Err(RunError::Engine(EngineError::Stopped)) => return Ok(stopped_early()),
+        Ok(_) if stopped => return Ok(stopped_early()),
+        engine => engine?,
+    };
     run_worker(&mut engine, streams, frames, bounds, now_ns()).map_err(RunError::Worker)
+}
+
+/// The result of a worker stopped before its first I/O: nothing measured,
+/// interrupted (the job sizes its streams when it merges the workers').
+fn stopped_early() -> JobResult {
+    JobResult {
+        interrupted: true,
+        ..Default::default()
+    }
 }
 
 /// Runs `point` on `targets` (opened for its job), stopping early when
@@ -472,6 +488,7 @@ pub(crate) fn run_job(
                             iopoll: job.iopoll,
                             fill: job.fill,
                             verify: verify.clone(),
+                            stop: Some(stop),
                         };
                         let uring =
                             |cfg| UringEngine::new(cfg, slots as u32, seed).map_err(RunError::from);
