@@ -3,6 +3,7 @@
 //! 130 interrupted).
 #![deny(unsafe_code)]
 
+mod budget;
 mod cli;
 mod compare_cmd;
 mod diskperf_cmd;
