@@ -227,7 +227,7 @@ fn sixty_four_workers_of_a_thousand_sixteen_mib_ios_are_refused() {
         "--size",
         "64m",
         "--rw",
-        "write",
+        "randwrite",
         "--bs",
         "16m",
         "--qd",
