@@ -6,7 +6,7 @@
 //! and series: points run one at a time) plus what grows over the whole
 //! run (the plan itself and the report, one entry per point run).
 
-use crate::{Job, Layout, Plan};
+use crate::{Job, Layout, Plan, Point};
 use std::time::Duration;
 
 /// Bytes of one dense latency histogram (the stats crate's bucket table,
@@ -80,14 +80,23 @@ impl MemoryNeed {
 /// What `plan` needs to run `repeats` times: its heaviest point, plus every
 /// point's share of the plan and the report.
 pub fn plan_memory(plan: &Plan, repeats: u32) -> MemoryNeed {
-    let heaviest = plan
-        .points
-        .iter()
-        .filter(|p| p.skip.is_none())
-        .map(|p| job_memory(&p.job))
+    points_memory(plan.points.iter(), plan.points.len(), repeats)
+}
+
+/// What a plan of `count` points needs, its points given one at a time
+/// (owned or borrowed): a plan too large to hold is judged before it is
+/// built.
+pub fn points_memory<P: std::borrow::Borrow<Point>>(
+    points: impl Iterator<Item = P>,
+    count: usize,
+    repeats: u32,
+) -> MemoryNeed {
+    let heaviest = points
+        .filter(|p| p.borrow().skip.is_none())
+        .map(|p| job_memory(&p.borrow().job))
         .max_by_key(MemoryNeed::total)
         .unwrap_or_default();
-    let points = (plan.points.len() as u64).saturating_mul(u64::from(repeats.max(1)) + 1);
+    let points = (count as u64).saturating_mul(u64::from(repeats.max(1)) + 1);
     MemoryNeed {
         points: points.saturating_mul(POINT_BYTES),
         process: PROCESS_BYTES,

@@ -6,7 +6,7 @@
 use crate::exit::{usage, Failure};
 use anyhow::anyhow;
 use iosurvey_run::{process_limit, MemoryLimit};
-use iosurvey_workload::memory::plan_memory;
+use iosurvey_workload::memory::{plan_memory, MemoryNeed};
 use iosurvey_workload::Plan;
 
 /// What the process may use: `--memory-limit` when given, else the cgroup's
@@ -23,14 +23,19 @@ pub fn limit(given: Option<u64>) -> MemoryLimit {
 
 /// Refuses `plan` (run `repeats` times) when it needs more than the limit.
 pub fn check(plan: &Plan, repeats: u32, given: Option<u64>) -> Result<(), Failure> {
-    let need = plan_memory(plan, repeats);
+    check_need(&plan_memory(plan, repeats), &plan.mode, given)
+}
+
+/// Refuses a plan of `mode` that needs `need`, when that is more than the
+/// limit.
+pub fn check_need(need: &MemoryNeed, mode: &str, given: Option<u64>) -> Result<(), Failure> {
     let limit = limit(given);
     if need.total() <= limit.bytes {
         return Ok(());
     }
     let (bytes, part, flags) = need.largest();
     let flags = match part {
-        "I/O buffers" => buffer_flags(&plan.mode),
+        "I/O buffers" => buffer_flags(mode),
         _ => flags,
     };
     usage(anyhow!(

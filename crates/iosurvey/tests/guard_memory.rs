@@ -238,3 +238,31 @@ fn sixty_four_workers_of_a_thousand_sixteen_mib_ios_are_refused() {
     ]);
     assert_over_budget(&out, "this process may use", "--workers");
 }
+
+#[test]
+fn a_matrix_of_three_thousand_disks_is_judged_before_it_is_built() {
+    need!(require_tool("time"));
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("t");
+    fs::write(&target, random_bytes(MIB as usize, 1)).unwrap();
+    // 394,239 points, whose heaviest holds 63 GiB of buffers: before, the
+    // whole plan was built (835 MB) and printed with exit 0.
+    let out = Command::new("/usr/bin/time")
+        .args(["-f", "maxrss %M", BIN, "matrix", "-run", "normal"])
+        .args(["-num_disks", "3000", "--memory-limit", "16g", "--dry-run"])
+        .arg("--out")
+        .arg(dir.path())
+        .arg(&target)
+        .stdin(Stdio::null())
+        .output()
+        .expect("running /usr/bin/time");
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("the plan needs"), "{err}");
+    let kib: u64 = err
+        .lines()
+        .find_map(|l| l.strip_prefix("maxrss "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no maxrss in {err}"));
+    assert!(kib < 64 << 10, "{kib} KiB to judge the plan");
+}
