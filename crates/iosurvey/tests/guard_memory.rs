@@ -266,3 +266,111 @@ fn a_matrix_of_three_thousand_disks_is_judged_before_it_is_built() {
         .unwrap_or_else(|| panic!("no maxrss in {err}"));
     assert!(kib < 64 << 10, "{kib} KiB to judge the plan");
 }
+
+/// The JSON report of a short run with a fine series, in `dir`.
+fn saved_report(dir: &Path) -> PathBuf {
+    let json = dir.join("run.json");
+    let target = dir.join("t");
+    let out = iosurvey(&[
+        "run",
+        path_str(&target),
+        "--size",
+        "8m",
+        "--bs",
+        "4k",
+        "--rw",
+        "randread",
+        "--time",
+        "1s",
+        "--interval",
+        "1ms",
+        "--quiet",
+        "--json",
+        path_str(&json),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    json
+}
+
+#[test]
+fn report_and_compare_inputs_are_bounded_before_they_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = saved_report(dir.path());
+    let size = fs::metadata(&json).unwrap().len();
+    let html = dir.path().join("page.html");
+    // A tenth of five times the report: half of it.
+    let limit = (5 * size).to_string();
+    let report = iosurvey(&[
+        "report",
+        path_str(&json),
+        "--html",
+        path_str(&html),
+        "--memory-limit",
+        &limit,
+    ]);
+    assert_refused(&report, &["the inputs may take", "--memory-limit"]);
+    assert!(!html.exists(), "a refused report wrote its page");
+    // Together over the budget: each alone fits a tenth of 15 times one.
+    let limit = (15 * size).to_string();
+    let compare = iosurvey(&[
+        "compare",
+        path_str(&json),
+        path_str(&json),
+        "--memory-limit",
+        &limit,
+    ]);
+    assert_refused(&compare, &["after", "the inputs may take"]);
+    // Stdin is read no further than the budget.
+    let piped = Command::new(BIN)
+        .args(["report", "-", "--html", path_str(&html)])
+        .args(["--memory-limit", &(5 * size).to_string()])
+        .stdin(fs::File::open(&json).unwrap())
+        .output()
+        .unwrap();
+    assert_refused(&piped, &["stdin: a report of more than"]);
+    let ok = iosurvey(&["report", path_str(&json), "--html", path_str(&html)]);
+    assert_eq!(ok.status.code(), Some(0), "{}", describe(&ok));
+}
+
+#[test]
+fn presenting_a_report_takes_memory_linear_in_its_size() {
+    need!(require_tool("time"));
+    let dir = tempfile::tempdir().unwrap();
+    let json = saved_report(dir.path());
+    // The point repeated: a report of some 20 MB.
+    let mut report: serde_json::Value = json_file(&json);
+    let one = report["points"][0].clone();
+    let copies = (20 * MIB / serde_json::to_vec(&one).unwrap().len() as u64).max(2);
+    let points: Vec<_> = (0..copies)
+        .map(|i| {
+            let mut p = one.clone();
+            p["index"] = i.into();
+            p
+        })
+        .collect();
+    report["points"] = points.into();
+    let big = dir.path().join("big.json");
+    fs::write(&big, serde_json::to_vec(&report).unwrap()).unwrap();
+    let size = fs::metadata(&big).unwrap().len();
+    let html = dir.path().join("page.html");
+    let out = Command::new("/usr/bin/time")
+        .args(["-f", "maxrss %M", BIN, "report"])
+        .arg(&big)
+        .arg("--html")
+        .arg(&html)
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let kib: u64 = err
+        .lines()
+        .find_map(|l| l.strip_prefix("maxrss "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no maxrss in {err}"));
+    // The README's figure: about 9 bytes of memory per byte of report
+    // (the budget takes 10), over the process's own 32 MiB.
+    assert!(
+        kib * 1024 <= 10 * size + 32 * MIB,
+        "{kib} KiB to present {size} bytes"
+    );
+}
