@@ -158,9 +158,10 @@ impl Drop for BufferPool {
 /// Fills `buf` with xorshift output: incompressible, and no zero blocks.
 #[cfg(test)]
 pub(crate) fn fill_random(buf: &mut [u8], seed: u64) {
-    // SAFETY: MaybeUninit<u8> has the layout of u8, and the fill writes
-    // only initialised bytes through it.
-    let buf = unsafe { &mut *(buf as *mut [u8] as *mut [MaybeUninit<u8>]) };
+    let (ptr, len) = (buf.as_mut_ptr(), buf.len());
+    // SAFETY: MaybeUninit<u8> has the layout of u8, the slice is `buf`
+    // (borrowed mutably), and the fill writes only initialised bytes.
+    let buf = unsafe { std::slice::from_raw_parts_mut(ptr.cast::<MaybeUninit<u8>>(), len) };
     fill_random_from(buf, seed | 1);
 }
 

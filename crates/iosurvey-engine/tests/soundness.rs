@@ -62,7 +62,7 @@ fn cfg(files: Vec<OwnedFd>, buffers: usize, buffer_size: usize) -> EngineConfig<
 }
 
 /// The io_uring engine, or `None` (printed) where io_uring is unavailable.
-fn uring(c: EngineConfig, depth: u32) -> Option<UringEngine> {
+fn uring(c: EngineConfig<'_>, depth: u32) -> Option<UringEngine> {
     match UringEngine::new(c, depth, 11) {
         Ok(e) => Some(e),
         Err(err) => {
