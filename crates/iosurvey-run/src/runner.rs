@@ -336,24 +336,19 @@ fn start<E: Engine>(
     bounds: &WorkerBounds<'_>,
 ) -> Result<JobResult, RunError> {
     barrier.wait();
-    // A stop asked during the set-up (of gigabytes of buffers, say) ends
-    // the worker before its first I/O: nothing is submitted after a stop.
-    let stopped = bounds.stop.load(Ordering::Relaxed);
+    // A stop asked during the set-up of the buffers ends it: the worker
+    // was stopped, it did not fail (and run_worker, given a stop, submits
+    // nothing either).
     let mut engine = match engine {
-        Err(RunError::Engine(EngineError::Stopped)) => return Ok(stopped_early()),
-        Ok(_) if stopped => return Ok(stopped_early()),
+        Err(RunError::Engine(EngineError::Stopped)) => {
+            return Ok(JobResult {
+                interrupted: true,
+                ..Default::default()
+            })
+        }
         engine => engine?,
     };
     run_worker(&mut engine, streams, frames, bounds, now_ns()).map_err(RunError::Worker)
-}
-
-/// The result of a worker stopped before its first I/O: nothing measured,
-/// interrupted (the job sizes its streams when it merges the workers').
-fn stopped_early() -> JobResult {
-    JobResult {
-        interrupted: true,
-        ..Default::default()
-    }
 }
 
 /// Runs `point` on `targets` (opened for its job), stopping early when
