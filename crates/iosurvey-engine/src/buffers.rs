@@ -2,8 +2,15 @@
 //! into equal, aligned buffers, filled with pseudo-random data.
 
 use crate::EngineError;
-use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::alloc::{alloc, dealloc, Layout};
+use std::mem::MaybeUninit;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// How much of the pool is filled between two looks at the stop flag:
+/// about 50 ms of page faults and xorshift, so a stop during the set-up of
+/// gigabytes of buffers is seen at once.
+const FILL_STEP: usize = 64 << 20;
 
 /// `count` buffers of `size` bytes, each aligned to `alignment`.
 pub struct BufferPool {
@@ -26,12 +33,14 @@ impl BufferPool {
     /// Allocates the pool, filled from `seed` with pseudo-random data
     /// (never a zero page). What a write holds is generated as it is
     /// issued ([`crate::data`]); this fill only keeps fresh buffers from
-    /// being zero pages.
+    /// being zero pages. A `stop` set during the fill ends it with
+    /// [`EngineError::Stopped`] (the memory is freed).
     pub fn new(
         count: usize,
         size: usize,
         alignment: usize,
         seed: u64,
+        stop: Option<&AtomicBool>,
     ) -> Result<Self, EngineError> {
         // Every step checked: a size near usize::MAX must be an error, not
         // a stride that wraps to 0 (overflow checks are off in release).
@@ -48,9 +57,12 @@ impl BufferPool {
         let layout =
             Layout::from_size_align(bytes, alignment).map_err(|_| EngineError::Alloc { bytes })?;
         assert!(layout.size() >= stride && stride > 0);
+        // Not zeroed: the fill below writes every byte, and zeroing a large
+        // aligned allocation (a memset of every page) took seconds that no
+        // stop could cut short.
         // SAFETY: layout has a non-zero size: at least one stride, which is
         // at least one byte (checked just above).
-        let raw = unsafe { alloc_zeroed(layout) };
+        let raw = unsafe { alloc(layout) };
         let ptr = NonNull::new(raw).ok_or(EngineError::Alloc { bytes })?;
         let mut pool = BufferPool {
             ptr,
@@ -60,7 +72,14 @@ impl BufferPool {
             size,
             leaked: false,
         };
-        fill_random(pool.as_mut_slice(), seed);
+        let stopped = || stop.is_some_and(|s| s.load(Ordering::Relaxed));
+        let mut x = seed | 1;
+        for step in pool.as_uninit_mut().chunks_mut(FILL_STEP) {
+            if stopped() {
+                return Err(EngineError::Stopped);
+            }
+            x = fill_random_from(step, x);
+        }
         Ok(pool)
     }
 
@@ -116,9 +135,11 @@ impl BufferPool {
             .collect()
     }
 
-    fn as_mut_slice(&mut self) -> &mut [u8] {
-        // SAFETY: the whole allocation, borrowed mutably through &mut self.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.layout.size()) }
+    /// The whole allocation, not yet initialised, for the fill.
+    fn as_uninit_mut(&mut self) -> &mut [MaybeUninit<u8>] {
+        // SAFETY: the whole allocation, borrowed mutably through &mut self;
+        // as MaybeUninit, nothing is read from it before it is written.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().cast(), self.layout.size()) }
     }
 }
 
@@ -135,21 +156,34 @@ impl Drop for BufferPool {
 }
 
 /// Fills `buf` with xorshift output: incompressible, and no zero blocks.
-pub fn fill_random(buf: &mut [u8], seed: u64) {
-    let mut x = seed | 1;
+#[cfg(test)]
+pub(crate) fn fill_random(buf: &mut [u8], seed: u64) {
+    let (ptr, len) = (buf.as_mut_ptr(), buf.len());
+    // SAFETY: MaybeUninit<u8> has the layout of u8, the slice is `buf`
+    // (borrowed mutably), and the fill writes only initialised bytes.
+    let buf = unsafe { std::slice::from_raw_parts_mut(ptr.cast::<MaybeUninit<u8>>(), len) };
+    fill_random_from(buf, seed | 1);
+}
+
+/// Fills `buf` with xorshift output from state `x` (non-zero), and returns
+/// the state after it, so that a fill in steps continues one sequence.
+fn fill_random_from(buf: &mut [MaybeUninit<u8>], mut x: u64) -> u64 {
     let mut chunks = buf.chunks_exact_mut(8);
     for c in &mut chunks {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        c.copy_from_slice(&x.to_le_bytes());
+        for (d, b) in c.iter_mut().zip(x.to_le_bytes()) {
+            d.write(b);
+        }
     }
     for b in chunks.into_remainder() {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        *b = x as u8 | 1;
+        b.write(x as u8 | 1);
     }
+    x
 }
 
 #[cfg(test)]
@@ -158,7 +192,7 @@ mod tests {
 
     #[test]
     fn buffers_are_aligned_and_filled() {
-        let mut pool = BufferPool::new(3, 5000, 512, 7).unwrap();
+        let mut pool = BufferPool::new(3, 5000, 512, 7, None).unwrap();
         for i in 0..3 {
             assert_eq!(pool.ptr(i) as usize % 4096, 0);
             let b = pool.get_mut(i);
@@ -167,5 +201,27 @@ mod tests {
         }
         let first = pool.get_mut(0)[..64].to_vec();
         assert_ne!(first, pool.get_mut(1)[..64]);
+    }
+
+    #[test]
+    fn a_stop_ends_the_fill_of_a_large_pool_without_touching_it_all() {
+        let stop = AtomicBool::new(true);
+        // 4 GiB: filling it takes seconds; a stop given before the first
+        // step touches none of it.
+        let r = BufferPool::new(256, 16 << 20, 4096, 1, Some(&stop));
+        assert!(matches!(r, Err(EngineError::Stopped)));
+    }
+
+    #[test]
+    fn a_fill_in_steps_is_one_sequence() {
+        let mut whole = vec![0u8; 3 * 4096 + 5];
+        fill_random(&mut whole, 9);
+        let mut steps = vec![MaybeUninit::new(0u8); whole.len()];
+        let (a, b) = steps.split_at_mut(4096);
+        let x = fill_random_from(a, 9 | 1);
+        fill_random_from(b, x);
+        // SAFETY: every byte was written by the fill.
+        let steps: Vec<u8> = steps.iter().map(|b| unsafe { b.assume_init() }).collect();
+        assert_eq!(whole, steps);
     }
 }

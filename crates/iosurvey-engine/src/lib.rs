@@ -79,7 +79,7 @@ pub struct Completion {
 }
 
 /// What an engine is built from.
-pub struct EngineConfig {
+pub struct EngineConfig<'a> {
     /// Files in table order; the engine takes ownership.
     pub files: Vec<OwnedFd>,
     /// Number of buffers (one per outstanding slot).
@@ -97,6 +97,9 @@ pub struct EngineConfig {
     /// `--verify`: writes carry verify headers over their generated data,
     /// for blocks the worker reserved in the generation maps.
     pub verify: Option<std::sync::Arc<verify::WriteVerify>>,
+    /// The run's stop flag (Ctrl-C, SIGTERM): the set-up of the buffers
+    /// looks at it as it fills them, and ends with [`EngineError::Stopped`].
+    pub stop: Option<&'a std::sync::atomic::AtomicBool>,
 }
 
 /// Errors from setting an engine up. Errors on single I/Os are not errors
@@ -119,6 +122,10 @@ pub enum EngineError {
     /// chain printed whole would say it twice).
     #[error("engine failed: {0}")]
     Io(std::io::Error),
+    /// A stop was asked while the engine was being set up: it submitted
+    /// nothing.
+    #[error("stopped while setting up the I/O buffers")]
+    Stopped,
 }
 
 impl From<std::io::Error> for EngineError {

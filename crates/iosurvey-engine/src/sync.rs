@@ -33,8 +33,8 @@ enum Queued {
 impl SyncEngine {
     /// The engine over `cfg`'s files. It has no polling modes: `sqpoll` and
     /// `iopoll` are io_uring's, and are not used here (its features say so).
-    pub fn new(cfg: EngineConfig, seed: u64) -> Result<Self, EngineError> {
-        let pool = BufferPool::new(cfg.buffers, cfg.buffer_size, cfg.alignment, seed)?;
+    pub fn new(cfg: EngineConfig<'_>, seed: u64) -> Result<Self, EngineError> {
+        let pool = BufferPool::new(cfg.buffers, cfg.buffer_size, cfg.alignment, seed, cfg.stop)?;
         Ok(SyncEngine {
             slots: SlotTable::new(pool.count(), pool.size(), cfg.files.len()),
             files: cfg.files,
@@ -188,6 +188,7 @@ mod tests {
             iopoll: false,
             fill: Default::default(),
             verify: None,
+            stop: None,
         };
         (f, SyncEngine::new(cfg, 1).unwrap())
     }

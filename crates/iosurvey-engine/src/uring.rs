@@ -119,7 +119,7 @@ pub(crate) struct Registration {
 
 impl UringEngine {
     /// Sets up a ring with room for `depth` I/Os in flight.
-    pub fn new(cfg: EngineConfig, depth: u32, seed: u64) -> Result<Self, EngineError> {
+    pub fn new(cfg: EngineConfig<'_>, depth: u32, seed: u64) -> Result<Self, EngineError> {
         let all = Registration {
             files: true,
             buffers: true,
@@ -128,12 +128,12 @@ impl UringEngine {
     }
 
     pub(crate) fn with_registration(
-        cfg: EngineConfig,
+        cfg: EngineConfig<'_>,
         depth: u32,
         seed: u64,
         reg: Registration,
     ) -> Result<Self, EngineError> {
-        let pool = BufferPool::new(cfg.buffers, cfg.buffer_size, cfg.alignment, seed)?;
+        let pool = BufferPool::new(cfg.buffers, cfg.buffer_size, cfg.alignment, seed, cfg.stop)?;
         // Room in the submission queue for every buffer: a push finds the
         // queue full only past the largest ring.
         let entries = (depth.max(1) as usize)
@@ -464,7 +464,7 @@ impl UringEngine {
 /// disabled, and the first thread to enter the kernel with it enables it:
 /// an engine may be built on one thread and moved to the one that uses it.
 /// SQPOLL rings have neither flag (their polling thread is the issuer).
-fn build_ring(entries: u32, cfg: &EngineConfig) -> Result<(IoUring, bool), EngineError> {
+fn build_ring(entries: u32, cfg: &EngineConfig<'_>) -> Result<(IoUring, bool), EngineError> {
     let single = cfg.sqpoll.is_none();
     let base = |fast: bool| {
         let mut b = IoUring::builder();

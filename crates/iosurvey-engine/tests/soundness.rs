@@ -47,7 +47,7 @@ fn patterned_file(blocks: usize) -> tempfile::NamedTempFile {
     temp_file(&data)
 }
 
-fn cfg(files: Vec<OwnedFd>, buffers: usize, buffer_size: usize) -> EngineConfig {
+fn cfg(files: Vec<OwnedFd>, buffers: usize, buffer_size: usize) -> EngineConfig<'static> {
     EngineConfig {
         files,
         buffers,
@@ -57,11 +57,12 @@ fn cfg(files: Vec<OwnedFd>, buffers: usize, buffer_size: usize) -> EngineConfig 
         iopoll: false,
         fill: Default::default(),
         verify: None,
+        stop: None,
     }
 }
 
 /// The io_uring engine, or `None` (printed) where io_uring is unavailable.
-fn uring(c: EngineConfig, depth: u32) -> Option<UringEngine> {
+fn uring(c: EngineConfig<'_>, depth: u32) -> Option<UringEngine> {
     match UringEngine::new(c, depth, 11) {
         Ok(e) => Some(e),
         Err(err) => {
@@ -991,7 +992,7 @@ fn a_buffer_size_near_usize_max_is_an_allocation_error() {
     // slices of usize::MAX bytes over it, and the slot table accepts any
     // u32 length, so a read writes into the heap.
     for size in [usize::MAX, usize::MAX - 4094, 1usize << 63 | 1] {
-        let r = catch_unwind(|| BufferPool::new(1, size, 4096, 0).map(|p| p.size()));
+        let r = catch_unwind(|| BufferPool::new(1, size, 4096, 0, None).map(|p| p.size()));
         assert!(
             matches!(r, Ok(Err(EngineError::Alloc { .. }))),
             "size {size:#x}: {:?}",
@@ -1012,7 +1013,7 @@ fn huge_pools_and_alignments_are_errors_or_panics_not_ub() {
         (1, BS, 1 << 62),
         (1, BS, usize::MAX),
     ] {
-        let r = catch_unwind(|| BufferPool::new(count, size, align, 0).map(|p| p.count()));
+        let r = catch_unwind(|| BufferPool::new(count, size, align, 0, None).map(|p| p.count()));
         assert!(
             matches!(r, Err(_) | Ok(Err(_))),
             "count {count} size {size} align {align}: allocated"

@@ -336,7 +336,18 @@ fn start<E: Engine>(
     bounds: &WorkerBounds<'_>,
 ) -> Result<JobResult, RunError> {
     barrier.wait();
-    let mut engine = engine?;
+    // A stop asked during the set-up of the buffers ends it: the worker
+    // was stopped, it did not fail (and run_worker, given a stop, submits
+    // nothing either).
+    let mut engine = match engine {
+        Err(RunError::Engine(EngineError::Stopped)) => {
+            return Ok(JobResult {
+                interrupted: true,
+                ..Default::default()
+            })
+        }
+        engine => engine?,
+    };
     run_worker(&mut engine, streams, frames, bounds, now_ns()).map_err(RunError::Worker)
 }
 
@@ -472,6 +483,7 @@ pub(crate) fn run_job(
                             iopoll: job.iopoll,
                             fill: job.fill,
                             verify: verify.clone(),
+                            stop: Some(stop),
                         };
                         let uring =
                             |cfg| UringEngine::new(cfg, slots as u32, seed).map_err(RunError::from);

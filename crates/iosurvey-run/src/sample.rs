@@ -92,7 +92,7 @@ pub(crate) fn sample_reads(job: &Job, targets: &[OpenTarget]) -> Option<ReadSamp
         return None;
     }
     let align = io_alignment(targets).max(BLOCK);
-    let mut pool = BufferPool::new(1, align, align, 0).ok()?;
+    let mut pool = BufferPool::new(1, align, align, 0, None).ok()?;
     let mut out = ReadSample::default();
     let mut rng = Rng::new(job.seed);
     for k in 0..SAMPLED_BLOCKS {

@@ -130,7 +130,7 @@ pub(crate) fn verify_point(
         run_seed: written.map(|w| w.seed),
         ..Default::default()
     };
-    let mut pool = BufferPool::new(1, CHUNK, io_alignment(targets), 0)?;
+    let mut pool = BufferPool::new(1, CHUNK, io_alignment(targets), 0, None)?;
     let mut missing = Vec::new();
     for (ti, t) in targets.iter().enumerate() {
         let areas: Vec<(u64, u64)> = job

@@ -472,6 +472,14 @@ pub(crate) fn run_worker<E: Engine>(
     bounds: &WorkerBounds<'_>,
     start_ns: u64,
 ) -> std::io::Result<JobResult> {
+    // A stop asked before the first I/O (during the set-up of gigabytes of
+    // buffers, say) submits nothing: not even the first batch.
+    if bounds.stop.load(Ordering::Relaxed) {
+        return Ok(JobResult {
+            interrupted: true,
+            ..Default::default()
+        });
+    }
     run_worker_on(engine, streams, frames, bounds, start_ns, now_ns)
 }
 

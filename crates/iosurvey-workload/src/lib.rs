@@ -17,6 +17,7 @@
 #![deny(unsafe_code)]
 
 pub mod array;
+pub mod memory;
 pub mod model;
 pub mod modes;
 pub mod pattern;

@@ -282,6 +282,9 @@ pub struct TargetFlags {
     /// Make the written data compressible: PCT percent of each 512-byte sector is zeros, as fio's --buffer_compress_percentage (0: incompressible, the default). Every sector written stays unique either way: its first 16 bytes are always generated, so from 97 on the data compresses by 96.9%. Recorded in the report.
     #[arg(long, value_name = "PCT", allow_negative_numbers = true, value_parser = clap::value_parser!(u8).range(0..=100))]
     pub compressible: Option<u8>,
+    /// The memory this run may use (e.g. 2g), instead of its memory cgroup's limit (memory.max, or v1 memory.limit_in_bytes) or the memory available; a plan that needs more (I/O buffers, rings, series, the report) is refused before any I/O.
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub memory_limit: Option<u64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -8,7 +8,7 @@ use crate::cli::OutputArg;
 use crate::exit::{usage, Failure, Outcome};
 use crate::out_path::{check_all, judge};
 use crate::output::write_out;
-use crate::report_cmd::load;
+use crate::report_cmd::{load, InputBudget};
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use iosurvey_report::compare::{
@@ -21,6 +21,9 @@ pub struct CompareArgs {
     /// Saved reports (--json, or --html pages): the first is the baseline A, each other is compared with it.
     #[arg(value_name = "RUN", num_args = 2.., required = true)]
     pub inputs: Vec<PathBuf>,
+    /// The memory this may use (e.g. 2g), instead of the memory cgroup's limit or the memory available: reports larger together than a tenth of it are refused before they are read.
+    #[arg(long, value_name = "SIZE", value_parser = crate::cli::size)]
+    pub memory_limit: Option<u64>,
     /// What goes to stdout: the text table or the JSON comparison [default: text].
     #[arg(long, value_enum)]
     pub output: Option<OutputArg>,
@@ -84,8 +87,10 @@ fn pct(s: &str) -> Result<f64, String> {
 pub fn compare_runs(a: CompareArgs) -> Result<Outcome, Failure> {
     let mut reports = Vec::new();
     let mut idents = Vec::new();
+    // Every input's size taken from one budget, before it is read.
+    let mut budget = InputBudget::new(a.memory_limit);
     for input in &a.inputs {
-        let (r, ident) = load(input)?;
+        let (r, ident) = load(input, &mut budget)?;
         reports.push(r);
         idents.extend(ident);
     }

@@ -343,6 +343,14 @@ pub fn execute(
     oflags: &OutputFlags,
     presenter: &dyn Presenter,
 ) -> Result<Outcome, Failure> {
+    // Before anything is opened, --dry-run and every MPI rank included: a
+    // plan over the memory this process may use is refused, not OOM-killed.
+    // Each rank judges its own host's memory; one refusal stops them all.
+    crate::dist::agree_if_many(crate::budget::check(
+        plan,
+        oflags.repeat,
+        tflags.memory_limit,
+    ))?;
     if crate::dist::comm::active() {
         return crate::dist::run::execute(plan, argv, tflags, oflags, presenter);
     }

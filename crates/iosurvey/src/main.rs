@@ -20,6 +20,7 @@ macro_rules! eprint {
     };
 }
 
+mod budget;
 mod cli;
 mod compare_cmd;
 mod diskperf_cmd;

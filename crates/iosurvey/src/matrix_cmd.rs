@@ -13,9 +13,10 @@ use iosurvey_report::matrix::{
     Cache, MatrixSettings, Metric,
 };
 use iosurvey_report::{to_json, RunReport, TextOptions};
+use iosurvey_workload::memory::points_memory;
 use iosurvey_workload::modes::describe::estimate;
 use iosurvey_workload::modes::matrix::{
-    expand, MatrixSpec, MatrixType, RunLevel, Warm, ORION_DEFAULT_WARM,
+    each_point, expand, MatrixSpec, MatrixType, RunLevel, Warm, ORION_DEFAULT_WARM,
 };
 use iosurvey_workload::units::{parse_duration, parse_size};
 use iosurvey_workload::Layout;
@@ -368,6 +369,16 @@ impl Presenter for MatrixPresenter {
 
 pub fn matrix(a: MatrixArgs, argv: &[String]) -> Result<Outcome, Failure> {
     let spec = spec_from(&a)?;
+    // Judged point by point before the plan is held whole: -num_disks
+    // 10000 plans millions of points.
+    let points = each_point(&spec).or_else(usage)?;
+    let count = points.len();
+    let need = points_memory(points.map_while(Result::ok), count, a.out.repeat);
+    crate::dist::agree_if_many(crate::budget::check_need(
+        &need,
+        "matrix",
+        a.target.memory_limit,
+    ))?;
     let plan = expand(&spec).or_else(usage)?;
     let dir = a.out_dir.clone().unwrap_or_else(|| PathBuf::from("."));
     // Only rank 0 writes the files: its directory is the one that counts.

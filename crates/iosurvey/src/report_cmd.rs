@@ -23,10 +23,14 @@ pub struct ReportArgs {
     /// Write the self-contained HTML report with plots to FILE (- is stdout).
     #[arg(long, value_name = "FILE")]
     pub html: PathBuf,
+    /// The memory this may use (e.g. 2g), instead of the memory cgroup's limit or the memory available: a report larger than a tenth of it is refused before it is read.
+    #[arg(long, value_name = "SIZE", value_parser = crate::cli::size)]
+    pub memory_limit: Option<u64>,
 }
 
 pub fn report(a: ReportArgs) -> Result<Outcome, Failure> {
-    let (report, input_ident) = load(&a.input)?;
+    let mut budget = InputBudget::new(a.memory_limit);
+    let (report, input_ident) = load(&a.input, &mut budget)?;
     let out = judge("--html", &a.html).map_err(Failure::Usage)?;
     if input_ident.is_some() && input_ident.as_ref() == Some(&out.ident) {
         return usage(anyhow!(
@@ -42,9 +46,9 @@ pub fn report(a: ReportArgs) -> Result<Outcome, Failure> {
 /// A saved report at `input` (JSON, an HTML page's embedded JSON, or
 /// stdin for `-`), and what the file is (so that no output is written
 /// over it).
-pub fn load(input: &Path) -> Result<(RunReport, Option<Ident>), Failure> {
+pub fn load(input: &Path, budget: &mut InputBudget) -> Result<(RunReport, Option<Ident>), Failure> {
     let shown = input.display().to_string();
-    let (text, ident) = read_input(input)?;
+    let (text, ident) = read_input(input, budget)?;
     let json = if text.trim_start().starts_with('<') {
         embedded_json(&text).ok_or_else(|| {
             Failure::Usage(anyhow!(
@@ -86,14 +90,14 @@ fn check_document(report: &RunReport, shown: &str) -> Result<(), Failure> {
 }
 
 /// The input's text, and what it is.
-fn read_input(input: &Path) -> Result<(String, Option<Ident>), Failure> {
+fn read_input(input: &Path, budget: &mut InputBudget) -> Result<(String, Option<Ident>), Failure> {
     let shown = input.display().to_string();
     if input.as_os_str() == "-" {
         let stdin = std::io::stdin();
         // Stdin redirected from a file: that file is the input, and no
         // output may replace it.
         let ident = fd_ident(stdin.as_fd()).ok();
-        let text = read_bounded(stdin.lock(), "stdin")?;
+        let text = read_bounded(stdin.lock(), "stdin", budget)?;
         return Ok((text, ident));
     }
     // Looked at before it is opened: opening a FIFO would wait for a
@@ -107,29 +111,86 @@ fn read_input(input: &Path) -> Result<(String, Option<Ident>), Failure> {
             "{shown}: not a regular file; give a saved report (or - for stdin)"
         ));
     }
+    // Refused by its size before a byte is read.
+    budget.take(meta.len(), &shown)?;
     let f = std::fs::File::open(input).map_err(|e| Failure::Usage(anyhow!("{shown}: {e}")))?;
     let ident = fd_ident(&f).ok();
-    let text = read_bounded(f, &shown)?;
+    budget.give_back(meta.len());
+    let text = read_bounded(f, &shown, budget)?;
     Ok((text, ident))
 }
 
-/// Largest report read: far above what a run writes (a report holds
-/// histograms and series, not per-I/O data), far below the memory it
-/// would take to hold something endless.
+/// Largest report read whatever the memory: far above what a run writes
+/// (a report holds histograms and series, not per-I/O data).
 const MAX_REPORT_BYTES: u64 = 1 << 30;
 
-/// All of `r` as text, refused past [`MAX_REPORT_BYTES`].
-fn read_bounded(r: impl Read, shown: &str) -> Result<String, Failure> {
+/// Memory per byte of input that presenting a report may take: its HTML
+/// page took 8.7 times the JSON's size (775 MB for 88.7 MB of JSON, a
+/// 463 MB page), `compare` 1.1 times the inputs' (198 MB for two of
+/// 88.7 MB); so the inputs may be a tenth of the memory.
+pub const MEMORY_PER_INPUT_BYTE: u64 = 10;
+
+/// What is left of the bytes the inputs may take together: a tenth of the
+/// memory the process may use (at most 1 GiB).
+pub struct InputBudget {
+    left: u64,
+    total: u64,
+    source: String,
+}
+
+impl InputBudget {
+    /// The budget of `--memory-limit`, or of the cgroup or available memory.
+    pub fn new(memory_limit: Option<u64>) -> Self {
+        let limit = crate::budget::limit(memory_limit);
+        let total = (limit.bytes / MEMORY_PER_INPUT_BYTE).min(MAX_REPORT_BYTES);
+        InputBudget {
+            left: total,
+            total,
+            source: limit.source,
+        }
+    }
+
+    /// Takes `bytes` for input `shown`, or refuses it, naming the figures.
+    fn take(&mut self, bytes: u64, shown: &str) -> Result<(), Failure> {
+        if bytes > self.left {
+            let taken = self.total - self.left;
+            let before = match taken {
+                0 => String::new(),
+                t => format!(
+                    " after {} of the reports before it",
+                    crate::budget::approx(t)
+                ),
+            };
+            return usage(anyhow!(
+                "{shown}: a report of {}{before} is over the {} the inputs may take (a tenth of the memory this process may use, by {}, at most 1 GiB); set --memory-limit, or give a smaller report",
+                // What was read of a stream stops one byte past the budget.
+                match bytes == self.left + 1 {
+                    true => format!("more than {}", crate::budget::approx(self.left)),
+                    false => crate::budget::approx(bytes),
+                },
+                crate::budget::approx(self.total),
+                self.source
+            ));
+        }
+        self.left -= bytes;
+        Ok(())
+    }
+
+    /// Gives back bytes taken for an input that is then read through
+    /// [`read_bounded`] (which takes what it reads).
+    fn give_back(&mut self, bytes: u64) {
+        self.left += bytes;
+    }
+}
+
+/// All of `r` as text, refused past what is left of the budget (stdin
+/// included: no more than that is read).
+fn read_bounded(r: impl Read, shown: &str, budget: &mut InputBudget) -> Result<String, Failure> {
     let mut bytes = Vec::new();
-    r.take(MAX_REPORT_BYTES + 1)
+    r.take(budget.left.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(|e| Failure::Usage(anyhow!("{shown}: {e}")))?;
-    if bytes.len() as u64 > MAX_REPORT_BYTES {
-        return usage(anyhow!(
-            "{shown}: larger than {} GiB: not an iosurvey report",
-            MAX_REPORT_BYTES >> 30
-        ));
-    }
+    budget.take(bytes.len() as u64, shown)?;
     String::from_utf8(bytes)
         .map_err(|_| Failure::Usage(anyhow!("{shown}: not an iosurvey report (not text)")))
 }

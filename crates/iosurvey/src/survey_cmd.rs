@@ -117,7 +117,8 @@ fn probe(
     ))
 }
 
-/// MemTotal, for sgpdd-survey's memory check.
+/// MemTotal, for sgpdd-survey's memory check (with the cgroup's limit or
+/// --memory-limit when lower).
 fn mem_total() -> u64 {
     std::fs::read_to_string("/proc/meminfo")
         .ok()
@@ -154,8 +155,14 @@ fn spec_from(a: &SurveyArgs) -> Result<(SurveySpec, Vec<Option<u64>>), Failure> 
     s.max_per_region = a.max_per_region;
     s.time = a.time;
     // sgpdd-survey's memory check, with the smallest host's memory under
-    // MPI, so that every rank skips the same points.
-    s.mem_total = crate::dist::comm::min_u64(mem_total());
+    // MPI, so that every rank skips the same points; the memory is the
+    // host's, or less: the memory cgroup's limit, or --memory-limit.
+    let limit = match a.target.memory_limit {
+        Some(bytes) => Some(bytes),
+        None => iosurvey_run::cgroup_limit().map(|l| l.bytes),
+    };
+    let memory = limit.map_or(mem_total(), |l| l.min(mem_total()));
+    s.mem_total = crate::dist::comm::min_u64(memory);
     s.engine = a.target.engine_or_uring();
     s.direct = !a.target.buffered;
     Ok((s, sizes))

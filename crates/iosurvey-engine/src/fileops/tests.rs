@@ -6,7 +6,7 @@ use super::*;
 use crate::{Completion, Engine, EngineConfig, SyncEngine, UringEngine};
 use std::time::Duration;
 
-fn cfg(dir: &tempfile::TempDir) -> EngineConfig {
+fn cfg(dir: &tempfile::TempDir) -> EngineConfig<'static> {
     let fd = rustix::fs::open(
         dir.path(),
         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -22,6 +22,7 @@ fn cfg(dir: &tempfile::TempDir) -> EngineConfig {
         iopoll: false,
         fill: Default::default(),
         verify: None,
+        stop: None,
     }
 }
 
@@ -288,6 +289,7 @@ fn a_polled_ring_opens_syncs_and_closes_synchronously() {
         iopoll: true,
         fill: Default::default(),
         verify: None,
+        stop: None,
         ..cfg(&dir)
     };
     let Ok(mut e) = UringEngine::new(polled, 4, 1) else {

@@ -10,7 +10,7 @@ use std::os::unix::net::UnixStream;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
 
-fn cfg(files: Vec<OwnedFd>, buffers: usize) -> EngineConfig {
+fn cfg(files: Vec<OwnedFd>, buffers: usize) -> EngineConfig<'static> {
     EngineConfig {
         files,
         buffers,
@@ -20,12 +20,13 @@ fn cfg(files: Vec<OwnedFd>, buffers: usize) -> EngineConfig {
         iopoll: false,
         fill: Default::default(),
         verify: None,
+        stop: None,
     }
 }
 
 /// The engine, or `None` (with the reason printed) where io_uring is not
 /// available; under `CI=1` that fails instead.
-fn ring(cfg: EngineConfig, depth: u32, reg: Registration) -> Option<UringEngine> {
+fn ring(cfg: EngineConfig<'_>, depth: u32, reg: Registration) -> Option<UringEngine> {
     match UringEngine::with_registration(cfg, depth, 3, reg) {
         Ok(e) => Some(e),
         Err(err) => {

@@ -26,7 +26,7 @@ pub(crate) fn fill(
 
 fn lay_out(fd: &OwnedFd, size: u64, stop: Option<&AtomicBool>) -> Result<(), Errno> {
     const CHUNK: usize = 4 << 20;
-    let mut pool = BufferPool::new(1, CHUNK, 4096, 0x1057_5eed).map_err(|_| Errno::NOMEM)?;
+    let mut pool = BufferPool::new(1, CHUNK, 4096, 0x1057_5eed, None).map_err(|_| Errno::NOMEM)?;
     // Every sector of the file unique, across files and runs too.
     let mut stamper = Stamper::new(DataFill::default());
     let mut off = 0u64;

@@ -37,7 +37,8 @@ impl<'a> Backlog<'a> {
         max_len: usize,
     ) -> std::io::Result<Self> {
         let align = io_alignment(spec.targets);
-        let buf = BufferPool::new(1, max_len.max(4096), align, 0).map_err(std::io::Error::other)?;
+        let buf =
+            BufferPool::new(1, max_len.max(4096), align, 0, None).map_err(std::io::Error::other)?;
         Ok(Backlog {
             spec,
             verify,

@@ -231,6 +231,19 @@ pub fn label(small: u32, large: u32) -> String {
 
 /// Expands a matrix into one point per (small, large) cell, large outer.
 pub fn expand(spec: &MatrixSpec) -> Result<Plan, MatrixError> {
+    let points = each_point(spec)?.collect::<Result<Vec<_>, _>>()?;
+    Ok(Plan {
+        mode: "matrix".into(),
+        points,
+    })
+}
+
+/// The points of the matrix, built one at a time (with their number), so
+/// that a plan of millions of points can be judged (its memory, say)
+/// before it is held whole.
+pub fn each_point(
+    spec: &MatrixSpec,
+) -> Result<impl ExactSizeIterator<Item = Result<Point, MatrixError>> + '_, MatrixError> {
     check(spec)?;
     let kind = shape(spec)?;
     let disks = spec.disks();
@@ -251,6 +264,20 @@ pub fn expand(spec: &MatrixSpec) -> Result<Plan, MatrixError> {
             create_size: spec.create_size,
         })
         .collect();
+    Ok(list
+        .into_iter()
+        .enumerate()
+        .map(move |(index, (small, large))| point(spec, &targets, index, small, large)))
+}
+
+/// The point of `small` and `large` outstanding I/Os, the `index`th.
+fn point(
+    spec: &MatrixSpec,
+    targets: &[TargetSpec],
+    index: usize,
+    small: u32,
+    large: u32,
+) -> Result<Point, MatrixError> {
     let array = ArraySpec {
         members: (0..targets.len()).collect(),
         layout: spec.layout,
@@ -264,62 +291,55 @@ pub fn expand(spec: &MatrixSpec) -> Result<Plan, MatrixError> {
         array: Some(array.clone()),
         ..StreamClass::new(label, 0, mix, pattern, bs, outstanding)
     };
-    let mut points = Vec::with_capacity(list.len());
-    for (small, large) in list {
-        let mut streams = Vec::with_capacity(2);
-        if small > 0 {
-            streams.push(class("small", Pattern::Random, spec.size_small, small, 0));
-        }
-        if large > 0 {
-            streams.push(if spec.sequential {
-                let depth = u64::from(large) * u64::from(spec.num_streamio);
-                let depth = u32::try_from(depth).map_err(|_| MatrixError::TooDeep(depth))?;
-                class("large", Pattern::Forward, spec.size_large, depth, large)
-            } else {
-                class("large", Pattern::Random, spec.size_large, large, 0)
-            });
-        }
-        // As ORION's documentation has it, the cache is warmed before each
-        // point with large sequential I/O, where the last point's blocks
-        // would otherwise be cache hits.
-        let warmed = spec.sequential && large > 0;
-        let depth: u64 = streams.iter().map(|s| u64::from(s.outstanding)).sum();
-        if depth > MAX_OUTSTANDING {
-            return Err(MatrixError::TooDeep(depth));
-        }
-        if spec.engine == EngineKind::Sync && depth > 1 {
-            return Err(MatrixError::SyncDepth);
-        }
-        points.push(Point {
-            index: points.len(),
-            label: label(small, large),
-            params: PointParams::Matrix { small, large },
-            // One ring keeps every slot of both classes in flight.
-            job: Job {
-                engine: spec.engine,
-                direct: spec.direct,
-                seed: spec.seed,
-                warm_bytes: if warmed { spec.warm.bytes() } else { 0 },
-                ..Job::new(
-                    targets.clone(),
-                    streams,
-                    Bounds {
-                        time: Some(spec.duration),
-                        bytes: None,
-                        ramp: if warmed {
-                            spec.warm.ramp()
-                        } else {
-                            Duration::ZERO
-                        },
-                    },
-                )
-            },
-            skip: None,
+    let mut streams = Vec::with_capacity(2);
+    if small > 0 {
+        streams.push(class("small", Pattern::Random, spec.size_small, small, 0));
+    }
+    if large > 0 {
+        streams.push(if spec.sequential {
+            let depth = u64::from(large) * u64::from(spec.num_streamio);
+            let depth = u32::try_from(depth).map_err(|_| MatrixError::TooDeep(depth))?;
+            class("large", Pattern::Forward, spec.size_large, depth, large)
+        } else {
+            class("large", Pattern::Random, spec.size_large, large, 0)
         });
     }
-    Ok(Plan {
-        mode: "matrix".into(),
-        points,
+    // As ORION's documentation has it, the cache is warmed before each
+    // point with large sequential I/O, where the last point's blocks
+    // would otherwise be cache hits.
+    let warmed = spec.sequential && large > 0;
+    let depth: u64 = streams.iter().map(|s| u64::from(s.outstanding)).sum();
+    if depth > MAX_OUTSTANDING {
+        return Err(MatrixError::TooDeep(depth));
+    }
+    if spec.engine == EngineKind::Sync && depth > 1 {
+        return Err(MatrixError::SyncDepth);
+    }
+    Ok(Point {
+        index,
+        label: label(small, large),
+        params: PointParams::Matrix { small, large },
+        // One ring keeps every slot of both classes in flight.
+        job: Job {
+            engine: spec.engine,
+            direct: spec.direct,
+            seed: spec.seed,
+            warm_bytes: if warmed { spec.warm.bytes() } else { 0 },
+            ..Job::new(
+                targets.to_vec(),
+                streams,
+                Bounds {
+                    time: Some(spec.duration),
+                    bytes: None,
+                    ramp: if warmed {
+                        spec.warm.ramp()
+                    } else {
+                        Duration::ZERO
+                    },
+                },
+            )
+        },
+        skip: None,
     })
 }
 

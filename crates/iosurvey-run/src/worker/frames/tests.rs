@@ -83,7 +83,7 @@ fn run_with_blocks<E: Engine>(
 
 /// An engine configuration of 4 buffers of `buffer_size` on the one file
 /// `fd` (duplicated).
-fn cfg_on(fd: &OwnedFd, buffer_size: usize) -> iosurvey_engine::EngineConfig {
+fn cfg_on(fd: &OwnedFd, buffer_size: usize) -> iosurvey_engine::EngineConfig<'static> {
     iosurvey_engine::EngineConfig {
         files: vec![fd.try_clone().unwrap()],
         buffers: 4,
@@ -93,6 +93,7 @@ fn cfg_on(fd: &OwnedFd, buffer_size: usize) -> iosurvey_engine::EngineConfig {
         iopoll: false,
         fill: Default::default(),
         verify: None,
+        stop: None,
     }
 }
 
