@@ -328,10 +328,13 @@ pub struct Grid {
 /// The matrix of `metric`, with only the rows and columns that hold a
 /// figure: the basic matrix's MB/s is column 0 alone, its IOPS row 0 alone.
 pub fn grid(report: &RunReport, metric: Metric) -> Grid {
+    // A failed point that completed no I/O has no figure, but its cell
+    // is still in the matrix its kind of I/O belongs to, saying FAILED.
+    let failed = |c: &Cell, level: u32| c.failed.is_some() && level > 0;
     let has = |c: &Cell| match metric {
-        Metric::Mbps => c.mbps.is_some(),
-        Metric::Iops => c.iops.is_some(),
-        Metric::Lat => c.lat_us.is_some(),
+        Metric::Mbps => c.mbps.is_some() || failed(c, c.large),
+        Metric::Iops => c.iops.is_some() || failed(c, c.small),
+        Metric::Lat => c.lat_us.is_some() || failed(c, c.small),
     };
     let cells: Vec<Cell> = cells(report).into_iter().filter(has).collect();
     let small = levels(&cells, |c| c.small);

@@ -427,8 +427,10 @@ fn the_cache_is_warmed_before_large_sequential_points_as_orion_does() {
     );
 }
 
-/// A 64 MiB loop device over a sparse file on a 16 MiB tmpfs: writes past
-/// what the tmpfs holds fail (ENOSPC). Detached (field order) before the
+/// A 64 MiB loop device over a sparse file on a 16 MiB tmpfs that another
+/// file has already filled: every write fails (ENOSPC), whatever its
+/// offset (with room left, a later point's writes landed on the pages an
+/// earlier one had taken and passed). Detached (field order) before the
 /// tmpfs is unmounted.
 struct FailingDev {
     dev: LoopDev,
@@ -443,8 +445,24 @@ impl FailingDev {
         fs::File::create(&file)
             .and_then(|f| f.set_len(64 * MIB))
             .map_err(|e| format!("{}: {e}", file.display()))?;
+        fill_until_full(&fs.path().join("filler"))?;
         let dev = LoopDev::attach(&file, &["--direct-io=on"])?;
         Ok(FailingDev { dev, _fs: fs })
+    }
+}
+
+/// Writes `path` until its filesystem is full.
+fn fill_until_full(path: &Path) -> Result<(), String> {
+    use std::io::Write;
+    let mut f = fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let chunk = vec![0x5a_u8; 64 * 1024];
+    loop {
+        match f.write(&chunk) {
+            Ok(0) => return Ok(()),
+            Ok(_) => {}
+            Err(e) if e.raw_os_error() == Some(28) => return Ok(()),
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        }
     }
 }
 
