@@ -3,9 +3,10 @@
 //! and to any depth. A second loop device over the image of a mounted
 //! ext4 (at its offset or another), the same with the ext4 mounted only in
 //! another mount namespace, a loop device over a disk whose partition is
-//! mounted, a swap file and a loop device over it, and two targets of one
-//! run that reach the same storage in every mode. Each test checks the
-//! victim's bytes afterwards.
+//! mounted, a swap file and a loop device over it, two targets of one run
+//! that reach the same storage in every mode, and one file seen through an
+//! overlay mount and on its layer. Each test checks the victim's bytes
+//! afterwards.
 //!
 //! Every test needs root (it creates its own loop devices, mounts, swap
 //! and files and removes them through Drop guards); without root or a tool
@@ -432,4 +433,120 @@ fn a_loop_over_a_device_with_a_lazily_unmounted_fs_is_refused() {
     drop(held);
     drop(upper);
     drop(m);
+}
+
+/// An overlay mount of `lower` and `upper` (directories the caller owns,
+/// given by absolute paths, as mount(8) records them), with its own work
+/// directory; unmounted on drop.
+struct Overlay {
+    mount: Mount,
+    _work: tempfile::TempDir,
+}
+
+impl Overlay {
+    fn new(lower: &Path, upper: &Path) -> Result<Overlay, String> {
+        require_root_and(&["mount", "umount"])?;
+        let work = tempfile::Builder::new()
+            .prefix("iosurvey-ovl-work")
+            .tempdir_in(upper.parent().unwrap())
+            .map_err(|e| e.to_string())?;
+        let opts = format!(
+            "lowerdir={},upperdir={},workdir={}",
+            path_str(lower),
+            path_str(upper),
+            path_str(work.path())
+        );
+        let mount = Mount::new("iosurvey-ovl", &["-t", "overlay", "-o", &opts])?;
+        Ok(Overlay { mount, _work: work })
+    }
+
+    /// The name of `name` (a file of the upper layer) through the overlay.
+    fn merged(&self, name: &str) -> PathBuf {
+        self.mount.path().join(name)
+    }
+}
+
+/// `lower`, `upper` under a fresh directory and an overlay of them; the
+/// overlay is dropped before the directories.
+fn overlay_dirs() -> Result<(Overlay, PathBuf, tempfile::TempDir), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let (lower, upper) = (dir.path().join("lower"), dir.path().join("upper"));
+    std::fs::create_dir(&lower).unwrap();
+    std::fs::create_dir(&upper).unwrap();
+    let ov = Overlay::new(&lower, &upper)?;
+    Ok((ov, upper, dir))
+}
+
+#[test]
+fn a_file_through_an_overlay_is_the_file_on_its_layer() {
+    let _lock = serial();
+    need!(require_root_and(&FROZEN_EXT4_TOOLS));
+    need!(require_tool("fsck.ext4"));
+    let (ov, upper, _dir) = need!(overlay_dirs());
+    // An ext4 on a loop device over upper/img; its image reached through
+    // the overlay, by a name whose st_dev is the overlay's.
+    let img = upper.join("img");
+    allocated_file(&img, SIZE);
+    let over_upper = need!(LoopDev::attach(&img, &[]));
+    mkfs_ext4(over_upper.path());
+    let m = need!(Mount::frozen(over_upper.path()));
+    let before = checksum(&img, None);
+    let through = ov.merged("img");
+    let out = write_run(&through, &["--allow-destroy", "--force"]);
+    assert_refused(&out, &["backs the loop device", over_upper.name()]);
+    // A loop device at 1 MiB over the name through the overlay.
+    let shifted = need!(LoopDev::attach(&through, &["-o", "1M"]));
+    let out = write_run(shifted.path(), &["--allow-destroy", "--force"]);
+    assert_refused(&out, &["is mounted at", over_upper.name()]);
+    drop(shifted);
+    assert_eq!(checksum(&img, None), before, "the image changed");
+    drop(m);
+    assert_fsck_clean(over_upper.path());
+    // The reverse: an ext4 on a loop device over the overlay's name of
+    // upper/img2, the target being upper/img2 itself.
+    let img2 = upper.join("img2");
+    allocated_file(&img2, SIZE);
+    let over_merged = need!(LoopDev::attach(&ov.merged("img2"), &[]));
+    mkfs_ext4(over_merged.path());
+    let m2 = need!(Mount::frozen(over_merged.path()));
+    let before = checksum(&img2, None);
+    let out = write_run(&img2, &["--allow-destroy", "--force"]);
+    assert_refused(&out, &["backs the loop device", over_merged.name()]);
+    let shifted = need!(LoopDev::attach(&img2, &["-o", "1M"]));
+    let out = write_run(shifted.path(), &["--allow-destroy", "--force"]);
+    assert_refused(&out, &["is mounted at", over_merged.name()]);
+    drop(shifted);
+    assert_eq!(checksum(&img2, None), before, "the image changed");
+    drop(m2);
+    assert_fsck_clean(over_merged.path());
+}
+
+#[test]
+fn one_file_through_an_overlay_and_on_its_layer_is_one_storage() {
+    let _lock = serial();
+    need!(require_root_and(&["losetup"]));
+    let (ov, upper, _dir) = need!(overlay_dirs());
+    let x = upper.join("x");
+    allocated_file(&x, SIZE);
+    let through = ov.merged("x");
+    let a = need!(LoopDev::attach(&x, &["--direct-io=on"]));
+    let b = need!(LoopDev::attach(&through, &["--direct-io=on"]));
+    for (p, q) in [(a.path(), b.path()), (x.as_path(), through.as_path())] {
+        let (p, q) = (path_str(p), path_str(q));
+        for args in [
+            &["parallel", p, q][..],
+            &["run", p, q, "--rw", "read", "--bytes", "1m"][..],
+            &["profile", p, q, "--simulate", "concat", "--zones", "4"][..],
+        ] {
+            let out = iosurvey(args);
+            assert_refused(&out, &["overlaps", p, q, "--force does not"]);
+        }
+    }
+    // A file and a loop device over its other name.
+    let (p, q) = (path_str(&through), path_str(a.path()));
+    let out = iosurvey(&["run", p, q, "--rw", "read", "--bytes", "1m"]);
+    assert_refused(&out, &["overlaps", p, q]);
+    // Each alone is fine.
+    let out = iosurvey(&["run", path_str(b.path()), "--bytes", "1m", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
 }

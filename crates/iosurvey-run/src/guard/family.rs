@@ -7,7 +7,9 @@
 //! partition and the backing device of a loop device (with their holders
 //! and loop devices). Upwards, a loop device over a file reaches that file
 //! (by its `st_dev` and inode), and every other loop device over the same
-//! file, whatever its offset, is of the family; a loop device over a disk
+//! file, whatever its offset and whether it was given the file through an
+//! overlay mount or on the overlay's layer (see [`super::overlay`]), is of
+//! the family; a loop device over a disk
 //! reaches the disk's partitions whose bytes it covers (by its offset and
 //! size limit), to any depth. Any member that is mounted (in any mount
 //! namespace), in use as swap (a device, or a backing file that is a swap
@@ -26,6 +28,7 @@ use super::inuse::{all_mounts, swaps, SwapArea};
 use super::loops::{backing_name, loops, unknown_loop, LoopDevice, Range};
 pub(crate) use super::loops::{loop_backing, Backing};
 pub use super::loops::{loops_on_file, FileUses};
+use super::overlay::Overlays;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -128,6 +131,8 @@ struct Walk {
     /// Backing files (`st_dev`, inode) of loop devices of the family.
     files: BTreeSet<(Devno, u64)>,
     held: Vec<Use>,
+    /// A file through an overlay is also the file on its layer.
+    overlays: Overlays,
 }
 
 /// What a member lies on: a device (with the range of it that the member
@@ -172,7 +177,9 @@ impl Walk {
         let backed: Vec<Devno> = self
             .loops
             .iter()
-            .filter(|l| (all || !self.members.contains(&l.devno)) && l.backing.on(d))
+            .filter(|l| {
+                (all || !self.members.contains(&l.devno)) && l.backing.on(d, &self.overlays)
+            })
             .map(|l| l.devno)
             .collect();
         for &l in &backed {
@@ -187,13 +194,15 @@ impl Walk {
     }
 
     /// The other loop devices over the file `dev`/`ino` (which the member
-    /// `via` lies on), whatever their offset: uses, and of the family.
+    /// `via` lies on), whatever their offset and whichever identity of it
+    /// they were given (through an overlay or on its layer): uses, and of
+    /// the family.
     fn users_of_file(&mut self, dev: Devno, ino: u64, via: Devno) {
-        let file = Backing::File { dev, ino };
         let others: Vec<Devno> = self
             .loops
             .iter()
-            .filter(|l| l.backing == file && !self.members.contains(&l.devno))
+            .filter(|l| l.backing.is_file(dev, ino, &self.overlays))
+            .filter(|l| !self.members.contains(&l.devno))
             .map(|l| l.devno)
             .collect();
         for l in others {
@@ -267,6 +276,7 @@ fn walk(target: Devno) -> Walk {
         members: BTreeSet::new(),
         files: BTreeSet::new(),
         held: Vec::new(),
+        overlays: Overlays::now(),
     };
     w.down(target);
     let mut up = w.below(target, Range::ALL);
@@ -318,7 +328,8 @@ fn first_swap(w: &Walk) -> Option<Use> {
         let (hit, name) = match s {
             SwapArea::Device { rdev, name } => (w.members.contains(&rdev), name),
             SwapArea::File { dev, ino, name } => (
-                w.members.contains(&dev) || w.files.contains(&(dev, ino)),
+                w.members.contains(&dev)
+                    || w.files.iter().any(|&f| w.overlays.same_file(f, (dev, ino))),
                 name,
             ),
         };

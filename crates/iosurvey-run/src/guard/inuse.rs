@@ -9,13 +9,18 @@ use std::collections::BTreeSet;
 /// A mount: the device number of its filesystem (mountinfo's third
 /// field), the block device its source names (when it is a node), where
 /// it is mounted, and the process whose mount namespace holds it when
-/// that is not this process's.
+/// that is not this process's; its filesystem type and super options
+/// (an overlay's layers are there), and the prefix under which paths of
+/// its namespace are reached from this one (`""`, or `/proc/PID/root`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct MountEntry {
     pub devno: Option<Devno>,
     pub source: Option<Devno>,
     pub point: String,
     pub foreign: Option<u32>,
+    pub fstype: String,
+    pub options: String,
+    pub root: Option<String>,
 }
 
 impl MountEntry {
@@ -81,6 +86,10 @@ pub(crate) fn mounts(mountinfo: &str, root: Option<&str>, foreign: Option<u32>) 
                 source: src,
                 point,
                 foreign,
+                fstype: f.get(dash + 1).map(|s| unescape(s)).unwrap_or_default(),
+                // Unescaped later, option by option: `\054` is a comma.
+                options: f.get(dash + 3).map(|s| s.to_string()).unwrap_or_default(),
+                root: root.map(str::to_string),
             })
         })
         .collect()

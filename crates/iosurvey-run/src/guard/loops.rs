@@ -6,6 +6,7 @@
 
 use super::family::{dev_name, devno_of_dir, sys, Devno, Use};
 use super::inuse::{swaps, SwapArea};
+use super::overlay::Overlays;
 
 /// What backs an attached loop device, by identity (the kernel's, from
 /// `LOOP_GET_STATUS64`, never the path in sysfs, which may no longer
@@ -23,12 +24,22 @@ pub(crate) enum Backing {
 
 impl Backing {
     /// Whether this backing's data lies on the device `d` (it is `d`, or
-    /// a file on a filesystem on `d`; an unknown backing may be anything).
-    pub(crate) fn on(self, d: Devno) -> bool {
+    /// a file on a filesystem on `d`, also through an overlay with a layer
+    /// on `d`; an unknown backing may be anything).
+    pub(crate) fn on(self, d: Devno, overlays: &Overlays) -> bool {
         match self {
             Backing::Device(r) => r == d,
-            Backing::File { dev, .. } => dev == d,
+            Backing::File { dev, .. } => overlays.reaches(dev, d),
             Backing::Unknown => false,
+        }
+    }
+
+    /// Whether this backing is the file `dev`/`ino`, by any identity it
+    /// shows (through an overlay, or on its layer).
+    pub(crate) fn is_file(self, dev: Devno, ino: u64, overlays: &Overlays) -> bool {
+        match self {
+            Backing::File { dev: d, ino: i } => overlays.same_file((d, i), (dev, ino)),
+            _ => false,
         }
     }
 }
@@ -160,10 +171,11 @@ pub fn loops_on_file(dev: Devno, ino: u64) -> (Vec<Devno>, Option<Use>) {
 
 /// The regular files in use as a whole, read once to judge many files
 /// (the frames of a video run): the backing files of loop devices, and
-/// swap files, by identity.
+/// swap files, by identity (through overlays too, see [`Overlays`]).
 pub struct FileUses {
     loops: Vec<LoopDevice>,
     swaps: Vec<SwapArea>,
+    overlays: Overlays,
 }
 
 impl FileUses {
@@ -171,7 +183,14 @@ impl FileUses {
         FileUses {
             loops: loops(),
             swaps: swaps(),
+            overlays: Overlays::now(),
         }
+    }
+
+    /// Whether the files `a` and `b` (each `st_dev`, inode) may be one
+    /// file, also seen through an overlay and on its layer.
+    pub fn same_file(&self, a: (Devno, u64), b: (Devno, u64)) -> bool {
+        self.overlays.same_file(a, b)
     }
 
     /// The loop devices the file `dev`/`ino` backs, and the first loop
@@ -180,7 +199,7 @@ impl FileUses {
         let backs = self
             .loops
             .iter()
-            .filter(|l| l.backing == Backing::File { dev, ino })
+            .filter(|l| l.backing.is_file(dev, ino, &self.overlays))
             .map(|l| l.devno)
             .collect();
         (backs, unknown_loop(&self.loops))
@@ -193,7 +212,7 @@ impl FileUses {
                 dev: d,
                 ino: i,
                 name,
-            } if (*d, *i) == (dev, ino) => Some(name.clone()),
+            } if self.overlays.same_file((*d, *i), (dev, ino)) => Some(name.clone()),
             _ => None,
         })
     }

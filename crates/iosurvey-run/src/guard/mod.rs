@@ -31,6 +31,7 @@ pub mod family;
 pub(crate) mod inuse;
 pub mod leftovers;
 pub(crate) mod loops;
+pub(crate) mod overlay;
 pub mod probe;
 pub mod trash;
 
