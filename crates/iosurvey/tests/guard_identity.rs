@@ -4,8 +4,9 @@
 //! ext4 (at its offset or another), the same with the ext4 mounted only in
 //! another mount namespace, a loop device over a disk whose partition is
 //! mounted, a swap file and a loop device over it, two targets of one run
-//! that reach the same storage in every mode, and one file seen through an
-//! overlay mount and on its layer. Each test checks the victim's bytes
+//! that reach the same storage in every mode, one file seen through an
+//! overlay mount and on its layer, and an image an erofs, fuse2fs or any
+//! other process holds with no loop device. Each test checks the victim's bytes
 //! afterwards.
 //!
 //! Every test needs root (it creates its own loop devices, mounts, swap
@@ -549,4 +550,172 @@ fn one_file_through_an_overlay_and_on_its_layer_is_one_storage() {
     // Each alone is fine.
     let out = iosurvey(&["run", path_str(b.path()), "--bytes", "1m", "--quiet"]);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+}
+
+/// An erofs mounted straight from the image file `img` (mount(2) with the
+/// file as its source: no loop device, as util-linux would set up),
+/// unmounted on drop.
+struct FileMount {
+    dir: tempfile::TempDir,
+}
+
+impl FileMount {
+    fn erofs(img: &Path) -> Result<FileMount, String> {
+        require_root_and(&["mkfs.erofs"])?;
+        let dir = tempfile::Builder::new()
+            .prefix("iosurvey-erofs")
+            .tempdir()
+            .map_err(|e| e.to_string())?;
+        rustix::mount::mount(
+            img,
+            dir.path(),
+            "erofs",
+            rustix::mount::MountFlags::RDONLY,
+            None,
+        )
+        .map_err(|e| format!("this kernel mounts no erofs from a file: {e}"))?;
+        Ok(FileMount { dir })
+    }
+}
+
+impl Drop for FileMount {
+    fn drop(&mut self) {
+        for _ in 0..20 {
+            match rustix::mount::unmount(self.dir.path(), rustix::mount::UnmountFlags::empty()) {
+                Ok(()) => return,
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(100)),
+            }
+        }
+        let _ = rustix::mount::unmount(self.dir.path(), rustix::mount::UnmountFlags::DETACH);
+    }
+}
+
+#[test]
+fn an_image_mounted_as_erofs_with_no_loop_device_is_refused() {
+    let _lock = serial();
+    need!(require_root_and(&["mkfs.erofs", "losetup"]));
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    std::fs::write(src.join("data"), random_bytes(256 << 10, 5)).unwrap();
+    let img = dir.path().join("e.img");
+    must(
+        "mkfs.erofs",
+        &["--quiet", "-T0", path_str(&img), path_str(&src)],
+    );
+    // Whole blocks, no hole (a file with holes is refused for that).
+    let len = std::fs::metadata(&img).unwrap().len();
+    assert_eq!(len % 4096, 0, "erofs image of {len} bytes");
+    let m = need!(FileMount::erofs(&img));
+    let before = checksum(&img, None);
+    let write_4k = |t: &Path| {
+        let t = path_str(t);
+        let args = ["--rw", "write", "--bs", "4k", "--bytes", "4k"];
+        iosurvey(&[&["run", t][..], &args, &["--allow-destroy", "--force"]].concat())
+    };
+    let out = write_4k(&img);
+    assert_refused(&out, &["erofs", "mounted at", "--force does not"]);
+    // A loop device over it reaches the same image.
+    let l = need!(LoopDev::attach(&img, &[]));
+    let out = write_4k(l.path());
+    assert_refused(&out, &["is mounted at", "--force does not"]);
+    drop(l);
+    assert_eq!(checksum(&img, None), before, "the image changed");
+    drop(m);
+}
+
+/// A process (`sh`, then `sleep`) holding `file` open for reading and
+/// writing; killed on drop.
+struct Holder {
+    child: Child,
+}
+
+impl Holder {
+    fn new(file: &Path) -> Holder {
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg("exec 3<>\"$0\"; echo ready; exec sleep 60")
+            .arg(file)
+            .stdout(Stdio::piped())
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("running sh");
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("piped stdout");
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        assert_eq!(line.trim(), "ready");
+        Holder { child }
+    }
+}
+
+impl Drop for Holder {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_file_another_process_holds_open_is_refused_naming_it() {
+    let _lock = serial();
+    need!(require_root_and(&["losetup"]));
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("held.img");
+    allocated_file(&img, SIZE);
+    let h = Holder::new(&img);
+    let pid = h.child.id().to_string();
+    let before = checksum(&img, None);
+    let out = write_run(&img, &["--allow-destroy", "--force"]);
+    assert_refused(
+        &out,
+        &["is open by process", &pid, "(sleep)", "--force does not"],
+    );
+    assert_eq!(stderr_of(&out).lines().count(), 1, "{}", describe(&out));
+    // A loop device over it writes the same file.
+    let l = need!(LoopDev::attach(&img, &[]));
+    let out = write_run(l.path(), &["--allow-destroy", "--force"]);
+    assert_refused(&out, &["is open by process", &pid, "(sleep)"]);
+    drop(l);
+    assert_eq!(checksum(&img, None), before, "the file changed");
+    drop(h);
+    let out = write_run(&img, &["--allow-destroy"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+}
+
+#[test]
+fn an_image_under_fuse2fs_is_refused_naming_the_daemon() {
+    let _lock = serial();
+    need!(require_root_and(&["fuse2fs", "mkfs.ext4", "umount"]));
+    if !Path::new("/dev/fuse").exists() {
+        skip!("/dev/fuse does not exist");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("fuse.img");
+    allocated_file(&img, SIZE);
+    mkfs_ext4(&img);
+    let mnt = dir.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    // Given a relative path, which its mount's source then is: only the
+    // daemon holding the image tells.
+    let fuse = Command::new("fuse2fs")
+        .args(["fuse.img", "mnt", "-o", "ro,fakeroot"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(fuse.status.success(), "fuse2fs: {}", describe(&fuse));
+    // Unmounted (the daemon then ends) whatever happens below.
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(self.0).output();
+        }
+    }
+    let _u = Unmount(&mnt);
+    let before = checksum(&img, None);
+    let out = write_run(&img, &["--allow-destroy", "--force"]);
+    assert_refused(
+        &out,
+        &["is open by process", "(fuse2fs)", "--force does not"],
+    );
+    assert_eq!(checksum(&img, None), before, "the image changed");
 }

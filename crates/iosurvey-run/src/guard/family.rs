@@ -24,10 +24,11 @@
 //! device whose backing cannot be told (no node for it in this namespace's
 //! /dev) may sit on anything, so it is a use of every device and file.
 
-use super::inuse::{all_mounts, swaps, SwapArea};
+use super::inuse::{all_mounts, swaps, MountEntry, SwapArea};
 use super::loops::{backing_name, loops, unknown_loop, LoopDevice, Range};
 pub(crate) use super::loops::{loop_backing, Backing};
 pub use super::loops::{loops_on_file, FileUses};
+use super::openers::openers;
 use super::overlay::Overlays;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -56,6 +57,12 @@ pub enum Use {
     /// The kernel refused to open a member exclusively: something holds it.
     Busy {
         dev: String,
+    },
+    /// Another process holds a loop device's backing file open.
+    OpenBy {
+        file: String,
+        pid: u32,
+        comm: String,
     },
     /// A loop device whose backing cannot be told: it may sit on anything.
     UnknownLoop {
@@ -307,16 +314,52 @@ fn walk(target: Devno) -> Walk {
     w
 }
 
-/// The first mount of a member of `w`, in any mount namespace.
+/// A loop device of `w` over the file `f`, named with its backing file,
+/// for messages.
+fn file_named(w: &Walk, f: (Devno, u64)) -> String {
+    w.loops
+        .iter()
+        .find(|l| l.backing.is_file(f.0, f.1, &w.overlays))
+        .map(|l| format!("{} ({})", dev_name(l.devno), backing_name(l.devno)))
+        .unwrap_or_else(|| "a loop device's backing file".into())
+}
+
+/// The first mount of a member of `w`, in any mount namespace, or of a
+/// filesystem mounted straight from one of its backing files (erofs
+/// mounts an image with no loop device).
 fn first_mount(w: &Walk) -> Option<Use> {
     all_mounts().into_iter().find_map(|m| {
-        let hit = [m.devno, m.source]
+        let dev = [m.devno, m.source]
             .into_iter()
             .flatten()
-            .find(|x| w.members.contains(x))?;
+            .find(|x| w.members.contains(x))
+            .map(dev_name)
+            .or_else(|| mounted_backing_file(w, &m))?;
         Some(Use::Mounted {
-            dev: dev_name(hit),
+            dev,
             mountpoint: m.place(),
+        })
+    })
+}
+
+/// The backing file of `w` that the mount `m` is mounted from, named.
+fn mounted_backing_file(w: &Walk, m: &MountEntry) -> Option<String> {
+    let src = m.source_file?;
+    let f = *w.files.iter().find(|&&f| w.overlays.same_file(f, src))?;
+    Some(file_named(w, f))
+}
+
+/// The first process (not iosurvey) holding a backing file of `w` open.
+fn first_opener(w: &Walk) -> Option<Use> {
+    if w.files.is_empty() {
+        return None;
+    }
+    openers().into_iter().find_map(|o| {
+        let f = *w.files.iter().find(|&&f| w.overlays.same_file(f, o.file))?;
+        Some(Use::OpenBy {
+            file: file_named(w, f),
+            pid: o.pid,
+            comm: o.comm,
         })
     })
 }
@@ -373,14 +416,16 @@ fn refuses_exclusive_open(d: Devno) -> bool {
 }
 
 /// The device numbers of `target`'s family, and the first use of any of
-/// them: a mount (in any namespace) first, then swap, then a holder or a
-/// loop device, then a member the kernel will not open exclusively, then
+/// them: a mount (in any namespace; also of a backing file) first, then
+/// swap, then a holder or a loop device, then another process holding a
+/// backing file, then a member the kernel will not open exclusively, then
 /// any loop device whose backing cannot be told.
 pub fn find_use(target: Devno) -> (BTreeSet<Devno>, Option<Use>) {
     let w = walk(target);
     let found = first_mount(&w)
         .or_else(|| first_swap(&w))
         .or_else(|| w.held.first().cloned())
+        .or_else(|| first_opener(&w))
         .or_else(|| first_busy(&w, target))
         .or_else(|| unknown_loop(&w.loops));
     (w.members, found)

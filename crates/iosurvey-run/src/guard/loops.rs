@@ -5,7 +5,8 @@
 //! files, swap files), read once to judge many files.
 
 use super::family::{dev_name, devno_of_dir, sys, Devno, Use};
-use super::inuse::{swaps, SwapArea};
+use super::inuse::{all_mounts, swaps, MountEntry, SwapArea};
+use super::openers::{openers, Opener};
 use super::overlay::Overlays;
 
 /// What backs an attached loop device, by identity (the kernel's, from
@@ -170,21 +171,53 @@ pub fn loops_on_file(dev: Devno, ino: u64) -> (Vec<Devno>, Option<Use>) {
 }
 
 /// The regular files in use as a whole, read once to judge many files
-/// (the frames of a video run): the backing files of loop devices, and
-/// swap files, by identity (through overlays too, see [`Overlays`]).
+/// (the frames of a video run): the backing files of loop devices, swap
+/// files, images a filesystem is mounted from with no loop device (erofs,
+/// in any mount namespace), and files other processes hold open (a FUSE
+/// daemon such as fuse2fs), by identity (through overlays too, see
+/// [`Overlays`]).
 pub struct FileUses {
     loops: Vec<LoopDevice>,
     swaps: Vec<SwapArea>,
     overlays: Overlays,
+    mounted: Vec<MountEntry>,
+    openers: Vec<Opener>,
 }
 
 impl FileUses {
     pub fn now() -> FileUses {
+        let mounts = all_mounts();
         FileUses {
             loops: loops(),
             swaps: swaps(),
-            overlays: Overlays::now(),
+            overlays: Overlays::of(&mounts),
+            mounted: mounts
+                .into_iter()
+                .filter(|m| m.source_file.is_some())
+                .collect(),
+            openers: openers(),
         }
+    }
+
+    /// The mount of a filesystem whose source is the file `dev`/`ino`:
+    /// where it is mounted, and its type.
+    pub fn mounted_from(&self, dev: Devno, ino: u64) -> Option<(String, String)> {
+        self.mounted
+            .iter()
+            .find(|m| {
+                m.source_file
+                    .is_some_and(|f| self.overlays.same_file(f, (dev, ino)))
+            })
+            .map(|m| (m.place(), m.fstype.clone()))
+    }
+
+    /// The first other process that holds the file `dev`/`ino` open or
+    /// mapped: its pid and name.
+    pub fn opener(&self, dev: Devno, ino: u64) -> Option<(u32, String)> {
+        self.openers
+            .iter()
+            .find(|o| self.overlays.same_file(o.file, (dev, ino)))
+            .map(|o| (o.pid, o.comm.clone()))
     }
 
     /// Whether the files `a` and `b` (each `st_dev`, inode) may be one

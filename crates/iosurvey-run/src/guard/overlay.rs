@@ -195,6 +195,7 @@ mod tests {
             fstype: "overlay".into(),
             options: "rw,lowerdir=lo,upperdir=up,workdir=wk".into(),
             root: Some(String::new()),
+            source_file: None,
         };
         assert_eq!(layer_devices(&m), None);
         let m = MountEntry {
