@@ -174,10 +174,16 @@ fn a_second_loop_over_the_image_of_a_mounted_ext4_is_refused() {
     assert_refused(&out, &["is mounted at", first.name()]);
     drop(stacked);
     assert_eq!(checksum(&img, None), before, "the image changed");
-    // Unmounted, the other loop device over the image is still a use.
+    // Unmounted, the other loop devices over the image are still a use
+    // (either may be named first: /sys/block is read in its own order).
     drop(m);
     let out = write_run(shifted.path(), &["--allow-destroy"]);
-    assert_refused(&out, &["backs the loop device", first.name()]);
+    assert_refused(&out, &["backs the loop device"]);
+    let err = stderr_of(&out);
+    assert!(
+        err.contains(first.name()) || err.contains(same.name()),
+        "{err}"
+    );
     assert_fsck_clean(first.path());
 }
 
@@ -644,6 +650,14 @@ impl Holder {
         let stdout = child.stdout.take().expect("piped stdout");
         let _ = BufReader::new(stdout).read_line(&mut line);
         assert_eq!(line.trim(), "ready");
+        // Named `sleep` once it has exec'd.
+        let comm = format!("/proc/{}/comm", child.id());
+        for _ in 0..100 {
+            if std::fs::read_to_string(&comm).is_ok_and(|c| c.trim() == "sleep") {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         Holder { child }
     }
 }
@@ -718,4 +732,92 @@ fn an_image_under_fuse2fs_is_refused_naming_the_daemon() {
         &["is open by process", "(fuse2fs)", "--force does not"],
     );
     assert_eq!(checksum(&img, None), before, "the image changed");
+}
+
+/// A device node moved away from /dev (into a private directory under
+/// /dev: the same filesystem), so that /dev/NAME is missing; put back on
+/// drop.
+struct MovedNode {
+    from: PathBuf,
+    to: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl MovedNode {
+    fn new(node: &Path) -> Result<MovedNode, String> {
+        let dir = tempfile::Builder::new()
+            .prefix("iosurvey-moved")
+            .tempdir_in("/dev")
+            .map_err(|e| format!("cannot make a directory in /dev: {e}"))?;
+        let to = dir.path().join(node.file_name().unwrap());
+        std::fs::rename(node, &to).map_err(|e| format!("cannot move {node:?}: {e}"))?;
+        Ok(MovedNode {
+            from: node.to_path_buf(),
+            to,
+            _dir: dir,
+        })
+    }
+}
+
+impl Drop for MovedNode {
+    fn drop(&mut self) {
+        if let Err(e) = std::fs::rename(&self.to, &self.from) {
+            eprintln!("warning: could not put {:?} back: {e}", self.from);
+        }
+    }
+}
+
+#[test]
+fn a_loop_device_whose_node_is_moved_away_refuses_no_other_target() {
+    let _lock = serial();
+    need!(require_root_and(&["losetup"]));
+    let hidden = need!(LoopDev::blank(16 * MIB, &[]));
+    let other = need!(LoopDev::new(16 * MIB, 3));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("f.img");
+    allocated_file(&file, 16 * MIB);
+    let _moved = need!(MovedNode::new(hidden.path()));
+    assert!(!hidden.path().exists());
+    // What the loop device sits on is asked through a node of iosurvey's
+    // own: it is not "cannot tell" for every other target on the host.
+    for t in [other.path(), file.as_path()] {
+        let out = write_run(t, &["--allow-destroy", "--force"]);
+        assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    }
+    // And the private node is gone again.
+    let left: Vec<_> = std::fs::read_dir("/dev")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(".iosurvey-node")
+        })
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_loop_over_a_device_whose_node_is_moved_away_is_refused_while_it_is_mounted() {
+    let _lock = serial();
+    need!(require_root_and(&[
+        "losetup",
+        "mkfs.btrfs",
+        "mount",
+        "fsfreeze"
+    ]));
+    // btrfs: its mount shows no device number of the zram device, only
+    // its source's name, which the moved node no longer resolves.
+    let zram = need!(Zram::new(256 * MIB));
+    must("mkfs.btrfs", &["-q", "-f", path_str(zram.path())]);
+    let m = need!(Mount::frozen(zram.path()));
+    let over = need!(LoopDev::attach(zram.path(), &[]));
+    let before = checksum(over.path(), None);
+    let moved = need!(MovedNode::new(zram.path()));
+    let out = write_run(over.path(), &["--allow-destroy", "--force"]);
+    assert_refused(&out, &["zram", "exclusively", "--force does not"]);
+    assert_eq!(checksum(over.path(), None), before, "the btrfs changed");
+    drop(moved);
+    drop(over);
+    drop(m);
 }

@@ -20,10 +20,13 @@
 //! A loop device's backing file is known by the identity the kernel keeps
 //! (`LOOP_GET_STATUS64`: its `st_dev`, inode and `st_rdev`), never by the
 //! path in sysfs, which may name nothing any more (a removed or renamed
-//! node, a node in another mount namespace) or something else. A loop
-//! device whose backing cannot be told (no node for it in this namespace's
-//! /dev) may sit on anything, so it is a use of every device and file.
+//! node, a node in another mount namespace) or something else. Devices
+//! are opened by their number (see [`super::devnode`]), so a /dev node
+//! moved away neither hides a claim nor makes a loop device unknowable. A
+//! loop device whose backing still cannot be told may sit on anything, so
+//! it is a use of every device and file.
 
+use super::devnode::open_device;
 use super::inuse::{all_mounts, swaps, MountEntry, SwapArea};
 use super::loops::{backing_name, loops, unknown_loop, LoopDevice, Range};
 pub(crate) use super::loops::{loop_backing, Backing};
@@ -400,19 +403,12 @@ fn first_busy(w: &Walk, target: Devno) -> Option<Use> {
 }
 
 /// Whether the kernel refuses to open the device `d` exclusively (EBUSY).
-/// Opened by its /dev name and closed at once; a node that is missing or
-/// names another device proves nothing.
+/// Opened by its number (its /dev node if that is it, else a private
+/// node: a node moved away hides no claim) and closed at once.
 fn refuses_exclusive_open(d: Devno) -> bool {
-    use rustix::fs::{Mode, OFlags};
-    let name = dev_name(d);
-    let flags = OFlags::RDONLY | OFlags::EXCL | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    match rustix::fs::open(name.as_str(), flags, Mode::empty()) {
-        Err(rustix::io::Errno::BUSY) => {
-            // Busy, if the node is that device.
-            rustix::fs::stat(name.as_str()).is_ok_and(|st| st.st_rdev == d)
-        }
-        _ => false,
-    }
+    use rustix::fs::OFlags;
+    let flags = OFlags::RDONLY | OFlags::EXCL | OFlags::NONBLOCK;
+    matches!(open_device(d, flags), Err(rustix::io::Errno::BUSY))
 }
 
 /// The device numbers of `target`'s family, and the first use of any of

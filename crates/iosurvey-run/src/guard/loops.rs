@@ -4,6 +4,7 @@
 //! path in sysfs; and the regular files in use as a whole (loop backing
 //! files, swap files), read once to judge many files.
 
+use super::devnode::open_device;
 use super::family::{dev_name, devno_of_dir, sys, Devno, Use};
 use super::inuse::{all_mounts, swaps, MountEntry, SwapArea};
 use super::openers::{openers, Opener};
@@ -18,8 +19,9 @@ pub(crate) enum Backing {
     Device(Devno),
     /// A regular file: its `st_dev` (the filesystem it lies on) and inode.
     File { dev: Devno, ino: u64 },
-    /// Cannot be told (no `/dev` node for the loop device, or the kernel
-    /// would not say): it may sit on anything.
+    /// Cannot be told (the loop device cannot be opened, even by a node
+    /// of iosurvey's own, or the kernel would not say): it may sit on
+    /// anything.
     Unknown,
 }
 
@@ -89,27 +91,20 @@ impl Range {
     }
 }
 
-/// The loop device `devno` named `name` in /sys/block: `/dev/NAME` is
-/// opened only to ask the kernel, and used only if it is that device.
-/// `None` when the loop device is detached.
-pub(crate) fn loop_device(name: &str, devno: Devno) -> Option<LoopDevice> {
-    use rustix::fs::{FileType, Mode, OFlags};
+/// The loop device `devno`, asked of the kernel through the device itself
+/// (its /dev node if that is it, else a private node: see
+/// [`super::devnode`]). `None` when the loop device is detached.
+pub(crate) fn loop_device(devno: Devno) -> Option<LoopDevice> {
+    use rustix::fs::OFlags;
     let unknown = Some(LoopDevice {
         devno,
         backing: Backing::Unknown,
         window: Range::ALL,
     });
-    let path = format!("/dev/{name}");
-    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK;
-    let Ok(fd) = rustix::fs::open(path.as_str(), flags, Mode::empty()) else {
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK;
+    let Ok(fd) = open_device(devno, flags) else {
         return unknown;
     };
-    let is_it = rustix::fs::fstat(&fd).is_ok_and(|st| {
-        FileType::from_raw_mode(st.st_mode) == FileType::BlockDevice && st.st_rdev == devno
-    });
-    if !is_it {
-        return unknown;
-    }
     match iosurvey_engine::loopdev::loop_backing(std::os::fd::AsFd::as_fd(&fd)) {
         Ok(b) => Some(LoopDevice {
             devno,
@@ -128,10 +123,9 @@ pub(crate) fn loop_device(name: &str, devno: Devno) -> Option<LoopDevice> {
     }
 }
 
-/// The backing of the loop device `devno` named `name` in /sys/block
-/// (see [`loop_device`]).
-pub(crate) fn loop_backing(name: &str, devno: Devno) -> Option<Backing> {
-    loop_device(name, devno).map(|l| l.backing)
+/// The backing of the loop device `devno` (see [`loop_device`]).
+pub(crate) fn loop_backing(devno: Devno) -> Option<Backing> {
+    loop_device(devno).map(|l| l.backing)
 }
 
 /// Every attached loop device and what backs it.
@@ -150,7 +144,7 @@ pub(crate) fn loops() -> Vec<LoopDevice> {
         let Some(devno) = devno_of_dir(&dir) else {
             continue;
         };
-        out.extend(loop_device(&name, devno));
+        out.extend(loop_device(devno));
     }
     out
 }

@@ -28,6 +28,7 @@
 //!   `O_EXCL`, and a failed exclusive open is always refused (a filesystem,
 //!   md or a lazily unmounted mount may be what holds it).
 
+pub(crate) mod devnode;
 pub mod family;
 pub(crate) mod inuse;
 pub mod leftovers;
@@ -200,17 +201,11 @@ pub fn check_block_write(
     }
     check_signature(path, fd, &family::dev_name(rdev))?;
     for part in family::partitions(rdev) {
-        let name = family::dev_name(part);
-        // Opened by its /dev name, used only if it is that partition.
-        let opened = rustix::fs::open(
-            name.as_str(),
-            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC | rustix::fs::OFlags::NONBLOCK,
-            rustix::fs::Mode::empty(),
-        );
-        if let Ok(pfd) = opened {
-            if rustix::fs::fstat(&pfd).is_ok_and(|st| st.st_rdev == part) {
-                check_signature(path, pfd.as_fd(), &name)?;
-            }
+        // By its number: a partition whose node was moved away is probed
+        // all the same.
+        let flags = rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NONBLOCK;
+        if let Ok(pfd) = devnode::open_device(part, flags) {
+            check_signature(path, pfd.as_fd(), &family::dev_name(part))?;
         }
     }
     Ok(())
