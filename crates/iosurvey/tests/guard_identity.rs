@@ -5,8 +5,9 @@
 //! another mount namespace, a loop device over a disk whose partition is
 //! mounted, a swap file and a loop device over it, two targets of one run
 //! that reach the same storage in every mode, one file seen through an
-//! overlay mount and on its layer, and an image an erofs, fuse2fs or any
-//! other process holds with no loop device. Each test checks the victim's bytes
+//! overlay mount and on its layer, an image an erofs, fuse2fs or any
+//! other process holds with no loop device, and devices whose /dev node
+//! was moved away (judged through a node of iosurvey's own). Each test checks the victim's bytes
 //! afterwards.
 //!
 //! Every test needs root (it creates its own loop devices, mounts, swap
