@@ -4,7 +4,7 @@
 
 use crate::cli::TargetFlags;
 use crate::exit::Failure;
-use iosurvey_run::guard::family::{loops_on_file, members};
+use iosurvey_run::guard::family::{loops_on_file, members, FileUses};
 use iosurvey_run::guard::leftovers::remove_leftovers;
 use iosurvey_run::verify_state::{capacity, forget, state_path};
 use iosurvey_run::{
@@ -160,9 +160,11 @@ fn plan_all(plan: &Plan, flags: &TargetFlags, stop: &AtomicBool) -> Result<Plann
 }
 
 /// Refuses block devices that overlap one another (a partition and its
-/// disk, a loop device over another target), and a file that backs a loop
-/// device in a target's family: one run would count the same storage twice.
+/// disk, a loop device over another target), a file that backs a loop
+/// device in a target's family, and two files that are one (through an
+/// overlay and on its layer): one run would count the same storage twice.
 fn check_overlap(specs: &[TargetSpec], identity: &[Option<Identity>]) -> Result<(), Failure> {
+    check_files_overlap(specs, identity)?;
     let devices: Vec<(usize, u64)> = identity
         .iter()
         .enumerate()
@@ -200,6 +202,30 @@ fn check_overlap(specs: &[TargetSpec], identity: &[Option<Identity>]) -> Result<
             .find(|(_, fam)| backs.iter().any(|l| fam.contains(l)));
         if let Some((&(j, _), _)) = hit {
             return overlap(i, j);
+        }
+    }
+    Ok(())
+}
+
+/// Refuses two file targets that are one file by different identities: a
+/// file seen through an overlay and the same file on the overlay's layer.
+fn check_files_overlap(specs: &[TargetSpec], identity: &[Option<Identity>]) -> Result<(), Failure> {
+    let files: Vec<(usize, (u64, u64))> = identity
+        .iter()
+        .enumerate()
+        .filter_map(|(i, id)| match id {
+            Some(Identity::File { dev, ino }) => Some((i, (*dev, *ino))),
+            _ => None,
+        })
+        .collect();
+    if files.len() < 2 {
+        return Ok(());
+    }
+    let uses = FileUses::now();
+    for (n, &(i, a)) in files.iter().enumerate() {
+        if let Some(&(j, _)) = files[n + 1..].iter().find(|(_, b)| uses.same_file(a, *b)) {
+            let (first, second) = (specs[i].path.clone(), specs[j].path.clone());
+            return Err(target_error(Refusal::Overlap { first, second }.into()));
         }
     }
     Ok(())

@@ -3,9 +3,12 @@
 //! and to any depth. A second loop device over the image of a mounted
 //! ext4 (at its offset or another), the same with the ext4 mounted only in
 //! another mount namespace, a loop device over a disk whose partition is
-//! mounted, a swap file and a loop device over it, and two targets of one
-//! run that reach the same storage in every mode. Each test checks the
-//! victim's bytes afterwards.
+//! mounted, a swap file and a loop device over it, two targets of one run
+//! that reach the same storage in every mode, one file seen through an
+//! overlay mount and on its layer, an image an erofs, fuse2fs or any
+//! other process holds with no loop device, and devices whose /dev node
+//! was moved away (judged through a node of iosurvey's own). Each test checks the victim's bytes
+//! afterwards.
 //!
 //! Every test needs root (it creates its own loop devices, mounts, swap
 //! and files and removes them through Drop guards); without root or a tool
@@ -172,10 +175,16 @@ fn a_second_loop_over_the_image_of_a_mounted_ext4_is_refused() {
     assert_refused(&out, &["is mounted at", first.name()]);
     drop(stacked);
     assert_eq!(checksum(&img, None), before, "the image changed");
-    // Unmounted, the other loop device over the image is still a use.
+    // Unmounted, the other loop devices over the image are still a use
+    // (either may be named first: /sys/block is read in its own order).
     drop(m);
     let out = write_run(shifted.path(), &["--allow-destroy"]);
-    assert_refused(&out, &["backs the loop device", first.name()]);
+    assert_refused(&out, &["backs the loop device"]);
+    let err = stderr_of(&out);
+    assert!(
+        err.contains(first.name()) || err.contains(same.name()),
+        "{err}"
+    );
     assert_fsck_clean(first.path());
 }
 
@@ -431,5 +440,385 @@ fn a_loop_over_a_device_with_a_lazily_unmounted_fs_is_refused() {
     assert_eq!(checksum(lower.path(), None), before, "the device changed");
     drop(held);
     drop(upper);
+    drop(m);
+}
+
+/// An overlay mount of `lower` and `upper` (directories the caller owns,
+/// given by absolute paths, as mount(8) records them), with its own work
+/// directory; unmounted on drop.
+struct Overlay {
+    mount: Mount,
+    _work: tempfile::TempDir,
+}
+
+impl Overlay {
+    fn new(lower: &Path, upper: &Path) -> Result<Overlay, String> {
+        require_root_and(&["mount", "umount"])?;
+        let work = tempfile::Builder::new()
+            .prefix("iosurvey-ovl-work")
+            .tempdir_in(upper.parent().unwrap())
+            .map_err(|e| e.to_string())?;
+        let opts = format!(
+            "lowerdir={},upperdir={},workdir={}",
+            path_str(lower),
+            path_str(upper),
+            path_str(work.path())
+        );
+        let mount = Mount::new("iosurvey-ovl", &["-t", "overlay", "-o", &opts])?;
+        Ok(Overlay { mount, _work: work })
+    }
+
+    /// The name of `name` (a file of the upper layer) through the overlay.
+    fn merged(&self, name: &str) -> PathBuf {
+        self.mount.path().join(name)
+    }
+}
+
+/// `lower`, `upper` under a fresh directory and an overlay of them; the
+/// overlay is dropped before the directories.
+fn overlay_dirs() -> Result<(Overlay, PathBuf, tempfile::TempDir), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let (lower, upper) = (dir.path().join("lower"), dir.path().join("upper"));
+    std::fs::create_dir(&lower).unwrap();
+    std::fs::create_dir(&upper).unwrap();
+    let ov = Overlay::new(&lower, &upper)?;
+    Ok((ov, upper, dir))
+}
+
+#[test]
+fn a_file_through_an_overlay_is_the_file_on_its_layer() {
+    let _lock = serial();
+    need!(require_root_and(&FROZEN_EXT4_TOOLS));
+    need!(require_tool("fsck.ext4"));
+    let (ov, upper, _dir) = need!(overlay_dirs());
+    // An ext4 on a loop device over upper/img; its image reached through
+    // the overlay, by a name whose st_dev is the overlay's.
+    let img = upper.join("img");
+    allocated_file(&img, SIZE);
+    let over_upper = need!(LoopDev::attach(&img, &[]));
+    mkfs_ext4(over_upper.path());
+    let m = need!(Mount::frozen(over_upper.path()));
+    let before = checksum(&img, None);
+    let through = ov.merged("img");
+    let out = write_run(&through, &["--allow-destroy", "--force"]);
+    assert_refused(&out, &["backs the loop device", over_upper.name()]);
+    // A loop device at 1 MiB over the name through the overlay.
+    let shifted = need!(LoopDev::attach(&through, &["-o", "1M"]));
+    let out = write_run(shifted.path(), &["--allow-destroy", "--force"]);
+    assert_refused(&out, &["is mounted at", over_upper.name()]);
+    drop(shifted);
+    assert_eq!(checksum(&img, None), before, "the image changed");
+    drop(m);
+    assert_fsck_clean(over_upper.path());
+    // The reverse: an ext4 on a loop device over the overlay's name of
+    // upper/img2, the target being upper/img2 itself.
+    let img2 = upper.join("img2");
+    allocated_file(&img2, SIZE);
+    let over_merged = need!(LoopDev::attach(&ov.merged("img2"), &[]));
+    mkfs_ext4(over_merged.path());
+    let m2 = need!(Mount::frozen(over_merged.path()));
+    let before = checksum(&img2, None);
+    let out = write_run(&img2, &["--allow-destroy", "--force"]);
+    assert_refused(&out, &["backs the loop device", over_merged.name()]);
+    let shifted = need!(LoopDev::attach(&img2, &["-o", "1M"]));
+    let out = write_run(shifted.path(), &["--allow-destroy", "--force"]);
+    assert_refused(&out, &["is mounted at", over_merged.name()]);
+    drop(shifted);
+    assert_eq!(checksum(&img2, None), before, "the image changed");
+    drop(m2);
+    assert_fsck_clean(over_merged.path());
+}
+
+#[test]
+fn one_file_through_an_overlay_and_on_its_layer_is_one_storage() {
+    let _lock = serial();
+    need!(require_root_and(&["losetup"]));
+    let (ov, upper, _dir) = need!(overlay_dirs());
+    let x = upper.join("x");
+    allocated_file(&x, SIZE);
+    let through = ov.merged("x");
+    let a = need!(LoopDev::attach(&x, &["--direct-io=on"]));
+    let b = need!(LoopDev::attach(&through, &["--direct-io=on"]));
+    for (p, q) in [(a.path(), b.path()), (x.as_path(), through.as_path())] {
+        let (p, q) = (path_str(p), path_str(q));
+        for args in [
+            &["parallel", p, q][..],
+            &["run", p, q, "--rw", "read", "--bytes", "1m"][..],
+            &["profile", p, q, "--simulate", "concat", "--zones", "4"][..],
+        ] {
+            let out = iosurvey(args);
+            assert_refused(&out, &["overlaps", p, q, "--force does not"]);
+        }
+    }
+    // A file and a loop device over its other name.
+    let (p, q) = (path_str(&through), path_str(a.path()));
+    let out = iosurvey(&["run", p, q, "--rw", "read", "--bytes", "1m"]);
+    assert_refused(&out, &["overlaps", p, q]);
+    // Each alone is fine.
+    let out = iosurvey(&["run", path_str(b.path()), "--bytes", "1m", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+}
+
+/// An erofs mounted straight from the image file `img` (mount(2) with the
+/// file as its source: no loop device, as util-linux would set up),
+/// unmounted on drop.
+struct FileMount {
+    dir: tempfile::TempDir,
+}
+
+impl FileMount {
+    fn erofs(img: &Path) -> Result<FileMount, String> {
+        require_root_and(&["mkfs.erofs"])?;
+        let dir = tempfile::Builder::new()
+            .prefix("iosurvey-erofs")
+            .tempdir()
+            .map_err(|e| e.to_string())?;
+        rustix::mount::mount(
+            img,
+            dir.path(),
+            "erofs",
+            rustix::mount::MountFlags::RDONLY,
+            None,
+        )
+        .map_err(|e| format!("this kernel mounts no erofs from a file: {e}"))?;
+        Ok(FileMount { dir })
+    }
+}
+
+impl Drop for FileMount {
+    fn drop(&mut self) {
+        for _ in 0..20 {
+            match rustix::mount::unmount(self.dir.path(), rustix::mount::UnmountFlags::empty()) {
+                Ok(()) => return,
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(100)),
+            }
+        }
+        let _ = rustix::mount::unmount(self.dir.path(), rustix::mount::UnmountFlags::DETACH);
+    }
+}
+
+#[test]
+fn an_image_mounted_as_erofs_with_no_loop_device_is_refused() {
+    let _lock = serial();
+    need!(require_root_and(&["mkfs.erofs", "losetup"]));
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    std::fs::write(src.join("data"), random_bytes(256 << 10, 5)).unwrap();
+    let img = dir.path().join("e.img");
+    must(
+        "mkfs.erofs",
+        &["--quiet", "-T0", path_str(&img), path_str(&src)],
+    );
+    // Whole blocks, no hole (a file with holes is refused for that).
+    let len = std::fs::metadata(&img).unwrap().len();
+    assert_eq!(len % 4096, 0, "erofs image of {len} bytes");
+    let m = need!(FileMount::erofs(&img));
+    let before = checksum(&img, None);
+    let write_4k = |t: &Path| {
+        let t = path_str(t);
+        let args = ["--rw", "write", "--bs", "4k", "--bytes", "4k"];
+        iosurvey(&[&["run", t][..], &args, &["--allow-destroy", "--force"]].concat())
+    };
+    let out = write_4k(&img);
+    assert_refused(&out, &["erofs", "mounted at", "--force does not"]);
+    // A loop device over it reaches the same image.
+    let l = need!(LoopDev::attach(&img, &[]));
+    let out = write_4k(l.path());
+    assert_refused(&out, &["is mounted at", "--force does not"]);
+    drop(l);
+    assert_eq!(checksum(&img, None), before, "the image changed");
+    drop(m);
+}
+
+/// A process (`sh`, then `sleep`) holding `file` open for reading and
+/// writing; killed on drop.
+struct Holder {
+    child: Child,
+}
+
+impl Holder {
+    fn new(file: &Path) -> Holder {
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg("exec 3<>\"$0\"; echo ready; exec sleep 60")
+            .arg(file)
+            .stdout(Stdio::piped())
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("running sh");
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("piped stdout");
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        assert_eq!(line.trim(), "ready");
+        // Named `sleep` once it has exec'd.
+        let comm = format!("/proc/{}/comm", child.id());
+        for _ in 0..100 {
+            if std::fs::read_to_string(&comm).is_ok_and(|c| c.trim() == "sleep") {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        Holder { child }
+    }
+}
+
+impl Drop for Holder {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_file_another_process_holds_open_is_refused_naming_it() {
+    let _lock = serial();
+    need!(require_root_and(&["losetup"]));
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("held.img");
+    allocated_file(&img, SIZE);
+    let h = Holder::new(&img);
+    let pid = h.child.id().to_string();
+    let before = checksum(&img, None);
+    let out = write_run(&img, &["--allow-destroy", "--force"]);
+    assert_refused(
+        &out,
+        &["is open by process", &pid, "(sleep)", "--force does not"],
+    );
+    assert_eq!(stderr_of(&out).lines().count(), 1, "{}", describe(&out));
+    // A loop device over it writes the same file.
+    let l = need!(LoopDev::attach(&img, &[]));
+    let out = write_run(l.path(), &["--allow-destroy", "--force"]);
+    assert_refused(&out, &["is open by process", &pid, "(sleep)"]);
+    drop(l);
+    assert_eq!(checksum(&img, None), before, "the file changed");
+    drop(h);
+    let out = write_run(&img, &["--allow-destroy"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+}
+
+#[test]
+fn an_image_under_fuse2fs_is_refused_naming_the_daemon() {
+    let _lock = serial();
+    need!(require_root_and(&["fuse2fs", "mkfs.ext4", "umount"]));
+    if !Path::new("/dev/fuse").exists() {
+        skip!("/dev/fuse does not exist");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("fuse.img");
+    allocated_file(&img, SIZE);
+    mkfs_ext4(&img);
+    let mnt = dir.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    // Given a relative path, which its mount's source then is: only the
+    // daemon holding the image tells.
+    let fuse = Command::new("fuse2fs")
+        .args(["fuse.img", "mnt", "-o", "ro,fakeroot"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(fuse.status.success(), "fuse2fs: {}", describe(&fuse));
+    // Unmounted (the daemon then ends) whatever happens below.
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(self.0).output();
+        }
+    }
+    let _u = Unmount(&mnt);
+    let before = checksum(&img, None);
+    let out = write_run(&img, &["--allow-destroy", "--force"]);
+    assert_refused(
+        &out,
+        &["is open by process", "(fuse2fs)", "--force does not"],
+    );
+    assert_eq!(checksum(&img, None), before, "the image changed");
+}
+
+/// A device node moved away from /dev (into a private directory under
+/// /dev: the same filesystem), so that /dev/NAME is missing; put back on
+/// drop.
+struct MovedNode {
+    from: PathBuf,
+    to: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl MovedNode {
+    fn new(node: &Path) -> Result<MovedNode, String> {
+        let dir = tempfile::Builder::new()
+            .prefix("iosurvey-moved")
+            .tempdir_in("/dev")
+            .map_err(|e| format!("cannot make a directory in /dev: {e}"))?;
+        let to = dir.path().join(node.file_name().unwrap());
+        std::fs::rename(node, &to).map_err(|e| format!("cannot move {node:?}: {e}"))?;
+        Ok(MovedNode {
+            from: node.to_path_buf(),
+            to,
+            _dir: dir,
+        })
+    }
+}
+
+impl Drop for MovedNode {
+    fn drop(&mut self) {
+        if let Err(e) = std::fs::rename(&self.to, &self.from) {
+            eprintln!("warning: could not put {:?} back: {e}", self.from);
+        }
+    }
+}
+
+#[test]
+fn a_loop_device_whose_node_is_moved_away_refuses_no_other_target() {
+    let _lock = serial();
+    need!(require_root_and(&["losetup"]));
+    let hidden = need!(LoopDev::blank(16 * MIB, &[]));
+    let other = need!(LoopDev::new(16 * MIB, 3));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("f.img");
+    allocated_file(&file, 16 * MIB);
+    let _moved = need!(MovedNode::new(hidden.path()));
+    assert!(!hidden.path().exists());
+    // What the loop device sits on is asked through a node of iosurvey's
+    // own: it is not "cannot tell" for every other target on the host.
+    for t in [other.path(), file.as_path()] {
+        let out = write_run(t, &["--allow-destroy", "--force"]);
+        assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    }
+    // And the private node is gone again.
+    let left: Vec<_> = std::fs::read_dir("/dev")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(".iosurvey-node")
+        })
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_loop_over_a_device_whose_node_is_moved_away_is_refused_while_it_is_mounted() {
+    let _lock = serial();
+    need!(require_root_and(&[
+        "losetup",
+        "mkfs.btrfs",
+        "mount",
+        "fsfreeze"
+    ]));
+    // btrfs: its mount shows no device number of the zram device, only
+    // its source's name, which the moved node no longer resolves.
+    let zram = need!(Zram::new(256 * MIB));
+    must("mkfs.btrfs", &["-q", "-f", path_str(zram.path())]);
+    let m = need!(Mount::frozen(zram.path()));
+    let over = need!(LoopDev::attach(zram.path(), &[]));
+    let before = checksum(over.path(), None);
+    let moved = need!(MovedNode::new(zram.path()));
+    let out = write_run(over.path(), &["--allow-destroy", "--force"]);
+    assert_refused(&out, &["zram", "exclusively", "--force does not"]);
+    assert_eq!(checksum(over.path(), None), before, "the btrfs changed");
+    drop(moved);
+    drop(over);
     drop(m);
 }

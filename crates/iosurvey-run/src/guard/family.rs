@@ -7,7 +7,9 @@
 //! partition and the backing device of a loop device (with their holders
 //! and loop devices). Upwards, a loop device over a file reaches that file
 //! (by its `st_dev` and inode), and every other loop device over the same
-//! file, whatever its offset, is of the family; a loop device over a disk
+//! file, whatever its offset and whether it was given the file through an
+//! overlay mount or on the overlay's layer (see [`super::overlay`]), is of
+//! the family; a loop device over a disk
 //! reaches the disk's partitions whose bytes it covers (by its offset and
 //! size limit), to any depth. Any member that is mounted (in any mount
 //! namespace), in use as swap (a device, or a backing file that is a swap
@@ -18,14 +20,19 @@
 //! A loop device's backing file is known by the identity the kernel keeps
 //! (`LOOP_GET_STATUS64`: its `st_dev`, inode and `st_rdev`), never by the
 //! path in sysfs, which may name nothing any more (a removed or renamed
-//! node, a node in another mount namespace) or something else. A loop
-//! device whose backing cannot be told (no node for it in this namespace's
-//! /dev) may sit on anything, so it is a use of every device and file.
+//! node, a node in another mount namespace) or something else. Devices
+//! are opened by their number (see [`super::devnode`]), so a /dev node
+//! moved away neither hides a claim nor makes a loop device unknowable. A
+//! loop device whose backing still cannot be told may sit on anything, so
+//! it is a use of every device and file.
 
-use super::inuse::{all_mounts, swaps, SwapArea};
+use super::devnode::open_device;
+use super::inuse::{all_mounts, swaps, MountEntry, SwapArea};
 use super::loops::{backing_name, loops, unknown_loop, LoopDevice, Range};
 pub(crate) use super::loops::{loop_backing, Backing};
 pub use super::loops::{loops_on_file, FileUses};
+use super::openers::openers;
+use super::overlay::Overlays;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -53,6 +60,12 @@ pub enum Use {
     /// The kernel refused to open a member exclusively: something holds it.
     Busy {
         dev: String,
+    },
+    /// Another process holds a loop device's backing file open.
+    OpenBy {
+        file: String,
+        pid: u32,
+        comm: String,
     },
     /// A loop device whose backing cannot be told: it may sit on anything.
     UnknownLoop {
@@ -128,6 +141,8 @@ struct Walk {
     /// Backing files (`st_dev`, inode) of loop devices of the family.
     files: BTreeSet<(Devno, u64)>,
     held: Vec<Use>,
+    /// A file through an overlay is also the file on its layer.
+    overlays: Overlays,
 }
 
 /// What a member lies on: a device (with the range of it that the member
@@ -172,7 +187,9 @@ impl Walk {
         let backed: Vec<Devno> = self
             .loops
             .iter()
-            .filter(|l| (all || !self.members.contains(&l.devno)) && l.backing.on(d))
+            .filter(|l| {
+                (all || !self.members.contains(&l.devno)) && l.backing.on(d, &self.overlays)
+            })
             .map(|l| l.devno)
             .collect();
         for &l in &backed {
@@ -187,13 +204,15 @@ impl Walk {
     }
 
     /// The other loop devices over the file `dev`/`ino` (which the member
-    /// `via` lies on), whatever their offset: uses, and of the family.
+    /// `via` lies on), whatever their offset and whichever identity of it
+    /// they were given (through an overlay or on its layer): uses, and of
+    /// the family.
     fn users_of_file(&mut self, dev: Devno, ino: u64, via: Devno) {
-        let file = Backing::File { dev, ino };
         let others: Vec<Devno> = self
             .loops
             .iter()
-            .filter(|l| l.backing == file && !self.members.contains(&l.devno))
+            .filter(|l| l.backing.is_file(dev, ino, &self.overlays))
+            .filter(|l| !self.members.contains(&l.devno))
             .map(|l| l.devno)
             .collect();
         for l in others {
@@ -267,6 +286,7 @@ fn walk(target: Devno) -> Walk {
         members: BTreeSet::new(),
         files: BTreeSet::new(),
         held: Vec::new(),
+        overlays: Overlays::now(),
     };
     w.down(target);
     let mut up = w.below(target, Range::ALL);
@@ -297,16 +317,52 @@ fn walk(target: Devno) -> Walk {
     w
 }
 
-/// The first mount of a member of `w`, in any mount namespace.
+/// A loop device of `w` over the file `f`, named with its backing file,
+/// for messages.
+fn file_named(w: &Walk, f: (Devno, u64)) -> String {
+    w.loops
+        .iter()
+        .find(|l| l.backing.is_file(f.0, f.1, &w.overlays))
+        .map(|l| format!("{} ({})", dev_name(l.devno), backing_name(l.devno)))
+        .unwrap_or_else(|| "a loop device's backing file".into())
+}
+
+/// The first mount of a member of `w`, in any mount namespace, or of a
+/// filesystem mounted straight from one of its backing files (erofs
+/// mounts an image with no loop device).
 fn first_mount(w: &Walk) -> Option<Use> {
     all_mounts().into_iter().find_map(|m| {
-        let hit = [m.devno, m.source]
+        let dev = [m.devno, m.source]
             .into_iter()
             .flatten()
-            .find(|x| w.members.contains(x))?;
+            .find(|x| w.members.contains(x))
+            .map(dev_name)
+            .or_else(|| mounted_backing_file(w, &m))?;
         Some(Use::Mounted {
-            dev: dev_name(hit),
+            dev,
             mountpoint: m.place(),
+        })
+    })
+}
+
+/// The backing file of `w` that the mount `m` is mounted from, named.
+fn mounted_backing_file(w: &Walk, m: &MountEntry) -> Option<String> {
+    let src = m.source_file?;
+    let f = *w.files.iter().find(|&&f| w.overlays.same_file(f, src))?;
+    Some(file_named(w, f))
+}
+
+/// The first process (not iosurvey) holding a backing file of `w` open.
+fn first_opener(w: &Walk) -> Option<Use> {
+    if w.files.is_empty() {
+        return None;
+    }
+    openers().into_iter().find_map(|o| {
+        let f = *w.files.iter().find(|&&f| w.overlays.same_file(f, o.file))?;
+        Some(Use::OpenBy {
+            file: file_named(w, f),
+            pid: o.pid,
+            comm: o.comm,
         })
     })
 }
@@ -318,7 +374,8 @@ fn first_swap(w: &Walk) -> Option<Use> {
         let (hit, name) = match s {
             SwapArea::Device { rdev, name } => (w.members.contains(&rdev), name),
             SwapArea::File { dev, ino, name } => (
-                w.members.contains(&dev) || w.files.contains(&(dev, ino)),
+                w.members.contains(&dev)
+                    || w.files.iter().any(|&f| w.overlays.same_file(f, (dev, ino))),
                 name,
             ),
         };
@@ -346,30 +403,25 @@ fn first_busy(w: &Walk, target: Devno) -> Option<Use> {
 }
 
 /// Whether the kernel refuses to open the device `d` exclusively (EBUSY).
-/// Opened by its /dev name and closed at once; a node that is missing or
-/// names another device proves nothing.
+/// Opened by its number (its /dev node if that is it, else a private
+/// node: a node moved away hides no claim) and closed at once.
 fn refuses_exclusive_open(d: Devno) -> bool {
-    use rustix::fs::{Mode, OFlags};
-    let name = dev_name(d);
-    let flags = OFlags::RDONLY | OFlags::EXCL | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    match rustix::fs::open(name.as_str(), flags, Mode::empty()) {
-        Err(rustix::io::Errno::BUSY) => {
-            // Busy, if the node is that device.
-            rustix::fs::stat(name.as_str()).is_ok_and(|st| st.st_rdev == d)
-        }
-        _ => false,
-    }
+    use rustix::fs::OFlags;
+    let flags = OFlags::RDONLY | OFlags::EXCL | OFlags::NONBLOCK;
+    matches!(open_device(d, flags), Err(rustix::io::Errno::BUSY))
 }
 
 /// The device numbers of `target`'s family, and the first use of any of
-/// them: a mount (in any namespace) first, then swap, then a holder or a
-/// loop device, then a member the kernel will not open exclusively, then
+/// them: a mount (in any namespace; also of a backing file) first, then
+/// swap, then a holder or a loop device, then another process holding a
+/// backing file, then a member the kernel will not open exclusively, then
 /// any loop device whose backing cannot be told.
 pub fn find_use(target: Devno) -> (BTreeSet<Devno>, Option<Use>) {
     let w = walk(target);
     let found = first_mount(&w)
         .or_else(|| first_swap(&w))
         .or_else(|| w.held.first().cloned())
+        .or_else(|| first_opener(&w))
         .or_else(|| first_busy(&w, target))
         .or_else(|| unknown_loop(&w.loops));
     (w.members, found)

@@ -9,13 +9,21 @@ use std::collections::BTreeSet;
 /// A mount: the device number of its filesystem (mountinfo's third
 /// field), the block device its source names (when it is a node), where
 /// it is mounted, and the process whose mount namespace holds it when
-/// that is not this process's.
+/// that is not this process's; its filesystem type and super options
+/// (an overlay's layers are there), and the prefix under which paths of
+/// its namespace are reached from this one (`""`, or `/proc/PID/root`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct MountEntry {
     pub devno: Option<Devno>,
     pub source: Option<Devno>,
     pub point: String,
     pub foreign: Option<u32>,
+    pub fstype: String,
+    pub options: String,
+    pub root: Option<String>,
+    /// The regular file its source names (`st_dev`, inode), for a
+    /// filesystem mounted from a file with no loop device (erofs).
+    pub source_file: Option<(Devno, u64)>,
 }
 
 impl MountEntry {
@@ -54,16 +62,25 @@ fn parse_majmin(s: &str) -> Option<Devno> {
     Some(rustix::fs::makedev(a.parse().ok()?, b.parse().ok()?))
 }
 
-/// The block device a path names, if it is one.
-fn rdev_of(path: &str) -> Option<Devno> {
-    let st = rustix::fs::stat(path).ok()?;
-    (rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::BlockDevice)
-        .then_some(st.st_rdev)
+/// What a mount's source path names: a block device (its number) or a
+/// regular file (its `st_dev` and inode), if either.
+fn source_of(path: &str) -> (Option<Devno>, Option<(Devno, u64)>) {
+    use rustix::fs::FileType;
+    match rustix::fs::stat(path) {
+        Ok(st) => match FileType::from_raw_mode(st.st_mode) {
+            FileType::BlockDevice => (Some(st.st_rdev), None),
+            FileType::RegularFile => (None, Some((st.st_dev, st.st_ino))),
+            _ => (None, None),
+        },
+        Err(_) => (None, None),
+    }
 }
 
-/// The mounts of a mountinfo text. A source under /dev/ is looked up
-/// below `root` (`""` for this namespace, `/proc/PID/root` for another,
-/// whose /dev may differ), when `root` is given.
+/// The mounts of a mountinfo text. A source that is an absolute path (a
+/// device node, or an image file a filesystem is mounted from) is looked
+/// up below `root` (`""` for this namespace, `/proc/PID/root` for
+/// another, whose /dev may differ), when `root` is given; a relative one
+/// means nothing here.
 pub(crate) fn mounts(mountinfo: &str, root: Option<&str>, foreign: Option<u32>) -> Vec<MountEntry> {
     mountinfo
         .lines()
@@ -73,14 +90,20 @@ pub(crate) fn mounts(mountinfo: &str, root: Option<&str>, foreign: Option<u32>) 
             let point = unescape(f.get(4)?);
             let dash = f.iter().position(|x| *x == "-")?;
             let source = f.get(dash + 2).map(|s| unescape(s)).unwrap_or_default();
-            let src = root
-                .filter(|_| source.starts_with("/dev/"))
-                .and_then(|r| rdev_of(&format!("{r}{source}")));
+            let (src, source_file) = root
+                .filter(|_| source.starts_with('/'))
+                .map(|r| source_of(&format!("{r}{source}")))
+                .unwrap_or_default();
             Some(MountEntry {
                 devno,
                 source: src,
+                source_file,
                 point,
                 foreign,
+                fstype: f.get(dash + 1).map(|s| unescape(s)).unwrap_or_default(),
+                // Unescaped later, option by option: `\054` is a comma.
+                options: f.get(dash + 3).map(|s| s.to_string()).unwrap_or_default(),
+                root: root.map(str::to_string),
             })
         })
         .collect()

@@ -4,8 +4,11 @@
 //! path in sysfs; and the regular files in use as a whole (loop backing
 //! files, swap files), read once to judge many files.
 
+use super::devnode::open_device;
 use super::family::{dev_name, devno_of_dir, sys, Devno, Use};
-use super::inuse::{swaps, SwapArea};
+use super::inuse::{all_mounts, swaps, MountEntry, SwapArea};
+use super::openers::{openers, Opener};
+use super::overlay::Overlays;
 
 /// What backs an attached loop device, by identity (the kernel's, from
 /// `LOOP_GET_STATUS64`, never the path in sysfs, which may no longer
@@ -16,19 +19,30 @@ pub(crate) enum Backing {
     Device(Devno),
     /// A regular file: its `st_dev` (the filesystem it lies on) and inode.
     File { dev: Devno, ino: u64 },
-    /// Cannot be told (no `/dev` node for the loop device, or the kernel
-    /// would not say): it may sit on anything.
+    /// Cannot be told (the loop device cannot be opened, even by a node
+    /// of iosurvey's own, or the kernel would not say): it may sit on
+    /// anything.
     Unknown,
 }
 
 impl Backing {
     /// Whether this backing's data lies on the device `d` (it is `d`, or
-    /// a file on a filesystem on `d`; an unknown backing may be anything).
-    pub(crate) fn on(self, d: Devno) -> bool {
+    /// a file on a filesystem on `d`, also through an overlay with a layer
+    /// on `d`; an unknown backing may be anything).
+    pub(crate) fn on(self, d: Devno, overlays: &Overlays) -> bool {
         match self {
             Backing::Device(r) => r == d,
-            Backing::File { dev, .. } => dev == d,
+            Backing::File { dev, .. } => overlays.reaches(dev, d),
             Backing::Unknown => false,
+        }
+    }
+
+    /// Whether this backing is the file `dev`/`ino`, by any identity it
+    /// shows (through an overlay, or on its layer).
+    pub(crate) fn is_file(self, dev: Devno, ino: u64, overlays: &Overlays) -> bool {
+        match self {
+            Backing::File { dev: d, ino: i } => overlays.same_file((d, i), (dev, ino)),
+            _ => false,
         }
     }
 }
@@ -77,27 +91,20 @@ impl Range {
     }
 }
 
-/// The loop device `devno` named `name` in /sys/block: `/dev/NAME` is
-/// opened only to ask the kernel, and used only if it is that device.
-/// `None` when the loop device is detached.
-pub(crate) fn loop_device(name: &str, devno: Devno) -> Option<LoopDevice> {
-    use rustix::fs::{FileType, Mode, OFlags};
+/// The loop device `devno`, asked of the kernel through the device itself
+/// (its /dev node if that is it, else a private node: see
+/// [`super::devnode`]). `None` when the loop device is detached.
+pub(crate) fn loop_device(devno: Devno) -> Option<LoopDevice> {
+    use rustix::fs::OFlags;
     let unknown = Some(LoopDevice {
         devno,
         backing: Backing::Unknown,
         window: Range::ALL,
     });
-    let path = format!("/dev/{name}");
-    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK;
-    let Ok(fd) = rustix::fs::open(path.as_str(), flags, Mode::empty()) else {
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK;
+    let Ok(fd) = open_device(devno, flags) else {
         return unknown;
     };
-    let is_it = rustix::fs::fstat(&fd).is_ok_and(|st| {
-        FileType::from_raw_mode(st.st_mode) == FileType::BlockDevice && st.st_rdev == devno
-    });
-    if !is_it {
-        return unknown;
-    }
     match iosurvey_engine::loopdev::loop_backing(std::os::fd::AsFd::as_fd(&fd)) {
         Ok(b) => Some(LoopDevice {
             devno,
@@ -116,10 +123,9 @@ pub(crate) fn loop_device(name: &str, devno: Devno) -> Option<LoopDevice> {
     }
 }
 
-/// The backing of the loop device `devno` named `name` in /sys/block
-/// (see [`loop_device`]).
-pub(crate) fn loop_backing(name: &str, devno: Devno) -> Option<Backing> {
-    loop_device(name, devno).map(|l| l.backing)
+/// The backing of the loop device `devno` (see [`loop_device`]).
+pub(crate) fn loop_backing(devno: Devno) -> Option<Backing> {
+    loop_device(devno).map(|l| l.backing)
 }
 
 /// Every attached loop device and what backs it.
@@ -138,7 +144,7 @@ pub(crate) fn loops() -> Vec<LoopDevice> {
         let Some(devno) = devno_of_dir(&dir) else {
             continue;
         };
-        out.extend(loop_device(&name, devno));
+        out.extend(loop_device(devno));
     }
     out
 }
@@ -159,19 +165,59 @@ pub fn loops_on_file(dev: Devno, ino: u64) -> (Vec<Devno>, Option<Use>) {
 }
 
 /// The regular files in use as a whole, read once to judge many files
-/// (the frames of a video run): the backing files of loop devices, and
-/// swap files, by identity.
+/// (the frames of a video run): the backing files of loop devices, swap
+/// files, images a filesystem is mounted from with no loop device (erofs,
+/// in any mount namespace), and files other processes hold open (a FUSE
+/// daemon such as fuse2fs), by identity (through overlays too, see
+/// [`Overlays`]).
 pub struct FileUses {
     loops: Vec<LoopDevice>,
     swaps: Vec<SwapArea>,
+    overlays: Overlays,
+    mounted: Vec<MountEntry>,
+    openers: Vec<Opener>,
 }
 
 impl FileUses {
     pub fn now() -> FileUses {
+        let mounts = all_mounts();
         FileUses {
             loops: loops(),
             swaps: swaps(),
+            overlays: Overlays::of(&mounts),
+            mounted: mounts
+                .into_iter()
+                .filter(|m| m.source_file.is_some())
+                .collect(),
+            openers: openers(),
         }
+    }
+
+    /// The mount of a filesystem whose source is the file `dev`/`ino`:
+    /// where it is mounted, and its type.
+    pub fn mounted_from(&self, dev: Devno, ino: u64) -> Option<(String, String)> {
+        self.mounted
+            .iter()
+            .find(|m| {
+                m.source_file
+                    .is_some_and(|f| self.overlays.same_file(f, (dev, ino)))
+            })
+            .map(|m| (m.place(), m.fstype.clone()))
+    }
+
+    /// The first other process that holds the file `dev`/`ino` open or
+    /// mapped: its pid and name.
+    pub fn opener(&self, dev: Devno, ino: u64) -> Option<(u32, String)> {
+        self.openers
+            .iter()
+            .find(|o| self.overlays.same_file(o.file, (dev, ino)))
+            .map(|o| (o.pid, o.comm.clone()))
+    }
+
+    /// Whether the files `a` and `b` (each `st_dev`, inode) may be one
+    /// file, also seen through an overlay and on its layer.
+    pub fn same_file(&self, a: (Devno, u64), b: (Devno, u64)) -> bool {
+        self.overlays.same_file(a, b)
     }
 
     /// The loop devices the file `dev`/`ino` backs, and the first loop
@@ -180,7 +226,7 @@ impl FileUses {
         let backs = self
             .loops
             .iter()
-            .filter(|l| l.backing == Backing::File { dev, ino })
+            .filter(|l| l.backing.is_file(dev, ino, &self.overlays))
             .map(|l| l.devno)
             .collect();
         (backs, unknown_loop(&self.loops))
@@ -193,7 +239,7 @@ impl FileUses {
                 dev: d,
                 ino: i,
                 name,
-            } if (*d, *i) == (dev, ino) => Some(name.clone()),
+            } if self.overlays.same_file((*d, *i), (dev, ino)) => Some(name.clone()),
             _ => None,
         })
     }

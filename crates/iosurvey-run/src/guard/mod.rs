@@ -14,8 +14,9 @@
 //! - Existing files are overwritten only if iosurvey created them (marked
 //!   with an extended attribute, read with `fgetxattr`) or with
 //!   `--allow-destroy`, and never while they back a loop device (known by
-//!   the identity of its backing file) or while a loop device's backing
-//!   cannot be told. Test files are created with
+//!   the identity of its backing file), are the image a filesystem is
+//!   mounted from, are held open by another process (see [`openers`]), or
+//!   while a loop device's backing cannot be told. Test files are created with
 //!   `O_CREAT|O_EXCL|O_NOFOLLOW`, never through a symlink.
 //! - One run per target: a target is locked (`flock`, exclusive) while a
 //!   run uses it, a block device also by its device number and those of
@@ -27,10 +28,13 @@
 //!   `O_EXCL`, and a failed exclusive open is always refused (a filesystem,
 //!   md or a lazily unmounted mount may be what holds it).
 
+pub(crate) mod devnode;
 pub mod family;
 pub(crate) mod inuse;
 pub mod leftovers;
 pub(crate) mod loops;
+pub(crate) mod openers;
+pub(crate) mod overlay;
 pub mod probe;
 pub mod trash;
 
@@ -82,6 +86,25 @@ pub enum Refusal {
     TextBusy(PathBuf),
     #[error("{path}: backs the loop device {loop_dev}; detach it (losetup -d {loop_dev}) or pick another target (--force does not override this)")]
     FileBacksLoop { path: PathBuf, loop_dev: String },
+    #[error("{path}: is the image of the {fstype} filesystem mounted at {mountpoint}; unmount it or pick another target (--force does not override this)")]
+    FileMounted {
+        path: PathBuf,
+        fstype: String,
+        mountpoint: String,
+    },
+    #[error("{path} is open by process {pid} ({comm}); stop it or pick another target (--force does not override this)")]
+    FileOpenBy {
+        path: PathBuf,
+        pid: u32,
+        comm: String,
+    },
+    #[error("{path}: {file} is open by process {pid} ({comm}); stop it or pick another target (--force does not override this)")]
+    OpenBy {
+        path: PathBuf,
+        file: String,
+        pid: u32,
+        comm: String,
+    },
     #[error("{path}: cannot tell what {loop_dev} sits on (its /dev node is missing or the kernel would not say), so it may sit on this target; detach it (losetup -d) or give it a node in /dev (--force does not override this)")]
     UnknownLoop { path: PathBuf, loop_dev: String },
     #[error("{0}: the kernel refused to open the device exclusively: it is mounted, held or opened exclusively by another program (a filesystem out of sight, md, a VM) or by an iosurvey run that writes it; free it (--shared does not override this: a run that writes a device opens it exclusively)")]
@@ -130,6 +153,12 @@ impl Refusal {
             },
             family::Use::UnknownLoop { loop_dev } => Refusal::UnknownLoop { path, loop_dev },
             family::Use::Busy { dev } => Refusal::FamilyBusy { path, dev },
+            family::Use::OpenBy { file, pid, comm } => Refusal::OpenBy {
+                path,
+                file,
+                pid,
+                comm,
+            },
         }
     }
 }
@@ -172,25 +201,20 @@ pub fn check_block_write(
     }
     check_signature(path, fd, &family::dev_name(rdev))?;
     for part in family::partitions(rdev) {
-        let name = family::dev_name(part);
-        // Opened by its /dev name, used only if it is that partition.
-        let opened = rustix::fs::open(
-            name.as_str(),
-            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC | rustix::fs::OFlags::NONBLOCK,
-            rustix::fs::Mode::empty(),
-        );
-        if let Ok(pfd) = opened {
-            if rustix::fs::fstat(&pfd).is_ok_and(|st| st.st_rdev == part) {
-                check_signature(path, pfd.as_fd(), &name)?;
-            }
+        // By its number: a partition whose node was moved away is probed
+        // all the same.
+        let flags = rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NONBLOCK;
+        if let Ok(pfd) = devnode::open_device(part, flags) {
+            check_signature(path, pfd.as_fd(), &family::dev_name(part))?;
         }
     }
     Ok(())
 }
 
 /// Refuses writing the regular file `st` (named `path`) while it is an
-/// active swap area or backs a loop device (or while a loop device's
-/// backing cannot be told).
+/// active swap area, the image a filesystem is mounted from, backs a loop
+/// device (or while a loop device's backing cannot be told), or is held
+/// open by another process.
 pub fn check_file_use(path: &Path, st: &rustix::fs::Stat) -> Result<(), Refusal> {
     check_file_use_in(&family::FileUses::now(), path, st)
 }
@@ -207,13 +231,30 @@ pub fn check_file_use_in(
             dev,
         });
     }
-    match uses.loops_on(st.st_dev, st.st_ino) {
-        (ls, _) if !ls.is_empty() => Err(Refusal::FileBacksLoop {
+    if let Some((mountpoint, fstype)) = uses.mounted_from(st.st_dev, st.st_ino) {
+        return Err(Refusal::FileMounted {
             path: path.to_path_buf(),
-            loop_dev: family::dev_name(ls[0]),
+            fstype,
+            mountpoint,
+        });
+    }
+    match uses.loops_on(st.st_dev, st.st_ino) {
+        (ls, _) if !ls.is_empty() => {
+            return Err(Refusal::FileBacksLoop {
+                path: path.to_path_buf(),
+                loop_dev: family::dev_name(ls[0]),
+            })
+        }
+        (_, Some(u)) => return Err(Refusal::of_use(path, u)),
+        _ => {}
+    }
+    match uses.opener(st.st_dev, st.st_ino) {
+        Some((pid, comm)) => Err(Refusal::FileOpenBy {
+            path: path.to_path_buf(),
+            pid,
+            comm,
         }),
-        (_, Some(u)) => Err(Refusal::of_use(path, u)),
-        _ => Ok(()),
+        None => Ok(()),
     }
 }
 

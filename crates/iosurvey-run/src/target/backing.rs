@@ -94,15 +94,15 @@ fn device(d: Devno, depth: usize) -> Option<String> {
         return Some("brd (ram disk)".into());
     }
     if name.starts_with("loop") && depth < MAX_DEPTH {
-        return loop_device(&name, disk, &dir, depth);
+        return loop_device(disk, &dir, depth);
     }
     None
 }
 
-/// What memory backs the loop device `name` (device number `disk`,
-/// sysfs directory `dir`), if memory does.
-fn loop_device(name: &str, disk: Devno, dir: &Path, depth: usize) -> Option<String> {
-    let backing = loop_backing(name, disk)?;
+/// What memory backs the loop device numbered `disk` (sysfs directory
+/// `dir`), if memory does.
+fn loop_device(disk: Devno, dir: &Path, depth: usize) -> Option<String> {
+    let backing = loop_backing(disk)?;
     let dio = std::fs::read_to_string(dir.join("loop/dio")).is_ok_and(|s| s.trim() == "1");
     let path = std::fs::read_to_string(dir.join("loop/backing_file")).ok();
     let (dev, ino) = match backing {

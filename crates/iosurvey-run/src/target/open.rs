@@ -209,6 +209,9 @@ pub(super) fn open_existing(
     if exclusive {
         check_block_policy(path, policy)?;
         if super::kernel_fs::read_only_device(st.st_rdev) {
+            // A use says why it is read-only (a loop device over an active
+            // swap file), and says it first.
+            check_block_use(path, st.st_rdev)?;
             return Err(TargetError::ReadOnlyDevice(path.to_path_buf()));
         }
         flags |= OFlags::EXCL;
