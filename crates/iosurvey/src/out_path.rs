@@ -146,17 +146,56 @@ pub fn stdout_is_block() -> bool {
         .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::BlockDevice)
 }
 
-/// Refuses a regular file that backs a loop device (by its identity,
-/// whatever name the loop device was given it by): writing it writes the
-/// loop device's storage.
-fn check_not_loop_backing(shown: &str, st: &Stat) -> Result<(), Error> {
-    let (loops, _) = iosurvey_run::guard::family::loops_on_file(st.st_dev, st.st_ino);
-    match loops.first() {
-        None => Ok(()),
-        Some(l) => Err(anyhow!(
+/// Refuses a regular file that is storage in use: one that backs a loop
+/// device (by its identity, whatever name the loop device was given it
+/// by), or an active swap file. Writing it writes that storage.
+fn check_not_storage_in_use(shown: &str, st: &Stat) -> Result<(), Error> {
+    let uses = iosurvey_run::guard::family::FileUses::now();
+    if let Some(l) = uses.loops_on(st.st_dev, st.st_ino).0.first() {
+        return Err(anyhow!(
             "{shown}: backs the loop device {}; writing it would write that device, so give the output another path",
             iosurvey_run::guard::family::dev_name(*l)
+        ));
+    }
+    match uses.swap(st.st_dev, st.st_ino) {
+        None => Ok(()),
+        Some(name) => Err(anyhow!(
+            "{shown}: is the active swap file {name}; give the output another path"
         )),
+    }
+}
+
+/// Judges standard output as any other output, since every command writes
+/// to it (the text summary at least), before anything is opened: never a
+/// block device; when a regular file, never storage in use (a loop
+/// device's backing file, a swap file), a target of the run or an input
+/// being read (`report`, `compare`). A terminal, a pipe, a FIFO or
+/// `/dev/null` is fine, and so is a regular file that is none of these.
+pub fn check_stdout(targets: &[PathBuf], inputs: &[Ident]) -> Result<(), Error> {
+    let Ok(st) = rustix::fs::fstat(std::io::stdout().as_fd()) else {
+        return Ok(());
+    };
+    match FileType::from_raw_mode(st.st_mode) {
+        FileType::BlockDevice => Err(anyhow!(
+            "stdout is a block device; reports are never written onto a device (send stdout to a file or a terminal)"
+        )),
+        FileType::RegularFile => {
+            check_not_storage_in_use("stdout", &st)?;
+            let ident = ident_of(&st);
+            if let Some(t) = targets.iter().find(|t| target_idents(t).contains(&ident)) {
+                return Err(anyhow!(
+                    "stdout: is the target {} of this run; send stdout elsewhere",
+                    t.display()
+                ));
+            }
+            if inputs.contains(&ident) {
+                return Err(anyhow!(
+                    "stdout: is a report being read; send stdout elsewhere"
+                ));
+            }
+            Ok(())
+        }
+        _ => Ok(()),
     }
 }
 
@@ -198,7 +237,7 @@ pub fn judge(flag: &str, given: &Path) -> Result<OutPath, Error> {
             "{shown}: is a socket; give a file, a FIFO, a character device or - for stdout"
         )),
         FileType::RegularFile => {
-            check_not_loop_backing(&shown, &st)?;
+            check_not_storage_in_use(&shown, &st)?;
             out(judge_regular(&shown, given, &st)?, ident_of(&st))
         }
         _ => {

@@ -169,14 +169,14 @@ const HTML_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl Outputs {
     /// Judges every output path: the flags' and the mode's own files.
-    /// Standard output on a block device is refused whatever goes there:
-    /// the text summary would be written onto the device.
-    pub fn judge(flags: &OutputFlags, mode: &[(String, PathBuf)]) -> Result<Outputs, Failure> {
-        if crate::out_path::stdout_is_block() {
-            return Err(Failure::Usage(anyhow!(
-                "stdout is a block device; reports are never written onto a device (send stdout to a file or a terminal)"
-            )));
-        }
+    /// Standard output is judged too, whatever goes there (the text
+    /// summary at least): see [`crate::out_path::check_stdout`].
+    pub fn judge(
+        flags: &OutputFlags,
+        mode: &[(String, PathBuf)],
+        targets: &[PathBuf],
+    ) -> Result<Outputs, Failure> {
+        crate::out_path::check_stdout(targets, &[]).map_err(Failure::Usage)?;
         let one = |flag: &str, p: &Option<PathBuf>| {
             p.as_deref()
                 .map(|p| judge(flag, p))

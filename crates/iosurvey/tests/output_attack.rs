@@ -266,6 +266,140 @@ fn stdout_on_a_block_device_is_never_an_output() {
     }
 }
 
+/// Runs iosurvey with `args` and its stdout opened read-write, without
+/// truncation, on the file `onto` (the shell's `1<>FILE`).
+fn with_stdout_on(onto: &Path, args: &[&str]) -> std::process::Output {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(onto)
+        .unwrap();
+    Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(file)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap()
+}
+
+/// Asserts one refusal line naming `needle`, exit 2.
+fn assert_stdout_refused(out: &std::process::Output, what: &str, needle: &str) {
+    assert_eq!(out.status.code(), Some(2), "[{what}]: {}", describe(out));
+    let err = stderr_of(out);
+    assert!(
+        err.contains("stdout") && err.contains(needle) && err.lines().count() == 1,
+        "[{what}]: {err}"
+    );
+}
+
+#[test]
+fn stdout_on_a_file_that_backs_a_loop_device_is_never_an_output() {
+    // Before: `1<>IMG` made every one of these write its report (or its
+    // text summary) into the image of a loop device, exit 0.
+    let _g = serial();
+    let lo = need!(LoopDev::new(4 * MIB, 10));
+    let backing = PathBuf::from(sysfs_read(lo.path(), "loop/backing_file"));
+    let before = checksum(&backing, None);
+    let t = tempfile::tempdir().unwrap();
+    let target = t.path().join("t.dat");
+    let saved = t.path().join("saved.json");
+    let out = iosurvey(&[
+        "run",
+        path_str(&target),
+        "--size",
+        "4m",
+        "--time",
+        "200ms",
+        "-q",
+        "--json",
+        path_str(&saved),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let run = |extra: &[&str]| {
+        let mut a = vec!["run", path_str(&target), "--size", "4m", "--time", "200ms"];
+        a.extend_from_slice(extra);
+        a.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let cases: Vec<Vec<String>> = vec![
+        run(&["--json", "-"]),
+        run(&["--json", "/dev/stdout"]),
+        run(&["--json", "/proc/self/fd/1"]),
+        run(&[]),
+        run(&["--output", "json"]),
+        ["report", path_str(&saved), "--html", "-"]
+            .map(String::from)
+            .to_vec(),
+        [
+            "compare",
+            path_str(&saved),
+            path_str(&saved),
+            "--output",
+            "json",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    for args in &cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = with_stdout_on(&backing, &args);
+        assert_stdout_refused(&out, &args.join(" "), "backs the loop device");
+        assert_eq!(
+            checksum(&backing, None),
+            before,
+            "[{args:?}] wrote the image"
+        );
+    }
+    assert!(!target.exists(), "refused before any I/O");
+}
+
+#[test]
+fn stdout_on_a_target_or_an_input_is_never_an_output() {
+    // Before: `run FILE --readonly --json - 1<>FILE` rewrote the target
+    // it promised not to write, and `report R --html - 1<>R` its input.
+    let _g = serial();
+    let t = tempfile::tempdir().unwrap();
+    let target = t.path().join("t.dat");
+    std::fs::write(&target, random_bytes(4 * MIB as usize, 11)).unwrap();
+    let before = std::fs::read(&target).unwrap();
+    for extra in [&["--json", "-"][..], &[]] {
+        let mut args = vec!["run", path_str(&target), "--readonly", "--time", "200ms"];
+        args.extend_from_slice(extra);
+        let out = with_stdout_on(&target, &args);
+        assert_stdout_refused(&out, &args.join(" "), "is the target");
+        assert!(
+            std::fs::read(&target).unwrap() == before,
+            "the target was written"
+        );
+    }
+    let saved = t.path().join("saved.json");
+    let out = iosurvey(&[
+        "run",
+        path_str(&target),
+        "--readonly",
+        "--time",
+        "200ms",
+        "-q",
+        "--json",
+        path_str(&saved),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let report = std::fs::read(&saved).unwrap();
+    let s = path_str(&saved);
+    for args in [
+        &["report", s, "--html", "-"][..],
+        &["compare", s, s, "--output", "json"],
+        &["compare", s, s],
+    ] {
+        let out = with_stdout_on(&saved, args);
+        assert_stdout_refused(&out, &args.join(" "), "a report being read");
+        assert!(
+            std::fs::read(&saved).unwrap() == report,
+            "the input was written"
+        );
+    }
+}
+
 #[test]
 fn an_output_that_backs_a_loop_device_is_refused() {
     let _g = serial();
