@@ -52,6 +52,58 @@ impl PartialEq for HeldDir {
 
 impl Eq for HeldDir {}
 
+/// A regular file at an output's name, as this run knows it: its identity
+/// and the owner and mode a new report takes from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Judged {
+    pub dev: u64,
+    pub ino: u64,
+    pub uid: u32,
+    pub gid: u32,
+    pub mode: u32,
+}
+
+impl Judged {
+    pub fn of(st: &Stat) -> Judged {
+        Judged {
+            dev: st.st_dev,
+            ino: st.st_ino,
+            uid: st.st_uid,
+            gid: st.st_gid,
+            mode: st.st_mode,
+        }
+    }
+}
+
+/// What is at an output file's name as far as this run knows: the file
+/// judged there at the start (or nothing), then the report this run put
+/// there. Only that file is ever replaced; anything put at the name since
+/// (moved or exchanged there from a path never offered) is not.
+#[derive(Clone, Debug)]
+pub struct AtName(Arc<std::sync::Mutex<Option<Judged>>>);
+
+impl AtName {
+    pub fn new(judged: Option<Judged>) -> AtName {
+        AtName(Arc::new(std::sync::Mutex::new(judged)))
+    }
+
+    pub fn get(&self) -> Option<Judged> {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn set(&self, now: Judged) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(now);
+    }
+}
+
+impl PartialEq for AtName {
+    fn eq(&self, other: &AtName) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for AtName {}
+
 /// How an output is written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Sink {
@@ -60,11 +112,13 @@ pub enum Sink {
     /// A regular file, there or not: replaced whole through a temporary file
     /// in its directory and a rename. `real` is the path replaced, symlinks
     /// resolved (a symlink given stays and names the new file); written as
-    /// `name` in `dir`, the directory held.
+    /// `name` in `dir`, the directory held; `at` is what may be replaced
+    /// there.
     File {
         real: PathBuf,
         dir: HeldDir,
         name: std::ffi::OsString,
+        at: AtName,
     },
     /// Something else that exists (a character device, a FIFO): opened and
     /// written in place, never created, truncated or replaced.
@@ -268,7 +322,13 @@ fn judge_regular(shown: &str, given: &Path, st: &Stat) -> Result<Sink, Error> {
             parent.display()
         )
     })?;
-    Ok(Sink::File { real, dir, name })
+    let at = AtName::new(Some(Judged::of(st)));
+    Ok(Sink::File {
+        real,
+        dir,
+        name,
+        at,
+    })
 }
 
 /// A path where nothing is yet: a new regular file in an existing,
@@ -319,6 +379,7 @@ fn judge_missing(shown: &str, given: &Path) -> Result<(Sink, Ident), Error> {
         real: real_dir.join(name),
         dir,
         name: name.to_os_string(),
+        at: AtName::new(None),
     };
     Ok((sink, ident))
 }

@@ -128,8 +128,8 @@ pub fn write_out(
         Failure::Run(anyhow!("{}: writing the report failed: {e}", out.shown()))
     };
     match &out.sink {
-        Sink::File { dir, name, .. } => {
-            replace_at(dir.fd(), name, body.as_bytes()).map_err(|e| failed(&e))
+        Sink::File { dir, name, at, .. } => {
+            replace_at(dir.fd(), name, at, body.as_bytes()).map_err(|e| failed(&e))
         }
         Sink::InPlace if last => {
             let mut f = open_in_place(out, stop).map_err(|e| open_failure(e, Failure::Run))?;

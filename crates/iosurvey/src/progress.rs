@@ -50,7 +50,7 @@ fn open_live(out: &OutPath, stop: &AtomicBool) -> anyhow::Result<LiveSink> {
     match &out.sink {
         Sink::Stdout => Ok(LiveSink::Stdout),
         Sink::InPlace => Ok(LiveSink::File(open_in_place(out, Some(stop))?)),
-        Sink::File { dir, name, .. } => crate::out_file::place_new(dir.fd(), name)
+        Sink::File { dir, name, at, .. } => crate::out_file::place_new(dir.fd(), name, at)
             .map(LiveSink::File)
             .map_err(|e| anyhow::anyhow!("{}: {e}", out.shown())),
     }

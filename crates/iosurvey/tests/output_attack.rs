@@ -464,6 +464,111 @@ fn a_replaced_output_keeps_its_owner_and_mode() {
 }
 
 #[test]
+fn a_file_moved_onto_an_output_mid_run_is_never_removed_or_replaced() {
+    // Before: the name was looked at afresh at the end, so a user's file
+    // moved onto it (from a path never offered) was exchanged out and
+    // removed, exit 0. Now only the file judged at the start (or nothing)
+    // is replaced; the user's file stays at the name, exit 1.
+    let _g = serial();
+    let t = tempfile::tempdir().unwrap();
+    let target = t.path().join("t.dat");
+    let (was, missing) = (t.path().join("was.json"), t.path().join("missing.json"));
+    std::fs::write(&was, b"judged at the start").unwrap();
+    let child = spawn_run(
+        &target,
+        "1s",
+        &["--json", path_str(&was), "--csv", path_str(&missing)],
+    );
+    wait_for(&target);
+    let users = |n: &str| {
+        let p = t.path().join(n);
+        std::fs::write(&p, format!("the user's {n}")).unwrap();
+        p
+    };
+    std::fs::rename(users("a"), &was).unwrap();
+    std::fs::rename(users("b"), &missing).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let err = stderr_of(&out);
+    assert_eq!(err.lines().count(), 2, "one line each: {err}");
+    assert!(err.contains("--json") && err.contains("--csv"), "{err}");
+    assert_eq!(std::fs::read_to_string(&was).unwrap(), "the user's a");
+    assert_eq!(std::fs::read_to_string(&missing).unwrap(), "the user's b");
+    let left: Vec<_> = std::fs::read_dir(t.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(left.is_empty(), "nothing left behind: {left:?}");
+}
+
+#[test]
+fn a_file_exchanged_onto_an_output_mid_run_is_put_back() {
+    // A racer exchanging a user's file with the output, over and over:
+    // whatever the moment, the user's file is never removed.
+    let _g = serial();
+    let t = tempfile::tempdir().unwrap();
+    let target = t.path().join("t.dat");
+    let j = t.path().join("r.json");
+    let users = t.path().join("users.json");
+    std::fs::write(&j, b"judged").unwrap();
+    std::fs::write(&users, b"the user's").unwrap();
+    let child = spawn_run(&target, "1s", &["--json", path_str(&j)]);
+    wait_for(&target);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let racer = {
+        let (stop, j, users) = (stop.clone(), j.clone(), users.clone());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = rustix::fs::renameat_with(
+                    rustix::fs::CWD,
+                    &users,
+                    rustix::fs::CWD,
+                    &j,
+                    rustix::fs::RenameFlags::EXCHANGE,
+                );
+            }
+        })
+    };
+    let out = child.wait_with_output().unwrap();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    racer.join().unwrap();
+    let bodies = [std::fs::read(&j).unwrap(), std::fs::read(&users).unwrap()];
+    assert!(
+        bodies.iter().any(|b| b == b"the user's"),
+        "the user's file was removed ({}): {}",
+        out.status.code().unwrap_or(-1),
+        describe(&out)
+    );
+}
+
+#[test]
+fn a_replaced_output_loses_its_set_id_bits() {
+    let _g = serial();
+    need!(require_root());
+    let t = tempfile::tempdir().unwrap();
+    let target = t.path().join("t.dat");
+    let j = t.path().join("r.json");
+    std::fs::write(&j, b"old").unwrap();
+    std::fs::set_permissions(&j, std::fs::Permissions::from_mode(0o6755)).unwrap();
+    let out = iosurvey(&[
+        "run",
+        path_str(&target),
+        "--size",
+        "4m",
+        "--time",
+        "200ms",
+        "-q",
+        "--json",
+        path_str(&j),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let m = std::fs::metadata(&j).unwrap();
+    assert_eq!(m.mode() & 0o7777, 0o755, "set-uid/set-gid kept");
+}
+
+#[test]
 fn a_full_filesystem_under_one_output_does_not_keep_the_others_from_being_written() {
     let _g = serial();
     let full = need!(Mount::new("tmpfs", &["-t", "tmpfs", "-o", "size=64k"]));
