@@ -174,7 +174,11 @@ pub fn fd_ident(fd: impl AsFd) -> Result<Ident, Errno> {
 
 /// Creates and removes a file in `dir`, the way a report is later written
 /// there, so an unwritable place is found before the run, not after it.
+/// The trash that removes its temporary files and the file it replaces is
+/// made now too, while there is room (see `guard::trash::reserve`): on a
+/// filesystem filled during the run, a temporary report was left behind.
 fn probe_dir(dir: BorrowedFd<'_>) -> std::io::Result<()> {
+    iosurvey_run::guard::trash::reserve(dir)?;
     let (tmp, fd) = crate::out_file::create_temp_at(dir, "probe".as_ref(), 0o600)?;
     crate::out_file::remove_temp(dir, &tmp, &fd)
 }

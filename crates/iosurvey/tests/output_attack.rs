@@ -569,6 +569,44 @@ fn a_replaced_output_loses_its_set_id_bits() {
 }
 
 #[test]
+fn a_temporary_report_on_a_filesystem_filled_mid_run_is_removed() {
+    // Before: the report's temporary file was made with the last inode,
+    // its write failed (no space), and its removal needed a new trash
+    // directory the full filesystem refused: `.r.json.iosurvey-PID-N.tmp`
+    // stayed. The trash is now made when the output is judged.
+    let _g = serial();
+    let fs = need!(Mount::new(
+        "tmpfs",
+        &["-t", "tmpfs", "-o", "size=1m,nr_inodes=64"]
+    ));
+    let t = tempfile::tempdir().unwrap();
+    let target = t.path().join("t.dat");
+    let j = fs.path().join("r.json");
+    let child = spawn_run(&target, "1s", &["--json", path_str(&j)]);
+    wait_for(&target);
+    // No block left, and one inode: the temporary file is made, its write
+    // fails, and no new directory can be made to remove it through.
+    let fillers = fill_filesystem(fs.path(), 1);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let err = stderr_of(&out);
+    assert!(
+        err.lines().count() == 1 && err.contains("--json") && err.contains("No space left"),
+        "{err}"
+    );
+    let ours: Vec<_> = std::fs::read_dir(fs.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(ours.is_empty(), "left behind: {ours:?}");
+    for f in fillers {
+        let _ = std::fs::remove_file(f);
+    }
+}
+
+#[test]
 fn a_full_filesystem_under_one_output_does_not_keep_the_others_from_being_written() {
     let _g = serial();
     let full = need!(Mount::new("tmpfs", &["-t", "tmpfs", "-o", "size=64k"]));
