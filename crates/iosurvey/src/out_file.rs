@@ -18,22 +18,18 @@ use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
-/// Creates a new file in `dir` for writing, named after `name` and unique,
-/// with `O_CREAT|O_EXCL|O_NOFOLLOW`: it never opens what is already there
-/// and never follows a symlink. Its name and descriptor.
-pub fn create_temp_at(
-    dir: BorrowedFd<'_>,
-    name: &OsStr,
-    mode: u32,
-) -> std::io::Result<(OsString, OwnedFd)> {
+/// Creates a new file in `dir` for writing, with a unique name of a fixed,
+/// short length (`.iosurvey-PID-N.tmp`: one derived from the output's
+/// name passed NAME_MAX for a long one, and failed after the run), with
+/// `O_CREAT|O_EXCL|O_NOFOLLOW`: it never opens what is already there and
+/// never follows a symlink. Its name and descriptor.
+pub fn create_temp_at(dir: BorrowedFd<'_>, mode: u32) -> std::io::Result<(OsString, OwnedFd)> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     loop {
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let mut tmp = OsString::from(".");
-        tmp.push(name);
-        tmp.push(format!(".iosurvey-{}-{n}.tmp", std::process::id()));
+        let tmp = OsString::from(format!(".iosurvey-{}-{n}.tmp", std::process::id()));
         match rustix::fs::openat(dir, &tmp, flags, Mode::from_raw_mode(mode)) {
             Ok(fd) => return Ok((tmp, fd)),
             Err(Errno::EXIST) if n < 1000 => continue,
@@ -59,7 +55,7 @@ pub fn replace_at(
     at: &AtName,
     body: &[u8],
 ) -> std::io::Result<()> {
-    let (tmp, fd) = create_temp_at(dir, name, 0o644)?;
+    let (tmp, fd) = create_temp_at(dir, 0o644)?;
     let mut file = std::fs::File::from(fd);
     let done = file
         .write_all(body)
@@ -73,7 +69,7 @@ pub fn replace_at(
 /// Creates an empty file that takes the place of `name` in `dir` at once,
 /// for writing as the run goes (`--live`).
 pub fn place_new(dir: BorrowedFd<'_>, name: &OsStr, at: &AtName) -> std::io::Result<std::fs::File> {
-    let (tmp, fd) = create_temp_at(dir, name, 0o644)?;
+    let (tmp, fd) = create_temp_at(dir, 0o644)?;
     let file = std::fs::File::from(fd);
     match put_in_place(dir, &tmp, name, &file, at) {
         Ok(()) => Ok(file),
@@ -211,4 +207,13 @@ fn exchange(dir: BorrowedFd<'_>, tmp: &OsStr, name: &OsStr, old: &Judged) -> std
 
 fn same(a: &Stat, b: &Judged) -> bool {
     (a.st_dev, a.st_ino) == (b.dev, b.ino)
+}
+
+/// Rewrites the mounted regular file `file` (held since it was judged)
+/// with `body`, in place: truncated, then written from its start.
+pub fn rewrite_held(file: &std::fs::File, body: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    file.set_len(0)?;
+    file.write_all_at(body, 0)?;
+    Ok(())
 }

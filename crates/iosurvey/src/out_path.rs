@@ -123,7 +123,30 @@ pub enum Sink {
     /// Something else that exists (a character device, a FIFO): opened and
     /// written in place, never created, truncated or replaced.
     InPlace,
+    /// A regular file that is a mount point of its own (a file bind-mounted
+    /// there, as containers do), which no rename may replace (`EBUSY`):
+    /// opened for writing when judged, and rewritten through that
+    /// descriptor (truncated, then written), always the file judged.
+    Mounted(HeldFile),
 }
+
+/// A regular file held open for writing since it was judged.
+#[derive(Clone, Debug)]
+pub struct HeldFile(Arc<std::fs::File>);
+
+impl HeldFile {
+    pub fn file(&self) -> &std::fs::File {
+        &self.0
+    }
+}
+
+impl PartialEq for HeldFile {
+    fn eq(&self, other: &HeldFile) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for HeldFile {}
 
 /// One output, judged.
 #[derive(Clone, Debug)]
@@ -179,7 +202,7 @@ pub fn fd_ident(fd: impl AsFd) -> Result<Ident, Errno> {
 /// filesystem filled during the run, a temporary report was left behind.
 fn probe_dir(dir: BorrowedFd<'_>) -> std::io::Result<()> {
     iosurvey_run::guard::trash::reserve(dir)?;
-    let (tmp, fd) = crate::out_file::create_temp_at(dir, "probe".as_ref(), 0o600)?;
+    let (tmp, fd) = crate::out_file::create_temp_at(dir, 0o600)?;
     crate::out_file::remove_temp(dir, &tmp, &fd)
 }
 
@@ -320,6 +343,15 @@ fn judge_regular(shown: &str, given: &Path, st: &Stat) -> Result<Sink, Error> {
             "{shown}: changed while it was checked; give it again"
         ));
     }
+    match how_replaceable(dir.fd(), &name) {
+        Replaceable::Yes => {}
+        Replaceable::Immutable => {
+            return Err(anyhow!(
+                "{shown}: is immutable or append-only (chattr +i or +a), so the report cannot replace it; give another path, or chattr -i/-a it"
+            ))
+        }
+        Replaceable::MountPoint => return held_in_place(shown, dir.fd(), &name, st),
+    }
     probe_dir(dir.fd()).map_err(|e| {
         anyhow!(
             "{shown}: cannot write in {}: {e}; the file is replaced through a new file there, so give a writable place",
@@ -333,6 +365,61 @@ fn judge_regular(shown: &str, given: &Path, st: &Stat) -> Result<Sink, Error> {
         name,
         at,
     })
+}
+
+/// Whether the regular file `name` in `dir` can be replaced by a rename.
+enum Replaceable {
+    Yes,
+    /// `chattr +i` or `+a`: no rename may take its name (`EPERM`).
+    Immutable,
+    /// A mount point of its own (a file bind-mounted there): no rename
+    /// may take its name (`EBUSY`), it is written in place.
+    MountPoint,
+}
+
+/// Looks, before the run, at what would make the final rename fail after
+/// the measurement: the file's attributes and whether its mount differs
+/// from its directory's (`statx`'s `STATX_MNT_ID`).
+fn how_replaceable(dir: BorrowedFd<'_>, name: &std::ffi::OsStr) -> Replaceable {
+    use rustix::fs::{statx, StatxAttributes, StatxFlags};
+    let flags = StatxFlags::MNT_ID | StatxFlags::BASIC_STATS;
+    let Ok(f) = statx(dir, name, AtFlags::SYMLINK_NOFOLLOW, flags) else {
+        return Replaceable::Yes;
+    };
+    let fixed = StatxAttributes::IMMUTABLE | StatxAttributes::APPEND;
+    let attrs = f.stx_attributes & f.stx_attributes_mask;
+    if attrs.intersects(fixed) {
+        return Replaceable::Immutable;
+    }
+    let d = statx(dir, "", AtFlags::EMPTY_PATH, flags);
+    let has_mnt = |x: &rustix::fs::Statx| x.stx_mask & StatxFlags::MNT_ID.bits() != 0;
+    match d {
+        Ok(d) if has_mnt(&f) && has_mnt(&d) && d.stx_mnt_id != f.stx_mnt_id => {
+            Replaceable::MountPoint
+        }
+        _ => Replaceable::Yes,
+    }
+}
+
+/// A regular file mounted at `name` in `dir`: opened for writing now
+/// (never created, never through a symlink) and checked to be the file
+/// judged (`st`).
+fn held_in_place(
+    shown: &str,
+    dir: BorrowedFd<'_>,
+    name: &std::ffi::OsStr,
+    st: &Stat,
+) -> Result<Sink, Error> {
+    let flags = OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let fd = rustix::fs::openat(dir, name, flags, Mode::empty())
+        .map_err(|e| anyhow!("{shown}: cannot open it for writing: {e}"))?;
+    let now = rustix::fs::fstat(&fd).map_err(|e| anyhow!("{shown}: {e}"))?;
+    if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino) {
+        return Err(anyhow!(
+            "{shown}: changed while it was checked; give it again"
+        ));
+    }
+    Ok(Sink::Mounted(HeldFile(Arc::new(std::fs::File::from(fd)))))
 }
 
 /// A path where nothing is yet: a new regular file in an existing,

@@ -131,6 +131,9 @@ pub fn write_out(
         Sink::File { dir, name, at, .. } => {
             replace_at(dir.fd(), name, at, body.as_bytes()).map_err(|e| failed(&e))
         }
+        Sink::Mounted(held) => {
+            crate::out_file::rewrite_held(held.file(), body.as_bytes()).map_err(|e| failed(&e))
+        }
         Sink::InPlace if last => {
             let mut f = open_in_place(out, stop).map_err(|e| open_failure(e, Failure::Run))?;
             f.write_all(body.as_bytes())

@@ -606,6 +606,104 @@ fn a_temporary_report_on_a_filesystem_filled_mid_run_is_removed() {
     }
 }
 
+/// `run TARGET --size 4m --time 200ms -q --json JSON`.
+fn run_with_json(target: &Path, json: &Path) -> std::process::Output {
+    iosurvey(&[
+        "run",
+        path_str(target),
+        "--size",
+        "4m",
+        "--time",
+        "200ms",
+        "-q",
+        "--json",
+        path_str(json),
+    ])
+}
+
+/// Undoes a `chattr +i` or a bind mount on drop, also when a test fails.
+struct Undo(&'static str, Vec<String>);
+
+impl Drop for Undo {
+    fn drop(&mut self) {
+        let args: Vec<&str> = self.1.iter().map(String::as_str).collect();
+        let _ = sh(self.0, &args);
+    }
+}
+
+#[test]
+fn an_immutable_or_append_only_output_is_refused_before_the_run() {
+    // Before: it passed the check, and the rename after the measurement
+    // failed (EPERM): the report was lost, exit 1.
+    let _g = serial();
+    need!(require_root_and(&["chattr"]));
+    let t = tempfile::tempdir().unwrap();
+    let target = t.path().join("t.dat");
+    let j = t.path().join("r.json");
+    for flag in ["+i", "+a"] {
+        std::fs::write(&j, b"kept").unwrap();
+        if let Err(e) = sh("chattr", &[flag, path_str(&j)]) {
+            skip!("no chattr {flag} here: {e}");
+        }
+        let undo = Undo("chattr", vec![flag.replace('+', "-"), path_str(&j).into()]);
+        let out = run_with_json(&target, &j);
+        drop(undo);
+        assert_eq!(out.status.code(), Some(2), "[{flag}] {}", describe(&out));
+        let err = stderr_of(&out);
+        assert!(
+            err.lines().count() == 1 && err.contains("immutable or append-only"),
+            "{err}"
+        );
+        assert!(!target.exists(), "refused before any I/O");
+        assert_eq!(std::fs::read(&j).unwrap(), b"kept");
+    }
+}
+
+#[test]
+fn a_bind_mounted_output_file_is_written_in_place() {
+    // Before: the rename over a mount point failed (EBUSY) after the
+    // measurement, the report lost, exit 1 (the container case).
+    let _g = serial();
+    need!(require_root_and(&["mount", "umount"]));
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let src = a.path().join("host.json");
+    let j = b.path().join("r.json");
+    std::fs::write(&src, b"old, and longer than nothing").unwrap();
+    std::fs::write(&j, b"").unwrap();
+    if let Err(e) = sh("mount", &["--bind", path_str(&src), path_str(&j)]) {
+        skip!("no bind mount here: {e}");
+    }
+    let _undo = Undo("umount", vec![path_str(&j).into()]);
+    let target = b.path().join("t.dat");
+    let out = run_with_json(&target, &j);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(
+        json_file(&src)["mode"],
+        "run",
+        "written into the mounted file"
+    );
+    let left: Vec<_> = std::fs::read_dir(b.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(left.is_empty(), "nothing left behind: {left:?}");
+}
+
+#[test]
+fn an_output_whose_name_is_name_max_long_is_written() {
+    // Before: the temporary name (`.NAME.iosurvey-PID-N.tmp`) passed
+    // NAME_MAX: the check passed, the write after the run failed.
+    let _g = serial();
+    let t = tempfile::tempdir().unwrap();
+    let target = t.path().join("t.dat");
+    let j = t.path().join(format!("{}.json", "r".repeat(250)));
+    let out = run_with_json(&target, &j);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(json_file(&j)["mode"], "run");
+}
+
 #[test]
 fn a_full_filesystem_under_one_output_does_not_keep_the_others_from_being_written() {
     let _g = serial();
