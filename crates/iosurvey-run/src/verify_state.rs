@@ -427,7 +427,7 @@ fn is_state(fd: &OwnedFd, st: &rustix::fs::Stat, id: FileId, capacity: u64, path
     let Ok(bytes) = read_all(fd, path) else {
         return false;
     };
-    !TargetState::recorded_size(&bytes).is_some_and(|s| s > capacity)
+    TargetState::recorded_size(&bytes).is_none_or(|s| s <= capacity)
         && TargetState::decode(&bytes).is_ok()
 }
 

@@ -260,6 +260,10 @@ fn a_test_file_that_cannot_be_removed_is_exit_1_not_0() {
     let _g = serial();
     need!(require_root_and(&["chattr"]));
     let d = tempfile::tempdir().unwrap();
+    if let Err(e) = sh("chattr", &["+i", path_str(d.path())]) {
+        skip!("no immutable flag here: {e}");
+    }
+    drop(Immutable(d.path()));
     let child = run_in(d.path(), "1s").spawn().unwrap();
     let test_file = d.path().join(format!("iosurvey-{}.testfile", child.id()));
     let t0 = std::time::Instant::now();
@@ -270,10 +274,8 @@ fn a_test_file_that_cannot_be_removed_is_exit_1_not_0() {
         );
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
-    if let Err(e) = sh("chattr", &["+i", path_str(d.path())]) {
-        skip!("no immutable flag here: {e}");
-    }
     let frozen = Immutable(d.path());
+    sh("chattr", &["+i", path_str(d.path())]).expect("chattr +i");
     let out = child.wait_with_output().unwrap();
     drop(frozen);
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
