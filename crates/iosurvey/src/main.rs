@@ -31,6 +31,7 @@ mod getopt;
 mod matrix_cmd;
 mod out_file;
 mod out_path;
+mod out_symlinks;
 mod output;
 mod parallel_cmd;
 mod profile_cmd;

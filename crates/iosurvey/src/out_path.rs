@@ -292,6 +292,10 @@ pub fn judge(flag: &str, given: &Path) -> Result<OutPath, Error> {
         })
     };
     let shown = format!("{flag} {}", given.display());
+    if given.as_os_str() != "-" {
+        crate::out_symlinks::check_protected_symlinks(given)
+            .map_err(|e| anyhow!("{shown}: {e}"))?;
+    }
     if given.as_os_str() == "-" {
         if stdout_is_block() {
             return Err(anyhow!(

@@ -705,6 +705,46 @@ fn an_output_whose_name_is_name_max_long_is_written() {
 }
 
 #[test]
+fn a_symlink_another_user_planted_in_a_sticky_directory_is_not_followed() {
+    // Before: root followed a link uid 4321 planted in a /tmp-like
+    // directory (the path is resolved in user space, which
+    // fs.protected_symlinks never sees) and replaced the file it named,
+    // exit 0.
+    let _g = serial();
+    need!(require_root());
+    let sticky = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(sticky.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let victim = elsewhere.path().join("victim");
+    std::fs::write(&victim, b"the victim's file").unwrap();
+    let theirs = sticky.path().join("r.json");
+    std::os::unix::fs::symlink(&victim, &theirs).unwrap();
+    std::os::unix::fs::lchown(&theirs, Some(4321), Some(4321)).unwrap();
+    let target = elsewhere.path().join("t.dat");
+    // Also as a directory on the way.
+    let dir_link = sticky.path().join("d");
+    std::os::unix::fs::symlink(elsewhere.path(), &dir_link).unwrap();
+    std::os::unix::fs::lchown(&dir_link, Some(4321), Some(4321)).unwrap();
+    for json in [theirs.clone(), dir_link.join("victim")] {
+        let out = run_with_json(&target, &json);
+        assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+        let err = stderr_of(&out);
+        assert!(
+            err.lines().count() == 1 && err.contains("protected_symlinks"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&victim).unwrap(), b"the victim's file");
+        assert!(!target.exists(), "refused before any I/O");
+    }
+    // A link of this user's own is followed, as before.
+    let mine = sticky.path().join("mine.json");
+    std::os::unix::fs::symlink(&victim, &mine).unwrap();
+    let out = run_with_json(&target, &mine);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(json_file(&victim)["mode"], "run");
+}
+
+#[test]
 fn a_full_filesystem_under_one_output_does_not_keep_the_others_from_being_written() {
     let _g = serial();
     let full = need!(Mount::new("tmpfs", &["-t", "tmpfs", "-o", "size=64k"]));
