@@ -16,12 +16,14 @@
 //! to a temporary file created with `O_EXCL|O_NOFOLLOW` in the same
 //! directory and synced, then swapped in with `RENAME_EXCHANGE` and kept
 //! only if what came out is the file read before the job (else swapped
-//! back), or renamed in with `RENAME_NOREPLACE` when nothing was there. A
-//! state is removed by renaming whatever the name holds aside first and
-//! unlinking that only if it is the inode checked (anything else is put
-//! back). What is left to a race: a file put at the aside name between
-//! its check and its unlink (issue 28: clean-up by descriptor).
+//! back), or renamed in with `RENAME_NOREPLACE` when nothing was there.
+//! Every removal (a state forgotten, the state that came out, a temporary
+//! file) goes through `guard::trash`: whatever the name holds is moved
+//! into a private directory first and judged there through a descriptor
+//! (identity, and a whole state), then unlinked or put back; no name is
+//! checked and then unlinked (issue 28: clean-up by descriptor).
 
+use crate::guard::trash::{Removal, Trash};
 use iosurvey_engine::verify_state::{StateError, TargetState};
 use rustix::fs::{Mode, OFlags, CWD};
 use rustix::io::Errno;
@@ -163,13 +165,6 @@ fn open_existing(
 /// A file's device and inode.
 pub type FileId = (u64, u64);
 
-/// The device and inode at `name` in `dir` now, not following a link.
-fn id_at(dir: &OwnedFd, name: &OsStr) -> Option<(u64, u64)> {
-    rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
-        .ok()
-        .map(|st| (st.st_dev, st.st_ino))
-}
-
 fn read_all(fd: &OwnedFd, path: &Path) -> Result<Vec<u8>, StateFileError> {
     let mut out = Vec::new();
     let mut buf = vec![0u8; 1 << 16];
@@ -300,9 +295,7 @@ pub fn save(
     // The temporary name is removed only while it names the file this
     // save made (anything moved there meanwhile stays).
     let unlink_tmp = || {
-        if id_at(&dir, &tmp) == Some(new_id) {
-            let _ = rustix::fs::unlinkat(&dir, &tmp, rustix::fs::AtFlags::empty());
-        }
+        let _ = remove_if_at(&dir, &tmp, |_, st| (st.st_dev, st.st_ino) == new_id);
     };
     let written = (|| -> Result<(), Errno> {
         let mut done = 0;
@@ -338,27 +331,35 @@ pub fn save(
                 unlink_tmp();
                 return Err(io(path, e));
             }
-            // `tmp` now names what was at the name: kept out only if it is
+            // `tmp` now names what was at the name: removed only if it is
             // the file read before (by identity) and still a whole state
             // (by content: an inode number reused by another file, or the
-            // state's file written over in place, is not).
-            let came_out = id_at(&dir, &tmp);
-            let still_state = came_out == Some(id)
-                && matches!(read_state(&dir, &tmp, path, capacity), Ok(Some((_, i))) if i == id);
-            if !still_state {
-                let back = renameat_with(&dir, &tmp, &dir, name, RenameFlags::EXCHANGE);
-                // Only the new state is removed: whatever `tmp` names now
-                // stays unless it is that file.
-                if back.is_ok() && id_at(&dir, &tmp) == Some(new_id) {
-                    unlink_tmp();
+            // state's file written over in place, is not), judged through
+            // a descriptor once out of everyone's reach.
+            let came_out = remove_if_at(&dir, &tmp, |fd, st| is_state(fd, st, id, capacity, path))
+                .map_err(|e| io(path, e))?;
+            match came_out {
+                Removal::Removed | Removal::Absent => {}
+                Removal::PutBack => {
+                    // Exchanged back; then only the new state is removed
+                    // (whatever `tmp` names now stays unless it is that).
+                    if renameat_with(&dir, &tmp, &dir, name, RenameFlags::EXCHANGE).is_ok() {
+                        unlink_tmp();
+                    }
+                    return Err(StateFileError::NotOurs {
+                        path: path.to_path_buf(),
+                        why: "another file was put there while iosurvey wrote its state".into(),
+                    });
                 }
-                return Err(StateFileError::NotOurs {
-                    path: path.to_path_buf(),
-                    why: "another file was put there while iosurvey wrote its state".into(),
-                });
-            }
-            if id_at(&dir, &tmp) == Some(id) {
-                let _ = rustix::fs::unlinkat(&dir, &tmp, rustix::fs::AtFlags::empty());
+                Removal::Renamed(kept) => {
+                    return Err(StateFileError::NotOurs {
+                        path: path.to_path_buf(),
+                        why: format!(
+                            "another file was put there while iosurvey wrote its state; it is now {} beside it",
+                            Path::new(&kept).display()
+                        ),
+                    })
+                }
             }
         }
     }
@@ -377,45 +378,57 @@ pub fn save(
 /// so does one put there after the check (the name is unlinked only while
 /// it still names the inode that was checked).
 pub fn forget(path: &Path, capacity: u64) -> Result<(), StateFileError> {
-    use rustix::fs::{renameat_with, RenameFlags};
     let (dir, name) = parent(path)?;
     let checked = match read_state(&dir, name, path, capacity) {
         Ok(Some((_, id))) => id,
         Ok(None) => return Ok(()),
         Err(e) => return Err(e),
     };
-    // Take whatever the name holds now to a name of this process's, then
-    // remove it only if it is the file checked; put anything else back.
-    let mut aside = std::ffi::OsString::from(".");
-    aside.push(name);
-    aside.push(format!(
-        ".{}.{}.forget",
-        std::process::id(),
-        crate::worker::now_ns()
-    ));
-    match renameat_with(&dir, name, &dir, &aside, RenameFlags::NOREPLACE) {
-        Ok(()) => {}
-        Err(Errno::NOENT) => return Ok(()),
-        Err(e) => return Err(io(path, e)),
-    }
-    let still_state = id_at(&dir, &aside) == Some(checked)
-        && matches!(read_state(&dir, &aside, path, capacity), Ok(Some((_, i))) if i == checked);
-    if still_state && id_at(&dir, &aside) == Some(checked) {
-        rustix::fs::unlinkat(&dir, &aside, rustix::fs::AtFlags::empty())
-            .map_err(|e| io(path, e))?;
-        return Ok(());
-    }
-    let back = renameat_with(&dir, &aside, &dir, name, RenameFlags::NOREPLACE);
-    Err(StateFileError::NotOurs {
+    // Whatever the name holds now is taken out of everyone's reach, then
+    // removed only if it is the file checked; anything else is put back.
+    let not_ours = |why: String| StateFileError::NotOurs {
         path: path.to_path_buf(),
-        why: match back {
-            Ok(()) => "another file was put there while iosurvey checked it".into(),
-            Err(_) => format!(
-                "another file was put there while iosurvey checked it; it is now {} beside it",
-                std::path::Path::new(&aside).display()
-            ),
-        },
+        why,
+    };
+    match remove_if_at(&dir, name, |fd, st| {
+        is_state(fd, st, checked, capacity, path)
     })
+    .map_err(|e| io(path, e))?
+    {
+        Removal::Removed | Removal::Absent => Ok(()),
+        Removal::PutBack => Err(not_ours(
+            "another file was put there while iosurvey checked it".into(),
+        )),
+        Removal::Renamed(kept) => Err(not_ours(format!(
+            "another file was put there while iosurvey checked it; it is now {} beside it",
+            Path::new(&kept).display()
+        ))),
+    }
+}
+
+/// Removes `name` in `dir` if `ours` says what is there at this moment is
+/// ours, through [`Trash`]: moved out of everyone's reach first, judged
+/// through a descriptor there, then unlinked or put back. No name is
+/// checked and then unlinked.
+fn remove_if_at(
+    dir: &OwnedFd,
+    name: &OsStr,
+    ours: impl FnOnce(&OwnedFd, &rustix::fs::Stat) -> bool,
+) -> Result<Removal, Errno> {
+    Trash::new(dir.as_fd())?.remove_if(dir.as_fd(), name, ours)
+}
+
+/// Whether the file open as `fd` (`st`) is the state `id` and still a
+/// whole state of a target of at most `capacity` bytes.
+fn is_state(fd: &OwnedFd, st: &rustix::fs::Stat, id: FileId, capacity: u64, path: &Path) -> bool {
+    if (st.st_dev, st.st_ino) != id || st.st_size as u64 > largest_state(capacity) {
+        return false;
+    }
+    let Ok(bytes) = read_all(fd, path) else {
+        return false;
+    };
+    TargetState::recorded_size(&bytes).is_none_or(|s| s <= capacity)
+        && TargetState::decode(&bytes).is_ok()
 }
 
 /// The identity a state records for the target open as `fd`.
@@ -642,6 +655,100 @@ mod tests {
             }
         }
         eprintln!("the user's file ended under another name {kept} times of 200, never lost");
+    }
+
+    /// Exchanges every temporary or aside name of a state that appears in
+    /// `dir` (`.NAME.iosurvey-verify.PID.NS.tmp` / `.forget`, found by
+    /// listing the directory) with `precious`, over and over until `stop`.
+    fn temp_name_racer(
+        dir: PathBuf,
+        stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) -> std::thread::JoinHandle<u64> {
+        std::thread::spawn(move || {
+            let d =
+                rustix::fs::open(&dir, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).unwrap();
+            let mut swaps = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let names: Vec<std::ffi::OsString> = std::fs::read_dir(&dir)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .map(|e| e.file_name())
+                    .filter(|n| {
+                        let n = n.to_string_lossy();
+                        n.starts_with(".t.iosurvey-verify.")
+                            && (n.ends_with(".tmp") || n.ends_with(".forget"))
+                    })
+                    .collect();
+                for n in &names {
+                    for _ in 0..200 {
+                        let r = rustix::fs::renameat_with(
+                            &d,
+                            n.as_os_str(),
+                            &d,
+                            "precious",
+                            rustix::fs::RenameFlags::EXCHANGE,
+                        );
+                        swaps += u64::from(r.is_ok());
+                    }
+                }
+            }
+            swaps
+        })
+    }
+
+    /// The files anywhere below `dir` (one level of subdirectories: a
+    /// trash kept) that hold `data`.
+    fn holders(dir: &Path, data: &[u8]) -> usize {
+        let mut n = 0;
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                n += holders(&p, data);
+            } else if std::fs::read(&p).is_ok_and(|d| d == data) {
+                n += 1;
+            }
+        }
+        n
+    }
+
+    #[test]
+    fn a_file_swapped_with_a_states_temporary_name_is_never_removed() {
+        // Before: save and forget checked their temporary (`.tmp`) or aside
+        // (`.forget`) name, then unlinked it by name: a user's file
+        // exchanged there in between was deleted. Every unlink now goes
+        // through guard::trash, judged by descriptor.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.iosurvey-verify");
+        let precious = dir.path().join("precious");
+        let s = TargetState::of(4096, (1, 2));
+        let mut swaps = 0;
+        for round in 0..300 {
+            for e in std::fs::read_dir(dir.path()).unwrap().flatten() {
+                let _ = std::fs::remove_file(e.path());
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+            std::fs::write(&precious, b"PRECIOUS DATA").unwrap();
+            save(&path, &s, None).unwrap();
+            let (_, id) = load_id(&path, CAP).unwrap().unwrap();
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let t = temp_name_racer(dir.path().to_path_buf(), stop.clone());
+            // Give the racer its first listing.
+            std::thread::sleep(std::time::Duration::from_micros(200));
+            let _ = match round % 3 {
+                0 => save(&path, &s, Some(id)).map(|_| ()),
+                1 => save(&path, &s, None).map(|_| ()),
+                _ => forget(&path, CAP),
+            };
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            swaps += t.join().unwrap();
+            assert_eq!(
+                holders(dir.path(), b"PRECIOUS DATA"),
+                1,
+                "round {round}: the user's file was removed"
+            );
+        }
+        eprintln!("{swaps} exchanges made");
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use crate::cli::OutputArg;
 use crate::exit::{usage, Failure, Outcome};
-use crate::out_path::{check_all, judge};
+use crate::out_path::{check_all, check_stdout, judge};
 use crate::output::write_out;
 use crate::report_cmd::{load, InputBudget};
 use anyhow::anyhow;
@@ -109,6 +109,7 @@ pub fn compare_runs(a: CompareArgs) -> Result<Outcome, Failure> {
         .collect::<Result<_, _>>()
         .map_err(Failure::Usage)?;
     check_all(&outs, &[], None).map_err(Failure::Usage)?;
+    check_stdout(&[], &idents).map_err(Failure::Usage)?;
     if let Some(o) = outs.iter().find(|o| idents.contains(&o.ident)) {
         return usage(anyhow!(
             "{}: is one of the reports being compared; give another file",

@@ -223,12 +223,13 @@ pub(crate) fn judge_outputs(
             )));
         }
     }
-    let outs = Outputs::judge(oflags, &files)?;
+    let targets = target_paths(plan);
+    let outs = Outputs::judge(oflags, &files, &targets)?;
     let taken = oflags.output.map(|o| match o {
         OutputArg::Json => "the JSON report (--output json)",
         OutputArg::Text => "the text summary (--output text)",
     });
-    out_path::check_all(&outs.all(), &target_paths(plan), taken).map_err(Failure::Usage)?;
+    out_path::check_all(&outs.all(), &targets, taken).map_err(Failure::Usage)?;
     Ok(outs)
 }
 

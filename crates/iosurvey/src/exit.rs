@@ -23,6 +23,20 @@ impl From<Outcome> for ExitCode {
     }
 }
 
+/// Something of the run's own could not be removed (its test file, said on
+/// stderr): the run then ends with exit 1, never 0.
+static LEFT_BEHIND: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Records that something of the run's own was left behind.
+pub fn left_behind() {
+    LEFT_BEHIND.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether something of the run's own was left behind.
+pub fn anything_left_behind() -> bool {
+    LEFT_BEHIND.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// A command that did not run to the end.
 #[derive(Debug)]
 pub enum Failure {

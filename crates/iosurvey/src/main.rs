@@ -31,6 +31,7 @@ mod getopt;
 mod matrix_cmd;
 mod out_file;
 mod out_path;
+mod out_symlinks;
 mod output;
 mod parallel_cmd;
 mod profile_cmd;
@@ -121,7 +122,10 @@ fn main() -> ExitCode {
             dist::end_alone(code, &text);
         }
     }
+    // The trash directories made ahead, empty by now, go.
+    iosurvey_run::guard::trash::release_reserved();
     match outcome {
+        Ok(exit::Outcome::Ok) if exit::anything_left_behind() => ExitCode::from(1),
         Ok(code) => code.into(),
         // A failure every rank reached together: rank 0 says it (each
         // rank's own refusals among them), the others end silently.

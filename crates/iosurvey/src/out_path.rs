@@ -52,6 +52,58 @@ impl PartialEq for HeldDir {
 
 impl Eq for HeldDir {}
 
+/// A regular file at an output's name, as this run knows it: its identity
+/// and the owner and mode a new report takes from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Judged {
+    pub dev: u64,
+    pub ino: u64,
+    pub uid: u32,
+    pub gid: u32,
+    pub mode: u32,
+}
+
+impl Judged {
+    pub fn of(st: &Stat) -> Judged {
+        Judged {
+            dev: st.st_dev,
+            ino: st.st_ino,
+            uid: st.st_uid,
+            gid: st.st_gid,
+            mode: st.st_mode,
+        }
+    }
+}
+
+/// What is at an output file's name as far as this run knows: the file
+/// judged there at the start (or nothing), then the report this run put
+/// there. Only that file is ever replaced; anything put at the name since
+/// (moved or exchanged there from a path never offered) is not.
+#[derive(Clone, Debug)]
+pub struct AtName(Arc<std::sync::Mutex<Option<Judged>>>);
+
+impl AtName {
+    pub fn new(judged: Option<Judged>) -> AtName {
+        AtName(Arc::new(std::sync::Mutex::new(judged)))
+    }
+
+    pub fn get(&self) -> Option<Judged> {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn set(&self, now: Judged) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(now);
+    }
+}
+
+impl PartialEq for AtName {
+    fn eq(&self, other: &AtName) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for AtName {}
+
 /// How an output is written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Sink {
@@ -60,16 +112,41 @@ pub enum Sink {
     /// A regular file, there or not: replaced whole through a temporary file
     /// in its directory and a rename. `real` is the path replaced, symlinks
     /// resolved (a symlink given stays and names the new file); written as
-    /// `name` in `dir`, the directory held.
+    /// `name` in `dir`, the directory held; `at` is what may be replaced
+    /// there.
     File {
         real: PathBuf,
         dir: HeldDir,
         name: std::ffi::OsString,
+        at: AtName,
     },
     /// Something else that exists (a character device, a FIFO): opened and
     /// written in place, never created, truncated or replaced.
     InPlace,
+    /// A regular file that is a mount point of its own (a file bind-mounted
+    /// there, as containers do), which no rename may replace (`EBUSY`):
+    /// opened for writing when judged, and rewritten through that
+    /// descriptor (truncated, then written), always the file judged.
+    Mounted(HeldFile),
 }
+
+/// A regular file held open for writing since it was judged.
+#[derive(Clone, Debug)]
+pub struct HeldFile(Arc<std::fs::File>);
+
+impl HeldFile {
+    pub fn file(&self) -> &std::fs::File {
+        &self.0
+    }
+}
+
+impl PartialEq for HeldFile {
+    fn eq(&self, other: &HeldFile) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for HeldFile {}
 
 /// One output, judged.
 #[derive(Clone, Debug)]
@@ -120,8 +197,12 @@ pub fn fd_ident(fd: impl AsFd) -> Result<Ident, Errno> {
 
 /// Creates and removes a file in `dir`, the way a report is later written
 /// there, so an unwritable place is found before the run, not after it.
+/// The trash that removes its temporary files and the file it replaces is
+/// made now too, while there is room (see `guard::trash::reserve`): on a
+/// filesystem filled during the run, a temporary report was left behind.
 fn probe_dir(dir: BorrowedFd<'_>) -> std::io::Result<()> {
-    let (tmp, fd) = crate::out_file::create_temp_at(dir, "probe".as_ref(), 0o600)?;
+    iosurvey_run::guard::trash::reserve(dir)?;
+    let (tmp, fd) = crate::out_file::create_temp_at(dir, 0o600)?;
     crate::out_file::remove_temp(dir, &tmp, &fd)
 }
 
@@ -146,17 +227,56 @@ pub fn stdout_is_block() -> bool {
         .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::BlockDevice)
 }
 
-/// Refuses a regular file that backs a loop device (by its identity,
-/// whatever name the loop device was given it by): writing it writes the
-/// loop device's storage.
-fn check_not_loop_backing(shown: &str, st: &Stat) -> Result<(), Error> {
-    let (loops, _) = iosurvey_run::guard::family::loops_on_file(st.st_dev, st.st_ino);
-    match loops.first() {
-        None => Ok(()),
-        Some(l) => Err(anyhow!(
+/// Refuses a regular file that is storage in use: one that backs a loop
+/// device (by its identity, whatever name the loop device was given it
+/// by), or an active swap file. Writing it writes that storage.
+fn check_not_storage_in_use(shown: &str, st: &Stat) -> Result<(), Error> {
+    let uses = iosurvey_run::guard::family::FileUses::now();
+    if let Some(l) = uses.loops_on(st.st_dev, st.st_ino).0.first() {
+        return Err(anyhow!(
             "{shown}: backs the loop device {}; writing it would write that device, so give the output another path",
             iosurvey_run::guard::family::dev_name(*l)
+        ));
+    }
+    match uses.swap(st.st_dev, st.st_ino) {
+        None => Ok(()),
+        Some(name) => Err(anyhow!(
+            "{shown}: is the active swap file {name}; give the output another path"
         )),
+    }
+}
+
+/// Judges standard output as any other output, since every command writes
+/// to it (the text summary at least), before anything is opened: never a
+/// block device; when a regular file, never storage in use (a loop
+/// device's backing file, a swap file), a target of the run or an input
+/// being read (`report`, `compare`). A terminal, a pipe, a FIFO or
+/// `/dev/null` is fine, and so is a regular file that is none of these.
+pub fn check_stdout(targets: &[PathBuf], inputs: &[Ident]) -> Result<(), Error> {
+    let Ok(st) = rustix::fs::fstat(std::io::stdout().as_fd()) else {
+        return Ok(());
+    };
+    match FileType::from_raw_mode(st.st_mode) {
+        FileType::BlockDevice => Err(anyhow!(
+            "stdout is a block device; reports are never written onto a device (send stdout to a file or a terminal)"
+        )),
+        FileType::RegularFile => {
+            check_not_storage_in_use("stdout", &st)?;
+            let ident = ident_of(&st);
+            if let Some(t) = targets.iter().find(|t| target_idents(t).contains(&ident)) {
+                return Err(anyhow!(
+                    "stdout: is the target {} of this run; send stdout elsewhere",
+                    t.display()
+                ));
+            }
+            if inputs.contains(&ident) {
+                return Err(anyhow!(
+                    "stdout: is a report being read; send stdout elsewhere"
+                ));
+            }
+            Ok(())
+        }
+        _ => Ok(()),
     }
 }
 
@@ -172,6 +292,10 @@ pub fn judge(flag: &str, given: &Path) -> Result<OutPath, Error> {
         })
     };
     let shown = format!("{flag} {}", given.display());
+    if given.as_os_str() != "-" {
+        crate::out_symlinks::check_protected_symlinks(given)
+            .map_err(|e| anyhow!("{shown}: {e}"))?;
+    }
     if given.as_os_str() == "-" {
         if stdout_is_block() {
             return Err(anyhow!(
@@ -198,7 +322,7 @@ pub fn judge(flag: &str, given: &Path) -> Result<OutPath, Error> {
             "{shown}: is a socket; give a file, a FIFO, a character device or - for stdout"
         )),
         FileType::RegularFile => {
-            check_not_loop_backing(&shown, &st)?;
+            check_not_storage_in_use(&shown, &st)?;
             out(judge_regular(&shown, given, &st)?, ident_of(&st))
         }
         _ => {
@@ -223,13 +347,83 @@ fn judge_regular(shown: &str, given: &Path, st: &Stat) -> Result<Sink, Error> {
             "{shown}: changed while it was checked; give it again"
         ));
     }
+    match how_replaceable(dir.fd(), &name) {
+        Replaceable::Yes => {}
+        Replaceable::Immutable => {
+            return Err(anyhow!(
+                "{shown}: is immutable or append-only (chattr +i or +a), so the report cannot replace it; give another path, or chattr -i/-a it"
+            ))
+        }
+        Replaceable::MountPoint => return held_in_place(shown, dir.fd(), &name, st),
+    }
     probe_dir(dir.fd()).map_err(|e| {
         anyhow!(
             "{shown}: cannot write in {}: {e}; the file is replaced through a new file there, so give a writable place",
             parent.display()
         )
     })?;
-    Ok(Sink::File { real, dir, name })
+    let at = AtName::new(Some(Judged::of(st)));
+    Ok(Sink::File {
+        real,
+        dir,
+        name,
+        at,
+    })
+}
+
+/// Whether the regular file `name` in `dir` can be replaced by a rename.
+enum Replaceable {
+    Yes,
+    /// `chattr +i` or `+a`: no rename may take its name (`EPERM`).
+    Immutable,
+    /// A mount point of its own (a file bind-mounted there): no rename
+    /// may take its name (`EBUSY`), it is written in place.
+    MountPoint,
+}
+
+/// Looks, before the run, at what would make the final rename fail after
+/// the measurement: the file's attributes and whether its mount differs
+/// from its directory's (`statx`'s `STATX_MNT_ID`).
+fn how_replaceable(dir: BorrowedFd<'_>, name: &std::ffi::OsStr) -> Replaceable {
+    use rustix::fs::{statx, StatxAttributes, StatxFlags};
+    let flags = StatxFlags::MNT_ID | StatxFlags::BASIC_STATS;
+    let Ok(f) = statx(dir, name, AtFlags::SYMLINK_NOFOLLOW, flags) else {
+        return Replaceable::Yes;
+    };
+    let fixed = StatxAttributes::IMMUTABLE | StatxAttributes::APPEND;
+    let attrs = f.stx_attributes & f.stx_attributes_mask;
+    if attrs.intersects(fixed) {
+        return Replaceable::Immutable;
+    }
+    let d = statx(dir, "", AtFlags::EMPTY_PATH, flags);
+    let has_mnt = |x: &rustix::fs::Statx| x.stx_mask & StatxFlags::MNT_ID.bits() != 0;
+    match d {
+        Ok(d) if has_mnt(&f) && has_mnt(&d) && d.stx_mnt_id != f.stx_mnt_id => {
+            Replaceable::MountPoint
+        }
+        _ => Replaceable::Yes,
+    }
+}
+
+/// A regular file mounted at `name` in `dir`: opened for writing now
+/// (never created, never through a symlink) and checked to be the file
+/// judged (`st`).
+fn held_in_place(
+    shown: &str,
+    dir: BorrowedFd<'_>,
+    name: &std::ffi::OsStr,
+    st: &Stat,
+) -> Result<Sink, Error> {
+    let flags = OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let fd = rustix::fs::openat(dir, name, flags, Mode::empty())
+        .map_err(|e| anyhow!("{shown}: cannot open it for writing: {e}"))?;
+    let now = rustix::fs::fstat(&fd).map_err(|e| anyhow!("{shown}: {e}"))?;
+    if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino) {
+        return Err(anyhow!(
+            "{shown}: changed while it was checked; give it again"
+        ));
+    }
+    Ok(Sink::Mounted(HeldFile(Arc::new(std::fs::File::from(fd)))))
 }
 
 /// A path where nothing is yet: a new regular file in an existing,
@@ -280,6 +474,7 @@ fn judge_missing(shown: &str, given: &Path) -> Result<(Sink, Ident), Error> {
         real: real_dir.join(name),
         dir,
         name: name.to_os_string(),
+        at: AtName::new(None),
     };
     Ok((sink, ident))
 }

@@ -128,8 +128,11 @@ pub fn write_out(
         Failure::Run(anyhow!("{}: writing the report failed: {e}", out.shown()))
     };
     match &out.sink {
-        Sink::File { dir, name, .. } => {
-            replace_at(dir.fd(), name, body.as_bytes()).map_err(|e| failed(&e))
+        Sink::File { dir, name, at, .. } => {
+            replace_at(dir.fd(), name, at, body.as_bytes()).map_err(|e| failed(&e))
+        }
+        Sink::Mounted(held) => {
+            crate::out_file::rewrite_held(held.file(), body.as_bytes()).map_err(|e| failed(&e))
         }
         Sink::InPlace if last => {
             let mut f = open_in_place(out, stop).map_err(|e| open_failure(e, Failure::Run))?;
@@ -169,14 +172,14 @@ const HTML_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl Outputs {
     /// Judges every output path: the flags' and the mode's own files.
-    /// Standard output on a block device is refused whatever goes there:
-    /// the text summary would be written onto the device.
-    pub fn judge(flags: &OutputFlags, mode: &[(String, PathBuf)]) -> Result<Outputs, Failure> {
-        if crate::out_path::stdout_is_block() {
-            return Err(Failure::Usage(anyhow!(
-                "stdout is a block device; reports are never written onto a device (send stdout to a file or a terminal)"
-            )));
-        }
+    /// Standard output is judged too, whatever goes there (the text
+    /// summary at least): see [`crate::out_path::check_stdout`].
+    pub fn judge(
+        flags: &OutputFlags,
+        mode: &[(String, PathBuf)],
+        targets: &[PathBuf],
+    ) -> Result<Outputs, Failure> {
+        crate::out_path::check_stdout(targets, &[]).map_err(Failure::Usage)?;
         let one = |flag: &str, p: &Option<PathBuf>| {
             p.as_deref()
                 .map(|p| judge(flag, p))

@@ -50,7 +50,14 @@ fn open_live(out: &OutPath, stop: &AtomicBool) -> anyhow::Result<LiveSink> {
     match &out.sink {
         Sink::Stdout => Ok(LiveSink::Stdout),
         Sink::InPlace => Ok(LiveSink::File(open_in_place(out, Some(stop))?)),
-        Sink::File { dir, name, .. } => crate::out_file::place_new(dir.fd(), name)
+        Sink::Mounted(held) => {
+            let f = held.file();
+            f.set_len(0)
+                .and_then(|_| f.try_clone())
+                .map(LiveSink::File)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", out.shown()))
+        }
+        Sink::File { dir, name, at, .. } => crate::out_file::place_new(dir.fd(), name, at)
             .map(LiveSink::File)
             .map_err(|e| anyhow::anyhow!("{}: {e}", out.shown())),
     }

@@ -4,7 +4,7 @@
 //! the report, so the same report always gives the same page.
 
 use crate::exit::{usage, Failure, Outcome};
-use crate::out_path::{fd_ident, judge, Ident};
+use crate::out_path::{check_stdout, fd_ident, judge, Ident};
 use crate::output::write_out;
 use anyhow::anyhow;
 use clap::Args;
@@ -31,6 +31,8 @@ pub struct ReportArgs {
 pub fn report(a: ReportArgs) -> Result<Outcome, Failure> {
     let mut budget = InputBudget::new(a.memory_limit);
     let (report, input_ident) = load(&a.input, &mut budget)?;
+    let inputs: Vec<Ident> = input_ident.iter().cloned().collect();
+    check_stdout(&[], &inputs).map_err(Failure::Usage)?;
     let out = judge("--html", &a.html).map_err(Failure::Usage)?;
     if input_ident.is_some() && input_ident.as_ref() == Some(&out.ident) {
         return usage(anyhow!(

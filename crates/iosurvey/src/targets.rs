@@ -64,6 +64,7 @@ impl Drop for Targets {
                     "iosurvey: could not remove {what} {}: {e}",
                     t.path.display()
                 );
+                crate::exit::left_behind();
             }
         }
     }

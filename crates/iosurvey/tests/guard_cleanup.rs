@@ -199,3 +199,89 @@ fn cross_racer(a: &Path, b: &Path, stop: Arc<AtomicBool>) -> std::thread::JoinHa
         }
     })
 }
+
+#[test]
+fn a_test_file_on_a_filesystem_filled_mid_run_is_still_removed() {
+    // Before: the removal made a new trash directory, which a filesystem
+    // with no inode or block left refuses: "could not remove ... No
+    // space left on device", exit 0, the test file left behind. The
+    // trash is now made when the run creates its test file.
+    let _g = serial();
+    let fs = need!(Mount::new(
+        "tmpfs",
+        &["-t", "tmpfs", "-o", "size=8m,nr_inodes=64"]
+    ));
+    let d = fs.path().join("d");
+    std::fs::create_dir(&d).unwrap();
+    let child = Command::new(BIN)
+        .args(["run", path_str(&d), "--size", "1m", "--time", "1500ms"])
+        .args(["--buffered", "-q"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let test_file = d.join(format!("iosurvey-{}.testfile", child.id()));
+    let t0 = std::time::Instant::now();
+    while std::fs::metadata(&test_file).map_or(0, |m| m.len()) < MIB {
+        assert!(
+            t0.elapsed().as_secs() < 30,
+            "the test file was never laid out"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let fillers = fill_filesystem(fs.path(), 0);
+    assert!(
+        std::fs::create_dir(fs.path().join("x")).is_err(),
+        "the filesystem is full"
+    );
+    let out = child.wait_with_output().unwrap();
+    for f in fillers {
+        let _ = std::fs::remove_file(f);
+    }
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let left: Vec<_> = std::fs::read_dir(&d).unwrap().flatten().collect();
+    assert!(left.is_empty(), "left behind: {left:?}: {}", describe(&out));
+}
+
+/// `chattr +i` on a directory, undone on drop (also when the test fails).
+struct Immutable<'a>(&'a Path);
+
+impl Drop for Immutable<'_> {
+    fn drop(&mut self) {
+        let _ = sh("chattr", &["-i", path_str(self.0)]);
+    }
+}
+
+#[test]
+fn a_test_file_that_cannot_be_removed_is_exit_1_not_0() {
+    // Before: "could not remove test file ...", exit 0: a run that
+    // leaves its own file behind said it had succeeded.
+    let _g = serial();
+    need!(require_root_and(&["chattr"]));
+    let d = tempfile::tempdir().unwrap();
+    if let Err(e) = sh("chattr", &["+i", path_str(d.path())]) {
+        skip!("no immutable flag here: {e}");
+    }
+    drop(Immutable(d.path()));
+    let child = run_in(d.path(), "1s").spawn().unwrap();
+    let test_file = d.path().join(format!("iosurvey-{}.testfile", child.id()));
+    let t0 = std::time::Instant::now();
+    while std::fs::metadata(&test_file).map_or(0, |m| m.len()) < MIB {
+        assert!(
+            t0.elapsed().as_secs() < 30,
+            "the test file was never laid out"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let frozen = Immutable(d.path());
+    sh("chattr", &["+i", path_str(d.path())]).expect("chattr +i");
+    let out = child.wait_with_output().unwrap();
+    drop(frozen);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let err = stderr_of(&out);
+    assert!(
+        err.lines().count() == 1 && err.contains("could not remove test file"),
+        "{err}"
+    );
+}

@@ -14,6 +14,7 @@ use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// What became of a name given to [`Trash::remove_if`].
 #[derive(Debug, PartialEq, Eq)]
@@ -31,12 +32,67 @@ pub enum Removal {
 
 /// A private directory (0700, owned by this process's user) created in a
 /// directory iosurvey holds, removed again when dropped if it is empty.
-pub struct Trash {
+/// Made for one removal, or shared: the one [`reserve`]d for its parent
+/// directory when no new directory can be made there (a full filesystem).
+pub struct Trash(Arc<TrashDir>);
+
+/// The directory of a [`Trash`].
+pub struct TrashDir {
     parent: OwnedFd,
+    /// The parent's device and inode, to find a reserved trash again.
+    parent_id: (u64, u64),
     name: OsString,
     fd: OwnedFd,
     st: Stat,
     next: AtomicU64,
+}
+
+impl std::ops::Deref for Trash {
+    type Target = TrashDir;
+    fn deref(&self) -> &TrashDir {
+        &self.0
+    }
+}
+
+/// The trash directories made ahead, one for each directory a run removes
+/// or replaces files in, made when that directory is first held: a removal
+/// needs a new directory (one inode, maybe one block), which a filesystem
+/// filled during the run no longer has, and without it the run's test file
+/// or a temporary report would be left behind.
+static RESERVED: Mutex<Vec<Arc<TrashDir>>> = Mutex::new(Vec::new());
+
+fn reserved() -> std::sync::MutexGuard<'static, Vec<Arc<TrashDir>>> {
+    RESERVED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn id_of(fd: BorrowedFd<'_>) -> Result<(u64, u64), Errno> {
+    rustix::fs::fstat(fd).map(|st| (st.st_dev, st.st_ino))
+}
+
+/// Makes the trash of the directory open at `parent` now, while there is
+/// room, and keeps it until [`release_reserved`]; once per directory.
+pub fn reserve(parent: BorrowedFd<'_>) -> Result<(), Errno> {
+    let id = id_of(parent)?;
+    let mut all = reserved();
+    if !all.iter().any(|d| d.parent_id == id) {
+        all.push(Arc::new(TrashDir::make(parent)?));
+    }
+    Ok(())
+}
+
+/// Removes the trash directories made ahead (each one only if it is empty
+/// and still the one made), at the end of the run.
+pub fn release_reserved() {
+    reserved().clear();
+}
+
+/// The trash made ahead for the directory open at `parent`, if any.
+fn reserved_for(parent: BorrowedFd<'_>) -> Option<Trash> {
+    let id = id_of(parent).ok()?;
+    let all = reserved();
+    all.iter()
+        .find(|d| d.parent_id == id)
+        .map(|d| Trash(Arc::clone(d)))
 }
 
 /// A name no other run and no earlier call of this run uses.
@@ -50,10 +106,24 @@ fn unique_name(what: &str) -> OsString {
 }
 
 impl Trash {
+    /// Creates the private directory in `parent` and holds it open; when
+    /// the filesystem has no room for a new directory (ENOSPC, EDQUOT,
+    /// EMLINK), the one [`reserve`]d for `parent` instead.
+    pub fn new(parent: BorrowedFd<'_>) -> Result<Trash, Errno> {
+        match TrashDir::make(parent) {
+            Ok(d) => Ok(Trash(Arc::new(d))),
+            Err(e @ (Errno::NOSPC | Errno::DQUOT | Errno::MLINK)) => reserved_for(parent).ok_or(e),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl TrashDir {
     /// Creates the private directory in `parent` and holds it open. The
     /// directory opened must be the one made: a real directory, owned by
     /// this user, that no one else may enter.
-    pub fn new(parent: BorrowedFd<'_>) -> Result<Trash, Errno> {
+    fn make(parent: BorrowedFd<'_>) -> Result<TrashDir, Errno> {
+        let parent_id = id_of(parent)?;
         let parent = rustix::io::fcntl_dupfd_cloexec(parent, 0)?;
         for _ in 0..100 {
             let name = unique_name("trash");
@@ -68,8 +138,9 @@ impl Trash {
                 return Err(Errno::PERM);
             }
             let st = rustix::fs::fstat(&fd)?;
-            return Ok(Trash {
+            return Ok(TrashDir {
                 parent,
+                parent_id,
                 name,
                 fd,
                 st,
@@ -168,7 +239,7 @@ impl Trash {
     }
 }
 
-impl Trash {
+impl TrashDir {
     /// Moves `held` out of the trash to `name` in `dir`, never over
     /// anything there: `RENAME_NOREPLACE`, or on a filesystem without it a
     /// look just before a plain rename.
@@ -215,7 +286,7 @@ fn judge_held(trash: &OwnedFd, held: &OsStr, ours: impl FnOnce(&OwnedFd, &Stat) 
     }
 }
 
-impl Drop for Trash {
+impl Drop for TrashDir {
     /// Removes the trash directory when it is still the one made and is
     /// empty; something that could not be put back keeps it.
     fn drop(&mut self) {

@@ -354,6 +354,10 @@ pub(super) fn create(
     else {
         unreachable!("create of an existing target")
     };
+    // Its removal's trash, made now while there is room: a filesystem
+    // filled during the run has none for a new directory (see
+    // guard::trash::reserve); without it a fresh one is tried then.
+    let _ = crate::guard::trash::reserve(dir.as_fd());
     let wfd = create_new_marked_at(dir, Path::new(name), OFlags::empty()).map_err(|e| match e {
         Errno::EXIST | Errno::LOOP => Refusal::Exists(path.clone()).into(),
         e => io_err(path, "create", e),

@@ -674,3 +674,31 @@ pub fn assert_refused(out: &Output, needles: &[&str]) {
         assert!(err.contains(n), "stderr should contain {n:?}: {err}");
     }
 }
+
+/// Fills the filesystem holding `dir`: its blocks (one file written until
+/// ENOSPC), then its inodes (empty files made until ENOSPC); then frees
+/// `spare` inodes again. What was made, for removal.
+pub fn fill_filesystem(dir: &Path, spare: usize) -> Vec<PathBuf> {
+    use std::io::Write;
+    let mut made = Vec::new();
+    let big = dir.join("filler");
+    if let Ok(mut f) = std::fs::File::create(&big) {
+        let chunk = vec![7u8; 64 << 10];
+        while f.write_all(&chunk).is_ok() {}
+        let _ = f.write_all(&[7u8; 512]);
+        made.push(big);
+    }
+    for i in 0.. {
+        let p = dir.join(format!("inode-filler-{i}"));
+        if std::fs::File::create(&p).is_err() {
+            break;
+        }
+        made.push(p);
+    }
+    for _ in 0..spare {
+        if let Some(p) = made.pop() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+    made
+}
