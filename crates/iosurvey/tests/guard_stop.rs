@@ -12,7 +12,6 @@ mod common;
 
 use common::*;
 use rustix::process::Signal;
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
@@ -27,13 +26,6 @@ impl Drop for Running {
             let _ = c.wait();
         }
     }
-}
-
-/// Write I/Os the device has completed (field 5 of its `stat`).
-fn writes_done(dev: &Path) -> u64 {
-    let stat = sysfs_read(dev, "stat");
-    let field = stat.split_whitespace().nth(4).expect("a stat line");
-    field.parse().expect("a count of writes")
 }
 
 /// The resident memory of process `pid`, in bytes (0 once it is gone).

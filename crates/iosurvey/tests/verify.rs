@@ -1126,11 +1126,12 @@ fn a_verified_write_killed_or_unsaved_leaves_no_false_alarm() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // Until it has written something: the first 4 MiB change.
-    let head = |b: &Backed| std::fs::read(&b.file).unwrap()[..4 << 20].to_vec();
-    let first = head(&b);
+    // Until it has written something, by the device's own count: reading
+    // the backing file here would hold it open, and a file another process
+    // holds is refused as in use (issue 28).
+    let first = writes_done(b.dev.path());
     let t0 = std::time::Instant::now();
-    while head(&b) == first {
+    while writes_done(b.dev.path()) == first {
         assert!(t0.elapsed().as_secs() < 20, "the run never wrote");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }

@@ -139,6 +139,15 @@ pub fn sysfs_read(dev: &Path, rel: &str) -> String {
         .to_string()
 }
 
+/// Write I/Os the device has completed (field 5 of its `stat`): what a
+/// test watches to see a run write, without opening anything the guard
+/// would count as a use.
+pub fn writes_done(dev: &Path) -> u64 {
+    let stat = sysfs_read(dev, "stat");
+    let field = stat.split_whitespace().nth(4).expect("a stat line");
+    field.parse().expect("a count of writes")
+}
+
 /// "MAJ:MIN" of a block device, as blkio throttle files want it.
 pub fn maj_min(dev: &Path) -> String {
     sysfs_read(dev, "dev")
