@@ -17,12 +17,14 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// Sets a flag on SIGINT or SIGTERM, or when stderr's reader goes; a
-/// second signal exits at once (130).
+/// Sets a flag on SIGINT, SIGTERM or SIGHUP (a terminal or ssh session
+/// that goes away: its default action killed the run, leaving its test
+/// file and saving nothing), or when stderr's reader goes; a second
+/// signal exits at once (130).
 pub fn stop_flag() -> Arc<AtomicBool> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let stop = Arc::new(AtomicBool::new(false));
-    for sig in [SIGINT, SIGTERM] {
+    for sig in [SIGINT, SIGTERM, SIGHUP] {
         let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&stop));
         let _ = signal_hook::flag::register(sig, Arc::clone(&stop));
     }

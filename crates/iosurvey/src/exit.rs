@@ -9,7 +9,7 @@ pub enum Outcome {
     Ok,
     /// It ran, but I/O failed (exit 1).
     IoFailed,
-    /// Stopped by SIGINT or SIGTERM (exit 130).
+    /// Stopped by SIGINT, SIGTERM or SIGHUP (exit 130).
     Interrupted,
 }
 

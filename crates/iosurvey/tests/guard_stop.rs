@@ -1,4 +1,4 @@
-//! A stop stops, at once: SIGINT or SIGTERM during the set-up of a large
+//! A stop stops, at once: SIGINT, SIGTERM or SIGHUP during the set-up of a large
 //! buffer pool ends the run within a second, with exit 130 and the report
 //! saved, and not one write reaches the device after the signal (counted by
 //! the device itself, in `/sys/block/loopN/stat`).
@@ -93,4 +93,46 @@ fn sigint_during_buffer_setup_lets_no_write_through() {
 #[test]
 fn sigterm_during_buffer_setup_lets_no_write_through() {
     stop_during_buffer_setup(Signal::TERM);
+}
+
+#[test]
+fn sighup_during_buffer_setup_lets_no_write_through() {
+    stop_during_buffer_setup(Signal::HUP);
+}
+
+/// A hang-up (the terminal or ssh session gone) in the middle of a run on
+/// a directory is a stop like Ctrl-C: exit 130, the report saved, the test
+/// file and the trash removed. Before, SIGHUP's default action killed the
+/// run (exit 129), saved nothing and left a test file of --size behind.
+#[test]
+fn a_hang_up_mid_run_saves_the_report_and_removes_the_test_file() {
+    let _lock = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let json = out_dir.path().join("run.json");
+    let child = Command::new(BIN)
+        .arg("run")
+        .arg(dir.path())
+        .args(["--rw", "randwrite", "--bs", "4k", "--size", "16m"])
+        .args(["--time", "20s", "--quiet", "--json"])
+        .arg(&json)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting iosurvey");
+    let mut run = Running(Some(child));
+    // Past the layout of 16 MiB, well into the 20 s of writes.
+    sleep(Duration::from_secs(2));
+    let child = run.0.take().unwrap();
+    rustix::process::kill_process(rustix::process::Pid::from_child(&child), Signal::HUP).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", describe(&out));
+    let report = json_file(&json);
+    assert_eq!(report["points"][0]["interrupted"], true, "{report}");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }
