@@ -49,10 +49,6 @@ fn destroy_args<'a>(dev: &'a str, flags: &[&'a str], extra: &[&'a str]) -> Vec<&
     args
 }
 
-fn mkfs_ext4(dev: &Path) {
-    must("mkfs.ext4", &["-q", "-F", path_str(dev)]);
-}
-
 /// Points `link` at `to`, atomically (a new symlink renamed over it).
 fn point(link: &Path, to: &Path) {
     let tmp = link.with_extension("new");

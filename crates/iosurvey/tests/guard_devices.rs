@@ -50,11 +50,6 @@ fn write_run(dev: &str, extra: &[&str]) -> Output {
     iosurvey(&args)
 }
 
-/// `mkfs.ext4 -q -F DEV`.
-fn mkfs_ext4(dev: &Path) {
-    must("mkfs.ext4", &["-q", "-F", path_str(dev)]);
-}
-
 /// The first partition of a device attached with `losetup -P`, once its
 /// node exists. This kernel may lack the parser for the partition table
 /// (CONFIG_EFI_PARTITION is not set on the CI machines), so when the kernel

@@ -24,21 +24,6 @@ use std::process::{Child, Command, Output, Stdio};
 
 const SIZE: u64 = 32 * MIB;
 
-/// An ext4 with every inode table and the journal written at mkfs time, so
-/// that mounting it starts no background writes.
-fn mkfs_ext4(dev: &Path) {
-    must(
-        "mkfs.ext4",
-        &[
-            "-q",
-            "-F",
-            "-E",
-            "lazy_itable_init=0,lazy_journal_init=0,nodiscard",
-            path_str(dev),
-        ],
-    );
-}
-
 /// A file of `size` bytes with every block allocated (random data).
 fn allocated_file(path: &Path, size: u64) {
     std::fs::write(path, random_bytes(size as usize, 11)).unwrap();
@@ -157,7 +142,7 @@ fn a_second_loop_over_the_image_of_a_mounted_ext4_is_refused() {
     let img = dir.path().join("ext4.img");
     allocated_file(&img, SIZE);
     let first = need!(LoopDev::attach(&img, &[]));
-    mkfs_ext4(first.path());
+    mkfs_ext4_settled(first.path());
     let m = need!(Mount::frozen(first.path()));
     let before = checksum(&img, None);
     // The same bytes by another loop device: the signature is seen, and
@@ -201,7 +186,7 @@ fn a_loop_over_an_image_mounted_in_another_namespace_is_refused() {
     let img = dir.path().join("ext4.img");
     allocated_file(&img, SIZE);
     let first = need!(LoopDev::attach(&img, &[]));
-    mkfs_ext4(first.path());
+    mkfs_ext4_settled(first.path());
     let hidden = need!(HiddenMount::new(first.path()));
     let before = checksum(&img, None);
     let shifted = need!(LoopDev::attach(&img, &["-o", "1M"]));
@@ -222,7 +207,7 @@ fn a_loop_over_a_disk_whose_partition_is_mounted_is_refused() {
     need!(require_tool("fsck.ext4"));
     let disk = need!(LoopDev::blank(64 * MIB, &["-P"]));
     let part = need!(partitioned(&disk));
-    mkfs_ext4(&part);
+    mkfs_ext4_settled(&part);
     let m = need!(Mount::frozen(&part));
     let before = checksum(disk.path(), None);
     // 3 MiB into the disk is inside the mounted partition (1 to 17 MiB).
@@ -254,7 +239,7 @@ impl SwapFile {
     fn new() -> Result<SwapFile, String> {
         require_root_and(&["losetup", "mkfs.ext4", "mount", "mkswap", "swapon"])?;
         let dev = LoopDev::blank(64 * MIB, &[])?;
-        mkfs_ext4(dev.path());
+        mkfs_ext4_settled(dev.path());
         let mount = Mount::new(path_str(dev.path()), &[])?;
         let file = mount.path().join("swapfile");
         allocated_file(&file, 16 * MIB);
@@ -346,7 +331,7 @@ fn a_kept_frame_that_backs_a_mounted_loop_device_is_never_written() {
     let frames = frames_in(dir.path());
     assert_eq!(frames.len(), 2, "{frames:?}");
     let l = need!(LoopDev::attach(&frames[0], &[]));
-    mkfs_ext4(l.path());
+    mkfs_ext4_settled(l.path());
     let m = need!(Mount::frozen(l.path()));
     let before = checksum(&frames[0], None);
     for extra in [&[][..], &["--allow-destroy", "--force"][..]] {
@@ -423,7 +408,7 @@ fn a_loop_over_a_device_with_a_lazily_unmounted_fs_is_refused() {
         "umount"
     ]));
     let lower = need!(LoopDev::blank(SIZE, &[]));
-    mkfs_ext4(lower.path());
+    mkfs_ext4_settled(lower.path());
     let m = need!(Mount::new(path_str(lower.path()), &[]));
     std::fs::write(m.path().join("data"), b"precious\n").unwrap();
     // A file held open keeps the filesystem alive once it is detached from
@@ -496,7 +481,7 @@ fn a_file_through_an_overlay_is_the_file_on_its_layer() {
     let img = upper.join("img");
     allocated_file(&img, SIZE);
     let over_upper = need!(LoopDev::attach(&img, &[]));
-    mkfs_ext4(over_upper.path());
+    mkfs_ext4_settled(over_upper.path());
     let m = need!(Mount::frozen(over_upper.path()));
     let before = checksum(&img, None);
     let through = ov.merged("img");
@@ -515,7 +500,7 @@ fn a_file_through_an_overlay_is_the_file_on_its_layer() {
     let img2 = upper.join("img2");
     allocated_file(&img2, SIZE);
     let over_merged = need!(LoopDev::attach(&ov.merged("img2"), &[]));
-    mkfs_ext4(over_merged.path());
+    mkfs_ext4_settled(over_merged.path());
     let m2 = need!(Mount::frozen(over_merged.path()));
     let before = checksum(&img2, None);
     let out = write_run(&img2, &["--allow-destroy", "--force"]);
@@ -707,7 +692,7 @@ fn an_image_under_fuse2fs_is_refused_naming_the_daemon() {
     let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("fuse.img");
     allocated_file(&img, SIZE);
-    mkfs_ext4(&img);
+    mkfs_ext4_settled(&img);
     let mnt = dir.path().join("mnt");
     std::fs::create_dir(&mnt).unwrap();
     // Given a relative path, which its mount's source then is: only the

@@ -19,21 +19,6 @@ use std::process::{Command, Output};
 
 const SIZE: u64 = 32 * MIB;
 
-/// An ext4 with every inode table and the journal written at mkfs time, so
-/// that mounting it starts no background writes.
-fn mkfs_ext4(dev: &Path) {
-    must(
-        "mkfs.ext4",
-        &[
-            "-q",
-            "-F",
-            "-E",
-            "lazy_itable_init=0,lazy_journal_init=0,nodiscard",
-            path_str(dev),
-        ],
-    );
-}
-
 /// `mknod PATH b MAJ MIN` of the device `dev`.
 fn mknod_of(path: &Path, dev: &Path) {
     let mm = maj_min(dev);
@@ -85,7 +70,7 @@ fn a_loop_over_a_removed_node_still_ties_its_mounted_fs_to_the_device_below() {
     std::fs::remove_file(&node).unwrap();
     assert!(sysfs_read(upper.path(), "loop/backing_file").ends_with("(deleted)"));
     mknod_of(&node, decoy.path());
-    mkfs_ext4(upper.path());
+    mkfs_ext4_settled(upper.path());
     let mut m = need!(Mount::new(path_str(upper.path()), &[]));
     std::fs::write(m.path().join("data"), b"precious\n").unwrap();
     m.freeze().expect("fsfreeze -f");
@@ -148,7 +133,7 @@ fn a_file_that_backs_a_loop_device_is_never_written() {
     let img = dir.path().join("lb2.img");
     allocated_file(&img, SIZE);
     let l = need!(LoopDev::attach(&img, &[]));
-    mkfs_ext4(l.path());
+    mkfs_ext4_settled(l.path());
     let m = need!(Mount::frozen(l.path()));
     let before = checksum(&img, None);
     let write = || {

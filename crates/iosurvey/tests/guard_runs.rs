@@ -15,27 +15,11 @@ mod common;
 
 use common::*;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 const SIZE: u64 = 16 * MIB;
-
-fn mkfs_ext4(dev: &Path) {
-    must("mkfs.ext4", &["-q", "-F", path_str(dev)]);
-}
-
-/// A run in the background, killed on drop (when an assertion failed).
-struct Running(Option<Child>);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.0.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
 
 /// Starts `iosurvey ARGS` in the background and waits until it runs.
 fn start(args: &[&str]) -> Running {

@@ -12,21 +12,9 @@ mod common;
 
 use common::*;
 use rustix::process::Signal;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
-
-/// A run in the background, killed on drop (when an assertion failed).
-struct Running(Option<Child>);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.0.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
 
 /// The resident memory of process `pid`, in bytes (0 once it is gone).
 fn resident(pid: u32) -> u64 {

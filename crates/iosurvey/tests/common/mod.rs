@@ -139,6 +139,39 @@ pub fn sysfs_read(dev: &Path, rel: &str) -> String {
         .to_string()
 }
 
+/// `mkfs.ext4 -q -F DEV`.
+pub fn mkfs_ext4(dev: &Path) {
+    must("mkfs.ext4", &["-q", "-F", path_str(dev)]);
+}
+
+/// An ext4 with every inode table and the journal written at mkfs time, so
+/// that mounting it starts no background writes.
+pub fn mkfs_ext4_settled(dev: &Path) {
+    must(
+        "mkfs.ext4",
+        &[
+            "-q",
+            "-F",
+            "-E",
+            "lazy_itable_init=0,lazy_journal_init=0,nodiscard",
+            path_str(dev),
+        ],
+    );
+}
+
+/// A run in the background, killed and waited for on drop (when an
+/// assertion failed); take the child out to wait for it.
+pub struct Running(pub Option<std::process::Child>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
 /// Write I/Os the device has completed (field 5 of its `stat`): what a
 /// test watches to see a run write, without opening anything the guard
 /// would count as a use.
