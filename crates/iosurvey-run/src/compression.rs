@@ -108,7 +108,7 @@ fn stored_after(point: &Point, targets: &[OpenTarget], written: u64) -> (u64, Op
         if t.kind != TargetKind::File || s.array.is_some() || s.frames.is_some() {
             continue;
         }
-        if let Ok(st) = iosurvey_engine::fiemap::stored(t.fd.as_fd(), a.start, a.len) {
+        if let Ok(st) = iosurvey_sys::fiemap::stored(t.fd.as_fd(), a.start, a.len) {
             *encoded.get_or_insert(0) += st.encoded;
         }
     }

@@ -11,7 +11,7 @@ use crate::target::{drop_cache, drop_pages, io_alignment, OpenTarget};
 use crate::verify_state::{capacity, load, state_path};
 use crate::worker::now_ns;
 use iosurvey_engine::open_beneath;
-use iosurvey_engine::resident::resident_pages;
+use iosurvey_sys::resident::resident_pages;
 use iosurvey_engine::verify::{check_chunk, Expect, WriteVerify, BLOCK};
 use iosurvey_engine::BufferPool;
 use iosurvey_model::verify::{FailureClass, VerifyFailure, VerifySummary};

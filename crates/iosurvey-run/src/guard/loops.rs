@@ -105,7 +105,7 @@ pub(crate) fn loop_device(devno: Devno) -> Option<LoopDevice> {
     let Ok(fd) = open_device(devno, flags) else {
         return unknown;
     };
-    match iosurvey_engine::loopdev::loop_backing(std::os::fd::AsFd::as_fd(&fd)) {
+    match iosurvey_sys::loopdev::loop_backing(std::os::fd::AsFd::as_fd(&fd)) {
         Ok(b) => Some(LoopDevice {
             devno,
             backing: match b.rdev {
