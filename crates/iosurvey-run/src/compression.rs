@@ -5,8 +5,8 @@
 //! judges (`compression_suspected`).
 
 use crate::runner::{run_job, RunError};
-use crate::target::OpenTarget;
 use iosurvey_model::{CompressionCheck, DataFill, Op, TargetKind};
+use iosurvey_target::target::OpenTarget;
 use iosurvey_workload::pattern::resolve_area;
 use iosurvey_workload::{Bounds, Point};
 use std::os::fd::AsFd;

@@ -9,28 +9,24 @@
 mod compression;
 #[cfg(test)]
 mod fake_engine;
-pub mod frame_target;
-pub mod guard;
 pub mod host;
-pub mod memory_limit;
 pub mod observer;
 pub mod result;
 pub mod runner;
 mod sample;
-pub mod target;
 mod verify;
 pub mod verify_state;
 mod worker;
 
-pub use frame_target::{open_frame_dir, plan_frame_dir};
-pub use guard::{Refusal, WritePolicy};
 pub use host::{HostInfo, HostProbe};
-pub use memory_limit::{cgroup_limit, process_limit, MemoryLimit};
-pub use observer::{NoObserver, Observer, Progress};
-pub use result::{CpuTime, FrameRecord, FrameStatus, IoFailure, JobResult, StreamResult};
-pub use runner::{run_point, validate, RunError};
-pub use target::{
+pub use iosurvey_target::frame_target::{open_frame_dir, plan_frame_dir};
+pub use iosurvey_target::guard::{Refusal, WritePolicy};
+pub use iosurvey_target::memory_limit::{cgroup_limit, process_limit, MemoryLimit};
+pub use iosurvey_target::target::{
     open_target, open_target_claimed, plan_geometry, plan_target, test_file_in, Claim, Created,
     Geometry, Identity, OpenOptions, OpenTarget, Planned, TargetError, TargetKind,
 };
+pub use observer::{NoObserver, Observer, Progress};
+pub use result::{CpuTime, FrameRecord, FrameStatus, IoFailure, JobResult, StreamResult};
+pub use runner::{run_point, validate, RunError};
 pub use worker::now_ns;

@@ -4,13 +4,13 @@
 use crate::host::CpuSample;
 use crate::observer::{Observer, Progress};
 use crate::result::JobResult;
-use crate::target::{drop_cache, Geometry, OpenTarget};
 use crate::worker::{
     now_ns, run_worker, BacklogSpec, FrameShared, FrameWork, LiveCounters, WarmUp, WorkerBounds,
     WorkerStream, UNBOUNDED,
 };
 use iosurvey_engine::verify::{GenMap, WriteVerify};
 use iosurvey_engine::{Engine, EngineConfig, EngineError, EngineKind, SyncEngine, UringEngine};
+use iosurvey_target::target::{drop_cache, Geometry, OpenTarget};
 use iosurvey_workload::array::ArrayError;
 use iosurvey_workload::pattern::{resolve_area, worker_regions, AreaError, OffsetGen};
 use iosurvey_workload::{ArrayMap, FrameJob, FrameLayout, Job, Layout, Point, MAX_OUTSTANDING};
@@ -441,7 +441,7 @@ pub(crate) fn run_job(
     let barrier = Barrier::new(workers + 1);
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
     let buffer_size = job.max_bs() as usize;
-    let alignment = crate::target::io_alignment(targets);
+    let alignment = iosurvey_target::target::io_alignment(targets);
 
     let outcomes: (Vec<Result<JobResult, RunError>>, _, _) = std::thread::scope(|scope| {
         let handles: Vec<_> = shares

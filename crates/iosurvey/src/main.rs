@@ -123,7 +123,7 @@ fn main() -> ExitCode {
         }
     }
     // The trash directories made ahead, empty by now, go.
-    iosurvey_run::guard::trash::release_reserved();
+    iosurvey_target::guard::trash::release_reserved();
     match outcome {
         Ok(exit::Outcome::Ok) if exit::anything_left_behind() => ExitCode::from(1),
         Ok(code) => code.into(),

@@ -201,7 +201,7 @@ pub fn fd_ident(fd: impl AsFd) -> Result<Ident, Errno> {
 /// made now too, while there is room (see `guard::trash::reserve`): on a
 /// filesystem filled during the run, a temporary report was left behind.
 fn probe_dir(dir: BorrowedFd<'_>) -> std::io::Result<()> {
-    iosurvey_run::guard::trash::reserve(dir)?;
+    iosurvey_target::guard::trash::reserve(dir)?;
     let (tmp, fd) = crate::out_file::create_temp_at(dir, 0o600)?;
     crate::out_file::remove_temp(dir, &tmp, &fd)
 }
@@ -231,11 +231,11 @@ pub fn stdout_is_block() -> bool {
 /// device (by its identity, whatever name the loop device was given it
 /// by), or an active swap file. Writing it writes that storage.
 fn check_not_storage_in_use(shown: &str, st: &Stat) -> Result<(), Error> {
-    let uses = iosurvey_run::guard::family::FileUses::now();
+    let uses = iosurvey_target::guard::family::FileUses::now();
     if let Some(l) = uses.loops_on(st.st_dev, st.st_ino).0.first() {
         return Err(anyhow!(
             "{shown}: backs the loop device {}; writing it would write that device, so give the output another path",
-            iosurvey_run::guard::family::dev_name(*l)
+            iosurvey_target::guard::family::dev_name(*l)
         ));
     }
     match uses.swap(st.st_dev, st.st_ino) {

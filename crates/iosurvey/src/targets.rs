@@ -4,13 +4,13 @@
 
 use crate::cli::TargetFlags;
 use crate::exit::Failure;
-use iosurvey_run::guard::family::{loops_on_file, members, FileUses};
-use iosurvey_run::guard::leftovers::remove_leftovers;
 use iosurvey_run::verify_state::{capacity, forget, state_path};
 use iosurvey_run::{
     open_frame_dir, open_target_claimed, plan_frame_dir, plan_target, validate, Claim, Geometry,
     Identity, OpenOptions, OpenTarget, Refusal, TargetError, TargetKind, WritePolicy,
 };
+use iosurvey_target::guard::family::{loops_on_file, members, FileUses};
+use iosurvey_target::guard::leftovers::remove_leftovers;
 use iosurvey_workload::{FrameJob, FrameLayout, Job, Plan, TargetSpec};
 use std::ops::Deref;
 use std::path::PathBuf;

@@ -354,7 +354,7 @@ fn lock_dir(spec: &VideoSpec, shared: bool) -> anyhow::Result<Option<std::os::fd
 /// Removes the frames an earlier run left in the frames directory when it
 /// was killed, saying so in one line.
 fn remove_leftovers(spec: &VideoSpec) {
-    match iosurvey_run::frame_target::remove_leftovers(&spec.target) {
+    match iosurvey_target::frame_target::remove_leftovers(&spec.target) {
         Ok(Some(l)) => eprintln!(
             "iosurvey: removed {} leftover frames of an earlier run (pid {}) that did not finish, in {}",
             l.frames,
@@ -432,7 +432,7 @@ pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
     );
     if files {
         // Frames kept (--keep) are not the leftovers of a killed run.
-        iosurvey_run::frame_target::finish_frames(&spec.target);
+        iosurvey_target::frame_target::finish_frames(&spec.target);
     }
     outcome
 }

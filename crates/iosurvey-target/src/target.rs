@@ -230,14 +230,14 @@ pub fn drop_cache(t: &OpenTarget) {
 
 /// Syncs `fd` and drops its cached pages, so that the next reads come
 /// from the device.
-pub(crate) fn drop_pages(fd: std::os::fd::BorrowedFd<'_>) {
+pub fn drop_pages(fd: std::os::fd::BorrowedFd<'_>) {
     let _ = rustix::fs::fsync(fd);
     let _ = rustix::fs::fadvise(fd, 0, None, rustix::fs::Advice::DontNeed);
 }
 
 /// The alignment of buffers for I/O on every one of `targets`: the
 /// largest logical block size, 4096 when there is none.
-pub(crate) fn io_alignment(targets: &[OpenTarget]) -> usize {
+pub fn io_alignment(targets: &[OpenTarget]) -> usize {
     targets
         .iter()
         .map(|t| t.logical_block_size as usize)

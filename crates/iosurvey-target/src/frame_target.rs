@@ -16,7 +16,7 @@ mod cleanup;
 pub(crate) mod fsops;
 
 pub use cleanup::{finish_frames, remove_frames, remove_leftovers, Leftovers};
-pub use fsops::PENDING_XATTR;
+pub use fsops::{frame_is_ours, is_offered, mark_frame, PENDING_XATTR};
 
 use crate::guard::family::FileUses;
 use crate::guard::{check_file_use_in, fd_is_marked, Refusal};
