@@ -14,12 +14,16 @@
 //!   clean-up.
 //! - [`guard`]: the judgements themselves ([`WritePolicy`], [`Refusal`]),
 //!   and the trash through which a run removes what it made.
-//! - [`memory_limit`]: the memory a run may take.
+//! - [`output`]: the report files a run writes, judged before any I/O.
+//! - [`memory_limit`] and [`budget`]: the memory a run may take, and the
+//!   refusal of a plan that needs more.
 #![deny(unsafe_code)]
 
+pub mod budget;
 pub mod frame_target;
 pub mod guard;
 pub mod memory_limit;
+pub mod output;
 pub mod target;
 
 pub use frame_target::{open_frame_dir, plan_frame_dir};
