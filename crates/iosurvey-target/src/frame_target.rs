@@ -168,11 +168,15 @@ fn check_capacity(at: BorrowedFd<'_>, root: &Path, fj: &FrameJob) -> Result<(), 
 /// write policy, without creating or writing anything.
 fn survey(spec: &TargetSpec, fj: &FrameJob, opts: &OpenOptions<'_>) -> Result<Survey, TargetError> {
     let dir = spec.path.as_path();
-    let dir_fd = match rustix::fs::open(
-        dir,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    ) {
+    // The directory the run's checks judged and locked, when they hold it.
+    let held = crate::frame_dir::held(dir).map(Ok);
+    let dir_fd = match held.unwrap_or_else(|| {
+        rustix::fs::open(
+            dir,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+    }) {
         Ok(fd) => fd,
         Err(Errno::NOENT) => return Err(TargetError::NoFramesDir(dir.to_path_buf())),
         Err(Errno::NOTDIR) => return Err(TargetError::FramesNeedDir(dir.to_path_buf())),

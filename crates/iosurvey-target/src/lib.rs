@@ -10,6 +10,8 @@
 //!
 //! - [`target`]: opening a Job's targets ([`open_target`]) for reading or
 //!   writing, with their geometry.
+//! - [`frame_dir`]: a video run's directory opened once, its lock, room
+//!   and descriptor checks.
 //! - [`frame_target`]: a video run's frame directory, its files and its
 //!   clean-up.
 //! - [`guard`]: the judgements themselves ([`WritePolicy`], [`Refusal`]),
@@ -20,6 +22,7 @@
 #![deny(unsafe_code)]
 
 pub mod budget;
+pub mod frame_dir;
 pub mod frame_target;
 pub mod guard;
 pub mod memory_limit;
