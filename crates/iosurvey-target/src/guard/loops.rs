@@ -4,8 +4,8 @@
 //! path in sysfs; and the regular files in use as a whole (loop backing
 //! files, swap files), read once to judge many files.
 
+use super::devno::{dev_name, devno_of_dir, sys, Devno, Use};
 use super::devnode::open_device;
-use super::family::{dev_name, devno_of_dir, sys, Devno, Use};
 use super::inuse::{all_mounts, swaps, MountEntry, SwapArea};
 use super::openers::{openers, Opener};
 use super::overlay::Overlays;
