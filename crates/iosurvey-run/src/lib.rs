@@ -6,7 +6,9 @@
 //! publish live totals that an [`Observer`] sees about ten times a second.
 #![deny(unsafe_code)]
 
+mod clock;
 mod compression;
+mod error;
 #[cfg(test)]
 mod fake_engine;
 pub mod host;
@@ -18,6 +20,7 @@ mod verify;
 pub mod verify_state;
 mod worker;
 
+pub use error::RunError;
 pub use host::{HostInfo, HostProbe};
 pub use iosurvey_target::frame_target::{open_frame_dir, plan_frame_dir};
 pub use iosurvey_target::guard::{Refusal, WritePolicy};
@@ -28,5 +31,5 @@ pub use iosurvey_target::target::{
 };
 pub use observer::{NoObserver, Observer, Progress};
 pub use result::{CpuTime, FrameRecord, FrameStatus, IoFailure, JobResult, StreamResult};
-pub use runner::{run_point, validate, RunError};
+pub use runner::{run_point, validate};
 pub use worker::now_ns;

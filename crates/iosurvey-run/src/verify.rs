@@ -5,9 +5,9 @@
 //! Reads of 1 MiB, O_DIRECT when the run was (a buffered run's cache is
 //! dropped first, so the blocks come from the device).
 
+use crate::clock::now_ns;
 use crate::runner::RunError;
 use crate::verify_state::{capacity, load, state_path};
-use crate::worker::now_ns;
 use iosurvey_engine::open_beneath;
 use iosurvey_engine::verify::{check_chunk, Expect, WriteVerify, BLOCK};
 use iosurvey_engine::BufferPool;

@@ -284,7 +284,7 @@ pub fn save(
     tmp.push(format!(
         ".{}.{}.tmp",
         std::process::id(),
-        crate::worker::now_ns()
+        crate::clock::now_ns()
     ));
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let fd = rustix::fs::openat(&dir, &tmp, flags, Mode::from_raw_mode(0o644))
