@@ -11,6 +11,7 @@ mod layout;
 pub mod link;
 mod open;
 mod opened;
+pub mod overlap;
 mod probe;
 
 use crate::guard::Refusal;
