@@ -1,5 +1,6 @@
-//! Running iosurvey's Jobs: opening targets, spawning workers that drive an
-//! engine, and merging what they measured into a [`JobResult`].
+//! Running iosurvey's Jobs on targets `iosurvey-target` opened: spawning
+//! workers that drive an engine, merging what they measured into a
+//! [`JobResult`], and the verify pass.
 //!
 //! A plan runs one Point at a time. Workers are started at one barrier, stop
 //! at the job's bound, at a stop signal or at the first failed I/O, and
@@ -22,6 +23,8 @@ mod worker;
 
 pub use error::RunError;
 pub use host::{HostInfo, HostProbe};
+// The target API at this crate's root, as the modes have reached it so far
+// (the safety policy itself lives in iosurvey-target).
 pub use iosurvey_target::frame_target::{open_frame_dir, plan_frame_dir};
 pub use iosurvey_target::guard::{Refusal, WritePolicy};
 pub use iosurvey_target::memory_limit::{cgroup_limit, process_limit, MemoryLimit};
