@@ -211,3 +211,56 @@ pub fn check_fd_limit(threads: u32, files: bool, uring: bool) -> Result<(), Fram
         hard,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_run_on_a_locked_directory_is_refused_until_the_first_lets_go() {
+        let d = tempfile::tempdir().unwrap();
+        let first = FrameDir::open(d.path()).unwrap();
+        first.lock(false).unwrap();
+        let second = FrameDir::open(d.path()).unwrap();
+        assert!(matches!(second.lock(false), Err(FrameDirError::InUse(_))));
+        assert!(matches!(second.lock(true), Err(FrameDirError::InUse(_))));
+        drop(first);
+        second.lock(false).unwrap();
+    }
+
+    #[test]
+    fn shared_locks_go_together_and_keep_an_exclusive_one_out() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, b, c) = (
+            FrameDir::open(d.path()).unwrap(),
+            FrameDir::open(d.path()).unwrap(),
+            FrameDir::open(d.path()).unwrap(),
+        );
+        a.lock(true).unwrap();
+        b.lock(true).unwrap();
+        assert!(matches!(c.lock(false), Err(FrameDirError::InUse(_))));
+    }
+
+    #[test]
+    fn the_frame_layer_reaches_the_held_directory_not_the_path() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("given");
+        std::fs::create_dir(&path).unwrap();
+        let dir = FrameDir::open(&path).unwrap();
+        let judged = rustix::fs::fstat(dir.fd.as_fd()).unwrap();
+        // The path now names another directory: the held one is still
+        // what the frame layer gets.
+        std::fs::rename(&path, d.path().join("moved")).unwrap();
+        std::fs::create_dir(&path).unwrap();
+        let got = rustix::fs::fstat(held(&path).unwrap()).unwrap();
+        assert_eq!((got.st_dev, got.st_ino), (judged.st_dev, judged.st_ino));
+        drop(dir);
+        assert!(held(&path).is_none());
+    }
+
+    #[test]
+    fn a_missing_directory_is_left_to_the_frame_layer_to_refuse() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(FrameDir::open(&d.path().join("none")).is_none());
+    }
+}

@@ -280,9 +280,10 @@ pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
     // This rank's own checks (its host's limits, lock and room), agreed
     // over the ranks under MPI.
     let ours = |check: Result<(), FrameDirError>| if mine { check.or_else(usage) } else { Ok(()) };
-    let files = mine && matches!(spec.layout, FrameLayout::Files { .. });
+    let files_layout = matches!(spec.layout, FrameLayout::Files { .. });
     let uring = spec.engine == EngineKind::Uring;
-    crate::dist::agree_if_many(ours(check_fd_limit(spec.threads, files, uring)))?;
+    crate::dist::agree_if_many(ours(check_fd_limit(spec.threads, files_layout, uring)))?;
+    let files = mine && files_layout;
     // Opened once and held until the frames are cleaned up, after
     // `execute`: the lock, the room and the frames all judge this handle.
     let dir = files.then(|| FrameDir::open(&spec.target)).flatten();
