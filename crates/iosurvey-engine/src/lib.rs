@@ -6,7 +6,8 @@
 //! its drop waits for them (io_uring's for a bounded time, cancelling what
 //! does not finish) and leaks the buffers of any I/O still in the kernel.
 //! That ownership is what makes the `unsafe` below sound; this crate is the
-//! only place in iosurvey where `unsafe` is allowed.
+//! only place in iosurvey where `unsafe` is allowed beside `iosurvey-sys`
+//! (the few non-I/O system calls).
 //!
 //! Describing an I/O ([`Request`]) is plain data. The worker pushes requests,
 //! calls [`Engine::submit_and_wait`], then drains completions with
@@ -23,10 +24,7 @@
 
 mod buffers;
 pub mod data;
-pub mod fiemap;
 mod fileops;
-pub mod loopdev;
-pub mod resident;
 mod slots;
 mod sync;
 pub mod uring;

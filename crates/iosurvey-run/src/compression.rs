@@ -4,13 +4,13 @@
 //! compressible data (its extents, encoded or not), which the report
 //! judges (`compression_suspected`).
 
-use crate::runner::{run_job, RunError};
-use crate::target::OpenTarget;
+use crate::error::RunError;
+use crate::result::JobResult;
 use iosurvey_model::{CompressionCheck, DataFill, Op, TargetKind};
+use iosurvey_target::target::OpenTarget;
 use iosurvey_workload::pattern::resolve_area;
 use iosurvey_workload::{Bounds, Point};
 use std::os::fd::AsFd;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 /// How long each write of `--check-compression` runs, and how many of
@@ -31,12 +31,14 @@ struct Probe {
 /// incompressible data that is not counted: the median rate of each kind,
 /// and what the file targets' extents hold after the last compressible
 /// write (before an incompressible one replaces it).
+/// `run` runs one point's job on the targets (the runner's `run_job`; taken
+/// as a parameter so that this check does not reach back into the runner).
 pub(crate) fn check_compression(
     point: &Point,
     targets: &[OpenTarget],
-    stop: &AtomicBool,
+    mut run: impl FnMut(&Point) -> Result<JobResult, RunError>,
 ) -> Result<CompressionCheck, RunError> {
-    let probe = |compressible_pct: u8| -> Result<Probe, RunError> {
+    let mut probe = |compressible_pct: u8| -> Result<Probe, RunError> {
         let mut p = point.clone();
         p.job.verify = false;
         p.job.verify_backlog = None;
@@ -50,7 +52,7 @@ pub(crate) fn check_compression(
         for s in &mut p.job.streams {
             s.wrap = true;
         }
-        let r = run_job(&p, targets, stop, &mut crate::NoObserver)?;
+        let r = run(&p)?;
         let w = r.total(Op::Write);
         let secs = r.elapsed_ns as f64 / 1e9;
         Ok(Probe {
@@ -108,7 +110,7 @@ fn stored_after(point: &Point, targets: &[OpenTarget], written: u64) -> (u64, Op
         if t.kind != TargetKind::File || s.array.is_some() || s.frames.is_some() {
             continue;
         }
-        if let Ok(st) = iosurvey_engine::fiemap::stored(t.fd.as_fd(), a.start, a.len) {
+        if let Ok(st) = iosurvey_sys::fiemap::stored(t.fd.as_fd(), a.start, a.len) {
             *encoded.get_or_insert(0) += st.encoded;
         }
     }

@@ -4,85 +4,22 @@
 use crate::host::CpuSample;
 use crate::observer::{Observer, Progress};
 use crate::result::JobResult;
-use crate::target::{drop_cache, Geometry, OpenTarget};
 use crate::worker::{
     now_ns, run_worker, BacklogSpec, FrameShared, FrameWork, LiveCounters, WarmUp, WorkerBounds,
     WorkerStream, UNBOUNDED,
 };
 use iosurvey_engine::verify::{GenMap, WriteVerify};
 use iosurvey_engine::{Engine, EngineConfig, EngineError, EngineKind, SyncEngine, UringEngine};
+use iosurvey_target::target::{drop_cache, Geometry, OpenTarget};
 use iosurvey_workload::array::ArrayError;
-use iosurvey_workload::pattern::{resolve_area, worker_regions, AreaError, OffsetGen};
+use iosurvey_workload::pattern::{resolve_area, worker_regions, OffsetGen};
 use iosurvey_workload::{ArrayMap, FrameJob, FrameLayout, Job, Layout, Point, MAX_OUTSTANDING};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::sync::Barrier;
 use std::time::Duration;
 
-/// Why a job could not run. Messages say what to change.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    #[error("{path}: I/Os of {bs} bytes are not a multiple of the logical block size {lbs}, which O_DIRECT needs; give a size that is a multiple of {lbs}, or --buffered")]
-    BsAlignment { path: PathBuf, bs: u64, lbs: u64 },
-    #[error("{path}: --offset {offset} is not a multiple of the logical block size {lbs}, which O_DIRECT needs")]
-    OffsetAlignment {
-        path: PathBuf,
-        offset: u64,
-        lbs: u64,
-    },
-    #[error("{path}: --size {limit} is more than the {} holds ({size} bytes); an existing target is never grown: give --size {size} or less, or leave --size out to use all of it", if *array { "array" } else { "target" })]
-    Limit {
-        path: PathBuf,
-        limit: u64,
-        size: u64,
-        array: bool,
-    },
-    // The reasons are in the messages, and so not error sources too: a
-    // chain printed whole would say them twice.
-    #[error("{path}: {reason}")]
-    Area { path: PathBuf, reason: AreaError },
-    #[error("{path}: the array cannot be built: {reason}")]
-    Array {
-        path: PathBuf,
-        reason: iosurvey_workload::array::ArrayError,
-    },
-    #[error(transparent)]
-    Engine(#[from] EngineError),
-    #[error("duplicating the descriptor of {path}: {err}")]
-    Dup { path: PathBuf, err: std::io::Error },
-    #[error(
-        "pinning worker {worker} to CPU {cpu} (--cpus): {err}; give CPUs this process may run on"
-    )]
-    Affinity {
-        worker: usize,
-        cpu: u32,
-        err: std::io::Error,
-    },
-    #[error("a stream is pinned to worker {pin} of a job with {workers} workers")]
-    Pin { pin: u32, workers: u32 },
-    #[error("{path}: frames and their I/Os of {bytes} bytes are not a multiple of the logical block size {lbs}, which O_DIRECT needs; add --buffered")]
-    FrameAlignment { path: PathBuf, bytes: u64, lbs: u64 },
-    #[error(
-        "{path}: {frames} frames of {bytes} bytes do not fit in its {size} bytes; lower --frames"
-    )]
-    FramesDoNotFit {
-        path: PathBuf,
-        frames: u64,
-        bytes: u64,
-        size: u64,
-    },
-    #[error("the array cuts an I/O into up to {pieces} pieces, one per stripe or member it touches: {requests} requests in flight on one worker, more than {MAX_OUTSTANDING}; raise --stripe, or lower the I/O size or the depth")]
-    Pieces { pieces: u32, requests: usize },
-    #[error("a job has at most one frame stream")]
-    FrameStreams,
-    #[error("a frame is cut into {pieces} I/Os, more than its depth of {depth}; raise the I/O size or --depth")]
-    FramePieces { pieces: u64, depth: u32 },
-    #[error("a worker failed: {0}")]
-    Worker(std::io::Error),
-    #[error("{0}")]
-    Verify(String),
-}
+pub use crate::error::RunError;
 
 /// Checks that `job` fits targets of these shapes (alignment, areas)
 /// without doing I/O.
@@ -360,7 +297,11 @@ pub fn run_point(
     observer: &mut dyn Observer,
 ) -> Result<JobResult, RunError> {
     let check = match point.job.check_compression && point.job.writes() {
-        true => Some(crate::compression::check_compression(point, targets, stop)?),
+        true => Some(crate::compression::check_compression(
+            point,
+            targets,
+            |p| run_job(p, targets, stop, &mut crate::NoObserver),
+        )?),
         false => None,
     };
     let mut result = run_job(point, targets, stop, observer)?;
@@ -441,7 +382,7 @@ pub(crate) fn run_job(
     let barrier = Barrier::new(workers + 1);
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
     let buffer_size = job.max_bs() as usize;
-    let alignment = crate::target::io_alignment(targets);
+    let alignment = iosurvey_target::target::io_alignment(targets);
 
     let outcomes: (Vec<Result<JobResult, RunError>>, _, _) = std::thread::scope(|scope| {
         let handles: Vec<_> = shares

@@ -3,12 +3,12 @@
 //! block reads as zeros, and SSDs and thin LUNs answer it without touching
 //! the media. The report judges the share (`unwritten_area`).
 
-use crate::target::{io_alignment, OpenTarget};
 use crate::verify::read_full;
 use iosurvey_engine::verify::BLOCK;
 use iosurvey_engine::BufferPool;
 use iosurvey_model::rng::Rng;
 use iosurvey_model::ReadSample;
+use iosurvey_target::target::{io_alignment, OpenTarget};
 use iosurvey_workload::pattern::resolve_area;
 use iosurvey_workload::{ArrayMap, FrameLayout, Job, StreamClass};
 use std::os::fd::AsFd;

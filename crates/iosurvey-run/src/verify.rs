@@ -5,17 +5,17 @@
 //! Reads of 1 MiB, O_DIRECT when the run was (a buffered run's cache is
 //! dropped first, so the blocks come from the device).
 
+use crate::clock::now_ns;
 use crate::runner::RunError;
-use crate::target::Geometry;
-use crate::target::{drop_cache, drop_pages, io_alignment, OpenTarget};
 use crate::verify_state::{capacity, load, state_path};
-use crate::worker::now_ns;
 use iosurvey_engine::open_beneath;
-use iosurvey_engine::resident::resident_pages;
 use iosurvey_engine::verify::{check_chunk, Expect, WriteVerify, BLOCK};
 use iosurvey_engine::BufferPool;
 use iosurvey_model::verify::{FailureClass, VerifyFailure, VerifySummary};
 use iosurvey_model::{CachedPages, TargetKind};
+use iosurvey_sys::resident::resident_pages;
+use iosurvey_target::target::Geometry;
+use iosurvey_target::target::{drop_cache, drop_pages, io_alignment, OpenTarget};
 use iosurvey_workload::pattern::resolve_area;
 use iosurvey_workload::{FrameJob, FrameLayout, Job, StreamClass};
 use rustix::fs::{FileType, Mode, OFlags};

@@ -23,8 +23,8 @@
 //! (identity, and a whole state), then unlinked or put back; no name is
 //! checked and then unlinked (issue 28: clean-up by descriptor).
 
-use crate::guard::trash::{Removal, Trash};
 use iosurvey_engine::verify_state::{StateError, TargetState};
+use iosurvey_target::guard::trash::{Removal, Trash};
 use rustix::fs::{Mode, OFlags, CWD};
 use rustix::io::Errno;
 use std::ffi::OsStr;
@@ -284,7 +284,7 @@ pub fn save(
     tmp.push(format!(
         ".{}.{}.tmp",
         std::process::id(),
-        crate::worker::now_ns()
+        crate::clock::now_ns()
     ));
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let fd = rustix::fs::openat(&dir, &tmp, flags, Mode::from_raw_mode(0o644))

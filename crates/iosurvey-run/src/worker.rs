@@ -429,12 +429,7 @@ pub(crate) const UNBOUNDED: u64 = u64::MAX;
 const MAX_WAIT: Duration = Duration::from_secs(1);
 const MAX_WAIT_NS: u64 = MAX_WAIT.as_nanos() as u64;
 
-/// Monotonic nanoseconds (the clock of [`crate::JobResult::measure_start_ns`]).
-#[inline]
-pub fn now_ns() -> u64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
-}
+pub use crate::clock::now_ns;
 
 pub(crate) fn thread_cpu_ns() -> u64 {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);

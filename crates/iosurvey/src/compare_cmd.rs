@@ -107,9 +107,9 @@ pub fn compare_runs(a: CompareArgs) -> Result<Outcome, Failure> {
         .into_iter()
         .filter_map(|(flag, p)| p.as_deref().map(|p| judge(flag, p)))
         .collect::<Result<_, _>>()
-        .map_err(Failure::Usage)?;
-    check_all(&outs, &[], None).map_err(Failure::Usage)?;
-    check_stdout(&[], &idents).map_err(Failure::Usage)?;
+        .map_err(|e| Failure::Usage(e.into()))?;
+    check_all(&outs, &[], None).map_err(|e| Failure::Usage(e.into()))?;
+    check_stdout(&[], &idents).map_err(|e| Failure::Usage(e.into()))?;
     if let Some(o) = outs.iter().find(|o| idents.contains(&o.ident)) {
         return usage(anyhow!(
             "{}: is one of the reports being compared; give another file",

@@ -231,7 +231,7 @@ pub(crate) fn judge_outputs(
         OutputArg::Json => "the JSON report (--output json)",
         OutputArg::Text => "the text summary (--output text)",
     });
-    out_path::check_all(&outs.all(), &targets, taken).map_err(Failure::Usage)?;
+    out_path::check_all(&outs.all(), &targets, taken).map_err(|e| Failure::Usage(e.into()))?;
     Ok(outs)
 }
 
@@ -349,11 +349,9 @@ pub fn execute(
     // Before anything is opened, --dry-run and every MPI rank included: a
     // plan over the memory this process may use is refused, not OOM-killed.
     // Each rank judges its own host's memory; one refusal stops them all.
-    crate::dist::agree_if_many(crate::budget::check(
-        plan,
-        oflags.repeat,
-        tflags.memory_limit,
-    ))?;
+    crate::dist::agree_if_many(
+        crate::budget::check(plan, oflags.repeat, tflags.memory_limit).or_else(crate::exit::usage),
+    )?;
     if crate::dist::comm::active() {
         return crate::dist::run::execute(plan, argv, tflags, oflags, presenter);
     }

@@ -20,7 +20,6 @@ macro_rules! eprint {
     };
 }
 
-mod budget;
 mod cli;
 mod compare_cmd;
 mod diskperf_cmd;
@@ -29,9 +28,6 @@ mod execute;
 mod exit;
 mod getopt;
 mod matrix_cmd;
-mod out_file;
-mod out_path;
-mod out_symlinks;
 mod output;
 mod parallel_cmd;
 mod profile_cmd;
@@ -48,6 +44,10 @@ mod video_cmd;
 
 use clap::Parser;
 use exit::Failure;
+// The memory budget and the report files' rules live in iosurvey-target;
+// the modes reach them by these names.
+use iosurvey_target::budget;
+use iosurvey_target::output::{file as out_file, path as out_path};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -123,7 +123,7 @@ fn main() -> ExitCode {
         }
     }
     // The trash directories made ahead, empty by now, go.
-    iosurvey_run::guard::trash::release_reserved();
+    iosurvey_target::guard::trash::release_reserved();
     match outcome {
         Ok(exit::Outcome::Ok) if exit::anything_left_behind() => ExitCode::from(1),
         Ok(code) => code.into(),

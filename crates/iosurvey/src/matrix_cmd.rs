@@ -374,11 +374,9 @@ pub fn matrix(a: MatrixArgs, argv: &[String]) -> Result<Outcome, Failure> {
     let points = each_point(&spec).or_else(usage)?;
     let count = points.len();
     let need = points_memory(points.map_while(Result::ok), count, a.out.repeat);
-    crate::dist::agree_if_many(crate::budget::check_need(
-        &need,
-        "matrix",
-        a.target.memory_limit,
-    ))?;
+    crate::dist::agree_if_many(
+        crate::budget::check_need(&need, "matrix", a.target.memory_limit).or_else(usage),
+    )?;
     let plan = expand(&spec).or_else(usage)?;
     let dir = a.out_dir.clone().unwrap_or_else(|| PathBuf::from("."));
     // Only rank 0 writes the files: its directory is the one that counts.

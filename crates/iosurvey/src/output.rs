@@ -179,12 +179,12 @@ impl Outputs {
         mode: &[(String, PathBuf)],
         targets: &[PathBuf],
     ) -> Result<Outputs, Failure> {
-        crate::out_path::check_stdout(targets, &[]).map_err(Failure::Usage)?;
+        crate::out_path::check_stdout(targets, &[]).map_err(|e| Failure::Usage(e.into()))?;
         let one = |flag: &str, p: &Option<PathBuf>| {
             p.as_deref()
                 .map(|p| judge(flag, p))
                 .transpose()
-                .map_err(Failure::Usage)
+                .map_err(|e| Failure::Usage(e.into()))
         };
         Ok(Outputs {
             json: one("--json", &flags.json)?,
@@ -195,7 +195,7 @@ impl Outputs {
                 .iter()
                 .map(|(flag, p)| judge(flag, p))
                 .collect::<Result<_, _>>()
-                .map_err(Failure::Usage)?,
+                .map_err(|e| Failure::Usage(e.into()))?,
             stop: None,
             html_written: std::cell::Cell::new(None),
             failed: Default::default(),

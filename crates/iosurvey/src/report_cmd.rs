@@ -32,8 +32,8 @@ pub fn report(a: ReportArgs) -> Result<Outcome, Failure> {
     let mut budget = InputBudget::new(a.memory_limit);
     let (report, input_ident) = load(&a.input, &mut budget)?;
     let inputs: Vec<Ident> = input_ident.iter().cloned().collect();
-    check_stdout(&[], &inputs).map_err(Failure::Usage)?;
-    let out = judge("--html", &a.html).map_err(Failure::Usage)?;
+    check_stdout(&[], &inputs).map_err(|e| Failure::Usage(e.into()))?;
+    let out = judge("--html", &a.html).map_err(|e| Failure::Usage(e.into()))?;
     if input_ident.is_some() && input_ident.as_ref() == Some(&out.ident) {
         return usage(anyhow!(
             "{}: is the report being read ({}); give another file for the page",

@@ -4,14 +4,14 @@
 
 use crate::cli::TargetFlags;
 use crate::exit::Failure;
-use iosurvey_run::guard::family::{loops_on_file, members, FileUses};
-use iosurvey_run::guard::leftovers::remove_leftovers;
 use iosurvey_run::verify_state::{capacity, forget, state_path};
 use iosurvey_run::{
     open_frame_dir, open_target_claimed, plan_frame_dir, plan_target, validate, Claim, Geometry,
     Identity, OpenOptions, OpenTarget, Refusal, TargetError, TargetKind, WritePolicy,
 };
-use iosurvey_workload::{FrameJob, FrameLayout, Job, Plan, TargetSpec};
+use iosurvey_target::guard::leftovers::remove_leftovers;
+use iosurvey_target::target::overlap;
+use iosurvey_workload::{FrameJob, FrameLayout, Job, Plan};
 use std::ops::Deref;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -153,83 +153,11 @@ fn plan_all(plan: &Plan, flags: &TargetFlags, stop: &AtomicBool) -> Result<Plann
         geometry.push(g);
         identity.push(id);
     }
-    check_overlap(specs, &identity)?;
+    overlap::check_overlap(specs, &identity).map_err(|r| target_error(r.into()))?;
     for p in &plan.points {
         check(&p.job, &geometry)?;
     }
     Ok((geometry, identity))
-}
-
-/// Refuses block devices that overlap one another (a partition and its
-/// disk, a loop device over another target), a file that backs a loop
-/// device in a target's family, and two files that are one (through an
-/// overlay and on its layer): one run would count the same storage twice.
-fn check_overlap(specs: &[TargetSpec], identity: &[Option<Identity>]) -> Result<(), Failure> {
-    check_files_overlap(specs, identity)?;
-    let devices: Vec<(usize, u64)> = identity
-        .iter()
-        .enumerate()
-        .filter_map(|(i, id)| match id {
-            Some(Identity::Block(rdev)) => Some((i, *rdev)),
-            _ => None,
-        })
-        .collect();
-    let overlap = |i: usize, j: usize| {
-        let (first, second) = (specs[i.min(j)].path.clone(), specs[i.max(j)].path.clone());
-        Err(target_error(Refusal::Overlap { first, second }.into()))
-    };
-    let families: Vec<_> = devices.iter().map(|&(_, rdev)| members(rdev)).collect();
-    for (n, &(i, _)) in devices.iter().enumerate() {
-        if let Some(&(j, _)) = devices[n + 1..]
-            .iter()
-            .find(|(_, r)| families[n].contains(r))
-        {
-            return overlap(i, j);
-        }
-    }
-    if devices.is_empty() {
-        return Ok(());
-    }
-    for (i, id) in identity.iter().enumerate() {
-        let Some(Identity::File { dev, ino }) = id else {
-            continue;
-        };
-        // A loop device whose backing cannot be told is judged when the
-        // file is opened for writing; here only the known ones count.
-        let backs = loops_on_file(*dev, *ino).0;
-        let hit = devices
-            .iter()
-            .zip(&families)
-            .find(|(_, fam)| backs.iter().any(|l| fam.contains(l)));
-        if let Some((&(j, _), _)) = hit {
-            return overlap(i, j);
-        }
-    }
-    Ok(())
-}
-
-/// Refuses two file targets that are one file by different identities: a
-/// file seen through an overlay and the same file on the overlay's layer.
-fn check_files_overlap(specs: &[TargetSpec], identity: &[Option<Identity>]) -> Result<(), Failure> {
-    let files: Vec<(usize, (u64, u64))> = identity
-        .iter()
-        .enumerate()
-        .filter_map(|(i, id)| match id {
-            Some(Identity::File { dev, ino }) => Some((i, (*dev, *ino))),
-            _ => None,
-        })
-        .collect();
-    if files.len() < 2 {
-        return Ok(());
-    }
-    let uses = FileUses::now();
-    for (n, &(i, a)) in files.iter().enumerate() {
-        if let Some(&(j, _)) = files[n + 1..].iter().find(|(_, b)| uses.same_file(a, *b)) {
-            let (first, second) = (specs[i].path.clone(), specs[j].path.clone());
-            return Err(target_error(Refusal::Overlap { first, second }.into()));
-        }
-    }
-    Ok(())
 }
 
 /// Checks the targets of `plan` as a run would (the write guard, their
@@ -248,25 +176,7 @@ pub fn identities(plan: &Plan, flags: &TargetFlags) -> Result<Vec<Option<Identit
 /// were given, one target named twice (an alias, a hard link) and devices
 /// that overlap, as [`check_all`] does for the targets of one process.
 pub fn check_together(names: &[PathBuf], identity: &[Option<Identity>]) -> Result<(), Failure> {
-    for (i, id) in identity.iter().enumerate() {
-        if let Some(j) = identity[..i].iter().position(|o| id.is_some() && o == id) {
-            return Err(target_error(
-                Refusal::SameTarget {
-                    first: names[j].clone(),
-                    second: names[i].clone(),
-                }
-                .into(),
-            ));
-        }
-    }
-    let specs: Vec<TargetSpec> = names
-        .iter()
-        .map(|p| TargetSpec {
-            path: p.clone(),
-            create_size: None,
-        })
-        .collect();
-    check_overlap(&specs, identity)
+    overlap::check_together(names, identity).map_err(|r| target_error(r.into()))
 }
 
 /// Removes the test files that runs killed before their clean-up left in

@@ -11,6 +11,7 @@ use clap::{Args, ValueEnum};
 use iosurvey_engine::{EngineKind, Op};
 use iosurvey_report::video::{render_format_list, render_video, render_video_csv};
 use iosurvey_report::{RunReport, TextOptions};
+use iosurvey_target::frame_dir::{check_fd_limit, FrameDir, FrameDirError};
 use iosurvey_workload::modes::video::{
     expand, find_format, parse_fps, FrameFormat, FrameSize, VideoSpec, FORMATS,
 };
@@ -225,136 +226,10 @@ fn banner(plan: &Plan, spec: &VideoSpec) -> String {
     )
 }
 
-/// File descriptors a process needs besides its workers': standard
-/// streams, output files, directories held open, io_uring and signals.
-const BASE_FDS: u64 = 64;
-
-/// Refuses `--threads` when the workers would need more file descriptors
-/// than RLIMIT_NOFILE allows, after raising the soft limit as far as the
-/// hard one lets it. Each worker holds the target, the frame it moves in
-/// the files layout, and its io_uring ring.
-fn check_fd_limit(spec: &VideoSpec) -> anyhow::Result<()> {
-    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
-    let per_thread = 1
-        + u64::from(matches!(spec.layout, FrameLayout::Files { .. }))
-        + u64::from(spec.engine == EngineKind::Uring);
-    let need = BASE_FDS + u64::from(spec.threads) * per_thread;
-    let lim = getrlimit(Resource::Nofile);
-    let soft = lim.current.unwrap_or(u64::MAX);
-    if need <= soft {
-        return Ok(());
-    }
-    let hard = lim.maximum.unwrap_or(u64::MAX);
-    if need <= hard
-        && setrlimit(
-            Resource::Nofile,
-            Rlimit {
-                current: Some(need),
-                maximum: lim.maximum,
-            },
-        )
-        .is_ok()
-    {
-        return Ok(());
-    }
-    Err(anyhow!(
-        "--threads {} needs about {need} open files, more than the {hard} this process may \
-         have (RLIMIT_NOFILE, ulimit -n); lower --threads or raise the limit",
-        spec.threads
-    ))
-}
-
-/// Refuses, before any frame path is looked at, frames that cannot fit:
-/// more bytes than the filesystem holds, more files than it has inodes,
-/// or, when there is no frames directory yet, more than is free. (With a
-/// frames directory, the frames already there are counted after the
-/// survey.)
-fn check_room(plan: &Plan, spec: &VideoSpec) -> anyhow::Result<()> {
-    let Some(fj) = plan.points[0].job.frames() else {
-        return Ok(());
-    };
-    if !matches!(fj.layout, FrameLayout::Files { .. }) {
-        return Ok(());
-    }
-    let dir = &spec.target;
-    let Ok(vfs) = rustix::fs::statvfs(dir) else {
-        // A missing directory is refused, naming it, when it is opened.
-        return Ok(());
-    };
-    let fresh = std::fs::symlink_metadata(frames_dir(dir))
-        .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
-    let writes = fj.op == Op::Write || fj.prepare;
-    let want = u128::from(fj.frames) * u128::from(fj.frame_bytes);
-    let size = u128::from(vfs.f_blocks) * u128::from(vfs.f_frsize);
-    let free = u128::from(vfs.f_bavail) * u128::from(vfs.f_frsize);
-    if size > 0 && want > size {
-        return Err(anyhow!(
-            "{}: --frames {} of {} bytes are {want} bytes, more than the {size} bytes of its \
-             filesystem; lower --frames or the frame size",
-            dir.display(),
-            fj.frames,
-            fj.frame_bytes
-        ));
-    }
-    if writes && fresh && want > free {
-        return Err(anyhow!(
-            "{}: --frames {} of {} bytes need {want} bytes, and {free} are free; lower --frames \
-             or the frame size",
-            dir.display(),
-            fj.frames,
-            fj.frame_bytes
-        ));
-    }
-    if writes && vfs.f_files > 0 {
-        let inodes = if fresh { vfs.f_favail } else { vfs.f_files };
-        if fj.frames > inodes {
-            return Err(anyhow!(
-                "{}: --frames {} needs a file per frame, and its filesystem has room for {inodes} \
-                 more files; lower --frames or use --mode stream",
-                dir.display(),
-                fj.frames
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Takes an exclusive `flock` on the directory of a files-layout run, held
-/// until the returned descriptor is dropped: a second video run on the
-/// same directory would measure the first one's load, and take its frames
-/// for its own. With `--shared` the lock is shared, so only runs that all
-/// gave `--shared` go together. `Ok(None)` when the directory cannot be
-/// opened (the run refuses it, naming it, when it opens its target).
-fn lock_dir(spec: &VideoSpec, shared: bool) -> anyhow::Result<Option<std::os::fd::OwnedFd>> {
-    use rustix::fs::{flock, FlockOperation, Mode, OFlags};
-    let Ok(fd) = rustix::fs::open(
-        &spec.target,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    ) else {
-        return Ok(None);
-    };
-    let how = if shared {
-        FlockOperation::NonBlockingLockShared
-    } else {
-        FlockOperation::NonBlockingLockExclusive
-    };
-    match flock(&fd, how) {
-        Ok(()) => Ok(Some(fd)),
-        Err(rustix::io::Errno::WOULDBLOCK) => Err(anyhow!(
-            "{}: another iosurvey video run is using this directory; wait for it to end, \
-             give another directory, or add --shared to both runs",
-            spec.target.display()
-        )),
-        // Locks not supported here: nothing to hold.
-        Err(_) => Ok(None),
-    }
-}
-
 /// Removes the frames an earlier run left in the frames directory when it
 /// was killed, saying so in one line.
 fn remove_leftovers(spec: &VideoSpec) {
-    match iosurvey_run::frame_target::remove_leftovers(&spec.target) {
+    match iosurvey_target::frame_target::remove_leftovers(&spec.target) {
         Ok(Some(l)) => eprintln!(
             "iosurvey: removed {} leftover frames of an earlier run (pid {}) that did not finish, in {}",
             l.frames,
@@ -404,24 +279,27 @@ pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
     };
     // This rank's own checks (its host's limits, lock and room), agreed
     // over the ranks under MPI.
-    let ours = |check: anyhow::Result<()>| if mine { check.or_else(usage) } else { Ok(()) };
-    crate::dist::agree_if_many(ours(check_fd_limit(&spec)))?;
-    let files = mine && matches!(spec.layout, FrameLayout::Files { .. });
-    // Held until the frames are cleaned up, after `execute`.
-    let lock = if files && !a.out.dry_run {
-        lock_dir(&spec, a.target_flags.shared)
-    } else {
-        Ok(None)
-    };
-    let (_lock, locked) = match lock {
-        Ok(l) => (l, Ok(())),
-        Err(e) => (None, usage(e)),
+    let ours = |check: Result<(), FrameDirError>| if mine { check.or_else(usage) } else { Ok(()) };
+    let files_layout = matches!(spec.layout, FrameLayout::Files { .. });
+    let uring = spec.engine == EngineKind::Uring;
+    crate::dist::agree_if_many(ours(check_fd_limit(spec.threads, files_layout, uring)))?;
+    let files = mine && files_layout;
+    // Opened once and held until the frames are cleaned up, after
+    // `execute`: the lock, the room and the frames all judge this handle.
+    let dir = files.then(|| FrameDir::open(&spec.target)).flatten();
+    let locked = match &dir {
+        Some(d) if !a.out.dry_run => d.lock(a.target_flags.shared).or_else(usage),
+        _ => Ok(()),
     };
     crate::dist::agree_if_many(locked)?;
     if files && !a.target_flags.readonly && !a.out.dry_run {
         remove_leftovers(&spec);
     }
-    crate::dist::agree_if_many(ours(check_room(&plan, &spec)))?;
+    let room = match (&dir, plan.points[0].job.frames()) {
+        (Some(d), Some(fj)) => d.check_room(fj),
+        _ => Ok(()),
+    };
+    crate::dist::agree_if_many(ours(room))?;
     let banner = banner(&plan, &spec);
     let outcome = execute(
         &plan,
@@ -432,7 +310,7 @@ pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
     );
     if files {
         // Frames kept (--keep) are not the leftovers of a killed run.
-        iosurvey_run::frame_target::finish_frames(&spec.target);
+        iosurvey_target::frame_target::finish_frames(&spec.target);
     }
     outcome
 }

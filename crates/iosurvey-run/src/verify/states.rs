@@ -3,13 +3,13 @@
 //! itself: [`crate::verify_state`]).
 
 use crate::runner::RunError;
-use crate::target::{Created, OpenTarget};
 use crate::verify_state::{
     capacity, forget, ident, load_id, save, saved_here, state_path, StateFileError,
 };
 use iosurvey_engine::verify::{GenMap, WriteVerify};
 use iosurvey_engine::verify_state::TargetState;
 use iosurvey_model::TargetKind;
+use iosurvey_target::target::{Created, OpenTarget};
 use iosurvey_workload::Job;
 use std::os::fd::AsFd;
 use std::path::PathBuf;

@@ -3,12 +3,12 @@
 //! takes the worker's time, as fio's `verify_backlog` does: the job's rates
 //! include it).
 
-use crate::target::{io_alignment, OpenTarget};
 use crate::verify::read_and_check;
 use crate::worker::now_ns;
 use iosurvey_engine::verify::{Expect, WriteVerify};
 use iosurvey_engine::BufferPool;
 use iosurvey_model::verify::VerifySummary;
+use iosurvey_target::target::{io_alignment, OpenTarget};
 use std::os::fd::AsFd;
 
 /// What the job gives the workers for their read-backs.

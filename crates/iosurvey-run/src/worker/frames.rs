@@ -15,10 +15,10 @@
 //! without I/O (skipped); one finished after it is dropped as late.
 
 use super::{Arm, Run, Slot, Tally};
-use crate::frame_target::fsops::{frame_is_ours, is_offered, mark_frame};
 use crate::result::{FrameRecord, FrameStatus, IoFailure, JobResult, MAX_FRAME_RECORDS};
 use iosurvey_engine::{Completion, Engine, FileOp, Op, Request};
 use iosurvey_stats::SHORT_TRANSFER;
+use iosurvey_target::frame_target::{frame_is_ours, is_offered, mark_frame};
 use iosurvey_workload::{FrameJob, FrameLayout};
 use rustix::fs::{FileType, Mode, OFlags};
 use rustix::io::Errno;

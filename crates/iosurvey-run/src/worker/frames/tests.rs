@@ -3,11 +3,11 @@
 
 use super::*;
 use crate::fake_engine::FakeEngine;
-use crate::frame_target::open_frame_dir;
-use crate::guard::WritePolicy;
 use crate::observer::NoObserver;
 use crate::runner::run_point;
-use crate::target::{created_by_iosurvey, OpenOptions};
+use iosurvey_target::frame_target::open_frame_dir;
+use iosurvey_target::guard::WritePolicy;
+use iosurvey_target::target::{created_by_iosurvey, OpenOptions};
 use iosurvey_workload::modes::video::{expand, FrameSize, VideoSpec};
 use iosurvey_workload::{Fps, FrameOrder, Point};
 use std::sync::atomic::AtomicBool;
@@ -239,7 +239,7 @@ fn files_point(dir: &std::path::Path, op: Op, engine: iosurvey_engine::EngineKin
     expand(&s).unwrap().points.remove(0)
 }
 
-fn open(point: &Point) -> crate::target::OpenTarget {
+fn open(point: &Point) -> iosurvey_target::target::OpenTarget {
     let opts = OpenOptions {
         write: point.job.writes(),
         direct: false,
@@ -278,7 +278,7 @@ fn files_are_written_whole_then_read_back_on_both_engines() {
         std::fs::write(&probe, b"x").unwrap();
         let marks = rustix::fs::setxattr(
             &probe,
-            crate::guard::CREATED_XATTR,
+            iosurvey_target::guard::CREATED_XATTR,
             b"1",
             rustix::fs::XattrFlags::empty(),
         )
@@ -448,7 +448,7 @@ fn validation_names_frames_that_do_not_fit_or_align() {
     s.size = FrameSize::Custom(1 << 20);
     s.frames = 4;
     let job = expand(&s).unwrap().points.remove(0).job;
-    let geometry = |size, lbs| crate::target::Geometry {
+    let geometry = |size, lbs| iosurvey_target::target::Geometry {
         path: "/dev/x".into(),
         size,
         logical_block_size: lbs,

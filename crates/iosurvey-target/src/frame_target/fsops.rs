@@ -62,7 +62,7 @@ pub(crate) fn offer(fd: impl AsFd) {
 }
 
 /// Whether the file open at `fd` is one the user offered (see [`offer`]).
-pub(crate) fn is_offered(fd: impl AsFd) -> bool {
+pub fn is_offered(fd: impl AsFd) -> bool {
     let fd = fd.as_fd();
     let o = offered();
     !o.is_empty() && dir_key(fd).is_some_and(|k| o.contains(&k))
@@ -81,7 +81,7 @@ fn made_frames() -> std::sync::MutexGuard<'static, Option<HashSet<DirKey>>> {
 /// Marks a frame file this process just created (`O_CREAT|O_EXCL`) as
 /// iosurvey's; on a filesystem that keeps no marks, records its identity
 /// instead.
-pub(crate) fn mark_frame(fd: impl AsFd) {
+pub fn mark_frame(fd: impl AsFd) {
     let fd = fd.as_fd();
     if try_mark_created(fd) == Err(Errno::OPNOTSUPP) {
         if let Some(k) = dir_key(fd) {
@@ -111,7 +111,7 @@ pub(crate) fn marks_unsupported(fd: impl AsFd) -> bool {
 /// other name (a hard link elsewhere would be written or kept through it),
 /// and it carries the mark or, on a filesystem that keeps no marks, it is
 /// a file this process created (see [`mark_frame`]).
-pub(crate) fn frame_is_ours(fd: impl AsFd) -> bool {
+pub fn frame_is_ours(fd: impl AsFd) -> bool {
     let fd = fd.as_fd();
     let one_name = rustix::fs::fstat(fd).is_ok_and(|st| st.st_nlink == 1);
     one_name

@@ -3,9 +3,7 @@
 //! process may use is refused before anything is opened, `--dry-run`
 //! included, with one line naming the figure and the flag to lower.
 
-use crate::exit::{usage, Failure};
-use anyhow::anyhow;
-use iosurvey_run::{process_limit, MemoryLimit};
+use crate::memory_limit::{process_limit, MemoryLimit};
 use iosurvey_workload::memory::{plan_memory, MemoryNeed};
 use iosurvey_workload::Plan;
 
@@ -21,14 +19,20 @@ pub fn limit(given: Option<u64>) -> MemoryLimit {
     }
 }
 
+/// A plan refused for needing more memory than the process may use; the
+/// message names the figures and the flags to lower.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct OverBudget(String);
+
 /// Refuses `plan` (run `repeats` times) when it needs more than the limit.
-pub fn check(plan: &Plan, repeats: u32, given: Option<u64>) -> Result<(), Failure> {
+pub fn check(plan: &Plan, repeats: u32, given: Option<u64>) -> Result<(), OverBudget> {
     check_need(&plan_memory(plan, repeats), &plan.mode, given)
 }
 
 /// Refuses a plan of `mode` that needs `need`, when that is more than the
 /// limit.
-pub fn check_need(need: &MemoryNeed, mode: &str, given: Option<u64>) -> Result<(), Failure> {
+pub fn check_need(need: &MemoryNeed, mode: &str, given: Option<u64>) -> Result<(), OverBudget> {
     let limit = limit(given);
     if need.total() <= limit.bytes {
         return Ok(());
@@ -38,13 +42,13 @@ pub fn check_need(need: &MemoryNeed, mode: &str, given: Option<u64>) -> Result<(
         "I/O buffers" => buffer_flags(mode),
         _ => flags,
     };
-    usage(anyhow!(
+    Err(OverBudget(format!(
         "the plan needs {} of memory ({} of it {part}), more than the {} this process may use ({}); lower {flags}, or set --memory-limit",
         approx(need.total()),
         approx(bytes),
         approx(limit.bytes),
         limit.source
-    ))
+    )))
 }
 
 /// The flags of `mode` that set how many buffers of what size its jobs

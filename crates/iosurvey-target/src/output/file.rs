@@ -8,10 +8,10 @@
 //! or a regular file moved or exchanged there since). What the exchange
 //! brings out is removed only if it is the file judged at the start (or
 //! the report this run put there since), by identity, through
-//! `iosurvey_run::guard::trash`; anything else is exchanged back.
+//! `crate::guard::trash`; anything else is exchanged back.
 
-use crate::out_path::{AtName, Judged};
-use iosurvey_run::guard::trash::{remove_same, Removal, Trash};
+use crate::guard::trash::{remove_same, Removal, Trash};
+use crate::output::judged::{AtName, Judged};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, Stat};
 use rustix::io::Errno;
 use std::ffi::{OsStr, OsString};
@@ -39,7 +39,7 @@ pub fn create_temp_at(dir: BorrowedFd<'_>, mode: u32) -> std::io::Result<(OsStri
 }
 
 /// Removes the temporary file `tmp` in `dir` if it is still the file open
-/// at `fd` (see `iosurvey_run::guard::trash`).
+/// at `fd` (see `crate::guard::trash`).
 pub fn remove_temp(dir: BorrowedFd<'_>, tmp: &OsStr, fd: impl AsFd) -> std::io::Result<()> {
     let mine = rustix::fs::fstat(fd)?;
     remove_same(dir, tmp, &mine)?;

@@ -6,7 +6,7 @@
 //! runs of the same program (MPI ranks, `--shared` runs), which its run
 //! lock judges instead.
 
-use super::family::Devno;
+use super::devno::Devno;
 use rustix::fs::FileType;
 
 /// A regular file a process other than iosurvey holds open (or mapped).

@@ -4,8 +4,8 @@
 //! path in sysfs; and the regular files in use as a whole (loop backing
 //! files, swap files), read once to judge many files.
 
+use super::devno::{dev_name, devno_of_dir, sys, Devno, Use};
 use super::devnode::open_device;
-use super::family::{dev_name, devno_of_dir, sys, Devno, Use};
 use super::inuse::{all_mounts, swaps, MountEntry, SwapArea};
 use super::openers::{openers, Opener};
 use super::overlay::Overlays;
@@ -105,7 +105,7 @@ pub(crate) fn loop_device(devno: Devno) -> Option<LoopDevice> {
     let Ok(fd) = open_device(devno, flags) else {
         return unknown;
     };
-    match iosurvey_engine::loopdev::loop_backing(std::os::fd::AsFd::as_fd(&fd)) {
+    match iosurvey_sys::loopdev::loop_backing(std::os::fd::AsFd::as_fd(&fd)) {
         Ok(b) => Some(LoopDevice {
             devno,
             backing: match b.rdev {

@@ -1,6 +1,8 @@
 //! Tests of the target layer: probing, layout, the guard on files, directories.
 
 use super::*;
+use crate::guard::WritePolicy;
+use std::sync::atomic::AtomicBool;
 
 #[test]
 fn creates_a_fully_written_file_of_nonzero_data() {

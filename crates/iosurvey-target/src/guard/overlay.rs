@@ -13,7 +13,7 @@
 //! An overlay whose layers cannot be told (relative or unreachable layer
 //! paths) may lie on any device.
 
-use super::family::Devno;
+use super::devno::Devno;
 use super::inuse::{all_mounts, unescape, MountEntry};
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -13,10 +13,12 @@
 //! empty directories.
 
 mod cleanup;
+mod created;
 pub(crate) mod fsops;
 
 pub use cleanup::{finish_frames, remove_frames, remove_leftovers, Leftovers};
-pub use fsops::PENDING_XATTR;
+pub use created::CreatedFrames;
+pub use fsops::{frame_is_ours, is_offered, mark_frame, PENDING_XATTR};
 
 use crate::guard::family::FileUses;
 use crate::guard::{check_file_use_in, fd_is_marked, Refusal};
@@ -53,47 +55,6 @@ impl Unwritten {
         self.first.get_or_insert(f);
         if self.listed {
             self.list.push(f);
-        }
-    }
-}
-
-/// The frames a run creates or rewrites in its frames directory, by
-/// number: every frame of a write, or the frames `--prepare` writes, less
-/// those the user offered with `--allow-destroy` (which stay theirs). Its
-/// size does not grow with `--frames` for a write.
-#[derive(Clone, Debug, Default)]
-pub struct CreatedFrames {
-    /// The job, for the frames' paths; `None`: no frames.
-    job: Option<FrameJob>,
-    /// The frames `--prepare` writes; `None`: every frame of the job.
-    listed: Option<Vec<u64>>,
-    /// Offered frames, sorted: never removed.
-    kept: Vec<u64>,
-}
-
-impl CreatedFrames {
-    /// The frame numbers, in frame order.
-    pub fn numbers(&self) -> Vec<u64> {
-        let Some(fj) = &self.job else {
-            return Vec::new();
-        };
-        let ours = |f: &u64| self.kept.binary_search(f).is_err();
-        match &self.listed {
-            Some(list) => list.iter().copied().filter(ours).collect(),
-            None => (0..fj.frames).filter(ours).collect(),
-        }
-    }
-
-    /// The frames' paths under `root`, in frame order (so those of one
-    /// subdirectory follow one another).
-    pub fn paths(&self, root: &Path) -> Vec<PathBuf> {
-        match &self.job {
-            None => Vec::new(),
-            Some(fj) => self
-                .numbers()
-                .into_iter()
-                .map(|f| fj.frame_path(root, f))
-                .collect(),
         }
     }
 }
@@ -168,11 +129,15 @@ fn check_capacity(at: BorrowedFd<'_>, root: &Path, fj: &FrameJob) -> Result<(), 
 /// write policy, without creating or writing anything.
 fn survey(spec: &TargetSpec, fj: &FrameJob, opts: &OpenOptions<'_>) -> Result<Survey, TargetError> {
     let dir = spec.path.as_path();
-    let dir_fd = match rustix::fs::open(
-        dir,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    ) {
+    // The directory the run's checks judged and locked, when they hold it.
+    let held = crate::frame_dir::held(dir).map(Ok);
+    let dir_fd = match held.unwrap_or_else(|| {
+        rustix::fs::open(
+            dir,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+    }) {
         Ok(fd) => fd,
         Err(Errno::NOENT) => return Err(TargetError::NoFramesDir(dir.to_path_buf())),
         Err(Errno::NOTDIR) => return Err(TargetError::FramesNeedDir(dir.to_path_buf())),

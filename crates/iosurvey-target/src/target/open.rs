@@ -7,13 +7,14 @@
 
 use super::hold::Hold;
 use super::layout::{check_free_space_fd, dir_dio_alignment, fill};
-use super::{io_err, Claim, Geometry, Identity, OpenOptions, OpenTarget, TargetError, TargetKind};
+use super::{io_err, Claim, Geometry, Identity, OpenOptions, OpenTarget, TargetError};
 use crate::guard::family::partitions;
 use crate::guard::trash::{remove_same_fd, Removal};
 use crate::guard::{
     check_block_policy, check_block_use, check_block_write, check_file_use, create_new_marked_at,
     fd_is_marked, lock, lock_device, retry_busy, same_file, Refusal,
 };
+use iosurvey_model::TargetKind;
 use iosurvey_workload::TargetSpec;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, SeekFrom, Stat, StatxFlags};
 use rustix::io::Errno;

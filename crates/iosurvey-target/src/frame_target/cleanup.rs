@@ -63,6 +63,8 @@ fn rmdir_marked(parent: BorrowedFd<'_>, name: &Path, fd: &OwnedFd, trash: Option
 fn open_root(root: &Path) -> std::io::Result<Option<(OwnedFd, OwnedFd)>> {
     let parent = root.parent().unwrap_or(Path::new("."));
     let name = root.file_name().map_or_else(frames_name, PathBuf::from);
+    // Looked up by path again, not through the run's held directory: a
+    // directory moved away during the run is not cleaned where it went.
     let parent_fd = match rustix::fs::open(
         parent,
         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,

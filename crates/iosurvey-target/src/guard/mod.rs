@@ -28,6 +28,7 @@
 //!   `O_EXCL`, and a failed exclusive open is always refused (a filesystem,
 //!   md or a lazily unmounted mount may be what holds it).
 
+pub(crate) mod devno;
 pub(crate) mod devnode;
 pub mod family;
 pub(crate) mod inuse;

@@ -1,19 +1,8 @@
 //! Planning a target: its geometry and identity, found without creating or
 //! writing anything, so bad settings are refused before any I/O.
 
-use super::{open, Claim, Identity, OpenOptions, OpenTarget, TargetError};
+use super::{open, Claim, Geometry, Identity, OpenOptions, OpenTarget, TargetError};
 use iosurvey_workload::TargetSpec;
-use std::path::PathBuf;
-
-/// The shape of a target that validation needs: known before a test file
-/// is laid out, so bad settings are refused before any I/O.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Geometry {
-    pub path: PathBuf,
-    pub size: u64,
-    pub logical_block_size: u64,
-    pub direct: bool,
-}
 
 /// What planning found of a target.
 #[derive(Clone, Debug, PartialEq, Eq)]

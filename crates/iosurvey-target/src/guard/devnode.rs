@@ -7,7 +7,7 @@
 //! (`LOOP_GET_STATUS64`) are asked of the kernel through the device
 //! itself, never taken to be unknowable.
 
-use super::family::{dev_name, Devno};
+use super::devno::{dev_name, Devno};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 use std::os::fd::{AsFd, OwnedFd};

@@ -3,7 +3,7 @@
 //! inside `unshare -m` is as mounted as any other) and the active swap
 //! areas, devices and files alike.
 
-use super::family::Devno;
+use super::devno::Devno;
 use std::collections::BTreeSet;
 
 /// A mount: the device number of its filesystem (mountinfo's third

@@ -2,14 +2,27 @@
 //! before any I/O: what each names, how it will be written, and whether it
 //! collides with stdout, another output or a target of the run.
 
-use anyhow::{anyhow, Error};
-use iosurvey_run::test_file_in;
+use crate::output::judged::{AtName, Judged};
+use crate::target::test_file_in;
 use iosurvey_workload::frames_dir;
 use rustix::fs::{Access, AtFlags, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// An output refused before any I/O; the message names the path and what
+/// to do instead.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct OutputError(String);
+
+/// An [`OutputError`] from a format string.
+macro_rules! refused {
+    ($($arg:tt)*) => {
+        OutputError(format!($($arg)*))
+    };
+}
 
 /// What identifies a file: two paths with the same identity name the same
 /// thing, whatever links or aliases lead there.
@@ -51,58 +64,6 @@ impl PartialEq for HeldDir {
 }
 
 impl Eq for HeldDir {}
-
-/// A regular file at an output's name, as this run knows it: its identity
-/// and the owner and mode a new report takes from it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Judged {
-    pub dev: u64,
-    pub ino: u64,
-    pub uid: u32,
-    pub gid: u32,
-    pub mode: u32,
-}
-
-impl Judged {
-    pub fn of(st: &Stat) -> Judged {
-        Judged {
-            dev: st.st_dev,
-            ino: st.st_ino,
-            uid: st.st_uid,
-            gid: st.st_gid,
-            mode: st.st_mode,
-        }
-    }
-}
-
-/// What is at an output file's name as far as this run knows: the file
-/// judged there at the start (or nothing), then the report this run put
-/// there. Only that file is ever replaced; anything put at the name since
-/// (moved or exchanged there from a path never offered) is not.
-#[derive(Clone, Debug)]
-pub struct AtName(Arc<std::sync::Mutex<Option<Judged>>>);
-
-impl AtName {
-    pub fn new(judged: Option<Judged>) -> AtName {
-        AtName(Arc::new(std::sync::Mutex::new(judged)))
-    }
-
-    pub fn get(&self) -> Option<Judged> {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    pub fn set(&self, now: Judged) {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(now);
-    }
-}
-
-impl PartialEq for AtName {
-    fn eq(&self, other: &AtName) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-impl Eq for AtName {}
 
 /// How an output is written.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -201,9 +162,9 @@ pub fn fd_ident(fd: impl AsFd) -> Result<Ident, Errno> {
 /// made now too, while there is room (see `guard::trash::reserve`): on a
 /// filesystem filled during the run, a temporary report was left behind.
 fn probe_dir(dir: BorrowedFd<'_>) -> std::io::Result<()> {
-    iosurvey_run::guard::trash::reserve(dir)?;
-    let (tmp, fd) = crate::out_file::create_temp_at(dir, 0o600)?;
-    crate::out_file::remove_temp(dir, &tmp, &fd)
+    crate::guard::trash::reserve(dir)?;
+    let (tmp, fd) = crate::output::file::create_temp_at(dir, 0o600)?;
+    crate::output::file::remove_temp(dir, &tmp, &fd)
 }
 
 /// Opens the directory `dir` (`O_PATH`) to hold it, and checks that it is
@@ -230,17 +191,17 @@ pub fn stdout_is_block() -> bool {
 /// Refuses a regular file that is storage in use: one that backs a loop
 /// device (by its identity, whatever name the loop device was given it
 /// by), or an active swap file. Writing it writes that storage.
-fn check_not_storage_in_use(shown: &str, st: &Stat) -> Result<(), Error> {
-    let uses = iosurvey_run::guard::family::FileUses::now();
+fn check_not_storage_in_use(shown: &str, st: &Stat) -> Result<(), OutputError> {
+    let uses = crate::guard::family::FileUses::now();
     if let Some(l) = uses.loops_on(st.st_dev, st.st_ino).0.first() {
-        return Err(anyhow!(
+        return Err(refused!(
             "{shown}: backs the loop device {}; writing it would write that device, so give the output another path",
-            iosurvey_run::guard::family::dev_name(*l)
+            crate::guard::family::dev_name(*l)
         ));
     }
     match uses.swap(st.st_dev, st.st_ino) {
         None => Ok(()),
-        Some(name) => Err(anyhow!(
+        Some(name) => Err(refused!(
             "{shown}: is the active swap file {name}; give the output another path"
         )),
     }
@@ -252,25 +213,25 @@ fn check_not_storage_in_use(shown: &str, st: &Stat) -> Result<(), Error> {
 /// device's backing file, a swap file), a target of the run or an input
 /// being read (`report`, `compare`). A terminal, a pipe, a FIFO or
 /// `/dev/null` is fine, and so is a regular file that is none of these.
-pub fn check_stdout(targets: &[PathBuf], inputs: &[Ident]) -> Result<(), Error> {
+pub fn check_stdout(targets: &[PathBuf], inputs: &[Ident]) -> Result<(), OutputError> {
     let Ok(st) = rustix::fs::fstat(std::io::stdout().as_fd()) else {
         return Ok(());
     };
     match FileType::from_raw_mode(st.st_mode) {
-        FileType::BlockDevice => Err(anyhow!(
+        FileType::BlockDevice => Err(refused!(
             "stdout is a block device; reports are never written onto a device (send stdout to a file or a terminal)"
         )),
         FileType::RegularFile => {
             check_not_storage_in_use("stdout", &st)?;
             let ident = ident_of(&st);
             if let Some(t) = targets.iter().find(|t| target_idents(t).contains(&ident)) {
-                return Err(anyhow!(
+                return Err(refused!(
                     "stdout: is the target {} of this run; send stdout elsewhere",
                     t.display()
                 ));
             }
             if inputs.contains(&ident) {
-                return Err(anyhow!(
+                return Err(refused!(
                     "stdout: is a report being read; send stdout elsewhere"
                 ));
             }
@@ -282,7 +243,7 @@ pub fn check_stdout(targets: &[PathBuf], inputs: &[Ident]) -> Result<(), Error> 
 
 /// Judges `given` as the output of `flag`, without writing anything but a
 /// probe file (created and removed at once) in a regular file's directory.
-pub fn judge(flag: &str, given: &Path) -> Result<OutPath, Error> {
+pub fn judge(flag: &str, given: &Path) -> Result<OutPath, OutputError> {
     let out = |sink, ident| {
         Ok(OutPath {
             flag: flag.to_string(),
@@ -293,12 +254,12 @@ pub fn judge(flag: &str, given: &Path) -> Result<OutPath, Error> {
     };
     let shown = format!("{flag} {}", given.display());
     if given.as_os_str() != "-" {
-        crate::out_symlinks::check_protected_symlinks(given)
-            .map_err(|e| anyhow!("{shown}: {e}"))?;
+        crate::output::symlinks::check_protected_symlinks(given)
+            .map_err(|e| refused!("{shown}: {e}"))?;
     }
     if given.as_os_str() == "-" {
         if stdout_is_block() {
-            return Err(anyhow!(
+            return Err(refused!(
                 "{shown}: stdout is a block device; reports are never written onto a device (give a file)"
             ));
         }
@@ -307,18 +268,18 @@ pub fn judge(flag: &str, given: &Path) -> Result<OutPath, Error> {
     let st = match rustix::fs::stat(given) {
         Ok(st) => st,
         Err(Errno::NOENT) => return judge_missing(&shown, given).and_then(|(s, i)| out(s, i)),
-        Err(e) => return Err(anyhow!("{shown}: {e}; give a path iosurvey can write")),
+        Err(e) => return Err(refused!("{shown}: {e}; give a path iosurvey can write")),
     };
     match FileType::from_raw_mode(st.st_mode) {
         // Before stdout: a block device on stdout is refused as well.
-        FileType::BlockDevice => Err(anyhow!(
+        FileType::BlockDevice => Err(refused!(
             "{shown}: is a block device; reports are never written onto a device (give a file, or - for stdout)"
         )),
         _ if Some(ident_of(&st)) == stdout_ident() => out(Sink::Stdout, Ident::Stdout),
-        FileType::Directory => Err(anyhow!(
+        FileType::Directory => Err(refused!(
             "{shown}: is a directory; give a file name for the output"
         )),
-        FileType::Socket => Err(anyhow!(
+        FileType::Socket => Err(refused!(
             "{shown}: is a socket; give a file, a FIFO, a character device or - for stdout"
         )),
         FileType::RegularFile => {
@@ -327,7 +288,7 @@ pub fn judge(flag: &str, given: &Path) -> Result<OutPath, Error> {
         }
         _ => {
             rustix::fs::access(given, Access::WRITE_OK)
-                .map_err(|e| anyhow!("{shown}: cannot write it: {e}"))?;
+                .map_err(|e| refused!("{shown}: cannot write it: {e}"))?;
             out(Sink::InPlace, ident_of(&st))
         }
     }
@@ -335,29 +296,29 @@ pub fn judge(flag: &str, given: &Path) -> Result<OutPath, Error> {
 
 /// An existing regular file `st` at `given`: its directory held (symlinks
 /// resolved now, once), the file checked to be there under its name.
-fn judge_regular(shown: &str, given: &Path, st: &Stat) -> Result<Sink, Error> {
+fn judge_regular(shown: &str, given: &Path, st: &Stat) -> Result<Sink, OutputError> {
     let real = std::fs::canonicalize(given)
-        .map_err(|e| anyhow!("{shown}: {e}; give a path iosurvey can write"))?;
+        .map_err(|e| refused!("{shown}: {e}; give a path iosurvey can write"))?;
     let parent = real.parent().unwrap_or(Path::new("/"));
     let name = real.file_name().unwrap_or_default().to_os_string();
-    let dir = hold_dir(parent, None).map_err(|e| anyhow!("{shown}: {e}"))?;
+    let dir = hold_dir(parent, None).map_err(|e| refused!("{shown}: {e}"))?;
     let here = rustix::fs::statat(dir.fd(), &name, AtFlags::SYMLINK_NOFOLLOW);
     if !here.is_ok_and(|h| (h.st_dev, h.st_ino) == (st.st_dev, st.st_ino)) {
-        return Err(anyhow!(
+        return Err(refused!(
             "{shown}: changed while it was checked; give it again"
         ));
     }
     match how_replaceable(dir.fd(), &name) {
         Replaceable::Yes => {}
         Replaceable::Immutable => {
-            return Err(anyhow!(
+            return Err(refused!(
                 "{shown}: is immutable or append-only (chattr +i or +a), so the report cannot replace it; give another path, or chattr -i/-a it"
             ))
         }
         Replaceable::MountPoint => return held_in_place(shown, dir.fd(), &name, st),
     }
     probe_dir(dir.fd()).map_err(|e| {
-        anyhow!(
+        refused!(
             "{shown}: cannot write in {}: {e}; the file is replaced through a new file there, so give a writable place",
             parent.display()
         )
@@ -413,13 +374,13 @@ fn held_in_place(
     dir: BorrowedFd<'_>,
     name: &std::ffi::OsStr,
     st: &Stat,
-) -> Result<Sink, Error> {
+) -> Result<Sink, OutputError> {
     let flags = OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::NOCTTY | OFlags::CLOEXEC;
     let fd = rustix::fs::openat(dir, name, flags, Mode::empty())
-        .map_err(|e| anyhow!("{shown}: cannot open it for writing: {e}"))?;
-    let now = rustix::fs::fstat(&fd).map_err(|e| anyhow!("{shown}: {e}"))?;
+        .map_err(|e| refused!("{shown}: cannot open it for writing: {e}"))?;
+    let now = rustix::fs::fstat(&fd).map_err(|e| refused!("{shown}: {e}"))?;
     if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino) {
-        return Err(anyhow!(
+        return Err(refused!(
             "{shown}: changed while it was checked; give it again"
         ));
     }
@@ -428,14 +389,14 @@ fn held_in_place(
 
 /// A path where nothing is yet: a new regular file in an existing,
 /// writable directory, never through a dangling symlink.
-fn judge_missing(shown: &str, given: &Path) -> Result<(Sink, Ident), Error> {
+fn judge_missing(shown: &str, given: &Path) -> Result<(Sink, Ident), OutputError> {
     if std::fs::symlink_metadata(given).is_ok() {
-        return Err(anyhow!(
+        return Err(refused!(
             "{shown}: is a symlink to nothing; iosurvey creates no file through a symlink (give the file's own path)"
         ));
     }
     let Some(name) = given.file_name() else {
-        return Err(anyhow!("{shown}: give a file name for the output"));
+        return Err(refused!("{shown}: give a file name for the output"));
     };
     let parent = match given.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -444,23 +405,23 @@ fn judge_missing(shown: &str, given: &Path) -> Result<(Sink, Ident), Error> {
     match std::fs::metadata(parent) {
         Ok(m) if m.is_dir() => {}
         Ok(_) => {
-            return Err(anyhow!(
+            return Err(refused!(
                 "{shown}: {} is not a directory; give a file in an existing directory",
                 parent.display()
             ))
         }
         Err(_) => {
-            return Err(anyhow!(
+            return Err(refused!(
                 "{shown}: no such directory {}; create it first",
                 parent.display()
             ))
         }
     }
-    let real_dir = std::fs::canonicalize(parent).map_err(|e| anyhow!("{shown}: {e}"))?;
-    let judged = rustix::fs::stat(parent).map_err(|e| anyhow!("{shown}: {e}"))?;
-    let dir = hold_dir(parent, Some(&judged)).map_err(|e| anyhow!("{shown}: {e}"))?;
+    let real_dir = std::fs::canonicalize(parent).map_err(|e| refused!("{shown}: {e}"))?;
+    let judged = rustix::fs::stat(parent).map_err(|e| refused!("{shown}: {e}"))?;
+    let dir = hold_dir(parent, Some(&judged)).map_err(|e| refused!("{shown}: {e}"))?;
     probe_dir(dir.fd()).map_err(|e| {
-        anyhow!(
+        refused!(
             "{shown}: cannot create a file in {}: {e}; give a writable place",
             real_dir.display()
         )
@@ -542,7 +503,7 @@ pub fn check_all(
     outs: &[OutPath],
     targets: &[PathBuf],
     stdout_taken: Option<&str>,
-) -> Result<(), Error> {
+) -> Result<(), OutputError> {
     for (i, a) in outs.iter().enumerate() {
         for b in &outs[i + 1..] {
             if a.ident == b.ident {
@@ -550,7 +511,7 @@ pub fn check_all(
                     Ident::Stdout => "both go to stdout",
                     _ => "are the same file",
                 };
-                return Err(anyhow!(
+                return Err(refused!(
                     "{} and {} {what}; give each output its own place",
                     a.shown(),
                     b.shown()
@@ -558,7 +519,7 @@ pub fn check_all(
             }
         }
         if let (Ident::Stdout, Some(taken)) = (&a.ident, stdout_taken) {
-            return Err(anyhow!(
+            return Err(refused!(
                 "{}: stdout already carries {taken}; give a file, or drop --output",
                 a.shown()
             ));
@@ -574,7 +535,7 @@ pub fn check_all(
             } else {
                 continue;
             };
-            return Err(anyhow!(
+            return Err(refused!(
                 "{}: {what} {} of this run; give the output another path",
                 o.shown(),
                 t.display()

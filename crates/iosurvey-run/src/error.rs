@@ -1,0 +1,71 @@
+//! Why a job could not run: the one error of the runner, the verify pass
+//! and the compression check, shared by them all.
+
+use iosurvey_engine::EngineError;
+use iosurvey_workload::pattern::AreaError;
+use iosurvey_workload::MAX_OUTSTANDING;
+use std::path::PathBuf;
+
+/// Why a job could not run. Messages say what to change.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{path}: I/Os of {bs} bytes are not a multiple of the logical block size {lbs}, which O_DIRECT needs; give a size that is a multiple of {lbs}, or --buffered")]
+    BsAlignment { path: PathBuf, bs: u64, lbs: u64 },
+    #[error("{path}: --offset {offset} is not a multiple of the logical block size {lbs}, which O_DIRECT needs")]
+    OffsetAlignment {
+        path: PathBuf,
+        offset: u64,
+        lbs: u64,
+    },
+    #[error("{path}: --size {limit} is more than the {} holds ({size} bytes); an existing target is never grown: give --size {size} or less, or leave --size out to use all of it", if *array { "array" } else { "target" })]
+    Limit {
+        path: PathBuf,
+        limit: u64,
+        size: u64,
+        array: bool,
+    },
+    // The reasons are in the messages, and so not error sources too: a
+    // chain printed whole would say them twice.
+    #[error("{path}: {reason}")]
+    Area { path: PathBuf, reason: AreaError },
+    #[error("{path}: the array cannot be built: {reason}")]
+    Array {
+        path: PathBuf,
+        reason: iosurvey_workload::array::ArrayError,
+    },
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error("duplicating the descriptor of {path}: {err}")]
+    Dup { path: PathBuf, err: std::io::Error },
+    #[error(
+        "pinning worker {worker} to CPU {cpu} (--cpus): {err}; give CPUs this process may run on"
+    )]
+    Affinity {
+        worker: usize,
+        cpu: u32,
+        err: std::io::Error,
+    },
+    #[error("a stream is pinned to worker {pin} of a job with {workers} workers")]
+    Pin { pin: u32, workers: u32 },
+    #[error("{path}: frames and their I/Os of {bytes} bytes are not a multiple of the logical block size {lbs}, which O_DIRECT needs; add --buffered")]
+    FrameAlignment { path: PathBuf, bytes: u64, lbs: u64 },
+    #[error(
+        "{path}: {frames} frames of {bytes} bytes do not fit in its {size} bytes; lower --frames"
+    )]
+    FramesDoNotFit {
+        path: PathBuf,
+        frames: u64,
+        bytes: u64,
+        size: u64,
+    },
+    #[error("the array cuts an I/O into up to {pieces} pieces, one per stripe or member it touches: {requests} requests in flight on one worker, more than {MAX_OUTSTANDING}; raise --stripe, or lower the I/O size or the depth")]
+    Pieces { pieces: u32, requests: usize },
+    #[error("a job has at most one frame stream")]
+    FrameStreams,
+    #[error("a frame is cut into {pieces} I/Os, more than its depth of {depth}; raise the I/O size or --depth")]
+    FramePieces { pieces: u64, depth: u32 },
+    #[error("a worker failed: {0}")]
+    Worker(std::io::Error),
+    #[error("{0}")]
+    Verify(String),
+}

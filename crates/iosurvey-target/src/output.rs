@@ -1,0 +1,9 @@
+//! Report files (`--json`, `--csv`, `--html`, `--live`, a mode's own
+//! files): judged before any I/O ([`path`]), then written once, a regular
+//! file replaced atomically beside itself and anything else written in
+//! place ([`file`]).
+
+pub mod file;
+pub mod judged;
+pub mod path;
+mod symlinks;
