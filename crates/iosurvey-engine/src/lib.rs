@@ -25,6 +25,7 @@
 mod buffers;
 pub mod data;
 mod fileops;
+mod gen_map;
 mod slots;
 mod sync;
 pub mod uring;

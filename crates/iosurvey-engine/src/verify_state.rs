@@ -24,7 +24,7 @@
 //! byte: its generation, with 0x40 when its content is unknown. The ranges
 //! cover the B blocks in order, consecutive equal entries in one range.
 
-use crate::verify::{GenMap, GEN, NEVER, UNKNOWN};
+use crate::gen_map::{GenMap, GEN, NEVER, UNKNOWN};
 
 const MAGIC: &[u8; 8] = b"iosVSTA1";
 const VERSION: u32 = 1;
@@ -131,7 +131,7 @@ impl TargetState {
             // covers its blocks (decode refuses more blocks than that).
             self.size = self
                 .size
-                .max(map.len() as u64 * crate::verify::BLOCK as u64);
+                .max(map.len() as u64 * crate::gen_map::BLOCK as u64);
         }
         self.runs.push((run_id, seed));
         let me = (self.runs.len() as u32) << 8;
@@ -246,7 +246,7 @@ impl TargetState {
             .ok_or(StateError::Damaged)?;
         // No more blocks than its target has: the blocks are allocated
         // before the ranges are checked.
-        if bytes.len() != body || nblocks > size.div_ceil(crate::verify::BLOCK as u64) {
+        if bytes.len() != body || nblocks > size.div_ceil(crate::gen_map::BLOCK as u64) {
             return Err(StateError::Damaged);
         }
         let crc = u32_at(body - 4)?;
@@ -284,7 +284,7 @@ impl TargetState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::verify::BLOCK;
+    use crate::gen_map::BLOCK;
 
     fn write(map: &GenMap, first: u64, blocks: u32, ok: bool) {
         let (off, len) = (first * BLOCK as u64, blocks * BLOCK as u32);
