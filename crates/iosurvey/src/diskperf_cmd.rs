@@ -3,14 +3,16 @@
 //! diskperf's gnuplot-ready table.
 
 use crate::cli::{duration, size, OutputFlags, TargetFlags};
-use crate::execute::{execute, Presenter};
+use crate::execute::{execute, Session};
 use crate::exit::{usage, Failure, Outcome};
+use crate::presenter::Presenter;
 use anyhow::anyhow;
 use clap::Args;
 use iosurvey_engine::EngineKind;
 use iosurvey_report::diskperf::{render_diskperf, render_diskperf_csv, DiskperfSettings};
 use iosurvey_report::{RunReport, TextOptions};
 use iosurvey_run::{plan_geometry, Geometry, OpenOptions, WritePolicy};
+use iosurvey_session::Cluster;
 use iosurvey_workload::modes::diskperf::{expand, preset_bytes, sizes, DiskperfSpec, MinSize};
 use iosurvey_workload::TargetSpec;
 use std::path::PathBuf;
@@ -205,9 +207,8 @@ fn settings_from(a: &DiskperfArgs, spec: &DiskperfSpec) -> Result<DiskperfSettin
     })
 }
 
-/// The diskperf table as text and CSV, and the line said once the checks
-/// have passed.
-struct DiskperfPresenter(DiskperfSettings, Option<String>);
+/// The diskperf table as text and CSV.
+struct DiskperfPresenter(DiskperfSettings);
 
 impl Presenter for DiskperfPresenter {
     fn text(&self, report: &RunReport, opts: TextOptions) -> String {
@@ -224,9 +225,6 @@ impl Presenter for DiskperfPresenter {
     fn text_so_far(&self, report: &RunReport, opts: TextOptions) -> Option<String> {
         let text = render_diskperf(report, opts, &self.0);
         Some(settled(&text).to_string())
-    }
-    fn banner(&self) -> Option<&str> {
-        self.1.as_deref()
     }
 }
 
@@ -247,8 +245,12 @@ fn settled(text: &str) -> &str {
     last_row.map_or("", |end| &text[..end])
 }
 
-pub fn diskperf(a: DiskperfArgs, argv: &[String]) -> Result<Outcome, Failure> {
-    crate::dist::single_rank("diskperf")?;
+pub fn diskperf(
+    a: DiskperfArgs,
+    argv: &[String],
+    cluster: &dyn Cluster,
+) -> Result<Outcome, Failure> {
+    cluster.single_rank("diskperf")?;
     let mut spec = spec_from(&a)?;
     let geometry = probe(&spec, &a.target);
     spec.align = geometry
@@ -271,8 +273,18 @@ pub fn diskperf(a: DiskperfArgs, argv: &[String]) -> Result<Outcome, Failure> {
             per * plan.points.len() as f64
         )
     });
-    let presenter = DiskperfPresenter(settings_from(&a, &spec)?, banner);
-    execute(&plan, argv, &a.target, &a.out, &presenter)
+    let presenter = DiskperfPresenter(settings_from(&a, &spec)?);
+    execute(
+        &plan,
+        &presenter,
+        &Session {
+            argv,
+            tflags: &a.target,
+            oflags: &a.out,
+            cluster,
+            banner,
+        },
+    )
 }
 
 /// `--max`: a size, or a frame preset's bytes (sizes first: `2k` is 2048).

@@ -3,16 +3,23 @@
 //! form. Shared by every mode. A closed stdout stops the run as Ctrl-C does.
 
 use crate::cli::{OutputArg, OutputFlags, TargetFlags};
-use crate::exit::{Failure, Outcome};
+use crate::exit::{agree, agreed, Failure, Outcome};
 use crate::output::{stdout_body, write_stdout, Outputs};
+use crate::presenter::{Presentation, Presenter};
 use crate::{out_path, output, progress, targets};
 use anyhow::anyhow;
 use iosurvey_report::{
-    render_csv, PointReport, RunReport, TargetReport, TextOptions, ToolInfo, SCHEMA_VERSION,
+    PointReport, PointWindows, RankPoint, RankReport, RunReport, TargetReport, TextOptions,
+    ToolInfo, SCHEMA_VERSION,
 };
-use iosurvey_run::{run_point, HostInfo, HostProbe, JobResult, OpenTarget};
+use iosurvey_run::{now_ns, run_point, HostInfo, HostProbe, JobResult, Observer, OpenTarget};
+use iosurvey_session::assign::Assigned;
+use iosurvey_session::localize::maps_of;
+use iosurvey_session::merge::{Maps, RankPart};
+use iosurvey_session::ranks::{gather_point, gather_targets, host_targets, LiveRanks, PointMerged};
+use iosurvey_session::{Cluster, Localized, SILENT};
 use iosurvey_workload::modes::describe::describe;
-use iosurvey_workload::Plan;
+use iosurvey_workload::{Plan, Point};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -31,133 +38,6 @@ pub fn stop_flag() -> Arc<AtomicBool> {
     // A closed stderr stops the run too.
     crate::say::stop_on_close(&stop);
     stop
-}
-
-/// How a mode presents its report. Every presenter is a pure function of the
-/// report; `after_point` says what a mode wants said as each point ends.
-pub trait Presenter {
-    fn text(&self, report: &RunReport, opts: TextOptions) -> String;
-    /// Puts in a new report what the mode's presentation needs from the
-    /// command line (diskperf's display choices), so that the saved report
-    /// is presented again as the run was.
-    fn annotate(&self, _report: &mut RunReport) {}
-    fn csv(&self, report: &RunReport) -> String {
-        render_csv(report)
-    }
-    fn after_point(&self, _report: &RunReport) -> Result<(), Failure> {
-        Ok(())
-    }
-    /// The mode's own output files, as (flag, path): judged with `--json`
-    /// and the others before the run, rewritten after every point. `report`
-    /// holds no point yet when they are judged.
-    fn files(&self, _report: &RunReport) -> Vec<(String, PathBuf)> {
-        Vec::new()
-    }
-    /// The bodies of `files`, in the same order.
-    fn file_bodies(&self, _report: &RunReport) -> Vec<String> {
-        Vec::new()
-    }
-    /// Whether `files` are names iosurvey made up rather than paths the
-    /// user gave: such a file must not exist yet (nor be a symlink), since
-    /// nobody offered what is there.
-    fn files_are_made_up(&self) -> bool {
-        false
-    }
-    /// The start of `text` that later points cannot change, printed on
-    /// stdout as the run goes (so a reader sees lines early, and a closed
-    /// stdout is found early); `None` prints the text only at the end.
-    fn text_so_far(&self, _report: &RunReport, _opts: TextOptions) -> Option<String> {
-        None
-    }
-    /// A line for stderr once the targets have passed the guard and the
-    /// checks, before any is opened or laid out (so a refusal is the only
-    /// line printed); not with --quiet.
-    fn banner(&self) -> Option<&str> {
-        None
-    }
-}
-
-/// A mode's presenter for a run of several repeats (`--repeat`): the text
-/// of each repeat, one after the other, each under a line that names it;
-/// the CSV and the mode's own files of the first repeat (the JSON and the
-/// HTML keep them all).
-pub struct Repeated<'a>(pub &'a dyn Presenter);
-
-impl Presenter for Repeated<'_> {
-    fn text(&self, report: &RunReport, opts: TextOptions) -> String {
-        let mut out = String::new();
-        for k in 0..report.repeats {
-            let one = report.repeat(k);
-            if one.points.is_empty() {
-                break;
-            }
-            out.push_str(&format!("# repeat {} of {}\n", k + 1, report.repeats));
-            out.push_str(&self.0.text(&one, opts));
-        }
-        out
-    }
-    fn csv(&self, report: &RunReport) -> String {
-        self.0.csv(&report.repeat(0))
-    }
-    fn after_point(&self, report: &RunReport) -> Result<(), Failure> {
-        let k = report.points.last().map_or(0, |p| p.repeat);
-        self.0.after_point(&report.repeat(k))
-    }
-    fn files(&self, report: &RunReport) -> Vec<(String, PathBuf)> {
-        self.0.files(report)
-    }
-    fn file_bodies(&self, report: &RunReport) -> Vec<String> {
-        self.0.file_bodies(&report.repeat(0))
-    }
-    fn files_are_made_up(&self) -> bool {
-        self.0.files_are_made_up()
-    }
-    fn banner(&self) -> Option<&str> {
-        self.0.banner()
-    }
-}
-
-/// A presenter made of a text function, with the generic CSV.
-pub struct TextOnly(pub fn(&RunReport, TextOptions) -> String);
-
-impl Presenter for TextOnly {
-    fn text(&self, report: &RunReport, opts: TextOptions) -> String {
-        (self.0)(report, opts)
-    }
-}
-
-/// A presenter with a line for stderr said once the checks have passed
-/// (before that, a refusal is the only line printed).
-pub struct WithBanner<'a>(pub &'a dyn Presenter, pub String);
-
-impl Presenter for WithBanner<'_> {
-    fn text(&self, report: &RunReport, opts: TextOptions) -> String {
-        self.0.text(report, opts)
-    }
-    fn annotate(&self, report: &mut RunReport) {
-        self.0.annotate(report)
-    }
-    fn csv(&self, report: &RunReport) -> String {
-        self.0.csv(report)
-    }
-    fn after_point(&self, report: &RunReport) -> Result<(), Failure> {
-        self.0.after_point(report)
-    }
-    fn files(&self, report: &RunReport) -> Vec<(String, PathBuf)> {
-        self.0.files(report)
-    }
-    fn file_bodies(&self, report: &RunReport) -> Vec<String> {
-        self.0.file_bodies(report)
-    }
-    fn files_are_made_up(&self) -> bool {
-        self.0.files_are_made_up()
-    }
-    fn text_so_far(&self, report: &RunReport, opts: TextOptions) -> Option<String> {
-        self.0.text_so_far(report, opts)
-    }
-    fn banner(&self) -> Option<&str> {
-        Some(&self.1)
-    }
 }
 
 /// Sets `stop` and `closed` once stdout is a pipe or socket whose reader
@@ -212,7 +92,7 @@ pub(crate) fn judge_outputs(
     plan: &Plan,
     report: &RunReport,
     oflags: &OutputFlags,
-    presenter: &dyn Presenter,
+    presenter: &Presentation<'_>,
 ) -> Result<Outputs, Failure> {
     let files = presenter.files(report);
     if presenter.files_are_made_up() {
@@ -248,7 +128,7 @@ impl Stdout {
     pub(crate) fn advance(
         &mut self,
         report: &RunReport,
-        presenter: &dyn Presenter,
+        presenter: &Presentation<'_>,
         closed: &AtomicBool,
     ) {
         if !self.streams || closed.load(Ordering::Relaxed) {
@@ -276,7 +156,7 @@ impl Stdout {
         report: &RunReport,
         oflags: &OutputFlags,
         outs: &Outputs,
-        presenter: &dyn Presenter,
+        presenter: &Presentation<'_>,
     ) -> Result<(), Failure> {
         if outs.takes_stdout() {
             return Ok(());
@@ -309,7 +189,7 @@ pub(crate) fn wrap_up(
     report: &RunReport,
     oflags: &OutputFlags,
     outs: &Outputs,
-    presenter: &dyn Presenter,
+    presenter: &Presentation<'_>,
     stdout: &Stdout,
 ) -> Result<(), Failure> {
     let printed = stdout.finish(report, oflags, outs, presenter);
@@ -337,117 +217,257 @@ pub(crate) fn new_report(plan: &Plan, argv: &[String], tflags: &TargetFlags) -> 
     }
 }
 
-/// Runs `plan` and presents it (text or JSON on stdout, `--json`, `--csv`).
-/// With `--dry-run`, prints the plan and its estimated duration instead.
+/// What a run is given besides its plan and its presenter.
+pub struct Session<'a> {
+    /// The command line as typed, for the report.
+    pub argv: &'a [String],
+    pub tflags: &'a TargetFlags,
+    /// The output flags, `--repeat` among them: each repeat runs the whole
+    /// plan, in its order.
+    pub oflags: &'a OutputFlags,
+    pub cluster: &'a dyn Cluster,
+    /// A line for stderr once the targets have passed the guard and the
+    /// checks, before any is opened or laid out (so a refusal is the only
+    /// line printed); said by rank 0, not with --quiet.
+    pub banner: Option<String>,
+}
+
+/// Runs `plan` on `cluster` and presents it (text or JSON on stdout,
+/// `--json`, `--csv`); with `--dry-run`, prints the plan and its estimated
+/// duration instead. One loop for one process and for the ranks of an MPI
+/// job, where:
+/// 1. every rank checks its targets (probe, write guard) and rank 0 its
+///    outputs; the outcome is all-reduced, so one refusal stops every rank
+///    before any I/O, and rank 0 prints each refusal with its host;
+/// 2. every rank opens and lays out its targets, then a barrier;
+/// 3. every point starts at a barrier (after an all-reduce of Ctrl-C, so
+///    that every rank stops at the same point); each rank times its point
+///    from its own barrier exit; rank 0 gathers every rank's lossless
+///    result, merges it, and writes the report after every point;
+/// 4. the exit code is the worst over the ranks.
+///
+/// Alone, every collective is the identity.
 pub fn execute(
     plan: &Plan,
-    argv: &[String],
-    tflags: &TargetFlags,
-    oflags: &OutputFlags,
     presenter: &dyn Presenter,
+    session: &Session<'_>,
 ) -> Result<Outcome, Failure> {
+    let Session {
+        argv,
+        tflags,
+        oflags,
+        cluster,
+        ref banner,
+    } = *session;
     // Before anything is opened, --dry-run and every MPI rank included: a
     // plan over the memory this process may use is refused, not OOM-killed.
     // Each rank judges its own host's memory; one refusal stops them all.
-    crate::dist::agree_if_many(crate::budget::check(
-        plan,
-        oflags.repeat,
-        tflags.memory_limit,
-    ))?;
-    if crate::dist::comm::active() {
-        return crate::dist::run::execute(plan, argv, tflags, oflags, presenter);
-    }
-    let plan = &crate::tuning::apply(plan, tflags)?;
-    let mut report = new_report(plan, argv, tflags);
+    agree(
+        cluster,
+        crate::budget::check(plan, oflags.repeat, tflags.memory_limit),
+    )?;
+    let root = cluster.is_root();
+    let assigned = cluster.assigned();
+    // This rank's part of the plan (alone, the plan itself). A refusal
+    // here is every rank's alike (the same plan): rank 0 says it.
+    let mut local = cluster
+        .localize(plan)
+        .map_err(|e| agreed(cluster, Failure::Usage(anyhow!(cluster.said_by_root(e)))))?;
+    // The flags' settings on the whole plan, as the report shows it; each
+    // rank checks them against its own CPUs and targets below.
+    let plan = &crate::tuning::settings(plan, tflags);
+    let has_work = !local.targets.is_empty() || !cluster.distributed();
+    let mut report = RunReport {
+        ranks: rank_reports(cluster, &assigned),
+        ..new_report(plan, argv, tflags)
+    };
     presenter.annotate(&mut report);
     report.repeats = oflags.repeat;
-    let repeated = Repeated(presenter);
-    let presenter: &dyn Presenter = if oflags.repeat > 1 {
-        &repeated
-    } else {
-        presenter
+    // Each repeat's text and mode files apart (see [`Presentation`]).
+    let presenter = &Presentation {
+        presenter,
+        repeats: oflags.repeat,
     };
+
+    // 1. Checks.
+    let outs = check_before_io(
+        cluster, &mut local, has_work, tflags, oflags, &report, presenter,
+    )?;
     if oflags.dry_run {
-        // Everything a run would refuse, refused now; nothing is opened
-        // for writing and nothing is left behind.
-        targets::check_all(plan, tflags)?;
-        judge_outputs(plan, &report, oflags, presenter)?;
-        output::print_text(&describe(plan));
+        if root {
+            output::print_text(&describe(plan));
+        }
         return Ok(Outcome::Ok);
     }
+
+    // 2. Open and lay out, every rank; then a barrier.
     let stop = stop_flag();
-    let mut outs = judge_outputs(plan, &report, oflags, presenter)?;
-    outs.stop = Some(Arc::clone(&stop));
     let closed = Arc::new(AtomicBool::new(false));
-    watch_stdout(&stop, &closed);
-    let banner = presenter.banner().filter(|_| !oflags.quiet);
-    let targets = targets::open_all(plan, tflags, oflags.quiet, banner, &stop)?;
-    let mut display = progress::Display::new(
-        oflags.quiet,
-        oflags.mib,
-        outs.live.as_ref(),
-        Arc::clone(&stop),
-        Arc::clone(&closed),
-    )
-    .map_err(|e| output::open_failure(e, Failure::Usage))?;
-    let mut stdout = Stdout {
-        streams: !outs.takes_stdout() && oflags.output() == OutputArg::Text,
+    let mut outs = outs;
+    if let Some(o) = &mut outs {
+        o.stop = Some(Arc::clone(&stop));
+        watch_stdout(&stop, &closed);
+    }
+    let quiet = oflags.quiet || !root;
+    let banner = banner.as_deref().filter(|_| !quiet);
+    let opened = match has_work {
+        true => targets::open_all(&local.plan, tflags, quiet, banner, &stop).map(Some),
+        false => Ok(None),
+    };
+    let (opened, step) = split(opened);
+    let opened = opened.flatten();
+    // Rank 0's display opens `--live`: a failure there is agreed too.
+    let display = step.and_then(|()| {
+        progress::Display::new(
+            quiet,
+            oflags.mib,
+            outs.as_ref().and_then(|o| o.live.as_ref()),
+            Arc::clone(&stop),
+            Arc::clone(&closed),
+        )
+        .map_err(|e| output::open_failure(e, Failure::Usage))
+    });
+    let (display, step) = split(display);
+    agree(cluster, step)?;
+    let mut display = display.expect("agreed: every rank has its display");
+    let all_targets = opened_targets(cluster, &assigned, &local, opened.as_deref());
+    let mut stdout = outs.as_ref().map(|o| Stdout {
+        streams: !o.takes_stdout() && oflags.output() == OutputArg::Text,
         shown: String::new(),
         opts: TextOptions { mib: oflags.mib },
+    });
+    cluster.barrier();
+    // Every rank's numbering, for rank 0's merges.
+    let rank_maps: Vec<Vec<Maps>> = match root && cluster.distributed() {
+        true => (0..cluster.ranks().len())
+            .map(|r| maps_of(plan, &assigned, r))
+            .collect(),
+        false => Vec::new(),
     };
+
+    // 3. The points; each repeat runs the whole plan, in its order.
     let mut outcome = Outcome::Ok;
-    // Each repeat runs the whole plan, in its order.
-    let runs = (0..oflags.repeat).flat_map(|k| plan.points.iter().map(move |p| (k, p)));
-    for (repeat, point) in runs {
-        if stop.load(Ordering::Relaxed) {
+    let mut failed: Option<Failure> = None;
+    let runs = (0..oflags.repeat).flat_map(|k| (0..plan.points.len()).map(move |i| (k, i)));
+    for (repeat, pi) in runs {
+        if cluster.any(stop.load(Ordering::Relaxed)) {
+            stop.store(true, Ordering::Relaxed);
             outcome = Outcome::Interrupted;
             break;
         }
-        // A skipped point is reported with nothing measured.
-        let result = if point.skip.is_some() {
-            JobResult {
-                streams: vec![Default::default(); point.job.streams.len()],
-                ..Default::default()
+        let point = &plan.points[pi];
+        let lp = &local.plan.points[pi];
+        cluster.barrier();
+        let t0 = now_ns();
+        // A skipped point is reported with nothing measured, and so is a
+        // rank's point with no stream of its own.
+        let runs_here =
+            point.skip.is_none() && (!cluster.distributed() || !lp.job.streams.is_empty());
+        let result = match (&opened, runs_here) {
+            (Some(o), true) if cluster.distributed() => {
+                run_point(lp, o, &stop, &mut LiveRanks::new(&mut display, cluster))
             }
+            (Some(o), true) => run_point(lp, o, &stop, &mut display),
+            _ => Ok(JobResult {
+                streams: vec![Default::default(); lp.job.streams.len()],
+                ..Default::default()
+            }),
+        };
+        let mut interrupted = result.as_ref().is_ok_and(|r| r.interrupted);
+        let merged = if cluster.distributed() {
+            let part = RankPart {
+                start_ns: match &result {
+                    Ok(r) if r.measure_start_ns > 0 => r.measure_start_ns.saturating_sub(t0),
+                    _ => 0,
+                },
+                result: result.map_err(|e| format!("{e:#}")),
+            };
+            let mine_failed = part.result.is_err();
+            let merged = gather_point(cluster, point, &part, |r| rank_maps[r][pi].clone());
+            if let Some(m) = &merged {
+                // The live lines and the bar end with the whole job's figures.
+                display.point_finished(point, &m.result);
+            }
+            (merged, mine_failed)
         } else {
-            match run_point(point, &targets, &stop, &mut display) {
-                Ok(r) => r,
+            match result {
+                Ok(r) => (Some(PointMerged::alone(r)), false),
                 Err(e) => {
-                    wrap_up(&report, oflags, &outs, presenter, &stdout)?;
-                    return Err(Failure::Run(e.into()));
+                    failed = Some(Failure::Run(e.into()));
+                    break;
                 }
             }
         };
-        let opened: Vec<TargetReport> = targets.iter().map(target_report).collect();
-        let ram = report.host.memory_bytes;
-        report.points.push(PointReport {
-            repeat,
-            ..PointReport::new(point, &opened, &result, ram)
-        });
-        iosurvey_report::judge_scaling(&mut report);
-        if let Err(e) = outs.save(&report, presenter, false) {
-            return wrap_up(&report, oflags, &outs, presenter, &stdout).and(Err(e));
+        let (merged, mine_failed) = merged;
+        let mut errors = Vec::new();
+        if let Some(m) = merged {
+            interrupted |= m.result.interrupted;
+            errors = m.errors;
+            if errors.is_empty() {
+                let saved = add_point(
+                    &mut report,
+                    (repeat, point),
+                    &all_targets,
+                    m.result.clone(),
+                    (m.windows, m.per_rank),
+                    cluster,
+                );
+                if saved.io_failed {
+                    outcome = Outcome::IoFailed;
+                }
+                let outs = outs.as_ref().expect("rank 0 judged its outputs");
+                let saved = outs
+                    .save(&report, presenter, false)
+                    .and_then(|()| presenter.after_point(&report));
+                match saved {
+                    Err(e) => failed = Some(e),
+                    Ok(()) => {
+                        if let Some(s) = &mut stdout {
+                            s.advance(&report, presenter, &closed);
+                        }
+                    }
+                }
+                if let Some(why) = m
+                    .result
+                    .verify
+                    .as_ref()
+                    .and_then(|v| v.nothing_checked.as_ref())
+                {
+                    eprintln!("iosurvey: --verify could check no block: {why}");
+                }
+            }
         }
-        presenter.after_point(&report)?;
-        stdout.advance(&report, presenter, &closed);
-        if let Some(why) = result
-            .verify
-            .as_ref()
-            .and_then(|v| v.nothing_checked.as_ref())
-        {
-            eprintln!("iosurvey: --verify could check no block: {why}");
+        // Every rank learns whether the job goes on.
+        let stop_all = cluster.any(
+            !errors.is_empty() || failed.is_some() || interrupted || stop.load(Ordering::Relaxed),
+        );
+        if !errors.is_empty() {
+            failed = Some(Failure::Run(anyhow!(errors.join("\n"))));
         }
-        if result.interrupted {
-            outcome = Outcome::Interrupted;
+        if stop_all {
+            // Collective on every rank alike: whether a rank failed.
+            let any_failed = cluster.any(failed.is_some() || mine_failed);
+            if any_failed && failed.is_none() {
+                // Rank 0 says which rank failed and why.
+                failed = Some(Failure::Run(anyhow!(SILENT)));
+            }
+            if !any_failed {
+                outcome = Outcome::Interrupted;
+            }
             break;
         }
-        let verify_failed = result.verify.as_ref().is_some_and(|v| v.failed());
-        if result.first_failure.is_some() || verify_failed {
-            outcome = Outcome::IoFailed;
-        }
     }
-    wrap_up(&report, oflags, &outs, presenter, &stdout)?;
-    if closed.load(Ordering::Relaxed) {
+    // Progress messages still on their way are taken in before MPI ends.
+    cluster.barrier();
+    let _ = cluster.recv_live();
+
+    // 4. The end: rank 0's last save can fail alone, an outcome like the
+    // others, agreed below, never a return that leaves the ranks waiting.
+    let mut last_save = Ok(());
+    if let (Some(outs), Some(stdout)) = (&outs, &stdout) {
+        last_save = wrap_up(&report, oflags, outs, presenter, stdout);
+    }
+    if closed.load(Ordering::Relaxed) && last_save.is_ok() && failed.is_none() {
         if !oflags.quiet {
             eprintln!(
                 "iosurvey: stdout was closed by its reader; stopped as on Ctrl-C after {} of {} points",
@@ -464,7 +484,169 @@ pub fn execute(
     if display.live_failed && outcome == Outcome::Ok {
         outcome = Outcome::IoFailed;
     }
-    Ok(outcome)
+    worst_over_ranks(cluster, outcome, failed, last_save)
+}
+
+/// The worst outcome over the ranks; a failure is every rank's (agreed).
+/// A failed save outranks the failure it was saving after.
+fn worst_over_ranks(
+    cluster: &dyn Cluster,
+    outcome: Outcome,
+    failed: Option<Failure>,
+    last_save: Result<(), Failure>,
+) -> Result<Outcome, Failure> {
+    let code = |o: Outcome| match o {
+        Outcome::Ok => 0,
+        Outcome::IoFailed => 1,
+        Outcome::Interrupted => 2,
+    };
+    let worst = cluster.max_u64(code(outcome) + 4 * u64::from(last_save.is_err()));
+    last_save.map_err(|e| agreed(cluster, e))?;
+    if let Some(f) = failed {
+        return Err(agreed(cluster, f));
+    }
+    if worst >= 4 {
+        // Rank 0 could not save the report: it says why.
+        return Err(agreed(cluster, Failure::Run(anyhow!(SILENT))));
+    }
+    Ok(match worst {
+        0 => Outcome::Ok,
+        1 => Outcome::IoFailed,
+        _ => Outcome::Interrupted,
+    })
+}
+
+/// Step 1 of [`execute`]: the checks before anything is opened. Alone:
+/// the engine flags, then (with --dry-run) the targets, then the outputs;
+/// a run judges its targets as it opens them. Over ranks: the flags and
+/// targets of every rank, those of each host together (two ranks given
+/// aliases of one device), then rank 0's outputs, agreed. Rank 0's
+/// judged outputs.
+fn check_before_io(
+    cluster: &dyn Cluster,
+    local: &mut Localized,
+    has_work: bool,
+    tflags: &TargetFlags,
+    oflags: &OutputFlags,
+    report: &RunReport,
+    presenter: &Presentation<'_>,
+) -> Result<Option<Outputs>, Failure> {
+    if !cluster.distributed() {
+        local.plan = crate::tuning::apply(&local.plan, tflags)?;
+        if oflags.dry_run {
+            targets::check_all(&local.plan, tflags)?;
+        }
+        return judge_outputs(&local.plan, report, oflags, presenter).map(Some);
+    }
+    let ids = match has_work {
+        true => crate::tuning::apply(&local.plan, tflags).and_then(|p| {
+            local.plan = p;
+            targets::identities(&local.plan, tflags)
+        }),
+        false => Ok(Vec::new()),
+    };
+    let assigned = cluster.assigned();
+    let (names, identity) = host_targets(cluster, &assigned, &local.targets, ids.as_deref().ok());
+    let checked = ids.and_then(|_| targets::check_together(&names, &identity));
+    let mut outs = None;
+    let judged = checked.and_then(|()| {
+        if cluster.is_root() {
+            outs = Some(judge_outputs(&local.plan, report, oflags, presenter)?);
+        }
+        Ok(())
+    });
+    agree(cluster, judged)?;
+    Ok(outs)
+}
+
+/// The ranks of the job, for the report (none for one process).
+fn rank_reports(cluster: &dyn Cluster, assigned: &[Assigned]) -> Vec<RankReport> {
+    if !cluster.distributed() {
+        return Vec::new();
+    }
+    cluster
+        .ranks()
+        .iter()
+        .map(|r| RankReport {
+            rank: r.rank,
+            host: r.host.clone(),
+            targets: assigned
+                .iter()
+                .enumerate()
+                .filter(|(_, a)| a.owner == r.rank)
+                .map(|(i, _)| i)
+                .collect(),
+            points: Vec::new(),
+        })
+        .collect()
+}
+
+/// Every rank's targets as opened, as the report names them, on rank 0.
+fn opened_targets(
+    cluster: &dyn Cluster,
+    assigned: &[Assigned],
+    local: &Localized,
+    opened: Option<&[OpenTarget]>,
+) -> Vec<TargetReport> {
+    let Some(opened) = opened else {
+        return gather_targets(cluster, &[], assigned.len());
+    };
+    if !cluster.distributed() {
+        return opened.iter().map(target_report).collect();
+    }
+    let mine: Vec<(usize, TargetReport)> = local
+        .targets
+        .iter()
+        .zip(opened)
+        .map(|(&g, t)| {
+            let mut r = target_report(t);
+            r.path = assigned[g].name.display().to_string();
+            (g, r)
+        })
+        .collect();
+    gather_targets(cluster, &mine, assigned.len())
+}
+
+/// What a point added to the report says of the run.
+struct Added {
+    io_failed: bool,
+}
+
+/// Adds a point's (merged) result to the report, with its windows and
+/// each rank's figures when several ran.
+fn add_point(
+    report: &mut RunReport,
+    (repeat, point): (u32, &Point),
+    targets: &[TargetReport],
+    result: JobResult,
+    (windows, per_rank): (PointWindows, Vec<RankPoint>),
+    cluster: &dyn Cluster,
+) -> Added {
+    if cluster.distributed() {
+        for (rr, p) in report.ranks.iter_mut().zip(per_rank) {
+            rr.points.push(p);
+        }
+        report.windows.push(windows);
+    }
+    let ram = report.host.memory_bytes;
+    report.points.push(PointReport {
+        repeat,
+        ..PointReport::new(point, targets, &result, ram)
+    });
+    iosurvey_report::judge_scaling(report);
+    let verify_failed = result.verify.as_ref().is_some_and(|v| v.failed());
+    Added {
+        io_failed: result.first_failure.is_some() || verify_failed,
+    }
+}
+
+/// A result and its error apart: the result when there was one, and the
+/// step's outcome.
+fn split<T>(r: Result<T, Failure>) -> (Option<T>, Result<(), Failure>) {
+    match r {
+        Ok(v) => (Some(v), Ok(())),
+        Err(e) => (None, Err(e)),
+    }
 }
 
 /// What the report says of a target as it was opened.

@@ -1,5 +1,6 @@
 //! Exit codes and the two kinds of failure.
 
+use iosurvey_session::{Cluster, Verdict};
 use std::process::ExitCode;
 
 /// How a command ended when it did not fail.
@@ -138,4 +139,45 @@ fn hints(e: &clap::Error) -> String {
         out.push_str(&format!(" (valid: {})", valid.join(", ")));
     }
     out
+}
+
+/// A failure as it travels between ranks: its exit code and its line.
+pub fn verdict(f: &Failure) -> Verdict {
+    let (code, e) = match f {
+        Failure::Usage(e) => (2, e),
+        Failure::Run(e) => (1, e),
+        Failure::Interrupted(e) => (130, e),
+    };
+    Verdict {
+        code,
+        text: format!("{e:#}"),
+    }
+}
+
+impl From<Verdict> for Failure {
+    fn from(v: Verdict) -> Failure {
+        let e = anyhow::anyhow!(v.text);
+        match v.code {
+            2 => Failure::Usage(e),
+            130 => Failure::Interrupted(e),
+            _ => Failure::Run(e),
+        }
+    }
+}
+
+/// A check of this rank's own (a lock, a limit, a directory of its host)
+/// agreed over the ranks when several run: one failure fails every rank
+/// together, and rank 0 says each with its rank and host. Alone, the
+/// step's own failure.
+pub fn agree(cluster: &dyn Cluster, step: Result<(), Failure>) -> Result<(), Failure> {
+    if !cluster.distributed() {
+        return step;
+    }
+    Ok(cluster.agree(step.as_ref().err().map(verdict))?)
+}
+
+/// A failure every rank reached together.
+pub fn agreed(cluster: &dyn Cluster, f: Failure) -> Failure {
+    cluster.mark_agreed();
+    f
 }

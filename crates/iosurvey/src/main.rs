@@ -24,7 +24,6 @@ mod budget;
 mod cli;
 mod compare_cmd;
 mod diskperf_cmd;
-mod dist;
 mod execute;
 mod exit;
 mod getopt;
@@ -34,6 +33,7 @@ mod out_path;
 mod out_symlinks;
 mod output;
 mod parallel_cmd;
+mod presenter;
 mod profile_cmd;
 mod progress;
 mod quick_cmd;
@@ -58,11 +58,11 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     // Under mpirun: MPI up for the whole run (finalised when this drops),
     // or a refusal from a build without it.
-    let _mpi = match dist::init() {
-        Ok(s) => s,
+    let cluster = match iosurvey_session::start() {
+        Ok(c) => c,
         Err(e) => {
             // Every copy refuses; the first says why.
-            if dist::launched_rank() == 0 {
+            if iosurvey_session::launched_rank() == 0 {
                 eprintln!("iosurvey: {e}");
             }
             return ExitCode::from(2);
@@ -76,7 +76,7 @@ fn main() -> ExitCode {
     let parsed = match spelled {
         Ok(a) => a,
         Err(e) => {
-            if dist::comm::rank() == 0 {
+            if cluster.is_root() {
                 eprintln!("iosurvey: {e}");
             }
             return ExitCode::from(2);
@@ -86,40 +86,39 @@ fn main() -> ExitCode {
         Ok(c) => c,
         // Under MPI every rank parses the same line: rank 0 says what is
         // wrong with it.
-        Err(e) if dist::comm::rank() != 0 => {
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 })
-        }
+        Err(e) if !cluster.is_root() => return ExitCode::from(if e.use_stderr() { 2 } else { 0 }),
         Err(e) => return exit::clap_error(e),
     };
+    let c: &dyn iosurvey_session::Cluster = cluster.as_ref();
     let outcome = match cli.command {
-        Some(cli::Command::Run(a)) => run_cmd::run(a, &args),
-        Some(cli::Command::Quick(a)) => quick_cmd::quick(a, &args),
-        Some(cli::Command::Diskperf(a)) => diskperf_cmd::diskperf(a, &args),
-        Some(cli::Command::Parallel(a)) => parallel_cmd::parallel(a, &args),
-        Some(cli::Command::Survey(a)) => survey_cmd::survey(a, &args),
-        Some(cli::Command::Matrix(a)) => matrix_cmd::matrix(a, &args),
-        Some(cli::Command::Profile(a)) => profile_cmd::profile(a, &args),
-        Some(cli::Command::Video(a)) => video_cmd::video(a, &args),
+        Some(cli::Command::Run(a)) => run_cmd::run(a, &args, c),
+        Some(cli::Command::Quick(a)) => quick_cmd::quick(a, &args, c),
+        Some(cli::Command::Diskperf(a)) => diskperf_cmd::diskperf(a, &args, c),
+        Some(cli::Command::Parallel(a)) => parallel_cmd::parallel(a, &args, c),
+        Some(cli::Command::Survey(a)) => survey_cmd::survey(a, &args, c),
+        Some(cli::Command::Matrix(a)) => matrix_cmd::matrix(a, &args, c),
+        Some(cli::Command::Profile(a)) => profile_cmd::profile(a, &args, c),
+        Some(cli::Command::Video(a)) => video_cmd::video(a, &args, c),
         Some(cli::Command::Report(a)) => report_cmd::report(a),
         Some(cli::Command::Compare(a)) => compare_cmd::compare_runs(a),
         Some(cli::Command::Completions(a)) => shell_cmd::completions(a),
         Some(cli::Command::Man(a)) => shell_cmd::man(a),
-        None => quick_cmd::quick(quick_cmd::QuickArgs::defaults(), &args),
+        None => quick_cmd::quick(quick_cmd::QuickArgs::defaults(), &args, c),
     };
     let say = |e: &anyhow::Error| {
         // Under MPI, rank 0 prints every rank's failure; the others are
         // silent.
         let text = format!("{e:#}");
-        if text != dist::run::SILENT {
+        if text != iosurvey_session::SILENT {
             eprintln!("iosurvey: {text}");
         }
     };
-    if let (Err(f), true) = (&outcome, dist::comm::active()) {
-        if !dist::was_agreed() {
+    if let (Err(f), true) = (&outcome, c.distributed()) {
+        if !c.was_agreed() {
             // One rank failed alone: the others would wait for it in a
             // collective. It says why, and every rank ends.
-            let (code, text) = dist::run::encode_failure(f);
-            dist::end_alone(code, &text);
+            let v = exit::verdict(f);
+            c.end_alone(v.code, &v.text);
         }
     }
     // The trash directories made ahead, empty by now, go.
@@ -129,7 +128,7 @@ fn main() -> ExitCode {
         Ok(code) => code.into(),
         // A failure every rank reached together: rank 0 says it (each
         // rank's own refusals among them), the others end silently.
-        Err(f) if dist::comm::rank() != 0 => ExitCode::from(dist::run::encode_failure(&f).0),
+        Err(f) if !c.is_root() => ExitCode::from(exit::verdict(&f).code),
         Err(Failure::Usage(e)) => {
             say(&e);
             ExitCode::from(2)

@@ -4,8 +4,9 @@
 //! ORION's files are rewritten in `--out DIR` after every point.
 
 use crate::cli::{duration, size, OutputFlags, SimulateArg, TargetFlags};
-use crate::execute::{execute, Presenter};
+use crate::execute::{execute, Session};
 use crate::exit::{usage, Failure, Outcome};
+use crate::presenter::Presenter;
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use iosurvey_report::matrix::{
@@ -13,6 +14,7 @@ use iosurvey_report::matrix::{
     Cache, MatrixSettings, Metric,
 };
 use iosurvey_report::{to_json, RunReport, TextOptions};
+use iosurvey_session::Cluster;
 use iosurvey_workload::memory::points_memory;
 use iosurvey_workload::modes::describe::estimate;
 use iosurvey_workload::modes::matrix::{
@@ -227,7 +229,7 @@ fn testname(s: &str) -> Result<String, String> {
 }
 
 /// The targets given, or the lines of `<testname>.lun`.
-fn targets(a: &MatrixArgs) -> Result<Vec<PathBuf>, Failure> {
+fn targets(a: &MatrixArgs, cluster: &dyn Cluster) -> Result<Vec<PathBuf>, Failure> {
     if !a.targets.is_empty() {
         return Ok(a.targets.clone());
     }
@@ -250,14 +252,14 @@ fn targets(a: &MatrixArgs) -> Result<Vec<PathBuf>, Failure> {
         Ok(l) => (l, Ok(())),
         Err(e) => (Vec::new(), Err(e)),
     };
-    crate::dist::agree_if_many(step)?;
-    crate::dist::same_everywhere(&list, &format!("{}", lun.display()))?;
+    crate::exit::agree(cluster, step)?;
+    iosurvey_session::same_everywhere(cluster, &list, &format!("{}", lun.display()))?;
     Ok(list)
 }
 
-fn spec_from(a: &MatrixArgs) -> Result<MatrixSpec, Failure> {
+fn spec_from(a: &MatrixArgs, cluster: &dyn Cluster) -> Result<MatrixSpec, Failure> {
     // LUNs on several hosts (host:path) share each point's load out.
-    let mut s = MatrixSpec::new(crate::dist::targets(&targets(a)?)?);
+    let mut s = MatrixSpec::new(cluster.localize_targets(&targets(a, cluster)?)?);
     s.create_size = a.size;
     s.run = match a.run {
         RunArg::Simple => RunLevel::Simple,
@@ -309,8 +311,6 @@ struct MatrixPresenter {
     /// summary.
     settings: MatrixSettings,
     dir: PathBuf,
-    /// Said once the checks have passed.
-    banner: String,
     /// --quiet: failed points are marked in the outputs, not said.
     quiet: bool,
 }
@@ -318,10 +318,6 @@ struct MatrixPresenter {
 impl Presenter for MatrixPresenter {
     fn text(&self, report: &RunReport, _opts: TextOptions) -> String {
         render_matrix_text(report, &self.testname)
-    }
-
-    fn banner(&self) -> Option<&str> {
-        Some(&self.banner)
     }
 
     fn annotate(&self, report: &mut RunReport) {
@@ -367,22 +363,21 @@ impl Presenter for MatrixPresenter {
     }
 }
 
-pub fn matrix(a: MatrixArgs, argv: &[String]) -> Result<Outcome, Failure> {
-    let spec = spec_from(&a)?;
+pub fn matrix(a: MatrixArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Outcome, Failure> {
+    let spec = spec_from(&a, cluster)?;
     // Judged point by point before the plan is held whole: -num_disks
     // 10000 plans millions of points.
     let points = each_point(&spec).or_else(usage)?;
     let count = points.len();
     let need = points_memory(points.map_while(Result::ok), count, a.out.repeat);
-    crate::dist::agree_if_many(crate::budget::check_need(
-        &need,
-        "matrix",
-        a.target.memory_limit,
-    ))?;
+    crate::exit::agree(
+        cluster,
+        crate::budget::check_need(&need, "matrix", a.target.memory_limit),
+    )?;
     let plan = expand(&spec).or_else(usage)?;
     let dir = a.out_dir.clone().unwrap_or_else(|| PathBuf::from("."));
     // Only rank 0 writes the files: its directory is the one that counts.
-    let out_ok = if !dir.is_dir() && crate::dist::comm::rank() == 0 {
+    let out_ok = if !dir.is_dir() && cluster.rank() == 0 {
         usage(anyhow!(
             "--out {}: not a directory; give an existing directory for ORION's files",
             dir.display()
@@ -390,7 +385,7 @@ pub fn matrix(a: MatrixArgs, argv: &[String]) -> Result<Outcome, Failure> {
     } else {
         Ok(())
     };
-    crate::dist::agree_if_many(out_ok)?;
+    crate::exit::agree(cluster, out_ok)?;
     let secs = estimate(&plan).unwrap_or_default().as_secs();
     let about = if secs < 90 {
         format!("{secs} seconds")
@@ -432,8 +427,17 @@ pub fn matrix(a: MatrixArgs, argv: &[String]) -> Result<Outcome, Failure> {
             }),
         },
         dir,
-        banner,
         quiet: a.out.quiet,
     };
-    execute(&plan, argv, &a.target, &a.out, &presenter)
+    execute(
+        &plan,
+        &presenter,
+        &Session {
+            argv,
+            tflags: &a.target,
+            oflags: &a.out,
+            cluster,
+            banner: Some(banner),
+        },
+    )
 }

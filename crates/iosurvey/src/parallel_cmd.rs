@@ -3,11 +3,13 @@
 //! marks the knee.
 
 use crate::cli::{duration, size, OutputFlags, TargetFlags};
-use crate::execute::{execute, Presenter};
+use crate::execute::{execute, Session};
 use crate::exit::{usage, Failure, Outcome};
+use crate::presenter::Presenter;
 use clap::Args;
 use iosurvey_report::parallel::{render_parallel, render_parallel_csv};
 use iosurvey_report::{RunReport, TextOptions};
+use iosurvey_session::Cluster;
 use iosurvey_workload::modes::parallel::{all_steps, expand, ParallelSpec};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -64,8 +66,12 @@ impl Presenter for ParallelPresenter {
     }
 }
 
-pub fn parallel(a: ParallelArgs, argv: &[String]) -> Result<Outcome, Failure> {
-    let mut spec = ParallelSpec::new(crate::dist::targets(&a.devices)?);
+pub fn parallel(
+    a: ParallelArgs,
+    argv: &[String],
+    cluster: &dyn Cluster,
+) -> Result<Outcome, Failure> {
+    let mut spec = ParallelSpec::new(cluster.localize_targets(&a.devices)?);
     spec.bs = a.bs;
     spec.qd = a.qd;
     spec.time = match (a.time, a.bytes) {
@@ -90,5 +96,15 @@ pub fn parallel(a: ParallelArgs, argv: &[String]) -> Result<Outcome, Failure> {
         Ok(p) => p,
         Err(e) => return usage(e),
     };
-    execute(&plan, argv, &a.target, &a.out, &ParallelPresenter)
+    execute(
+        &plan,
+        &ParallelPresenter,
+        &Session {
+            argv,
+            tflags: &a.target,
+            oflags: &a.out,
+            cluster,
+            banner: None,
+        },
+    )
 }

@@ -4,14 +4,16 @@
 //! and never opened for writing.
 
 use crate::cli::{size, OutputFlags, SimulateArg, TargetFlags};
-use crate::execute::{execute, Presenter, WithBanner};
+use crate::execute::{execute, Session};
 use crate::exit::{usage, Failure, Outcome};
+use crate::presenter::Presenter;
 use anyhow::anyhow;
 use clap::Args;
 use iosurvey_engine::EngineKind;
 use iosurvey_report::profile::{render_profile, render_profile_csv};
 use iosurvey_report::{RunReport, TextOptions};
 use iosurvey_run::{plan_geometry, Geometry, OpenOptions, TargetError, WritePolicy};
+use iosurvey_session::Cluster;
 use iosurvey_workload::modes::profile::{expand, PerZone, ProfileSpec};
 use iosurvey_workload::units::{parse_duration, parse_size};
 use iosurvey_workload::{ArrayMap, ArraySpec, Layout, TargetSpec};
@@ -158,8 +160,8 @@ impl Presenter for ProfilePresenter {
     }
 }
 
-pub fn profile(a: ProfileArgs, argv: &[String]) -> Result<Outcome, Failure> {
-    crate::dist::single_rank("profile")?;
+pub fn profile(a: ProfileArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Outcome, Failure> {
+    cluster.single_rank("profile")?;
     // Checked before the targets are probed, so they need not exist.
     if a.zones == 0 {
         return usage(anyhow!("--zones must be greater than zero"));
@@ -182,10 +184,14 @@ pub fn profile(a: ProfileArgs, argv: &[String]) -> Result<Outcome, Failure> {
     );
     execute(
         &plan,
-        argv,
-        &a.target,
-        &a.out,
-        &WithBanner(&ProfilePresenter, banner),
+        &ProfilePresenter,
+        &Session {
+            argv,
+            tflags: &a.target,
+            oflags: &a.out,
+            cluster,
+            banner: Some(banner),
+        },
     )
 }
 

@@ -2,10 +2,12 @@
 //! directory in about a minute and print a CrystalDiskMark-style card.
 
 use crate::cli::{duration, size, Cli, Command, OutputFlags, TargetFlags};
-use crate::execute::{execute, TextOnly, WithBanner};
+use crate::execute::{execute, Session};
 use crate::exit::{usage, Failure, Outcome};
+use crate::presenter::TextOnly;
 use anyhow::anyhow;
 use clap::{Args, Parser};
+use iosurvey_session::Cluster;
 use iosurvey_workload::modes::quick::{expand, QuickSpec};
 use iosurvey_workload::units::format_size;
 use std::path::{Path, PathBuf};
@@ -96,8 +98,8 @@ fn refuse_missing(dir: &Path) -> Result<(), Failure> {
     }
 }
 
-pub fn quick(a: QuickArgs, argv: &[String]) -> Result<Outcome, Failure> {
-    crate::dist::single_rank("quick")?;
+pub fn quick(a: QuickArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Outcome, Failure> {
+    cluster.single_rank("quick")?;
     if a.time.is_zero() {
         return usage(anyhow!("--time must be greater than zero"));
     }
@@ -145,5 +147,15 @@ pub fn quick(a: QuickArgs, argv: &[String]) -> Result<Outcome, Failure> {
         banner.push_str(&format!("\niosurvey: the read half only: {why}"));
     }
     let card = TextOnly(iosurvey_report::render_card);
-    execute(&plan, argv, &a.target, &a.out, &WithBanner(&card, banner))
+    execute(
+        &plan,
+        &card,
+        &Session {
+            argv,
+            tflags: &a.target,
+            oflags: &a.out,
+            cluster,
+            banner: Some(banner),
+        },
+    )
 }

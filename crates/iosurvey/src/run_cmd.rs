@@ -2,10 +2,12 @@
 //! run each point, report.
 
 use crate::cli::{duration, size, OutputFlags, SimulateArg, TargetFlags};
-use crate::execute::{execute, TextOnly};
+use crate::execute::{execute, Session};
 use crate::exit::{usage, Failure, Outcome};
+use crate::presenter::TextOnly;
 use anyhow::anyhow;
 use clap::Args;
+use iosurvey_session::Cluster;
 use iosurvey_workload::modes::run::{expand, RunSpec};
 use iosurvey_workload::Layout;
 use std::path::PathBuf;
@@ -85,8 +87,8 @@ pub struct RunArgs {
     pub out: OutputFlags,
 }
 
-fn spec_from(a: &RunArgs) -> Result<RunSpec, Failure> {
-    let mut s = RunSpec::new(crate::dist::targets(&a.targets)?);
+fn spec_from(a: &RunArgs, cluster: &dyn Cluster) -> Result<RunSpec, Failure> {
+    let mut s = RunSpec::new(cluster.localize_targets(&a.targets)?);
     s.rw = match a.rw.parse() {
         Ok(rw) => rw,
         Err(e) => return usage(e),
@@ -125,17 +127,21 @@ fn spec_from(a: &RunArgs) -> Result<RunSpec, Failure> {
     Ok(s)
 }
 
-pub fn run(a: RunArgs, argv: &[String]) -> Result<Outcome, Failure> {
-    let spec = spec_from(&a)?;
+pub fn run(a: RunArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Outcome, Failure> {
+    let spec = spec_from(&a, cluster)?;
     let plan = match expand(&spec) {
         Ok(p) => p,
         Err(e) => return usage(e),
     };
     execute(
         &plan,
-        argv,
-        &a.target,
-        &a.out,
         &TextOnly(iosurvey_report::render_text),
+        &Session {
+            argv,
+            tflags: &a.target,
+            oflags: &a.out,
+            cluster,
+            banner: None,
+        },
     )
 }

@@ -3,14 +3,16 @@
 //! rate, judged against real time.
 
 use crate::cli::{size, OutputFlags, TargetFlags};
-use crate::execute::{execute, Presenter};
+use crate::execute::{execute, Session};
 use crate::exit::{usage, Failure, Outcome};
 use crate::output;
+use crate::presenter::Presenter;
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use iosurvey_engine::{EngineKind, Op};
 use iosurvey_report::video::{render_format_list, render_video, render_video_csv};
 use iosurvey_report::{RunReport, TextOptions};
+use iosurvey_session::Cluster;
 use iosurvey_workload::modes::video::{
     expand, find_format, parse_fps, FrameFormat, FrameSize, VideoSpec, FORMATS,
 };
@@ -176,9 +178,7 @@ fn spec_from(a: &VideoArgs, target: PathBuf) -> VideoSpec {
 }
 
 /// frametest's report as text, every frame as CSV.
-struct VideoPresenter {
-    banner: String,
-}
+struct VideoPresenter;
 
 impl Presenter for VideoPresenter {
     fn text(&self, report: &RunReport, opts: TextOptions) -> String {
@@ -186,9 +186,6 @@ impl Presenter for VideoPresenter {
     }
     fn csv(&self, report: &RunReport) -> String {
         render_video_csv(report)
-    }
-    fn banner(&self) -> Option<&str> {
-        Some(&self.banner)
     }
 }
 
@@ -369,9 +366,9 @@ fn remove_leftovers(spec: &VideoSpec) {
     }
 }
 
-pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
+pub fn video(a: VideoArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Outcome, Failure> {
     if a.list_formats {
-        if crate::dist::comm::rank() == 0 {
+        if cluster.rank() == 0 {
             output::print_text(&render_format_list());
         }
         return Ok(Outcome::Ok);
@@ -392,10 +389,10 @@ pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
     // Under MPI every rank plays the frames on a target of its own
     // ({rank}, {host}, or host:path): this rank's is checked, locked and
     // cleaned here; the plan holds every rank's.
-    let names = crate::dist::targets(std::slice::from_ref(&target))?;
+    let names = cluster.localize_targets(std::slice::from_ref(&target))?;
     // A rank with no target of its own (host:path names one host) only
     // takes part: it checks nothing, but agrees as the others do.
-    let local = crate::dist::local_targets().into_iter().next();
+    let local = cluster.local_targets().into_iter().next();
     let mine = local.is_some();
     let spec = spec_from(&a, local.unwrap_or_else(|| names[0].clone()));
     let plan = match expand(&spec) {
@@ -405,7 +402,7 @@ pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
     // This rank's own checks (its host's limits, lock and room), agreed
     // over the ranks under MPI.
     let ours = |check: anyhow::Result<()>| if mine { check.or_else(usage) } else { Ok(()) };
-    crate::dist::agree_if_many(ours(check_fd_limit(&spec)))?;
+    crate::exit::agree(cluster, ours(check_fd_limit(&spec)))?;
     let files = mine && matches!(spec.layout, FrameLayout::Files { .. });
     // Held until the frames are cleaned up, after `execute`.
     let lock = if files && !a.out.dry_run {
@@ -417,18 +414,22 @@ pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
         Ok(l) => (l, Ok(())),
         Err(e) => (None, usage(e)),
     };
-    crate::dist::agree_if_many(locked)?;
+    crate::exit::agree(cluster, locked)?;
     if files && !a.target_flags.readonly && !a.out.dry_run {
         remove_leftovers(&spec);
     }
-    crate::dist::agree_if_many(ours(check_room(&plan, &spec)))?;
+    crate::exit::agree(cluster, ours(check_room(&plan, &spec)))?;
     let banner = banner(&plan, &spec);
     let outcome = execute(
         &plan,
-        argv,
-        &a.target_flags,
-        &a.out,
-        &VideoPresenter { banner },
+        &VideoPresenter,
+        &Session {
+            argv,
+            tflags: &a.target_flags,
+            oflags: &a.out,
+            cluster,
+            banner: Some(banner),
+        },
     );
     if files {
         // Frames kept (--keep) are not the leftovers of a killed run.
