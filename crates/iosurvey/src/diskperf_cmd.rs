@@ -146,6 +146,7 @@ fn spec_from(a: &DiskperfArgs) -> Result<DiskperfSpec, Failure> {
     s.time = a.time;
     s.qd = a.qd;
     s.engine = pick_engine(a.target.engine.kind(), a.qd);
+    s.engine_flags = crate::tuning::engine_flags(&a.target);
     s.direct = !a.target.buffered;
     s.seed = a.seed;
     Ok(s)

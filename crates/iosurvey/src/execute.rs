@@ -270,12 +270,9 @@ pub fn execute(
     let assigned = cluster.assigned();
     // This rank's part of the plan (alone, the plan itself). A refusal
     // here is every rank's alike (the same plan): rank 0 says it.
-    let mut local = cluster
+    let local = cluster
         .localize(plan)
         .map_err(|e| agreed(cluster, Failure::Usage(anyhow!(cluster.said_by_root(e)))))?;
-    // The flags' settings on the whole plan, as the report shows it; each
-    // rank checks them against its own CPUs and targets below.
-    let plan = &crate::tuning::settings(plan, tflags);
     let has_work = !local.targets.is_empty() || !cluster.distributed();
     let mut report = RunReport {
         ranks: rank_reports(cluster, &assigned),
@@ -291,7 +288,7 @@ pub fn execute(
 
     // 1. Checks.
     let outs = check_before_io(
-        cluster, &mut local, has_work, tflags, oflags, &report, presenter,
+        cluster, &local, has_work, tflags, oflags, &report, presenter,
     )?;
     if oflags.dry_run {
         if root {
@@ -524,7 +521,7 @@ fn worst_over_ranks(
 /// judged outputs.
 fn check_before_io(
     cluster: &dyn Cluster,
-    local: &mut Localized,
+    local: &Localized,
     has_work: bool,
     tflags: &TargetFlags,
     oflags: &OutputFlags,
@@ -532,17 +529,15 @@ fn check_before_io(
     presenter: &Presentation<'_>,
 ) -> Result<Option<Outputs>, Failure> {
     if !cluster.distributed() {
-        local.plan = crate::tuning::apply(&local.plan, tflags)?;
+        crate::tuning::check(&local.plan, tflags)?;
         if oflags.dry_run {
             targets::check_all(&local.plan, tflags)?;
         }
         return judge_outputs(&local.plan, report, oflags, presenter).map(Some);
     }
     let ids = match has_work {
-        true => crate::tuning::apply(&local.plan, tflags).and_then(|p| {
-            local.plan = p;
-            targets::identities(&local.plan, tflags)
-        }),
+        true => crate::tuning::check(&local.plan, tflags)
+            .and_then(|()| targets::identities(&local.plan, tflags)),
         false => Ok(Vec::new()),
     };
     let assigned = cluster.assigned();

@@ -290,6 +290,7 @@ fn spec_from(a: &MatrixArgs, cluster: &dyn Cluster) -> Result<MatrixSpec, Failur
     });
     (s.num_small, s.num_large) = (a.num_small, a.num_large);
     s.engine = a.target.engine_or_uring();
+    s.engine_flags = crate::tuning::engine_flags(&a.target);
     (s.direct, s.seed) = (!a.target.buffered, a.seed);
     Ok(s)
 }

@@ -84,6 +84,7 @@ pub fn parallel(
     spec.wrap = a.wrap;
     spec.size = a.size;
     spec.engine = a.target.engine_or_uring();
+    spec.engine_flags = crate::tuning::engine_flags(&a.target);
     spec.direct = !a.target.buffered;
     spec.steps = if !a.steps.is_empty() {
         a.steps.clone()

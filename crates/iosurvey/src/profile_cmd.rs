@@ -143,6 +143,7 @@ fn spec_from(a: &ProfileArgs) -> Result<ProfileSpec, Failure> {
     s.access_time = a.access_time;
     s.burst = a.burst;
     s.engine = a.target.engine.kind().unwrap_or(EngineKind::Sync);
+    s.engine_flags = crate::tuning::engine_flags(&a.target);
     s.direct = !a.target.buffered;
     s.seed = a.seed;
     Ok(s)

@@ -114,6 +114,7 @@ pub fn quick(a: QuickArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Out
     spec.seed = a.seed;
     spec.direct = !a.target.buffered;
     spec.engine = a.target.engine_or_uring();
+    spec.engine_flags = crate::tuning::engine_flags(&a.target);
     // An existing file or device (not a directory to put a test file in)
     // is only read, unless its data is offered; with --readonly, too.
     let existing = !a.dir.is_dir() && std::fs::symlink_metadata(&a.dir).is_ok();

@@ -124,6 +124,7 @@ fn spec_from(a: &RunArgs, cluster: &dyn Cluster) -> Result<RunSpec, Failure> {
     });
     s.direct = !a.target.buffered;
     s.engine = a.target.engine_or_uring();
+    s.engine_flags = crate::tuning::engine_flags(&a.target);
     Ok(s)
 }
 

@@ -170,6 +170,7 @@ fn spec_from(a: &VideoArgs, target: PathBuf) -> VideoSpec {
     } else {
         EngineKind::Sync
     });
+    s.engine_flags = crate::tuning::engine_flags(&a.target_flags);
     s.direct = !a.target_flags.buffered;
     s.seed = a.seed;
     s.verify = a.verify;
