@@ -264,7 +264,7 @@ pub struct Local {
 impl Local {
     pub fn new() -> Local {
         Local {
-            ranks: assign::rank_table(&[crate::host_name()]),
+            ranks: assign::rank_table(&[crate::host::host_name()]),
             agreed: AtomicBool::new(false),
             assigned: Mutex::new(Vec::new()),
         }
@@ -295,7 +295,7 @@ impl Cluster for Local {
         Some(vec![bytes.to_vec()])
     }
     fn abort(&self, why: &str, code: u8) -> ! {
-        say_line(format_args!("iosurvey: rank 0 {why}"));
+        crate::host::say_line(format_args!("iosurvey: rank 0 {why}"));
         std::process::exit(i32::from(code))
     }
     fn mark_agreed(&self) {
@@ -331,11 +331,4 @@ impl Cluster for Local {
             targets,
         })
     }
-}
-
-/// A line on stderr that never panics (a closed stderr must not turn an
-/// exit code into a panic's).
-pub(crate) fn say_line(args: std::fmt::Arguments<'_>) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "{args}");
 }

@@ -75,7 +75,7 @@ fn len_of(bytes: &[u8]) -> i32 {
 fn check_total(counts: &[i32]) {
     let total: i64 = counts.iter().map(|&c| i64::from(c)).sum();
     if total > i64::from(i32::MAX) {
-        crate::cluster::say_line(format_args!(
+        crate::host::say_line(format_args!(
             "iosurvey: rank {}: gathered {total} bytes, more than MPI counts reach (2 GiB); fewer ranks or regions per point",
             rank()
         ));

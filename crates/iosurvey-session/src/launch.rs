@@ -3,9 +3,9 @@
 //! without MPI started as several copies refuses to start: it must not
 //! run N independent copies of the job.
 
-#[cfg(feature = "mpi")]
-use crate::cluster::say_line;
 use crate::cluster::{Cluster, Local};
+#[cfg(feature = "mpi")]
+use crate::host::{host_name, say_line};
 #[cfg(feature = "mpi")]
 use {
     crate::assign::{Assigned, RankInfo},
@@ -15,14 +15,6 @@ use {
     std::sync::atomic::{AtomicBool, Ordering},
     std::sync::Mutex,
 };
-
-/// This host's name, as `uname -n` gives it.
-pub fn host_name() -> String {
-    rustix::system::uname()
-        .nodename()
-        .to_string_lossy()
-        .into_owned()
-}
 
 /// How many ranks the launcher started, from its environment: Open MPI's
 /// `OMPI_COMM_WORLD_SIZE`, PMI's `PMI_SIZE` (MPICH, Intel MPI, Slurm's

@@ -19,13 +19,15 @@ pub mod assign;
 mod cluster;
 #[cfg(feature = "mpi")]
 mod comm;
+mod host;
 mod launch;
 pub mod localize;
 pub mod merge;
 pub mod ranks;
 
 pub use cluster::{probe_each, same_everywhere, Cluster, Local, Verdict, SILENT};
+pub use host::host_name;
 #[cfg(feature = "mpi")]
 pub use launch::Mpi;
-pub use launch::{host_name, launched_rank, launched_size, start};
+pub use launch::{launched_rank, launched_size, start};
 pub use localize::Localized;
