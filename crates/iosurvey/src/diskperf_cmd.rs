@@ -2,9 +2,9 @@
 //! backward and random, read (and with --write, written), printed in
 //! diskperf's gnuplot-ready table.
 
-use crate::cli::{duration, size, OutputFlags, TargetFlags};
 use crate::execute::{execute, Session};
 use crate::exit::{usage, Failure, Outcome};
+use crate::flags::common::{duration, size, OutputFlags, TargetFlags};
 use crate::presenter::Presenter;
 use anyhow::anyhow;
 use clap::Args;
@@ -17,9 +17,6 @@ use iosurvey_workload::modes::diskperf::{expand, preset_bytes, sizes, DiskperfSp
 use iosurvey_workload::TargetSpec;
 use std::path::PathBuf;
 use std::time::Duration;
-
-mod irix;
-pub use irix::irix_spellings;
 
 #[derive(Args, Debug)]
 pub struct DiskperfArgs {
@@ -290,7 +287,7 @@ pub fn diskperf(
 
 /// `--max`: a size, or a frame preset's bytes (sizes first: `2k` is 2048).
 fn max_size(s: &str) -> Result<u64, String> {
-    crate::cli::positive(s)?;
+    crate::flags::common::positive(s)?;
     iosurvey_workload::modes::diskperf::parse_size_or_frame(s)
 }
 

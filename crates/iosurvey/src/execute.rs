@@ -2,8 +2,8 @@
 //! point, save the report after every point, and print it in the requested
 //! form. Shared by every mode. A closed stdout stops the run as Ctrl-C does.
 
-use crate::cli::{OutputArg, OutputFlags, TargetFlags};
 use crate::exit::{agree, agreed, Failure, Outcome};
+use crate::flags::common::{OutputArg, OutputFlags, TargetFlags};
 use crate::output::{stdout_body, write_stdout, Outputs};
 use crate::presenter::{Presentation, Presenter};
 use crate::{out_path, output, progress, targets};

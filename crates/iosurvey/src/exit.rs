@@ -108,7 +108,7 @@ fn negative_value(e: &clap::Error) -> Option<String> {
     ) else {
         return None;
     };
-    crate::cli::negative(value)
+    crate::flags::common::negative(value)
         .then(|| format!("invalid value '{value}' for '{arg}': cannot be negative"))
 }
 
@@ -180,4 +180,42 @@ pub fn agree(cluster: &dyn Cluster, step: Result<(), Failure>) -> Result<(), Fai
 pub fn agreed(cluster: &dyn Cluster, f: Failure) -> Failure {
     cluster.mark_agreed();
     f
+}
+
+/// Ends the run with its exit code. Under MPI, a failure of this rank
+/// alone ends every rank (the others would wait for it in a collective),
+/// and of a failure every rank reached together rank 0 says it (each
+/// rank's own refusals among them) while the others end silently.
+pub fn end_run(outcome: Result<Outcome, Failure>, c: &dyn Cluster) -> ExitCode {
+    if let (Err(f), true) = (&outcome, c.distributed()) {
+        if !c.was_agreed() {
+            let v = verdict(f);
+            c.end_alone(v.code, &v.text);
+        }
+    }
+    // The trash directories made ahead, empty by now, go.
+    iosurvey_run::guard::trash::release_reserved();
+    let say = |e: &anyhow::Error| {
+        let text = format!("{e:#}");
+        if text != iosurvey_session::SILENT {
+            eprintln!("iosurvey: {text}");
+        }
+    };
+    match outcome {
+        Ok(Outcome::Ok) if anything_left_behind() => ExitCode::from(1),
+        Ok(code) => code.into(),
+        Err(f) if !c.is_root() => ExitCode::from(verdict(&f).code),
+        Err(Failure::Usage(e)) => {
+            say(&e);
+            ExitCode::from(2)
+        }
+        Err(Failure::Run(e)) => {
+            say(&e);
+            ExitCode::from(1)
+        }
+        Err(Failure::Interrupted(e)) => {
+            say(&e);
+            ExitCode::from(130)
+        }
+    }
 }

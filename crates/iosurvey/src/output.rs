@@ -3,8 +3,8 @@
 //! device) written once at the end, in place. Every path is judged before
 //! the run (see `out_path`).
 
-use crate::cli::{OutputArg, OutputFlags};
 use crate::exit::Failure;
+use crate::flags::common::{OutputArg, OutputFlags};
 use crate::out_file::replace_at;
 use crate::out_path::{fd_ident, judge, OutPath, Sink};
 use crate::presenter::Presentation;

@@ -2,9 +2,9 @@
 //! in which all of them ran; `--scale` adds devices one step at a time and
 //! marks the knee.
 
-use crate::cli::{duration, size, OutputFlags, TargetFlags};
 use crate::execute::{execute, Session};
 use crate::exit::{usage, Failure, Outcome};
+use crate::flags::common::{duration, size, OutputFlags, TargetFlags};
 use crate::presenter::Presenter;
 use clap::Args;
 use iosurvey_report::parallel::{render_parallel, render_parallel_csv};

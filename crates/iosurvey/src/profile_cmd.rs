@@ -3,9 +3,9 @@
 //! Read-only always: the targets are probed for their size before any I/O
 //! and never opened for writing.
 
-use crate::cli::{size, OutputFlags, SimulateArg, TargetFlags};
 use crate::execute::{execute, Session};
 use crate::exit::{usage, Failure, Outcome};
+use crate::flags::common::{size, OutputFlags, SimulateArg, TargetFlags};
 use crate::presenter::Presenter;
 use anyhow::anyhow;
 use clap::Args;

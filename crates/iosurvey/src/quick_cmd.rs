@@ -1,12 +1,12 @@
 //! `iosurvey quick` and `iosurvey` alone: characterise the storage under a
 //! directory in about a minute and print a CrystalDiskMark-style card.
 
-use crate::cli::{duration, size, Cli, Command, OutputFlags, TargetFlags};
 use crate::execute::{execute, Session};
 use crate::exit::{usage, Failure, Outcome};
+use crate::flags::common::{duration, size, OutputFlags, TargetFlags};
 use crate::presenter::TextOnly;
 use anyhow::anyhow;
-use clap::{Args, Parser};
+use clap::Args;
 use iosurvey_session::Cluster;
 use iosurvey_workload::modes::quick::{expand, QuickSpec};
 use iosurvey_workload::units::format_size;
@@ -34,18 +34,6 @@ pub struct QuickArgs {
     pub target: TargetFlags,
     #[command(flatten)]
     pub out: OutputFlags,
-}
-
-impl QuickArgs {
-    /// `iosurvey` with no arguments.
-    pub fn defaults() -> Self {
-        match Cli::try_parse_from(["iosurvey", "quick"]) {
-            Ok(Cli {
-                command: Some(Command::Quick(q)),
-            }) => q,
-            _ => unreachable!("`iosurvey quick` parses"),
-        }
-    }
 }
 
 /// Smallest test file worth measuring.

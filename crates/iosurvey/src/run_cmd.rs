@@ -1,9 +1,9 @@
 //! `iosurvey run`: flags to a RunSpec, expand to a Plan, open the targets,
 //! run each point, report.
 
-use crate::cli::{duration, size, OutputFlags, SimulateArg, TargetFlags};
 use crate::execute::{execute, Session};
 use crate::exit::{usage, Failure, Outcome};
+use crate::flags::common::{duration, size, OutputFlags, SimulateArg, TargetFlags};
 use crate::presenter::TextOnly;
 use anyhow::anyhow;
 use clap::Args;

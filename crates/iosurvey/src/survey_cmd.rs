@@ -4,9 +4,9 @@
 //! sgpdd-survey's summary lines; `--out PREFIX` also keeps its `.summary`
 //! and `.detail` files, rewritten as each point ends.
 
-use crate::cli::{size, OutputFlags, TargetFlags};
 use crate::execute::{execute, Session};
 use crate::exit::{usage, Failure, Outcome};
+use crate::flags::common::{size, OutputFlags, TargetFlags};
 use crate::presenter::Presenter;
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
@@ -20,9 +20,6 @@ use iosurvey_workload::{Plan, TargetSpec};
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-mod sgpdd_env;
-pub use sgpdd_env::sgpdd_variables;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum FormatArg {
@@ -68,7 +65,7 @@ pub struct SurveyArgs {
     #[arg(long, value_name = "N", default_value_t = 16)]
     pub max_per_region: u32,
     /// End each point when this time is up, even if its regions have not finished their pass (sgpdd-survey has no such bound: without it each region moves its share of --size).
-    #[arg(long, value_parser = crate::cli::duration)]
+    #[arg(long, value_parser = crate::flags::common::duration)]
     pub time: Option<Duration>,
     /// Summary layout. Either way rates are MiB/s (2^20 bytes/s) as sgpdd-survey's are, although its legacy layout labels them MB/s; --mib changes nothing here.
     #[arg(long, value_enum, default_value = "current")]
@@ -295,7 +292,20 @@ impl Presenter for SurveyPresenter {
     }
 }
 
-pub fn survey(a: SurveyArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Outcome, Failure> {
+/// What the spelling stage took from sgpdd-survey's variables in the
+/// environment: the line that says so, and each as `NAME=VALUE`.
+#[derive(Debug, Default)]
+pub struct FromEnvironment {
+    pub line: Option<String>,
+    pub read: Vec<String>,
+}
+
+pub fn survey(
+    a: SurveyArgs,
+    argv: &[String],
+    cluster: &dyn Cluster,
+    taken: FromEnvironment,
+) -> Result<Outcome, Failure> {
     let (spec, sizes) = spec_from(&a, cluster)?;
     let plan = expand(&spec).or_else(usage)?;
     check_sizes(&spec, &sizes)?;
@@ -311,12 +321,9 @@ pub fn survey(a: SurveyArgs, argv: &[String], cluster: &dyn Cluster) -> Result<O
         }
     }
     crate::exit::agree(cluster, out_ok)?;
-    // The variables main read into this line, read again to be said once
-    // the checks have passed and kept in the report.
-    let taken = sgpdd_variables(argv.to_vec(), &|k| std::env::var(k).ok())
-        .map(|(_, t)| t)
-        .unwrap_or_default();
-    let banner = match taken.line() {
+    // The variables the spelling stage read into this line: said once the
+    // checks have passed, and kept in the report.
+    let banner = match taken.line {
         Some(l) => format!("iosurvey: {l}\n{}", announce(&plan)),
         None => announce(&plan),
     };

@@ -2,8 +2,8 @@
 //! removing the test files iosurvey created when the targets go out of scope
 //! (after success, an error, or Ctrl-C).
 
-use crate::cli::TargetFlags;
 use crate::exit::Failure;
+use crate::flags::common::TargetFlags;
 use iosurvey_run::guard::family::{loops_on_file, members, FileUses};
 use iosurvey_run::guard::leftovers::remove_leftovers;
 use iosurvey_run::verify_state::{capacity, forget, state_path};

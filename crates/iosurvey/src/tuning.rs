@@ -3,8 +3,8 @@
 //! and checked against the plan, this process's CPUs and the targets'
 //! block devices before any I/O (and under `--dry-run`).
 
-use crate::cli::TargetFlags;
 use crate::exit::{usage, Failure};
+use crate::flags::common::TargetFlags;
 use anyhow::anyhow;
 use iosurvey_engine::data::DataFill;
 use iosurvey_engine::{EngineKind, SqPoll};

@@ -2,9 +2,9 @@
 //! read whole, one file per frame or in one stream, unpaced or at a frame
 //! rate, judged against real time.
 
-use crate::cli::{size, OutputFlags, TargetFlags};
 use crate::execute::{execute, Session};
 use crate::exit::{usage, Failure, Outcome};
+use crate::flags::common::{size, OutputFlags, TargetFlags};
 use crate::output;
 use crate::presenter::Presenter;
 use anyhow::anyhow;
@@ -18,9 +18,6 @@ use iosurvey_workload::modes::video::{
 };
 use iosurvey_workload::{frames_dir, Fps, FrameLayout, FrameOrder, Plan};
 use std::path::PathBuf;
-
-mod frametest;
-pub use frametest::frametest_spellings;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ModeArg {
@@ -64,7 +61,7 @@ pub struct VideoArgs {
     #[arg(long, default_value_t = 1)]
     pub loops: u32,
     /// End the run when this time is up, with the frames done by then (frametest runs every frame).
-    #[arg(long, value_parser = crate::cli::duration)]
+    #[arg(long, value_parser = crate::flags::common::duration)]
     pub time: Option<std::time::Duration>,
     /// One file per frame, or all frames in one stream.
     #[arg(long, value_enum, default_value = "files")]
