@@ -2,10 +2,10 @@
 //! backward and random, read (and with --write, written), printed in
 //! diskperf's gnuplot-ready table.
 
-use crate::execute::{execute, Session};
 use crate::exit::{usage, Failure, Outcome};
 use crate::flags::common::{duration, size, OutputFlags, TargetFlags};
 use crate::presenter::Presenter;
+use crate::session::{run_plan, Session};
 use anyhow::anyhow;
 use clap::Args;
 use iosurvey_engine::EngineKind;
@@ -272,7 +272,7 @@ pub fn diskperf(
         )
     });
     let presenter = DiskperfPresenter(settings_from(&a, &spec)?);
-    execute(
+    run_plan(
         &plan,
         &presenter,
         &Session {

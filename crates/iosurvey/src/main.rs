@@ -40,6 +40,7 @@ mod quick_cmd;
 mod report_cmd;
 mod run_cmd;
 mod say;
+mod session;
 mod shell_cmd;
 mod survey_cmd;
 mod targets;

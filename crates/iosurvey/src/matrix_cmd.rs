@@ -3,10 +3,10 @@
 //! into flags first; targets come from the command line or `<testname>.lun`;
 //! ORION's files are rewritten in `--out DIR` after every point.
 
-use crate::execute::{execute, Session};
 use crate::exit::{usage, Failure, Outcome};
 use crate::flags::common::{duration, size, OutputFlags, SimulateArg, TargetFlags};
 use crate::presenter::Presenter;
+use crate::session::{run_plan, Session};
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use iosurvey_report::matrix::{
@@ -349,7 +349,7 @@ pub fn matrix(a: MatrixArgs, argv: &[String], cluster: &dyn Cluster) -> Result<O
         dir,
         quiet: a.out.quiet,
     };
-    execute(
+    run_plan(
         &plan,
         &presenter,
         &Session {

@@ -2,10 +2,10 @@
 //! in which all of them ran; `--scale` adds devices one step at a time and
 //! marks the knee.
 
-use crate::execute::{execute, Session};
 use crate::exit::{usage, Failure, Outcome};
 use crate::flags::common::{duration, size, OutputFlags, TargetFlags};
 use crate::presenter::Presenter;
+use crate::session::{run_plan, Session};
 use clap::Args;
 use iosurvey_report::parallel::{render_parallel, render_parallel_csv};
 use iosurvey_report::{RunReport, TextOptions};
@@ -97,7 +97,7 @@ pub fn parallel(
         Ok(p) => p,
         Err(e) => return usage(e),
     };
-    execute(
+    run_plan(
         &plan,
         &ParallelPresenter,
         &Session {

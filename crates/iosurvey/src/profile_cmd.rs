@@ -3,10 +3,10 @@
 //! Read-only always: the targets are probed for their size before any I/O
 //! and never opened for writing.
 
-use crate::execute::{execute, Session};
 use crate::exit::{usage, Failure, Outcome};
 use crate::flags::common::{size, OutputFlags, SimulateArg, TargetFlags};
 use crate::presenter::Presenter;
+use crate::session::{run_plan, Session};
 use anyhow::anyhow;
 use clap::Args;
 use iosurvey_engine::EngineKind;
@@ -183,7 +183,7 @@ pub fn profile(a: ProfileArgs, argv: &[String], cluster: &dyn Cluster) -> Result
         "iosurvey: profile: {} zones of {} bytes, {bound} each, read-only",
         spec.zones, spec.size
     );
-    execute(
+    run_plan(
         &plan,
         &ProfilePresenter,
         &Session {

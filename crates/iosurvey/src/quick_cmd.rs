@@ -1,10 +1,10 @@
 //! `iosurvey quick` and `iosurvey` alone: characterise the storage under a
 //! directory in about a minute and print a CrystalDiskMark-style card.
 
-use crate::execute::{execute, Session};
 use crate::exit::{usage, Failure, Outcome};
 use crate::flags::common::{duration, size, OutputFlags, TargetFlags};
 use crate::presenter::TextOnly;
+use crate::session::{run_plan, Session};
 use anyhow::anyhow;
 use clap::Args;
 use iosurvey_session::Cluster;
@@ -136,7 +136,7 @@ pub fn quick(a: QuickArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Out
         banner.push_str(&format!("\niosurvey: the read half only: {why}"));
     }
     let card = TextOnly(iosurvey_report::render_card);
-    execute(
+    run_plan(
         &plan,
         &card,
         &Session {

@@ -1,10 +1,10 @@
 //! `iosurvey run`: flags to a RunSpec, expand to a Plan, open the targets,
 //! run each point, report.
 
-use crate::execute::{execute, Session};
 use crate::exit::{usage, Failure, Outcome};
 use crate::flags::common::{duration, size, OutputFlags, SimulateArg, TargetFlags};
 use crate::presenter::TextOnly;
+use crate::session::{run_plan, Session};
 use anyhow::anyhow;
 use clap::Args;
 use iosurvey_session::Cluster;
@@ -134,7 +134,7 @@ pub fn run(a: RunArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Outcome
         Ok(p) => p,
         Err(e) => return usage(e),
     };
-    execute(
+    run_plan(
         &plan,
         &TextOnly(iosurvey_report::render_text),
         &Session {

@@ -4,10 +4,10 @@
 //! sgpdd-survey's summary lines; `--out PREFIX` also keeps its `.summary`
 //! and `.detail` files, rewritten as each point ends.
 
-use crate::execute::{execute, Session};
 use crate::exit::{usage, Failure, Outcome};
 use crate::flags::common::{size, OutputFlags, TargetFlags};
 use crate::presenter::Presenter;
+use crate::session::{run_plan, Session};
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use iosurvey_report::survey::{render_detail, render_summary, render_survey_csv, Layout};
@@ -337,7 +337,7 @@ pub fn survey(
         said: RefCell::new(Vec::new()),
         environment: taken.read,
     };
-    execute(
+    run_plan(
         &plan,
         &presenter,
         &Session {

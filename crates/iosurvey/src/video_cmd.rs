@@ -2,11 +2,11 @@
 //! read whole, one file per frame or in one stream, unpaced or at a frame
 //! rate, judged against real time.
 
-use crate::execute::{execute, Session};
 use crate::exit::{usage, Failure, Outcome};
 use crate::flags::common::{size, OutputFlags, TargetFlags};
 use crate::output;
 use crate::presenter::Presenter;
+use crate::session::{run_plan, Session};
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use iosurvey_engine::{EngineKind, Op};
@@ -418,7 +418,7 @@ pub fn video(a: VideoArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Out
     }
     crate::exit::agree(cluster, ours(check_room(&plan, &spec)))?;
     let banner = banner(&plan, &spec);
-    let outcome = execute(
+    let outcome = run_plan(
         &plan,
         &VideoPresenter,
         &Session {
