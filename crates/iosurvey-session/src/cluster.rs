@@ -313,6 +313,16 @@ impl Cluster for Local {
             .unwrap_or_else(|e| e.into_inner())
             .clone()
     }
+    /// One process's failure is the run's, as it is.
+    fn agree(&self, mine: Option<Verdict>) -> Result<(), Verdict> {
+        match mine {
+            None => Ok(()),
+            Some(v) => {
+                self.mark_agreed();
+                Err(v)
+            }
+        }
+    }
     /// The whole plan, numbered as itself.
     fn localize(&self, plan: &Plan) -> Result<Localized, String> {
         let n = plan.points.first().map_or(0, |p| p.job.targets.len());
@@ -330,5 +340,61 @@ impl Cluster for Local {
             maps,
             targets,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_process_runs_the_whole_plan_numbered_as_itself() {
+        let one = Local::new();
+        let names = one
+            .localize_targets(&["/tmp/a".into(), "/tmp/b".into()])
+            .unwrap();
+        assert_eq!(names, [PathBuf::from("/tmp/a"), PathBuf::from("/tmp/b")]);
+        assert_eq!(one.local_targets(), names);
+        let mut spec = iosurvey_workload::modes::run::RunSpec::new(names);
+        spec.size = Some(1 << 20);
+        let plan = iosurvey_workload::modes::run::expand(&spec).unwrap();
+        let l = one.localize(&plan).unwrap();
+        assert_eq!(l.plan, plan);
+        assert_eq!(l.targets, [0, 1]);
+        assert_eq!(l.maps[0].streams, [0, 1]);
+        assert_eq!(l.maps[0].targets, [0, 1]);
+    }
+
+    #[test]
+    fn one_process_agrees_with_itself_and_probes_its_own_targets() {
+        let one = Local::new();
+        let failed = Verdict {
+            code: 2,
+            text: "refused".into(),
+        };
+        assert_eq!(one.agree(Some(failed.clone())), Err(failed));
+        assert!(!one.any(false));
+        assert_eq!(one.min_u64(7), 7);
+        assert!(one.single_rank("quick").is_ok());
+        one.localize_targets(&["/x".into(), "/y".into()]).unwrap();
+        let probed = probe_each(&one, |p| Ok(p.display().to_string())).unwrap();
+        assert_eq!(probed, ["/x", "/y"]);
+        let refused = probe_each(&one, |p| -> Result<u8, Verdict> {
+            Err(Verdict {
+                code: 1,
+                text: p.display().to_string(),
+            })
+        });
+        assert_eq!(refused.unwrap_err().text, "/x");
+    }
+
+    #[test]
+    fn a_target_on_another_host_is_refused_and_marked_agreed() {
+        let one = Local::new();
+        let e = one
+            .localize_targets(&["no-such-host-here:/dev/x".into()])
+            .unwrap_err();
+        assert_eq!(e.code, 2);
+        assert!(one.was_agreed());
     }
 }
