@@ -17,6 +17,7 @@
 #![deny(unsafe_code)]
 
 pub mod array;
+pub mod engine_flags;
 pub mod memory;
 pub mod model;
 pub mod modes;
@@ -25,6 +26,7 @@ pub mod rng;
 pub mod units;
 
 pub use array::{ArrayMap, ArraySpec, Layout};
+pub use engine_flags::EngineFlags;
 
 /// Most I/Os one worker's ring keeps in flight: every mode's bound on its
 /// outstanding I/Os, and the runner's on the requests of cut I/Os.

@@ -4,8 +4,8 @@
 //! PCT` when a gated figure is worse by more than PCT and significant
 //! after Holm's correction.
 
-use crate::cli::OutputArg;
 use crate::exit::{usage, Failure, Outcome};
+use crate::flags::common::OutputArg;
 use crate::out_path::{check_all, check_stdout, judge};
 use crate::output::write_out;
 use crate::report_cmd::{load, InputBudget};
@@ -22,7 +22,7 @@ pub struct CompareArgs {
     #[arg(value_name = "RUN", num_args = 2.., required = true)]
     pub inputs: Vec<PathBuf>,
     /// The memory this may use (e.g. 2g), instead of the memory cgroup's limit or the memory available: reports larger together than a tenth of it are refused before they are read.
-    #[arg(long, value_name = "SIZE", value_parser = crate::cli::size)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::flags::common::size)]
     pub memory_limit: Option<u64>,
     /// What goes to stdout: the text table or the JSON comparison [default: text].
     #[arg(long, value_enum)]

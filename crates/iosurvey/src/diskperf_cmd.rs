@@ -2,22 +2,21 @@
 //! backward and random, read (and with --write, written), printed in
 //! diskperf's gnuplot-ready table.
 
-use crate::cli::{duration, size, OutputFlags, TargetFlags};
-use crate::execute::{execute, Presenter};
 use crate::exit::{usage, Failure, Outcome};
+use crate::flags::common::{duration, size, OutputFlags, TargetFlags};
+use crate::presenter::Presenter;
+use crate::session::{run_plan, Session};
 use anyhow::anyhow;
 use clap::Args;
 use iosurvey_engine::EngineKind;
 use iosurvey_report::diskperf::{render_diskperf, render_diskperf_csv, DiskperfSettings};
 use iosurvey_report::{RunReport, TextOptions};
 use iosurvey_run::{plan_geometry, Geometry, OpenOptions, WritePolicy};
+use iosurvey_session::Cluster;
 use iosurvey_workload::modes::diskperf::{expand, preset_bytes, sizes, DiskperfSpec, MinSize};
 use iosurvey_workload::TargetSpec;
 use std::path::PathBuf;
 use std::time::Duration;
-
-mod irix;
-pub use irix::irix_spellings;
 
 #[derive(Args, Debug)]
 pub struct DiskperfArgs {
@@ -144,6 +143,7 @@ fn spec_from(a: &DiskperfArgs) -> Result<DiskperfSpec, Failure> {
     s.time = a.time;
     s.qd = a.qd;
     s.engine = pick_engine(a.target.engine.kind(), a.qd);
+    s.engine_flags = crate::tuning::engine_flags(&a.target);
     s.direct = !a.target.buffered;
     s.seed = a.seed;
     Ok(s)
@@ -205,9 +205,8 @@ fn settings_from(a: &DiskperfArgs, spec: &DiskperfSpec) -> Result<DiskperfSettin
     })
 }
 
-/// The diskperf table as text and CSV, and the line said once the checks
-/// have passed.
-struct DiskperfPresenter(DiskperfSettings, Option<String>);
+/// The diskperf table as text and CSV.
+struct DiskperfPresenter(DiskperfSettings);
 
 impl Presenter for DiskperfPresenter {
     fn text(&self, report: &RunReport, opts: TextOptions) -> String {
@@ -224,9 +223,6 @@ impl Presenter for DiskperfPresenter {
     fn text_so_far(&self, report: &RunReport, opts: TextOptions) -> Option<String> {
         let text = render_diskperf(report, opts, &self.0);
         Some(settled(&text).to_string())
-    }
-    fn banner(&self) -> Option<&str> {
-        self.1.as_deref()
     }
 }
 
@@ -247,8 +243,12 @@ fn settled(text: &str) -> &str {
     last_row.map_or("", |end| &text[..end])
 }
 
-pub fn diskperf(a: DiskperfArgs, argv: &[String]) -> Result<Outcome, Failure> {
-    crate::dist::single_rank("diskperf")?;
+pub fn diskperf(
+    a: DiskperfArgs,
+    argv: &[String],
+    cluster: &dyn Cluster,
+) -> Result<Outcome, Failure> {
+    cluster.single_rank("diskperf")?;
     let mut spec = spec_from(&a)?;
     let geometry = probe(&spec, &a.target);
     spec.align = geometry
@@ -271,13 +271,23 @@ pub fn diskperf(a: DiskperfArgs, argv: &[String]) -> Result<Outcome, Failure> {
             per * plan.points.len() as f64
         )
     });
-    let presenter = DiskperfPresenter(settings_from(&a, &spec)?, banner);
-    execute(&plan, argv, &a.target, &a.out, &presenter)
+    let presenter = DiskperfPresenter(settings_from(&a, &spec)?);
+    run_plan(
+        &plan,
+        &presenter,
+        &Session {
+            argv,
+            tflags: &a.target,
+            oflags: &a.out,
+            cluster,
+            banner,
+        },
+    )
 }
 
 /// `--max`: a size, or a frame preset's bytes (sizes first: `2k` is 2048).
 fn max_size(s: &str) -> Result<u64, String> {
-    crate::cli::positive(s)?;
+    crate::flags::common::positive(s)?;
     iosurvey_workload::modes::diskperf::parse_size_or_frame(s)
 }
 

@@ -1,5 +1,6 @@
 //! Exit codes and the two kinds of failure.
 
+use iosurvey_session::{Cluster, Verdict};
 use std::process::ExitCode;
 
 /// How a command ended when it did not fail.
@@ -107,7 +108,7 @@ fn negative_value(e: &clap::Error) -> Option<String> {
     ) else {
         return None;
     };
-    crate::cli::negative(value)
+    crate::flags::common::negative(value)
         .then(|| format!("invalid value '{value}' for '{arg}': cannot be negative"))
 }
 
@@ -138,4 +139,83 @@ fn hints(e: &clap::Error) -> String {
         out.push_str(&format!(" (valid: {})", valid.join(", ")));
     }
     out
+}
+
+/// A failure as it travels between ranks: its exit code and its line.
+pub fn verdict(f: &Failure) -> Verdict {
+    let (code, e) = match f {
+        Failure::Usage(e) => (2, e),
+        Failure::Run(e) => (1, e),
+        Failure::Interrupted(e) => (130, e),
+    };
+    Verdict {
+        code,
+        text: format!("{e:#}"),
+    }
+}
+
+impl From<Verdict> for Failure {
+    fn from(v: Verdict) -> Failure {
+        let e = anyhow::anyhow!(v.text);
+        match v.code {
+            2 => Failure::Usage(e),
+            130 => Failure::Interrupted(e),
+            _ => Failure::Run(e),
+        }
+    }
+}
+
+/// A check of this rank's own (a lock, a limit, a directory of its host)
+/// agreed over the ranks when several run: one failure fails every rank
+/// together, and rank 0 says each with its rank and host. Alone, the
+/// step's own failure.
+pub fn agree(cluster: &dyn Cluster, step: Result<(), Failure>) -> Result<(), Failure> {
+    if !cluster.distributed() {
+        return step;
+    }
+    Ok(cluster.agree(step.as_ref().err().map(verdict))?)
+}
+
+/// A failure every rank reached together.
+pub fn agreed(cluster: &dyn Cluster, f: Failure) -> Failure {
+    cluster.mark_agreed();
+    f
+}
+
+/// Ends the run with its exit code. Under MPI, a failure of this rank
+/// alone ends every rank (the others would wait for it in a collective),
+/// and of a failure every rank reached together rank 0 says it (each
+/// rank's own refusals among them) while the others end silently.
+pub fn end_run(outcome: Result<Outcome, Failure>, c: &dyn Cluster) -> ExitCode {
+    if let (Err(f), true) = (&outcome, c.distributed()) {
+        if !c.was_agreed() {
+            let v = verdict(f);
+            c.end_alone(v.code, &v.text);
+        }
+    }
+    // The trash directories made ahead, empty by now, go.
+    iosurvey_target::guard::trash::release_reserved();
+    let say = |e: &anyhow::Error| {
+        let text = format!("{e:#}");
+        if text != iosurvey_session::SILENT {
+            eprintln!("iosurvey: {text}");
+        }
+    };
+    match outcome {
+        Ok(Outcome::Ok) if anything_left_behind() => ExitCode::from(1),
+        Ok(code) => code.into(),
+        Err(f) if !c.is_root() => ExitCode::from(verdict(&f).code),
+        Err(Failure::Usage(e)) => {
+            say(&e);
+            ExitCode::from(2)
+        }
+        Err(Failure::Run(e)) => {
+            say(&e);
+            ExitCode::from(1)
+        }
+        Err(Failure::Interrupted(e)) => {
+            say(&e);
+            ExitCode::from(130)
+        }
+    }
 }

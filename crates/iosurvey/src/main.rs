@@ -1,6 +1,7 @@
-//! The `iosurvey` binary: parse the command line, run the mode, map the
-//! outcome to an exit code (0 ok, 1 run failed, 2 bad usage or refused,
-//! 130 interrupted).
+//! The `iosurvey` binary, wiring only: the cluster it runs in, the command
+//! line (the classic spellings rewritten, then clap), the mode, and the
+//! exit code (0 ok, 1 run failed, 2 bad usage or refused, 130
+//! interrupted).
 #![deny(unsafe_code)]
 
 // Every line for stderr in this crate goes through `say`, which never
@@ -20,30 +21,32 @@ macro_rules! eprint {
     };
 }
 
-mod cli;
 mod compare_cmd;
 mod diskperf_cmd;
-mod dist;
 mod execute;
 mod exit;
-mod getopt;
+mod flags;
 mod matrix_cmd;
 mod output;
 mod parallel_cmd;
+mod presenter;
 mod profile_cmd;
 mod progress;
 mod quick_cmd;
 mod report_cmd;
 mod run_cmd;
 mod say;
+mod session;
 mod shell_cmd;
 mod survey_cmd;
 mod targets;
 mod tuning;
 mod video_cmd;
 
-use clap::Parser;
-use exit::Failure;
+use clap::{CommandFactory, Parser};
+use exit::{Failure, Outcome};
+use flags::cli::{Cli, Command};
+use iosurvey_session::Cluster;
 // The memory budget and the report files' rules live in iosurvey-target;
 // the modes reach them by these names.
 use iosurvey_target::budget;
@@ -51,96 +54,67 @@ use iosurvey_target::output::{file as out_file, path as out_path};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    // The classic tools' own spellings (ORION's `-run advanced`, IRIX
-    // diskperf's `-W -r4k`, frametest's `-w 2k -n 100`, sgpdd-survey's
-    // `scsidevs=... size=8192`) become flags for parsing; the report
-    // records the command line as typed.
     let args: Vec<String> = std::env::args().collect();
     // Under mpirun: MPI up for the whole run (finalised when this drops),
     // or a refusal from a build without it.
-    let _mpi = match dist::init() {
-        Ok(s) => s,
+    let cluster = match iosurvey_session::start() {
+        Ok(c) => c,
         Err(e) => {
             // Every copy refuses; the first says why.
-            if dist::launched_rank() == 0 {
+            if iosurvey_session::launched_rank() == 0 {
                 eprintln!("iosurvey: {e}");
             }
             return ExitCode::from(2);
         }
     };
-    let spelled = diskperf_cmd::irix_spellings(matrix_cmd::orion_spellings(args.clone()))
-        .and_then(video_cmd::frametest_spellings)
-        .and_then(|a| Ok(survey_cmd::sgpdd_variables(a, &|k| std::env::var(k).ok())?.0))
-        .map(cli::join_negative_values)
-        .and_then(|a| matrix_cmd::unknown_orion_option(&a).map_or(Ok(a), Err));
-    let parsed = match spelled {
+    let c = cluster.as_ref();
+    // The classic tools' spellings become flags; the report records the
+    // command line as typed.
+    let (parsed, taken) = match flags::spellings::rewrite(args.clone(), &|k| std::env::var(k).ok())
+    {
         Ok(a) => a,
         Err(e) => {
-            if dist::comm::rank() == 0 {
+            if c.is_root() {
                 eprintln!("iosurvey: {e}");
             }
             return ExitCode::from(2);
         }
     };
-    let cli = match cli::Cli::try_parse_from(parsed) {
-        Ok(c) => c,
+    let cli = match Cli::try_parse_from(parsed) {
+        Ok(cli) => cli,
         // Under MPI every rank parses the same line: rank 0 says what is
         // wrong with it.
-        Err(e) if dist::comm::rank() != 0 => {
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 })
-        }
+        Err(e) if !c.is_root() => return ExitCode::from(if e.use_stderr() { 2 } else { 0 }),
         Err(e) => return exit::clap_error(e),
     };
-    let outcome = match cli.command {
-        Some(cli::Command::Run(a)) => run_cmd::run(a, &args),
-        Some(cli::Command::Quick(a)) => quick_cmd::quick(a, &args),
-        Some(cli::Command::Diskperf(a)) => diskperf_cmd::diskperf(a, &args),
-        Some(cli::Command::Parallel(a)) => parallel_cmd::parallel(a, &args),
-        Some(cli::Command::Survey(a)) => survey_cmd::survey(a, &args),
-        Some(cli::Command::Matrix(a)) => matrix_cmd::matrix(a, &args),
-        Some(cli::Command::Profile(a)) => profile_cmd::profile(a, &args),
-        Some(cli::Command::Video(a)) => video_cmd::video(a, &args),
-        Some(cli::Command::Report(a)) => report_cmd::report(a),
-        Some(cli::Command::Compare(a)) => compare_cmd::compare_runs(a),
-        Some(cli::Command::Completions(a)) => shell_cmd::completions(a),
-        Some(cli::Command::Man(a)) => shell_cmd::man(a),
-        None => quick_cmd::quick(quick_cmd::QuickArgs::defaults(), &args),
+    let environment = survey_cmd::FromEnvironment {
+        line: taken.line(),
+        read: taken.read,
     };
-    let say = |e: &anyhow::Error| {
-        // Under MPI, rank 0 prints every rank's failure; the others are
-        // silent.
-        let text = format!("{e:#}");
-        if text != dist::run::SILENT {
-            eprintln!("iosurvey: {text}");
-        }
-    };
-    if let (Err(f), true) = (&outcome, dist::comm::active()) {
-        if !dist::was_agreed() {
-            // One rank failed alone: the others would wait for it in a
-            // collective. It says why, and every rank ends.
-            let (code, text) = dist::run::encode_failure(f);
-            dist::end_alone(code, &text);
-        }
-    }
-    // The trash directories made ahead, empty by now, go.
-    iosurvey_target::guard::trash::release_reserved();
-    match outcome {
-        Ok(exit::Outcome::Ok) if exit::anything_left_behind() => ExitCode::from(1),
-        Ok(code) => code.into(),
-        // A failure every rank reached together: rank 0 says it (each
-        // rank's own refusals among them), the others end silently.
-        Err(f) if dist::comm::rank() != 0 => ExitCode::from(dist::run::encode_failure(&f).0),
-        Err(Failure::Usage(e)) => {
-            say(&e);
-            ExitCode::from(2)
-        }
-        Err(Failure::Run(e)) => {
-            say(&e);
-            ExitCode::from(1)
-        }
-        Err(Failure::Interrupted(e)) => {
-            say(&e);
-            ExitCode::from(130)
-        }
+    let outcome = run_command(cli.command, &args, c, environment);
+    exit::end_run(outcome, c)
+}
+
+/// The command the line names (`quick` when none).
+fn run_command(
+    command: Option<Command>,
+    args: &[String],
+    c: &dyn Cluster,
+    environment: survey_cmd::FromEnvironment,
+) -> Result<Outcome, Failure> {
+    match command {
+        Some(Command::Run(a)) => run_cmd::run(a, args, c),
+        Some(Command::Quick(a)) => quick_cmd::quick(a, args, c),
+        Some(Command::Diskperf(a)) => diskperf_cmd::diskperf(a, args, c),
+        Some(Command::Parallel(a)) => parallel_cmd::parallel(a, args, c),
+        Some(Command::Survey(a)) => survey_cmd::survey(a, args, c, environment),
+        Some(Command::Matrix(a)) => matrix_cmd::matrix(a, args, c),
+        Some(Command::Profile(a)) => profile_cmd::profile(a, args, c),
+        Some(Command::Video(a)) => video_cmd::video(a, args, c),
+        Some(Command::Report(a)) => report_cmd::report(a),
+        Some(Command::Compare(a)) => compare_cmd::compare_runs(a),
+        Some(Command::Completions(a)) => shell_cmd::completions(a, Cli::command()),
+        Some(Command::Man(a)) => shell_cmd::man(a, Cli::command()),
+        None => quick_cmd::quick(flags::cli::quick_defaults(), args, c),
     }
 }

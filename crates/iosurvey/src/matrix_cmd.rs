@@ -3,9 +3,10 @@
 //! into flags first; targets come from the command line or `<testname>.lun`;
 //! ORION's files are rewritten in `--out DIR` after every point.
 
-use crate::cli::{duration, size, OutputFlags, SimulateArg, TargetFlags};
-use crate::execute::{execute, Presenter};
 use crate::exit::{usage, Failure, Outcome};
+use crate::flags::common::{duration, size, OutputFlags, SimulateArg, TargetFlags};
+use crate::presenter::Presenter;
+use crate::session::{run_plan, Session};
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use iosurvey_report::matrix::{
@@ -13,6 +14,7 @@ use iosurvey_report::matrix::{
     Cache, MatrixSettings, Metric,
 };
 use iosurvey_report::{to_json, RunReport, TextOptions};
+use iosurvey_session::Cluster;
 use iosurvey_workload::memory::points_memory;
 use iosurvey_workload::modes::describe::estimate;
 use iosurvey_workload::modes::matrix::{
@@ -118,87 +120,6 @@ pub struct MatrixArgs {
     pub out: OutputFlags,
 }
 
-/// ORION's option, iosurvey's flag, and the unit appended to a bare number.
-const SPELLINGS: [(&str, &str, &str); 15] = [
-    ("-run", "--run", ""),
-    ("-testname", "--testname", ""),
-    ("-num_disks", "--num-disks", ""),
-    ("-size_small", "--size-small", "k"),
-    ("-size_large", "--size-large", "k"),
-    ("-type", "--type", ""),
-    ("-num_streamIO", "--num-streamio", ""),
-    ("-num_streamio", "--num-streamio", ""),
-    ("-simulate", "--simulate", ""),
-    ("-stripe", "--stripe", "k"),
-    ("-write", "--write-pct", ""),
-    ("-duration", "--time", "s"),
-    ("-matrix", "--matrix", ""),
-    ("-num_small", "--num-small", ""),
-    ("-num_large", "--num-large", ""),
-];
-
-/// Rewrites ORION's single-dash spellings into iosurvey's flags (only for
-/// `iosurvey matrix`): sizes in KB, `-cache_size` in MB, `-duration` in
-/// seconds; `-verbose` and `-hugenotneeded` mean nothing here and go.
-pub fn orion_spellings(args: Vec<String>) -> Vec<String> {
-    if args.get(1).map(String::as_str) != Some("matrix") {
-        return args;
-    }
-    let mut out = Vec::with_capacity(args.len());
-    let mut it = args.into_iter();
-    while let Some(a) = it.next() {
-        let bare = |v: &str| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit());
-        if a == "-verbose" || a == "-hugenotneeded" {
-            continue;
-        }
-        if a == "-cache_size" {
-            out.push("--cache-warm".into());
-            if let Some(v) = it.next() {
-                out.push(if bare(&v) { format!("{v}MiB") } else { v });
-            }
-            continue;
-        }
-        match SPELLINGS.iter().find(|(o, _, _)| *o == a) {
-            Some((_, flag, unit)) => {
-                out.push((*flag).into());
-                if let Some(v) = it.next() {
-                    out.push(if bare(&v) { format!("{v}{unit}") } else { v });
-                }
-            }
-            None => out.push(a),
-        }
-    }
-    out
-}
-
-/// A single-dash word left after [`orion_spellings`] in `iosurvey matrix`
-/// (`-foo`, `-num_disk`): an ORION option that does not exist, named whole
-/// (clap would name its first letter as a short flag).
-pub fn unknown_orion_option(args: &[String]) -> Option<String> {
-    if args.get(1).map(String::as_str) != Some("matrix") {
-        return None;
-    }
-    // Up to a bare `--` (operands follow it); a cluster of matrix's own
-    // short flags (`-qh`) is clap's.
-    let bad = args.iter().skip(2).take_while(|a| *a != "--").find(|a| {
-        let mut c = a.chars();
-        c.next() == Some('-')
-            && a.len() > 2
-            && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
-            && !a[1..].starts_with(|ch: char| ch.is_ascii_digit())
-            && !a[1..].chars().all(|ch| matches!(ch, 'q' | 'h'))
-    })?;
-    let known: Vec<&str> = SPELLINGS
-        .iter()
-        .map(|(o, _, _)| *o)
-        .chain(["-cache_size", "-verbose", "-hugenotneeded"])
-        .collect();
-    Some(format!(
-        "unknown ORION option '{bad}' (ORION's options: {})",
-        known.join(" ")
-    ))
-}
-
 /// `--cache-warm`: a size first (`m` is MiB), else a duration.
 fn warm(s: &str) -> Result<Warm, Failure> {
     if let Ok(b) = parse_size(s) {
@@ -227,7 +148,7 @@ fn testname(s: &str) -> Result<String, String> {
 }
 
 /// The targets given, or the lines of `<testname>.lun`.
-fn targets(a: &MatrixArgs) -> Result<Vec<PathBuf>, Failure> {
+fn targets(a: &MatrixArgs, cluster: &dyn Cluster) -> Result<Vec<PathBuf>, Failure> {
     if !a.targets.is_empty() {
         return Ok(a.targets.clone());
     }
@@ -250,14 +171,14 @@ fn targets(a: &MatrixArgs) -> Result<Vec<PathBuf>, Failure> {
         Ok(l) => (l, Ok(())),
         Err(e) => (Vec::new(), Err(e)),
     };
-    crate::dist::agree_if_many(step)?;
-    crate::dist::same_everywhere(&list, &format!("{}", lun.display()))?;
+    crate::exit::agree(cluster, step)?;
+    iosurvey_session::same_everywhere(cluster, &list, &format!("{}", lun.display()))?;
     Ok(list)
 }
 
-fn spec_from(a: &MatrixArgs) -> Result<MatrixSpec, Failure> {
+fn spec_from(a: &MatrixArgs, cluster: &dyn Cluster) -> Result<MatrixSpec, Failure> {
     // LUNs on several hosts (host:path) share each point's load out.
-    let mut s = MatrixSpec::new(crate::dist::targets(&targets(a)?)?);
+    let mut s = MatrixSpec::new(cluster.localize_targets(&targets(a, cluster)?)?);
     s.create_size = a.size;
     s.run = match a.run {
         RunArg::Simple => RunLevel::Simple,
@@ -288,6 +209,7 @@ fn spec_from(a: &MatrixArgs) -> Result<MatrixSpec, Failure> {
     });
     (s.num_small, s.num_large) = (a.num_small, a.num_large);
     s.engine = a.target.engine_or_uring();
+    s.engine_flags = crate::tuning::engine_flags(&a.target);
     (s.direct, s.seed) = (!a.target.buffered, a.seed);
     Ok(s)
 }
@@ -309,8 +231,6 @@ struct MatrixPresenter {
     /// summary.
     settings: MatrixSettings,
     dir: PathBuf,
-    /// Said once the checks have passed.
-    banner: String,
     /// --quiet: failed points are marked in the outputs, not said.
     quiet: bool,
 }
@@ -318,10 +238,6 @@ struct MatrixPresenter {
 impl Presenter for MatrixPresenter {
     fn text(&self, report: &RunReport, _opts: TextOptions) -> String {
         render_matrix_text(report, &self.testname)
-    }
-
-    fn banner(&self) -> Option<&str> {
-        Some(&self.banner)
     }
 
     fn annotate(&self, report: &mut RunReport) {
@@ -367,20 +283,21 @@ impl Presenter for MatrixPresenter {
     }
 }
 
-pub fn matrix(a: MatrixArgs, argv: &[String]) -> Result<Outcome, Failure> {
-    let spec = spec_from(&a)?;
+pub fn matrix(a: MatrixArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Outcome, Failure> {
+    let spec = spec_from(&a, cluster)?;
     // Judged point by point before the plan is held whole: -num_disks
     // 10000 plans millions of points.
     let points = each_point(&spec).or_else(usage)?;
     let count = points.len();
     let need = points_memory(points.map_while(Result::ok), count, a.out.repeat);
-    crate::dist::agree_if_many(
+    crate::exit::agree(
+        cluster,
         crate::budget::check_need(&need, "matrix", a.target.memory_limit).or_else(usage),
     )?;
     let plan = expand(&spec).or_else(usage)?;
     let dir = a.out_dir.clone().unwrap_or_else(|| PathBuf::from("."));
     // Only rank 0 writes the files: its directory is the one that counts.
-    let out_ok = if !dir.is_dir() && crate::dist::comm::rank() == 0 {
+    let out_ok = if !dir.is_dir() && cluster.rank() == 0 {
         usage(anyhow!(
             "--out {}: not a directory; give an existing directory for ORION's files",
             dir.display()
@@ -388,7 +305,7 @@ pub fn matrix(a: MatrixArgs, argv: &[String]) -> Result<Outcome, Failure> {
     } else {
         Ok(())
     };
-    crate::dist::agree_if_many(out_ok)?;
+    crate::exit::agree(cluster, out_ok)?;
     let secs = estimate(&plan).unwrap_or_default().as_secs();
     let about = if secs < 90 {
         format!("{secs} seconds")
@@ -430,8 +347,17 @@ pub fn matrix(a: MatrixArgs, argv: &[String]) -> Result<Outcome, Failure> {
             }),
         },
         dir,
-        banner,
         quiet: a.out.quiet,
     };
-    execute(&plan, argv, &a.target, &a.out, &presenter)
+    run_plan(
+        &plan,
+        &presenter,
+        &Session {
+            argv,
+            tflags: &a.target,
+            oflags: &a.out,
+            cluster,
+            banner: Some(banner),
+        },
+    )
 }

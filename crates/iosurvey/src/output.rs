@@ -3,11 +3,11 @@
 //! device) written once at the end, in place. Every path is judged before
 //! the run (see `out_path`).
 
-use crate::cli::{OutputArg, OutputFlags};
-use crate::execute::Presenter;
 use crate::exit::Failure;
+use crate::flags::common::{OutputArg, OutputFlags};
 use crate::out_file::replace_at;
 use crate::out_path::{fd_ident, judge, OutPath, Sink};
+use crate::presenter::Presentation;
 use anyhow::anyhow;
 use iosurvey_report::{render_html, to_json, RunReport, TextOptions};
 use rustix::fs::{Mode, OFlags};
@@ -226,7 +226,7 @@ impl Outputs {
     pub fn save(
         &self,
         report: &RunReport,
-        presenter: &dyn Presenter,
+        presenter: &Presentation<'_>,
         last: bool,
     ) -> Result<(), Failure> {
         let mut first = None;
@@ -288,7 +288,11 @@ fn failure_text(f: &Failure) -> String {
 
 /// The report on stdout in the requested form, text through the mode's own
 /// presenter.
-pub fn stdout_body(report: &RunReport, flags: &OutputFlags, presenter: &dyn Presenter) -> String {
+pub fn stdout_body(
+    report: &RunReport,
+    flags: &OutputFlags,
+    presenter: &Presentation<'_>,
+) -> String {
     match flags.output() {
         OutputArg::Json => to_json(report),
         OutputArg::Text => {

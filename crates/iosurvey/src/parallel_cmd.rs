@@ -2,12 +2,14 @@
 //! in which all of them ran; `--scale` adds devices one step at a time and
 //! marks the knee.
 
-use crate::cli::{duration, size, OutputFlags, TargetFlags};
-use crate::execute::{execute, Presenter};
 use crate::exit::{usage, Failure, Outcome};
+use crate::flags::common::{duration, size, OutputFlags, TargetFlags};
+use crate::presenter::Presenter;
+use crate::session::{run_plan, Session};
 use clap::Args;
 use iosurvey_report::parallel::{render_parallel, render_parallel_csv};
 use iosurvey_report::{RunReport, TextOptions};
+use iosurvey_session::Cluster;
 use iosurvey_workload::modes::parallel::{all_steps, expand, ParallelSpec};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -64,8 +66,12 @@ impl Presenter for ParallelPresenter {
     }
 }
 
-pub fn parallel(a: ParallelArgs, argv: &[String]) -> Result<Outcome, Failure> {
-    let mut spec = ParallelSpec::new(crate::dist::targets(&a.devices)?);
+pub fn parallel(
+    a: ParallelArgs,
+    argv: &[String],
+    cluster: &dyn Cluster,
+) -> Result<Outcome, Failure> {
+    let mut spec = ParallelSpec::new(cluster.localize_targets(&a.devices)?);
     spec.bs = a.bs;
     spec.qd = a.qd;
     spec.time = match (a.time, a.bytes) {
@@ -78,6 +84,7 @@ pub fn parallel(a: ParallelArgs, argv: &[String]) -> Result<Outcome, Failure> {
     spec.wrap = a.wrap;
     spec.size = a.size;
     spec.engine = a.target.engine_or_uring();
+    spec.engine_flags = crate::tuning::engine_flags(&a.target);
     spec.direct = !a.target.buffered;
     spec.steps = if !a.steps.is_empty() {
         a.steps.clone()
@@ -90,5 +97,15 @@ pub fn parallel(a: ParallelArgs, argv: &[String]) -> Result<Outcome, Failure> {
         Ok(p) => p,
         Err(e) => return usage(e),
     };
-    execute(&plan, argv, &a.target, &a.out, &ParallelPresenter)
+    run_plan(
+        &plan,
+        &ParallelPresenter,
+        &Session {
+            argv,
+            tflags: &a.target,
+            oflags: &a.out,
+            cluster,
+            banner: None,
+        },
+    )
 }

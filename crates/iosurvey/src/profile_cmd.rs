@@ -3,15 +3,17 @@
 //! Read-only always: the targets are probed for their size before any I/O
 //! and never opened for writing.
 
-use crate::cli::{size, OutputFlags, SimulateArg, TargetFlags};
-use crate::execute::{execute, Presenter, WithBanner};
 use crate::exit::{usage, Failure, Outcome};
+use crate::flags::common::{size, OutputFlags, SimulateArg, TargetFlags};
+use crate::presenter::Presenter;
+use crate::session::{run_plan, Session};
 use anyhow::anyhow;
 use clap::Args;
 use iosurvey_engine::EngineKind;
 use iosurvey_report::profile::{render_profile, render_profile_csv};
 use iosurvey_report::{RunReport, TextOptions};
 use iosurvey_run::{plan_geometry, Geometry, OpenOptions, TargetError, WritePolicy};
+use iosurvey_session::Cluster;
 use iosurvey_workload::modes::profile::{expand, PerZone, ProfileSpec};
 use iosurvey_workload::units::{parse_duration, parse_size};
 use iosurvey_workload::{ArrayMap, ArraySpec, Layout, TargetSpec};
@@ -141,6 +143,7 @@ fn spec_from(a: &ProfileArgs) -> Result<ProfileSpec, Failure> {
     s.access_time = a.access_time;
     s.burst = a.burst;
     s.engine = a.target.engine.kind().unwrap_or(EngineKind::Sync);
+    s.engine_flags = crate::tuning::engine_flags(&a.target);
     s.direct = !a.target.buffered;
     s.seed = a.seed;
     Ok(s)
@@ -158,8 +161,8 @@ impl Presenter for ProfilePresenter {
     }
 }
 
-pub fn profile(a: ProfileArgs, argv: &[String]) -> Result<Outcome, Failure> {
-    crate::dist::single_rank("profile")?;
+pub fn profile(a: ProfileArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Outcome, Failure> {
+    cluster.single_rank("profile")?;
     // Checked before the targets are probed, so they need not exist.
     if a.zones == 0 {
         return usage(anyhow!("--zones must be greater than zero"));
@@ -180,12 +183,16 @@ pub fn profile(a: ProfileArgs, argv: &[String]) -> Result<Outcome, Failure> {
         "iosurvey: profile: {} zones of {} bytes, {bound} each, read-only",
         spec.zones, spec.size
     );
-    execute(
+    run_plan(
         &plan,
-        argv,
-        &a.target,
-        &a.out,
-        &WithBanner(&ProfilePresenter, banner),
+        &ProfilePresenter,
+        &Session {
+            argv,
+            tflags: &a.target,
+            oflags: &a.out,
+            cluster,
+            banner: Some(banner),
+        },
     )
 }
 

@@ -1,11 +1,13 @@
 //! `iosurvey quick` and `iosurvey` alone: characterise the storage under a
 //! directory in about a minute and print a CrystalDiskMark-style card.
 
-use crate::cli::{duration, size, Cli, Command, OutputFlags, TargetFlags};
-use crate::execute::{execute, TextOnly, WithBanner};
 use crate::exit::{usage, Failure, Outcome};
+use crate::flags::common::{duration, size, OutputFlags, TargetFlags};
+use crate::presenter::TextOnly;
+use crate::session::{run_plan, Session};
 use anyhow::anyhow;
-use clap::{Args, Parser};
+use clap::Args;
+use iosurvey_session::Cluster;
 use iosurvey_workload::modes::quick::{expand, QuickSpec};
 use iosurvey_workload::units::format_size;
 use std::path::{Path, PathBuf};
@@ -32,18 +34,6 @@ pub struct QuickArgs {
     pub target: TargetFlags,
     #[command(flatten)]
     pub out: OutputFlags,
-}
-
-impl QuickArgs {
-    /// `iosurvey` with no arguments.
-    pub fn defaults() -> Self {
-        match Cli::try_parse_from(["iosurvey", "quick"]) {
-            Ok(Cli {
-                command: Some(Command::Quick(q)),
-            }) => q,
-            _ => unreachable!("`iosurvey quick` parses"),
-        }
-    }
 }
 
 /// Smallest test file worth measuring.
@@ -96,8 +86,8 @@ fn refuse_missing(dir: &Path) -> Result<(), Failure> {
     }
 }
 
-pub fn quick(a: QuickArgs, argv: &[String]) -> Result<Outcome, Failure> {
-    crate::dist::single_rank("quick")?;
+pub fn quick(a: QuickArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Outcome, Failure> {
+    cluster.single_rank("quick")?;
     if a.time.is_zero() {
         return usage(anyhow!("--time must be greater than zero"));
     }
@@ -112,6 +102,7 @@ pub fn quick(a: QuickArgs, argv: &[String]) -> Result<Outcome, Failure> {
     spec.seed = a.seed;
     spec.direct = !a.target.buffered;
     spec.engine = a.target.engine_or_uring();
+    spec.engine_flags = crate::tuning::engine_flags(&a.target);
     // An existing file or device (not a directory to put a test file in)
     // is only read, unless its data is offered; with --readonly, too.
     let existing = !a.dir.is_dir() && std::fs::symlink_metadata(&a.dir).is_ok();
@@ -145,5 +136,15 @@ pub fn quick(a: QuickArgs, argv: &[String]) -> Result<Outcome, Failure> {
         banner.push_str(&format!("\niosurvey: the read half only: {why}"));
     }
     let card = TextOnly(iosurvey_report::render_card);
-    execute(&plan, argv, &a.target, &a.out, &WithBanner(&card, banner))
+    run_plan(
+        &plan,
+        &card,
+        &Session {
+            argv,
+            tflags: &a.target,
+            oflags: &a.out,
+            cluster,
+            banner: Some(banner),
+        },
+    )
 }

@@ -24,7 +24,7 @@ pub struct ReportArgs {
     #[arg(long, value_name = "FILE")]
     pub html: PathBuf,
     /// The memory this may use (e.g. 2g), instead of the memory cgroup's limit or the memory available: a report larger than a tenth of it is refused before it is read.
-    #[arg(long, value_name = "SIZE", value_parser = crate::cli::size)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::flags::common::size)]
     pub memory_limit: Option<u64>,
 }
 

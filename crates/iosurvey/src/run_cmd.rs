@@ -1,11 +1,13 @@
 //! `iosurvey run`: flags to a RunSpec, expand to a Plan, open the targets,
 //! run each point, report.
 
-use crate::cli::{duration, size, OutputFlags, SimulateArg, TargetFlags};
-use crate::execute::{execute, TextOnly};
 use crate::exit::{usage, Failure, Outcome};
+use crate::flags::common::{duration, size, OutputFlags, SimulateArg, TargetFlags};
+use crate::presenter::TextOnly;
+use crate::session::{run_plan, Session};
 use anyhow::anyhow;
 use clap::Args;
+use iosurvey_session::Cluster;
 use iosurvey_workload::modes::run::{expand, RunSpec};
 use iosurvey_workload::Layout;
 use std::path::PathBuf;
@@ -85,8 +87,8 @@ pub struct RunArgs {
     pub out: OutputFlags,
 }
 
-fn spec_from(a: &RunArgs) -> Result<RunSpec, Failure> {
-    let mut s = RunSpec::new(crate::dist::targets(&a.targets)?);
+fn spec_from(a: &RunArgs, cluster: &dyn Cluster) -> Result<RunSpec, Failure> {
+    let mut s = RunSpec::new(cluster.localize_targets(&a.targets)?);
     s.rw = match a.rw.parse() {
         Ok(rw) => rw,
         Err(e) => return usage(e),
@@ -122,20 +124,25 @@ fn spec_from(a: &RunArgs) -> Result<RunSpec, Failure> {
     });
     s.direct = !a.target.buffered;
     s.engine = a.target.engine_or_uring();
+    s.engine_flags = crate::tuning::engine_flags(&a.target);
     Ok(s)
 }
 
-pub fn run(a: RunArgs, argv: &[String]) -> Result<Outcome, Failure> {
-    let spec = spec_from(&a)?;
+pub fn run(a: RunArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Outcome, Failure> {
+    let spec = spec_from(&a, cluster)?;
     let plan = match expand(&spec) {
         Ok(p) => p,
         Err(e) => return usage(e),
     };
-    execute(
+    run_plan(
         &plan,
-        argv,
-        &a.target,
-        &a.out,
         &TextOnly(iosurvey_report::render_text),
+        &Session {
+            argv,
+            tflags: &a.target,
+            oflags: &a.out,
+            cluster,
+            banner: None,
+        },
     )
 }

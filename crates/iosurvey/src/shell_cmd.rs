@@ -3,7 +3,7 @@
 
 use crate::exit::{usage, Failure, Outcome};
 use anyhow::anyhow;
-use clap::{Args, CommandFactory};
+use clap::Args;
 use std::io::Write;
 
 #[derive(Args, Debug)]
@@ -22,16 +22,20 @@ pub struct ManArgs {
     pub command: Option<String>,
 }
 
-pub fn completions(a: CompletionsArgs) -> Result<Outcome, Failure> {
-    let mut cmd = crate::cli::Cli::command();
+/// The completion script of `cmd`, iosurvey's whole command line.
+pub fn completions(a: CompletionsArgs, mut cmd: clap::Command) -> Result<Outcome, Failure> {
     let mut out = Vec::new();
     clap_complete::generate(a.shell, &mut cmd, "iosurvey", &mut out);
     emit(&out)
 }
 
-pub fn man(a: ManArgs) -> Result<Outcome, Failure> {
-    let mut cmd = crate::cli::Cli::command();
+/// The manual page of `cmd`, iosurvey's whole command line, or of one of
+/// its commands.
+pub fn man(a: ManArgs, mut cmd: clap::Command) -> Result<Outcome, Failure> {
     cmd.build();
+    // A command's page carries iosurvey's version (a one-shot command: the
+    // leak is its lifetime).
+    let version: &'static str = Box::leak(cmd.get_version().unwrap_or_default().into());
     let page = match &a.command {
         None => cmd,
         Some(name) => {
@@ -47,7 +51,7 @@ pub fn man(a: ManArgs) -> Result<Outcome, Failure> {
             };
             // The page of `iosurvey run` is iosurvey-run(1), as git's are.
             let full: &'static str = Box::leak(format!("iosurvey-{}", sub.get_name()).into());
-            sub.name(full).version(crate::cli::VERSION.as_str())
+            sub.name(full).version(version)
         }
     };
     let mut out = Vec::new();

@@ -4,23 +4,22 @@
 //! sgpdd-survey's summary lines; `--out PREFIX` also keeps its `.summary`
 //! and `.detail` files, rewritten as each point ends.
 
-use crate::cli::{size, OutputFlags, TargetFlags};
-use crate::execute::{execute, Presenter};
 use crate::exit::{usage, Failure, Outcome};
+use crate::flags::common::{size, OutputFlags, TargetFlags};
+use crate::presenter::Presenter;
+use crate::session::{run_plan, Session};
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use iosurvey_report::survey::{render_detail, render_summary, render_survey_csv, Layout};
 use iosurvey_report::{RunReport, TextOptions};
 use iosurvey_run::{plan_geometry, HostInfo, HostProbe, OpenOptions, WritePolicy};
+use iosurvey_session::Cluster;
 use iosurvey_workload::modes::survey::{expand, parse_actions, Action, SurveySpec};
 use iosurvey_workload::units::format_size;
 use iosurvey_workload::{Plan, TargetSpec};
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-mod sgpdd_env;
-pub use sgpdd_env::sgpdd_variables;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum FormatArg {
@@ -66,7 +65,7 @@ pub struct SurveyArgs {
     #[arg(long, value_name = "N", default_value_t = 16)]
     pub max_per_region: u32,
     /// End each point when this time is up, even if its regions have not finished their pass (sgpdd-survey has no such bound: without it each region moves its share of --size).
-    #[arg(long, value_parser = crate::cli::duration)]
+    #[arg(long, value_parser = crate::flags::common::duration)]
     pub time: Option<Duration>,
     /// Summary layout. Either way rates are MiB/s (2^20 bytes/s) as sgpdd-survey's are, although its legacy layout labels them MB/s; --mib changes nothing here.
     #[arg(long, value_enum, default_value = "current")]
@@ -130,7 +129,10 @@ fn mem_total() -> u64 {
         .unwrap_or_else(|| HostInfo::current().memory_bytes)
 }
 
-fn spec_from(a: &SurveyArgs) -> Result<(SurveySpec, Vec<Option<u64>>), Failure> {
+fn spec_from(
+    a: &SurveyArgs,
+    cluster: &dyn Cluster,
+) -> Result<(SurveySpec, Vec<Option<u64>>), Failure> {
     let size = match a.size {
         None => {
             return usage(anyhow!(
@@ -143,8 +145,10 @@ fn spec_from(a: &SurveyArgs) -> Result<(SurveySpec, Vec<Option<u64>>), Failure> 
     let actions = parse_actions(&a.actions).or_else(usage)?;
     let writes = actions.contains(&Action::Write);
     // `host:/dev/sdX` as sgpdd-survey takes it: each probed on its host.
-    let devices = crate::dist::targets(&a.devices)?;
-    let probed = crate::dist::probe_each(|dev| probe(dev, size, writes, a))?;
+    let devices = cluster.localize_targets(&a.devices)?;
+    let probed = iosurvey_session::probe_each(cluster, |dev| {
+        probe(dev, size, writes, a).map_err(|e| crate::exit::verdict(&e))
+    })?;
     let (block_sizes, sizes) = probed.into_iter().unzip();
     let mut s = SurveySpec::new(devices, block_sizes, size);
     (s.rsz_lo, s.rsz_hi) = (a.rszlo, a.rszhi);
@@ -162,8 +166,9 @@ fn spec_from(a: &SurveyArgs) -> Result<(SurveySpec, Vec<Option<u64>>), Failure> 
         None => iosurvey_run::cgroup_limit().map(|l| l.bytes),
     };
     let memory = limit.map_or(mem_total(), |l| l.min(mem_total()));
-    s.mem_total = crate::dist::comm::min_u64(memory);
+    s.mem_total = cluster.min_u64(memory);
     s.engine = a.target.engine_or_uring();
+    s.engine_flags = crate::tuning::engine_flags(&a.target);
     s.direct = !a.target.buffered;
     Ok((s, sizes))
 }
@@ -209,8 +214,6 @@ struct SurveyPresenter {
     layout: Layout,
     prefix: Option<PathBuf>,
     quiet: bool,
-    /// Said once the checks have passed.
-    banner: String,
     /// Messages already shown on stderr.
     said: RefCell<Vec<String>>,
     /// sgpdd-survey's variables taken from the environment, for the report.
@@ -241,10 +244,6 @@ impl Presenter for SurveyPresenter {
 
     fn csv(&self, report: &RunReport) -> String {
         render_survey_csv(report)
-    }
-
-    fn banner(&self) -> Option<&str> {
-        Some(&self.banner)
     }
 
     fn annotate(&self, report: &mut RunReport) {
@@ -293,13 +292,26 @@ impl Presenter for SurveyPresenter {
     }
 }
 
-pub fn survey(a: SurveyArgs, argv: &[String]) -> Result<Outcome, Failure> {
-    let (spec, sizes) = spec_from(&a)?;
+/// What the spelling stage took from sgpdd-survey's variables in the
+/// environment: the line that says so, and each as `NAME=VALUE`.
+#[derive(Debug, Default)]
+pub struct FromEnvironment {
+    pub line: Option<String>,
+    pub read: Vec<String>,
+}
+
+pub fn survey(
+    a: SurveyArgs,
+    argv: &[String],
+    cluster: &dyn Cluster,
+    taken: FromEnvironment,
+) -> Result<Outcome, Failure> {
+    let (spec, sizes) = spec_from(&a, cluster)?;
     let plan = expand(&spec).or_else(usage)?;
     check_sizes(&spec, &sizes)?;
     // Only rank 0 writes the files: its directory is the one that counts.
     let mut out_ok = Ok(());
-    if let (Some(prefix), 0) = (&a.prefix, crate::dist::comm::rank()) {
+    if let (Some(prefix), 0) = (&a.prefix, cluster.rank()) {
         let dir = prefix.parent().filter(|d| !d.as_os_str().is_empty());
         if dir.is_some_and(|d| !d.is_dir()) || prefix.is_dir() {
             out_ok = usage(anyhow!(
@@ -308,13 +320,10 @@ pub fn survey(a: SurveyArgs, argv: &[String]) -> Result<Outcome, Failure> {
             ));
         }
     }
-    crate::dist::agree_if_many(out_ok)?;
-    // The variables main read into this line, read again to be said once
-    // the checks have passed and kept in the report.
-    let taken = sgpdd_variables(argv.to_vec(), &|k| std::env::var(k).ok())
-        .map(|(_, t)| t)
-        .unwrap_or_default();
-    let banner = match taken.line() {
+    crate::exit::agree(cluster, out_ok)?;
+    // The variables the spelling stage read into this line: said once the
+    // checks have passed, and kept in the report.
+    let banner = match taken.line {
         Some(l) => format!("iosurvey: {l}\n{}", announce(&plan)),
         None => announce(&plan),
     };
@@ -325,9 +334,18 @@ pub fn survey(a: SurveyArgs, argv: &[String]) -> Result<Outcome, Failure> {
         },
         prefix: a.prefix.clone(),
         quiet: a.out.quiet,
-        banner,
         said: RefCell::new(Vec::new()),
         environment: taken.read,
     };
-    execute(&plan, argv, &a.target, &a.out, &presenter)
+    run_plan(
+        &plan,
+        &presenter,
+        &Session {
+            argv,
+            tflags: &a.target,
+            oflags: &a.out,
+            cluster,
+            banner: Some(banner),
+        },
+    )
 }

@@ -2,8 +2,8 @@
 //! removing the test files iosurvey created when the targets go out of scope
 //! (after success, an error, or Ctrl-C).
 
-use crate::cli::TargetFlags;
 use crate::exit::Failure;
+use crate::flags::common::TargetFlags;
 use iosurvey_run::verify_state::{capacity, forget, state_path};
 use iosurvey_run::{
     open_frame_dir, open_target_claimed, plan_frame_dir, plan_target, validate, Claim, Geometry,

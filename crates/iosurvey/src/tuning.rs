@@ -1,30 +1,44 @@
-//! `--sqpoll`, `--sqpoll-cpu`, `--hipri` and `--cpus`: checked against the
-//! plan, this process's CPUs and the targets' block devices before any I/O
-//! (and under `--dry-run`), then set on every job of the plan, as is
-//! `--compressible`.
+//! `--sqpoll`, `--sqpoll-cpu`, `--hipri`, `--cpus` and `--compressible`:
+//! read into each mode's spec (its `expand` writes them into every job),
+//! and checked against the plan, this process's CPUs and the targets'
+//! block devices before any I/O (and under `--dry-run`).
 
-use crate::cli::TargetFlags;
 use crate::exit::{usage, Failure};
+use crate::flags::common::TargetFlags;
 use anyhow::anyhow;
 use iosurvey_engine::data::DataFill;
 use iosurvey_engine::{EngineKind, SqPoll};
-use iosurvey_workload::Plan;
+use iosurvey_workload::{EngineFlags, Plan};
 use std::path::{Path, PathBuf};
 
 /// How long the kernel's polling thread spins with nothing to submit
 /// before it sleeps (io_uring's `sq_thread_idle`).
 pub const SQPOLL_IDLE_MS: u32 = 1000;
 
-/// The plan with the flags set on every job, or a refusal (exit 2).
-pub fn apply(plan: &Plan, flags: &TargetFlags) -> Result<Plan, Failure> {
-    let cpus = flags.engine.cpus.as_ref().map_or(&[][..], |c| &c.0[..]);
-    let fill = DataFill {
-        compressible_pct: flags.compressible.unwrap_or(0),
-    };
-    if !flags.engine.sqpoll && !flags.engine.hipri && cpus.is_empty() && fill == DataFill::default()
-    {
-        return Ok(plan.clone());
+/// The engine flags as each mode's spec takes them (its `expand` writes
+/// them into every job).
+pub fn engine_flags(flags: &TargetFlags) -> EngineFlags {
+    EngineFlags {
+        sqpoll: flags.engine.sqpoll.then_some(SqPoll {
+            cpu: flags.engine.sqpoll_cpu,
+            idle_ms: SQPOLL_IDLE_MS,
+        }),
+        iopoll: flags.engine.hipri,
+        cpus: flags
+            .engine
+            .cpus
+            .as_ref()
+            .map_or_else(Vec::new, |c| c.0.clone()),
+        fill: DataFill {
+            compressible_pct: flags.compressible.unwrap_or(0),
+        },
     }
+}
+
+/// Refuses (exit 2) flags this plan, this process's CPUs or its targets'
+/// block devices cannot honour. Under MPI each rank checks its own part.
+pub fn check(plan: &Plan, flags: &TargetFlags) -> Result<(), Failure> {
+    let cpus = flags.engine.cpus.as_ref().map_or(&[][..], |c| &c.0[..]);
     let uring_only = [
         (flags.engine.sqpoll, "--sqpoll"),
         (flags.engine.hipri, "--hipri"),
@@ -36,14 +50,16 @@ pub fn apply(plan: &Plan, flags: &TargetFlags) -> Result<Plan, Failure> {
             ));
         }
     }
-    let allowed = allowed_cpus();
     let wanted = cpus.iter().map(|&c| (c, "--cpus"));
-    for (cpu, flag) in wanted.chain(flags.engine.sqpoll_cpu.map(|c| (c, "--sqpoll-cpu"))) {
-        if let Some(allowed) = &allowed {
-            if !allowed.contains(&cpu) {
+    let wanted: Vec<(u32, &str)> = wanted
+        .chain(flags.engine.sqpoll_cpu.map(|c| (c, "--sqpoll-cpu")))
+        .collect();
+    if !wanted.is_empty() {
+        if let Some(allowed) = allowed_cpus() {
+            if let Some((cpu, flag)) = wanted.iter().find(|(c, _)| !allowed.contains(c)) {
                 return usage(anyhow!(
                     "{flag}: CPU {cpu} is not one this process may run on ({}); pick among those",
-                    list(allowed)
+                    list(&allowed)
                 ));
             }
         }
@@ -53,27 +69,7 @@ pub fn apply(plan: &Plan, flags: &TargetFlags) -> Result<Plan, Failure> {
             check_poll_queues(&path)?;
         }
     }
-    Ok(settings(plan, flags))
-}
-
-/// The plan with the flags set on every job, unchecked: under MPI, the
-/// whole job's plan as rank 0 reports it, each rank having checked the
-/// flags against its own CPUs and targets ([`apply`] on its part).
-pub fn settings(plan: &Plan, flags: &TargetFlags) -> Plan {
-    let cpus = flags.engine.cpus.as_ref().map_or(&[][..], |c| &c.0[..]);
-    let mut plan = plan.clone();
-    for p in &mut plan.points {
-        p.job.sqpoll = flags.engine.sqpoll.then_some(SqPoll {
-            cpu: flags.engine.sqpoll_cpu,
-            idle_ms: SQPOLL_IDLE_MS,
-        });
-        p.job.iopoll = flags.engine.hipri;
-        p.job.cpus = cpus.to_vec();
-        p.job.fill = DataFill {
-            compressible_pct: flags.compressible.unwrap_or(0),
-        };
-    }
-    plan
+    Ok(())
 }
 
 /// The CPUs this process may run on; `None` when the kernel does not say.

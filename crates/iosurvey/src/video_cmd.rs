@@ -2,24 +2,23 @@
 //! read whole, one file per frame or in one stream, unpaced or at a frame
 //! rate, judged against real time.
 
-use crate::cli::{size, OutputFlags, TargetFlags};
-use crate::execute::{execute, Presenter};
 use crate::exit::{usage, Failure, Outcome};
+use crate::flags::common::{size, OutputFlags, TargetFlags};
 use crate::output;
+use crate::presenter::Presenter;
+use crate::session::{run_plan, Session};
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use iosurvey_engine::{EngineKind, Op};
 use iosurvey_report::video::{render_format_list, render_video, render_video_csv};
 use iosurvey_report::{RunReport, TextOptions};
+use iosurvey_session::Cluster;
 use iosurvey_target::frame_dir::{check_fd_limit, FrameDir, FrameDirError};
 use iosurvey_workload::modes::video::{
     expand, find_format, parse_fps, FrameFormat, FrameSize, VideoSpec, FORMATS,
 };
 use iosurvey_workload::{frames_dir, Fps, FrameLayout, FrameOrder, Plan};
 use std::path::PathBuf;
-
-mod frametest;
-pub use frametest::frametest_spellings;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ModeArg {
@@ -63,7 +62,7 @@ pub struct VideoArgs {
     #[arg(long, default_value_t = 1)]
     pub loops: u32,
     /// End the run when this time is up, with the frames done by then (frametest runs every frame).
-    #[arg(long, value_parser = crate::cli::duration)]
+    #[arg(long, value_parser = crate::flags::common::duration)]
     pub time: Option<std::time::Duration>,
     /// One file per frame, or all frames in one stream.
     #[arg(long, value_enum, default_value = "files")]
@@ -169,6 +168,7 @@ fn spec_from(a: &VideoArgs, target: PathBuf) -> VideoSpec {
     } else {
         EngineKind::Sync
     });
+    s.engine_flags = crate::tuning::engine_flags(&a.target_flags);
     s.direct = !a.target_flags.buffered;
     s.seed = a.seed;
     s.verify = a.verify;
@@ -177,9 +177,7 @@ fn spec_from(a: &VideoArgs, target: PathBuf) -> VideoSpec {
 }
 
 /// frametest's report as text, every frame as CSV.
-struct VideoPresenter {
-    banner: String,
-}
+struct VideoPresenter;
 
 impl Presenter for VideoPresenter {
     fn text(&self, report: &RunReport, opts: TextOptions) -> String {
@@ -187,9 +185,6 @@ impl Presenter for VideoPresenter {
     }
     fn csv(&self, report: &RunReport) -> String {
         render_video_csv(report)
-    }
-    fn banner(&self) -> Option<&str> {
-        Some(&self.banner)
     }
 }
 
@@ -244,9 +239,9 @@ fn remove_leftovers(spec: &VideoSpec) {
     }
 }
 
-pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
+pub fn video(a: VideoArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Outcome, Failure> {
     if a.list_formats {
-        if crate::dist::comm::rank() == 0 {
+        if cluster.rank() == 0 {
             output::print_text(&render_format_list());
         }
         return Ok(Outcome::Ok);
@@ -267,10 +262,10 @@ pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
     // Under MPI every rank plays the frames on a target of its own
     // ({rank}, {host}, or host:path): this rank's is checked, locked and
     // cleaned here; the plan holds every rank's.
-    let names = crate::dist::targets(std::slice::from_ref(&target))?;
+    let names = cluster.localize_targets(std::slice::from_ref(&target))?;
     // A rank with no target of its own (host:path names one host) only
     // takes part: it checks nothing, but agrees as the others do.
-    let local = crate::dist::local_targets().into_iter().next();
+    let local = cluster.local_targets().into_iter().next();
     let mine = local.is_some();
     let spec = spec_from(&a, local.unwrap_or_else(|| names[0].clone()));
     let plan = match expand(&spec) {
@@ -282,7 +277,10 @@ pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
     let ours = |check: Result<(), FrameDirError>| if mine { check.or_else(usage) } else { Ok(()) };
     let files_layout = matches!(spec.layout, FrameLayout::Files { .. });
     let uring = spec.engine == EngineKind::Uring;
-    crate::dist::agree_if_many(ours(check_fd_limit(spec.threads, files_layout, uring)))?;
+    crate::exit::agree(
+        cluster,
+        ours(check_fd_limit(spec.threads, files_layout, uring)),
+    )?;
     let files = mine && files_layout;
     // Opened once and held until the frames are cleaned up, after
     // `execute`: the lock, the room and the frames all judge this handle.
@@ -291,7 +289,7 @@ pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
         Some(d) if !a.out.dry_run => d.lock(a.target_flags.shared).or_else(usage),
         _ => Ok(()),
     };
-    crate::dist::agree_if_many(locked)?;
+    crate::exit::agree(cluster, locked)?;
     if files && !a.target_flags.readonly && !a.out.dry_run {
         remove_leftovers(&spec);
     }
@@ -299,14 +297,18 @@ pub fn video(a: VideoArgs, argv: &[String]) -> Result<Outcome, Failure> {
         (Some(d), Some(fj)) => d.check_room(fj),
         _ => Ok(()),
     };
-    crate::dist::agree_if_many(ours(room))?;
+    crate::exit::agree(cluster, ours(room))?;
     let banner = banner(&plan, &spec);
-    let outcome = execute(
+    let outcome = run_plan(
         &plan,
-        argv,
-        &a.target_flags,
-        &a.out,
-        &VideoPresenter { banner },
+        &VideoPresenter,
+        &Session {
+            argv,
+            tflags: &a.target_flags,
+            oflags: &a.out,
+            cluster,
+            banner: Some(banner),
+        },
     );
     if files {
         // Frames kept (--keep) are not the leftovers of a killed run.

@@ -348,6 +348,52 @@ fn placeholders_give_each_rank_a_file_of_its_own() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
+/// `--repeat` under MPI runs the whole plan again on every rank, as on one
+/// host: each repeat's point holds every rank's I/O, and each rank has a
+/// figure per repeat. (It was refused under MPI before the session loop
+/// was one.)
+#[test]
+fn repeat_runs_the_plan_again_over_every_rank() {
+    need!(require_mpi());
+    let dir = tempfile::tempdir().unwrap();
+    let pattern = format!("{}/f.{{host}}.{{local_rank}}", path_str(dir.path()));
+    let out = mpirun(
+        2,
+        Some(1),
+        &[
+            "run", &pattern, "--size", "4m", "--rw", "write", "--bs", "64k", "--bytes", "2m",
+            "--repeat", "3", "--output", "json", "--quiet",
+        ],
+    );
+    let report = report_of(&out);
+    assert_eq!(u(&report["repeats"]), 3);
+    let points = report["points"].as_array().unwrap();
+    // `repeat` is left out when 0.
+    let repeats: Vec<u64> = points
+        .iter()
+        .map(|p| p["repeat"].as_u64().unwrap_or(0))
+        .collect();
+    assert_eq!(repeats, [0, 1, 2]);
+    for p in points {
+        // Both ranks' bytes in every repeat.
+        assert_eq!(u(&p["total"]["write"]["bytes"]), 4 * MIB, "{p}");
+    }
+    let ranks = report["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 2);
+    for r in ranks {
+        let own: Vec<u64> = r["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| u(&p["write_bytes"]))
+            .collect();
+        assert_eq!(own, [2 * MIB; 3], "rank {}", r["rank"]);
+    }
+    assert_eq!(report["windows"].as_array().unwrap().len(), 3);
+    assert_valid(&report);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
 #[test]
 fn matrix_shares_each_point_s_load_out_over_the_ranks() {
     let _lock = serial();

@@ -88,6 +88,8 @@ pub struct DiskperfSpec {
     pub engine: EngineKind,
     pub direct: bool,
     pub seed: u64,
+    /// The engine flags, written into every job.
+    pub engine_flags: crate::EngineFlags,
 }
 
 impl DiskperfSpec {
@@ -106,6 +108,7 @@ impl DiskperfSpec {
             engine: EngineKind::Sync,
             direct: true,
             seed: 0,
+            engine_flags: crate::EngineFlags::default(),
         }
     }
 }
@@ -227,10 +230,10 @@ pub fn expand(spec: &DiskperfSpec) -> Result<Plan, DiskperfError> {
             });
         }
     }
-    Ok(Plan {
+    Ok(spec.engine_flags.written(Plan {
         mode: "diskperf".into(),
         points,
-    })
+    }))
 }
 
 #[cfg(test)]

@@ -102,6 +102,8 @@ pub struct MatrixSpec {
     pub engine: EngineKind,
     pub direct: bool,
     pub seed: u64,
+    /// The engine flags, written into every job.
+    pub engine_flags: crate::EngineFlags,
 }
 
 impl MatrixSpec {
@@ -128,6 +130,7 @@ impl MatrixSpec {
             engine: EngineKind::Uring,
             direct: true,
             seed: 0,
+            engine_flags: crate::EngineFlags::default(),
         }
     }
 
@@ -232,10 +235,10 @@ pub fn label(small: u32, large: u32) -> String {
 /// Expands a matrix into one point per (small, large) cell, large outer.
 pub fn expand(spec: &MatrixSpec) -> Result<Plan, MatrixError> {
     let points = each_point(spec)?.collect::<Result<Vec<_>, _>>()?;
-    Ok(Plan {
+    Ok(spec.engine_flags.written(Plan {
         mode: "matrix".into(),
         points,
-    })
+    }))
 }
 
 /// The points of the matrix, built one at a time (with their number), so

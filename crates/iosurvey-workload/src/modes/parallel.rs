@@ -36,6 +36,8 @@ pub struct ParallelSpec {
     /// Go round to the start of a device at its end until the time is up
     /// (`--loop`); without it a device's pass ends at its end, like dd.
     pub wrap: bool,
+    /// The engine flags, written into every job.
+    pub engine_flags: crate::EngineFlags,
 }
 
 impl ParallelSpec {
@@ -55,6 +57,7 @@ impl ParallelSpec {
             size: None,
             interval: Duration::from_millis(10),
             wrap: false,
+            engine_flags: crate::EngineFlags::default(),
         }
     }
 }
@@ -195,10 +198,10 @@ pub fn expand(spec: &ParallelSpec) -> Result<Plan, ParallelError> {
             skip: None,
         })
         .collect();
-    Ok(Plan {
+    Ok(spec.engine_flags.written(Plan {
         mode: "parallel".into(),
         points,
-    })
+    }))
 }
 
 #[cfg(test)]

@@ -54,6 +54,8 @@ pub struct ProfileSpec {
     pub engine: EngineKind,
     pub direct: bool,
     pub seed: u64,
+    /// The engine flags, written into every job.
+    pub engine_flags: crate::EngineFlags,
 }
 
 impl ProfileSpec {
@@ -74,6 +76,7 @@ impl ProfileSpec {
             engine: EngineKind::Sync,
             direct: true,
             seed: 0,
+            engine_flags: crate::EngineFlags::default(),
         }
     }
 }
@@ -269,10 +272,10 @@ pub fn expand(spec: &ProfileSpec) -> Result<Plan, ProfileError> {
             job(s, bounds),
         );
     }
-    Ok(Plan {
+    Ok(spec.engine_flags.written(Plan {
         mode: "profile".into(),
         points,
-    })
+    }))
 }
 
 #[cfg(test)]

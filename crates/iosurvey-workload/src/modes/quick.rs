@@ -37,6 +37,8 @@ pub struct QuickSpec {
     /// Whether `target` is a directory (or a new file) to lay a test file
     /// out in at `size`; an existing file or device is used as it is.
     pub create: bool,
+    /// The engine flags, written into every job.
+    pub engine_flags: crate::EngineFlags,
 }
 
 impl QuickSpec {
@@ -52,6 +54,7 @@ impl QuickSpec {
             seed: 0,
             writes: true,
             create: true,
+            engine_flags: crate::EngineFlags::default(),
         }
     }
 }
@@ -100,10 +103,10 @@ pub fn expand(spec: &QuickSpec) -> Plan {
             });
         }
     }
-    Plan {
+    spec.engine_flags.written(Plan {
         mode: "quick".into(),
         points,
-    }
+    })
 }
 
 #[cfg(test)]

@@ -94,6 +94,8 @@ pub struct RunSpec {
     /// Put the targets together as one virtual array (one stream over it)
     /// instead of one stream per target.
     pub simulate: Option<Layout>,
+    /// The engine flags, written into every job.
+    pub engine_flags: crate::EngineFlags,
 }
 
 impl RunSpec {
@@ -124,6 +126,7 @@ impl RunSpec {
             verify_state: None,
             check_compression: false,
             simulate: None,
+            engine_flags: crate::EngineFlags::default(),
         }
     }
 }
@@ -295,7 +298,7 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
             },
         )
     };
-    Ok(Plan {
+    Ok(spec.engine_flags.written(Plan {
         mode: "run".into(),
         points: vec![Point {
             index: 0,
@@ -310,7 +313,7 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
             job,
             skip: None,
         }],
-    })
+    }))
 }
 
 #[cfg(test)]

@@ -76,6 +76,8 @@ pub struct SurveySpec {
     /// cut short of their pass; `None`: each region's pass, as sgp_dd's
     /// count= moves.
     pub time: Option<Duration>,
+    /// The engine flags, written into every job.
+    pub engine_flags: crate::EngineFlags,
 }
 
 impl SurveySpec {
@@ -101,6 +103,7 @@ impl SurveySpec {
             direct: true,
             seed: 0,
             time: None,
+            engine_flags: crate::EngineFlags::default(),
         }
     }
 
@@ -421,10 +424,10 @@ pub fn expand(spec: &SurveySpec) -> Result<Plan, SurveyError> {
             }
         }
     }
-    Ok(Plan {
+    Ok(spec.engine_flags.written(Plan {
         mode: "survey".into(),
         points,
-    })
+    }))
 }
 
 #[cfg(test)]

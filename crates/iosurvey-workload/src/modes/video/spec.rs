@@ -53,6 +53,8 @@ pub struct VideoSpec {
     /// The run also ends when this time is up (`--time`), with the frames
     /// done by then; `None`: every frame.
     pub time: Option<std::time::Duration>,
+    /// The engine flags, written into every job.
+    pub engine_flags: crate::EngineFlags,
 }
 
 impl VideoSpec {
@@ -80,6 +82,7 @@ impl VideoSpec {
             verify_state: None,
             align: FRAME_ALIGN,
             time: None,
+            engine_flags: crate::EngineFlags::default(),
         }
     }
 
@@ -239,7 +242,7 @@ pub fn expand(spec: &VideoSpec) -> Result<Plan, VideoError> {
             },
         )
     };
-    Ok(Plan {
+    Ok(spec.engine_flags.written(Plan {
         mode: "video".into(),
         points: vec![Point {
             index: 0,
@@ -252,5 +255,5 @@ pub fn expand(spec: &VideoSpec) -> Result<Plan, VideoError> {
             job,
             skip: None,
         }],
-    })
+    }))
 }

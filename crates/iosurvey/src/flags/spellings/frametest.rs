@@ -2,7 +2,7 @@
 //! rewritten into `iosurvey video`'s flags before parsing. The report
 //! keeps the line as typed.
 
-use crate::getopt::{no_equivalent, read, row, Row, Takes, Word};
+use super::getopt::{no_equivalent, read, row, Row, Takes, Word};
 use iosurvey_workload::modes::video::{find_format, parse_fps, FrameFormat};
 
 /// frametest's options that map onto a flag of iosurvey's, the flag, and

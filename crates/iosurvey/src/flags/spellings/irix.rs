@@ -2,7 +2,7 @@
 //! -n "label" PATH`), rewritten into `iosurvey diskperf`'s flags before
 //! parsing. The report keeps the line as typed.
 
-use crate::getopt::{no_equivalent, read, row, Row, Takes, Word};
+use super::getopt::{no_equivalent, read, row, Row, Takes, Word};
 use iosurvey_workload::units::{parse_duration, parse_size};
 
 /// IRIX diskperf's options with a value, iosurvey's flag for each, and

@@ -93,7 +93,7 @@ pub fn read(
             }
             continue;
         }
-        if a.len() < 2 || !a.starts_with('-') || crate::cli::negative(a) {
+        if a.len() < 2 || !a.starts_with('-') || crate::flags::common::negative(a) {
             out.push(Word::Other(a.clone()));
             continue;
         }
@@ -133,7 +133,7 @@ pub fn read(
 
 /// The long flags of `iosurvey MODE` (and their aliases) that take a value.
 fn value_flags(mode: &str) -> Vec<String> {
-    let cli = crate::cli::Cli::command();
+    let cli = crate::flags::cli::Cli::command();
     let Some(sub) = cli.find_subcommand(mode) else {
         return Vec::new();
     };

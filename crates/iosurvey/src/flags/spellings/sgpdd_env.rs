@@ -101,7 +101,7 @@ pub fn sgpdd_variables(
     };
     // What the command line gives, as clap sees it (devices not required
     // here); a line clap refuses is left for it to refuse.
-    let cmd = crate::cli::Cli::command()
+    let cmd = crate::flags::cli::Cli::command()
         .mut_subcommand("survey", |s| s.mut_arg("devices", |a| a.required(false)));
     let Ok(matches) = cmd.try_get_matches_from(&args) else {
         return Ok((args, Taken::default()));

@@ -1,0 +1,216 @@
+//! The steps of a run that cross ranks, each the identity on one process:
+//! the targets of a host judged together, every rank's opened targets for
+//! rank 0's report, the live progress of the whole job, and each point's
+//! results gathered and merged on rank 0.
+
+use crate::assign::Assigned;
+use crate::cluster::Cluster;
+use crate::merge::{self, Maps, RankPart};
+use iosurvey_report::{PointWindows, RankPoint, TargetReport};
+use iosurvey_run::{now_ns, Identity, JobResult, Observer, Progress};
+use iosurvey_workload::Point;
+use std::path::PathBuf;
+
+/// The targets of every rank of this host (names and identities), for a
+/// check that one host's ranks were not given one device twice (an
+/// alias, a hard link) or devices that overlap. `ids` is this rank's own
+/// check of its targets `mine` (indices into `assigned`); a rank whose
+/// check failed sends nothing (its failure is agreed on after).
+pub fn host_targets(
+    cluster: &dyn Cluster,
+    assigned: &[Assigned],
+    mine: &[usize],
+    ids: Option<&[Option<Identity>]>,
+) -> (Vec<PathBuf>, Vec<Option<Identity>>) {
+    let sent: Vec<(usize, Option<Identity>)> = match ids {
+        Some(v) => mine.iter().copied().zip(v.iter().cloned()).collect(),
+        None => Vec::new(),
+    };
+    let all = cluster.all_gather(&serde_json::to_vec(&sent).expect("identities encode"));
+    let host = cluster.host().to_string();
+    let mut names = Vec::new();
+    let mut identity = Vec::new();
+    for (r, b) in all.iter().enumerate() {
+        if cluster.ranks()[r].host != host {
+            continue;
+        }
+        let got: Vec<(usize, Option<Identity>)> = serde_json::from_slice(b).unwrap_or_else(|e| {
+            cluster.abort(&format!(": rank {r}'s targets did not decode: {e}"), 70)
+        });
+        for (g, id) in got {
+            names.push(assigned[g].name.clone());
+            identity.push(id);
+        }
+    }
+    (names, identity)
+}
+
+/// Every rank's opened targets (`mine`: the plan's target index and its
+/// report), in the plan's order, on rank 0; empty on the others.
+pub fn gather_targets(
+    cluster: &dyn Cluster,
+    mine: &[(usize, TargetReport)],
+    count: usize,
+) -> Vec<TargetReport> {
+    let Some(parts) = cluster.gather(&serde_json::to_vec(mine).expect("targets encode")) else {
+        return Vec::new();
+    };
+    let mut v: Vec<Option<TargetReport>> = vec![None; count];
+    for p in parts {
+        let list: Vec<(usize, TargetReport)> = serde_json::from_slice(&p).unwrap_or_else(|e| {
+            cluster.abort(&format!(": a rank's targets did not decode: {e}"), 70)
+        });
+        for (g, t) in list {
+            if let Some(slot) = v.get_mut(g) {
+                *slot = Some(t);
+            }
+        }
+    }
+    v.into_iter().flatten().collect()
+}
+
+/// The progress display of a rank of several: rank 0 shows the whole job
+/// (its own counters and the latest each other rank sent), the others
+/// send theirs to rank 0 at each tick (ten times a second: 32 bytes that
+/// go eagerly, never waiting for rank 0). Rank 0 ends each point's live
+/// lines with the merged result ([`PointMerged::result`]).
+pub struct LiveRanks<'a> {
+    pub display: &'a mut dyn Observer,
+    pub cluster: &'a dyn Cluster,
+    /// Per rank, its latest `[point + 1, elapsed, ops, bytes]`.
+    peers: Vec<[u64; 4]>,
+}
+
+impl<'a> LiveRanks<'a> {
+    pub fn new(display: &'a mut dyn Observer, cluster: &'a dyn Cluster) -> Self {
+        LiveRanks {
+            display,
+            peers: vec![[0; 4]; cluster.ranks().len()],
+            cluster,
+        }
+    }
+
+    /// What the other ranks have done so far in point `index`.
+    fn others(&mut self, index: usize) -> (u64, u64) {
+        for (r, v) in self.cluster.recv_live() {
+            if let Some(p) = self.peers.get_mut(r) {
+                *p = v;
+            }
+        }
+        self.peers
+            .iter()
+            .filter(|v| v[0] == index as u64 + 1)
+            .fold((0, 0), |(o, b), v| (o + v[2], b + v[3]))
+    }
+}
+
+impl Observer for LiveRanks<'_> {
+    fn point_started(&mut self, point: &Point) {
+        self.display.point_started(point);
+    }
+    fn tick(&mut self, point: &Point, p: Progress) {
+        if !self.cluster.is_root() {
+            // The point's number plus one: 0 is "nothing yet".
+            self.cluster
+                .send_live([point.index as u64 + 1, p.elapsed_ns, p.ops, p.bytes]);
+            return;
+        }
+        let (ops, bytes) = self.others(point.index);
+        self.display.tick(
+            point,
+            Progress {
+                ops: p.ops + ops,
+                bytes: p.bytes + bytes,
+                ..p
+            },
+        );
+    }
+    /// The point's last live line waits for the merged result.
+    fn point_finished(&mut self, _point: &Point, _result: &JobResult) {}
+}
+
+/// A point of the whole job, merged on rank 0.
+pub struct PointMerged {
+    pub result: JobResult,
+    pub windows: PointWindows,
+    /// Each rank's own figures, in rank order.
+    pub per_rank: Vec<RankPoint>,
+    /// The ranks whose point failed or whose result did not decode, each
+    /// as a line naming its rank and host.
+    pub errors: Vec<String>,
+}
+
+impl PointMerged {
+    /// The result of one process's point: its own, with no window.
+    pub fn alone(result: JobResult) -> Self {
+        PointMerged {
+            result,
+            windows: PointWindows::default(),
+            per_rank: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
+}
+
+/// Gathers every rank's `part` of `point` on rank 0 and merges it with
+/// each rank's `maps` (its numbering of the point); `None` on the others.
+/// Rank 0's cost (the gather and the merge, from a barrier so that no
+/// rank's own point is in it) goes in the windows.
+pub fn gather_point(
+    cluster: &dyn Cluster,
+    point: &Point,
+    part: &RankPart,
+    maps: impl Fn(usize) -> Maps,
+) -> Option<PointMerged> {
+    let bytes = serde_json::to_vec(part).expect("a result encodes");
+    cluster.barrier();
+    let m0 = now_ns();
+    let parts = cluster.gather(&bytes)?;
+    let gathered_bytes: usize = parts.iter().map(Vec::len).sum();
+    // Nothing here returns early: the other ranks wait for the verdict.
+    let n = point.job.streams.len();
+    let mut errors = Vec::new();
+    let mut results: Vec<Option<JobResult>> = Vec::with_capacity(parts.len());
+    let mut starts = Vec::with_capacity(parts.len());
+    for (r, b) in parts.iter().enumerate() {
+        let host = &cluster.ranks()[r].host;
+        let p = match serde_json::from_slice::<RankPart>(b) {
+            Ok(p) => p,
+            Err(e) => {
+                errors.push(format!(
+                    "rank {r} on {host}: its result did not decode: {e}"
+                ));
+                starts.push(0);
+                results.push(None);
+                continue;
+            }
+        };
+        let maps = maps(r);
+        starts.push(p.start_ns);
+        results.push(match p.result {
+            // A rank with nothing to run adds nothing (not even its
+            // engine's features).
+            Ok(_) if maps.streams.is_empty() => None,
+            Ok(res) => Some(merge::globalise(res, &maps, n)),
+            Err(e) => {
+                errors.push(format!("rank {r} on {host}: {e}"));
+                None
+            }
+        });
+    }
+    let (mut windows, per_rank) = merge::windows(
+        point.index,
+        &results,
+        &starts,
+        point.job.interval.as_nanos() as u64,
+    );
+    let result = merge::merge(results.into_iter().flatten().collect(), n);
+    windows.merge_ns = now_ns() - m0;
+    windows.gathered_bytes = gathered_bytes as u64;
+    Some(PointMerged {
+        result,
+        windows,
+        per_rank,
+        errors,
+    })
+}
