@@ -3,9 +3,7 @@
 //! of four repeats against four, the text and JSON, the gate (its figures,
 //! Holm's correction) and runs with no point in common.
 
-mod fixtures;
-
-use fixtures::{blank_point, run_report};
+use crate::fixtures::{blank_point, run_report};
 use iosurvey_model::params::PointParams;
 use iosurvey_model::{Op, Pattern};
 use iosurvey_report::compare::{

@@ -6,7 +6,7 @@ use iosurvey_model::{Op, Pattern, PointParams};
 use iosurvey_report::diskperf::*;
 use iosurvey_report::*;
 
-mod fixtures;
+use crate::fixtures;
 use iosurvey_model::TargetKind;
 use iosurvey_stats::ClassStats;
 

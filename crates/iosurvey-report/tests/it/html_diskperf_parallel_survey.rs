@@ -7,7 +7,7 @@ use iosurvey_model::{Op, Pattern, PointParams, TargetKind};
 use iosurvey_report::*;
 use iosurvey_stats::ClassStats;
 
-mod fixtures;
+use crate::fixtures;
 
 // --- reading the page back ---
 

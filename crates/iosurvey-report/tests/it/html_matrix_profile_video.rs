@@ -7,7 +7,7 @@ use iosurvey_model::{FrameRecord, FrameStatus, PointParams, ProfilePosition};
 use iosurvey_report::*;
 use iosurvey_stats::ClassStats;
 
-mod fixtures;
+use crate::fixtures;
 
 const SEC: u64 = 1_000_000_000;
 const MS: u64 = 1_000_000;

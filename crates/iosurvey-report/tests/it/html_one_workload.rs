@@ -2,9 +2,7 @@
 //! that parses, the embedded JSON, and the same page from a saved report
 //! of any schema version.
 
-mod fixtures;
-
-use fixtures::{blank_point, run_report};
+use crate::fixtures::{blank_point, run_report};
 use iosurvey_report::{embedded_json, render_html, to_json, ClassReport, PointReport, RunReport};
 use iosurvey_report::{StreamReport, StreamTotals};
 use iosurvey_stats::ClassStats;

@@ -9,7 +9,7 @@ use iosurvey_report::matrix::*;
 use iosurvey_report::*;
 use iosurvey_stats::ClassStats;
 
-mod fixtures;
+use crate::fixtures;
 
 const SEC: u64 = 1_000_000_000;
 

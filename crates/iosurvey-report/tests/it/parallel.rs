@@ -4,7 +4,7 @@
 use iosurvey_report::parallel::*;
 use iosurvey_report::*;
 
-mod fixtures;
+use crate::fixtures;
 use iosurvey_model::TargetKind;
 use iosurvey_stats::ClassStats;
 

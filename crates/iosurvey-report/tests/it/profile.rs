@@ -5,7 +5,7 @@
 use iosurvey_report::profile::*;
 use iosurvey_report::*;
 
-mod fixtures;
+use crate::fixtures;
 use iosurvey_model::TargetKind;
 use iosurvey_stats::ClassStats;
 

@@ -3,7 +3,7 @@
 
 use iosurvey_report::*;
 
-mod fixtures;
+use crate::fixtures;
 
 fn window(start_ns: u64, end_ns: u64, bytes: f64) -> Window {
     let secs = end_ns.saturating_sub(start_ns) as f64 / 1e9;

@@ -1,7 +1,7 @@
 //! The checked-in `schema/run-report.schema.json` is the schema the report
 //! types generate. `UPDATE_SCHEMA=1` rewrites it from the types.
 
-mod fixtures;
+use crate::fixtures;
 
 const PATH: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -19,7 +19,7 @@ fn the_checked_in_schema_is_the_one_the_types_generate() {
     assert!(
         checked_in == generated,
         "schema/run-report.schema.json is not what the report types generate: run \
-         `UPDATE_SCHEMA=1 cargo test -p iosurvey-report --test schema`, review the diff, \
+         `UPDATE_SCHEMA=1 cargo test -p iosurvey-report --test it schema`, review the diff, \
          and bump SCHEMA_VERSION (with a CHANGELOG line) unless it is a pure addition"
     );
 }

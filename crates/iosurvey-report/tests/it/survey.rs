@@ -8,7 +8,7 @@ use iosurvey_report::survey::{figures, lines, render_detail, render_summary, ren
 use iosurvey_report::survey::{Layout, CSV_COLUMNS};
 use iosurvey_report::*;
 
-mod fixtures;
+use crate::fixtures;
 use iosurvey_model::TargetKind;
 use iosurvey_stats::ClassStats;
 

@@ -5,7 +5,7 @@
 use iosurvey_report::video::*;
 use iosurvey_report::*;
 
-mod fixtures;
+use crate::fixtures;
 use iosurvey_model::{FrameRecord, FrameStatus, TargetKind};
 
 const MS: u64 = 1_000_000;

@@ -5,10 +5,7 @@
 //! parses as XML. `UPDATE_SCREENSHOTS=1` writes each mode's first plot, as
 //! the browser draws it, to `docs/html-MODE.png` (the README shows them).
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::Path;
 use std::process::Command;
 

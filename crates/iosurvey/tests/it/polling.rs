@@ -3,10 +3,7 @@
 //! process may not use), recorded in the report where they ran; and the
 //! CPU time per I/O that every report carries.
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 /// A 4 MiB file to read, in a directory removed on drop.

@@ -10,10 +10,7 @@
 //! The tests take one lock between them, so that a CPU-hungry zram run never
 //! disturbs the throttled accuracy runs of the same test binary.
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 
 // ---------------------------------------------------------------------------
 // zram
@@ -641,7 +638,7 @@ fn accuracy_throttled_latency_is_queue_depth_over_iops() {
 /// (blkio.throttle.io_service_bytes) show twice the bytes iosurvey read, and
 /// iosurvey (like fio) measures half the limit: about 25 MiB/s under
 /// 50 MiB/s. 512 KiB requests are not split and measure right. Run with
-/// `cargo test -p iosurvey --test devices -- --ignored --nocapture`.
+/// `cargo test -p iosurvey --test it run_on_devices -- --ignored --nocapture`.
 #[test]
 #[ignore = "documents a kernel interaction; prints figures, asserts only the 512 KiB case"]
 fn throttled_uring_large_requests() {

@@ -5,10 +5,7 @@
 //! (lost allocation), an old copy of one block of a multi-block write
 //! (torn write), an old copy of a whole write (lost write or stale read).
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};

@@ -3,10 +3,7 @@
 //! `renameat2(RENAME_EXCHANGE)` in a loop while iosurvey removes it. The
 //! user's file must survive every round, under one name or the other.
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 use rustix::fs::{Mode, OFlags, RenameFlags};
 use std::ffi::OsString;
 use std::path::Path;

@@ -10,10 +10,7 @@
 //! and files and removes them through Drop guards); without root or a tool
 //! it needs, it prints "skipping: <reason>" and passes.
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::Path;
 use std::process::{Command, Output};
 

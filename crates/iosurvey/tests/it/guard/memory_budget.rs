@@ -10,10 +10,7 @@
 //! loop devices and remove them through Drop guards); without it they print
 //! "skipping: <reason>" and pass (and fail under `CI`).
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

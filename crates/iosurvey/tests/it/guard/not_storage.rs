@@ -7,10 +7,7 @@
 //! words for an empty file or a missing directory when `--size` was given
 //! (they said "give --size").
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::Path;
 
 /// `iosurvey run TARGET --rw RW --bs 4k --bytes 64k --quiet EXTRA...`.

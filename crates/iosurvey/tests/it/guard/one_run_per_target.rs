@@ -10,10 +10,7 @@
 //! remove them through Drop guards); without it they print "skipping:
 //! <reason>" and pass.
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::thread::sleep;

@@ -14,10 +14,7 @@
 //! and files and removes them through Drop guards); without root or a tool
 //! it needs, it prints "skipping: <reason>" and passes (fails under CI).
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

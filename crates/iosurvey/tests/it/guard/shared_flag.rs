@@ -6,10 +6,7 @@
 //! run's lock, and a kept test file is never taken for the leftover of a
 //! killed run.
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::thread::sleep;

@@ -9,10 +9,7 @@
 //! needs (losetup, mkfs.ext4, blkid, sfdisk, mkswap, ...) is missing, a test
 //! prints "skipping: <reason>" on stderr and passes.
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Output;

@@ -7,10 +7,7 @@
 //! through Drop guards); without it they print "skipping: <reason>" and
 //! pass (and fail under `CI`).
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 use rustix::process::Signal;
 use std::process::{Command, Stdio};
 use std::thread::sleep;

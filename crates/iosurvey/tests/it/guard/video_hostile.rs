@@ -4,10 +4,7 @@
 //! sizes, signals, a huge thread count and a killed run. Every test checks
 //! what is on disk afterwards, not only the exit code.
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

@@ -4,11 +4,7 @@
 //! repeats with known rates and latencies (a typed `RunReport`, so the
 //! files are what iosurvey itself would write).
 
-// Its skip! and need! are for tests that can skip; these never do.
-#[allow(unused_macros)]
-mod common;
-
-use common::*;
+use crate::common::*;
 use iosurvey_report::{ClassReport, PointReport, RunReport};
 use iosurvey_stats::ClassStats;
 use std::path::{Path, PathBuf};

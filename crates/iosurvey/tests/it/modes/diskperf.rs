@@ -2,10 +2,7 @@
 //! its CSV and JSON), read-only runs that never write, bad invocations, and
 //! (as root) loop and zram devices the tests create and remove.
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn diskperf(args: &[&str]) -> std::process::Output {

@@ -5,10 +5,7 @@
 //! blkio cgroup, where the large MB/s level off at the limit (seed 004's
 //! "mountain where the top was neatly cut off").
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::fs;
 use std::path::Path;

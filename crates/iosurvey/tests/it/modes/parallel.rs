@@ -2,9 +2,7 @@
 //! files; and, as root, per-device and aggregate figures on loop devices
 //! throttled at known rates.
 
-#[macro_use]
-mod common;
-use common::*;
+use crate::common::*;
 
 use serde_json::Value;
 

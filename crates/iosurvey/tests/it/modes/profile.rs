@@ -4,10 +4,7 @@
 //! throttled by the blkio cgroup, whose profile shows the step where the
 //! slow member starts.
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn profile(args: &[&str]) -> std::process::Output {

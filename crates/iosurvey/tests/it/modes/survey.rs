@@ -4,10 +4,7 @@
 //! `.summary` and `.detail` files, aggregates that agree with their
 //! regions, refusals with exit code 2, and 4096 outstanding I/Os per device.
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::fs;
 use std::path::Path;

@@ -3,10 +3,7 @@
 //! of bad input; and, as root, a loop device throttled by the blkio cgroup
 //! that holds a slow frame rate and drops frames at a fast one.
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 

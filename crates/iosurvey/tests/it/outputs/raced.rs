@@ -4,10 +4,7 @@
 //! output that backs a loop device, another user's file replaced, and one
 //! output on a full filesystem beside healthy ones.
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

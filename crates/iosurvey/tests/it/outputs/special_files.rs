@@ -3,10 +3,7 @@
 //! or to each other, missing directories, stdout (`-`, a closed pipe), and
 //! `--live` lines that add up to the report.
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};

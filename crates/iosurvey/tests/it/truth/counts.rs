@@ -4,9 +4,7 @@
 //! one pass over several workers reads every block once; `--bytes` is exact
 //! or refused; one I/O has one latency.
 
-#[macro_use]
-mod common;
-use common::*;
+use crate::common::*;
 
 use serde_json::Value;
 use std::fs;

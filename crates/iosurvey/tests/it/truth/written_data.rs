@@ -6,10 +6,7 @@
 //! the same compressors. Read back from loop devices and files after each
 //! run (root for the devices).
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::Path;

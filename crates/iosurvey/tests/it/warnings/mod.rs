@@ -5,15 +5,12 @@
 //! `memory`, of the interval series in `series`, of what the storage holds
 //! in `stored`, of `parallel` in `parallel`; the helpers they share here.
 
-#[macro_use]
-#[path = "../common/mod.rs"]
-mod common;
 mod memory;
 mod parallel;
 mod series;
 mod stored;
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 use std::time::Duration;
