@@ -86,8 +86,7 @@ mod tests {
     #[test]
     fn the_backing_file_is_identified_by_dev_and_inode() {
         if !rustix::process::geteuid().is_root() {
-            eprintln!("skipped: needs root to attach a loop device");
-            return;
+            iosurvey_testkit::skip!("needs root to attach a loop device");
         }
         let dir = tempfile::tempdir().unwrap();
         let img = dir.path().join("img");
@@ -100,8 +99,7 @@ mod tests {
             .arg(&img)
             .output();
         let Some(out) = out.ok().filter(|o| o.status.success()) else {
-            eprintln!("skipped: losetup could not attach a loop device");
-            return;
+            iosurvey_testkit::skip!("losetup could not attach a loop device");
         };
         let dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
         let got = std::fs::File::open(&dev).map(|f| loop_backing(f.as_fd()));

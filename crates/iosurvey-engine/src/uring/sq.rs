@@ -276,8 +276,7 @@ mod tests {
     #[test]
     fn entries_written_in_place_and_through_the_crate_go_out_in_order() {
         let Ok(mut ring) = IoUring::new(4) else {
-            eprintln!("skipped: no io_uring here");
-            return;
+            iosurvey_testkit::skip!("no io_uring here");
         };
         let mut sq = SqRing::new(&ring).unwrap();
         assert_eq!(sq.free(), 4);
@@ -300,8 +299,7 @@ mod tests {
     #[test]
     fn an_entry_is_said_to_hold_a_template_only_while_it_does() {
         let Ok(mut ring) = IoUring::new(2) else {
-            eprintln!("skipped: no io_uring here");
-            return;
+            iosurvey_testkit::skip!("no io_uring here");
         };
         let mut sq = SqRing::new(&ring).unwrap();
         let entries = sq.free();

@@ -174,8 +174,7 @@ mod tests {
         let ours = d.path().join(format!("iosurvey-{dead}.testfile"));
         let fd = super::super::create_new_marked(&ours, OFlags::empty()).unwrap();
         if !fd_is_marked(&fd) {
-            eprintln!("skipping: no user xattrs on the temporary directory");
-            return;
+            iosurvey_testkit::skip!("no user xattrs on the temporary directory");
         }
         let pending = |fd: &rustix::fd::OwnedFd, pid: u32| {
             let v = pid.to_string();
@@ -232,15 +231,7 @@ mod tests {
             let _ = std::fs::remove_file(&user);
             let fd = super::super::create_new_marked(&left, OFlags::empty()).unwrap();
             if !fd_is_marked(&fd) {
-                // Under CI a skip is a failure: a test never passes by not running.
-                let ci = std::env::var_os("CI")
-                    .is_some_and(|v| !v.is_empty() && v != "0" && v != "false");
-                assert!(
-                    !ci,
-                    "would skip under CI: no user xattrs on the temporary directory"
-                );
-                eprintln!("skipping: no user xattrs on the temporary directory");
-                return;
+                iosurvey_testkit::skip!("no user xattrs on the temporary directory");
             }
             let v = dead.to_string();
             rustix::fs::fsetxattr(&fd, PENDING_XATTR, v.as_bytes(), XattrFlags::empty()).unwrap();

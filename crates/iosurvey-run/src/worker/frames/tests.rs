@@ -262,7 +262,7 @@ fn files_are_written_whole_then_read_back_on_both_engines() {
         let w = match run_point(&wp, std::slice::from_ref(&wt), &stop, &mut NoObserver) {
             Ok(r) => r,
             Err(e) if engine == iosurvey_engine::EngineKind::Uring => {
-                eprintln!("skipping io_uring: {e}");
+                iosurvey_testkit::not_running(&format!("io_uring: {e}"));
                 continue;
             }
             Err(e) => panic!("{e}"),

@@ -1,0 +1,267 @@
+//! Snapshot tests of the text layout and schema checks of the JSON, both
+//! from fixed results (no I/O).
+
+use iosurvey_report::*;
+
+use crate::fixtures;
+use iosurvey_model::TargetKind;
+use iosurvey_stats::ClassStats;
+
+fn class(ops: u64, bs: u64, base_ns: u64) -> ClassStats {
+    let mut c = ClassStats::new();
+    for i in 0..ops {
+        c.record(
+            (i * 2 / ops.max(1)) as usize,
+            bs,
+            base_ns + (i * 7919) % 50_000,
+        );
+    }
+    c
+}
+
+fn stream(target: usize, read: &ClassStats, write: &ClassStats, elapsed: u64) -> StreamReport {
+    StreamReport {
+        samples: Vec::new(),
+        label: "main".into(),
+        target,
+        rw: "mixed".into(),
+        read_pct: 70,
+        pattern: "random".into(),
+        bs: 4096,
+        outstanding: 16,
+        offset: 0,
+        span: None,
+        regions: 0,
+        array: None,
+        elapsed_ns: elapsed,
+        read: ClassReport::new(read, elapsed),
+        write: ClassReport::new(write, elapsed),
+    }
+}
+
+fn report() -> RunReport {
+    let elapsed = 2_000_000_000;
+    let (r0, w0) = (class(7000, 4096, 40_000), class(3000, 4096, 90_000));
+    let (r1, mut w1) = (class(700, 4096, 400_000), class(300, 4096, 900_000));
+    w1.record_error(28);
+    let mut tr = r0.clone();
+    tr.merge(&r1);
+    let mut tw = w0.clone();
+    tw.merge(&w1);
+    let target = |path: &str, kind| TargetReport {
+        path: path.into(),
+        kind,
+        size_bytes: 1 << 30,
+        logical_block_size: 512,
+        physical_block_size: 4096,
+        rotational: if kind == TargetKind::Block {
+            Some(false)
+        } else {
+            None
+        },
+        direct: true,
+        created: kind == TargetKind::File,
+        memory_backed: None,
+        link_bytes_per_sec: None,
+        link: None,
+    };
+    fixtures::run_report(
+        "run",
+        vec![PointReport {
+            repeat: 0,
+            index: 0,
+            label: "randrw bs=4KiB qd=16 workers=1".into(),
+            params: iosurvey_model::PointParams::Run,
+            settings: Settings {
+                engine: "uring".into(),
+                workers: 1,
+                direct: true,
+                seed: 7,
+                time_ns: Some(elapsed),
+                bytes: None,
+                ramp_ns: 0,
+                warm_bytes: 0,
+                interval_ns: 1_000_000_000,
+                continue_on_error: true,
+                registered_files: true,
+                fixed_buffers: true,
+                reap_window_us: Some(10),
+                empty_wakeups: 0,
+                wrap: false,
+                sqpoll: false,
+                sqpoll_cpu: None,
+                hipri: false,
+                cpus: vec![],
+                unique_blocks: true,
+                unique_sectors: true,
+                data_nonce: None,
+                compressible_pct: 0,
+            },
+            targets: vec![
+                target("/tmp/a", TargetKind::File),
+                target("/dev/loop9", TargetKind::Block),
+            ],
+            elapsed_ns: elapsed,
+            first_done_ns: elapsed - 1000,
+            interrupted: false,
+            skipped: None,
+            cpu_user_ns: 100_000_000,
+            cpu_system_ns: 900_000_000,
+            cpu_workers_ns: 990_000_000,
+            cpu_us_per_io: Some(2.5),
+            failure: Some(FailureReport {
+                stream: 1,
+                op: "write".into(),
+                offset: 8192,
+                errno: 28,
+                error: errno_name(28),
+                at_ns: 5000,
+            }),
+            warnings: vec![iosurvey_report::Warning {
+                code: "buffered_fits_in_ram".into(),
+                message: "buffered reads of /tmp/a cover 1073741824 bytes, less than RAM".into(),
+                evidence: serde_json::json!({"area_bytes": 1073741824u64})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+                threshold: "an area at least the size of RAM".into(),
+            }],
+            streams: vec![stream(0, &r0, &w0, elapsed), stream(1, &r1, &w1, elapsed)],
+            total: StreamTotals {
+                read: ClassReport::new(&tr, elapsed),
+                write: ClassReport::new(&tw, elapsed),
+            },
+            frames: None,
+            verify: None,
+            compression_check: None,
+        }],
+    )
+}
+
+#[test]
+fn text_layout_in_mb_per_second() {
+    insta::assert_snapshot!(render_text(&report(), TextOptions { mib: false }));
+}
+
+#[test]
+fn text_layout_in_mib_per_second() {
+    let text = render_text(&report(), TextOptions { mib: true });
+    assert!(text.contains("MiB/s"));
+    assert!(!text.contains("MB/s"));
+}
+
+#[test]
+fn text_names_the_tail_of_an_area_that_no_block_covers() {
+    let mut r = report();
+    assert!(!render_text(&r, TextOptions::default()).contains("not covered"));
+    let p = &mut r.points[0];
+    let bs = p.streams[0].bs;
+    let t = p.streams[0].target;
+    p.targets[t].size_bytes = p.streams[0].offset + 10 * bs + 100;
+    p.streams[0].span = None;
+    let text = render_text(&r, TextOptions::default());
+    assert!(
+        text.contains(&format!(
+            "not covered: the last 100 bytes of the area, less than one {bs}-byte block"
+        )),
+        "{text}"
+    );
+}
+
+fn schema() -> jsonschema::Validator {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../schema/run-report.schema.json"
+    );
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    jsonschema::validator_for(&schema).unwrap()
+}
+
+#[test]
+fn json_matches_the_checked_in_schema_and_round_trips() {
+    let r = report();
+    let json = to_json(&r);
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let v = schema();
+    let errors: Vec<String> = v
+        .iter_errors(&value)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let back: RunReport = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, r);
+}
+
+#[test]
+fn schema_rejects_a_report_missing_a_field() {
+    let mut value: serde_json::Value = serde_json::from_str(&to_json(&report())).unwrap();
+    value["points"][0]["total"]["read"]
+        .as_object_mut()
+        .unwrap()
+        .remove("histogram");
+    assert!(!schema().is_valid(&value));
+}
+
+#[test]
+fn histograms_in_json_merge_exactly() {
+    let r = report();
+    let p = &r.points[0];
+    let merged = {
+        let mut a = iosurvey_stats::Histogram::from_data(&p.streams[0].read.histogram);
+        a.merge(&iosurvey_stats::Histogram::from_data(
+            &p.streams[1].read.histogram,
+        ));
+        a.to_data()
+    };
+    assert_eq!(merged, p.total.read.histogram);
+}
+
+#[test]
+fn quick_card_layout() {
+    let mut r = report();
+    r.mode = "quick".into();
+    let template = r.points[0].clone();
+    r.points.clear();
+    for (i, name) in [
+        "SEQ1M Q8T1 read",
+        "RND4K Q1T1 read",
+        "SEQ1M Q8T1 write",
+        "RND4K Q1T1 write",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let mut p = template.clone();
+        p.index = i;
+        p.label = name.to_string();
+        let (test, op) = name.rsplit_once(' ').unwrap();
+        p.params = iosurvey_model::PointParams::Quick {
+            test: test.into(),
+            op: if op == "write" {
+                iosurvey_model::Op::Write
+            } else {
+                iosurvey_model::Op::Read
+            },
+        };
+        p.failure = None;
+        p.cpu_us_per_io = Some(1.25 * (i + 1) as f64);
+        r.points.push(p);
+    }
+    insta::assert_snapshot!(render_card(&r, TextOptions { mib: false }));
+}
+
+#[test]
+fn cpu_time_per_io_is_the_process_cpu_over_every_completed_io() {
+    let r = report();
+    let p = &r.points[0];
+    let ops = p.total.read.ops + p.total.write.ops;
+    assert!(ops > 0);
+    // 100 ms user and 900 ms system: one second of CPU.
+    let want = 1e6 / ops as f64;
+    assert!((p.cpu_per_io_us().unwrap() - want).abs() < 1e-9);
+    let mut idle = p.clone();
+    idle.total.read.ops = 0;
+    idle.total.write.ops = 0;
+    assert_eq!(idle.cpu_per_io_us(), None);
+}
