@@ -10,6 +10,7 @@
 #![deny(unsafe_code)]
 
 pub mod array;
+pub mod document;
 pub mod engine;
 pub mod host;
 pub mod params;

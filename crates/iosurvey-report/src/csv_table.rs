@@ -2,7 +2,7 @@
 //! counts and the derived rates. Modes with a table of their own (diskperf,
 //! parallel, survey) have their own CSV.
 
-use crate::{ClassReport, RunReport};
+use iosurvey_model::document::{ClassReport, RunReport};
 
 /// Column names of [`render_csv`].
 pub const COLUMNS: [&str; 20] = [

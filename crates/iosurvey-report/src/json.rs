@@ -2,7 +2,7 @@
 //! `schema/run-report.schema.json`; bump [`SCHEMA_VERSION`] on any change
 //! that is not a pure addition.
 
-use crate::RunReport;
+use iosurvey_model::document::RunReport;
 use iosurvey_stats::pairs;
 use serde::Serialize;
 use std::io::{self, Write};

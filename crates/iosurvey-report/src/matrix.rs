@@ -10,34 +10,10 @@ mod hist;
 
 pub use hist::render_hist;
 
-use crate::{ClassReport, PointReport, RunReport, StreamReport};
+use iosurvey_model::document::{Cache, ClassReport, PointReport, RunReport, StreamReport};
 use iosurvey_model::PointParams;
 use iosurvey_stats::Histogram;
 use std::fmt::Write;
-
-/// What `matrix` was asked for beyond its points, kept in the report so
-/// that its summary says it as ORION does.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
-pub struct MatrixSettings {
-    /// ORION's run level: `simple`, `normal`, `advanced`, `oltp` or `dss`.
-    pub run: String,
-    /// The cache warm-up given (`-cache_size` or `--cache-warm`); `None`
-    /// when none was (ORION's "Not Entered").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache: Option<Cache>,
-}
-
-/// A cache warm-up as given.
-#[derive(
-    Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Cache {
-    /// Bytes moved unmeasured (ORION's `-cache_size`, in MB there).
-    Bytes(u64),
-    /// Nanoseconds of unmeasured load.
-    Time(u64),
-}
 
 /// What one cell of the matrix measured.
 #[derive(Clone, Debug, PartialEq)]
@@ -72,7 +48,7 @@ pub fn failure_words(p: &PointReport) -> Option<String> {
         f.op,
         f.offset,
         crate::visible(target),
-        crate::failure_text(f.errno)
+        iosurvey_model::document::failure_text(f.errno)
     ))
 }
 

@@ -3,7 +3,8 @@
 //! minimum, maximum and average transfer rate, access time and burst rate,
 //! and a CSV of the zones.
 
-use crate::{format_ns, ClassReport, PointReport, RunReport, StreamReport, TextOptions};
+use crate::{format_ns, TextOptions};
+use iosurvey_model::document::{ClassReport, PointReport, RunReport, StreamReport};
 use iosurvey_model::profile::{ACCESS, BURST, ZONE};
 use iosurvey_model::units::format_size;
 use std::fmt::Write;
@@ -153,7 +154,7 @@ fn header(out: &mut String, report: &RunReport, zones: &[ZoneRow], opts: TextOpt
     );
 }
 
-fn layout_name(a: &crate::ArrayReport) -> String {
+fn layout_name(a: &iosurvey_model::document::ArrayReport) -> String {
     match a.layout {
         iosurvey_model::Layout::Concat => "concat".into(),
         iosurvey_model::Layout::Raid0 { stripe } => format!("raid0, stripe {stripe}"),

@@ -13,8 +13,6 @@ pub const MARGIN: f64 = 1.2;
 /// Ratios this close to a threshold count as reaching it, so that a rate of
 /// exactly 1.2 times the need is not undone by rounding.
 const EPSILON: f64 = 1e-9;
-/// The `Last Ns` windows of the averaged details, in seconds.
-pub const WINDOWS_S: [u64; 3] = [1, 5, 10];
 /// Upper edges of the histogram's buckets; the last bucket is 1 s or more.
 pub const HISTOGRAM_EDGES_NS: [u64; 13] = FRAME_HISTOGRAM_EDGES_NS;
 /// The histogram's bucket names, one per bucket.

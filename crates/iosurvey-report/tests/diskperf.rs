@@ -2,6 +2,7 @@
 //! text layout with and without writes and with the real-time block, and
 //! the CSV, all rebuilt from the report's streams alone.
 
+use iosurvey_model::document::*;
 use iosurvey_model::{Op, Pattern, PointParams};
 use iosurvey_report::diskperf::*;
 use iosurvey_report::*;

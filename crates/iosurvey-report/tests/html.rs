@@ -5,8 +5,9 @@
 mod fixtures;
 
 use fixtures::{blank_point, run_report};
-use iosurvey_report::{embedded_json, render_html, to_json, ClassReport, PointReport, RunReport};
-use iosurvey_report::{StreamReport, StreamTotals};
+use iosurvey_model::document::{ClassReport, PointReport, RunReport};
+use iosurvey_model::document::{StreamReport, StreamTotals};
+use iosurvey_report::{embedded_json, render_html, to_json};
 use iosurvey_stats::ClassStats;
 
 /// A class of `n` reads per interval over `intervals` intervals, the k-th

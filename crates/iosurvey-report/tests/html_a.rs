@@ -3,6 +3,7 @@
 //! with its series drawn and a tooltip per figure, and the figures of the
 //! mode's tables.
 
+use iosurvey_model::document::*;
 use iosurvey_model::{Op, Pattern, PointParams, TargetKind};
 use iosurvey_report::*;
 use iosurvey_stats::ClassStats;

@@ -3,6 +3,7 @@
 //! with its series drawn and tooltips naming the figures, and that the
 //! mode's tables hold the figures the text presenters compute.
 
+use iosurvey_model::document::*;
 use iosurvey_model::{FrameRecord, FrameStatus, PointParams, ProfilePosition};
 use iosurvey_report::*;
 use iosurvey_stats::ClassStats;
@@ -550,7 +551,7 @@ fn kept_records_only_cover_the_seconds_they_cover_in_full() {
     let p = &mut r.points[0];
     let f = p.frames.as_mut().unwrap();
     // The summary counts every frame; the records keep the first 30.
-    f.summary = Some(video::FramesSummary::from_records(&f.records, p.elapsed_ns));
+    f.summary = Some(FramesSummary::from_records(&f.records, p.elapsed_ns));
     f.records.truncate(30);
     let (html, p) = plots(&r);
     assert_eq!(p.len(), 3);

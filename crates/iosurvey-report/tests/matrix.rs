@@ -3,10 +3,10 @@
 //! text) from a fixed report of a 2 x 2 detailed matrix over two devices
 //! in raid0, with 25% writes.
 
+use iosurvey_model::document::*;
 use iosurvey_model::Layout;
 use iosurvey_model::TargetKind;
 use iosurvey_report::matrix::*;
-use iosurvey_report::*;
 use iosurvey_stats::ClassStats;
 
 mod fixtures;

@@ -1,6 +1,7 @@
 //! The parallel presenters from fixed results (no I/O): the dd-style lines
 //! over the common window, the scaling table with its knee, and the CSV.
 
+use iosurvey_model::document::*;
 use iosurvey_report::parallel::*;
 use iosurvey_report::*;
 

@@ -1,6 +1,7 @@
 //! Snapshot tests of the text layout and schema checks of the JSON, both
 //! from fixed results (no I/O).
 
+use iosurvey_model::document::*;
 use iosurvey_report::*;
 
 mod fixtures;
@@ -117,7 +118,7 @@ fn report() -> RunReport {
                 error: errno_name(28),
                 at_ns: 5000,
             }),
-            warnings: vec![iosurvey_report::Warning {
+            warnings: vec![iosurvey_model::document::Warning {
                 code: "buffered_fits_in_ram".into(),
                 message: "buffered reads of /tmp/a cover 1073741824 bytes, less than RAM".into(),
                 evidence: serde_json::json!({"area_bytes": 1073741824u64})

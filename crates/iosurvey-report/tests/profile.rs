@@ -2,6 +2,7 @@
 //! chart and HD Tune's summary lines, the figures they are built from, and
 //! the CSV, all rebuilt from the report's streams alone.
 
+use iosurvey_model::document::*;
 use iosurvey_report::profile::*;
 use iosurvey_report::*;
 

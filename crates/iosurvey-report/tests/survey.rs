@@ -3,10 +3,10 @@
 //! the memory check skipped, a point with failed regions and an interrupted
 //! one.
 
+use iosurvey_model::document::*;
 use iosurvey_model::{Op, PointParams};
 use iosurvey_report::survey::{figures, lines, render_detail, render_summary, render_survey_csv};
 use iosurvey_report::survey::{Layout, CSV_COLUMNS};
-use iosurvey_report::*;
 
 mod fixtures;
 use iosurvey_model::TargetKind;

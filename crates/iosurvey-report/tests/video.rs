@@ -2,6 +2,7 @@
 //! the frametest-like text (unpaced files, paced, stream), the per-frame
 //! CSV and the preset list, and the figures behind them checked by hand.
 
+use iosurvey_model::document::*;
 use iosurvey_report::video::*;
 use iosurvey_report::*;
 
@@ -208,7 +209,7 @@ fn stream() -> PointReport {
         error: "EIO".into(),
         at_ns: 875 * MS,
     });
-    p.warnings.push(iosurvey_report::Warning {
+    p.warnings.push(iosurvey_model::document::Warning {
         code: "text".into(),
         message:
             "io_uring ran without registered files or fixed buffers (the kernel refused them), \

@@ -7,9 +7,8 @@ use crate::exit::{Failure, Outcome};
 use crate::output::{stdout_body, write_stdout, Outputs};
 use crate::{out_path, output, progress, targets};
 use anyhow::anyhow;
-use iosurvey_report::{
-    render_csv, PointReport, RunReport, TargetReport, TextOptions, ToolInfo, SCHEMA_VERSION,
-};
+use iosurvey_model::document::{PointReport, RunReport, TargetReport, ToolInfo};
+use iosurvey_report::{render_csv, TextOptions, SCHEMA_VERSION};
 use iosurvey_run::{run_point, HostInfo, HostProbe, JobResult, OpenTarget};
 use iosurvey_workload::modes::describe::describe;
 use iosurvey_workload::Plan;

@@ -8,11 +8,12 @@ use crate::execute::{execute, Presenter};
 use crate::exit::{usage, Failure, Outcome};
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
+use iosurvey_model::document::{Cache, MatrixSettings, RunReport};
 use iosurvey_report::matrix::{
     cell, failure_words, render_hist, render_matrix_csv, render_matrix_text, render_summary, stamp,
-    Cache, MatrixSettings, Metric,
+    Metric,
 };
-use iosurvey_report::{to_json, RunReport, TextOptions};
+use iosurvey_report::{to_json, TextOptions};
 use iosurvey_workload::memory::points_memory;
 use iosurvey_workload::modes::describe::estimate;
 use iosurvey_workload::modes::matrix::{

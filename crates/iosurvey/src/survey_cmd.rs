@@ -9,8 +9,9 @@ use crate::execute::{execute, Presenter};
 use crate::exit::{usage, Failure, Outcome};
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
+use iosurvey_model::document::RunReport;
 use iosurvey_report::survey::{render_detail, render_summary, render_survey_csv, Layout};
-use iosurvey_report::{RunReport, TextOptions};
+use iosurvey_report::TextOptions;
 use iosurvey_run::{plan_geometry, HostInfo, HostProbe, OpenOptions, WritePolicy};
 use iosurvey_workload::modes::survey::{expand, parse_actions, Action, SurveySpec};
 use iosurvey_workload::units::format_size;
@@ -271,7 +272,7 @@ impl Presenter for SurveyPresenter {
                     p.label,
                     f.op,
                     f.offset,
-                    iosurvey_report::failure_text(f.errno)
+                    iosurvey_model::document::failure_text(f.errno)
                 ));
             }
         }

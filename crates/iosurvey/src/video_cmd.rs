@@ -9,8 +9,9 @@ use crate::output;
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use iosurvey_engine::{EngineKind, Op};
+use iosurvey_model::document::RunReport;
 use iosurvey_report::video::{render_format_list, render_video, render_video_csv};
-use iosurvey_report::{RunReport, TextOptions};
+use iosurvey_report::TextOptions;
 use iosurvey_workload::modes::video::{
     expand, find_format, parse_fps, FrameFormat, FrameSize, VideoSpec, FORMATS,
 };

@@ -9,7 +9,7 @@
 mod common;
 
 use common::*;
-use iosurvey_report::{ClassReport, PointReport, RunReport};
+use iosurvey_model::document::{ClassReport, PointReport, RunReport};
 use iosurvey_stats::ClassStats;
 use std::path::{Path, PathBuf};
 

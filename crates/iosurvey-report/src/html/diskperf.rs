@@ -10,7 +10,7 @@
 use super::chart::{Axis, Chart, Scale, Series, Style};
 use super::run::fmt_num;
 use crate::diskperf::{diskperf_rows, DiskperfRow, COLUMNS};
-use crate::RunReport;
+use iosurvey_model::document::RunReport;
 
 /// The lines in the order series take their colours: a pattern's read and
 /// write side by side, reads first.

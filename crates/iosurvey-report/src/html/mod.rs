@@ -18,8 +18,9 @@ mod video;
 
 pub use chart::{svg, Axis, Band, Chart, Scale, Series, Style};
 
-use crate::{format_ns, to_json, ClassReport, PointReport, RunReport};
+use crate::{format_ns, to_json};
 pub(crate) use chart::escape;
+use iosurvey_model::document::{ClassReport, PointReport, RunReport};
 use iosurvey_stats::significance::median;
 use std::fmt::Write as _;
 

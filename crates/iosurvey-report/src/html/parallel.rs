@@ -8,7 +8,7 @@
 use super::chart::{Axis, Band, Chart, Scale, Series, Style};
 use super::run::fmt_num;
 use crate::parallel::{figures, scaling, PointFigures, ScaleRow};
-use crate::RunReport;
+use iosurvey_model::document::RunReport;
 
 /// Points drawn as bar series side by side; beyond this, only the first
 /// (one device alone) and the largest (every device at once).

@@ -7,7 +7,8 @@
 use super::chart::{Axis, Chart, Scale, Series, Style};
 use super::run::{fmt_ns, fmt_num, fmt_pct};
 use crate::profile::{position_unit, rate};
-use crate::{format_ns, ClassReport, PointReport, RunReport, StreamReport, TextOptions};
+use crate::{format_ns, TextOptions};
+use iosurvey_model::document::{ClassReport, PointReport, RunReport, StreamReport};
 use iosurvey_model::{PointParams, ProfilePosition};
 use iosurvey_stats::Histogram;
 

@@ -7,9 +7,11 @@ use super::chart::{Axis, Chart, Scale, Series, Style};
 use super::run::fmt_num;
 use crate::video::{
     fps_name, frame_ns, frames_summary, real_time_held, summarize, verdict_table, window_rows,
-    FrameSummary, FramesSummary, HISTOGRAM_LABELS, MARGIN, SEC,
+    FrameSummary, HISTOGRAM_LABELS, MARGIN, SEC,
 };
-use crate::{format_rate, FramesReport, PointReport, RunReport, TextOptions};
+use crate::{format_rate, TextOptions};
+use iosurvey_model::document::FramesSummary;
+use iosurvey_model::document::{FramesReport, PointReport, RunReport};
 use iosurvey_model::result::FrameTally;
 use iosurvey_model::{FrameRecord, FrameStatus};
 
@@ -267,7 +269,9 @@ fn summary_rows(
         }
     }
     if let Some(r) = s.first_failed {
-        let err = r.errno.map_or("unknown error".into(), crate::errno_name);
+        let err = r
+            .errno
+            .map_or("unknown error".into(), iosurvey_model::document::errno_name);
         rows.push(row(
             "frames failed",
             format!("{} (first: frame {}, {err})", s.failed, r.frame),

@@ -3,7 +3,7 @@
 //! with cumulative percentages, after an avg/min/max/std dev line.
 
 use super::{cell, FAILED};
-use crate::{ClassReport, RunReport};
+use iosurvey_model::document::{ClassReport, RunReport};
 use std::fmt::Write;
 
 /// Upper bounds of the buckets in µs: 32, 64, ... 2^22 (about 4 s), then

@@ -3,7 +3,8 @@
 //! presets.
 
 use super::*;
-use crate::{format_rate, FramesReport, PointReport, RunReport, TextOptions};
+use crate::{format_rate, TextOptions};
+use iosurvey_model::document::{FramesReport, FramesSummary, PointReport, RunReport};
 use iosurvey_model::video::{FORMATS, VERDICT_RATES};
 use iosurvey_model::FrameRecord;
 use std::fmt::Write;
@@ -48,7 +49,7 @@ pub(super) fn wrapped(out: &mut String, prefix: &str, text: &str) {
     let _ = writeln!(out, "{cur}");
 }
 
-fn parameters(out: &mut String, f: &FramesReport, s: &crate::Settings) {
+fn parameters(out: &mut String, f: &FramesReport, s: &iosurvey_model::document::Settings) {
     let loops = if f.loops > 1 {
         format!(", {} loops", f.loops)
     } else {
@@ -155,7 +156,9 @@ fn summary_lines(out: &mut String, p: &PointReport, s: &FrameSummary, opts: Text
         line(out, "Frames dropped", s.dropped());
     }
     if let Some(r) = s.first_failed {
-        let err = r.errno.map_or("unknown error".into(), crate::errno_name);
+        let err = r
+            .errno
+            .map_or("unknown error".into(), iosurvey_model::document::errno_name);
         line(
             out,
             "Frames failed",
@@ -171,7 +174,7 @@ fn summary_lines(out: &mut String, p: &PointReport, s: &FrameSummary, opts: Text
                 e.op,
                 e.offset,
                 e.at_ns as f64 / 1e9,
-                crate::failure_text(e.errno)
+                iosurvey_model::document::failure_text(e.errno)
             ),
         );
     }

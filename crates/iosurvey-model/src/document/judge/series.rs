@@ -3,8 +3,8 @@
 //! explains) and `write_cache_collapse` (a fast phase, then a cliff to a
 //! slow one).
 
-use super::Warning;
-use crate::model::ClassReport;
+use crate::document::class::ClassReport;
+use crate::document::warning::Warning;
 use serde_json::json;
 
 /// Fewest whole intervals, and least measured time, for a rate to be

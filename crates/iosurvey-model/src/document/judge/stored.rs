@@ -4,8 +4,8 @@
 //! `compression_suspected` (the filesystem stored the compressible writes
 //! encoded, or they ran faster).
 
-use super::Warning;
-use iosurvey_model::{CompressionCheck, ReadSample};
+use crate::document::warning::Warning;
+use crate::{CompressionCheck, ReadSample};
 use serde_json::json;
 
 /// The share of the area read that, unwritten, raises `unwritten_area`,
