@@ -15,10 +15,10 @@ mod run;
 mod warning;
 
 pub use class::{
-    ArrayReport, ClassReport, ErrorCount, LatencyReport, Percentile, StreamReport, StreamTotals,
+    ArrayReport, ClassReport, ErrorCount, LatencyReport, Percentile, Rw, StreamReport, StreamTotals,
 };
 pub use errno::{errno_name, failure_text};
-pub use frames::{FramesReport, FramesSummary, WindowSums};
+pub use frames::{FramesLayout, FramesReport, FramesSummary, WindowSums};
 pub use modes::{Cache, DiskperfSettings, MatrixSettings};
 pub use point::{CompressionReport, FailureReport, PointReport, Settings, TargetReport};
 pub use run::{PointWindows, RankPoint, RankReport, RunReport, ToolInfo, Window, COMMIT};

@@ -341,13 +341,32 @@ pub enum FrameLayout {
     Stream,
 }
 
-/// The order frames are transferred in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The order frames are transferred in; saved as frametest names it.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub enum FrameOrder {
+    #[serde(rename = "fwd")]
     Forward,
+    #[serde(rename = "rev")]
     Reverse,
     /// Each frame once, in a seeded shuffle.
+    #[serde(rename = "random")]
     Random,
+}
+
+/// `fwd`, `rev` or `random`, as reports print it.
+impl std::fmt::Display for FrameOrder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// `forward`, `backward` or `random`, as reports print it.
+impl std::fmt::Display for Pattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 impl FrameOrder {

@@ -53,7 +53,7 @@ pub fn render_csv(report: &RunReport) -> String {
                     s.label.clone(),
                     p.targets[s.target].path.clone(),
                     op.to_string(),
-                    s.pattern.clone(),
+                    s.pattern.to_string(),
                     s.bs.to_string(),
                     s.outstanding.to_string(),
                     c.ops.to_string(),

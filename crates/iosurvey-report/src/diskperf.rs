@@ -4,17 +4,18 @@
 
 use crate::TextOptions;
 use iosurvey_model::document::{DiskperfSettings, PointReport, RunReport};
-use iosurvey_model::{Op, PointParams};
+use iosurvey_model::{Op, Pattern, PointParams};
 use std::fmt::Write;
 
-/// The columns, in diskperf's order: (pattern, op) as the report names them.
-pub const COLUMNS: [(&str, &str, &str); 6] = [
-    ("fwd_wt", "forward", "write"),
-    ("fwd_rd", "forward", "read"),
-    ("bwd_wt", "backward", "write"),
-    ("bwd_rd", "backward", "read"),
-    ("rnd_wt", "random", "write"),
-    ("rnd_rd", "random", "read"),
+/// The columns, in diskperf's order: its name, and the pattern and op of
+/// the points it shows.
+pub const COLUMNS: [(&str, Pattern, Op); 6] = [
+    ("fwd_wt", Pattern::Forward, Op::Write),
+    ("fwd_rd", Pattern::Forward, Op::Read),
+    ("bwd_wt", Pattern::Backward, Op::Write),
+    ("bwd_rd", Pattern::Backward, Op::Read),
+    ("rnd_wt", Pattern::Random, Op::Write),
+    ("rnd_rd", Pattern::Random, Op::Read),
 ];
 
 const RULE: &str = "#---------------------------------------------------------";
@@ -35,7 +36,7 @@ fn column(p: &PointReport) -> Option<usize> {
     };
     COLUMNS
         .iter()
-        .position(|&(_, pat, o)| pat == pattern.name() && o == op.name())
+        .position(|&(_, pat, o)| pat == pattern && o == op)
 }
 
 /// Whether a diskperf point writes.

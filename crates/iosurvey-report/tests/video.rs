@@ -53,8 +53,12 @@ fn skipped(frame: u64, at_ns: u64) -> FrameRecord {
 /// unpaced, forward.
 fn frames(op: &str, format: &str, frame_bytes: u64, records: Vec<FrameRecord>) -> FramesReport {
     FramesReport {
-        layout: "files".into(),
-        op: op.into(),
+        layout: iosurvey_model::document::FramesLayout::Files,
+        op: if op == "write" {
+            iosurvey_model::Op::Write
+        } else {
+            iosurvey_model::Op::Read
+        },
         format: format.into(),
         frame_bytes,
         header_bytes: 0,
@@ -64,7 +68,7 @@ fn frames(op: &str, format: &str, frame_bytes: u64, records: Vec<FrameRecord>) -
         depth: 1,
         fps: None,
         queue: 4,
-        order: "fwd".into(),
+        order: iosurvey_model::FrameOrder::Forward,
         files_per_dir: 100,
         records,
         summary: None,
@@ -76,7 +80,7 @@ fn point(f: FramesReport, elapsed_ns: u64) -> PointReport {
     PointReport {
         label: format!("{} {} x {}", f.op, f.frames, f.format),
         settings: Settings {
-            engine: "uring".into(),
+            engine: iosurvey_model::EngineKind::Uring,
             workers: f.threads,
             direct: true,
             seed: 0,
@@ -193,17 +197,17 @@ fn stream() -> PointReport {
         })
         .collect();
     let mut f = frames("write", "custom", bytes, records);
-    f.layout = "stream".into();
+    f.layout = iosurvey_model::document::FramesLayout::Stream;
     f.files_per_dir = 0;
     f.frames = 100;
     f.threads = 1;
     f.depth = 4;
-    f.order = "random".into();
+    f.order = iosurvey_model::FrameOrder::Random;
     let mut p = point(f, 1500 * MS);
     p.interrupted = true;
     p.failure = Some(FailureReport {
         stream: 0,
-        op: "write".into(),
+        op: iosurvey_model::Op::Write,
         offset: 17 * bytes + 262_144,
         errno: 5,
         error: "EIO".into(),

@@ -2,7 +2,7 @@
 //! errors by errno, latency figures, the lossless histogram and the series.
 
 use crate::document::errno::errno_name;
-use crate::Layout;
+use crate::{Layout, Mix, Pattern};
 use iosurvey_stats::{ClassStats, HistogramData, IntervalSample};
 use serde::{Deserialize, Serialize};
 
@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 pub struct StreamReport {
     pub label: String,
     pub target: usize,
-    pub rw: String,
+    pub rw: Rw,
     pub read_pct: u8,
-    pub pattern: String,
+    pub pattern: Pattern,
     pub bs: u64,
     pub outstanding: u32,
     pub offset: u64,
@@ -31,6 +31,39 @@ pub struct StreamReport {
     /// (profile's access times), in completion order. Left out when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<[u64; 2]>,
+}
+
+/// What a stream did: read, write, or a mix (of `read_pct` percent reads).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Rw {
+    Read,
+    Write,
+    Mixed,
+}
+
+/// `read`, `write` or `mixed`, as reports print it.
+impl std::fmt::Display for Rw {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Rw::Read => "read",
+            Rw::Write => "write",
+            Rw::Mixed => "mixed",
+        })
+    }
+}
+
+impl StreamReport {
+    /// The plan's mix this stream ran.
+    pub fn mix(&self) -> Mix {
+        match self.rw {
+            Rw::Read => Mix::Read,
+            Rw::Write => Mix::Write,
+            Rw::Mixed => Mix::Mixed {
+                read_pct: self.read_pct,
+            },
+        }
+    }
 }
 
 /// A virtual array of targets.

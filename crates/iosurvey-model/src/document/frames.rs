@@ -3,20 +3,39 @@
 //! grow with their number.
 
 use crate::result::{Extremes, FrameSums, FrameTally};
-use crate::FrameRecord;
+use crate::{FrameOrder, FrameRecord, Op};
 use serde::{Deserialize, Serialize};
 
 /// The `Last Ns` windows a summary adds up, in seconds.
 pub const WINDOWS_S: [u64; 3] = [1, 5, 10];
 const SEC: u64 = 1_000_000_000;
 
+/// Where the frames lived: one file each (`files`) or one file or device
+/// for all (`stream`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FramesLayout {
+    Files,
+    Stream,
+}
+
+/// `files` or `stream`, as reports print it.
+impl std::fmt::Display for FramesLayout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            FramesLayout::Files => "files",
+            FramesLayout::Stream => "stream",
+        })
+    }
+}
+
 /// A frame workload as it ran: its settings and one record per frame.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FramesReport {
     /// `files` (one file per frame) or `stream` (one file).
-    pub layout: String,
+    pub layout: FramesLayout,
     /// `read` or `write`.
-    pub op: String,
+    pub op: Op,
     /// The preset's name, or `custom`.
     pub format: String,
     /// Bytes per frame, header included.
@@ -36,7 +55,7 @@ pub struct FramesReport {
     /// Frame times a frame may wait before it is dropped (paced only).
     pub queue: u32,
     /// `fwd`, `rev` or `random`.
-    pub order: String,
+    pub order: FrameOrder,
     /// Files per subdirectory (files layout; 0: all in one).
     pub files_per_dir: u32,
     /// The first frames, in order of start (at most

@@ -1,22 +1,15 @@
 //! Builds a point's document from what ran: its plan point, the targets as
 //! opened and the job's result; its warnings are judged here too.
 
-use crate::document::class::{ArrayReport, ClassReport, StreamReport, StreamTotals};
+use crate::document::class::{ArrayReport, ClassReport, Rw, StreamReport, StreamTotals};
 use crate::document::errno::errno_name;
-use crate::document::frames::{FramesReport, FramesSummary};
+use crate::document::frames::{FramesLayout, FramesReport, FramesSummary};
 use crate::document::judge::{warnings, PointTotals};
 use crate::document::point::{
     CompressionReport, FailureReport, PointReport, Settings, TargetReport,
 };
 use crate::Op;
 use crate::{FrameLayout, JobResult, Mix, Point};
-
-fn op_name(op: Op) -> &'static str {
-    match op {
-        Op::Read => "read",
-        Op::Write => "write",
-    }
-}
 
 /// The point's totals over every stream of `r`. A point of one stream
 /// that lasted the whole point has that stream's figures as its totals
@@ -47,16 +40,16 @@ impl PointReport {
             .zip(&r.streams)
             .map(|(s, res)| {
                 let (rw, read_pct) = match s.mix {
-                    Mix::Read => ("read", 100),
-                    Mix::Write => ("write", 0),
-                    Mix::Mixed { read_pct } => ("mixed", read_pct),
+                    Mix::Read => (Rw::Read, 100),
+                    Mix::Write => (Rw::Write, 0),
+                    Mix::Mixed { read_pct } => (Rw::Mixed, read_pct),
                 };
                 StreamReport {
                     label: s.label.clone(),
                     target: s.target,
-                    rw: rw.into(),
+                    rw,
                     read_pct,
-                    pattern: s.pattern.name().into(),
+                    pattern: s.pattern,
                     bs: s.bs,
                     outstanding: s.outstanding,
                     offset: s.offset,
@@ -80,7 +73,7 @@ impl PointReport {
             params: point.params.clone(),
             repeat: 0,
             settings: Settings {
-                engine: job.engine.name().into(),
+                engine: job.engine,
                 workers: job.workers,
                 direct: job.direct,
                 seed: job.seed,
@@ -116,7 +109,7 @@ impl PointReport {
             cpu_us_per_io: None,
             failure: r.first_failure.map(|f| FailureReport {
                 stream: f.stream,
-                op: op_name(f.op).into(),
+                op: f.op,
                 offset: f.offset,
                 errno: f.errno,
                 error: errno_name(f.errno),
@@ -135,11 +128,10 @@ impl PointReport {
             total,
             frames: job.frames().map(|f| FramesReport {
                 layout: match f.layout {
-                    FrameLayout::Files { .. } => "files",
-                    FrameLayout::Stream => "stream",
-                }
-                .into(),
-                op: op_name(f.op).into(),
+                    FrameLayout::Files { .. } => FramesLayout::Files,
+                    FrameLayout::Stream => FramesLayout::Stream,
+                },
+                op: f.op,
                 format: f.format.clone(),
                 frame_bytes: f.frame_bytes,
                 header_bytes: f.header_bytes,
@@ -149,7 +141,7 @@ impl PointReport {
                 depth: f.depth,
                 fps: f.fps.map(|r| r.value()),
                 queue: f.queue,
-                order: f.order.name().into(),
+                order: f.order,
                 files_per_dir: match f.layout {
                     FrameLayout::Files { files_per_dir } => files_per_dir,
                     FrameLayout::Stream => 0,

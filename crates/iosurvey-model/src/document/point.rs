@@ -6,6 +6,7 @@ use crate::document::frames::FramesReport;
 use crate::document::warning::Warning;
 use crate::PointParams;
 use crate::TargetKind;
+use crate::{EngineKind, Op};
 use serde::{Deserialize, Serialize};
 
 /// One point: its settings, targets and results.
@@ -79,7 +80,7 @@ pub struct CompressionReport {
 /// The job's settings, as run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Settings {
-    pub engine: String,
+    pub engine: EngineKind,
     pub workers: u32,
     pub direct: bool,
     pub seed: u64,
@@ -179,7 +180,7 @@ pub struct TargetReport {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FailureReport {
     pub stream: usize,
-    pub op: String,
+    pub op: Op,
     pub offset: u64,
     pub errno: i32,
     pub error: String,

@@ -160,7 +160,7 @@ fn settings(h: &mut String, r: &RunReport) {
     if let Some(p) = r.points.first() {
         let s = &p.settings;
         rows.extend([
-            ("engine", s.engine.clone()),
+            ("engine", s.engine.to_string()),
             ("workers", s.workers.to_string()),
             ("direct", s.direct.to_string()),
             (

@@ -10,7 +10,7 @@ use crate::video::{
     FrameSummary, HISTOGRAM_LABELS, MARGIN, SEC,
 };
 use crate::{format_rate, TextOptions};
-use iosurvey_model::document::FramesSummary;
+use iosurvey_model::document::{FramesLayout, FramesSummary};
 use iosurvey_model::document::{FramesReport, PointReport, RunReport};
 use iosurvey_model::result::FrameTally;
 use iosurvey_model::{FrameRecord, FrameStatus};
@@ -328,7 +328,7 @@ fn summary_rows(
 
 /// The averaged details: the last 1, 5, 10 s and the whole run.
 fn details(name: &str, p: &PointReport, f: &FramesReport, d: &FramesSummary) -> String {
-    let files = f.layout != "stream";
+    let files = f.layout == FramesLayout::Files;
     let t = |v: Option<f64>, shown: bool| match v {
         Some(ns) if shown => format!("{:.3}", ns / 1e6),
         _ => "-".into(),

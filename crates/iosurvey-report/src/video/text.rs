@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::{format_rate, TextOptions};
-use iosurvey_model::document::{FramesReport, FramesSummary, PointReport, RunReport};
+use iosurvey_model::document::{FramesLayout, FramesReport, FramesSummary, PointReport, RunReport};
 use iosurvey_model::video::{FORMATS, VERDICT_RATES};
 use iosurvey_model::FrameRecord;
 use std::fmt::Write;
@@ -68,8 +68,8 @@ fn parameters(out: &mut String, f: &FramesReport, s: &iosurvey_model::document::
             f.op, f.frames, f.format, f.frame_bytes
         ),
     );
-    let layout = match (f.layout.as_str(), f.files_per_dir) {
-        ("stream", _) => "stream layout (every frame in one file)".to_string(),
+    let layout = match (f.layout, f.files_per_dir) {
+        (FramesLayout::Stream, _) => "stream layout (every frame in one file)".to_string(),
         (l, 0) => format!("{l} layout (1 file per frame, all in one directory)"),
         (l, n) => format!("{l} layout (1 file per frame, {n} per directory)"),
     };
@@ -207,7 +207,7 @@ fn details(
     d: &FramesSummary,
     opts: TextOptions,
 ) {
-    let files = f.layout != "stream";
+    let files = f.layout == FramesLayout::Files;
     let _ = writeln!(out, "Averaged details:");
     let _ = writeln!(
         out,
@@ -397,7 +397,7 @@ fn render_point(out: &mut String, p: &PointReport, opts: TextOptions) {
     summary_lines(out, p, &s, opts);
     let _ = writeln!(out);
     details(out, p, f, &d, opts);
-    if f.layout != "stream" {
+    if f.layout == FramesLayout::Files {
         let _ = writeln!(out);
         file_times(out, &d);
     }
