@@ -6,6 +6,7 @@
 mod class;
 mod defaults;
 pub mod errno;
+pub mod evidence;
 pub mod frames;
 mod from_result;
 mod judge;
@@ -18,6 +19,7 @@ pub use class::{
     ArrayReport, ClassReport, ErrorCount, LatencyReport, Percentile, Rw, StreamReport, StreamTotals,
 };
 pub use errno::{errno_name, failure_text};
+pub use evidence::Evidence;
 pub use frames::{FramesLayout, FramesReport, FramesSummary, WindowSums};
 pub use modes::{Cache, DiskperfSettings, MatrixSettings};
 pub use point::{CompressionReport, FailureReport, PointReport, Settings, TargetReport};

@@ -119,12 +119,14 @@ fn report() -> RunReport {
                 at_ns: 5000,
             }),
             warnings: vec![iosurvey_model::document::Warning {
-                code: "buffered_fits_in_ram".into(),
+                evidence: iosurvey_model::document::Evidence::BufferedFitsInRam(
+                    iosurvey_model::document::evidence::BufferedFitsInRam {
+                        target: "/tmp/a".into(),
+                        area_bytes: 1073741824,
+                        ram_bytes: 4294967296,
+                    },
+                ),
                 message: "buffered reads of /tmp/a cover 1073741824 bytes, less than RAM".into(),
-                evidence: serde_json::json!({"area_bytes": 1073741824u64})
-                    .as_object()
-                    .unwrap()
-                    .clone(),
                 threshold: "an area at least the size of RAM".into(),
             }],
             streams: vec![stream(0, &r0, &w0, elapsed), stream(1, &r1, &w1, elapsed)],

@@ -214,12 +214,11 @@ fn stream() -> PointReport {
         at_ns: 875 * MS,
     });
     p.warnings.push(iosurvey_model::document::Warning {
-        code: "text".into(),
         message:
             "io_uring ran without registered files or fixed buffers (the kernel refused them), \
          which costs CPU per I/O; lower --qd or check RLIMIT_MEMLOCK"
                 .into(),
-        evidence: Default::default(),
+        evidence: iosurvey_model::document::Evidence::Text(Default::default()),
         threshold: String::new(),
     });
     p

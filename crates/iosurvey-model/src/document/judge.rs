@@ -7,10 +7,11 @@ mod stored;
 mod window;
 
 use crate::document::class::{ClassReport, StreamReport};
+use crate::document::evidence::*;
 use crate::document::point::TargetReport;
 use crate::document::warning::Warning;
+use crate::Op;
 use crate::{FrameLayout, JobResult, Point};
-use serde_json::json;
 use series::{collapse, rate_checks};
 use stored::{compressed, unwritten};
 use window::short_window;
@@ -49,12 +50,11 @@ pub(crate) fn warnings(
         && !((r.engine.registered_files || per_frame_files) && r.engine.fixed_buffers)
     {
         out.push(Warning::new(
-            "io_uring_unregistered",
-            "io_uring ran without registered files or fixed buffers (the kernel refused them), which costs CPU per I/O; lower --qd or check RLIMIT_MEMLOCK".into(),
-            json!({
-                "registered_files": r.engine.registered_files,
-                "fixed_buffers": r.engine.fixed_buffers,
+Evidence::IoUringUnregistered(IoUringUnregistered {
+                registered_files: r.engine.registered_files,
+                fixed_buffers: r.engine.fixed_buffers,
             }),
+            "io_uring ran without registered files or fixed buffers (the kernel refused them), which costs CPU per I/O; lower --qd or check RLIMIT_MEMLOCK".into(),
             "both expected",
         ));
     }
@@ -64,12 +64,11 @@ pub(crate) fn warnings(
             let area = s.span.unwrap_or(t.size_bytes.saturating_sub(s.offset));
             if area < ram {
                 out.push(Warning::new(
-                    "buffered_fits_in_ram",
+Evidence::BufferedFitsInRam(BufferedFitsInRam {target: t.path.clone(), area_bytes: area, ram_bytes: ram}),
                     format!(
                         "buffered reads of {} cover {area} bytes, less than the {ram} bytes of RAM: after the first pass they come from the page cache, not the device; drop --buffered or use an area larger than RAM",
                         t.path
                     ),
-                    json!({"target": t.path, "area_bytes": area, "ram_bytes": ram}),
                     "an area at least the size of RAM",
                 ));
             }
@@ -78,12 +77,11 @@ pub(crate) fn warnings(
     for t in targets {
         if let Some(kind) = &t.memory_backed {
             out.push(Warning::new(
-                "memory_backed",
+Evidence::MemoryBacked(MemoryBacked {target: t.path.clone(), backing: kind.clone(), ..Default::default()}),
                 format!(
                     "{} is backed by memory ({kind}), not storage: its figures are the speed of RAM and of the kernel",
                     t.path
                 ),
-                json!({"target": t.path, "backing": kind}),
                 "a target on a storage device",
             ));
         }
@@ -94,25 +92,24 @@ pub(crate) fn warnings(
         };
         if c.pages > 0 && c.resident as f64 >= RESIDENT_SHARE * c.pages as f64 {
             out.push(Warning::new(
-                "memory_backed",
+Evidence::MemoryBacked(MemoryBacked {target: t.path.clone(), backing: "page cache".into(), pages: Some(c.pages), resident_pages: Some(c.resident)}),
                 format!(
                     "{}: {} of the {} pages read were in the page cache when the job started, even after iosurvey asked the kernel to drop them (pinned by mlock, mapped by another process, or kept by the file system): the buffered reads were reads of RAM; drop --buffered",
                     t.path, c.resident, c.pages
                 ),
-                json!({"target": t.path, "backing": "page cache", "pages": c.pages, "resident_pages": c.resident}),
                 "99% of the pages read resident at the start",
             ));
         }
     }
     for (ti, t) in targets.iter().enumerate() {
-        for op in ["read", "write"] {
+        for op in [Op::Read, Op::Write] {
             let rate: f64 = job
                 .streams
                 .iter()
                 .zip(streams)
                 .filter(|(s, _)| s.target == ti)
                 .map(|(_, sr)| match op {
-                    "read" => sr.read.bytes_per_sec,
+                    Op::Read => sr.read.bytes_per_sec,
                     _ => sr.write.bytes_per_sec,
                 })
                 .sum();
@@ -132,12 +129,11 @@ pub(crate) fn warnings(
         if rotational && !s.pattern.is_sequential() && sr.read.ops > 0 {
             if let Some(p50) = p50.filter(|&ns| ns < ROTATIONAL_FLOOR_NS) {
                 out.push(Warning::new(
-                    "latency_below_floor",
+Evidence::LatencyBelowFloor(LatencyBelowFloor {target: t.path.clone(), read_p50_ns: p50}),
                     format!(
                         "random reads of {} took {} ns at the median, faster than a rotational disk can seek: they were served by a cache (the disk's, a controller's or the page cache), or the device is not rotational",
                         t.path, p50
                     ),
-                    json!({"target": t.path, "read_p50_ns": p50}),
                     "a random-read p50 of at least 1 ms on a rotational device",
                 ));
             }
@@ -150,7 +146,7 @@ pub(crate) fn warnings(
         out.extend(short_window(streams, job.bounds.time));
     }
     if matches!(point.params, crate::PointParams::Run) {
-        for (op, c) in [("read", total.read), ("write", total.write)] {
+        for (op, c) in [(Op::Read, total.read), (Op::Write, total.write)] {
             if let Some(w) = rate_checks(op, c, total.interval_ns) {
                 out.push(w);
             }
@@ -164,14 +160,14 @@ pub(crate) fn warnings(
 
 /// `rate_above_link` and `rate_above_class` for `op`s of target `t` at
 /// `rate` bytes per second.
-fn rate_ceilings(t: &TargetReport, op: &str, rate: f64) -> Vec<Warning> {
+fn rate_ceilings(t: &TargetReport, op: Op, rate: f64) -> Vec<Warning> {
     let mut out = Vec::new();
     if let Some(ceiling) = t
         .link_bytes_per_sec
         .filter(|&c| rate > c as f64 * LINK_TOLERANCE)
     {
         out.push(Warning::new(
-            "rate_above_link",
+Evidence::RateAboveLink(RateAboveLink {target: t.path.clone(), op, bytes_per_sec: rate.round(), link_bytes_per_sec: ceiling}),
             format!(
                 "{op}s of {} ran at {:.0} MB/s, more than its interface carries ({:.0} MB/s, {}): the data came from a cache, not over the link",
                 t.path,
@@ -179,7 +175,6 @@ fn rate_ceilings(t: &TargetReport, op: &str, rate: f64) -> Vec<Warning> {
                 ceiling as f64 / 1e6,
                 t.link.as_deref().unwrap_or("its link")
             ),
-            json!({"target": t.path, "op": op, "bytes_per_sec": rate.round(), "link_bytes_per_sec": ceiling}),
             "the interface's ceiling (plus 2%)",
         ));
     }
@@ -188,14 +183,13 @@ fn rate_ceilings(t: &TargetReport, op: &str, rate: f64) -> Vec<Warning> {
     let rotational = t.rotational == Some(true) && t.memory_backed.is_none();
     if rotational && rate > ROTATIONAL_MAX_BYTES_PER_SEC {
         out.push(Warning::new(
-            "rate_above_class",
+Evidence::RateAboveClass(RateAboveClass {target: t.path.clone(), op, bytes_per_sec: rate.round(), class: "rotational".into(), class_bytes_per_sec: ROTATIONAL_MAX_BYTES_PER_SEC}),
             format!(
                 "{op}s of {} ran at {:.0} MB/s, more than a rotational disk's platters give (the fastest give about {:.0} MB/s): a cache answered (the disk's, a controller's, a host's), or the device is not rotational",
                 t.path,
                 rate / 1e6,
                 ROTATIONAL_MAX_BYTES_PER_SEC / 1e6
             ),
-            json!({"target": t.path, "op": op, "bytes_per_sec": rate.round(), "class": "rotational", "class_bytes_per_sec": ROTATIONAL_MAX_BYTES_PER_SEC}),
             "at most 600 MB/s on a rotational device",
         ));
     }
@@ -273,11 +267,14 @@ mod tests {
 
     #[test]
     fn a_rate_above_the_link_is_doubted_and_one_below_it_is_not() {
-        let has = |w: &[Warning]| w.iter().any(|w| w.code == "rate_above_link");
+        let has = |w: &[Warning]| w.iter().any(|w| w.code() == "rate_above_link");
         let over = warned(Some(600_000_000), 900 << 20);
         assert!(has(&over), "{over:?}");
-        let w = over.iter().find(|w| w.code == "rate_above_link").unwrap();
-        assert_eq!(w.evidence["link_bytes_per_sec"], 600_000_000);
+        let w = over.iter().find(|w| w.code() == "rate_above_link").unwrap();
+        let Evidence::RateAboveLink(e) = &w.evidence else {
+            panic!("{w:?}")
+        };
+        assert_eq!(e.link_bytes_per_sec, 600_000_000);
         assert!(w.message.contains("SATA link ata1"), "{w}");
         assert!(!has(&warned(Some(600_000_000), 500 << 20)));
         assert!(!has(&warned(None, 900 << 20)), "no link known, no doubt");

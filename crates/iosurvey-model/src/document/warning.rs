@@ -2,38 +2,47 @@
 //! do, the figures that raised it and the threshold they crossed, so that a
 //! script can act on it and a reader can judge it.
 
+use crate::document::evidence::Evidence;
 use serde::{Deserialize, Deserializer, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::fmt;
 
-/// One warning of a point.
+/// One warning of a point: `code` and `evidence` (the figures that raised
+/// it, typed per code), `message` and `threshold`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Warning {
-    /// Stable identifier: `io_uring_unregistered`, `buffered_fits_in_ram`,
-    /// `memory_backed`, `unwritten_area`, `rate_above_link`,
-    /// `latency_below_floor`, `too_short`, `unstable`, `write_cache_collapse`,
-    /// `compression_suspected`, `rate_above_class`, `short_window`,
-    /// `super_linear`; `text` for a
-    /// warning of a report older than the codes.
-    pub code: String,
+    /// The stable code and the figures that raised it, by name; `text` for
+    /// a warning of a report older than the codes.
+    #[serde(flatten)]
+    pub evidence: Evidence,
     /// What it means and what to do.
     pub message: String,
-    /// The figures that raised it, by name.
-    pub evidence: Map<String, Value>,
     /// The threshold the figures crossed, in words.
     pub threshold: String,
 }
 
 impl Warning {
-    pub fn new(code: &str, message: String, evidence: Value, threshold: &str) -> Self {
+    pub fn new(evidence: Evidence, message: String, threshold: &str) -> Self {
         Warning {
-            code: code.into(),
+            evidence,
             message,
-            evidence: match evidence {
-                Value::Object(m) => m,
-                _ => Map::new(),
-            },
             threshold: threshold.into(),
+        }
+    }
+
+    /// The stable code (`too_short`, ...).
+    pub fn code(&self) -> &'static str {
+        self.evidence.code()
+    }
+
+    /// The evidence as the JSON has it, by name in name order.
+    fn evidence_fields(&self) -> serde_json::Map<String, Value> {
+        match serde_json::to_value(&self.evidence) {
+            Ok(Value::Object(mut m)) => match m.remove("evidence") {
+                Some(Value::Object(e)) => e,
+                _ => Default::default(),
+            },
+            _ => Default::default(),
         }
     }
 }
@@ -43,18 +52,18 @@ impl fmt::Display for Warning {
     /// brackets.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.message)?;
-        if self.code == "text" {
+        if matches!(self.evidence, Evidence::Text(_)) {
             return Ok(());
         }
         let evidence: Vec<String> = self
-            .evidence
+            .evidence_fields()
             .iter()
             .map(|(k, v)| match v {
                 Value::String(s) => format!("{k} {s}"),
                 v => format!("{k} {v}"),
             })
             .collect();
-        write!(f, " [{}: {}", self.code, evidence.join(", "))?;
+        write!(f, " [{}: {}", self.code(), evidence.join(", "))?;
         if !self.threshold.is_empty() {
             write!(f, "; threshold: {}", self.threshold)?;
         }
@@ -67,11 +76,9 @@ impl Warning {
     /// the same target and op (an old report's text warnings: the same
     /// words).
     pub fn same_kind(&self, other: &Warning) -> bool {
-        let key = |w: &Warning, k: &str| w.evidence.get(k).cloned();
-        self.code == other.code
-            && key(self, "target") == key(other, "target")
-            && key(self, "op") == key(other, "op")
-            && (self.code != "text" || self.message == other.message)
+        self.code() == other.code()
+            && self.evidence.target_and_op() == other.evidence.target_and_op()
+            && (self.code() != "text" || self.message == other.message)
     }
 }
 
@@ -89,9 +96,8 @@ pub(crate) fn read_warnings<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Warni
         .map(|w| match w {
             Either::Full(w) => w,
             Either::Text(message) => Warning {
-                code: "text".into(),
+                evidence: Evidence::Text(Default::default()),
                 message,
-                evidence: Map::new(),
                 threshold: String::new(),
             },
         })
@@ -112,15 +118,16 @@ mod tests {
     fn plain_string_warnings_of_version_1_reports_read_as_code_text() {
         let h: Holder = serde_json::from_str(
             r#"{"warnings": ["old words", {"code": "too_short", "message": "m",
-                "evidence": {"intervals": 2}, "threshold": "at least 5"}]}"#,
+                "evidence": {"op": "read", "intervals": 2, "interval_ns": 1000000000,
+                "measured_ns": 2000000000}, "threshold": "at least 5"}]}"#,
         )
         .unwrap();
-        assert_eq!(h.warnings[0].code, "text");
+        assert_eq!(h.warnings[0].code(), "text");
         assert_eq!(h.warnings[0].to_string(), "old words");
-        assert_eq!(h.warnings[1].code, "too_short");
+        assert_eq!(h.warnings[1].code(), "too_short");
         assert_eq!(
             h.warnings[1].to_string(),
-            "m [too_short: intervals 2; threshold: at least 5]"
+            "m [too_short: interval_ns 1000000000, intervals 2, measured_ns 2000000000, op read; threshold: at least 5]"
         );
     }
 }

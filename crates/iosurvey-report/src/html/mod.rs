@@ -246,14 +246,14 @@ fn warnings(h: &mut String, r: &RunReport) {
     let mut body = String::new();
     for p in &r.points {
         for w in &p.warnings {
-            if seen.contains(&(w.code.as_str(), w.message.as_str())) {
+            if seen.contains(&(w.code(), w.message.as_str())) {
                 continue;
             }
-            seen.push((&w.code, &w.message));
+            seen.push((w.code(), &w.message));
             let _ = writeln!(
                 body,
                 "<div class=\"warning\"><b>{}</b> (point {}: {}): {} <small>{}</small></div>",
-                escape(&w.code),
+                escape(w.code()),
                 p.index,
                 escape(&p.label),
                 escape(&w.message),

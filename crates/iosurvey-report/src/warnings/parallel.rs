@@ -2,9 +2,9 @@
 //! together beat the sum of one alone (`super_linear`, of a `--scale` step
 //! against the first).
 
+use iosurvey_model::document::evidence::{Evidence, SuperLinear};
 use iosurvey_model::document::{RunReport, Warning};
 use iosurvey_model::PointParams;
-use serde_json::json;
 /// How far a step's aggregate may exceed its devices times one device's
 /// rate (the first step's) before it is doubted: devices of one kind share
 /// a bus, so a real step gives at most the sum.
@@ -19,7 +19,7 @@ pub fn judge_scaling(report: &mut RunReport) {
         return;
     };
     if !matches!(last.params, PointParams::Parallel { .. })
-        || last.warnings.iter().any(|w| w.code == "super_linear")
+        || last.warnings.iter().any(|w| w.code() == "super_linear")
     {
         return;
     }
@@ -32,7 +32,12 @@ pub fn judge_scaling(report: &mut RunReport) {
     }
     let single = first.aggregate / first.devices.max(1) as f64;
     let w = Warning::new(
-        "super_linear",
+Evidence::SuperLinear(SuperLinear {
+            devices: row.devices as u64,
+            aggregate_bytes_per_sec: row.aggregate.round(),
+            single_bytes_per_sec: single.round(),
+            efficiency: (row.efficiency * 1000.0).round() / 1000.0,
+        }),
         format!(
             "{} devices together ran at {:.0} MB/s, {:.1}% of {} times one device alone ({:.0} MB/s): more than the sum of their parts, which devices that share nothing but a bus cannot give: a cache (the page cache, a controller's) answered part of it, or the first device is slower than the others (its rate is the yardstick)",
             row.devices,
@@ -41,12 +46,6 @@ pub fn judge_scaling(report: &mut RunReport) {
             row.devices,
             single / 1e6
         ),
-        json!({
-            "devices": row.devices,
-            "aggregate_bytes_per_sec": row.aggregate.round(),
-            "single_bytes_per_sec": single.round(),
-            "efficiency": (row.efficiency * 1000.0).round() / 1000.0,
-        }),
         "an aggregate at most 110% of N times one device's rate",
     );
     if let Some(p) = report.points.last_mut() {

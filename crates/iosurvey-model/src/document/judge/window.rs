@@ -2,8 +2,8 @@
 //! ran, is far shorter than the run.
 
 use crate::document::class::StreamReport;
+use crate::document::evidence::*;
 use crate::document::warning::Warning;
-use serde_json::json;
 use std::time::Duration;
 
 /// The least share of the run the common window must cover for its rates
@@ -23,19 +23,18 @@ pub(super) fn short_window(streams: &[StreamReport], asked: Option<Duration>) ->
     }
     let share = window as f64 / run as f64;
     Some(Warning::new(
-        "short_window",
+Evidence::ShortWindow(ShortWindow {
+            window_ns: window,
+            run_ns: run,
+            last_done_ns: last,
+            share: (share * 1000.0).round() / 1000.0,
+        }),
         format!(
             "the common window, in which every device ran, lasted {:.3} s of a {:.3} s run ({:.1}%): the rates speak for that window only (a device reached its end or failed early); give --loop, or devices of like size",
             window as f64 / 1e9,
             run as f64 / 1e9,
             share * 100.0
         ),
-        json!({
-            "window_ns": window,
-            "run_ns": run,
-            "last_done_ns": last,
-            "share": (share * 1000.0).round() / 1000.0,
-        }),
         "a common window of at least half the run",
     ))
 }
