@@ -8,6 +8,7 @@ mod defaults;
 pub mod errno;
 pub mod evidence;
 pub mod frames;
+mod fps;
 mod from_result;
 mod judge;
 pub mod modes;

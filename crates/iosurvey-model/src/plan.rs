@@ -306,7 +306,9 @@ impl Job {
 }
 
 /// A frame rate as a fraction, so NTSC's 30000/1001 stays exact.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Fps {
     pub num: u64,
     pub den: u64,
@@ -323,6 +325,11 @@ impl Fps {
         let ns =
             u128::from(frames) * u128::from(self.den) * 1_000_000_000 / u128::from(self.num.max(1));
         Duration::from_nanos(ns.min(u128::from(u64::MAX)) as u64)
+    }
+
+    /// Whether `other` is the same rate (24/1 and 48/2 are).
+    pub fn same_rate(self, other: Fps) -> bool {
+        u128::from(self.num) * u128::from(other.den) == u128::from(other.num) * u128::from(self.den)
     }
 
     /// Nanoseconds from one frame to the next.

@@ -8,7 +8,7 @@ use serde::Serialize;
 use std::io::{self, Write};
 
 /// Version of the JSON layout.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// The first version of the layout: every version from it to
 /// [`SCHEMA_VERSION`] is read.

@@ -59,10 +59,12 @@ mod tests {
 
     #[test]
     fn frame_rates_go_by_their_usual_names() {
-        assert_eq!(fps_name(24000.0 / 1001.0), "23.976");
-        assert_eq!(fps_name(24.0), "24");
-        assert_eq!(fps_name(12.5), "12.5");
-        assert_eq!(fps_name(100.0), "100");
+        let fps = |num, den| iosurvey_model::Fps { num, den };
+        assert_eq!(fps_name(fps(24000, 1001)), "23.976");
+        assert_eq!(fps_name(fps(48000, 2002)), "23.976");
+        assert_eq!(fps_name(fps(24, 1)), "24");
+        assert_eq!(fps_name(fps(25, 2)), "12.5");
+        assert_eq!(fps_name(fps(100, 1)), "100");
     }
 
     #[test]

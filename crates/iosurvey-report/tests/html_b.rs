@@ -385,7 +385,7 @@ fn frame(frame: u64, end_ns: u64, ns: u64, bytes: u64, status: FrameStatus) -> F
 fn video_point(
     format: &str,
     frame_bytes: u64,
-    fps: Option<f64>,
+    fps: Option<iosurvey_model::Fps>,
     records: Vec<FrameRecord>,
     elapsed_ns: u64,
 ) -> PointReport {
@@ -434,7 +434,7 @@ fn paced() -> RunReport {
             }
         })
         .collect();
-    let p = video_point("hd-422", HD422, Some(24.0), records, 2 * SEC);
+    let p = video_point("hd-422", HD422, Some(iosurvey_model::Fps { num: 24, den: 1 }), records, 2 * SEC);
     fixtures::run_report("video", vec![p])
 }
 

@@ -171,7 +171,7 @@ fn paced() -> PointReport {
         })
         .collect();
     let mut f = frames("read", "hd-422", HD422, records);
-    f.fps = Some(24.0);
+    f.fps = Some(iosurvey_model::Fps { num: 24, den: 1 });
     f.files_per_dir = 0;
     point(f, 2 * SEC)
 }
@@ -475,7 +475,10 @@ fn slowest_window_needs_two_whole_seconds() {
 fn a_paced_run_that_kept_up_held_real_time() {
     let mut p = paced();
     let f = p.frames.as_mut().unwrap();
-    f.fps = Some(24000.0 / 1001.0);
+    f.fps = Some(iosurvey_model::Fps {
+        num: 24000,
+        den: 1001,
+    });
     for r in &mut f.records {
         if r.status != FrameStatus::Done {
             *r = done(
@@ -604,4 +607,25 @@ fn paced_lines_add_up_to_the_frames_tested() {
     assert_eq!(num("Frames tested:"), 48);
     assert_eq!(num("Frames transferred:"), 43, "in time only");
     assert_eq!(num("Frames transferred:") + num("Frames dropped:"), 48);
+}
+
+#[test]
+fn a_version_3_report_with_fps_as_a_float_is_read_and_presented_the_same() {
+    let mut p = paced();
+    let ntsc = iosurvey_model::Fps {
+        num: 24000,
+        den: 1001,
+    };
+    p.frames.as_mut().unwrap().fps = Some(ntsc);
+    let now = report(p);
+    // The same document as version 3 wrote it: the rate as a float.
+    let mut old = serde_json::to_value(&now).unwrap();
+    old["schema_version"] = 3.into();
+    old["points"][0]["frames"]["fps"] = (24000.0 / 1001.0).into();
+    let read: RunReport = serde_json::from_value(old).unwrap();
+    assert_eq!(read.points[0].frames.as_ref().unwrap().fps, Some(ntsc));
+    let text = render_video(&read, mb());
+    assert!(text.contains("23.976 fps"), "{text}");
+    assert_eq!(text, render_video(&now, mb()));
+    assert_eq!(render_video_csv(&read), render_video_csv(&now));
 }

@@ -3,7 +3,7 @@
 //! grow with their number.
 
 use crate::result::{Extremes, FrameSums, FrameTally};
-use crate::{FrameOrder, FrameRecord, Op};
+use crate::{FrameOrder, FrameRecord, Fps, Op};
 use serde::{Deserialize, Serialize};
 
 /// The `Last Ns` windows a summary adds up, in seconds.
@@ -50,8 +50,12 @@ pub struct FramesReport {
     pub threads: u32,
     /// I/Os in flight per frame.
     pub depth: u32,
-    /// Real-time pacing in frames per second; null when unpaced.
-    pub fps: Option<f64>,
+    /// Real-time pacing in frames per second, as a fraction (`{"num":
+    /// 30000, "den": 1001}`); null when unpaced. (A float in reports of
+    /// schema version 3 and older.)
+    #[serde(default, deserialize_with = "crate::document::fps::read_fps")]
+    #[schemars(with = "Option<Fps>")]
+    pub fps: Option<Fps>,
     /// Frame times a frame may wait before it is dropped (paced only).
     pub queue: u32,
     /// `fwd`, `rev` or `random`.

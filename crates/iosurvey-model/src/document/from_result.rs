@@ -139,7 +139,7 @@ impl PointReport {
                 loops: f.loops,
                 threads: job.workers,
                 depth: f.depth,
-                fps: f.fps.map(|r| r.value()),
+                fps: f.fps,
                 queue: f.queue,
                 order: f.order,
                 files_per_dir: match f.layout {

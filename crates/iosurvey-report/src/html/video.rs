@@ -101,7 +101,7 @@ fn frame_times(name: &str, f: &FramesReport) -> Chart {
     }
     if let Some(fps) = f.fps {
         c.hlines
-            .push((1e3 / fps, format!("frame period, 1/{} s", fps_name(fps))));
+            .push((1e3 / fps.value(), format!("frame period, 1/{} s", fps_name(fps))));
     }
     c
 }
@@ -174,7 +174,7 @@ fn per_second(name: &str, p: &PointReport, f: &FramesReport) -> Chart {
     s.tips = Some(tips);
     c.series.push(s);
     if let Some(fps) = f.fps.filter(|_| f.frame_bytes > 0) {
-        let need = f.frame_bytes as f64 * fps / 1e6;
+        let need = f.frame_bytes as f64 * fps.value() / 1e6;
         c.hlines
             .push((need, format!("needed at {} fps", fps_name(fps))));
     } else if let Some(s) = summarize(p).filter(|s| s.bytes > 0) {

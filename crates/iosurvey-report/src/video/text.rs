@@ -6,7 +6,7 @@ use super::*;
 use crate::{format_rate, TextOptions};
 use iosurvey_model::document::{FramesLayout, FramesReport, FramesSummary, PointReport, RunReport};
 use iosurvey_model::video::{FORMATS, VERDICT_RATES};
-use iosurvey_model::FrameRecord;
+use iosurvey_model::{FrameRecord, Fps};
 use std::fmt::Write;
 
 /// Nanoseconds as milliseconds with four figures: `0.021 ms`, `10.20 ms`.
@@ -361,7 +361,7 @@ fn verdict_lines(
     wrapped(out, "", &legend);
 }
 
-fn real_time_line(out: &mut String, fps: f64, s: &FrameSummary) {
+fn real_time_line(out: &mut String, fps: Fps, s: &FrameSummary) {
     let rate = fps_name(fps);
     if real_time_held(s) {
         let _ = writeln!(
