@@ -7,13 +7,14 @@ mod class;
 mod defaults;
 pub mod errno;
 pub mod evidence;
-pub mod frames;
 mod fps;
+pub mod frames;
 mod from_result;
 mod judge;
 pub mod modes;
 mod point;
 mod run;
+mod totals;
 mod warning;
 
 pub use class::{

@@ -434,7 +434,13 @@ fn paced() -> RunReport {
             }
         })
         .collect();
-    let p = video_point("hd-422", HD422, Some(iosurvey_model::Fps { num: 24, den: 1 }), records, 2 * SEC);
+    let p = video_point(
+        "hd-422",
+        HD422,
+        Some(iosurvey_model::Fps { num: 24, den: 1 }),
+        records,
+        2 * SEC,
+    );
     fixtures::run_report("video", vec![p])
 }
 

@@ -199,10 +199,12 @@ fn json_matches_the_checked_in_schema_and_round_trips() {
 #[test]
 fn schema_rejects_a_report_missing_a_field() {
     let mut value: serde_json::Value = serde_json::from_str(&to_json(&report())).unwrap();
+    // (A total's histogram is left out by design since schema version 4:
+    // its latency figures are not.)
     value["points"][0]["total"]["read"]
         .as_object_mut()
         .unwrap()
-        .remove("histogram");
+        .remove("latency");
     assert!(!schema().is_valid(&value));
 }
 

@@ -129,7 +129,10 @@ pub struct ClassReport {
     pub bytes_per_sec: f64,
     pub errors: Vec<ErrorCount>,
     pub latency: LatencyReport,
-    /// Lossless: merge two runs by adding these counts.
+    /// Lossless: merge two runs by adding these counts. Left out of a
+    /// point's `total` (schema version 4 on): the merge of its streams'
+    /// histograms, made again when the document is read.
+    #[serde(default = "crate::document::totals::no_histogram")]
     pub histogram: HistogramData,
     /// Non-cumulative, one entry per interval of `settings.interval_ns`.
     pub series: Vec<IntervalSample>,

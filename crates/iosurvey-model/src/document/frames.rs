@@ -3,7 +3,7 @@
 //! grow with their number.
 
 use crate::result::{Extremes, FrameSums, FrameTally};
-use crate::{FrameOrder, FrameRecord, Fps, Op};
+use crate::{Fps, FrameOrder, FrameRecord, Op};
 use serde::{Deserialize, Serialize};
 
 /// The `Last Ns` windows a summary adds up, in seconds.

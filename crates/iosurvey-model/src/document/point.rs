@@ -10,7 +10,10 @@ use crate::{EngineKind, Op};
 use serde::{Deserialize, Serialize};
 
 /// One point: its settings, targets and results.
+// Read through `totals::read_point`, which makes the totals' histograms
+// again from the streams' (see `Deserialize for PointReport` there).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(remote = "Self")]
 pub struct PointReport {
     pub index: usize,
     pub label: String,
@@ -45,6 +48,7 @@ pub struct PointReport {
     pub warnings: Vec<Warning>,
     pub streams: Vec<StreamReport>,
     /// Every stream's reads and writes added up.
+    #[serde(serialize_with = "crate::document::totals::write_totals")]
     pub total: StreamTotals,
     /// Frame workloads (`iosurvey video`): the settings and every frame.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -100,8 +100,10 @@ fn frame_times(name: &str, f: &FramesReport) -> Chart {
         c.series.push(s);
     }
     if let Some(fps) = f.fps {
-        c.hlines
-            .push((1e3 / fps.value(), format!("frame period, 1/{} s", fps_name(fps))));
+        c.hlines.push((
+            1e3 / fps.value(),
+            format!("frame period, 1/{} s", fps_name(fps)),
+        ));
     }
     c
 }

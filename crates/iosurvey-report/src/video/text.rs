@@ -6,7 +6,7 @@ use super::*;
 use crate::{format_rate, TextOptions};
 use iosurvey_model::document::{FramesLayout, FramesReport, FramesSummary, PointReport, RunReport};
 use iosurvey_model::video::{FORMATS, VERDICT_RATES};
-use iosurvey_model::{FrameRecord, Fps};
+use iosurvey_model::{Fps, FrameRecord};
 use std::fmt::Write;
 
 /// Nanoseconds as milliseconds with four figures: `0.021 ms`, `10.20 ms`.
