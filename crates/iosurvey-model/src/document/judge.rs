@@ -50,7 +50,7 @@ pub(crate) fn warnings(
         && !((r.engine.registered_files || per_frame_files) && r.engine.fixed_buffers)
     {
         out.push(Warning::new(
-Evidence::IoUringUnregistered(IoUringUnregistered {
+            Evidence::IoUringUnregistered(IoUringUnregistered {
                 registered_files: r.engine.registered_files,
                 fixed_buffers: r.engine.fixed_buffers,
             }),
@@ -64,7 +64,11 @@ Evidence::IoUringUnregistered(IoUringUnregistered {
             let area = s.span.unwrap_or(t.size_bytes.saturating_sub(s.offset));
             if area < ram {
                 out.push(Warning::new(
-Evidence::BufferedFitsInRam(BufferedFitsInRam {target: t.path.clone(), area_bytes: area, ram_bytes: ram}),
+                    Evidence::BufferedFitsInRam(BufferedFitsInRam {
+                        target: t.path.clone(),
+                        area_bytes: area,
+                        ram_bytes: ram,
+                    }),
                     format!(
                         "buffered reads of {} cover {area} bytes, less than the {ram} bytes of RAM: after the first pass they come from the page cache, not the device; drop --buffered or use an area larger than RAM",
                         t.path
@@ -77,7 +81,11 @@ Evidence::BufferedFitsInRam(BufferedFitsInRam {target: t.path.clone(), area_byte
     for t in targets {
         if let Some(kind) = &t.memory_backed {
             out.push(Warning::new(
-Evidence::MemoryBacked(MemoryBacked {target: t.path.clone(), backing: kind.clone(), ..Default::default()}),
+                Evidence::MemoryBacked(MemoryBacked {
+                    target: t.path.clone(),
+                    backing: kind.clone(),
+                    ..Default::default()
+                }),
                 format!(
                     "{} is backed by memory ({kind}), not storage: its figures are the speed of RAM and of the kernel",
                     t.path
@@ -92,7 +100,12 @@ Evidence::MemoryBacked(MemoryBacked {target: t.path.clone(), backing: kind.clone
         };
         if c.pages > 0 && c.resident as f64 >= RESIDENT_SHARE * c.pages as f64 {
             out.push(Warning::new(
-Evidence::MemoryBacked(MemoryBacked {target: t.path.clone(), backing: "page cache".into(), pages: Some(c.pages), resident_pages: Some(c.resident)}),
+                Evidence::MemoryBacked(MemoryBacked {
+                    target: t.path.clone(),
+                    backing: "page cache".into(),
+                    pages: Some(c.pages),
+                    resident_pages: Some(c.resident),
+                }),
                 format!(
                     "{}: {} of the {} pages read were in the page cache when the job started, even after iosurvey asked the kernel to drop them (pinned by mlock, mapped by another process, or kept by the file system): the buffered reads were reads of RAM; drop --buffered",
                     t.path, c.resident, c.pages
@@ -129,7 +142,10 @@ Evidence::MemoryBacked(MemoryBacked {target: t.path.clone(), backing: "page cach
         if rotational && !s.pattern.is_sequential() && sr.read.ops > 0 {
             if let Some(p50) = p50.filter(|&ns| ns < ROTATIONAL_FLOOR_NS) {
                 out.push(Warning::new(
-Evidence::LatencyBelowFloor(LatencyBelowFloor {target: t.path.clone(), read_p50_ns: p50}),
+                    Evidence::LatencyBelowFloor(LatencyBelowFloor {
+                        target: t.path.clone(),
+                        read_p50_ns: p50,
+                    }),
                     format!(
                         "random reads of {} took {} ns at the median, faster than a rotational disk can seek: they were served by a cache (the disk's, a controller's or the page cache), or the device is not rotational",
                         t.path, p50
@@ -167,7 +183,12 @@ fn rate_ceilings(t: &TargetReport, op: Op, rate: f64) -> Vec<Warning> {
         .filter(|&c| rate > c as f64 * LINK_TOLERANCE)
     {
         out.push(Warning::new(
-Evidence::RateAboveLink(RateAboveLink {target: t.path.clone(), op, bytes_per_sec: rate.round(), link_bytes_per_sec: ceiling}),
+            Evidence::RateAboveLink(RateAboveLink {
+                target: t.path.clone(),
+                op,
+                bytes_per_sec: rate.round(),
+                link_bytes_per_sec: ceiling,
+            }),
             format!(
                 "{op}s of {} ran at {:.0} MB/s, more than its interface carries ({:.0} MB/s, {}): the data came from a cache, not over the link",
                 t.path,
@@ -183,7 +204,13 @@ Evidence::RateAboveLink(RateAboveLink {target: t.path.clone(), op, bytes_per_sec
     let rotational = t.rotational == Some(true) && t.memory_backed.is_none();
     if rotational && rate > ROTATIONAL_MAX_BYTES_PER_SEC {
         out.push(Warning::new(
-Evidence::RateAboveClass(RateAboveClass {target: t.path.clone(), op, bytes_per_sec: rate.round(), class: "rotational".into(), class_bytes_per_sec: ROTATIONAL_MAX_BYTES_PER_SEC}),
+            Evidence::RateAboveClass(RateAboveClass {
+                target: t.path.clone(),
+                op,
+                bytes_per_sec: rate.round(),
+                class: "rotational".into(),
+                class_bytes_per_sec: ROTATIONAL_MAX_BYTES_PER_SEC,
+            }),
             format!(
                 "{op}s of {} ran at {:.0} MB/s, more than a rotational disk's platters give (the fastest give about {:.0} MB/s): a cache answered (the disk's, a controller's, a host's), or the device is not rotational",
                 t.path,

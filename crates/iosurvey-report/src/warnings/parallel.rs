@@ -32,7 +32,7 @@ pub fn judge_scaling(report: &mut RunReport) {
     }
     let single = first.aggregate / first.devices.max(1) as f64;
     let w = Warning::new(
-Evidence::SuperLinear(SuperLinear {
+        Evidence::SuperLinear(SuperLinear {
             devices: row.devices as u64,
             aggregate_bytes_per_sec: row.aggregate.round(),
             single_bytes_per_sec: single.round(),

@@ -62,7 +62,12 @@ pub(super) fn rate_checks(op: Op, c: &ClassReport, interval_ns: u64) -> Option<W
     let measured_ns = rates.len() as u64 * interval_ns;
     if rates.len() < MIN_INTERVALS || measured_ns < MIN_MEASURED_NS {
         return Some(Warning::new(
-Evidence::TooShort(TooShort {op, intervals: rates.len() as u64, interval_ns: interval_ns, measured_ns: measured_ns}),
+            Evidence::TooShort(TooShort {
+                op,
+                intervals: rates.len() as u64,
+                interval_ns,
+                measured_ns,
+            }),
             format!(
                 "the {op}s ran for {} whole intervals of {} ms ({:.1} s): too short to tell a steady rate from a burst, whatever the interval; run longer (--time)",
                 rates.len(),
@@ -91,7 +96,7 @@ Evidence::TooShort(TooShort {op, intervals: rates.len() as u64, interval_ns: int
     let stalled = whole.iter().filter(|s| s.ops == 0).count();
     (cv > MAX_CV && dispersion > limit).then(|| {
         Warning::new(
-Evidence::Unstable(Unstable {
+            Evidence::Unstable(Unstable {
                 op,
                 cv: round3(cv),
                 intervals: rates.len() as u64,
@@ -231,7 +236,7 @@ pub(super) fn collapse(c: &ClassReport, interval_ns: u64) -> Option<Warning> {
     let written: u64 = c.series[..f.before].iter().map(|s| s.bytes).sum();
     let knee = written + (f.share * f.fast * interval_ns as f64 / 1e9) as u64;
     Some(Warning::new(
-Evidence::WriteCacheCollapse(WriteCacheCollapse {
+        Evidence::WriteCacheCollapse(WriteCacheCollapse {
             start_bytes_per_sec: f.fast.round(),
             after_bytes_per_sec: f.slow.round(),
             knee_bytes: knee,

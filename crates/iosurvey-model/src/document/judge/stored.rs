@@ -44,7 +44,7 @@ pub(super) fn unwritten(z: &ReadSample) -> Option<Warning> {
     let share = z.zero_blocks as f64 / z.blocks as f64;
     let round = |x: f64| (x * 1000.0).round() / 1000.0;
     Some(Warning::new(
-Evidence::UnwrittenArea(UnwrittenArea {
+        Evidence::UnwrittenArea(UnwrittenArea {
             sampled_blocks: z.blocks,
             zero_blocks: z.zero_blocks,
             zero_share: round(share),
@@ -109,7 +109,7 @@ pub(super) fn compressed(c: &CompressionCheck) -> Option<Warning> {
         ),
     };
     Some(Warning::new(
-Evidence::CompressionSuspected(evidence),
+        Evidence::CompressionSuspected(evidence),
         format!("{why}, so its rates depend on the data; iosurvey's own writes are incompressible unless --compressible"),
         "compressible writes at most 20% faster than incompressible ones, and under 10% of them stored encoded",
     ))

@@ -23,7 +23,7 @@ pub(super) fn short_window(streams: &[StreamReport], asked: Option<Duration>) ->
     }
     let share = window as f64 / run as f64;
     Some(Warning::new(
-Evidence::ShortWindow(ShortWindow {
+        Evidence::ShortWindow(ShortWindow {
             window_ns: window,
             run_ns: run,
             last_done_ns: last,
