@@ -1,6 +1,7 @@
 //! The model: a Plan is an ordered list of Points, each Point one Job of
 //! targets, stream classes and bounds.
 
+pub use crate::pattern::Pattern;
 use crate::{ArraySpec, EngineKind, Op, PointParams, SqPoll};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -12,35 +13,6 @@ pub struct TargetSpec {
     /// Size to create a new regular file at. An existing file or device is
     /// used at its own size.
     pub create_size: Option<u64>,
-}
-
-/// The order in which a stream walks its area.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Pattern {
-    /// Sequential, upwards, block by block.
-    Forward,
-    /// Sequential, downwards, block by block; wraps to the top after block 0.
-    Backward,
-    /// Uniform over the area's blocks, seeded.
-    Random,
-}
-
-impl Pattern {
-    pub fn name(self) -> &'static str {
-        match self {
-            Pattern::Forward => "forward",
-            Pattern::Backward => "backward",
-            Pattern::Random => "random",
-        }
-    }
-
-    /// Whether the pattern is sequential (and so splits into regions).
-    pub fn is_sequential(self) -> bool {
-        !matches!(self, Pattern::Random)
-    }
 }
 
 /// What a stream does: read, write, or a mix.
@@ -364,13 +336,6 @@ pub enum FrameOrder {
 
 /// `fwd`, `rev` or `random`, as reports print it.
 impl std::fmt::Display for FrameOrder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// `forward`, `backward` or `random`, as reports print it.
-impl std::fmt::Display for Pattern {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
     }

@@ -96,7 +96,7 @@ pub(super) fn tables(r: &RunReport) -> Vec<String> {
     let head: Vec<&str> = head.iter().map(String::as_str).collect();
     let scale = scale_of(r);
     let cells: Vec<Vec<String>> = rows.iter().map(|row| row_cells(row, scale)).collect();
-    vec![super::table(
+    vec![super::table::table(
         "diskperf (MB/s = 10^6 bytes/s; - where a test did not run, moved nothing or failed)",
         &head,
         &cells,

@@ -129,7 +129,7 @@ pub(super) fn tables(r: &RunReport) -> Vec<String> {
                     .collect()
             })
             .collect();
-        Some(super::table(caption, &head, &rows))
+        Some(super::table::table(caption, &head, &rows))
     })
     .collect()
 }

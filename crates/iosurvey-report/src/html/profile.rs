@@ -274,7 +274,7 @@ pub(super) fn tables(r: &RunReport) -> Vec<String> {
             .collect();
         let start = format!("start ({u})");
         let len = format!("length ({u})");
-        out.push(super::table(
+        out.push(super::table::table(
             "Zones",
             &[
                 "zone",
@@ -329,7 +329,7 @@ pub(super) fn tables(r: &RunReport) -> Vec<String> {
         ]);
     }
     if !rows.is_empty() {
-        out.push(super::table(
+        out.push(super::table::table(
             "HD Tune's figures",
             &["figure", "value", "where"],
             &rows,

@@ -146,7 +146,7 @@ fn pivot(g: &Group) -> String {
             row
         })
         .collect();
-    super::table(
+    super::table::table(
         &format!(
             "{}: aggregate MiB/s (2^20 bytes/s); rows crg, columns thr, both per device",
             g.title()

@@ -219,7 +219,7 @@ pub(super) fn tables(r: &RunReport) -> Vec<String> {
     for (name, p, f) in framed(r) {
         let Some(s) = summarize(p) else { continue };
         let d = frames_summary(f, p.elapsed_ns);
-        out.push(super::table(
+        out.push(super::table::table(
             &format!("Summary{name}"),
             &["", ""],
             &summary_rows(p, f, &s, &d),
@@ -351,7 +351,7 @@ fn details(name: &str, p: &PointReport, f: &FramesReport, d: &FramesSummary) -> 
             ]
         })
         .collect();
-    super::table(
+    super::table::table(
         &format!("Averaged details{name}"),
         &[
             "window",
@@ -407,7 +407,7 @@ fn verdicts(name: &str, f: &FramesReport, s: &FrameSummary, d: &FramesSummary) -
             "run shorter than 2 s, no window check; ok = at least {MARGIN}x the rate needed"
         ),
     };
-    super::table(
+    super::table::table(
         &format!(
             "Real-time verdict{name}: {} overall, {ok}; low = at least the rate needed, \
              no = below it",
