@@ -31,7 +31,18 @@ impl Op {
 }
 
 /// Which engine a job runs on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum EngineKind {
     /// io_uring with registered files and fixed buffers, batched.
     Uring,
@@ -89,4 +100,18 @@ impl EngineFeatures {
 pub struct SqPoll {
     pub cpu: Option<u32>,
     pub idle_ms: u32,
+}
+
+/// `read` or `write`, as reports print it.
+impl std::fmt::Display for Op {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// `uring` or `sync`, as reports print it.
+impl std::fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }

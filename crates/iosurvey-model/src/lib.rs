@@ -10,9 +10,11 @@
 #![deny(unsafe_code)]
 
 pub mod array;
+pub mod document;
 pub mod engine;
 pub mod host;
 pub mod params;
+pub mod pattern;
 pub mod plan;
 pub mod profile;
 pub mod result;
@@ -26,9 +28,10 @@ pub use array::{ArraySpec, Layout};
 pub use engine::{EngineFeatures, EngineKind, Op, SqPoll};
 pub use host::HostInfo;
 pub use params::{PointParams, ProfilePosition};
+pub use pattern::Pattern;
 pub use plan::{
-    frames_dir, Bounds, DataFill, Fps, FrameJob, FrameLayout, FrameOrder, Job, Mix, Pattern, Plan,
-    Point, StreamClass, TargetSpec,
+    frames_dir, Bounds, DataFill, Fps, FrameJob, FrameLayout, FrameOrder, Job, Mix, Plan, Point,
+    StreamClass, TargetSpec,
 };
 pub use result::{
     CachedPages, CompressionCheck, CpuTime, FrameRecord, FrameStatus, IoFailure, JobResult,

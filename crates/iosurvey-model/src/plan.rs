@@ -1,6 +1,7 @@
 //! The model: a Plan is an ordered list of Points, each Point one Job of
 //! targets, stream classes and bounds.
 
+pub use crate::pattern::Pattern;
 use crate::{ArraySpec, EngineKind, Op, PointParams, SqPoll};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -12,35 +13,6 @@ pub struct TargetSpec {
     /// Size to create a new regular file at. An existing file or device is
     /// used at its own size.
     pub create_size: Option<u64>,
-}
-
-/// The order in which a stream walks its area.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Pattern {
-    /// Sequential, upwards, block by block.
-    Forward,
-    /// Sequential, downwards, block by block; wraps to the top after block 0.
-    Backward,
-    /// Uniform over the area's blocks, seeded.
-    Random,
-}
-
-impl Pattern {
-    pub fn name(self) -> &'static str {
-        match self {
-            Pattern::Forward => "forward",
-            Pattern::Backward => "backward",
-            Pattern::Random => "random",
-        }
-    }
-
-    /// Whether the pattern is sequential (and so splits into regions).
-    pub fn is_sequential(self) -> bool {
-        !matches!(self, Pattern::Random)
-    }
 }
 
 /// What a stream does: read, write, or a mix.
@@ -306,7 +278,9 @@ impl Job {
 }
 
 /// A frame rate as a fraction, so NTSC's 30000/1001 stays exact.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Fps {
     pub num: u64,
     pub den: u64,
@@ -325,6 +299,11 @@ impl Fps {
         Duration::from_nanos(ns.min(u128::from(u64::MAX)) as u64)
     }
 
+    /// Whether `other` is the same rate (24/1 and 48/2 are).
+    pub fn same_rate(self, other: Fps) -> bool {
+        u128::from(self.num) * u128::from(other.den) == u128::from(other.num) * u128::from(self.den)
+    }
+
     /// Nanoseconds from one frame to the next.
     pub fn interval_ns(self) -> u64 {
         (u128::from(self.den) * 1_000_000_000 / u128::from(self.num.max(1))) as u64
@@ -341,13 +320,25 @@ pub enum FrameLayout {
     Stream,
 }
 
-/// The order frames are transferred in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The order frames are transferred in; saved as frametest names it.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub enum FrameOrder {
+    #[serde(rename = "fwd")]
     Forward,
+    #[serde(rename = "rev")]
     Reverse,
     /// Each frame once, in a seeded shuffle.
+    #[serde(rename = "random")]
     Random,
+}
+
+/// `fwd`, `rev` or `random`, as reports print it.
+impl std::fmt::Display for FrameOrder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 impl FrameOrder {

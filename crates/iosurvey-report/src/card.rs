@@ -2,7 +2,8 @@
 //! CrystalDiskMark, with IOPS and latency percentiles it lacks.
 
 use crate::text::format_ns;
-use crate::{format_rate, ClassReport, RunReport, TextOptions};
+use crate::{format_rate, TextOptions};
+use iosurvey_model::document::{ClassReport, RunReport};
 use iosurvey_model::{Op, PointParams};
 use std::fmt::Write;
 
@@ -99,7 +100,7 @@ pub(crate) fn interruptions_and_failures(out: &mut String, report: &RunReport) {
                 p.label,
                 f.op,
                 f.offset,
-                crate::failure_text(f.errno)
+                iosurvey_model::document::failure_text(f.errno)
             );
         }
     }

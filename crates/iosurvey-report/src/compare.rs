@@ -17,7 +17,7 @@ pub use gate::{gate, GateFigure, GateReport};
 pub use matching::NoMatch;
 pub use render::{compare_json, render_compare_html, render_compare_text};
 
-use crate::{ClassReport, PointReport, RunReport};
+use iosurvey_model::document::{ClassReport, PointReport, RunReport};
 use iosurvey_stats::significance::{mann_whitney, median, median_ci, median_ratio_ci, MIN_REPEATS};
 use iosurvey_stats::Histogram;
 use serde::{Deserialize, Serialize};

@@ -2,7 +2,7 @@
 //! counts and the derived rates. Modes with a table of their own (diskperf,
 //! parallel, survey) have their own CSV.
 
-use crate::{ClassReport, RunReport};
+use iosurvey_model::document::{ClassReport, RunReport};
 
 /// Column names of [`render_csv`].
 pub const COLUMNS: [&str; 20] = [
@@ -53,7 +53,7 @@ pub fn render_csv(report: &RunReport) -> String {
                     s.label.clone(),
                     p.targets[s.target].path.clone(),
                     op.to_string(),
-                    s.pattern.clone(),
+                    s.pattern.to_string(),
                     s.bs.to_string(),
                     s.outstanding.to_string(),
                     c.ops.to_string(),

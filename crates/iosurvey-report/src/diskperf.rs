@@ -2,47 +2,23 @@
 //! per request size, six columns (fwd/bwd/rnd x write/read) in MB/s, as
 //! gnuplot-ready text with `#` comments, and as CSV.
 
-use crate::{PointReport, RunReport, TextOptions};
-use iosurvey_model::{Op, PointParams};
+use crate::TextOptions;
+use iosurvey_model::document::{DiskperfSettings, PointReport, RunReport};
+use iosurvey_model::{Op, Pattern, PointParams};
 use std::fmt::Write;
 
-/// The columns, in diskperf's order: (pattern, op) as the report names them.
-pub const COLUMNS: [(&str, &str, &str); 6] = [
-    ("fwd_wt", "forward", "write"),
-    ("fwd_rd", "forward", "read"),
-    ("bwd_wt", "backward", "write"),
-    ("bwd_rd", "backward", "read"),
-    ("rnd_wt", "random", "write"),
-    ("rnd_rd", "random", "read"),
+/// The columns, in diskperf's order: its name, and the pattern and op of
+/// the points it shows.
+pub const COLUMNS: [(&str, Pattern, Op); 6] = [
+    ("fwd_wt", Pattern::Forward, Op::Write),
+    ("fwd_rd", Pattern::Forward, Op::Read),
+    ("bwd_wt", Pattern::Backward, Op::Write),
+    ("bwd_rd", Pattern::Backward, Op::Read),
+    ("rnd_wt", Pattern::Random, Op::Write),
+    ("rnd_rd", Pattern::Random, Op::Read),
 ];
 
 const RULE: &str = "#---------------------------------------------------------";
-
-/// Display choices of the command (not results), kept in the report
-/// (`diskperf`) so that a saved report is presented as the run was.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
-pub struct DiskperfSettings {
-    /// Echoed in the header (diskperf's `-n`).
-    pub label: Option<String>,
-    /// Every rate is multiplied by this (diskperf's `-s`).
-    pub scale: f64,
-    /// Frames per second: adds a block of "x real time" figures, taking the
-    /// first request size as one frame.
-    pub fps: Option<f64>,
-    /// The frame preset the first size came from, e.g. `hd-444 (1920x1080x4)`.
-    pub frame: Option<String>,
-}
-
-impl Default for DiskperfSettings {
-    fn default() -> Self {
-        DiskperfSettings {
-            label: None,
-            scale: 1.0,
-            fps: None,
-            frame: None,
-        }
-    }
-}
 
 /// One row: a request size and, per column, bytes per second over that
 /// point's elapsed time (`None` when the test did not run, moved nothing or
@@ -60,7 +36,7 @@ fn column(p: &PointReport) -> Option<usize> {
     };
     COLUMNS
         .iter()
-        .position(|&(_, pat, o)| pat == pattern.name() && o == op.name())
+        .position(|&(_, pat, o)| pat == pattern && o == op)
 }
 
 /// Whether a diskperf point writes.
@@ -184,7 +160,7 @@ fn footer(out: &mut String, report: &RunReport) {
                 p.label,
                 f.op,
                 f.offset,
-                crate::failure_text(f.errno)
+                iosurvey_model::document::failure_text(f.errno)
             );
         }
     }

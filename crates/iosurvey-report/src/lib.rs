@@ -1,5 +1,6 @@
-//! Reports for iosurvey: a serialisable [`RunReport`] built from what ran,
-//! and pure presenters from it to bytes (text, JSON).
+//! Presenters for iosurvey: pure functions from a saved run (the document,
+//! [`iosurvey_model::document::RunReport`]) to bytes (text, each classic
+//! tool's layout, CSV, JSON, HTML) and the comparison of two runs.
 //!
 //! Presenters never do I/O and never look at anything but the report, so the
 //! same report always prints the same way, and saved reports can be
@@ -10,11 +11,9 @@ mod card;
 pub mod compare;
 mod csv_table;
 pub mod diskperf;
-mod errno;
 pub mod html;
 mod json;
 pub mod matrix;
-mod model;
 pub mod parallel;
 pub mod profile;
 mod ranks;
@@ -26,15 +25,9 @@ mod warnings;
 
 pub use card::render_card;
 pub use csv_table::render_csv;
-pub use errno::{errno_name, failure_text};
 pub use html::{embedded_json, render_html};
 pub use json::{json_schema, to_json, FIRST_SCHEMA_VERSION, MODES, SCHEMA_VERSION};
-pub use model::{
-    ArrayReport, ClassReport, CompressionReport, ErrorCount, FailureReport, FramesReport,
-    LatencyReport, Percentile, PointReport, PointWindows, RankPoint, RankReport, RunReport,
-    Settings, StreamReport, StreamTotals, TargetReport, ToolInfo, Window, COMMIT,
-};
 pub use ranks::render_ranks;
 pub use text::{format_ns, format_rate, render_text, TextOptions};
 pub use visible::{terminal_text, visible};
-pub use warnings::{judge_scaling, Warning};
+pub use warnings::judge_scaling;

@@ -10,34 +10,10 @@ mod hist;
 
 pub use hist::render_hist;
 
-use crate::{ClassReport, PointReport, RunReport, StreamReport};
-use iosurvey_model::PointParams;
+use iosurvey_model::document::{Cache, ClassReport, PointReport, RunReport, StreamReport};
+use iosurvey_model::{Pattern, PointParams};
 use iosurvey_stats::Histogram;
 use std::fmt::Write;
-
-/// What `matrix` was asked for beyond its points, kept in the report so
-/// that its summary says it as ORION does.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
-pub struct MatrixSettings {
-    /// ORION's run level: `simple`, `normal`, `advanced`, `oltp` or `dss`.
-    pub run: String,
-    /// The cache warm-up given (`-cache_size` or `--cache-warm`); `None`
-    /// when none was (ORION's "Not Entered").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache: Option<Cache>,
-}
-
-/// A cache warm-up as given.
-#[derive(
-    Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Cache {
-    /// Bytes moved unmeasured (ORION's `-cache_size`, in MB there).
-    Bytes(u64),
-    /// Nanoseconds of unmeasured load.
-    Time(u64),
-}
 
 /// What one cell of the matrix measured.
 #[derive(Clone, Debug, PartialEq)]
@@ -72,12 +48,29 @@ pub fn failure_words(p: &PointReport) -> Option<String> {
         f.op,
         f.offset,
         crate::visible(target),
-        crate::failure_text(f.errno)
+        iosurvey_model::document::failure_text(f.errno)
     ))
 }
 
-fn stream<'a>(p: &'a PointReport, label: &str) -> Option<&'a StreamReport> {
-    p.streams.iter().find(|s| s.label == label)
+/// ORION's two classes of I/O in a matrix point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Class {
+    Small,
+    Large,
+}
+
+/// The stream of `class` in `p`, found by the order `expand` gives a
+/// matrix point its streams: the small one first when the point has small
+/// I/Os, then the large one when it has large I/Os.
+pub(crate) fn stream(p: &PointReport, class: Class) -> Option<&StreamReport> {
+    let PointParams::Matrix { small, large } = p.params else {
+        return None;
+    };
+    match class {
+        Class::Small if small > 0 => p.streams.first(),
+        Class::Large if large > 0 => p.streams.get(usize::from(small > 0)),
+        _ => None,
+    }
 }
 
 /// Reads and writes of one stream as one histogram.
@@ -96,8 +89,8 @@ pub fn cell(p: &PointReport) -> Option<Cell> {
     let PointParams::Matrix { small, large } = p.params else {
         return None;
     };
-    let s = stream(p, "small").filter(|_| p.skipped.is_none());
-    let l = stream(p, "large").filter(|_| p.skipped.is_none());
+    let s = stream(p, Class::Small).filter(|_| p.skipped.is_none());
+    let l = stream(p, Class::Large).filter(|_| p.skipped.is_none());
     Some(Cell {
         small,
         large,
@@ -170,9 +163,9 @@ fn at(c: &Cell) -> String {
     format!("@ Small={} and Large={}", c.small, c.large)
 }
 
-/// The first point with a class labelled `label`.
-fn first_stream<'a>(report: &'a RunReport, label: &str) -> Option<&'a StreamReport> {
-    report.points.iter().find_map(|p| stream(p, label))
+/// The first point with a stream of `class`.
+fn first_stream(report: &RunReport, class: Class) -> Option<&StreamReport> {
+    report.points.iter().find_map(|p| stream(p, class))
 }
 
 /// ORION's `Total Data Points`: the cells of its grid, which holds the
@@ -191,8 +184,8 @@ fn data_points(cells: &[Cell]) -> usize {
 pub fn render_summary(report: &RunReport, testname: &str) -> String {
     let mut o = String::new();
     let cells = cells(report);
-    let small = first_stream(report, "small");
-    let large = first_stream(report, "large");
+    let small = first_stream(report, Class::Small);
+    let large = first_stream(report, Class::Large);
     let any = small.or(large);
     let first = report.points.first();
     let _ = writeln!(o, "iosurvey {} (ORION matrix)\n", report.tool.version);
@@ -213,13 +206,13 @@ pub fn render_summary(report: &RunReport, testname: &str) -> String {
     if small.is_some() {
         types.push("Small Random IOs");
     }
-    match large.map(|l| l.pattern.as_str()) {
-        Some("random") => types.push("Large Random IOs"),
+    match large.map(|l| l.pattern) {
+        Some(Pattern::Random) => types.push("Large Random IOs"),
         Some(_) => types.push("Large Sequential Streams"),
         None => {}
     }
     let _ = writeln!(o, "IO Types: {}", types.join(", "));
-    if let Some(l) = large.filter(|l| l.pattern != "random") {
+    if let Some(l) = large.filter(|l| l.pattern.is_sequential()) {
         let per = l.outstanding / l.regions.max(1);
         let _ = writeln!(o, "Number of Concurrent IOs Per Stream: {per}");
     }

@@ -2,7 +2,8 @@
 //! which every device was running (not from its own start to its own end),
 //! in parallel `dd`'s line layout, plus the scaling table and its knee.
 
-use crate::{ClassReport, PointReport, RunReport, TextOptions};
+use crate::TextOptions;
+use iosurvey_model::document::{ClassReport, PointReport, RunReport};
 use iosurvey_stats::IntervalSample;
 use std::fmt::Write;
 
@@ -34,7 +35,7 @@ pub struct PointFigures {
 }
 
 /// The class a stream ran (reads, or writes with `--write`).
-fn class(s: &crate::StreamReport) -> &ClassReport {
+fn class(s: &iosurvey_model::document::StreamReport) -> &ClassReport {
     if s.write.ops > 0 || s.read.ops == 0 && !s.write.errors.is_empty() {
         &s.write
     } else {
@@ -255,7 +256,7 @@ pub fn render_parallel(report: &RunReport, opts: TextOptions) -> String {
                 e.op,
                 e.offset,
                 p.targets[p.streams[e.stream].target].path,
-                crate::failure_text(e.errno)
+                iosurvey_model::document::failure_text(e.errno)
             );
         }
     }

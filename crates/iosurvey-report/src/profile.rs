@@ -3,9 +3,10 @@
 //! minimum, maximum and average transfer rate, access time and burst rate,
 //! and a CSV of the zones.
 
-use crate::{format_ns, ClassReport, PointReport, RunReport, StreamReport, TextOptions};
-use iosurvey_model::profile::{ACCESS, BURST, ZONE};
+use crate::{format_ns, TextOptions};
+use iosurvey_model::document::{ClassReport, PointReport, RunReport, StreamReport};
 use iosurvey_model::units::format_size;
+use iosurvey_model::{PointParams, ProfilePosition};
 use std::fmt::Write;
 
 /// Width of the chart's bars: 27 columns of figures before them, 77 in all.
@@ -42,17 +43,27 @@ pub struct Burst {
     pub rate: Option<f64>,
 }
 
-/// The first stream of every point whose stream is labelled `label`.
-fn streams<'a>(
-    report: &'a RunReport,
-    label: &'a str,
-) -> impl Iterator<Item = (&'a PointReport, &'a StreamReport)> + 'a {
-    report.points.iter().filter_map(move |p| {
-        p.streams
-            .first()
-            .filter(|s| s.label == label)
-            .map(|s| (p, s))
+/// The first stream of every point whose position `want` accepts.
+fn streams(
+    report: &RunReport,
+    want: fn(&ProfilePosition) -> bool,
+) -> impl Iterator<Item = (&PointReport, &StreamReport)> + '_ {
+    report.points.iter().filter_map(move |p| match &p.params {
+        PointParams::Profile { position } if want(position) => Some((p, p.streams.first()?)),
+        _ => None,
     })
+}
+
+fn zone(q: &ProfilePosition) -> bool {
+    matches!(q, ProfilePosition::Zone { .. })
+}
+
+fn access(q: &ProfilePosition) -> bool {
+    matches!(q, ProfilePosition::Access)
+}
+
+fn burst_area(q: &ProfilePosition) -> bool {
+    matches!(q, ProfilePosition::Burst { .. })
 }
 
 pub(crate) fn rate(c: &ClassReport, elapsed_ns: u64) -> Option<f64> {
@@ -61,7 +72,7 @@ pub(crate) fn rate(c: &ClassReport, elapsed_ns: u64) -> Option<f64> {
 
 /// The zones, in position order, from the zone points' streams.
 pub fn profile_zones(report: &RunReport) -> Vec<ZoneRow> {
-    streams(report, ZONE)
+    streams(report, zone)
         .enumerate()
         .map(|(index, (_, s))| ZoneRow {
             index,
@@ -76,7 +87,7 @@ pub fn profile_zones(report: &RunReport) -> Vec<ZoneRow> {
 
 /// The access-time point's figures, if it ran.
 pub fn access_time(report: &RunReport) -> Option<AccessTime> {
-    let (_, s) = streams(report, ACCESS).next()?;
+    let (_, s) = streams(report, access).next()?;
     (s.read.ops > 0).then(|| AccessTime {
         ops: s.read.ops,
         bs: s.bs,
@@ -87,7 +98,7 @@ pub fn access_time(report: &RunReport) -> Option<AccessTime> {
 
 /// The burst point's figures, if it ran.
 pub fn burst(report: &RunReport) -> Option<Burst> {
-    let (_, s) = streams(report, BURST).next()?;
+    let (_, s) = streams(report, burst_area).next()?;
     Some(Burst {
         ops: s.read.ops,
         bs: s.bs,
@@ -112,7 +123,7 @@ pub(crate) fn position_unit(end: u64, opts: TextOptions) -> (&'static str, f64, 
 
 fn header(out: &mut String, report: &RunReport, zones: &[ZoneRow], opts: TextOptions) {
     let _ = writeln!(out, "iosurvey profile");
-    let Some((p, s)) = streams(report, ZONE).next() else {
+    let Some((p, s)) = streams(report, zone).next() else {
         return;
     };
     let members: Vec<usize> = s
@@ -153,7 +164,7 @@ fn header(out: &mut String, report: &RunReport, zones: &[ZoneRow], opts: TextOpt
     );
 }
 
-fn layout_name(a: &crate::ArrayReport) -> String {
+fn layout_name(a: &iosurvey_model::document::ArrayReport) -> String {
     match a.layout {
         iosurvey_model::Layout::Concat => "concat".into(),
         iosurvey_model::Layout::Raid0 { stripe } => format!("raid0, stripe {stripe}"),
@@ -256,7 +267,7 @@ fn summary(out: &mut String, report: &RunReport, zones: &[ZoneRow], opts: TextOp
     // The workers' own CPU time over the zones' measured time: the
     // process's figure also holds each point's setup and wind-down, which
     // outweigh a zone read in milliseconds.
-    let (cpu, elapsed) = streams(report, ZONE).fold((0, 0), |(c, e), (p, s)| {
+    let (cpu, elapsed) = streams(report, zone).fold((0, 0), |(c, e), (p, s)| {
         (c + p.cpu_workers_ns, e + s.elapsed_ns)
     });
     if elapsed > 0 {

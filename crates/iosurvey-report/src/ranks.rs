@@ -2,7 +2,7 @@
 //! targets and totals, and each point's rates over the three windows.
 
 use crate::text::{format_rate, TextOptions};
-use crate::RunReport;
+use iosurvey_model::document::RunReport;
 use std::fmt::Write;
 
 /// The ranks and windows of `report`; empty for a run on one host.

@@ -3,7 +3,7 @@
 //! rate here is MiB/s (2^20 bytes per second), as sgpdd-survey's are, even
 //! where its legacy layout labels them `MB/s`.
 
-use crate::{ClassReport, PointReport, RunReport, StreamReport};
+use iosurvey_model::document::{ClassReport, PointReport, RunReport, StreamReport};
 use iosurvey_model::{Op, PointParams};
 use std::fmt::Write;
 

@@ -1,6 +1,6 @@
 //! The human summary: one block per point, per target and in total.
 
-use crate::{ClassReport, PointReport, RunReport, StreamReport};
+use iosurvey_model::document::{ClassReport, PointReport, RunReport, StreamReport};
 use std::fmt::Write;
 
 /// Display choices.
@@ -124,7 +124,7 @@ fn class_lines(out: &mut String, name: &str, c: &ClassReport, elapsed_ns: u64, o
     }
 }
 
-fn target_title(t: &crate::TargetReport) -> String {
+fn target_title(t: &iosurvey_model::document::TargetReport) -> String {
     let rot = match t.rotational {
         Some(true) => ", rotational",
         Some(false) => ", non-rotational",
@@ -301,7 +301,7 @@ pub fn render_text(report: &RunReport, opts: TextOptions) -> String {
                 f.op,
                 f.offset,
                 p.targets[p.streams[f.stream].target].path,
-                crate::failure_text(f.errno)
+                iosurvey_model::document::failure_text(f.errno)
             );
         }
         if let Some(v) = &p.verify {

@@ -13,8 +13,6 @@ pub const MARGIN: f64 = 1.2;
 /// Ratios this close to a threshold count as reaching it, so that a rate of
 /// exactly 1.2 times the need is not undone by rounding.
 const EPSILON: f64 = 1e-9;
-/// The `Last Ns` windows of the averaged details, in seconds.
-pub const WINDOWS_S: [u64; 3] = [1, 5, 10];
 /// Upper edges of the histogram's buckets; the last bucket is 1 s or more.
 pub const HISTOGRAM_EDGES_NS: [u64; 13] = FRAME_HISTOGRAM_EDGES_NS;
 /// The histogram's bucket names, one per bucket.
@@ -61,10 +59,12 @@ mod tests {
 
     #[test]
     fn frame_rates_go_by_their_usual_names() {
-        assert_eq!(fps_name(24000.0 / 1001.0), "23.976");
-        assert_eq!(fps_name(24.0), "24");
-        assert_eq!(fps_name(12.5), "12.5");
-        assert_eq!(fps_name(100.0), "100");
+        let fps = |num, den| iosurvey_model::Fps { num, den };
+        assert_eq!(fps_name(fps(24000, 1001)), "23.976");
+        assert_eq!(fps_name(fps(48000, 2002)), "23.976");
+        assert_eq!(fps_name(fps(24, 1)), "24");
+        assert_eq!(fps_name(fps(25, 2)), "12.5");
+        assert_eq!(fps_name(fps(100, 1)), "100");
     }
 
     #[test]

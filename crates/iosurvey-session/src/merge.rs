@@ -5,8 +5,8 @@
 //! rates over three windows, every rank's times taken from its own exit
 //! from the barrier that started the point.
 
+use iosurvey_model::document::{PointWindows, RankPoint, Window};
 use iosurvey_report::parallel::done_within;
-use iosurvey_report::{PointWindows, RankPoint, Window};
 use iosurvey_run::JobResult;
 use serde::{Deserialize, Serialize};
 

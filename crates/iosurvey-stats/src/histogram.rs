@@ -456,7 +456,6 @@ pub struct HistogramData {
     #[serde(default)]
     pub max_ns: Option<u64>,
     /// `[bucket value in ns, count]` for every non-empty bucket, ascending.
-    #[serde(serialize_with = "crate::pairs::serialize")]
     pub counts: Vec<[u64; 2]>,
 }
 

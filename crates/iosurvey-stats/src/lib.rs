@@ -20,7 +20,6 @@
 mod buckets;
 mod class;
 mod histogram;
-pub mod pairs;
 mod series;
 pub mod significance;
 

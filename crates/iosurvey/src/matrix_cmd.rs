@@ -9,11 +9,12 @@ use crate::presenter::Presenter;
 use crate::session::{run_plan, Session};
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
+use iosurvey_model::document::{Cache, MatrixSettings, RunReport};
 use iosurvey_report::matrix::{
     cell, failure_words, render_hist, render_matrix_csv, render_matrix_text, render_summary, stamp,
-    Cache, MatrixSettings, Metric,
+    Metric,
 };
-use iosurvey_report::{to_json, RunReport, TextOptions};
+use iosurvey_report::{to_json, TextOptions};
 use iosurvey_session::Cluster;
 use iosurvey_workload::memory::points_memory;
 use iosurvey_workload::modes::describe::estimate;

@@ -4,7 +4,8 @@
 //! the CSV and mode's files of the first repeat.
 
 use crate::exit::Failure;
-use iosurvey_report::{render_csv, RunReport, TextOptions};
+use iosurvey_model::document::RunReport;
+use iosurvey_report::{render_csv, TextOptions};
 use std::path::PathBuf;
 
 /// How a mode presents its report. Every presenter is a pure function of the

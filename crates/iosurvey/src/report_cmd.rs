@@ -8,9 +8,8 @@ use crate::out_path::{check_stdout, fd_ident, judge, Ident};
 use crate::output::write_out;
 use anyhow::anyhow;
 use clap::Args;
-use iosurvey_report::{
-    embedded_json, render_html, RunReport, FIRST_SCHEMA_VERSION, MODES, SCHEMA_VERSION,
-};
+use iosurvey_model::document::RunReport;
+use iosurvey_report::{embedded_json, render_html, FIRST_SCHEMA_VERSION, MODES, SCHEMA_VERSION};
 use std::io::Read;
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};

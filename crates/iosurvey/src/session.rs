@@ -11,9 +11,10 @@ use crate::output::{self, Outputs};
 use crate::presenter::{Presentation, Presenter};
 use crate::{progress, targets};
 use anyhow::anyhow;
-use iosurvey_report::{
-    PointReport, PointWindows, RankPoint, RankReport, RunReport, TargetReport, TextOptions,
+use iosurvey_model::document::{
+    PointReport, PointWindows, RankPoint, RankReport, RunReport, TargetReport,
 };
+use iosurvey_report::TextOptions;
 use iosurvey_run::{now_ns, run_point, JobResult, Observer, OpenTarget};
 use iosurvey_session::assign::Assigned;
 use iosurvey_session::localize::maps_of;

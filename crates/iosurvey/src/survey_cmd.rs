@@ -10,8 +10,9 @@ use crate::presenter::Presenter;
 use crate::session::{run_plan, Session};
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
+use iosurvey_model::document::RunReport;
 use iosurvey_report::survey::{render_detail, render_summary, render_survey_csv, Layout};
-use iosurvey_report::{RunReport, TextOptions};
+use iosurvey_report::TextOptions;
 use iosurvey_run::{plan_geometry, HostInfo, HostProbe, OpenOptions, WritePolicy};
 use iosurvey_session::Cluster;
 use iosurvey_workload::modes::survey::{expand, parse_actions, Action, SurveySpec};
@@ -270,7 +271,7 @@ impl Presenter for SurveyPresenter {
                     p.label,
                     f.op,
                     f.offset,
-                    iosurvey_report::failure_text(f.errno)
+                    iosurvey_model::document::failure_text(f.errno)
                 ));
             }
         }

@@ -10,8 +10,9 @@ use crate::session::{run_plan, Session};
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use iosurvey_engine::{EngineKind, Op};
+use iosurvey_model::document::RunReport;
 use iosurvey_report::video::{render_format_list, render_video, render_video_csv};
-use iosurvey_report::{RunReport, TextOptions};
+use iosurvey_report::TextOptions;
 use iosurvey_session::Cluster;
 use iosurvey_target::frame_dir::{check_fd_limit, FrameDir, FrameDirError};
 use iosurvey_workload::modes::video::{

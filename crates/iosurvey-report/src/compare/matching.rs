@@ -2,7 +2,7 @@
 //! typed parameters (by their label in modes whose points have none), and
 //! when none is, why not ([`NoMatch`]).
 
-use crate::{PointReport, RunReport};
+use iosurvey_model::document::{PointReport, RunReport};
 use iosurvey_model::PointParams;
 
 /// Why a run compared with the baseline gave nothing to compare.

@@ -177,7 +177,7 @@ pub fn render_compare_html(c: &CompareReport) -> String {
             ]
         })
         .collect();
-    h.push_str(&crate::html::table(
+    h.push_str(&crate::html::table::table(
         "Runs",
         &["", "report", "mode", "started", "host", "repeats"],
         &runs,
@@ -234,7 +234,7 @@ pub fn render_compare_html(c: &CompareReport) -> String {
         let _ = writeln!(h, "<p>{}</p>", crate::html::escape(&g.summary()));
     }
     let rows: Vec<Vec<String>> = (0..c.rows.len()).map(|k| cells(c, k, true)).collect();
-    h.push_str(&crate::html::table(
+    h.push_str(&crate::html::table::table(
         "Point by point",
         &head(c.gate.as_ref()),
         &rows,

@@ -10,7 +10,7 @@
 use super::chart::{Axis, Chart, Scale, Series, Style};
 use super::run::fmt_num;
 use crate::diskperf::{diskperf_rows, DiskperfRow, COLUMNS};
-use crate::RunReport;
+use iosurvey_model::document::RunReport;
 
 /// The lines in the order series take their colours: a pattern's read and
 /// write side by side, reads first.
@@ -96,7 +96,7 @@ pub(super) fn tables(r: &RunReport) -> Vec<String> {
     let head: Vec<&str> = head.iter().map(String::as_str).collect();
     let scale = scale_of(r);
     let cells: Vec<Vec<String>> = rows.iter().map(|row| row_cells(row, scale)).collect();
-    vec![super::table(
+    vec![super::table::table(
         "diskperf (MB/s = 10^6 bytes/s; - where a test did not run, moved nothing or failed)",
         &head,
         &cells,

@@ -8,7 +8,7 @@ use super::chart::{Axis, Chart, Scale, Series, Style};
 use super::run::fmt_num;
 use super::video::fmt_whole;
 use crate::matrix::{cells, grid, Cell, Metric};
-use crate::RunReport;
+use iosurvey_model::document::RunReport;
 
 pub(super) fn charts(r: &RunReport) -> Vec<Chart> {
     let cells = cells(r);
@@ -129,7 +129,7 @@ pub(super) fn tables(r: &RunReport) -> Vec<String> {
                     .collect()
             })
             .collect();
-        Some(super::table(caption, &head, &rows))
+        Some(super::table::table(caption, &head, &rows))
     })
     .collect()
 }

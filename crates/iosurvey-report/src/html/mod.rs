@@ -14,14 +14,17 @@ mod parallel;
 mod profile;
 mod run;
 mod survey;
+pub(crate) mod table;
 mod video;
 
 pub use chart::{svg, Axis, Band, Chart, Scale, Series, Style};
 
-use crate::{format_ns, to_json, ClassReport, PointReport, RunReport};
+use crate::{format_ns, to_json};
 pub(crate) use chart::escape;
+use iosurvey_model::document::{ClassReport, PointReport, RunReport};
 use iosurvey_stats::significance::median;
 use std::fmt::Write as _;
+use table::table;
 
 /// The `id` of the element that holds the embedded JSON report.
 pub const JSON_ID: &str = "iosurvey-report";
@@ -86,34 +89,6 @@ figure.plot{margin:1em 0}figure.plot svg{max-width:100%;height:auto;border:1px s
 .warning{border-left:4px solid #d55e00;background:#fff4ec;padding:.4em .8em;margin:.5em 0}\
 code{font-size:.95em}caption{text-align:left;font-weight:bold;padding:.3em 0}";
 
-/// A table: header cells, then rows of cells (numbers right-aligned).
-pub(crate) fn table(caption: &str, head: &[&str], rows: &[Vec<String>]) -> String {
-    let mut t = String::from("<table>");
-    if !caption.is_empty() {
-        let _ = write!(t, "<caption>{}</caption>", escape(caption));
-    }
-    if head.iter().any(|c| !c.is_empty()) {
-        t.push_str("<thead><tr>");
-        for c in head {
-            let _ = write!(t, "<th>{}</th>", escape(c));
-        }
-        t.push_str("</tr></thead>");
-    }
-    t.push_str("\n<tbody>\n");
-    for r in rows {
-        t.push_str("<tr>");
-        for c in r {
-            let numeric = c.starts_with(|ch: char| ch.is_ascii_digit() || ch == '-')
-                && c.chars().any(|ch| ch.is_ascii_digit());
-            let class = if numeric { " class=\"n\"" } else { "" };
-            let _ = write!(t, "<td{class}>{}</td>", escape(c));
-        }
-        t.push_str("</tr>\n");
-    }
-    t.push_str("</tbody></table>\n");
-    t
-}
-
 /// Name/value rows.
 fn pairs(h: &mut String, id: &str, title: &str, rows: Vec<(&str, String)>) {
     let _ = writeln!(h, "<section id=\"{id}\">\n<h2>{}</h2>", escape(title));
@@ -159,7 +134,7 @@ fn settings(h: &mut String, r: &RunReport) {
     if let Some(p) = r.points.first() {
         let s = &p.settings;
         rows.extend([
-            ("engine", s.engine.clone()),
+            ("engine", s.engine.to_string()),
             ("workers", s.workers.to_string()),
             ("direct", s.direct.to_string()),
             (
@@ -245,14 +220,14 @@ fn warnings(h: &mut String, r: &RunReport) {
     let mut body = String::new();
     for p in &r.points {
         for w in &p.warnings {
-            if seen.contains(&(w.code.as_str(), w.message.as_str())) {
+            if seen.contains(&(w.code(), w.message.as_str())) {
                 continue;
             }
-            seen.push((&w.code, &w.message));
+            seen.push((w.code(), &w.message));
             let _ = writeln!(
                 body,
                 "<div class=\"warning\"><b>{}</b> (point {}: {}): {} <small>{}</small></div>",
-                escape(&w.code),
+                escape(w.code()),
                 p.index,
                 escape(&p.label),
                 escape(&w.message),

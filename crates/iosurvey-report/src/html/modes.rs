@@ -1,7 +1,7 @@
 //! Which plots and tables each mode gets.
 
 use super::chart::Chart;
-use crate::RunReport;
+use iosurvey_model::document::RunReport;
 
 /// The mode's plots, in the order shown.
 pub(super) fn charts(r: &RunReport) -> Vec<Chart> {

@@ -8,7 +8,7 @@
 use super::chart::{Axis, Band, Chart, Scale, Series, Style};
 use super::run::fmt_num;
 use crate::parallel::{figures, scaling, PointFigures, ScaleRow};
-use crate::RunReport;
+use iosurvey_model::document::RunReport;
 
 /// Points drawn as bar series side by side; beyond this, only the first
 /// (one device alone) and the largest (every device at once).
@@ -197,7 +197,7 @@ pub(super) fn tables(r: &RunReport) -> Vec<String> {
             ]);
         }
     }
-    let mut out = vec![super::table(
+    let mut out = vec![super::table::table(
         "Per device, over the common window (from the start to the first device done; MB/s = 10^6 bytes/s)",
         &[
             "point",
@@ -225,7 +225,7 @@ pub(super) fn tables(r: &RunReport) -> Vec<String> {
                 ]
             })
             .collect();
-        out.push(super::table(
+        out.push(super::table::table(
             "Scaling (efficiency: aggregate over N x the single-device rate; the knee: the first step whose added devices each add less than half a device's rate)",
             &[
                 "N",

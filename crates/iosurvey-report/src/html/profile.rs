@@ -7,7 +7,8 @@
 use super::chart::{Axis, Chart, Scale, Series, Style};
 use super::run::{fmt_ns, fmt_num, fmt_pct};
 use crate::profile::{position_unit, rate};
-use crate::{format_ns, ClassReport, PointReport, RunReport, StreamReport, TextOptions};
+use crate::{format_ns, TextOptions};
+use iosurvey_model::document::{ClassReport, PointReport, RunReport, StreamReport};
 use iosurvey_model::{PointParams, ProfilePosition};
 use iosurvey_stats::Histogram;
 
@@ -273,7 +274,7 @@ pub(super) fn tables(r: &RunReport) -> Vec<String> {
             .collect();
         let start = format!("start ({u})");
         let len = format!("length ({u})");
-        out.push(super::table(
+        out.push(super::table::table(
             "Zones",
             &[
                 "zone",
@@ -328,7 +329,7 @@ pub(super) fn tables(r: &RunReport) -> Vec<String> {
         ]);
     }
     if !rows.is_empty() {
-        out.push(super::table(
+        out.push(super::table::table(
             "HD Tune's figures",
             &["figure", "value", "where"],
             &rows,

@@ -2,7 +2,7 @@
 //! axis, the rate per interval over time, and the latency histogram.
 
 use super::chart::{Axis, Chart, Scale, Series, Style};
-use crate::{ClassReport, PointReport, RunReport};
+use iosurvey_model::document::{ClassReport, PointReport, RunReport};
 use iosurvey_stats::Histogram;
 
 pub(super) fn charts(r: &RunReport) -> Vec<Chart> {

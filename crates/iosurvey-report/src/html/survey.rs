@@ -9,7 +9,7 @@ use super::chart::{Axis, Chart, Scale, Series, Style};
 use super::diskperf::fmt_bytes;
 use super::run::fmt_num;
 use crate::survey::{figures, ActionFigures};
-use crate::RunReport;
+use iosurvey_model::document::RunReport;
 use iosurvey_model::Op;
 
 /// The points of one record size and action, in the order they ran.
@@ -146,7 +146,7 @@ fn pivot(g: &Group) -> String {
             row
         })
         .collect();
-    super::table(
+    super::table::table(
         &format!(
             "{}: aggregate MiB/s (2^20 bytes/s); rows crg, columns thr, both per device",
             g.title()

@@ -7,9 +7,11 @@ use super::chart::{Axis, Chart, Scale, Series, Style};
 use super::run::fmt_num;
 use crate::video::{
     fps_name, frame_ns, frames_summary, real_time_held, summarize, verdict_table, window_rows,
-    FrameSummary, FramesSummary, HISTOGRAM_LABELS, MARGIN, SEC,
+    FrameSummary, HISTOGRAM_LABELS, MARGIN, SEC,
 };
-use crate::{format_rate, FramesReport, PointReport, RunReport, TextOptions};
+use crate::{format_rate, TextOptions};
+use iosurvey_model::document::{FramesLayout, FramesSummary};
+use iosurvey_model::document::{FramesReport, PointReport, RunReport};
 use iosurvey_model::result::FrameTally;
 use iosurvey_model::{FrameRecord, FrameStatus};
 
@@ -98,8 +100,10 @@ fn frame_times(name: &str, f: &FramesReport) -> Chart {
         c.series.push(s);
     }
     if let Some(fps) = f.fps {
-        c.hlines
-            .push((1e3 / fps, format!("frame period, 1/{} s", fps_name(fps))));
+        c.hlines.push((
+            1e3 / fps.value(),
+            format!("frame period, 1/{} s", fps_name(fps)),
+        ));
     }
     c
 }
@@ -172,7 +176,7 @@ fn per_second(name: &str, p: &PointReport, f: &FramesReport) -> Chart {
     s.tips = Some(tips);
     c.series.push(s);
     if let Some(fps) = f.fps.filter(|_| f.frame_bytes > 0) {
-        let need = f.frame_bytes as f64 * fps / 1e6;
+        let need = f.frame_bytes as f64 * fps.value() / 1e6;
         c.hlines
             .push((need, format!("needed at {} fps", fps_name(fps))));
     } else if let Some(s) = summarize(p).filter(|s| s.bytes > 0) {
@@ -215,7 +219,7 @@ pub(super) fn tables(r: &RunReport) -> Vec<String> {
     for (name, p, f) in framed(r) {
         let Some(s) = summarize(p) else { continue };
         let d = frames_summary(f, p.elapsed_ns);
-        out.push(super::table(
+        out.push(super::table::table(
             &format!("Summary{name}"),
             &["", ""],
             &summary_rows(p, f, &s, &d),
@@ -267,7 +271,9 @@ fn summary_rows(
         }
     }
     if let Some(r) = s.first_failed {
-        let err = r.errno.map_or("unknown error".into(), crate::errno_name);
+        let err = r
+            .errno
+            .map_or("unknown error".into(), iosurvey_model::document::errno_name);
         rows.push(row(
             "frames failed",
             format!("{} (first: frame {}, {err})", s.failed, r.frame),
@@ -324,7 +330,7 @@ fn summary_rows(
 
 /// The averaged details: the last 1, 5, 10 s and the whole run.
 fn details(name: &str, p: &PointReport, f: &FramesReport, d: &FramesSummary) -> String {
-    let files = f.layout != "stream";
+    let files = f.layout == FramesLayout::Files;
     let t = |v: Option<f64>, shown: bool| match v {
         Some(ns) if shown => format!("{:.3}", ns / 1e6),
         _ => "-".into(),
@@ -345,7 +351,7 @@ fn details(name: &str, p: &PointReport, f: &FramesReport, d: &FramesSummary) -> 
             ]
         })
         .collect();
-    super::table(
+    super::table::table(
         &format!("Averaged details{name}"),
         &[
             "window",
@@ -401,7 +407,7 @@ fn verdicts(name: &str, f: &FramesReport, s: &FrameSummary, d: &FramesSummary) -
             "run shorter than 2 s, no window check; ok = at least {MARGIN}x the rate needed"
         ),
     };
-    super::table(
+    super::table::table(
         &format!(
             "Real-time verdict{name}: {} overall, {ok}; low = at least the rate needed, \
              no = below it",

@@ -2,8 +2,8 @@
 //! (small, large) and op (read, write), in power-of-two microsecond buckets
 //! with cumulative percentages, after an avg/min/max/std dev line.
 
-use super::{cell, FAILED};
-use crate::{ClassReport, RunReport};
+use super::{cell, stream, Class, FAILED};
+use iosurvey_model::document::{ClassReport, RunReport};
 use std::fmt::Write;
 
 /// Upper bounds of the buckets in µs: 32, 64, ... 2^22 (about 4 s), then
@@ -64,8 +64,11 @@ pub fn render_hist(report: &RunReport) -> String {
         if let Some(why) = &c.failed {
             let _ = writeln!(o, "{FAILED} {at}: {why}");
         }
-        for s in &p.streams {
-            let class = if s.label == "small" { "Small" } else { "Large" };
+        let classes = [(Class::Small, "Small"), (Class::Large, "Large")];
+        for (s, class) in classes
+            .iter()
+            .filter_map(|&(c, name)| Some((stream(p, c)?, name)))
+        {
             one(&mut o, &format!("{class} Read"), &s.read, &at);
             one(&mut o, &format!("{class} Write"), &s.write, &at);
         }

@@ -1,7 +1,7 @@
 //! Every frame of a video report as CSV.
 
 use super::frame_ns;
-use crate::RunReport;
+use iosurvey_model::document::RunReport;
 
 /// Every frame of every point as CSV, in record order; times in
 /// nanoseconds, `errno` empty unless the frame failed.

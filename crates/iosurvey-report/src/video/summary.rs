@@ -2,94 +2,9 @@
 //! (every frame, in a size that does not grow with their number), and the
 //! figures the text is made of (counts, windows, histogram).
 
-use super::{SEC, WINDOWS_S};
-use crate::{FramesReport, PointReport};
-use iosurvey_model::result::{Extremes, FrameSums, FrameTally};
+use iosurvey_model::document::{FramesReport, FramesSummary, PointReport, WindowSums};
+use iosurvey_model::result::FrameTally;
 use iosurvey_model::FrameRecord;
-use serde::{Deserialize, Serialize};
-
-/// The transferred frames that ended in the last `window_ns` of a run
-/// (`None`: in the whole run), added up.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct WindowSums {
-    pub window_ns: Option<u64>,
-    #[serde(flatten)]
-    pub sums: FrameSums,
-}
-
-/// A point's frames added up, every one of them, in a size that does not
-/// grow with their number: what the JSON carries and the text is made of.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct FramesSummary {
-    /// Transferred by their deadline (or unpaced).
-    pub done: u64,
-    /// Transferred after their deadline.
-    pub late: u64,
-    /// Not started before their deadline: no I/O.
-    pub skipped: u64,
-    pub failed: u64,
-    /// The failed frame that started first.
-    pub first_failed: Option<FrameRecord>,
-    /// The transferred frames that took least and most time.
-    pub fastest: Option<FrameRecord>,
-    pub slowest: Option<FrameRecord>,
-    /// Transferred frames per bucket of [`HISTOGRAM_EDGES_NS`].
-    pub histogram: Vec<u64>,
-    /// Shortest and longest open, I/O and close of the transferred frames.
-    pub open_ns: Option<Extremes>,
-    pub io_ns: Option<Extremes>,
-    pub close_ns: Option<Extremes>,
-    /// The last 1, 5 and 10 s (those the run is at least twice as long
-    /// as; to 10 ms), then the whole run.
-    pub windows: Vec<WindowSums>,
-    /// The fewest bytes transferred in a whole second of the run; null
-    /// when it spans fewer than two.
-    pub slowest_second_bytes: Option<u64>,
-}
-
-impl FramesSummary {
-    /// The summary of a run of `elapsed_ns` from its tally.
-    pub fn new(t: &FrameTally, elapsed_ns: u64) -> Self {
-        let windows = WINDOWS_S
-            .iter()
-            .map(|s| s * SEC)
-            .filter(|&w| elapsed_ns >= 2 * w)
-            .map(|w| WindowSums {
-                window_ns: Some(w),
-                sums: t.ended_after(elapsed_ns - w),
-            })
-            .chain([WindowSums {
-                window_ns: None,
-                sums: t.sums,
-            }])
-            .collect();
-        FramesSummary {
-            done: t.done,
-            late: t.late,
-            skipped: t.skipped,
-            failed: t.failed,
-            first_failed: t.first_failed,
-            fastest: t.fastest,
-            slowest: t.slowest,
-            histogram: t.histogram.to_vec(),
-            open_ns: t.open,
-            io_ns: t.io,
-            close_ns: t.close,
-            windows,
-            slowest_second_bytes: t.slowest_second(elapsed_ns),
-        }
-    }
-
-    /// The summary of `records` (a report without one, or a test).
-    pub fn from_records(records: &[FrameRecord], elapsed_ns: u64) -> Self {
-        FramesSummary::new(&FrameTally::from_records(records), elapsed_ns)
-    }
-
-    /// Frames recorded: every status.
-    pub fn recorded(&self) -> u64 {
-        self.done + self.late + self.skipped + self.failed
-    }
-}
 
 /// The summary of a point's frames: the report's, or for an older report
 /// one made from its records.
@@ -214,7 +129,7 @@ impl WindowRow {
     }
 }
 
-/// The averaged details: a `Last Ns` row for each of [`WINDOWS_S`] the run
+/// The averaged details: a `Last Ns` row for each of [`iosurvey_model::document::frames::WINDOWS_S`] the run
 /// is at least twice as long as, then the whole run.
 pub fn window_rows(s: &FramesSummary, elapsed_ns: u64) -> Vec<WindowRow> {
     s.windows

@@ -3,9 +3,10 @@
 //! presets.
 
 use super::*;
-use crate::{format_rate, FramesReport, PointReport, RunReport, TextOptions};
+use crate::{format_rate, TextOptions};
+use iosurvey_model::document::{FramesLayout, FramesReport, FramesSummary, PointReport, RunReport};
 use iosurvey_model::video::{FORMATS, VERDICT_RATES};
-use iosurvey_model::FrameRecord;
+use iosurvey_model::{Fps, FrameRecord};
 use std::fmt::Write;
 
 /// Nanoseconds as milliseconds with four figures: `0.021 ms`, `10.20 ms`.
@@ -48,7 +49,7 @@ pub(super) fn wrapped(out: &mut String, prefix: &str, text: &str) {
     let _ = writeln!(out, "{cur}");
 }
 
-fn parameters(out: &mut String, f: &FramesReport, s: &crate::Settings) {
+fn parameters(out: &mut String, f: &FramesReport, s: &iosurvey_model::document::Settings) {
     let loops = if f.loops > 1 {
         format!(", {} loops", f.loops)
     } else {
@@ -67,8 +68,8 @@ fn parameters(out: &mut String, f: &FramesReport, s: &crate::Settings) {
             f.op, f.frames, f.format, f.frame_bytes
         ),
     );
-    let layout = match (f.layout.as_str(), f.files_per_dir) {
-        ("stream", _) => "stream layout (every frame in one file)".to_string(),
+    let layout = match (f.layout, f.files_per_dir) {
+        (FramesLayout::Stream, _) => "stream layout (every frame in one file)".to_string(),
         (l, 0) => format!("{l} layout (1 file per frame, all in one directory)"),
         (l, n) => format!("{l} layout (1 file per frame, {n} per directory)"),
     };
@@ -155,7 +156,9 @@ fn summary_lines(out: &mut String, p: &PointReport, s: &FrameSummary, opts: Text
         line(out, "Frames dropped", s.dropped());
     }
     if let Some(r) = s.first_failed {
-        let err = r.errno.map_or("unknown error".into(), crate::errno_name);
+        let err = r
+            .errno
+            .map_or("unknown error".into(), iosurvey_model::document::errno_name);
         line(
             out,
             "Frames failed",
@@ -171,7 +174,7 @@ fn summary_lines(out: &mut String, p: &PointReport, s: &FrameSummary, opts: Text
                 e.op,
                 e.offset,
                 e.at_ns as f64 / 1e9,
-                crate::failure_text(e.errno)
+                iosurvey_model::document::failure_text(e.errno)
             ),
         );
     }
@@ -204,7 +207,7 @@ fn details(
     d: &FramesSummary,
     opts: TextOptions,
 ) {
-    let files = f.layout != "stream";
+    let files = f.layout == FramesLayout::Files;
     let _ = writeln!(out, "Averaged details:");
     let _ = writeln!(
         out,
@@ -358,7 +361,7 @@ fn verdict_lines(
     wrapped(out, "", &legend);
 }
 
-fn real_time_line(out: &mut String, fps: f64, s: &FrameSummary) {
+fn real_time_line(out: &mut String, fps: Fps, s: &FrameSummary) {
     let rate = fps_name(fps);
     if real_time_held(s) {
         let _ = writeln!(
@@ -394,7 +397,7 @@ fn render_point(out: &mut String, p: &PointReport, opts: TextOptions) {
     summary_lines(out, p, &s, opts);
     let _ = writeln!(out);
     details(out, p, f, &d, opts);
-    if f.layout != "stream" {
+    if f.layout == FramesLayout::Files {
         let _ = writeln!(out);
         file_times(out, &d);
     }

@@ -3,6 +3,7 @@
 
 use super::{FrameSummary, EPSILON, MARGIN};
 use iosurvey_model::video::{FrameFormat, FORMATS, VERDICT_RATES};
+use iosurvey_model::Fps;
 
 /// Whether a storage keeps up with a format at a frame rate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,13 +103,10 @@ pub fn real_time_held(s: &FrameSummary) -> bool {
 }
 
 /// A frame rate by its usual name (`23.976`), or with up to 3 decimals.
-pub fn fps_name(fps: f64) -> String {
-    if let Some((name, _)) = VERDICT_RATES
-        .iter()
-        .find(|(_, r)| (r.value() - fps).abs() < 1e-9)
-    {
+pub fn fps_name(fps: Fps) -> String {
+    if let Some((name, _)) = VERDICT_RATES.iter().find(|(_, r)| r.same_rate(fps)) {
         return (*name).into();
     }
-    let s = format!("{fps:.3}");
+    let s = format!("{:.3}", fps.value());
     s.trim_end_matches('0').trim_end_matches('.').into()
 }

@@ -4,13 +4,13 @@
 //! Holm's correction) and runs with no point in common.
 
 use crate::fixtures::{blank_point, run_report};
+use iosurvey_model::document::{ClassReport, PointReport, RunReport, StreamTotals};
 use iosurvey_model::params::PointParams;
 use iosurvey_model::{Op, Pattern};
 use iosurvey_report::compare::{
     compare, compare_json, gate, render_compare_text, CompareReport, CompareRow, Figure,
     GateFigure, NoMatch,
 };
-use iosurvey_report::{ClassReport, PointReport, RunReport, StreamTotals};
 use iosurvey_stats::ClassStats;
 
 /// A diskperf point of `size` bytes that read `mb` MB in 1 s, each read

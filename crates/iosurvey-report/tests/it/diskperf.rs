@@ -2,7 +2,8 @@
 //! text layout with and without writes and with the real-time block, and
 //! the CSV, all rebuilt from the report's streams alone.
 
-use iosurvey_model::{Op, Pattern, PointParams};
+use iosurvey_model::document::*;
+use iosurvey_model::{Op, PointParams};
 use iosurvey_report::diskperf::*;
 use iosurvey_report::*;
 
@@ -32,7 +33,7 @@ fn point(index: usize, bs: u64, col: usize, mb_per_s: f64) -> PointReport {
     let ops = (mb_per_s * 1e6 * ELAPSED as f64 / 1e9 / bs as f64).round() as u64;
     let moved = ClassReport::new(&class(ops, bs), ELAPSED);
     let idle = ClassReport::new(&ClassStats::new(), ELAPSED);
-    let (read, write) = if op == "read" {
+    let (read, write) = if op == Op::Read {
         (moved, idle)
     } else {
         (idle, moved)
@@ -42,15 +43,11 @@ fn point(index: usize, bs: u64, col: usize, mb_per_s: f64) -> PointReport {
         label: format!("{bs} {name}"),
         params: PointParams::Diskperf {
             size: bs,
-            pattern: match pattern {
-                "forward" => Pattern::Forward,
-                "backward" => Pattern::Backward,
-                _ => Pattern::Random,
-            },
-            op: if op == "read" { Op::Read } else { Op::Write },
+            pattern,
+            op,
         },
         settings: Settings {
-            engine: "sync".into(),
+            engine: iosurvey_model::EngineKind::Sync,
             workers: 1,
             direct: true,
             seed: 0,
@@ -92,9 +89,9 @@ fn point(index: usize, bs: u64, col: usize, mb_per_s: f64) -> PointReport {
             samples: Vec::new(),
             label: name.into(),
             target: 0,
-            rw: op.into(),
-            read_pct: if op == "read" { 100 } else { 0 },
-            pattern: pattern.into(),
+            rw: if op == Op::Read { Rw::Read } else { Rw::Write },
+            read_pct: if op == Op::Read { 100 } else { 0 },
+            pattern,
             bs,
             outstanding: 1,
             offset: 0,
@@ -126,7 +123,7 @@ fn report_of(first: u64, write: bool, figures: &[[f64; 6]; 3]) -> RunReport {
     let mut points = Vec::new();
     for (row, figures) in figures.iter().enumerate() {
         for (col, &mb) in figures.iter().enumerate() {
-            if write || COLUMNS[col].2 == "read" {
+            if write || COLUMNS[col].2 == Op::Read {
                 points.push(point(points.len(), first << row, col, mb));
             }
         }
@@ -261,7 +258,7 @@ fn a_failed_write_test_prints_nan_not_the_rate_of_what_it_moved_first() {
     let p = r
         .points
         .iter_mut()
-        .find(|p| p.streams[0].bs == 8192 && p.streams[0].rw == "write")
+        .find(|p| p.streams[0].bs == 8192 && p.streams[0].rw == Rw::Write)
         .unwrap();
     assert!(p.streams[0].write.ops > 0);
     let mut failed = ClassStats::new();
@@ -270,7 +267,7 @@ fn a_failed_write_test_prints_nan_not_the_rate_of_what_it_moved_first() {
     p.streams[0].write = ClassReport::new(&failed, ELAPSED);
     p.failure = Some(FailureReport {
         stream: 0,
-        op: "write".into(),
+        op: iosurvey_model::Op::Write,
         offset: 8192,
         errno: 28,
         error: errno_name(28),

@@ -3,7 +3,8 @@
 //! with its series drawn and a tooltip per figure, and the figures of the
 //! mode's tables.
 
-use iosurvey_model::{Op, Pattern, PointParams, TargetKind};
+use iosurvey_model::document::*;
+use iosurvey_model::{Op, PointParams, TargetKind};
 use iosurvey_report::*;
 use iosurvey_stats::ClassStats;
 
@@ -150,17 +151,17 @@ fn stream(
     write: ClassStats,
 ) -> StreamReport {
     let rw = if write.ops > 0 || read.ops == 0 {
-        "write"
+        Rw::Write
     } else {
-        "read"
+        Rw::Read
     };
     StreamReport {
         samples: Vec::new(),
         label: label.into(),
         target,
-        rw: rw.into(),
-        read_pct: if rw == "read" { 100 } else { 0 },
-        pattern: "forward".into(),
+        rw,
+        read_pct: if rw == Rw::Read { 100 } else { 0 },
+        pattern: iosurvey_model::Pattern::Forward,
         bs,
         outstanding: 1,
         offset: 0,
@@ -192,23 +193,19 @@ fn diskperf_point(index: usize, bs: u64, col: usize, mb_per_s: f64) -> PointRepo
     for i in 0..ops {
         moved.record((i * 2 / ops) as usize, bs, 100_000);
     }
-    let (read, write) = if op == "read" {
+    let (read, write) = if op == Op::Read {
         (moved, ClassStats::new())
     } else {
         (ClassStats::new(), moved)
     };
-    let s = stream(pattern, 0, bs, DISKPERF_NS, read, write);
+    let s = stream(pattern.name(), 0, bs, DISKPERF_NS, read, write);
     PointReport {
         index,
         label: format!("{bs} {pattern} {op}"),
         params: PointParams::Diskperf {
             size: bs,
-            pattern: match pattern {
-                "forward" => Pattern::Forward,
-                "backward" => Pattern::Backward,
-                _ => Pattern::Random,
-            },
-            op: if op == "read" { Op::Read } else { Op::Write },
+            pattern,
+            op,
         },
         settings: settings(1_000_000_000),
         targets: vec![target("/dev/sdz")],
@@ -227,7 +224,7 @@ fn diskperf_report(write: bool) -> RunReport {
     let mut points = Vec::new();
     for (row, figures) in DISKPERF.iter().enumerate() {
         for (col, &mb) in figures.iter().enumerate() {
-            if write || diskperf::COLUMNS[col].2 == "read" {
+            if write || diskperf::COLUMNS[col].2 == Op::Read {
                 points.push(diskperf_point(points.len(), 4096 << row, col, mb));
             }
         }
@@ -239,7 +236,7 @@ fn diskperf_report(write: bool) -> RunReport {
             .unwrap();
         p.failure = Some(FailureReport {
             stream: 0,
-            op: "write".into(),
+            op: iosurvey_model::Op::Write,
             offset: 8192,
             errno: 5,
             error: "Input/output error".into(),

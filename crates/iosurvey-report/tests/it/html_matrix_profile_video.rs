@@ -3,6 +3,7 @@
 //! with its series drawn and tooltips naming the figures, and that the
 //! mode's tables hold the figures the text presenters compute.
 
+use iosurvey_model::document::*;
 use iosurvey_model::{FrameRecord, FrameStatus, PointParams, ProfilePosition};
 use iosurvey_report::*;
 use iosurvey_stats::ClassStats;
@@ -134,9 +135,9 @@ fn stream(label: &str, bs: u64, n: u32, read: ClassReport, elapsed_ns: u64) -> S
         samples: Vec::new(),
         label: label.into(),
         target: 0,
-        rw: "read".into(),
+        rw: iosurvey_model::document::Rw::Read,
         read_pct: 100,
-        pattern: "random".into(),
+        pattern: iosurvey_model::Pattern::Random,
         bs,
         outstanding: n,
         offset: 0,
@@ -384,13 +385,13 @@ fn frame(frame: u64, end_ns: u64, ns: u64, bytes: u64, status: FrameStatus) -> F
 fn video_point(
     format: &str,
     frame_bytes: u64,
-    fps: Option<f64>,
+    fps: Option<iosurvey_model::Fps>,
     records: Vec<FrameRecord>,
     elapsed_ns: u64,
 ) -> PointReport {
     let f = FramesReport {
-        layout: "files".into(),
-        op: "read".into(),
+        layout: iosurvey_model::document::FramesLayout::Files,
+        op: iosurvey_model::Op::Read,
         format: format.into(),
         frame_bytes,
         header_bytes: 0,
@@ -400,7 +401,7 @@ fn video_point(
         depth: 1,
         fps,
         queue: 4,
-        order: "fwd".into(),
+        order: iosurvey_model::FrameOrder::Forward,
         files_per_dir: 0,
         records,
         summary: None,
@@ -433,7 +434,13 @@ fn paced() -> RunReport {
             }
         })
         .collect();
-    let p = video_point("hd-422", HD422, Some(24.0), records, 2 * SEC);
+    let p = video_point(
+        "hd-422",
+        HD422,
+        Some(iosurvey_model::Fps { num: 24, den: 1 }),
+        records,
+        2 * SEC,
+    );
     fixtures::run_report("video", vec![p])
 }
 
@@ -550,7 +557,7 @@ fn kept_records_only_cover_the_seconds_they_cover_in_full() {
     let p = &mut r.points[0];
     let f = p.frames.as_mut().unwrap();
     // The summary counts every frame; the records keep the first 30.
-    f.summary = Some(video::FramesSummary::from_records(&f.records, p.elapsed_ns));
+    f.summary = Some(FramesSummary::from_records(&f.records, p.elapsed_ns));
     f.records.truncate(30);
     let (html, p) = plots(&r);
     assert_eq!(p.len(), 3);

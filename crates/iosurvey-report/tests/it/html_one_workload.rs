@@ -3,8 +3,9 @@
 //! of any schema version.
 
 use crate::fixtures::{blank_point, run_report};
-use iosurvey_report::{embedded_json, render_html, to_json, ClassReport, PointReport, RunReport};
-use iosurvey_report::{StreamReport, StreamTotals};
+use iosurvey_model::document::{ClassReport, PointReport, RunReport};
+use iosurvey_model::document::{StreamReport, StreamTotals};
+use iosurvey_report::{embedded_json, render_html, to_json};
 use iosurvey_stats::ClassStats;
 
 /// A class of `n` reads per interval over `intervals` intervals, the k-th
@@ -31,9 +32,9 @@ fn report() -> RunReport {
             samples: Vec::new(),
             label: "main".into(),
             target: 0,
-            rw: "read".into(),
+            rw: iosurvey_model::document::Rw::Read,
             read_pct: 100,
-            pattern: "random".into(),
+            pattern: iosurvey_model::Pattern::Random,
             bs: 4096,
             outstanding: 16,
             offset: 0,

@@ -3,10 +3,10 @@
 //! text) from a fixed report of a 2 x 2 detailed matrix over two devices
 //! in raid0, with 25% writes.
 
+use iosurvey_model::document::*;
 use iosurvey_model::Layout;
 use iosurvey_model::TargetKind;
 use iosurvey_report::matrix::*;
-use iosurvey_report::*;
 use iosurvey_stats::ClassStats;
 
 use crate::fixtures;
@@ -15,7 +15,7 @@ const SEC: u64 = 1_000_000_000;
 
 fn settings() -> Settings {
     Settings {
-        engine: "uring".into(),
+        engine: iosurvey_model::EngineKind::Uring,
         workers: 1,
         direct: true,
         seed: 0,
@@ -72,9 +72,9 @@ fn stream(label: &str, bs: u64, n: u32, ops: u64, lat_us: u64) -> StreamReport {
         samples: Vec::new(),
         label: label.into(),
         target: 0,
-        rw: "mixed".into(),
+        rw: iosurvey_model::document::Rw::Mixed,
         read_pct: 75,
-        pattern: "random".into(),
+        pattern: iosurvey_model::Pattern::Random,
         bs,
         outstanding: n,
         offset: 0,

@@ -1,6 +1,7 @@
 //! The parallel presenters from fixed results (no I/O): the dd-style lines
 //! over the common window, the scaling table with its knee, and the CSV.
 
+use iosurvey_model::document::*;
 use iosurvey_report::parallel::*;
 use iosurvey_report::*;
 
@@ -34,9 +35,9 @@ fn point(index: usize, rates: &[(f64, u64)]) -> PointReport {
             samples: Vec::new(),
             label: format!("dev{t}"),
             target: t,
-            rw: "read".into(),
+            rw: iosurvey_model::document::Rw::Read,
             read_pct: 100,
-            pattern: "forward".into(),
+            pattern: iosurvey_model::Pattern::Forward,
             bs: 1 << 20,
             outstanding: 1,
             offset: 0,
@@ -53,7 +54,7 @@ fn point(index: usize, rates: &[(f64, u64)]) -> PointReport {
         index,
         label: format!("{} devices", rates.len()),
         settings: Settings {
-            engine: "uring".into(),
+            engine: iosurvey_model::EngineKind::Uring,
             workers: 1,
             direct: true,
             seed: 0,

@@ -2,11 +2,12 @@
 //! chart and HD Tune's summary lines, the figures they are built from, and
 //! the CSV, all rebuilt from the report's streams alone.
 
+use iosurvey_model::document::*;
 use iosurvey_report::profile::*;
 use iosurvey_report::*;
 
 use crate::fixtures;
-use iosurvey_model::TargetKind;
+use iosurvey_model::{Pattern, PointParams, ProfilePosition, TargetKind};
 use iosurvey_stats::ClassStats;
 
 const MIB: u64 = 1 << 20;
@@ -46,7 +47,7 @@ fn target(path: &str) -> TargetReport {
 fn point(
     index: usize,
     label: &str,
-    stream: (&str, &str, u64, u64, Option<u64>),
+    stream: (&str, Pattern, u64, u64, Option<u64>),
     read: ClassStats,
     elapsed_ns: u64,
 ) -> PointReport {
@@ -57,9 +58,22 @@ fn point(
         repeat: 0,
         index,
         label: label.into(),
-        params: iosurvey_model::PointParams::None,
+        params: PointParams::Profile {
+            position: match slabel {
+                "zone" => ProfilePosition::Zone {
+                    index: index as u32,
+                    offset,
+                    len: span.unwrap_or(0),
+                },
+                "access" => ProfilePosition::Access,
+                _ => ProfilePosition::Burst {
+                    bs,
+                    area: span.unwrap_or(0),
+                },
+            },
+        },
         settings: Settings {
-            engine: "sync".into(),
+            engine: iosurvey_model::EngineKind::Sync,
             workers: 1,
             direct: true,
             seed: 0,
@@ -98,9 +112,9 @@ fn point(
             samples: Vec::new(),
             label: slabel.into(),
             target: 0,
-            rw: "read".into(),
+            rw: iosurvey_model::document::Rw::Read,
             read_pct: 100,
-            pattern: pattern.into(),
+            pattern,
             bs,
             outstanding: 1,
             offset,
@@ -130,7 +144,13 @@ fn report() -> RunReport {
             point(
                 i,
                 &format!("zone {i}"),
-                ("zone", "forward", MIB, i as u64 * ZONE_LEN, Some(ZONE_LEN)),
+                (
+                    "zone",
+                    Pattern::Forward,
+                    MIB,
+                    i as u64 * ZONE_LEN,
+                    Some(ZONE_LEN),
+                ),
                 class(64, MIB, elapsed / 64),
                 elapsed,
             )
@@ -139,14 +159,14 @@ fn report() -> RunReport {
     points.push(point(
         10,
         "access time",
-        ("access", "random", 4096, 0, Some(10 * ZONE_LEN)),
+        ("access", Pattern::Random, 4096, 0, Some(10 * ZONE_LEN)),
         class(1000, 4096, 8_000_000),
         8_050_000_000,
     ));
     points.push(point(
         11,
         "burst 1MiB over 1MiB",
-        ("burst", "forward", MIB, 0, Some(MIB)),
+        ("burst", Pattern::Forward, MIB, 0, Some(MIB)),
         class(256, MIB, 400_000),
         128_000_000,
     ));
@@ -193,6 +213,9 @@ fn figures_come_from_the_streams_not_the_labels() {
     let mut r = report();
     for p in &mut r.points {
         p.label = "renamed".into();
+        for s in &mut p.streams {
+            s.label = "renamed".into();
+        }
     }
     let zones = profile_zones(&r);
     assert_eq!(zones.len(), 10);

@@ -1,6 +1,7 @@
 //! The text of a run under MPI: each rank, and each point's three windows
 //! (or none when the ranks never ran at once); nothing for one host.
 
+use iosurvey_model::document::*;
 use iosurvey_report::*;
 
 use crate::fixtures;

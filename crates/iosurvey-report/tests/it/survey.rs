@@ -3,10 +3,11 @@
 //! the memory check skipped, a point with failed regions and an interrupted
 //! one.
 
+use iosurvey_model::document::Rw;
+use iosurvey_model::document::*;
 use iosurvey_model::{Op, PointParams};
 use iosurvey_report::survey::{figures, lines, render_detail, render_summary, render_survey_csv};
 use iosurvey_report::survey::{Layout, CSV_COLUMNS};
-use iosurvey_report::*;
 
 use crate::fixtures;
 use iosurvey_model::TargetKind;
@@ -17,7 +18,7 @@ const SIZE: u64 = 64 * MIB;
 
 fn settings() -> Settings {
     Settings {
-        engine: "uring".into(),
+        engine: iosurvey_model::EngineKind::Uring,
         workers: 1,
         direct: true,
         seed: 0,
@@ -87,9 +88,9 @@ fn region(
         samples: Vec::new(),
         label: format!("dev{dev} r{j}"),
         target: dev,
-        rw: if write { "write" } else { "read" }.into(),
+        rw: if write { Rw::Write } else { Rw::Read },
         read_pct: if write { 0 } else { 100 },
-        pattern: "forward".into(),
+        pattern: iosurvey_model::Pattern::Forward,
         bs: MIB,
         outstanding: 1,
         offset: 1024 * 4096 + j * span,

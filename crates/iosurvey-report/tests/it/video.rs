@@ -2,6 +2,7 @@
 //! the frametest-like text (unpaced files, paced, stream), the per-frame
 //! CSV and the preset list, and the figures behind them checked by hand.
 
+use iosurvey_model::document::*;
 use iosurvey_report::video::*;
 use iosurvey_report::*;
 
@@ -52,8 +53,12 @@ fn skipped(frame: u64, at_ns: u64) -> FrameRecord {
 /// unpaced, forward.
 fn frames(op: &str, format: &str, frame_bytes: u64, records: Vec<FrameRecord>) -> FramesReport {
     FramesReport {
-        layout: "files".into(),
-        op: op.into(),
+        layout: iosurvey_model::document::FramesLayout::Files,
+        op: if op == "write" {
+            iosurvey_model::Op::Write
+        } else {
+            iosurvey_model::Op::Read
+        },
         format: format.into(),
         frame_bytes,
         header_bytes: 0,
@@ -63,7 +68,7 @@ fn frames(op: &str, format: &str, frame_bytes: u64, records: Vec<FrameRecord>) -
         depth: 1,
         fps: None,
         queue: 4,
-        order: "fwd".into(),
+        order: iosurvey_model::FrameOrder::Forward,
         files_per_dir: 100,
         records,
         summary: None,
@@ -75,7 +80,7 @@ fn point(f: FramesReport, elapsed_ns: u64) -> PointReport {
     PointReport {
         label: format!("{} {} x {}", f.op, f.frames, f.format),
         settings: Settings {
-            engine: "uring".into(),
+            engine: iosurvey_model::EngineKind::Uring,
             workers: f.threads,
             direct: true,
             seed: 0,
@@ -166,7 +171,7 @@ fn paced() -> PointReport {
         })
         .collect();
     let mut f = frames("read", "hd-422", HD422, records);
-    f.fps = Some(24.0);
+    f.fps = Some(iosurvey_model::Fps { num: 24, den: 1 });
     f.files_per_dir = 0;
     point(f, 2 * SEC)
 }
@@ -192,29 +197,28 @@ fn stream() -> PointReport {
         })
         .collect();
     let mut f = frames("write", "custom", bytes, records);
-    f.layout = "stream".into();
+    f.layout = iosurvey_model::document::FramesLayout::Stream;
     f.files_per_dir = 0;
     f.frames = 100;
     f.threads = 1;
     f.depth = 4;
-    f.order = "random".into();
+    f.order = iosurvey_model::FrameOrder::Random;
     let mut p = point(f, 1500 * MS);
     p.interrupted = true;
     p.failure = Some(FailureReport {
         stream: 0,
-        op: "write".into(),
+        op: iosurvey_model::Op::Write,
         offset: 17 * bytes + 262_144,
         errno: 5,
         error: "EIO".into(),
         at_ns: 875 * MS,
     });
-    p.warnings.push(iosurvey_report::Warning {
-        code: "text".into(),
+    p.warnings.push(iosurvey_model::document::Warning {
         message:
             "io_uring ran without registered files or fixed buffers (the kernel refused them), \
          which costs CPU per I/O; lower --qd or check RLIMIT_MEMLOCK"
                 .into(),
-        evidence: Default::default(),
+        evidence: iosurvey_model::document::Evidence::Text(Default::default()),
         threshold: String::new(),
     });
     p
@@ -471,7 +475,10 @@ fn slowest_window_needs_two_whole_seconds() {
 fn a_paced_run_that_kept_up_held_real_time() {
     let mut p = paced();
     let f = p.frames.as_mut().unwrap();
-    f.fps = Some(24000.0 / 1001.0);
+    f.fps = Some(iosurvey_model::Fps {
+        num: 24000,
+        den: 1001,
+    });
     for r in &mut f.records {
         if r.status != FrameStatus::Done {
             *r = done(
@@ -600,4 +607,25 @@ fn paced_lines_add_up_to_the_frames_tested() {
     assert_eq!(num("Frames tested:"), 48);
     assert_eq!(num("Frames transferred:"), 43, "in time only");
     assert_eq!(num("Frames transferred:") + num("Frames dropped:"), 48);
+}
+
+#[test]
+fn a_version_3_report_with_fps_as_a_float_is_read_and_presented_the_same() {
+    let mut p = paced();
+    let ntsc = iosurvey_model::Fps {
+        num: 24000,
+        den: 1001,
+    };
+    p.frames.as_mut().unwrap().fps = Some(ntsc);
+    let now = report(p);
+    // The same document as version 3 wrote it: the rate as a float.
+    let mut old = serde_json::to_value(&now).unwrap();
+    old["schema_version"] = 3.into();
+    old["points"][0]["frames"]["fps"] = (24000.0 / 1001.0).into();
+    let read: RunReport = serde_json::from_value(old).unwrap();
+    assert_eq!(read.points[0].frames.as_ref().unwrap().fps, Some(ntsc));
+    let text = render_video(&read, mb());
+    assert!(text.contains("23.976 fps"), "{text}");
+    assert_eq!(text, render_video(&now, mb()));
+    assert_eq!(render_video_csv(&read), render_video_csv(&now));
 }

@@ -9,7 +9,7 @@ const EXIT_CODES: &str =
 
 /// `iosurvey --version`: the release and the commit it was built from.
 pub static VERSION: std::sync::LazyLock<String> =
-    std::sync::LazyLock::new(|| match iosurvey_report::COMMIT {
+    std::sync::LazyLock::new(|| match iosurvey_model::document::COMMIT {
         "" => format!(
             "{} (not built from a git checkout)",
             env!("CARGO_PKG_VERSION")

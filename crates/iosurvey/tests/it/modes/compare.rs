@@ -5,7 +5,7 @@
 //! files are what iosurvey itself would write).
 
 use crate::common::*;
-use iosurvey_report::{ClassReport, PointReport, RunReport};
+use iosurvey_model::document::{ClassReport, PointReport, RunReport};
 use iosurvey_stats::ClassStats;
 use std::path::{Path, PathBuf};
 
@@ -28,6 +28,16 @@ fn repeat(template: &PointReport, label: &str, k: u32, mb: u64, fast: u64) -> Po
     p.elapsed_ns = ELAPSED;
     p.total.read = ClassReport::new(&c, ELAPSED);
     p.total.write = ClassReport::new(&ClassStats::new(), ELAPSED);
+    // The streams add up to the totals, as in a real report (whose
+    // totals' histograms are the merge of the streams', made on read).
+    for (i, s) in p.streams.iter_mut().enumerate() {
+        s.read = if i == 0 {
+            p.total.read.clone()
+        } else {
+            ClassReport::new(&ClassStats::new(), ELAPSED)
+        };
+        s.write = ClassReport::new(&ClassStats::new(), ELAPSED);
+    }
     p
 }
 

@@ -4,9 +4,9 @@
 //! `compression_suspected` (the filesystem stored the compressible writes
 //! encoded, or they ran faster).
 
-use super::Warning;
-use iosurvey_model::{CompressionCheck, ReadSample};
-use serde_json::json;
+use crate::document::evidence::*;
+use crate::document::warning::Warning;
+use crate::{CompressionCheck, ReadSample};
 
 /// The share of the area read that, unwritten, raises `unwritten_area`,
 /// when the sample shows at least that much at [`CONFIDENCE`].
@@ -44,7 +44,13 @@ pub(super) fn unwritten(z: &ReadSample) -> Option<Warning> {
     let share = z.zero_blocks as f64 / z.blocks as f64;
     let round = |x: f64| (x * 1000.0).round() / 1000.0;
     Some(Warning::new(
-        "unwritten_area",
+        Evidence::UnwrittenArea(UnwrittenArea {
+            sampled_blocks: z.blocks,
+            zero_blocks: z.zero_blocks,
+            zero_share: round(share),
+            zero_share_low: round(low),
+            confidence: CONFIDENCE,
+        }),
         format!(
             "{} of {} blocks sampled from the area read are zeros (about {:.0}% of it, at least {:.0}% at 95% confidence): that much was probably never written (or was trimmed), and SSDs and thin LUNs answer such reads without touching the media; write the area first (e.g. run --rw write)",
             z.zero_blocks,
@@ -52,13 +58,6 @@ pub(super) fn unwritten(z: &ReadSample) -> Option<Warning> {
             share * 100.0,
             low * 100.0
         ),
-        json!({
-            "sampled_blocks": z.blocks,
-            "zero_blocks": z.zero_blocks,
-            "zero_share": round(share),
-            "zero_share_low": round(low),
-            "confidence": CONFIDENCE,
-        }),
         "at least 25% of the area read zeros, at 95% confidence (the lower bound of a Wilson interval of the sampled share)",
     ))
 }
@@ -82,15 +81,16 @@ pub(super) fn compressed(c: &CompressionCheck) -> Option<Warning> {
         return None;
     }
     let round = |x: f64| (x * 1000.0).round() / 1000.0;
-    let mut evidence = json!({
-        "compressible_bytes_per_sec": z.round(),
-        "incompressible_bytes_per_sec": u.round(),
-        "ratio": if u > 0.0 { round(z / u) } else { 0.0 },
-    });
+    let mut evidence = CompressionSuspected {
+        compressible_bytes_per_sec: z.round(),
+        incompressible_bytes_per_sec: u.round(),
+        ratio: if u > 0.0 { round(z / u) } else { 0.0 },
+        ..Default::default()
+    };
     if let (Some(share), Some(e)) = (stored, c.encoded_bytes) {
-        evidence["encoded_share"] = json!(round(share));
-        evidence["encoded_bytes"] = json!(e);
-        evidence["compressible_written_bytes"] = json!(c.compressible_written_bytes);
+        evidence.encoded_share = Some(round(share));
+        evidence.encoded_bytes = Some(e);
+        evidence.compressible_written_bytes = Some(c.compressible_written_bytes);
     }
     let why = match stored {
         Some(s) if encoded => format!(
@@ -109,9 +109,8 @@ pub(super) fn compressed(c: &CompressionCheck) -> Option<Warning> {
         ),
     };
     Some(Warning::new(
-        "compression_suspected",
+        Evidence::CompressionSuspected(evidence),
         format!("{why}, so its rates depend on the data; iosurvey's own writes are incompressible unless --compressible"),
-        evidence,
         "compressible writes at most 20% faster than incompressible ones, and under 10% of them stored encoded",
     ))
 }
@@ -134,9 +133,12 @@ mod tests {
         };
         // 90% unwritten: even an unlucky 48 of 64 warns.
         let w = judged(48, 64).expect("48 of 64");
-        assert_eq!(w.evidence["zero_share"], 0.75);
-        assert_eq!(w.evidence["confidence"], 0.95);
-        assert!(w.evidence["zero_share_low"].as_f64().unwrap() > 0.25, "{w}");
+        let Evidence::UnwrittenArea(e) = &w.evidence else {
+            panic!("{w:?}")
+        };
+        assert_eq!(e.zero_share, 0.75);
+        assert_eq!(e.confidence, 0.95);
+        assert!(e.zero_share_low > 0.25, "{w}");
         assert!(judged(64, 64).is_some());
         // A few zero blocks (a sparse database) say nothing.
         assert!(judged(8, 64).is_none());
@@ -160,7 +162,10 @@ mod tests {
         };
         // Page-cache rates alike, but stored encoded: compressed.
         let w = check(2400.0, 2450.0, Some(1000)).expect("by the extents");
-        assert_eq!(w.evidence["encoded_share"], 1.0);
+        let Evidence::CompressionSuspected(e) = &w.evidence else {
+            panic!("{w:?}")
+        };
+        assert_eq!(e.encoded_share, Some(1.0));
         assert!(w.message.contains("stored 100%"), "{w}");
         // Nothing encoded and alike rates: quiet; on a device (no extent
         // map) the rates alone decide.

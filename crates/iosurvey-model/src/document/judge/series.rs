@@ -3,9 +3,10 @@
 //! explains) and `write_cache_collapse` (a fast phase, then a cliff to a
 //! slow one).
 
-use super::Warning;
-use crate::model::ClassReport;
-use serde_json::json;
+use crate::document::class::ClassReport;
+use crate::document::evidence::*;
+use crate::document::warning::Warning;
+use crate::Op;
 
 /// Fewest whole intervals, and least measured time, for a rate to be
 /// judged steady: a short `--interval` does not make a short run long.
@@ -53,7 +54,7 @@ fn dispersion_limit(k: usize) -> f64 {
 }
 
 /// `too_short` or `unstable` for class `op`, when it moved anything.
-pub(super) fn rate_checks(op: &str, c: &ClassReport, interval_ns: u64) -> Option<Warning> {
+pub(super) fn rate_checks(op: Op, c: &ClassReport, interval_ns: u64) -> Option<Warning> {
     if c.ops == 0 || interval_ns == 0 {
         return None;
     }
@@ -61,14 +62,18 @@ pub(super) fn rate_checks(op: &str, c: &ClassReport, interval_ns: u64) -> Option
     let measured_ns = rates.len() as u64 * interval_ns;
     if rates.len() < MIN_INTERVALS || measured_ns < MIN_MEASURED_NS {
         return Some(Warning::new(
-            "too_short",
+            Evidence::TooShort(TooShort {
+                op,
+                intervals: rates.len() as u64,
+                interval_ns,
+                measured_ns,
+            }),
             format!(
                 "the {op}s ran for {} whole intervals of {} ms ({:.1} s): too short to tell a steady rate from a burst, whatever the interval; run longer (--time)",
                 rates.len(),
                 interval_ns / 1_000_000,
                 measured_ns as f64 / 1e9
             ),
-            json!({"op": op, "intervals": rates.len(), "interval_ns": interval_ns, "measured_ns": measured_ns}),
             "at least 5 whole intervals and 5 s measured",
         ));
     }
@@ -91,7 +96,17 @@ pub(super) fn rate_checks(op: &str, c: &ClassReport, interval_ns: u64) -> Option
     let stalled = whole.iter().filter(|s| s.ops == 0).count();
     (cv > MAX_CV && dispersion > limit).then(|| {
         Warning::new(
-            "unstable",
+            Evidence::Unstable(Unstable {
+                op,
+                cv: round3(cv),
+                intervals: rates.len() as u64,
+                stalled_intervals: stalled as u64,
+                mean_bytes_per_sec: mean.round(),
+                ops_per_interval: round3(ops_mean),
+                dispersion: round3(dispersion),
+                dispersion_limit: round3(limit),
+                confidence: DISPERSION_CONFIDENCE,
+            }),
             format!(
                 "the {op} rate varied from interval to interval by {:.0}% (coefficient of variation), more than counting {:.0} I/Os per interval explains{}: the mean hides a changing device (caches filling, garbage collection, throttling, stalls) or a disturbed host; look at the series",
                 cv * 100.0,
@@ -101,17 +116,6 @@ pub(super) fn rate_checks(op: &str, c: &ClassReport, interval_ns: u64) -> Option
                     n => format!(", and {n} of {} intervals completed no I/O", rates.len()),
                 }
             ),
-            json!({
-                "op": op,
-                "cv": round3(cv),
-                "intervals": rates.len(),
-                "stalled_intervals": stalled,
-                "mean_bytes_per_sec": mean.round(),
-                "ops_per_interval": round3(ops_mean),
-                "dispersion": round3(dispersion),
-                "dispersion_limit": round3(limit),
-                "confidence": DISPERSION_CONFIDENCE,
-            }),
             "a coefficient of variation of at most 20%, or one counting explains (an index of dispersion of the I/Os per interval under its Poisson limit at 99.9%)",
         )
     })
@@ -232,7 +236,14 @@ pub(super) fn collapse(c: &ClassReport, interval_ns: u64) -> Option<Warning> {
     let written: u64 = c.series[..f.before].iter().map(|s| s.bytes).sum();
     let knee = written + (f.share * f.fast * interval_ns as f64 / 1e9) as u64;
     Some(Warning::new(
-        "write_cache_collapse",
+        Evidence::WriteCacheCollapse(WriteCacheCollapse {
+            start_bytes_per_sec: f.fast.round(),
+            after_bytes_per_sec: f.slow.round(),
+            knee_bytes: knee,
+            knee_gb: (knee as f64 / 1e7).round() / 100.0,
+            fast_intervals: f.fast_intervals as u64,
+            slow_intervals: f.slow_intervals as u64,
+        }),
         format!(
             "the write rate fell from {:.0} MB/s to {:.0} MB/s after {:.2} GB written, and stayed there: a write cache (an SSD's SLC cache, a controller's) absorbed the first {:.2} GB; the sustained rate is the lower one",
             f.fast / 1e6,
@@ -240,14 +251,6 @@ pub(super) fn collapse(c: &ClassReport, interval_ns: u64) -> Option<Warning> {
             knee as f64 / 1e9,
             knee as f64 / 1e9
         ),
-        json!({
-            "start_bytes_per_sec": f.fast.round(),
-            "after_bytes_per_sec": f.slow.round(),
-            "knee_bytes": knee,
-            "knee_gb": (knee as f64 / 1e7).round() / 100.0,
-            "fast_intervals": f.fast_intervals,
-            "slow_intervals": f.slow_intervals,
-        }),
         "the rate under 70% of its fast phase (at least 3 intervals), falling within an interval of the step and staying below the middle of the two rates",
     ))
 }

@@ -1,0 +1,29 @@
+//! The saved document of a run (`RunReport`): what ran, where, and what it
+//! measured, in the plan's own types. Raw counts in bytes and nanoseconds,
+//! lossless histograms, a few derived rates, and the warnings judged when
+//! each point was built. Presenters (text, CSV, HTML, compare) only read it.
+
+mod class;
+mod defaults;
+pub mod errno;
+pub mod evidence;
+mod fps;
+pub mod frames;
+mod from_result;
+mod judge;
+pub mod modes;
+mod point;
+mod run;
+mod totals;
+mod warning;
+
+pub use class::{
+    ArrayReport, ClassReport, ErrorCount, LatencyReport, Percentile, Rw, StreamReport, StreamTotals,
+};
+pub use errno::{errno_name, failure_text};
+pub use evidence::Evidence;
+pub use frames::{FramesLayout, FramesReport, FramesSummary, WindowSums};
+pub use modes::{Cache, DiskperfSettings, MatrixSettings};
+pub use point::{CompressionReport, FailureReport, PointReport, Settings, TargetReport};
+pub use run::{PointWindows, RankPoint, RankReport, RunReport, ToolInfo, Window, COMMIT};
+pub use warning::Warning;

@@ -1,0 +1,197 @@
+//! One stream class of a point and its reads and writes: counts, rates,
+//! errors by errno, latency figures, the lossless histogram and the series.
+
+use crate::document::errno::errno_name;
+use crate::{Layout, Mix, Pattern};
+use iosurvey_stats::{ClassStats, HistogramData, IntervalSample};
+use serde::{Deserialize, Serialize};
+
+/// One stream class: its settings and its reads and writes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct StreamReport {
+    pub label: String,
+    pub target: usize,
+    pub rw: Rw,
+    pub read_pct: u8,
+    pub pattern: Pattern,
+    pub bs: u64,
+    pub outstanding: u32,
+    pub offset: u64,
+    pub span: Option<u64>,
+    pub regions: u32,
+    /// The virtual array the stream ran over, if any (`target` is then its
+    /// first member).
+    pub array: Option<ArrayReport>,
+    /// From the start of the measured phase to the stream's last completion;
+    /// its rates are taken over this.
+    pub elapsed_ns: u64,
+    pub read: ClassReport,
+    pub write: ClassReport,
+    /// `[offset, latency ns]` of the first measured I/Os of a traced stream
+    /// (profile's access times), in completion order. Left out when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<[u64; 2]>,
+}
+
+/// What a stream did: read, write, or a mix (of `read_pct` percent reads).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Rw {
+    Read,
+    Write,
+    Mixed,
+}
+
+/// `read`, `write` or `mixed`, as reports print it.
+impl std::fmt::Display for Rw {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Rw::Read => "read",
+            Rw::Write => "write",
+            Rw::Mixed => "mixed",
+        })
+    }
+}
+
+impl StreamReport {
+    /// The plan's mix this stream ran.
+    pub fn mix(&self) -> Mix {
+        match self.rw {
+            Rw::Read => Mix::Read,
+            Rw::Write => Mix::Write,
+            Rw::Mixed => Mix::Mixed {
+                read_pct: self.read_pct,
+            },
+        }
+    }
+}
+
+/// A virtual array of targets.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ArrayReport {
+    #[serde(flatten)]
+    pub layout: Layout,
+    /// Target indices, in array order.
+    pub members: Vec<usize>,
+}
+
+/// Reads and writes over all streams.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct StreamTotals {
+    pub read: ClassReport,
+    pub write: ClassReport,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ErrorCount {
+    pub errno: i32,
+    pub name: String,
+    pub count: u64,
+}
+
+/// Latency figures in nanoseconds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LatencyReport {
+    pub min_ns: u64,
+    pub mean_ns: f64,
+    pub stdev_ns: f64,
+    pub max_ns: u64,
+    /// Ascending by percentile.
+    pub percentiles: Vec<Percentile>,
+}
+
+impl LatencyReport {
+    /// The value at percentile `p` (one of those reported), in ns.
+    pub fn at(&self, p: f64) -> Option<u64> {
+        self.percentiles
+            .iter()
+            .find(|x| x.percentile == p)
+            .map(|x| x.ns)
+    }
+}
+
+/// One percentile of a latency distribution.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Percentile {
+    /// 0 to 100, e.g. 99.9.
+    pub percentile: f64,
+    pub ns: u64,
+}
+
+/// One class (reads or writes) of a stream.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ClassReport {
+    pub ops: u64,
+    pub bytes: u64,
+    /// ops / elapsed, derived.
+    pub iops: f64,
+    /// bytes / elapsed, derived.
+    pub bytes_per_sec: f64,
+    pub errors: Vec<ErrorCount>,
+    pub latency: LatencyReport,
+    /// Lossless: merge two runs by adding these counts. Left out of a
+    /// point's `total` (schema version 4 on): the merge of its streams'
+    /// histograms, made again when the document is read.
+    #[serde(default = "crate::document::totals::no_histogram")]
+    pub histogram: HistogramData,
+    /// Non-cumulative, one entry per interval of `settings.interval_ns`.
+    pub series: Vec<IntervalSample>,
+    /// Real length of the last entry of `series`: `settings.interval_ns`,
+    /// or less when the end of the point's measured phase cut it short.
+    #[serde(default)]
+    pub series_last_ns: u64,
+}
+
+impl ClassReport {
+    /// Builds a class report, deriving rates over `elapsed_ns`.
+    pub fn new(c: &ClassStats, elapsed_ns: u64) -> Self {
+        let secs = elapsed_ns as f64 / 1e9;
+        let per_sec = |v: u64| if secs > 0.0 { v as f64 / secs } else { 0.0 };
+        let s = c.latency.summary();
+        ClassReport {
+            ops: c.ops,
+            bytes: c.bytes,
+            iops: per_sec(c.ops),
+            bytes_per_sec: per_sec(c.bytes),
+            errors: c
+                .errors
+                .iter()
+                .map(|(&errno, &count)| ErrorCount {
+                    errno,
+                    name: errno_name(errno),
+                    count,
+                })
+                .collect(),
+            latency: LatencyReport {
+                min_ns: s.min_ns,
+                mean_ns: s.mean_ns,
+                stdev_ns: s.stdev_ns,
+                max_ns: s.max_ns,
+                percentiles: s
+                    .percentiles_ns
+                    .iter()
+                    .map(|&(percentile, ns)| Percentile { percentile, ns })
+                    .collect(),
+            },
+            histogram: c.latency.to_data(),
+            series: c.series.samples.clone(),
+            series_last_ns: 0,
+        }
+    }
+
+    /// Sets `series_last_ns` for a measured phase of `end_ns` cut into
+    /// intervals of `interval_ns`.
+    pub fn set_last_interval(&mut self, interval_ns: u64, end_ns: u64) {
+        self.series_last_ns = match self.series.len().checked_sub(1) {
+            Some(k) => end_ns
+                .saturating_sub(k as u64 * interval_ns)
+                .min(interval_ns),
+            None => 0,
+        };
+    }
+
+    /// Whether anything was attempted in this class.
+    pub fn is_empty(&self) -> bool {
+        self.ops == 0 && self.errors.is_empty()
+    }
+}

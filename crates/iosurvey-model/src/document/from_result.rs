@@ -1,0 +1,245 @@
+//! Builds a point's document from what ran: its plan point, the targets as
+//! opened and the job's result; its warnings are judged here too.
+
+use crate::document::class::{ArrayReport, ClassReport, Rw, StreamReport, StreamTotals};
+use crate::document::errno::errno_name;
+use crate::document::frames::{FramesLayout, FramesReport, FramesSummary};
+use crate::document::judge::{warnings, PointTotals};
+use crate::document::point::{
+    CompressionReport, FailureReport, PointReport, Settings, TargetReport,
+};
+use crate::Op;
+use crate::{FrameLayout, JobResult, Mix, Point};
+
+/// The point's totals over every stream of `r`. A point of one stream
+/// that lasted the whole point has that stream's figures as its totals
+/// (the merge of one is itself, to the bit): they are copied, not summed
+/// and summarised again, which saves a walk of each histogram's buckets.
+fn totals(streams: &[StreamReport], r: &JobResult) -> StreamTotals {
+    match (streams, &r.streams[..]) {
+        ([s], [one]) if one.elapsed_ns == r.elapsed_ns => StreamTotals {
+            read: s.read.clone(),
+            write: s.write.clone(),
+        },
+        _ => StreamTotals {
+            read: ClassReport::new(&r.total(Op::Read), r.elapsed_ns),
+            write: ClassReport::new(&r.total(Op::Write), r.elapsed_ns),
+        },
+    }
+}
+
+impl PointReport {
+    /// Builds the report of `point`, which ran on `targets` and gave `r`,
+    /// on a host of `ram_bytes` of memory (buffered reads of less are
+    /// warned of).
+    pub fn new(point: &Point, targets: &[TargetReport], r: &JobResult, ram_bytes: u64) -> Self {
+        let job = &point.job;
+        let streams = job
+            .streams
+            .iter()
+            .zip(&r.streams)
+            .map(|(s, res)| {
+                let (rw, read_pct) = match s.mix {
+                    Mix::Read => (Rw::Read, 100),
+                    Mix::Write => (Rw::Write, 0),
+                    Mix::Mixed { read_pct } => (Rw::Mixed, read_pct),
+                };
+                StreamReport {
+                    label: s.label.clone(),
+                    target: s.target,
+                    rw,
+                    read_pct,
+                    pattern: s.pattern,
+                    bs: s.bs,
+                    outstanding: s.outstanding,
+                    offset: s.offset,
+                    span: s.span,
+                    regions: s.regions,
+                    array: s.array.as_ref().map(|a| ArrayReport {
+                        layout: a.layout,
+                        members: a.members.clone(),
+                    }),
+                    elapsed_ns: res.elapsed_ns,
+                    read: ClassReport::new(&res.read, res.elapsed_ns),
+                    write: ClassReport::new(&res.write, res.elapsed_ns),
+                    samples: res.samples.clone(),
+                }
+            })
+            .collect::<Vec<StreamReport>>();
+        let total = totals(&streams, r);
+        let mut report = PointReport {
+            index: point.index,
+            label: point.label.clone(),
+            params: point.params.clone(),
+            repeat: 0,
+            settings: Settings {
+                engine: job.engine,
+                workers: job.workers,
+                direct: job.direct,
+                seed: job.seed,
+                time_ns: job.bounds.time.map(|t| t.as_nanos() as u64),
+                bytes: job.bounds.bytes,
+                ramp_ns: job.bounds.ramp.as_nanos() as u64,
+                warm_bytes: job.warm_bytes,
+                interval_ns: job.interval.as_nanos() as u64,
+                continue_on_error: job.continue_on_error,
+                registered_files: r.engine.registered_files,
+                fixed_buffers: r.engine.fixed_buffers,
+                reap_window_us: r.engine.reap_window_us,
+                empty_wakeups: r.engine.empty_wakeups,
+                wrap: (job.bounds.time.is_some() || job.bounds.bytes.is_some())
+                    && job.streams.iter().any(|s| s.wrap),
+                sqpoll: r.engine.sqpoll,
+                sqpoll_cpu: job.sqpoll.and_then(|s| s.cpu),
+                hipri: r.engine.iopoll,
+                cpus: job.cpus.clone(),
+                unique_blocks: true,
+                unique_sectors: true,
+                data_nonce: (r.data_nonce != 0).then(|| format!("{:016x}", r.data_nonce)),
+                compressible_pct: job.fill.compressible_pct,
+            },
+            targets: targets.to_vec(),
+            elapsed_ns: r.elapsed_ns,
+            first_done_ns: r.first_done_ns,
+            interrupted: r.interrupted,
+            skipped: point.skip.clone(),
+            cpu_user_ns: r.cpu.user_ns,
+            cpu_system_ns: r.cpu.system_ns,
+            cpu_workers_ns: r.cpu.workers_ns,
+            cpu_us_per_io: None,
+            failure: r.first_failure.map(|f| FailureReport {
+                stream: f.stream,
+                op: f.op,
+                offset: f.offset,
+                errno: f.errno,
+                error: errno_name(f.errno),
+                at_ns: f.at_ns,
+            }),
+            warnings: Vec::new(),
+            verify: r.verify.clone(),
+            compression_check: r.compression_check.map(|c| CompressionReport {
+                compressible_bytes_per_sec: c.compressible_bytes_per_sec,
+                incompressible_bytes_per_sec: c.incompressible_bytes_per_sec,
+                probe_ns: c.probe_ns,
+                compressible_written_bytes: c.compressible_written_bytes,
+                encoded_bytes: c.encoded_bytes,
+            }),
+            streams,
+            total,
+            frames: job.frames().map(|f| FramesReport {
+                layout: match f.layout {
+                    FrameLayout::Files { .. } => FramesLayout::Files,
+                    FrameLayout::Stream => FramesLayout::Stream,
+                },
+                op: f.op,
+                format: f.format.clone(),
+                frame_bytes: f.frame_bytes,
+                header_bytes: f.header_bytes,
+                frames: f.frames,
+                loops: f.loops,
+                threads: job.workers,
+                depth: f.depth,
+                fps: f.fps,
+                queue: f.queue,
+                order: f.order,
+                files_per_dir: match f.layout {
+                    FrameLayout::Files { files_per_dir } => files_per_dir,
+                    FrameLayout::Stream => 0,
+                },
+                records: r.frames.clone(),
+                summary: Some(FramesSummary::new(&r.frame_tally, r.elapsed_ns)),
+            }),
+        };
+        report.set_last_intervals();
+        report.cpu_us_per_io = report.cpu_per_io_us();
+        let totals = PointTotals {
+            read: &report.total.read,
+            write: &report.total.write,
+            interval_ns: report.settings.interval_ns,
+        };
+        report.warnings = warnings(point, targets, r, ram_bytes, &report.streams, &totals);
+        report
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Bounds, Job, Pattern, PointParams, StreamClass, TargetKind, TargetSpec};
+
+    /// A read point of `streams` streams on one target, and a result whose
+    /// streams recorded a spread of latencies, a few errors and several
+    /// intervals; the first stream lasts `first_ns` of the point's 3 s.
+    fn point_and_result(streams: usize, first_ns: u64) -> (Point, JobResult) {
+        let class = |i| StreamClass::new("s", 0, Mix::Read, Pattern::Random, 4096, 8 + i);
+        let job = Job::new(
+            vec![TargetSpec {
+                path: "/dev/x".into(),
+                create_size: None,
+            }],
+            (0..streams as u32).map(class).collect(),
+            Bounds {
+                time: None,
+                bytes: None,
+                ramp: std::time::Duration::ZERO,
+            },
+        );
+        let point = Point {
+            index: 0,
+            label: String::new(),
+            params: PointParams::Run,
+            job,
+            skip: None,
+        };
+        let mut r = JobResult {
+            streams: vec![Default::default(); streams],
+            elapsed_ns: 3_000_000_000,
+            first_done_ns: 3_000_000_000,
+            ..Default::default()
+        };
+        for (k, s) in r.streams.iter_mut().enumerate() {
+            s.elapsed_ns = if k == 0 { first_ns } else { 3_000_000_000 };
+            for i in 0..20_000u64 {
+                let lat = 1_000 + (i * 7919 + k as u64) % 5_000_000;
+                s.read.record((i % 3) as usize, 4096, lat);
+            }
+            s.read.record_error(5);
+        }
+        (point, r)
+    }
+
+    #[test]
+    fn the_totals_of_one_stream_are_its_figures_as_a_merge_gives_them() {
+        let target = TargetReport {
+            path: "/dev/x".into(),
+            kind: TargetKind::Block,
+            size_bytes: 1 << 30,
+            logical_block_size: 512,
+            physical_block_size: 4096,
+            rotational: Some(false),
+            direct: true,
+            created: false,
+            memory_backed: None,
+            link_bytes_per_sec: None,
+            link: None,
+        };
+        for (streams, first_ns) in [(1, 3_000_000_000), (1, 2_000_000_000), (2, 3_000_000_000)] {
+            let (point, r) = point_and_result(streams, first_ns);
+            let report = PointReport::new(&point, std::slice::from_ref(&target), &r, 1 << 40);
+            // The totals as the merge of every stream gives them.
+            let mut merged = StreamTotals {
+                read: ClassReport::new(&r.total(Op::Read), r.elapsed_ns),
+                write: ClassReport::new(&r.total(Op::Write), r.elapsed_ns),
+            };
+            for c in [&mut merged.read, &mut merged.write] {
+                c.set_last_interval(report.settings.interval_ns, r.elapsed_ns);
+            }
+            assert_eq!(
+                report.total.read, merged.read,
+                "{streams} streams, {first_ns} ns"
+            );
+            assert_eq!(report.total.write, merged.write);
+            assert_eq!(report.total.read.ops, 20_000 * streams as u64);
+        }
+    }
+}
