@@ -1,7 +1,12 @@
 //! Tests of the worker loop, through the fault-injecting fake engine.
 
+use super::batches::Batches;
+use super::clock::FakeClock;
+use super::frames::Seen;
 use super::*;
 use crate::fake_engine::{FakeEngine, Serial};
+use crate::result::StreamResult;
+use iosurvey_engine::{Op, Request};
 use iosurvey_stats::SHORT_TRANSFER;
 use iosurvey_workload::pattern::{Area, Region};
 use iosurvey_workload::Pattern;
@@ -239,7 +244,7 @@ fn run_on_clock<E: Engine>(
         backlog: None,
         warm: None,
     };
-    run_worker_on(e, streams, None, &bounds, clock.get(), || clock.get()).unwrap()
+    run_worker_on(e, streams, None, &bounds, clock.get(), &FakeClock(clock)).unwrap()
 }
 
 #[test]
@@ -538,7 +543,7 @@ fn run_build<const SOLO: u8>(mut e: FakeEngine, streams: Vec<WorkerStream>) -> J
     };
     let start = clock.get();
     let mut r =
-        run_worker_at::<_, true, SOLO>(&mut e, streams, None, &bounds, start, || clock.get())
+        run_worker_at::<_, _, true, SOLO>(&mut e, streams, None, &bounds, start, &FakeClock(clock))
             .unwrap();
     r.cpu = Default::default();
     r
