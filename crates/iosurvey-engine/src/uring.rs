@@ -586,14 +586,7 @@ fn wait_with_timeout(
     // above). It also submits the entries queued, whose buffers, paths and
     // files every push vouched for (see `push` and `push_file`): they stay
     // valid until their completions are reaped.
-    unsafe {
-        submitter.enter(
-            to_submit,
-            want,
-            ENTER_GETEVENTS | ENTER_EXT_ARG,
-            Some(&arg),
-        )
-    }
+    unsafe { submitter.enter(to_submit, want, ENTER_GETEVENTS | ENTER_EXT_ARG, Some(&arg)) }
 }
 
 /// An error a submission or a wait can simply be retried after.
