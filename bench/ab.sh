@@ -3,8 +3,8 @@
 # by pair (A first in odd pairs, B first in even ones), every run under GNU
 # time. Per pair: each binary's IOPS and CPU time (user + system) per I/O,
 # and B/A of both; then the median of the per-pair ratios and their spread
-# (min..max). A hot-path change lands on a paired effect outside that
-# spread (see README.md), not on instruction counts alone.
+# (min..max). A hot-path change lands on a paired effect, one whose spread
+# leaves out 1 (see README.md), not on instruction counts alone.
 #
 #   sudo PAIRS=7 DURATION=5 bench/ab.sh /path/to/A /path/to/B 1   # or 8a, 8c
 #
