@@ -12,7 +12,6 @@ pub(crate) use frames::FrameShared;
 use iosurvey_engine::verify::WriteVerify;
 use iosurvey_engine::Engine;
 use iosurvey_workload::{pattern::OffsetGen, ArrayMap, Mix};
-use request::{NOT_SOLO, SOLO_READS, SOLO_WRITES};
 use slot::{Arm, Slot};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -161,14 +160,8 @@ pub(crate) fn run_worker<E: Engine>(
     run_worker_on(engine, streams, frames, bounds, start_ns, &RealClock)
 }
 
-/// [`run_worker`] on `clock`, built four times: for a worker with no frame
-/// stream, no `--verify`, no warm-up by bytes, no traced stream and no cut
-/// I/O, whose completions then skip those checks; for such a worker with
-/// one stream that only reads, or only writes, one file, whose
-/// completions also skip looking up their stream and op; and for the
-/// others. The tests give it a fake clock that the fake engine moves by
-/// exact amounts.
-#[inline(always)]
+/// [`run_worker`] on `clock`: the tests give it a fake clock that the fake
+/// engine moves by exact amounts.
 fn run_worker_on<E: Engine, C: Clock>(
     engine: &mut E,
     streams: Vec<WorkerStream>,
@@ -177,42 +170,7 @@ fn run_worker_on<E: Engine, C: Clock>(
     start_ns: u64,
     clock: &C,
 ) -> std::io::Result<JobResult> {
-    if frames.is_none()
-        && bounds.verify.is_none()
-        && bounds.warm.is_none()
-        && streams.iter().all(|s| s.trace == 0 && s.pieces == 1)
-    {
-        match &streams[..] {
-            [one] if one.map.is_none() && one.mix == Mix::Read => {
-                run_worker_at::<E, C, true, SOLO_READS>(
-                    engine, streams, None, bounds, start_ns, clock,
-                )
-            }
-            [one] if one.map.is_none() && one.mix == Mix::Write => {
-                run_worker_at::<E, C, true, SOLO_WRITES>(
-                    engine, streams, None, bounds, start_ns, clock,
-                )
-            }
-            _ => run_worker_at::<E, C, true, NOT_SOLO>(
-                engine, streams, None, bounds, start_ns, clock,
-            ),
-        }
-    } else {
-        run_worker_at::<E, C, false, NOT_SOLO>(engine, streams, frames, bounds, start_ns, clock)
-    }
-}
-
-/// One build of the worker (see [`Worker`] for `PLAIN` and `SOLO`).
-#[inline(always)]
-fn run_worker_at<E: Engine, C: Clock, const PLAIN: bool, const SOLO: u8>(
-    engine: &mut E,
-    streams: Vec<WorkerStream>,
-    frames: Option<FrameWork<'_>>,
-    bounds: &WorkerBounds<'_>,
-    start_ns: u64,
-    clock: &C,
-) -> std::io::Result<JobResult> {
-    Worker::<PLAIN, SOLO>::new(engine, streams, frames, bounds, start_ns)?.run(engine, clock)
+    Worker::new(engine, streams, frames, bounds, start_ns)?.run(engine, clock)
 }
 
 /// How many completions to wait for: one in sixteen of those in flight,

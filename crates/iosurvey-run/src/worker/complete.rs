@@ -6,23 +6,20 @@
 
 use super::cycle::{Reap, Worker};
 use super::frames::Seen;
-use super::request::{next_request, NOT_SOLO};
+use super::request::next_request;
 use super::slot::{Kind, Slot};
 use super::tally::Run;
 use iosurvey_engine::{Completion, Engine, Op, Request};
 
-impl<const PLAIN: bool, const SOLO: u8> Worker<'_, PLAIN, SOLO> {
+impl Worker<'_> {
     /// Takes completion `c`, seen in `reap`: the request its slot is
-    /// re-armed with, if any. The plain build has block slots only.
+    /// re-armed with, if any.
     #[inline(always)]
     pub(super) fn complete<E: Engine>(
         &mut self,
         c: Completion,
         reap: &mut Reap,
     ) -> Option<Request> {
-        if PLAIN {
-            return self.complete_block::<E>(c, reap);
-        }
         match self.slots[c.buf as usize].kind {
             Kind::Block => self.complete_block::<E>(c, reap),
             Kind::Verified => {
@@ -53,10 +50,10 @@ impl<const PLAIN: bool, const SOLO: u8> Worker<'_, PLAIN, SOLO> {
             if !self.bounds.continue_on_error {
                 self.stopping = true;
             }
-        } else if !PLAIN && !slot.counted {
+        } else if !slot.counted {
             self.warm_moved += u64::from(slot.len);
         } else if slot.counted {
-            if !PLAIN && self.streams[slot.stream as usize].trace > 0 {
+            if self.streams[slot.stream as usize].trace > 0 {
                 self.trace(c.buf, reap.tc);
             }
             self.count_block(c.buf, reap);
@@ -75,8 +72,7 @@ impl<const PLAIN: bool, const SOLO: u8> Worker<'_, PLAIN, SOLO> {
     fn count_block(&mut self, buf: u32, reap: &mut Reap) {
         let slot = &self.slots[buf as usize];
         let run = &mut reap.run;
-        // One stream of one op: every run is of that stream and op.
-        let same_class = SOLO != NOT_SOLO || (run.stream == slot.stream && run.op == slot.op);
+        let same_class = run.stream == slot.stream && run.op == slot.op;
         if run.batch == slot.batch && same_class {
             run.n += 1;
         } else if same_class && run.n > 0 {
@@ -120,17 +116,11 @@ impl<const PLAIN: bool, const SOLO: u8> Worker<'_, PLAIN, SOLO> {
     fn rearm<E: Engine>(&mut self, buf: u32, measuring: bool) -> Option<Request> {
         let verify = self.verify();
         let slot = &mut self.slots[buf as usize];
-        let si = if SOLO != NOT_SOLO {
-            0
-        } else {
-            slot.stream as usize
-        };
-        let next = next_request::<SOLO>(&mut self.streams[si], buf, verify);
+        let si = slot.stream as usize;
+        let next = next_request(&mut self.streams[si], buf, verify);
         match next {
             Some(req) => {
-                if SOLO == NOT_SOLO {
-                    slot.op = req.op;
-                }
+                slot.op = req.op;
                 slot.offset = req.offset;
                 slot.counted = measuring;
                 if E::ONE_AT_A_TIME {

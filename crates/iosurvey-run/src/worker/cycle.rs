@@ -23,13 +23,10 @@ use std::time::Duration;
 const MAX_WAIT: Duration = Duration::from_secs(1);
 const MAX_WAIT_NS: u64 = MAX_WAIT.as_nanos() as u64;
 
-/// One worker's state between reaps. `PLAIN`: the worker has no frame
-/// stream, nothing to verify, no warm-up by bytes, no traced stream and no
-/// cut I/O, and its completions skip those checks. `SOLO` (with `PLAIN`
-/// only; see [`super::request::SOLO_READS`]): one stream that only reads or
-/// only writes one file (no array): every slot's stream is 0 and its op is
-/// known.
-pub(super) struct Worker<'w, const PLAIN: bool, const SOLO: u8> {
+/// One worker's state between reaps. One build serves every worker: the
+/// builds specialised for a plain worker and for one stream of one op
+/// showed no paired effect (bench/RESULTS.md, 2026-12-03).
+pub(super) struct Worker<'w> {
     pub(super) bounds: &'w WorkerBounds<'w>,
     verify: Option<&'w WriteVerify>,
     warm: Option<&'w WarmUp>,
@@ -86,7 +83,7 @@ fn deadline(bounds: &WorkerBounds<'_>, from: u64) -> u64 {
         .unwrap_or(u64::MAX)
 }
 
-impl<'w, const PLAIN: bool, const SOLO: u8> Worker<'w, PLAIN, SOLO> {
+impl<'w> Worker<'w> {
     /// Sets up the worker and arms every slot; `start_ns` is when the
     /// shared barrier released the workers.
     #[inline(always)]
@@ -98,7 +95,7 @@ impl<'w, const PLAIN: bool, const SOLO: u8> Worker<'w, PLAIN, SOLO> {
         start_ns: u64,
     ) -> std::io::Result<Self> {
         let cpu0 = thread_cpu_ns();
-        let warm = if PLAIN { None } else { bounds.warm };
+        let warm = bounds.warm;
         // With a warm-up by bytes, nothing is measured until it is over.
         let measure_start = match warm {
             Some(_) => u64::MAX,
@@ -108,7 +105,7 @@ impl<'w, const PLAIN: bool, const SOLO: u8> Worker<'w, PLAIN, SOLO> {
         let frame_slots = frames.map_or(0, |fw| fw.buffers() as usize);
         let mut w = Worker {
             bounds,
-            verify: if PLAIN { None } else { bounds.verify },
+            verify: bounds.verify,
             warm,
             tally: Tally::new(&streams, frames.as_ref(), bounds, start_ns),
             streams,
@@ -150,15 +147,10 @@ impl<'w, const PLAIN: bool, const SOLO: u8> Worker<'w, PLAIN, SOLO> {
         Ok(w)
     }
 
-    /// `--verify`'s generation maps; none in the plain build, known there
-    /// at compile time.
+    /// `--verify`'s generation maps.
     #[inline(always)]
     pub(super) fn verify(&self) -> Option<&'w WriteVerify> {
-        if PLAIN {
-            None
-        } else {
-            self.verify
-        }
+        self.verify
     }
 
     /// Ops issued during the ramp do not spend the budget, unless the
@@ -183,7 +175,7 @@ impl<'w, const PLAIN: bool, const SOLO: u8> Worker<'w, PLAIN, SOLO> {
                 if k >= self.streams[si].slots {
                     continue;
                 }
-                if !PLAIN && self.streams[si].pieces > 1 {
+                if self.streams[si].pieces > 1 {
                     self.arm_group(engine, si, counted);
                 } else {
                     self.arm_slot(engine, si, counted);
@@ -201,7 +193,7 @@ impl<'w, const PLAIN: bool, const SOLO: u8> Worker<'w, PLAIN, SOLO> {
             Some(_) => Kind::Verified,
             None => Kind::Block,
         };
-        if let Some(req) = next_request::<SOLO>(&mut self.streams[si], idx, verify) {
+        if let Some(req) = next_request(&mut self.streams[si], idx, verify) {
             self.active += 1;
             let batch = self.batches.current();
             self.slots.push(Slot {
@@ -383,9 +375,7 @@ impl<'w, const PLAIN: bool, const SOLO: u8> Worker<'w, PLAIN, SOLO> {
     fn end_reap<E: Engine>(&mut self, engine: &mut E, reap: &Reap) {
         self.tally
             .record(&reap.run, &self.batches, reap.interval, reap.tc);
-        if !PLAIN {
-            self.advance_warm_up(reap.tc);
-        }
+        self.advance_warm_up(reap.tc);
         publish(self.bounds, &self.tally);
         if let Some(b) = &mut self.backlog {
             b.check_if_due();
@@ -396,7 +386,7 @@ impl<'w, const PLAIN: bool, const SOLO: u8> Worker<'w, PLAIN, SOLO> {
             self.armed_fifo.extend(self.armed.drain(..));
         }
         // Then the cut I/Os whose last piece this reap saw, whole.
-        if !PLAIN && !self.regroup.is_empty() {
+        if !self.regroup.is_empty() {
             self.rearm_groups(engine, reap.measuring);
         }
     }

@@ -7,28 +7,18 @@ use iosurvey_engine::verify::WriteVerify;
 use iosurvey_engine::{Op, Request};
 use iosurvey_workload::Mix;
 
-/// A worker's `SOLO` kind (see `Worker`): any streams.
-pub(super) const NOT_SOLO: u8 = 0;
-/// One stream that only reads one file.
-pub(super) const SOLO_READS: u8 = 1;
-/// One stream that only writes one file.
-pub(super) const SOLO_WRITES: u8 = 2;
-
 /// The next request of `st` for slot `slot`, or `None` once its budget is
-/// spent (during the ramp, a budget put aside is [`UNBOUNDED`]). With
+/// spent (during the ramp, a budget put aside is [`super::UNBOUNDED`]). With
 /// `--verify`, a write's blocks are reserved in the generation map first:
 /// an offset whose blocks a write already has in flight is drawn again.
-/// `SOLO` other than [`NOT_SOLO`]: `st` only reads, or only writes, and
-/// has no array map.
 #[inline(always)]
-pub(super) fn next_request<const SOLO: u8>(
+pub(super) fn next_request(
     st: &mut WorkerStream,
     slot: u32,
     verify: Option<&WriteVerify>,
 ) -> Option<Request> {
-    let (op, offset) = next_op::<SOLO>(st, verify)?;
+    let (op, offset) = next_op(st, verify)?;
     let (file, offset) = match &st.map {
-        _ if SOLO != NOT_SOLO => (st.file, offset),
         None => (st.file, offset),
         Some(m) => m.locate(offset),
     };
@@ -44,18 +34,15 @@ pub(super) fn next_request<const SOLO: u8>(
 /// The op and offset (in the stream's target, or its array) of the next
 /// I/O of `st`, or `None` once its budget is spent; see [`next_request`].
 #[inline(always)]
-pub(super) fn next_op<const SOLO: u8>(
-    st: &mut WorkerStream,
-    verify: Option<&WriteVerify>,
-) -> Option<(Op, u64)> {
+pub(super) fn next_op(st: &mut WorkerStream, verify: Option<&WriteVerify>) -> Option<(Op, u64)> {
     if st.budget == 0 {
         return None;
     }
     st.budget -= 1;
-    let op = match (SOLO, st.mix) {
-        (SOLO_READS, _) | (_, Mix::Read) => Op::Read,
-        (SOLO_WRITES, _) | (_, Mix::Write) => Op::Write,
-        (_, mixed) => mixed.op(st.gen.roll_percent()),
+    let op = match st.mix {
+        Mix::Read => Op::Read,
+        Mix::Write => Op::Write,
+        mixed => mixed.op(st.gen.roll_percent()),
     };
     let mut offset = st.gen.next_offset();
     if let (Some(v), Op::Write) = (verify, op) {

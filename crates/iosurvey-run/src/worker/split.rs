@@ -5,7 +5,7 @@
 //! buffer; the I/O completes with its last piece, and is timed from the
 //! submit of its first.
 
-use super::request::{next_op, NOT_SOLO};
+use super::request::next_op;
 use super::slot::{Kind, Slot};
 use super::{Arm, WorkerStream};
 use iosurvey_engine::{Engine, Request};
@@ -47,7 +47,7 @@ impl Arm<'_> {
         stream: u32,
         st: &mut WorkerStream,
     ) -> bool {
-        let Some((op, offset)) = next_op::<NOT_SOLO>(st, None) else {
+        let Some((op, offset)) = next_op(st, None) else {
             return false;
         };
         let map = st.map.as_ref().expect("only an array's I/Os are cut");
