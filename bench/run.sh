@@ -385,7 +385,7 @@ if want 8b; then
     compare 8b "tmpfs file, 1 MiB sequential write, QD 1, io_uring" wbw
 fi
 
-# Case 8c: the one-stream write build of the worker on zram, where the
+# Case 8c: one stream of writes on zram, where the
 # device costs least and the data generated per write weighs most.
 if want 8c; then
     ISV=("$ZRAM" --rw randwrite --bs 4k --qd 32 --engine uring --allow-destroy)

@@ -105,8 +105,6 @@ pub struct UringEngine {
     /// its issuer.
     unbound: bool,
     empty_wakeups: u64,
-    /// The ring's file descriptor, for the waits entered directly.
-    ring_fd: RawFd,
 }
 
 /// What to try to register with the ring; tests turn registration off to
@@ -160,7 +158,6 @@ impl UringEngine {
             // long as the ring (the pool is dropped after the ring).
             unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok()
         };
-        let ring_fd = ring.as_raw_fd();
         Ok(UringEngine {
             ring,
             sq,
@@ -185,7 +182,6 @@ impl UringEngine {
             iopoll: cfg.iopoll,
             unbound,
             empty_wakeups: 0,
-            ring_fd,
         })
     }
 
@@ -559,15 +555,17 @@ struct GeteventsArg {
 const _: () = assert!(std::mem::size_of::<GeteventsArg>() == 24);
 const _: () = assert!(std::mem::size_of::<KernelTimespec>() == 16);
 
-/// Submits the `to_submit` entries queued on the ring `fd` (not polled,
-/// already enabled) and waits for `want` completions (at least one), for
-/// at most `timeout`; with more than one wanted, a completion is held at
-/// most [`REAP_WINDOW_US`] for the others. One system call, with the
-/// arguments built on the stack: the io-uring crate's general path costs
-/// some 60 more instructions per wait, a few per I/O.
+/// Submits the `to_submit` entries queued on the ring of `submitter` (not
+/// polled, already enabled) and waits for `want` completions (at least
+/// one), for at most `timeout`; with more than one wanted, a completion is
+/// held at most [`REAP_WINDOW_US`] for the others. One system call, with
+/// the arguments built on the stack and passed to the crate's `enter`
+/// (built with `direct-syscall`: the system call instruction itself, no
+/// libc): the crate's `submit_with_args` adds some 60 instructions per
+/// wait for the cases set aside here (a polling thread, an old kernel).
 #[inline]
 fn wait_with_timeout(
-    fd: RawFd,
+    submitter: &io_uring::Submitter<'_>,
     to_submit: u32,
     want: u32,
     timeout: Duration,
@@ -583,119 +581,12 @@ fn wait_with_timeout(
         ts: std::ptr::addr_of!(ts) as u64,
     };
     // SAFETY: io_uring_enter reads `arg` (and through it `ts`), both alive
-    // on this stack for the call, of the size given. It also submits the
-    // entries queued, whose buffers, paths and files every push vouched
-    // for (see `push` and `push_file`): they stay valid until their
-    // completions are reaped.
-    let r = unsafe {
-        enter(
-            fd,
-            to_submit,
-            want,
-            ENTER_GETEVENTS | ENTER_EXT_ARG,
-            std::ptr::addr_of!(arg).cast(),
-            std::mem::size_of::<GeteventsArg>(),
-        )
-    };
-    if r < 0 {
-        Err(std::io::Error::from_raw_os_error(-r as i32))
-    } else {
-        Ok(r as usize)
-    }
-}
-
-/// `io_uring_enter(2)`, entered with the system call instruction itself
-/// on 64-bit x86-64 and aarch64: libc's `syscall()` costs some ten instructions
-/// more per wait, to move its arguments and set `errno`; elsewhere through
-/// libc. Returns the kernel's result: a count, or minus an errno.
-///
-/// # Safety
-/// As the system call: `arg` points to `argsz` bytes the kernel may read,
-/// and every entry queued on the ring `fd` is valid to submit.
-#[inline(always)]
-unsafe fn enter(
-    fd: RawFd,
-    to_submit: u32,
-    want: u32,
-    flags: u32,
-    arg: *const libc::c_void,
-    argsz: usize,
-) -> isize {
-    #[cfg(all(target_arch = "x86_64", target_pointer_width = "64"))]
-    {
-        let r: isize;
-        // SAFETY: the caller's contract. The x86-64 Linux convention: the
-        // number in rax, the arguments in rdi, rsi, rdx, r10, r8 and r9,
-        // the result in rax; the kernel clobbers rcx and r11, and leaves
-        // the stack and every other register as they were. Without
-        // `nomem`, the compiler keeps the stores the kernel reads and
-        // rereads what it may have written.
-        unsafe {
-            std::arch::asm!(
-                "syscall",
-                inlateout("rax") libc::SYS_io_uring_enter as isize => r,
-                in("rdi") fd as isize,
-                in("rsi") to_submit as usize,
-                in("rdx") want as usize,
-                in("r10") flags as usize,
-                in("r8") arg,
-                in("r9") argsz,
-                lateout("rcx") _,
-                lateout("r11") _,
-                options(nostack),
-            );
-        }
-        r
-    }
-    #[cfg(all(target_arch = "aarch64", target_pointer_width = "64"))]
-    {
-        let r: isize;
-        // SAFETY: the caller's contract. The aarch64 Linux convention: the
-        // number in x8, the arguments in x0 to x5, the result in x0; the
-        // kernel clobbers no other register. Memory as on x86-64.
-        unsafe {
-            std::arch::asm!(
-                "svc 0",
-                in("x8") libc::SYS_io_uring_enter as usize,
-                inlateout("x0") fd as isize => r,
-                in("x1") to_submit as usize,
-                in("x2") want as usize,
-                in("x3") flags as usize,
-                in("x4") arg,
-                in("x5") argsz,
-                options(nostack),
-            );
-        }
-        r
-    }
-    // (x32 and ilp32 too: 32-bit arguments in 64-bit registers would leave
-    // their upper halves undefined.)
-    #[cfg(not(any(
-        all(target_arch = "x86_64", target_pointer_width = "64"),
-        all(target_arch = "aarch64", target_pointer_width = "64")
-    )))]
-    {
-        // SAFETY: the caller's contract; every argument is passed as the
-        // `long` the variadic call takes.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_io_uring_enter,
-                libc::c_long::from(fd),
-                libc::c_long::from(to_submit),
-                libc::c_long::from(want),
-                libc::c_long::from(flags),
-                arg as libc::c_long,
-                argsz as libc::c_long,
-            )
-        };
-        if r < 0 {
-            -(std::io::Error::last_os_error()
-                .raw_os_error()
-                .unwrap_or(libc::EIO) as isize)
-        } else {
-            r as isize
-        }
-    }
+    // on this stack for the call; `enter` passes the size of
+    // `GeteventsArg`, the kernel's `io_uring_getevents_arg` (asserted
+    // above). It also submits the entries queued, whose buffers, paths and
+    // files every push vouched for (see `push` and `push_file`): they stay
+    // valid until their completions are reaped.
+    unsafe { submitter.enter(to_submit, want, ENTER_GETEVENTS | ENTER_EXT_ARG, Some(&arg)) }
 }
 
 /// An error a submission or a wait can simply be retried after.
@@ -785,7 +676,12 @@ impl Engine for UringEngine {
             // The common wait, entered directly: what the crate's
             // `submit_with_args` adds is for the cases set aside here (a
             // polling thread to wake, a ring to enable, an old kernel).
-            wait_with_timeout(self.ring_fd, self.sq.queued(), want as u32, timeout)
+            wait_with_timeout(
+                &self.ring.submitter(),
+                self.sq.queued(),
+                want as u32,
+                timeout,
+            )
         } else {
             let submitter = self.ring.submitter();
             bind(&submitter, &mut self.unbound)?;

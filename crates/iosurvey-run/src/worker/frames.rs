@@ -14,6 +14,7 @@
 //! release plus `queue` frame times. A frame not started by then is dropped
 //! without I/O (skipped); one finished after it is dropped as late.
 
+use super::clock::Clock;
 use super::{Arm, Run, Slot, Tally};
 use crate::result::{FrameRecord, FrameStatus, IoFailure, JobResult, MAX_FRAME_RECORDS};
 use iosurvey_engine::{Completion, Engine, FileOp, Op, Request};
@@ -183,7 +184,7 @@ pub(super) struct Ctx<'c, E> {
     pub engine: &'c mut E,
     pub arm: Arm<'c>,
     pub tally: &'c mut Tally,
-    pub clock: &'c dyn Fn() -> u64,
+    pub clock: &'c dyn Clock,
 }
 
 impl<'a> FrameDriver<'a> {
@@ -295,7 +296,7 @@ impl<'a> FrameDriver<'a> {
                 }
                 State::Idle => self.take(),
                 State::Waiting { at, k } => {
-                    if (cx.clock)() < at {
+                    if cx.clock.now() < at {
                         return Next::WakeAt(at);
                     }
                     self.start(cx, k);
@@ -342,7 +343,7 @@ impl<'a> FrameDriver<'a> {
     fn start<E: Engine>(&mut self, cx: &mut Ctx<'_, E>, k: u64) {
         let sh = self.shared;
         let frame = sh.sequence[(k % sh.sequence.len() as u64) as usize];
-        let now = (cx.clock)();
+        let now = cx.clock.now();
         self.rec = FrameRecord::started(frame, self.thread, now - self.t0);
         self.failed = None;
         self.op_result = None;
@@ -357,7 +358,7 @@ impl<'a> FrameDriver<'a> {
                 if sh.job.op == Op::Read {
                     // Untimed: the open timed is the engine's.
                     if let Err(e) = self.plain_file_at() {
-                        self.step_ns = (cx.clock)();
+                        self.step_ns = cx.clock.now();
                         self.fail(Failed::new(e.raw_os_error(), 0));
                         self.finish(cx);
                         return;
@@ -422,7 +423,7 @@ impl<'a> FrameDriver<'a> {
 
     /// Pushes a sync or a close of the frame file, as step `state`.
     fn push_file_op<E: Engine>(&mut self, cx: &mut Ctx<'_, E>, op: FileOp, state: State) {
-        self.step_ns = (cx.clock)();
+        self.step_ns = cx.clock.now();
         cx.arm.file_op(cx.engine, self.base, self.local, op);
         self.state = state;
     }
@@ -437,7 +438,7 @@ impl<'a> FrameDriver<'a> {
         self.pieces_done = 0;
         self.rec.io_ns = 0;
         self.state = State::Moving;
-        self.step_ns = (cx.clock)();
+        self.step_ns = cx.clock.now();
         let first = if E::ONE_AT_A_TIME {
             self.pieces.min(1)
         } else {
@@ -487,13 +488,13 @@ impl<'a> FrameDriver<'a> {
                     self.state = State::Opening;
                 }
                 Err(e) => {
-                    self.rec.open_ns = (cx.clock)() - self.step_ns;
+                    self.rec.open_ns = cx.clock.now() - self.step_ns;
                     self.fail(Failed::new(e.raw_os_error(), 0));
                     self.finish(cx);
                 }
             },
             State::Creating | State::Opening if r < 0 => {
-                self.rec.open_ns = (cx.clock)() - self.step_ns;
+                self.rec.open_ns = cx.clock.now() - self.step_ns;
                 self.fail(Failed::new(-r, 0));
                 self.finish(cx);
             }
@@ -502,14 +503,14 @@ impl<'a> FrameDriver<'a> {
                 Err(e) => self.open_failed(cx, e),
             },
             State::Syncing => {
-                self.rec.io_ns += (cx.clock)() - self.step_ns;
+                self.rec.io_ns += cx.clock.now() - self.step_ns;
                 if r < 0 {
                     self.fail(Failed::new(-r, 0));
                 }
                 self.push_file_op(cx, FileOp::Close, State::Closing);
             }
             State::Closing => {
-                self.rec.close_ns = (cx.clock)() - self.step_ns;
+                self.rec.close_ns = cx.clock.now() - self.step_ns;
                 if r < 0 {
                     self.fail(Failed::new(-r, 0));
                 }
@@ -523,14 +524,14 @@ impl<'a> FrameDriver<'a> {
     /// checks, and the pieces go out (none for an empty frame, which goes
     /// on to its sync and close).
     fn opened<E: Engine>(&mut self, cx: &mut Ctx<'_, E>) {
-        self.rec.open_ns = (cx.clock)() - self.step_ns;
+        self.rec.open_ns = cx.clock.now() - self.step_ns;
         self.push_pieces(cx);
     }
 
     /// The open file was refused by a check: the refusal is the failure,
     /// and the file is closed.
     fn open_failed<E: Engine>(&mut self, cx: &mut Ctx<'_, E>, e: Errno) {
-        self.rec.open_ns = (cx.clock)() - self.step_ns;
+        self.rec.open_ns = cx.clock.now() - self.step_ns;
         self.fail(Failed::new(e.raw_os_error(), 0));
         if cx.engine.open_file().is_some() {
             self.push_file_op(cx, FileOp::Close, State::Closing);
@@ -568,7 +569,7 @@ impl<'a> FrameDriver<'a> {
         self.rec.io_ns = if self.pieces == 0 {
             0
         } else {
-            (cx.clock)() - self.step_ns
+            cx.clock.now() - self.step_ns
         };
         let files = matches!(fj.layout, FrameLayout::Files { .. });
         if let Some(f) = self.failed.take() {
@@ -593,9 +594,9 @@ impl<'a> FrameDriver<'a> {
         if sync {
             // The stream layout's one target is a file of the engine's
             // table, not a frame file: its data sync is a plain call, timed.
-            let t = (cx.clock)();
+            let t = cx.clock.now();
             let synced = rustix::fs::fdatasync(sh.target_fd);
-            self.rec.io_ns += (cx.clock)() - t;
+            self.rec.io_ns += cx.clock.now() - t;
             if let Err(e) = synced {
                 self.fail(Failed::new(
                     e.raw_os_error(),
@@ -614,7 +615,7 @@ impl<'a> FrameDriver<'a> {
     /// failure stops the run unless it goes on after failures.
     fn finish<E: Engine>(&mut self, cx: &mut Ctx<'_, E>) {
         let sh = self.shared;
-        let now = (cx.clock)();
+        let now = cx.clock.now();
         let tally = &mut *cx.tally;
         let stream = tally.result_of[self.local as usize];
         self.rec.end_ns = now - self.t0;

@@ -5,7 +5,9 @@
 //! buffer; the I/O completes with its last piece, and is timed from the
 //! submit of its first.
 
-use super::{Arm, Slot, WorkerStream};
+use super::request::next_op;
+use super::slot::{Kind, Slot};
+use super::{Arm, WorkerStream};
 use iosurvey_engine::{Engine, Request};
 
 /// One cut I/O in flight: its pieces are the buffers from `first` on.
@@ -45,7 +47,7 @@ impl Arm<'_> {
         stream: u32,
         st: &mut WorkerStream,
     ) -> bool {
-        let Some((op, offset)) = super::next_op::<{ super::NOT_SOLO }>(st, None) else {
+        let Some((op, offset)) = next_op(st, None) else {
             return false;
         };
         let map = st.map.as_ref().expect("only an array's I/Os are cut");
@@ -56,7 +58,7 @@ impl Arm<'_> {
             // A piece is at most a stripe, which a buffer holds.
             let len = len as u32;
             self.slots[buf as usize] = Slot {
-                piece: true,
+                kind: Kind::Piece,
                 group: gi,
                 ..Slot::new(stream, op, at, len, counted, batch)
             };

@@ -1,7 +1,12 @@
 //! Tests of the worker loop, through the fault-injecting fake engine.
 
+use super::batches::Batches;
+use super::clock::FakeClock;
+use super::frames::Seen;
 use super::*;
 use crate::fake_engine::{FakeEngine, Serial};
+use crate::result::StreamResult;
+use iosurvey_engine::{Op, Request};
 use iosurvey_stats::SHORT_TRANSFER;
 use iosurvey_workload::pattern::{Area, Region};
 use iosurvey_workload::Pattern;
@@ -239,7 +244,7 @@ fn run_on_clock<E: Engine>(
         backlog: None,
         warm: None,
     };
-    run_worker_on(e, streams, None, &bounds, clock.get(), || clock.get()).unwrap()
+    run_worker_on(e, streams, None, &bounds, clock.get(), &FakeClock(clock)).unwrap()
 }
 
 #[test]
@@ -515,59 +520,4 @@ fn a_run_over_three_batches_records_each_batchs_latency_once() {
     assert_eq!(s.lat_sum_ns, 2 * 9_000 + 3 * 8_000 + 7_000);
     assert_eq!(s.lat_max_ns, 9_000);
     assert_eq!((tally.live_ops, tally.live_bytes), (6, 6 * 4096));
-}
-
-/// Runs `streams` on a fake engine and fake clock through the build of
-/// the worker loop `SOLO` names (see [`run_worker_at`]).
-fn run_build<const SOLO: u8>(mut e: FakeEngine, streams: Vec<WorkerStream>) -> JobResult {
-    // The same start for both builds; the thread's CPU time is left out.
-    let clock = Rc::new(Cell::new(1_000_000_000));
-    e.clock = Some(clock.clone());
-    let stop = AtomicBool::new(false);
-    let live = LiveCounters::default();
-    let bounds = WorkerBounds {
-        ramp: Duration::from_millis(20),
-        time: None,
-        interval: Duration::from_millis(50),
-        continue_on_error: true,
-        stop: &stop,
-        live: &live,
-        verify: None,
-        backlog: None,
-        warm: None,
-    };
-    let start = clock.get();
-    let mut r =
-        run_worker_at::<_, true, SOLO>(&mut e, streams, None, &bounds, start, || clock.get())
-            .unwrap();
-    r.cpu = Default::default();
-    r
-}
-
-/// The build for one stream that only reads (or only writes) gives what
-/// the general build gives for it: counts, latencies, series, failures
-/// and times, with a ramp, a budget and failing I/Os.
-#[test]
-fn the_one_stream_build_measures_what_the_general_build_does() {
-    for (mix, solo) in [(Mix::Read, true), (Mix::Write, false)] {
-        let engine = || {
-            let mut e = FakeEngine::failing(300, false, 5);
-            e.delay = Duration::from_millis(2);
-            e.short_from = Some((900, 512));
-            e
-        };
-        let streams = || vec![stream(Some(1000), 4, mix)];
-        let general = run_build::<NOT_SOLO>(engine(), streams());
-        let one = if solo {
-            run_build::<SOLO_READS>(engine(), streams())
-        } else {
-            run_build::<SOLO_WRITES>(engine(), streams())
-        };
-        assert_eq!(one, general, "{mix:?}");
-        let op = if solo { Op::Read } else { Op::Write };
-        let t = general.total(op);
-        assert!(t.ops > 0 && t.latency.count() == t.ops, "{mix:?}: {t:?}");
-        assert!(general.error_count() > 1, "{mix:?}: failures were made");
-        assert!(general.first_failure.is_some());
-    }
 }

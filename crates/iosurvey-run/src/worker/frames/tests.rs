@@ -1,6 +1,7 @@
 //! Tests of the frame worker: real frames on a temporary directory, and a
 //! fake engine for order, pacing, drops and failures.
 
+use super::super::clock::{Clock, FakeClock};
 use super::*;
 use crate::fake_engine::FakeEngine;
 use crate::observer::NoObserver;
@@ -167,51 +168,149 @@ fn a_short_read_is_a_short_transfer_not_an_invented_errno() {
     assert!(!errors.contains_key(&5), "no EIO was invented: {errors:?}");
 }
 
+/// Runs the frame stream of `sh` alone on worker 0 of `engine`, on a fake
+/// clock that starts at 1 s and that only the engine's submissions (by its
+/// delay) and the worker's waits move: every time in the records is exact.
+fn run_frames_on_fake_clock(
+    engine: &mut FakeEngine,
+    sh: &FrameShared<'_>,
+    stop: &AtomicBool,
+) -> JobResult {
+    let clock = FakeClock::at(1_000_000_000);
+    engine.clock = Some(clock.0.clone());
+    let live = crate::worker::LiveCounters::default();
+    let bounds = crate::worker::WorkerBounds {
+        ramp: Duration::ZERO,
+        time: None,
+        interval: Duration::from_secs(1),
+        continue_on_error: false,
+        stop,
+        live: &live,
+        verify: None,
+        backlog: None,
+        warm: None,
+    };
+    let work = crate::worker::FrameWork {
+        shared: sh,
+        thread: 0,
+    };
+    let start = clock.now();
+    crate::worker::run_worker_on(engine, Vec::new(), Some(work), &bounds, start, &clock).unwrap()
+}
+
+/// What the pacing rules make of `frames` frames released every
+/// `period_ns`, each due `queue` periods after its release, on a device
+/// that moves a frame in `io_ns` once it is started: per frame, its start
+/// and status. A model of the rules on exact time, written apart from the
+/// driver: a frame starts at its release or when the one before is done;
+/// one not started by its deadline is skipped, one done after it is late.
+fn paced(frames: u64, period_ns: u64, queue: u64, io_ns: u64) -> Vec<(u64, FrameStatus)> {
+    let mut now = 0;
+    (0..frames)
+        .map(|k| {
+            let deadline = (k + queue) * period_ns;
+            now = now.max(k * period_ns);
+            if now > deadline {
+                return (now, FrameStatus::Skipped);
+            }
+            let start = now;
+            now += io_ns;
+            let status = if now > deadline {
+                FrameStatus::Late
+            } else {
+                FrameStatus::Done
+            };
+            (start, status)
+        })
+        .collect()
+}
+
 #[test]
 fn a_device_slower_than_the_pace_drops_frames() {
-    // Frames every 2 ms, each taking at least 10 ms, two frame times of
-    // queue: most frames cannot even start in time.
+    // Frames every 2 ms, each taking 3 ms (its four pieces go out in one
+    // submission), two frame times of queue: the first are done, the
+    // backlog then makes frames late, then skipped.
     let fj = stream_job(30, FrameOrder::Forward, Some(Fps { num: 500, den: 1 }), 2);
     let (fd, stop) = (devnull(), AtomicBool::new(false));
     let sh = shared(&fj, &fd, &stop);
     let mut e = FakeEngine::new();
-    e.delay = Duration::from_millis(10);
-    let r = run_frames(&mut e, &sh, &stop);
-    assert_eq!(r.frames.len(), 30);
-    let count = |s| r.frames.iter().filter(|f| f.status == s).count();
-    let (done, late, skipped) = (
-        count(FrameStatus::Done),
-        count(FrameStatus::Late),
-        count(FrameStatus::Skipped),
+    e.delay = Duration::from_millis(3);
+    let r = run_frames_on_fake_clock(&mut e, &sh, &stop);
+    let want = paced(30, 2_000_000, 2, 3_000_000);
+    let got: Vec<_> = r.frames.iter().map(|f| (f.start_ns, f.status)).collect();
+    assert_eq!(got, want);
+    let count = |s| want.iter().filter(|(_, st)| *st == s).count();
+    assert!(
+        count(FrameStatus::Done) > 0 && count(FrameStatus::Late) > 0,
+        "the case has frames of each kind"
     );
-    assert_eq!(done + late + skipped, 30);
-    assert!(skipped >= 15, "{done} done, {late} late, {skipped} skipped");
-    assert!(late >= 1, "a 10 ms frame misses a 4 ms deadline");
+    assert!(count(FrameStatus::Skipped) > 0);
     for f in &r.frames {
-        if f.status == FrameStatus::Skipped {
-            assert_eq!((f.bytes, f.io_ns), (0, 0));
+        match f.status {
+            FrameStatus::Skipped => {
+                assert_eq!((f.bytes, f.io_ns, f.end_ns), (0, 0, f.start_ns));
+            }
+            _ => {
+                assert_eq!(f.io_ns, 3_000_000, "{f:?}");
+                assert_eq!(f.end_ns, f.start_ns + 3_000_000, "{f:?}");
+            }
         }
     }
     // Only transferred frames did I/O: four pieces each.
-    assert_eq!(e.issued.len(), 4 * (done + late));
+    let moved = want.len() - count(FrameStatus::Skipped);
+    assert_eq!(e.issued.len(), 4 * moved);
+    // Late frames are counted as dropped, not as done.
+    assert_eq!(r.frame_tally.late, count(FrameStatus::Late) as u64);
 }
 
 #[test]
-fn paced_frames_start_no_earlier_than_their_release() {
+fn paced_frames_start_exactly_at_their_release() {
+    // 200 fps (5 ms), each frame moved in 1 ms: the worker sleeps until
+    // each release, and starts the frame then, not before nor after.
     let fj = stream_job(6, FrameOrder::Forward, Some(Fps { num: 200, den: 1 }), 4);
     let (fd, stop) = (devnull(), AtomicBool::new(false));
     let sh = shared(&fj, &fd, &stop);
     let mut e = FakeEngine::new();
-    let r = run_frames(&mut e, &sh, &stop);
+    e.delay = Duration::from_millis(1);
+    let r = run_frames_on_fake_clock(&mut e, &sh, &stop);
+    assert_eq!(r.frames.len(), 6);
     for (k, f) in r.frames.iter().enumerate() {
-        assert!(
-            f.start_ns >= k as u64 * 5_000_000,
-            "frame {k} at {}",
-            f.start_ns
+        let release = k as u64 * 5_000_000;
+        assert_eq!(
+            (f.start_ns, f.end_ns),
+            (release, release + 1_000_000),
+            "frame {k}"
         );
         assert_eq!(f.status, FrameStatus::Done);
     }
-    assert!(r.elapsed_ns >= 25_000_000);
+    // The last frame is done 1 ms after the sixth release.
+    assert_eq!(r.elapsed_ns, 5 * 5_000_000 + 1_000_000);
+}
+
+#[test]
+fn a_frame_rate_in_thirds_of_a_nanosecond_keeps_its_schedule() {
+    // 30000/1001 fps (NTSC): releases at k * 1001/30000 s, rounded the
+    // way the driver's schedule rounds them, with no drift over the run.
+    let fps = Fps {
+        num: 30000,
+        den: 1001,
+    };
+    let fj = stream_job(10, FrameOrder::Forward, Some(fps), 4);
+    let (fd, stop) = (devnull(), AtomicBool::new(false));
+    let sh = shared(&fj, &fd, &stop);
+    let mut e = FakeEngine::new();
+    e.delay = Duration::from_micros(100);
+    let r = run_frames_on_fake_clock(&mut e, &sh, &stop);
+    let starts: Vec<u64> = r.frames.iter().map(|f| f.start_ns).collect();
+    let want: Vec<u64> = (0..10)
+        .map(|k| fps.duration_of(k).as_nanos() as u64)
+        .collect();
+    assert_eq!(starts, want);
+    // Frame 9 at 9 * 1001 / 30000 s exactly: the schedule does not add up
+    // a rounded interval (which would start it 6 ns early).
+    assert_eq!(starts[9], 300_300_000);
+    assert_ne!(starts[9], 9 * fps.interval_ns());
+    assert!(r.frames.iter().all(|f| f.status == FrameStatus::Done));
 }
 
 #[test]
@@ -474,10 +573,19 @@ fn paced_totals_add_up_once_each() {
     let sh = shared(&fj, &fd, &stop);
     let mut e = FakeEngine::new();
     e.delay = Duration::from_millis(3);
-    let r = run_frames(&mut e, &sh, &stop);
+    let r = run_frames_on_fake_clock(&mut e, &sh, &stop);
     let t = &r.frame_tally;
     assert_eq!(t.recorded(), 40, "every frame counted once");
-    assert_eq!(t.done + t.late + t.skipped + t.failed, 40);
+    let want = paced(40, 2_000_000, 2, 3_000_000);
+    let count = |s| want.iter().filter(|(_, st)| *st == s).count() as u64;
+    let counts = (t.done, t.late, t.skipped, t.failed);
+    let expected = (
+        count(FrameStatus::Done),
+        count(FrameStatus::Late),
+        count(FrameStatus::Skipped),
+        0,
+    );
+    assert_eq!(counts, expected);
     assert!(t.late > 0 && t.skipped > 0, "{t:?}");
     assert_eq!(t.sums.frames, t.done + t.late, "transferred = done + late");
     assert_eq!(t.sums.bytes, (t.done + t.late) * 16384);

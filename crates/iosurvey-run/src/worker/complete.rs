@@ -1,0 +1,229 @@
+//! Completion handling, one function per stream kind: the slot's one-byte
+//! [`Kind`] picks it. A block stream's I/O is counted and its slot
+//! re-armed inside the reap; under `--verify` a write's blocks first take
+//! their new generation; a piece of a cut I/O completes its I/O with the
+//! last piece; a frame stream's operation goes to its driver.
+
+use super::cycle::{Reap, Worker};
+use super::frames::Seen;
+use super::request::next_request;
+use super::slot::{Kind, Slot};
+use super::tally::Run;
+use iosurvey_engine::{Completion, Engine, Op, Request};
+
+impl Worker<'_> {
+    /// Takes completion `c`, seen in `reap`: the request its slot is
+    /// re-armed with, if any.
+    #[inline(always)]
+    pub(super) fn complete<E: Engine>(
+        &mut self,
+        c: Completion,
+        reap: &mut Reap,
+    ) -> Option<Request> {
+        match self.slots[c.buf as usize].kind {
+            Kind::Block => self.complete_block::<E>(c, reap),
+            Kind::Verified => {
+                self.commit_write(c);
+                self.complete_block::<E>(c, reap)
+            }
+            Kind::Piece => {
+                self.complete_piece(c, reap);
+                None
+            }
+            Kind::Frame => {
+                self.complete_frame(c, reap);
+                None
+            }
+        }
+    }
+
+    /// A block stream's I/O: counted (or failed, or moved in the warm-up),
+    /// then its slot re-armed unless the worker is stopping.
+    #[inline(always)]
+    fn complete_block<E: Engine>(&mut self, c: Completion, reap: &mut Reap) -> Option<Request> {
+        let slot = &self.slots[c.buf as usize];
+        // One compare: anything but the whole length is a failure, a
+        // negative errno or a short transfer (fewer bytes than asked, as
+        // at the end of a file truncated under the run).
+        if c.result != slot.len as i32 {
+            self.tally.fail(slot, c.result, reap.at_ns);
+            if !self.bounds.continue_on_error {
+                self.stopping = true;
+            }
+        } else if !slot.counted {
+            self.warm_moved += u64::from(slot.len);
+        } else if slot.counted {
+            if self.streams[slot.stream as usize].trace > 0 {
+                self.trace(c.buf, reap.tc);
+            }
+            self.count_block(c.buf, reap);
+        }
+        if self.stopping {
+            self.active -= 1;
+            return None;
+        }
+        self.rearm::<E>(c.buf, reap.measuring)
+    }
+
+    /// Adds the block I/O of slot `buf` to the reap's run: one more of its
+    /// batch, the first of the next batch, or the start of a new run once
+    /// the one before is recorded.
+    #[inline(always)]
+    fn count_block(&mut self, buf: u32, reap: &mut Reap) {
+        let slot = &self.slots[buf as usize];
+        let run = &mut reap.run;
+        let same_class = run.stream == slot.stream && run.op == slot.op;
+        if run.batch == slot.batch && same_class {
+            run.n += 1;
+        } else if same_class && run.n > 0 {
+            let seen = Seen {
+                batches: &self.batches,
+                interval: reap.interval,
+                tc: reap.tc,
+            };
+            run.next_batch(&mut self.tally, seen, slot.batch);
+        } else {
+            // A reap's first completion starts the first run: no call
+            // then.
+            if run.n > 0 {
+                self.tally
+                    .record_apart(run, &self.batches, reap.interval, reap.tc);
+            }
+            *run = Run {
+                stream: slot.stream,
+                op: slot.op,
+                batch: slot.batch,
+                n: 1,
+                len: slot.len,
+                ..Run::EMPTY
+            };
+        }
+    }
+
+    /// Keeps the offset and latency of a traced stream's I/O on slot `buf`.
+    #[cold]
+    #[inline(never)]
+    fn trace(&mut self, buf: u32, tc: u64) {
+        let slot = &self.slots[buf as usize];
+        self.streams[slot.stream as usize].trace -= 1;
+        let lat = tc - self.batches.submitted_ns(slot.batch);
+        self.tally.sample(slot, lat);
+    }
+
+    /// Re-arms slot `buf` with its stream's next I/O, or lets it go once
+    /// the stream's budget is spent.
+    #[inline(always)]
+    fn rearm<E: Engine>(&mut self, buf: u32, measuring: bool) -> Option<Request> {
+        let verify = self.verify();
+        let slot = &mut self.slots[buf as usize];
+        let si = slot.stream as usize;
+        let next = next_request(&mut self.streams[si], buf, verify);
+        match next {
+            Some(req) => {
+                slot.op = req.op;
+                slot.offset = req.offset;
+                slot.counted = measuring;
+                if E::ONE_AT_A_TIME {
+                    self.armed.push(buf);
+                } else {
+                    slot.batch = self.batches.current();
+                }
+            }
+            None => self.active -= 1,
+        }
+        next
+    }
+
+    /// `--verify`: a block write's blocks hold their new generation once
+    /// it completes (whole or not), and a whole one is queued for the
+    /// backlog's read-back.
+    #[inline(never)]
+    fn commit_write(&mut self, c: Completion) {
+        let slot = &self.slots[c.buf as usize];
+        let Some(v) = self.verify() else {
+            return;
+        };
+        if slot.op != Op::Write {
+            return;
+        }
+        let file = self.streams[slot.stream as usize].file;
+        let whole = c.result == slot.len as i32;
+        v.maps[file as usize].commit(slot.offset, slot.len, whole);
+        if let (Some(b), true) = (&mut self.backlog, whole) {
+            b.written(file, slot.offset, slot.len);
+        }
+    }
+
+    /// A piece of a cut I/O: the I/O completes with its last piece, timed
+    /// from the submit of its first, and is re-armed after the reap.
+    #[inline(never)]
+    fn complete_piece(&mut self, c: Completion, reap: &mut Reap) {
+        let s = self.slots[c.buf as usize];
+        let g = &mut self.groups[s.group as usize];
+        // Its first failed piece is the I/O's failure, at the member and
+        // offset of that piece, as a plain I/O's is.
+        if c.result != s.len as i32 {
+            if !g.failed {
+                g.failed = true;
+                self.tally.fail(&s, c.result, reap.at_ns);
+            }
+            if !self.bounds.continue_on_error {
+                self.stopping = true;
+            }
+        }
+        g.left -= 1;
+        if g.left > 0 {
+            return;
+        }
+        if !g.failed && !s.counted {
+            self.warm_moved += u64::from(self.streams[s.stream as usize].bs);
+        } else if !g.failed {
+            let batch = self.slots[g.first as usize].batch;
+            let st = &mut self.streams[s.stream as usize];
+            if st.trace > 0 {
+                st.trace -= 1;
+                let lat = reap.tc - self.batches.submitted_ns(batch);
+                let at = Slot {
+                    offset: g.offset,
+                    ..s
+                };
+                self.tally.sample(&at, lat);
+            }
+            let seen = Seen {
+                batches: &self.batches,
+                interval: reap.interval,
+                tc: reap.tc,
+            };
+            reap.run
+                .add(&mut self.tally, seen, s.stream, s.op, batch, st.bs);
+        }
+        if self.stopping {
+            self.active -= 1;
+        } else {
+            self.regroup.push(s.group);
+        }
+    }
+
+    /// One of the frame stream's operations, for its driver. A frame
+    /// piece written: its blocks hold their new generation (frames are
+    /// never in flight twice).
+    #[inline(never)]
+    fn complete_frame(&mut self, c: Completion, reap: &Reap) {
+        let verify = self.verify();
+        let Some(fd) = &mut self.frames else {
+            return;
+        };
+        let slot = &self.slots[c.buf as usize];
+        if let (Some(v), Op::Write, false) = (verify, slot.op, slot.len == 0) {
+            let whole = c.result == slot.len as i32;
+            let at = fd.verify_base() + slot.offset;
+            v.maps[fd.file() as usize].commit(at, slot.len, whole);
+        }
+        let seen = Seen {
+            batches: &self.batches,
+            interval: reap.interval,
+            tc: reap.tc,
+        };
+        fd.complete(c, slot, &mut self.tally, seen);
+    }
+}

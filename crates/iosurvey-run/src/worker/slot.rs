@@ -1,0 +1,126 @@
+//! The worker's slots: one per engine buffer, each holding the I/O that
+//! buffer has in flight, and the one-byte kind that says which completion
+//! handler takes it.
+
+use super::batches::Batches;
+use iosurvey_engine::{Engine, FileOp, Op, Request};
+use std::collections::VecDeque;
+
+/// Which stream kind a slot's I/O belongs to, and so how its completion is
+/// handled (see `complete.rs`). Set when the slot is first armed; a slot
+/// keeps its kind for the whole run.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
+pub(super) enum Kind {
+    /// A block stream's I/O: counted, then its slot re-armed in the reap.
+    Block,
+    /// A block stream's I/O under `--verify`: a write's blocks take their
+    /// new generation (and feed the backlog) before it is counted as a
+    /// block I/O.
+    Verified,
+    /// A piece of an I/O a striped array cut (see `split.rs`).
+    Piece,
+    /// One of the frame stream's operations, handed to its driver.
+    Frame,
+}
+
+/// One slot: the I/O its buffer has in flight.
+#[derive(Clone, Copy)]
+pub(super) struct Slot {
+    /// Index of the stream in the worker's list.
+    pub stream: u32,
+    pub len: u32,
+    pub op: Op,
+    /// Issued in the measured phase (after the ramp): only these are
+    /// counted, and only these spend the byte budget.
+    pub counted: bool,
+    pub offset: u64,
+    /// The submit batch that carried it (see [`Batches`]).
+    pub batch: u64,
+    /// Which completion handler takes it.
+    pub kind: Kind,
+    /// With [`Kind::Piece`]: the cut I/O it is a piece of (see `Group`).
+    pub group: u32,
+}
+
+impl Slot {
+    /// A slot of stream `stream` armed with `op` of `len` bytes at
+    /// `offset`, for the batch `batch`.
+    pub(super) fn new(
+        stream: u32,
+        op: Op,
+        offset: u64,
+        len: u32,
+        counted: bool,
+        batch: u64,
+    ) -> Self {
+        Slot {
+            stream,
+            len,
+            op,
+            counted,
+            offset,
+            batch,
+            kind: Kind::Block,
+            group: 0,
+        }
+    }
+}
+
+/// Arms the frame stream's slots outside the reap: each push takes the
+/// key of the batch it goes out in (or its turn, on one-at-a-time engines)
+/// as the block streams' do.
+pub(super) struct Arm<'a> {
+    pub slots: &'a mut [Slot],
+    pub batches: &'a Batches,
+    pub fifo: &'a mut VecDeque<u32>,
+    /// Pushed in the measured phase.
+    pub counted: bool,
+}
+
+impl Arm<'_> {
+    fn set<E: Engine>(&mut self, stream: u32, op: Op, offset: u64, len: u32, buf: u32) {
+        self.slots[buf as usize] = Slot {
+            kind: Kind::Frame,
+            ..Slot::new(
+                stream,
+                op,
+                offset,
+                len,
+                self.counted,
+                self.batches.current(),
+            )
+        };
+        if E::ONE_AT_A_TIME {
+            self.fifo.push_back(buf);
+        }
+    }
+
+    /// Pushes a piece of a frame for stream `stream`: a block request, or
+    /// with `open_file` the same I/O on the engine's open file.
+    pub(super) fn piece<E: Engine>(
+        &mut self,
+        engine: &mut E,
+        stream: u32,
+        req: Request,
+        open_file: bool,
+    ) {
+        self.set::<E>(stream, req.op, req.offset, req.len, req.buf);
+        if open_file {
+            let io = FileOp::Io {
+                op: req.op,
+                offset: req.offset,
+                len: req.len,
+            };
+            engine.push_file(req.buf, io);
+        } else {
+            engine.push(req);
+        }
+    }
+
+    /// Pushes a file operation (open, sync, close) on buffer `buf`.
+    pub(super) fn file_op<E: Engine>(&mut self, engine: &mut E, buf: u32, stream: u32, op: FileOp) {
+        self.set::<E>(stream, Op::Read, 0, 0, buf);
+        engine.push_file(buf, op);
+    }
+}
