@@ -54,7 +54,7 @@ def expand_use(body):
     body = body.strip()
     m = re.match(r"^(.*?)\{(.*)\}$", body, flags=re.S)
     if not m:
-        return [re.sub(r"\s+as\s+" + IDENT + "$", "", body).strip()]
+        return [body]
     prefix, inner = m.group(1), m.group(2)
     parts, depth, cur = [], 0, ""
     for ch in inner:
@@ -115,15 +115,17 @@ def parse(file, text):
         where = scope(m.start())
         if where is None:
             continue
-        for path in expand_use(m.group(2)):
+        for item in expand_use(m.group(2)):
+            alias = re.search(r"\s+as\s+(" + IDENT + r")$", item)
+            path = re.sub(r"\s+as\s+" + IDENT + "$", "", item).strip()
             if not m.group(1):
                 uses.append((path, where))
-            else:
-                name = path.split("::")[-1]
-                alias = re.search(r"\s+as\s+(" + IDENT + ")$", m.group(2))
+            # Any `use` at a module's top names the item for paths through
+            # that module (`crate::alias::x` after `use other as alias`);
+            # only a `pub use` is not itself an import.
+            if m.group(1) or not where:
+                name = alias.group(1) if alias else path.split("::")[-1]
                 reexports[name] = path
-                if alias and "{" not in m.group(2):
-                    reexports[alias.group(1)] = path
     code_wo_use = re.sub(r"\buse\s+[^;]+;", lambda m: " " * len(m.group(0)), code)
     for m in re.finditer(r"\b((?:" + IDENT + r"::)+" + IDENT + r")", code_wo_use):
         where = scope(m.start())
@@ -166,6 +168,8 @@ def resolve(abs_path, mods, reexports_of, depth=0):
                 origin = reexports_of.get(prefix, {}).get(rest[0])
                 if origin:
                     nxt = absolute(origin, prefix, mods)
+                    if nxt is None:
+                        return None  # another crate's item, by a local name
                     if nxt is not None and nxt != prefix + rest[:1]:
                         return resolve(nxt + rest[1:], mods, reexports_of, depth + 1)
             return prefix
