@@ -76,3 +76,12 @@ impl Batches {
         }
     }
 }
+
+/// What a completion was seen with: the batches' submit times, the
+/// interval of the series and the time.
+#[derive(Clone, Copy)]
+pub(super) struct Seen<'a> {
+    pub batches: &'a Batches,
+    pub interval: usize,
+    pub tc: u64,
+}

@@ -4,8 +4,8 @@
 //! their new generation; a piece of a cut I/O completes its I/O with the
 //! last piece; a frame stream's operation goes to its driver.
 
+use super::batches::Seen;
 use super::cycle::{Reap, Worker};
-use super::frames::Seen;
 use super::request::next_request;
 use super::slot::{Kind, Slot};
 use super::tally::Run;

@@ -14,6 +14,7 @@
 //! release plus `queue` frame times. A frame not started by then is dropped
 //! without I/O (skipped); one finished after it is dropped as late.
 
+use super::batches::Seen;
 use super::clock::Clock;
 use super::{Arm, Run, Slot, Tally};
 use crate::result::{FrameRecord, FrameStatus, IoFailure, JobResult, MAX_FRAME_RECORDS};
@@ -654,13 +655,19 @@ impl<'a> FrameDriver<'a> {
     }
 }
 
-/// What a completion was seen with: the batches' submit times, the
-/// interval of the series and the time.
+/// A frame stream on one worker: what the workers share, and this
+/// worker's number (kept in each frame's record).
 #[derive(Clone, Copy)]
-pub(super) struct Seen<'a> {
-    pub batches: &'a super::batches::Batches,
-    pub interval: usize,
-    pub tc: u64,
+pub(crate) struct FrameWork<'a> {
+    pub shared: &'a FrameShared<'a>,
+    pub thread: u32,
+}
+
+impl FrameWork<'_> {
+    /// Buffers the frame stream uses: one per piece in flight.
+    pub(crate) fn buffers(&self) -> u32 {
+        self.shared.job.depth.max(1)
+    }
 }
 
 /// Keeps a frame: in the tally always, as a record while there is room.

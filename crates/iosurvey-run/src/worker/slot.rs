@@ -2,9 +2,7 @@
 //! buffer has in flight, and the one-byte kind that says which completion
 //! handler takes it.
 
-use super::batches::Batches;
-use iosurvey_engine::{Engine, FileOp, Op, Request};
-use std::collections::VecDeque;
+use iosurvey_engine::Op;
 
 /// Which stream kind a slot's I/O belongs to, and so how its completion is
 /// handled (see `complete.rs`). Set when the slot is first armed; a slot
@@ -35,7 +33,7 @@ pub(super) struct Slot {
     /// counted, and only these spend the byte budget.
     pub counted: bool,
     pub offset: u64,
-    /// The submit batch that carried it (see [`Batches`]).
+    /// The submit batch that carried it (see `batches.rs`).
     pub batch: u64,
     /// Which completion handler takes it.
     pub kind: Kind,
@@ -64,63 +62,5 @@ impl Slot {
             kind: Kind::Block,
             group: 0,
         }
-    }
-}
-
-/// Arms the frame stream's slots outside the reap: each push takes the
-/// key of the batch it goes out in (or its turn, on one-at-a-time engines)
-/// as the block streams' do.
-pub(super) struct Arm<'a> {
-    pub slots: &'a mut [Slot],
-    pub batches: &'a Batches,
-    pub fifo: &'a mut VecDeque<u32>,
-    /// Pushed in the measured phase.
-    pub counted: bool,
-}
-
-impl Arm<'_> {
-    fn set<E: Engine>(&mut self, stream: u32, op: Op, offset: u64, len: u32, buf: u32) {
-        self.slots[buf as usize] = Slot {
-            kind: Kind::Frame,
-            ..Slot::new(
-                stream,
-                op,
-                offset,
-                len,
-                self.counted,
-                self.batches.current(),
-            )
-        };
-        if E::ONE_AT_A_TIME {
-            self.fifo.push_back(buf);
-        }
-    }
-
-    /// Pushes a piece of a frame for stream `stream`: a block request, or
-    /// with `open_file` the same I/O on the engine's open file.
-    pub(super) fn piece<E: Engine>(
-        &mut self,
-        engine: &mut E,
-        stream: u32,
-        req: Request,
-        open_file: bool,
-    ) {
-        self.set::<E>(stream, req.op, req.offset, req.len, req.buf);
-        if open_file {
-            let io = FileOp::Io {
-                op: req.op,
-                offset: req.offset,
-                len: req.len,
-            };
-            engine.push_file(req.buf, io);
-        } else {
-            engine.push(req);
-        }
-    }
-
-    /// Pushes a file operation (open, sync, close) on buffer `buf`.
-    pub(super) fn file_op<E: Engine>(&mut self, engine: &mut E, buf: u32, stream: u32, op: FileOp) {
-        self.set::<E>(stream, Op::Read, 0, 0, buf);
-        engine.push_file(buf, op);
     }
 }

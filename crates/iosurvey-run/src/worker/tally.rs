@@ -3,7 +3,7 @@
 //! first failure that every kind of completion records into.
 
 use super::batches::Batches;
-use super::frames::Seen;
+use super::batches::Seen;
 use super::slot::Slot;
 use super::WorkerBounds;
 use crate::result::{IoFailure, JobResult};

@@ -1,8 +1,8 @@
 //! Tests of the worker loop, through the fault-injecting fake engine.
 
 use super::batches::Batches;
+use super::batches::Seen;
 use super::clock::FakeClock;
-use super::frames::Seen;
 use super::*;
 use crate::fake_engine::{FakeEngine, Serial};
 use crate::result::StreamResult;
@@ -10,8 +10,11 @@ use iosurvey_engine::{Op, Request};
 use iosurvey_stats::SHORT_TRANSFER;
 use iosurvey_workload::pattern::{Area, Region};
 use iosurvey_workload::Pattern;
+use iosurvey_workload::{pattern::OffsetGen, ArrayMap, Mix};
 use std::cell::Cell;
 use std::rc::Rc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 fn stream(budget: Option<u64>, slots: u32, mix: Mix) -> WorkerStream {
     let area = Area {
