@@ -23,6 +23,7 @@ mod host;
 mod launch;
 pub mod localize;
 pub mod merge;
+mod options;
 pub mod ranks;
 
 pub use cluster::{probe_each, same_everywhere, Cluster, Local, Verdict, SILENT};
@@ -31,3 +32,4 @@ pub use host::host_name;
 pub use launch::Mpi;
 pub use launch::{launched_rank, launched_size, start};
 pub use localize::Localized;
+pub use options::{OutputFormat, OutputOptions, TargetOptions};

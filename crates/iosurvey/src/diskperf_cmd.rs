@@ -145,7 +145,7 @@ fn spec_from(a: &DiskperfArgs) -> Result<DiskperfSpec, Failure> {
     s.time = a.time;
     s.qd = a.qd;
     s.engine = pick_engine(a.target.engine.kind(), a.qd);
-    s.engine_flags = crate::tuning::engine_flags(&a.target);
+    s.engine_flags = crate::flags::common::engine_flags(&a.target);
     s.direct = !a.target.buffered;
     s.seed = a.seed;
     Ok(s)
@@ -279,8 +279,8 @@ pub fn diskperf(
         &presenter,
         &Session {
             argv,
-            tflags: &a.target,
-            oflags: &a.out,
+            tflags: &a.target.options(),
+            oflags: &a.out.options(),
             cluster,
             banner,
         },

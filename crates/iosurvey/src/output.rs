@@ -4,13 +4,13 @@
 //! the run (see `out_path`).
 
 use crate::exit::Failure;
-use crate::flags::common::{OutputArg, OutputFlags};
 use crate::out_file::replace_at;
 use crate::out_path::{fd_ident, judge, OutPath, Sink};
 use crate::presenter::Presentation;
 use anyhow::anyhow;
 use iosurvey_model::document::RunReport;
 use iosurvey_report::{render_html, to_json, TextOptions};
+use iosurvey_session::{OutputFormat, OutputOptions};
 use rustix::fs::{Mode, OFlags};
 use std::io::Write;
 use std::os::fd::OwnedFd;
@@ -176,7 +176,7 @@ impl Outputs {
     /// Standard output is judged too, whatever goes there (the text
     /// summary at least): see [`crate::out_path::check_stdout`].
     pub fn judge(
-        flags: &OutputFlags,
+        flags: &OutputOptions,
         mode: &[(String, PathBuf)],
         targets: &[PathBuf],
     ) -> Result<Outputs, Failure> {
@@ -291,12 +291,12 @@ fn failure_text(f: &Failure) -> String {
 /// presenter.
 pub fn stdout_body(
     report: &RunReport,
-    flags: &OutputFlags,
+    flags: &OutputOptions,
     presenter: &Presentation<'_>,
 ) -> String {
     match flags.output() {
-        OutputArg::Json => to_json(report),
-        OutputArg::Text => {
+        OutputFormat::Json => to_json(report),
+        OutputFormat::Text => {
             let opts = TextOptions { mib: flags.mib };
             // Under MPI, the ranks and the three windows after the mode's
             // own text (nothing on one host).

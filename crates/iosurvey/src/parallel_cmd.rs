@@ -85,7 +85,7 @@ pub fn parallel(
     spec.wrap = a.wrap;
     spec.size = a.size;
     spec.engine = a.target.engine_or_uring();
-    spec.engine_flags = crate::tuning::engine_flags(&a.target);
+    spec.engine_flags = crate::flags::common::engine_flags(&a.target);
     spec.direct = !a.target.buffered;
     spec.steps = if !a.steps.is_empty() {
         a.steps.clone()
@@ -103,8 +103,8 @@ pub fn parallel(
         &ParallelPresenter,
         &Session {
             argv,
-            tflags: &a.target,
-            oflags: &a.out,
+            tflags: &a.target.options(),
+            oflags: &a.out.options(),
             cluster,
             banner: None,
         },

@@ -144,7 +144,7 @@ fn spec_from(a: &ProfileArgs) -> Result<ProfileSpec, Failure> {
     s.access_time = a.access_time;
     s.burst = a.burst;
     s.engine = a.target.engine.kind().unwrap_or(EngineKind::Sync);
-    s.engine_flags = crate::tuning::engine_flags(&a.target);
+    s.engine_flags = crate::flags::common::engine_flags(&a.target);
     s.direct = !a.target.buffered;
     s.seed = a.seed;
     Ok(s)
@@ -189,8 +189,8 @@ pub fn profile(a: ProfileArgs, argv: &[String], cluster: &dyn Cluster) -> Result
         &ProfilePresenter,
         &Session {
             argv,
-            tflags: &a.target,
-            oflags: &a.out,
+            tflags: &a.target.options(),
+            oflags: &a.out.options(),
             cluster,
             banner: Some(banner),
         },

@@ -124,7 +124,7 @@ fn spec_from(a: &RunArgs, cluster: &dyn Cluster) -> Result<RunSpec, Failure> {
     });
     s.direct = !a.target.buffered;
     s.engine = a.target.engine_or_uring();
-    s.engine_flags = crate::tuning::engine_flags(&a.target);
+    s.engine_flags = crate::flags::common::engine_flags(&a.target);
     Ok(s)
 }
 
@@ -139,8 +139,8 @@ pub fn run(a: RunArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Outcome
         &TextOnly(iosurvey_report::render_text),
         &Session {
             argv,
-            tflags: &a.target,
-            oflags: &a.out,
+            tflags: &a.target.options(),
+            oflags: &a.out.options(),
             cluster,
             banner: None,
         },

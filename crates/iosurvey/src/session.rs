@@ -6,7 +6,6 @@ use crate::execute::{
     judge_outputs, new_report, stop_flag, target_report, watch_stdout, wrap_up, Stdout,
 };
 use crate::exit::{agree, agreed, Failure, Outcome};
-use crate::flags::common::{OutputArg, OutputFlags, TargetFlags};
 use crate::output::{self, Outputs};
 use crate::presenter::{Presentation, Presenter};
 use crate::{progress, targets};
@@ -21,6 +20,7 @@ use iosurvey_session::localize::maps_of;
 use iosurvey_session::merge::{Maps, RankPart};
 use iosurvey_session::ranks::{gather_point, gather_targets, host_targets, LiveRanks, PointMerged};
 use iosurvey_session::{Cluster, Localized, SILENT};
+use iosurvey_session::{OutputFormat, OutputOptions, TargetOptions};
 use iosurvey_workload::modes::describe::describe;
 use iosurvey_workload::{Plan, Point};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,10 +30,10 @@ use std::sync::Arc;
 pub struct Session<'a> {
     /// The command line as typed, for the report.
     pub argv: &'a [String],
-    pub tflags: &'a TargetFlags,
+    pub tflags: &'a TargetOptions,
     /// The output flags, `--repeat` among them: each repeat runs the whole
     /// plan, in its order.
-    pub oflags: &'a OutputFlags,
+    pub oflags: &'a OutputOptions,
     pub cluster: &'a dyn Cluster,
     /// A line for stderr once the targets have passed the guard and the
     /// checks, before any is opened or laid out (so a refusal is the only
@@ -138,7 +138,7 @@ pub fn run_plan(
     let mut display = display.expect("agreed: every rank has its display");
     let all_targets = opened_targets(cluster, &assigned, &local, opened.as_deref());
     let mut stdout = outs.as_ref().map(|o| Stdout {
-        streams: !o.takes_stdout() && oflags.output() == OutputArg::Text,
+        streams: !o.takes_stdout() && oflags.output() == OutputFormat::Text,
         shown: String::new(),
         opts: TextOptions { mib: oflags.mib },
     });
@@ -373,8 +373,8 @@ fn check_before_io(
     cluster: &dyn Cluster,
     local: &Localized,
     has_work: bool,
-    tflags: &TargetFlags,
-    oflags: &OutputFlags,
+    tflags: &TargetOptions,
+    oflags: &OutputOptions,
     report: &RunReport,
     presenter: &Presentation<'_>,
 ) -> Result<Option<Outputs>, Failure> {

@@ -169,7 +169,7 @@ fn spec_from(
     let memory = limit.map_or(mem_total(), |l| l.min(mem_total()));
     s.mem_total = cluster.min_u64(memory);
     s.engine = a.target.engine_or_uring();
-    s.engine_flags = crate::tuning::engine_flags(&a.target);
+    s.engine_flags = crate::flags::common::engine_flags(&a.target);
     s.direct = !a.target.buffered;
     Ok((s, sizes))
 }
@@ -343,8 +343,8 @@ pub fn survey(
         &presenter,
         &Session {
             argv,
-            tflags: &a.target,
-            oflags: &a.out,
+            tflags: &a.target.options(),
+            oflags: &a.out.options(),
             cluster,
             banner: Some(banner),
         },

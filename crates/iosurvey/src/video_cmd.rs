@@ -169,7 +169,7 @@ fn spec_from(a: &VideoArgs, target: PathBuf) -> VideoSpec {
     } else {
         EngineKind::Sync
     });
-    s.engine_flags = crate::tuning::engine_flags(&a.target_flags);
+    s.engine_flags = crate::flags::common::engine_flags(&a.target_flags);
     s.direct = !a.target_flags.buffered;
     s.seed = a.seed;
     s.verify = a.verify;
@@ -305,8 +305,8 @@ pub fn video(a: VideoArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Out
         &VideoPresenter,
         &Session {
             argv,
-            tflags: &a.target_flags,
-            oflags: &a.out,
+            tflags: &a.target_flags.options(),
+            oflags: &a.out.options(),
             cluster,
             banner: Some(banner),
         },
