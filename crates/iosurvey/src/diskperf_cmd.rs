@@ -2,10 +2,7 @@
 //! backward and random, read (and with --write, written), printed in
 //! diskperf's gnuplot-ready table.
 
-use crate::exit::{usage, Failure, Outcome};
 use crate::flags::common::{duration, size, OutputFlags, TargetFlags};
-use crate::presenter::Presenter;
-use crate::session::{run_plan, Session};
 use anyhow::anyhow;
 use clap::Args;
 use iosurvey_engine::EngineKind;
@@ -14,7 +11,10 @@ use iosurvey_model::document::RunReport;
 use iosurvey_report::diskperf::{render_diskperf, render_diskperf_csv};
 use iosurvey_report::TextOptions;
 use iosurvey_run::{plan_geometry, Geometry, OpenOptions, WritePolicy};
+use iosurvey_session::presenter::Presenter;
 use iosurvey_session::Cluster;
+use iosurvey_session::{run_plan, Session};
+use iosurvey_session::{usage, Failure, Outcome};
 use iosurvey_workload::modes::diskperf::{expand, preset_bytes, sizes, DiskperfSpec, MinSize};
 use iosurvey_workload::TargetSpec;
 use std::path::PathBuf;

@@ -2,15 +2,15 @@
 //! in which all of them ran; `--scale` adds devices one step at a time and
 //! marks the knee.
 
-use crate::exit::{usage, Failure, Outcome};
 use crate::flags::common::{duration, size, OutputFlags, TargetFlags};
-use crate::presenter::Presenter;
-use crate::session::{run_plan, Session};
 use clap::Args;
 use iosurvey_model::document::RunReport;
 use iosurvey_report::parallel::{render_parallel, render_parallel_csv};
 use iosurvey_report::TextOptions;
+use iosurvey_session::presenter::Presenter;
 use iosurvey_session::Cluster;
+use iosurvey_session::{run_plan, Session};
+use iosurvey_session::{usage, Failure, Outcome};
 use iosurvey_workload::modes::parallel::{all_steps, expand, ParallelSpec};
 use std::path::PathBuf;
 use std::time::Duration;

@@ -3,10 +3,7 @@
 //! Read-only always: the targets are probed for their size before any I/O
 //! and never opened for writing.
 
-use crate::exit::{usage, Failure, Outcome};
 use crate::flags::common::{size, OutputFlags, SimulateArg, TargetFlags};
-use crate::presenter::Presenter;
-use crate::session::{run_plan, Session};
 use anyhow::anyhow;
 use clap::Args;
 use iosurvey_engine::EngineKind;
@@ -14,7 +11,10 @@ use iosurvey_model::document::RunReport;
 use iosurvey_report::profile::{render_profile, render_profile_csv};
 use iosurvey_report::TextOptions;
 use iosurvey_run::{plan_geometry, Geometry, OpenOptions, TargetError, WritePolicy};
+use iosurvey_session::presenter::Presenter;
 use iosurvey_session::Cluster;
+use iosurvey_session::{run_plan, Session};
+use iosurvey_session::{usage, Failure, Outcome};
 use iosurvey_workload::modes::profile::{expand, PerZone, ProfileSpec};
 use iosurvey_workload::units::{parse_duration, parse_size};
 use iosurvey_workload::{ArrayMap, ArraySpec, Layout, TargetSpec};

@@ -1,13 +1,13 @@
 //! `iosurvey quick` and `iosurvey` alone: characterise the storage under a
 //! directory in about a minute and print a CrystalDiskMark-style card.
 
-use crate::exit::{usage, Failure, Outcome};
 use crate::flags::common::{duration, size, OutputFlags, TargetFlags};
-use crate::presenter::TextOnly;
-use crate::session::{run_plan, Session};
 use anyhow::anyhow;
 use clap::Args;
+use iosurvey_session::presenter::TextOnly;
 use iosurvey_session::Cluster;
+use iosurvey_session::{run_plan, Session};
+use iosurvey_session::{usage, Failure, Outcome};
 use iosurvey_workload::modes::quick::{expand, QuickSpec};
 use iosurvey_workload::units::format_size;
 use std::path::{Path, PathBuf};

@@ -1,13 +1,13 @@
 //! `iosurvey run`: flags to a RunSpec, expand to a Plan, open the targets,
 //! run each point, report.
 
-use crate::exit::{usage, Failure, Outcome};
 use crate::flags::common::{duration, size, OutputFlags, SimulateArg, TargetFlags};
-use crate::presenter::TextOnly;
-use crate::session::{run_plan, Session};
 use anyhow::anyhow;
 use clap::Args;
+use iosurvey_session::presenter::TextOnly;
 use iosurvey_session::Cluster;
+use iosurvey_session::{run_plan, Session};
+use iosurvey_session::{usage, Failure, Outcome};
 use iosurvey_workload::modes::run::{expand, RunSpec};
 use iosurvey_workload::Layout;
 use std::path::PathBuf;

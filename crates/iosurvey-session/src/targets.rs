@@ -2,13 +2,13 @@
 //! removing the test files iosurvey created when the targets go out of scope
 //! (after success, an error, or Ctrl-C).
 
-use crate::exit::Failure;
+use crate::failure::Failure;
+use crate::TargetOptions;
 use iosurvey_run::verify_state::{capacity, forget, state_path};
 use iosurvey_run::{
     open_frame_dir, open_target_claimed, plan_frame_dir, plan_target, validate, Claim, Geometry,
     Identity, OpenOptions, OpenTarget, Refusal, TargetError, TargetKind, WritePolicy,
 };
-use iosurvey_session::TargetOptions;
 use iosurvey_target::guard::leftovers::remove_leftovers;
 use iosurvey_target::target::overlap;
 use iosurvey_workload::{FrameJob, FrameLayout, Job, Plan};
@@ -64,7 +64,7 @@ impl Drop for Targets {
                     "iosurvey: could not remove {what} {}: {e}",
                     t.path.display()
                 );
-                crate::exit::left_behind();
+                crate::failure::left_behind();
             }
         }
     }

@@ -4,15 +4,15 @@
 //! stdout, every output saved again). A closed stdout stops the run as
 //! Ctrl-C does.
 
-use crate::exit::Failure;
-use crate::out_path;
+use crate::failure::Failure;
 use crate::output::{stdout_body, write_stdout, Outputs};
 use crate::presenter::Presentation;
+use crate::{OutputFormat, OutputOptions, TargetOptions};
 use anyhow::anyhow;
 use iosurvey_model::document::{RunReport, TargetReport, ToolInfo};
 use iosurvey_report::{TextOptions, SCHEMA_VERSION};
 use iosurvey_run::{HostInfo, HostProbe, OpenTarget};
-use iosurvey_session::{OutputFormat, OutputOptions, TargetOptions};
+use iosurvey_target::output::path as out_path;
 use iosurvey_workload::Plan;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -2,25 +2,25 @@
 //! process or over the ranks of an MPI job (the [`Cluster`] it is given),
 //! with the banner and `--repeat` as options of the [`Session`].
 
+use crate::assign::Assigned;
 use crate::execute::{
     judge_outputs, new_report, stop_flag, target_report, watch_stdout, wrap_up, Stdout,
 };
-use crate::exit::{agree, agreed, Failure, Outcome};
+use crate::failure::{agree, agreed, Failure, Outcome};
+use crate::localize::maps_of;
+use crate::merge::{Maps, RankPart};
 use crate::output::{self, Outputs};
 use crate::presenter::{Presentation, Presenter};
+use crate::ranks::{gather_point, gather_targets, host_targets, LiveRanks, PointMerged};
 use crate::{progress, targets};
+use crate::{Cluster, Localized, SILENT};
+use crate::{OutputFormat, OutputOptions, TargetOptions};
 use anyhow::anyhow;
 use iosurvey_model::document::{
     PointReport, PointWindows, RankPoint, RankReport, RunReport, TargetReport,
 };
 use iosurvey_report::TextOptions;
 use iosurvey_run::{now_ns, run_point, JobResult, Observer, OpenTarget};
-use iosurvey_session::assign::Assigned;
-use iosurvey_session::localize::maps_of;
-use iosurvey_session::merge::{Maps, RankPart};
-use iosurvey_session::ranks::{gather_point, gather_targets, host_targets, LiveRanks, PointMerged};
-use iosurvey_session::{Cluster, Localized, SILENT};
-use iosurvey_session::{OutputFormat, OutputOptions, TargetOptions};
 use iosurvey_workload::modes::describe::describe;
 use iosurvey_workload::{Plan, Point};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -73,7 +73,8 @@ pub fn run_plan(
     // Each rank judges its own host's memory; one refusal stops them all.
     agree(
         cluster,
-        crate::budget::check(plan, oflags.repeat, tflags.memory_limit).or_else(crate::exit::usage),
+        iosurvey_target::budget::check(plan, oflags.repeat, tflags.memory_limit)
+            .or_else(crate::failure::usage),
     )?;
     let root = cluster.is_root();
     let assigned = cluster.assigned();

@@ -3,10 +3,10 @@
 //! process's CPUs and the targets' block devices before any I/O (and under
 //! `--dry-run`).
 
-use crate::exit::{usage, Failure};
+use crate::failure::{usage, Failure};
+use crate::TargetOptions;
 use anyhow::anyhow;
 use iosurvey_engine::EngineKind;
-use iosurvey_session::TargetOptions;
 use iosurvey_workload::Plan;
 use std::path::{Path, PathBuf};
 
