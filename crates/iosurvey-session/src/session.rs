@@ -20,7 +20,8 @@ use iosurvey_model::document::{
     PointReport, PointWindows, RankPoint, RankReport, RunReport, TargetReport,
 };
 use iosurvey_report::TextOptions;
-use iosurvey_run::{now_ns, run_point, JobResult, Observer, OpenTarget};
+use iosurvey_run::{now_ns, run_point, JobResult, Observer};
+use iosurvey_target::target::OpenTarget;
 use iosurvey_workload::modes::describe::describe;
 use iosurvey_workload::{Plan, Point};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -4,13 +4,15 @@
 
 use crate::failure::Failure;
 use crate::TargetOptions;
+use iosurvey_run::validate;
 use iosurvey_run::verify_state::{capacity, forget, state_path};
-use iosurvey_run::{
-    open_frame_dir, open_target_claimed, plan_frame_dir, plan_target, validate, Claim, Geometry,
-    Identity, OpenOptions, OpenTarget, Refusal, TargetError, TargetKind, WritePolicy,
-};
+use iosurvey_target::frame_target::{open_frame_dir, plan_frame_dir};
 use iosurvey_target::guard::leftovers::remove_leftovers;
-use iosurvey_target::target::overlap;
+use iosurvey_target::guard::{Refusal, WritePolicy};
+use iosurvey_target::target::{
+    open_target_claimed, overlap, plan_target, Claim, Geometry, Identity, OpenOptions, OpenTarget,
+    TargetError, TargetKind,
+};
 use iosurvey_workload::{FrameJob, FrameLayout, Job, Plan};
 use std::ops::Deref;
 use std::path::PathBuf;

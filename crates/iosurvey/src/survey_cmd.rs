@@ -10,11 +10,13 @@ use clap::{Args, ValueEnum};
 use iosurvey_model::document::RunReport;
 use iosurvey_report::survey::{render_detail, render_summary, render_survey_csv, Layout};
 use iosurvey_report::TextOptions;
-use iosurvey_run::{plan_geometry, HostInfo, HostProbe, OpenOptions, WritePolicy};
+use iosurvey_run::{HostInfo, HostProbe};
 use iosurvey_session::presenter::Presenter;
 use iosurvey_session::Cluster;
 use iosurvey_session::{run_plan, Session};
 use iosurvey_session::{usage, Failure, Outcome};
+use iosurvey_target::guard::WritePolicy;
+use iosurvey_target::target::{plan_geometry, OpenOptions};
 use iosurvey_workload::modes::survey::{expand, parse_actions, Action, SurveySpec};
 use iosurvey_workload::units::format_size;
 use iosurvey_workload::{Plan, TargetSpec};
@@ -164,7 +166,7 @@ fn spec_from(
     // host's, or less: the memory cgroup's limit, or --memory-limit.
     let limit = match a.target.memory_limit {
         Some(bytes) => Some(bytes),
-        None => iosurvey_run::cgroup_limit().map(|l| l.bytes),
+        None => iosurvey_target::memory_limit::cgroup_limit().map(|l| l.bytes),
     };
     let memory = limit.map_or(mem_total(), |l| l.min(mem_total()));
     s.mem_total = cluster.min_u64(memory);
