@@ -23,15 +23,6 @@ mod worker;
 
 pub use error::RunError;
 pub use host::{HostInfo, HostProbe};
-// The target API at this crate's root, as the modes have reached it so far
-// (the safety policy itself lives in iosurvey-target).
-pub use iosurvey_target::frame_target::{open_frame_dir, plan_frame_dir};
-pub use iosurvey_target::guard::{Refusal, WritePolicy};
-pub use iosurvey_target::memory_limit::{cgroup_limit, process_limit, MemoryLimit};
-pub use iosurvey_target::target::{
-    open_target, open_target_claimed, plan_geometry, plan_target, test_file_in, Claim, Created,
-    Geometry, Identity, OpenOptions, OpenTarget, Planned, TargetError, TargetKind,
-};
 pub use observer::{NoObserver, Observer, Progress};
 pub use result::{CpuTime, FrameRecord, FrameStatus, IoFailure, JobResult, StreamResult};
 pub use runner::{run_point, validate};

@@ -1,3 +1,7 @@
+//! The session: one [`run_plan`] runs every mode's plan (its targets
+//! checked and opened, its outputs judged and written, the live display,
+//! signals and stdout), with a [`Presenter`] for the mode's own text.
+//!
 //! Where a plan runs: on this process alone ([`Local`]) or over the ranks
 //! of an MPI job ([`Mpi`], `--features mpi`). Both are a [`Cluster`], a
 //! value the session loop and the modes are handed (never statics): it
@@ -15,19 +19,51 @@
 //! ```
 #![deny(unsafe_code)]
 
+// Every line for stderr in this crate goes through `say`, which never
+// panics on a closed stderr (std's macros do); defined before the modules
+// so that theirs are these.
+macro_rules! eprintln {
+    () => {
+        $crate::say::text(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::say::text(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+#[allow(unused_macros)]
+macro_rules! eprint {
+    ($($arg:tt)*) => {
+        $crate::say::text(format_args!($($arg)*))
+    };
+}
+
 pub mod assign;
 mod cluster;
 #[cfg(feature = "mpi")]
 mod comm;
+mod execute;
+pub mod failure;
 mod host;
 mod launch;
 pub mod localize;
 pub mod merge;
+mod options;
+pub mod output;
+pub mod presenter;
+mod progress;
 pub mod ranks;
+pub mod say;
+mod session;
+mod targets;
+mod tuning;
 
 pub use cluster::{probe_each, same_everywhere, Cluster, Local, Verdict, SILENT};
+pub use failure::{agree, usage, Failure, Outcome};
 pub use host::host_name;
 #[cfg(feature = "mpi")]
 pub use launch::Mpi;
 pub use launch::{launched_rank, launched_size, start};
 pub use localize::Localized;
+pub use options::{OutputFormat, OutputOptions, TargetOptions};
+pub use presenter::{Presentation, Presenter, TextOnly};
+pub use session::{run_plan, Session};

@@ -7,7 +7,8 @@ use crate::assign::Assigned;
 use crate::cluster::Cluster;
 use crate::merge::{self, Maps, RankPart};
 use iosurvey_model::document::{PointWindows, RankPoint, TargetReport};
-use iosurvey_run::{now_ns, Identity, JobResult, Observer, Progress};
+use iosurvey_run::{now_ns, JobResult, Observer, Progress};
+use iosurvey_target::target::Identity;
 use iosurvey_workload::Point;
 use std::path::PathBuf;
 

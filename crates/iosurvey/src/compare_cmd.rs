@@ -4,16 +4,16 @@
 //! PCT` when a gated figure is worse by more than PCT and significant
 //! after Holm's correction.
 
-use crate::exit::{usage, Failure, Outcome};
 use crate::flags::common::OutputArg;
 use crate::out_path::{check_all, check_stdout, judge};
-use crate::output::write_out;
 use crate::report_cmd::{load, InputBudget};
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use iosurvey_report::compare::{
     compare, compare_json, gate, render_compare_html, render_compare_text, GateFigure, ALPHA,
 };
+use iosurvey_session::output::write_out;
+use iosurvey_session::{usage, Failure, Outcome};
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -144,7 +144,7 @@ pub fn compare_runs(a: CompareArgs) -> Result<Outcome, Failure> {
             }
             OutputArg::Json => compare_json(&c),
         };
-        crate::output::print_text(&body);
+        iosurvey_session::output::print_text(&body);
     }
     let Some(g) = &c.gate else {
         return Ok(Outcome::Ok);

@@ -2,10 +2,7 @@
 //! backward and random, read (and with --write, written), printed in
 //! diskperf's gnuplot-ready table.
 
-use crate::exit::{usage, Failure, Outcome};
 use crate::flags::common::{duration, size, OutputFlags, TargetFlags};
-use crate::presenter::Presenter;
-use crate::session::{run_plan, Session};
 use anyhow::anyhow;
 use clap::Args;
 use iosurvey_engine::EngineKind;
@@ -13,8 +10,12 @@ use iosurvey_model::document::DiskperfSettings;
 use iosurvey_model::document::RunReport;
 use iosurvey_report::diskperf::{render_diskperf, render_diskperf_csv};
 use iosurvey_report::TextOptions;
-use iosurvey_run::{plan_geometry, Geometry, OpenOptions, WritePolicy};
+use iosurvey_session::presenter::Presenter;
 use iosurvey_session::Cluster;
+use iosurvey_session::{run_plan, Session};
+use iosurvey_session::{usage, Failure, Outcome};
+use iosurvey_target::guard::WritePolicy;
+use iosurvey_target::target::{plan_geometry, Geometry, OpenOptions};
 use iosurvey_workload::modes::diskperf::{expand, preset_bytes, sizes, DiskperfSpec, MinSize};
 use iosurvey_workload::TargetSpec;
 use std::path::PathBuf;
@@ -145,7 +146,7 @@ fn spec_from(a: &DiskperfArgs) -> Result<DiskperfSpec, Failure> {
     s.time = a.time;
     s.qd = a.qd;
     s.engine = pick_engine(a.target.engine.kind(), a.qd);
-    s.engine_flags = crate::tuning::engine_flags(&a.target);
+    s.engine_flags = crate::flags::common::engine_flags(&a.target);
     s.direct = !a.target.buffered;
     s.seed = a.seed;
     Ok(s)
@@ -279,8 +280,8 @@ pub fn diskperf(
         &presenter,
         &Session {
             argv,
-            tflags: &a.target,
-            oflags: &a.out,
+            tflags: &a.target.options(),
+            oflags: &a.out.options(),
             cluster,
             banner,
         },

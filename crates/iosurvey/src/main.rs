@@ -4,53 +4,44 @@
 //! interrupted).
 #![deny(unsafe_code)]
 
-// Every line for stderr in this crate goes through `say`, which never
-// panics on a closed stderr (std's macros do); defined before the modules
-// so that theirs are these.
+// Every line for stderr in this crate goes through the session's `say`,
+// which never panics on a closed stderr (std's macros do); defined before
+// the modules so that theirs are these.
 macro_rules! eprintln {
     () => {
-        $crate::say::text(format_args!("\n"))
+        ::iosurvey_session::say::text(format_args!("\n"))
     };
     ($($arg:tt)*) => {
-        $crate::say::text(format_args!("{}\n", format_args!($($arg)*)))
+        ::iosurvey_session::say::text(format_args!("{}\n", format_args!($($arg)*)))
     };
 }
 macro_rules! eprint {
     ($($arg:tt)*) => {
-        $crate::say::text(format_args!($($arg)*))
+        ::iosurvey_session::say::text(format_args!($($arg)*))
     };
 }
 
 mod compare_cmd;
 mod diskperf_cmd;
-mod execute;
 mod exit;
 mod flags;
 mod matrix_cmd;
-mod output;
 mod parallel_cmd;
-mod presenter;
 mod profile_cmd;
-mod progress;
 mod quick_cmd;
 mod report_cmd;
 mod run_cmd;
-mod say;
-mod session;
 mod shell_cmd;
 mod survey_cmd;
-mod targets;
-mod tuning;
 mod video_cmd;
 
 use clap::{CommandFactory, Parser};
-use exit::{Failure, Outcome};
 use flags::cli::{Cli, Command};
-use iosurvey_session::Cluster;
+use iosurvey_session::{Cluster, Failure, Outcome};
 // The memory budget and the report files' rules live in iosurvey-target;
 // the modes reach them by these names.
 use iosurvey_target::budget;
-use iosurvey_target::output::{file as out_file, path as out_path};
+use iosurvey_target::output::path as out_path;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {

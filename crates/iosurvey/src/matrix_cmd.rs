@@ -3,10 +3,7 @@
 //! into flags first; targets come from the command line or `<testname>.lun`;
 //! ORION's files are rewritten in `--out DIR` after every point.
 
-use crate::exit::{usage, Failure, Outcome};
 use crate::flags::common::{duration, size, OutputFlags, SimulateArg, TargetFlags};
-use crate::presenter::Presenter;
-use crate::session::{run_plan, Session};
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use iosurvey_model::document::{Cache, MatrixSettings, RunReport};
@@ -15,7 +12,10 @@ use iosurvey_report::matrix::{
     Metric,
 };
 use iosurvey_report::{to_json, TextOptions};
+use iosurvey_session::presenter::Presenter;
 use iosurvey_session::Cluster;
+use iosurvey_session::{run_plan, Session};
+use iosurvey_session::{usage, Failure, Outcome};
 use iosurvey_workload::memory::points_memory;
 use iosurvey_workload::modes::describe::estimate;
 use iosurvey_workload::modes::matrix::{
@@ -172,7 +172,7 @@ fn targets(a: &MatrixArgs, cluster: &dyn Cluster) -> Result<Vec<PathBuf>, Failur
         Ok(l) => (l, Ok(())),
         Err(e) => (Vec::new(), Err(e)),
     };
-    crate::exit::agree(cluster, step)?;
+    iosurvey_session::agree(cluster, step)?;
     iosurvey_session::same_everywhere(cluster, &list, &format!("{}", lun.display()))?;
     Ok(list)
 }
@@ -210,7 +210,7 @@ fn spec_from(a: &MatrixArgs, cluster: &dyn Cluster) -> Result<MatrixSpec, Failur
     });
     (s.num_small, s.num_large) = (a.num_small, a.num_large);
     s.engine = a.target.engine_or_uring();
-    s.engine_flags = crate::tuning::engine_flags(&a.target);
+    s.engine_flags = crate::flags::common::engine_flags(&a.target);
     (s.direct, s.seed) = (!a.target.buffered, a.seed);
     Ok(s)
 }
@@ -291,7 +291,7 @@ pub fn matrix(a: MatrixArgs, argv: &[String], cluster: &dyn Cluster) -> Result<O
     let points = each_point(&spec).or_else(usage)?;
     let count = points.len();
     let need = points_memory(points.map_while(Result::ok), count, a.out.repeat);
-    crate::exit::agree(
+    iosurvey_session::agree(
         cluster,
         crate::budget::check_need(&need, "matrix", a.target.memory_limit).or_else(usage),
     )?;
@@ -306,7 +306,7 @@ pub fn matrix(a: MatrixArgs, argv: &[String], cluster: &dyn Cluster) -> Result<O
     } else {
         Ok(())
     };
-    crate::exit::agree(cluster, out_ok)?;
+    iosurvey_session::agree(cluster, out_ok)?;
     let secs = estimate(&plan).unwrap_or_default().as_secs();
     let about = if secs < 90 {
         format!("{secs} seconds")
@@ -355,8 +355,8 @@ pub fn matrix(a: MatrixArgs, argv: &[String], cluster: &dyn Cluster) -> Result<O
         &presenter,
         &Session {
             argv,
-            tflags: &a.target,
-            oflags: &a.out,
+            tflags: &a.target.options(),
+            oflags: &a.out.options(),
             cluster,
             banner: Some(banner),
         },

@@ -2,15 +2,15 @@
 //! in which all of them ran; `--scale` adds devices one step at a time and
 //! marks the knee.
 
-use crate::exit::{usage, Failure, Outcome};
 use crate::flags::common::{duration, size, OutputFlags, TargetFlags};
-use crate::presenter::Presenter;
-use crate::session::{run_plan, Session};
 use clap::Args;
 use iosurvey_model::document::RunReport;
 use iosurvey_report::parallel::{render_parallel, render_parallel_csv};
 use iosurvey_report::TextOptions;
+use iosurvey_session::presenter::Presenter;
 use iosurvey_session::Cluster;
+use iosurvey_session::{run_plan, Session};
+use iosurvey_session::{usage, Failure, Outcome};
 use iosurvey_workload::modes::parallel::{all_steps, expand, ParallelSpec};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -85,7 +85,7 @@ pub fn parallel(
     spec.wrap = a.wrap;
     spec.size = a.size;
     spec.engine = a.target.engine_or_uring();
-    spec.engine_flags = crate::tuning::engine_flags(&a.target);
+    spec.engine_flags = crate::flags::common::engine_flags(&a.target);
     spec.direct = !a.target.buffered;
     spec.steps = if !a.steps.is_empty() {
         a.steps.clone()
@@ -103,8 +103,8 @@ pub fn parallel(
         &ParallelPresenter,
         &Session {
             argv,
-            tflags: &a.target,
-            oflags: &a.out,
+            tflags: &a.target.options(),
+            oflags: &a.out.options(),
             cluster,
             banner: None,
         },

@@ -3,18 +3,19 @@
 //! Read-only always: the targets are probed for their size before any I/O
 //! and never opened for writing.
 
-use crate::exit::{usage, Failure, Outcome};
 use crate::flags::common::{size, OutputFlags, SimulateArg, TargetFlags};
-use crate::presenter::Presenter;
-use crate::session::{run_plan, Session};
 use anyhow::anyhow;
 use clap::Args;
 use iosurvey_engine::EngineKind;
 use iosurvey_model::document::RunReport;
 use iosurvey_report::profile::{render_profile, render_profile_csv};
 use iosurvey_report::TextOptions;
-use iosurvey_run::{plan_geometry, Geometry, OpenOptions, TargetError, WritePolicy};
+use iosurvey_session::presenter::Presenter;
 use iosurvey_session::Cluster;
+use iosurvey_session::{run_plan, Session};
+use iosurvey_session::{usage, Failure, Outcome};
+use iosurvey_target::guard::WritePolicy;
+use iosurvey_target::target::{plan_geometry, Geometry, OpenOptions, TargetError};
 use iosurvey_workload::modes::profile::{expand, PerZone, ProfileSpec};
 use iosurvey_workload::units::{parse_duration, parse_size};
 use iosurvey_workload::{ArrayMap, ArraySpec, Layout, TargetSpec};
@@ -144,7 +145,7 @@ fn spec_from(a: &ProfileArgs) -> Result<ProfileSpec, Failure> {
     s.access_time = a.access_time;
     s.burst = a.burst;
     s.engine = a.target.engine.kind().unwrap_or(EngineKind::Sync);
-    s.engine_flags = crate::tuning::engine_flags(&a.target);
+    s.engine_flags = crate::flags::common::engine_flags(&a.target);
     s.direct = !a.target.buffered;
     s.seed = a.seed;
     Ok(s)
@@ -189,8 +190,8 @@ pub fn profile(a: ProfileArgs, argv: &[String], cluster: &dyn Cluster) -> Result
         &ProfilePresenter,
         &Session {
             argv,
-            tflags: &a.target,
-            oflags: &a.out,
+            tflags: &a.target.options(),
+            oflags: &a.out.options(),
             cluster,
             banner: Some(banner),
         },

@@ -1,13 +1,13 @@
 //! `iosurvey quick` and `iosurvey` alone: characterise the storage under a
 //! directory in about a minute and print a CrystalDiskMark-style card.
 
-use crate::exit::{usage, Failure, Outcome};
 use crate::flags::common::{duration, size, OutputFlags, TargetFlags};
-use crate::presenter::TextOnly;
-use crate::session::{run_plan, Session};
 use anyhow::anyhow;
 use clap::Args;
+use iosurvey_session::presenter::TextOnly;
 use iosurvey_session::Cluster;
+use iosurvey_session::{run_plan, Session};
+use iosurvey_session::{usage, Failure, Outcome};
 use iosurvey_workload::modes::quick::{expand, QuickSpec};
 use iosurvey_workload::units::format_size;
 use std::path::{Path, PathBuf};
@@ -102,7 +102,7 @@ pub fn quick(a: QuickArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Out
     spec.seed = a.seed;
     spec.direct = !a.target.buffered;
     spec.engine = a.target.engine_or_uring();
-    spec.engine_flags = crate::tuning::engine_flags(&a.target);
+    spec.engine_flags = crate::flags::common::engine_flags(&a.target);
     // An existing file or device (not a directory to put a test file in)
     // is only read, unless its data is offered; with --readonly, too.
     let existing = !a.dir.is_dir() && std::fs::symlink_metadata(&a.dir).is_ok();
@@ -141,8 +141,8 @@ pub fn quick(a: QuickArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Out
         &card,
         &Session {
             argv,
-            tflags: &a.target,
-            oflags: &a.out,
+            tflags: &a.target.options(),
+            oflags: &a.out.options(),
             cluster,
             banner: Some(banner),
         },

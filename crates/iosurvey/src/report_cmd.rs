@@ -3,13 +3,13 @@
 //! report, whose embedded JSON is taken. The page is a pure function of
 //! the report, so the same report always gives the same page.
 
-use crate::exit::{usage, Failure, Outcome};
 use crate::out_path::{check_stdout, fd_ident, judge, Ident};
-use crate::output::write_out;
 use anyhow::anyhow;
 use clap::Args;
 use iosurvey_model::document::RunReport;
 use iosurvey_report::{embedded_json, render_html, FIRST_SCHEMA_VERSION, MODES, SCHEMA_VERSION};
+use iosurvey_session::output::write_out;
+use iosurvey_session::{usage, Failure, Outcome};
 use std::io::Read;
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};

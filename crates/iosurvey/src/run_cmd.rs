@@ -1,13 +1,13 @@
 //! `iosurvey run`: flags to a RunSpec, expand to a Plan, open the targets,
 //! run each point, report.
 
-use crate::exit::{usage, Failure, Outcome};
 use crate::flags::common::{duration, size, OutputFlags, SimulateArg, TargetFlags};
-use crate::presenter::TextOnly;
-use crate::session::{run_plan, Session};
 use anyhow::anyhow;
 use clap::Args;
+use iosurvey_session::presenter::TextOnly;
 use iosurvey_session::Cluster;
+use iosurvey_session::{run_plan, Session};
+use iosurvey_session::{usage, Failure, Outcome};
 use iosurvey_workload::modes::run::{expand, RunSpec};
 use iosurvey_workload::Layout;
 use std::path::PathBuf;
@@ -124,7 +124,7 @@ fn spec_from(a: &RunArgs, cluster: &dyn Cluster) -> Result<RunSpec, Failure> {
     });
     s.direct = !a.target.buffered;
     s.engine = a.target.engine_or_uring();
-    s.engine_flags = crate::tuning::engine_flags(&a.target);
+    s.engine_flags = crate::flags::common::engine_flags(&a.target);
     Ok(s)
 }
 
@@ -139,8 +139,8 @@ pub fn run(a: RunArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Outcome
         &TextOnly(iosurvey_report::render_text),
         &Session {
             argv,
-            tflags: &a.target,
-            oflags: &a.out,
+            tflags: &a.target.options(),
+            oflags: &a.out.options(),
             cluster,
             banner: None,
         },

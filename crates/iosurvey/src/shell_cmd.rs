@@ -1,9 +1,9 @@
 //! `iosurvey completions SHELL` and `iosurvey man [COMMAND]`: what a shell
 //! and `man` expect, generated from the flags themselves, on stdout.
 
-use crate::exit::{usage, Failure, Outcome};
 use anyhow::anyhow;
 use clap::Args;
+use iosurvey_session::{usage, Failure, Outcome};
 use std::io::Write;
 
 #[derive(Args, Debug)]

@@ -4,17 +4,19 @@
 //! sgpdd-survey's summary lines; `--out PREFIX` also keeps its `.summary`
 //! and `.detail` files, rewritten as each point ends.
 
-use crate::exit::{usage, Failure, Outcome};
 use crate::flags::common::{size, OutputFlags, TargetFlags};
-use crate::presenter::Presenter;
-use crate::session::{run_plan, Session};
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use iosurvey_model::document::RunReport;
 use iosurvey_report::survey::{render_detail, render_summary, render_survey_csv, Layout};
 use iosurvey_report::TextOptions;
-use iosurvey_run::{plan_geometry, HostInfo, HostProbe, OpenOptions, WritePolicy};
+use iosurvey_run::{HostInfo, HostProbe};
+use iosurvey_session::presenter::Presenter;
 use iosurvey_session::Cluster;
+use iosurvey_session::{run_plan, Session};
+use iosurvey_session::{usage, Failure, Outcome};
+use iosurvey_target::guard::WritePolicy;
+use iosurvey_target::target::{plan_geometry, OpenOptions};
 use iosurvey_workload::modes::survey::{expand, parse_actions, Action, SurveySpec};
 use iosurvey_workload::units::format_size;
 use iosurvey_workload::{Plan, TargetSpec};
@@ -148,7 +150,7 @@ fn spec_from(
     // `host:/dev/sdX` as sgpdd-survey takes it: each probed on its host.
     let devices = cluster.localize_targets(&a.devices)?;
     let probed = iosurvey_session::probe_each(cluster, |dev| {
-        probe(dev, size, writes, a).map_err(|e| crate::exit::verdict(&e))
+        probe(dev, size, writes, a).map_err(|e| iosurvey_session::failure::verdict(&e))
     })?;
     let (block_sizes, sizes) = probed.into_iter().unzip();
     let mut s = SurveySpec::new(devices, block_sizes, size);
@@ -164,12 +166,12 @@ fn spec_from(
     // host's, or less: the memory cgroup's limit, or --memory-limit.
     let limit = match a.target.memory_limit {
         Some(bytes) => Some(bytes),
-        None => iosurvey_run::cgroup_limit().map(|l| l.bytes),
+        None => iosurvey_target::memory_limit::cgroup_limit().map(|l| l.bytes),
     };
     let memory = limit.map_or(mem_total(), |l| l.min(mem_total()));
     s.mem_total = cluster.min_u64(memory);
     s.engine = a.target.engine_or_uring();
-    s.engine_flags = crate::tuning::engine_flags(&a.target);
+    s.engine_flags = crate::flags::common::engine_flags(&a.target);
     s.direct = !a.target.buffered;
     Ok((s, sizes))
 }
@@ -321,7 +323,7 @@ pub fn survey(
             ));
         }
     }
-    crate::exit::agree(cluster, out_ok)?;
+    iosurvey_session::agree(cluster, out_ok)?;
     // The variables the spelling stage read into this line: said once the
     // checks have passed, and kept in the report.
     let banner = match taken.line {
@@ -343,8 +345,8 @@ pub fn survey(
         &presenter,
         &Session {
             argv,
-            tflags: &a.target,
-            oflags: &a.out,
+            tflags: &a.target.options(),
+            oflags: &a.out.options(),
             cluster,
             banner: Some(banner),
         },

@@ -2,18 +2,18 @@
 //! read whole, one file per frame or in one stream, unpaced or at a frame
 //! rate, judged against real time.
 
-use crate::exit::{usage, Failure, Outcome};
 use crate::flags::common::{size, OutputFlags, TargetFlags};
-use crate::output;
-use crate::presenter::Presenter;
-use crate::session::{run_plan, Session};
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use iosurvey_engine::{EngineKind, Op};
 use iosurvey_model::document::RunReport;
 use iosurvey_report::video::{render_format_list, render_video, render_video_csv};
 use iosurvey_report::TextOptions;
+use iosurvey_session::output;
+use iosurvey_session::presenter::Presenter;
 use iosurvey_session::Cluster;
+use iosurvey_session::{run_plan, Session};
+use iosurvey_session::{usage, Failure, Outcome};
 use iosurvey_target::frame_dir::{check_fd_limit, FrameDir, FrameDirError};
 use iosurvey_workload::modes::video::{
     expand, find_format, parse_fps, FrameFormat, FrameSize, VideoSpec, FORMATS,
@@ -169,7 +169,7 @@ fn spec_from(a: &VideoArgs, target: PathBuf) -> VideoSpec {
     } else {
         EngineKind::Sync
     });
-    s.engine_flags = crate::tuning::engine_flags(&a.target_flags);
+    s.engine_flags = crate::flags::common::engine_flags(&a.target_flags);
     s.direct = !a.target_flags.buffered;
     s.seed = a.seed;
     s.verify = a.verify;
@@ -278,7 +278,7 @@ pub fn video(a: VideoArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Out
     let ours = |check: Result<(), FrameDirError>| if mine { check.or_else(usage) } else { Ok(()) };
     let files_layout = matches!(spec.layout, FrameLayout::Files { .. });
     let uring = spec.engine == EngineKind::Uring;
-    crate::exit::agree(
+    iosurvey_session::agree(
         cluster,
         ours(check_fd_limit(spec.threads, files_layout, uring)),
     )?;
@@ -290,7 +290,7 @@ pub fn video(a: VideoArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Out
         Some(d) if !a.out.dry_run => d.lock(a.target_flags.shared).or_else(usage),
         _ => Ok(()),
     };
-    crate::exit::agree(cluster, locked)?;
+    iosurvey_session::agree(cluster, locked)?;
     if files && !a.target_flags.readonly && !a.out.dry_run {
         remove_leftovers(&spec);
     }
@@ -298,15 +298,15 @@ pub fn video(a: VideoArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Out
         (Some(d), Some(fj)) => d.check_room(fj),
         _ => Ok(()),
     };
-    crate::exit::agree(cluster, ours(room))?;
+    iosurvey_session::agree(cluster, ours(room))?;
     let banner = banner(&plan, &spec);
     let outcome = run_plan(
         &plan,
         &VideoPresenter,
         &Session {
             argv,
-            tflags: &a.target_flags,
-            oflags: &a.out,
+            tflags: &a.target_flags.options(),
+            oflags: &a.out.options(),
             cluster,
             banner: Some(banner),
         },

@@ -4,8 +4,11 @@
 //! line that gathers them do not import each other.
 
 use clap::{Args, ValueEnum};
-use iosurvey_engine::EngineKind;
+use iosurvey_engine::data::DataFill;
+use iosurvey_engine::{EngineKind, SqPoll};
+use iosurvey_session::{OutputFormat, OutputOptions, TargetOptions};
 use iosurvey_workload::units::{parse_duration, parse_size};
+use iosurvey_workload::EngineFlags as WorkloadEngineFlags;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -186,13 +189,6 @@ pub struct OutputFlags {
     pub live: Option<PathBuf>,
 }
 
-impl OutputFlags {
-    /// What goes to stdout: the text summary unless --output json.
-    pub fn output(&self) -> OutputArg {
-        self.output.unwrap_or(OutputArg::Text)
-    }
-}
-
 /// Target and safety flags every mode takes.
 #[derive(Args, Debug, Clone)]
 pub struct TargetFlags {
@@ -222,6 +218,79 @@ pub struct TargetFlags {
     /// The memory this run may use (e.g. 2g), instead of its memory cgroup's limit (memory.max, or v1 memory.limit_in_bytes) or the memory available; a plan that needs more (I/O buffers, rings, series, the report) is refused before any I/O.
     #[arg(long, value_name = "SIZE", value_parser = size)]
     pub memory_limit: Option<u64>,
+}
+
+impl TargetFlags {
+    /// The options the session reads, as plain values.
+    pub fn options(&self) -> TargetOptions {
+        TargetOptions {
+            allow_destroy: self.allow_destroy,
+            force: self.force,
+            readonly: self.readonly,
+            buffered: self.buffered,
+            keep: self.keep,
+            shared: self.shared,
+            memory_limit: self.memory_limit,
+            sqpoll: self.engine.sqpoll,
+            sqpoll_cpu: self.engine.sqpoll_cpu,
+            hipri: self.engine.hipri,
+            cpus: self
+                .engine
+                .cpus
+                .as_ref()
+                .map_or_else(Vec::new, |c| c.0.clone()),
+        }
+    }
+}
+
+impl From<OutputArg> for OutputFormat {
+    fn from(o: OutputArg) -> OutputFormat {
+        match o {
+            OutputArg::Text => OutputFormat::Text,
+            OutputArg::Json => OutputFormat::Json,
+        }
+    }
+}
+
+impl OutputFlags {
+    /// The options the session reads, as plain values.
+    pub fn options(&self) -> OutputOptions {
+        OutputOptions {
+            json: self.json.clone(),
+            csv: self.csv.clone(),
+            html: self.html.clone(),
+            repeat: self.repeat,
+            dry_run: self.dry_run,
+            output: self.output.map(Into::into),
+            mib: self.mib,
+            quiet: self.quiet,
+            live: self.live.clone(),
+        }
+    }
+}
+
+/// How long the kernel's polling thread spins with nothing to submit
+/// before it sleeps (io_uring's `sq_thread_idle`).
+pub const SQPOLL_IDLE_MS: u32 = 1000;
+
+/// The engine flags as each mode's spec takes them (its `expand` writes
+/// them into every job).
+pub fn engine_flags(flags: &TargetFlags) -> WorkloadEngineFlags {
+    WorkloadEngineFlags {
+        sqpoll: flags.engine.sqpoll.then_some(SqPoll {
+            cpu: flags.engine.sqpoll_cpu,
+            idle_ms: SQPOLL_IDLE_MS,
+        }),
+        iopoll: flags.engine.hipri,
+        cpus: flags
+            .engine
+            .cpus
+            .as_ref()
+            .map_or_else(Vec::new, |c| c.0.clone()),
+        fill: DataFill {
+            compressible_pct: flags.compressible.unwrap_or(0),
+        },
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -2,15 +2,17 @@
 //! removing the test files iosurvey created when the targets go out of scope
 //! (after success, an error, or Ctrl-C).
 
-use crate::exit::Failure;
-use crate::flags::common::TargetFlags;
+use crate::failure::Failure;
+use crate::TargetOptions;
+use iosurvey_run::validate;
 use iosurvey_run::verify_state::{capacity, forget, state_path};
-use iosurvey_run::{
-    open_frame_dir, open_target_claimed, plan_frame_dir, plan_target, validate, Claim, Geometry,
-    Identity, OpenOptions, OpenTarget, Refusal, TargetError, TargetKind, WritePolicy,
-};
+use iosurvey_target::frame_target::{open_frame_dir, plan_frame_dir};
 use iosurvey_target::guard::leftovers::remove_leftovers;
-use iosurvey_target::target::overlap;
+use iosurvey_target::guard::{Refusal, WritePolicy};
+use iosurvey_target::target::{
+    open_target_claimed, overlap, plan_target, Claim, Geometry, Identity, OpenOptions, OpenTarget,
+    TargetError, TargetKind,
+};
 use iosurvey_workload::{FrameJob, FrameLayout, Job, Plan};
 use std::ops::Deref;
 use std::path::PathBuf;
@@ -64,7 +66,7 @@ impl Drop for Targets {
                     "iosurvey: could not remove {what} {}: {e}",
                     t.path.display()
                 );
-                crate::exit::left_behind();
+                crate::failure::left_behind();
             }
         }
     }
@@ -81,7 +83,7 @@ fn target_error(e: TargetError) -> Failure {
 fn options<'a>(
     plan: &Plan,
     t: usize,
-    flags: &TargetFlags,
+    flags: &TargetOptions,
     stop: &'a AtomicBool,
 ) -> OpenOptions<'a> {
     OpenOptions {
@@ -110,7 +112,7 @@ fn frame_dir(plan: &Plan) -> Option<&FrameJob> {
 }
 
 /// How this run holds its targets: locked, unless `--shared`.
-fn claim(flags: &TargetFlags, expect: Option<Identity>) -> Claim {
+fn claim(flags: &TargetOptions, expect: Option<Identity>) -> Claim {
     Claim {
         shared: flags.shared,
         expect,
@@ -125,7 +127,7 @@ type Planned = (Vec<Geometry>, Vec<Option<Identity>>);
 /// through the write guard without creating or writing anything, with
 /// every point checked against it. The same target named twice (by a
 /// symlink, an alias, a hard link) is refused.
-fn plan_all(plan: &Plan, flags: &TargetFlags, stop: &AtomicBool) -> Result<Planned, Failure> {
+fn plan_all(plan: &Plan, flags: &TargetOptions, stop: &AtomicBool) -> Result<Planned, Failure> {
     let Some(first) = plan.points.first() else {
         return Ok((Vec::new(), Vec::new()));
     };
@@ -163,12 +165,12 @@ fn plan_all(plan: &Plan, flags: &TargetFlags, stop: &AtomicBool) -> Result<Plann
 /// Checks the targets of `plan` as a run would (the write guard, their
 /// geometry against every point), creating and writing nothing: what
 /// `--dry-run` does before it prints the plan.
-pub fn check_all(plan: &Plan, flags: &TargetFlags) -> Result<(), Failure> {
+pub fn check_all(plan: &Plan, flags: &TargetOptions) -> Result<(), Failure> {
     identities(plan, flags).map(|_| ())
 }
 
 /// [`check_all`], giving what each target is (by identity, not by name).
-pub fn identities(plan: &Plan, flags: &TargetFlags) -> Result<Vec<Option<Identity>>, Failure> {
+pub fn identities(plan: &Plan, flags: &TargetOptions) -> Result<Vec<Option<Identity>>, Failure> {
     plan_all(plan, flags, &AtomicBool::new(false)).map(|(_, id)| id)
 }
 
@@ -203,7 +205,7 @@ fn clean_leftovers(dir: &std::path::Path) {
 /// before any test file is laid out, and again against what was opened.
 pub fn open_all(
     plan: &Plan,
-    flags: &TargetFlags,
+    flags: &TargetOptions,
     quiet: bool,
     banner: Option<&str>,
     stop: &AtomicBool,

@@ -6,11 +6,11 @@
 //! ends the stream (the run goes on) and makes the run exit 1; a closed
 //! stdout under `--live -` stops the run as Ctrl-C does.
 
-use crate::out_path::{OutPath, Sink};
 use crate::output::{open_in_place, write_stdout};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iosurvey_report::{format_rate, TextOptions};
 use iosurvey_run::{JobResult, Observer, Progress};
+use iosurvey_target::output::path::{OutPath, Sink};
 use iosurvey_workload::Point;
 use serde::Serialize;
 use std::io::{IsTerminal, Write};
@@ -57,9 +57,11 @@ fn open_live(out: &OutPath, stop: &AtomicBool) -> anyhow::Result<LiveSink> {
                 .map(LiveSink::File)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", out.shown()))
         }
-        Sink::File { dir, name, at, .. } => crate::out_file::place_new(dir.fd(), name, at)
-            .map(LiveSink::File)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", out.shown())),
+        Sink::File { dir, name, at, .. } => {
+            iosurvey_target::output::file::place_new(dir.fd(), name, at)
+                .map(LiveSink::File)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", out.shown()))
+        }
     }
 }
 

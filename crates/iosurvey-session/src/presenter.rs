@@ -3,7 +3,7 @@
 //! uses it: with `--repeat N`, each repeat's text one after the other, and
 //! the CSV and mode's files of the first repeat.
 
-use crate::exit::Failure;
+use crate::failure::Failure;
 use iosurvey_model::document::RunReport;
 use iosurvey_report::{render_csv, TextOptions};
 use std::path::PathBuf;

@@ -4,15 +4,16 @@
 //! stdout, every output saved again). A closed stdout stops the run as
 //! Ctrl-C does.
 
-use crate::exit::Failure;
-use crate::flags::common::{OutputArg, OutputFlags, TargetFlags};
-use crate::out_path;
+use crate::failure::Failure;
 use crate::output::{stdout_body, write_stdout, Outputs};
 use crate::presenter::Presentation;
+use crate::{OutputFormat, OutputOptions, TargetOptions};
 use anyhow::anyhow;
 use iosurvey_model::document::{RunReport, TargetReport, ToolInfo};
 use iosurvey_report::{TextOptions, SCHEMA_VERSION};
-use iosurvey_run::{HostInfo, HostProbe, OpenTarget};
+use iosurvey_run::{HostInfo, HostProbe};
+use iosurvey_target::output::path as out_path;
+use iosurvey_target::target::OpenTarget;
 use iosurvey_workload::Plan;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -85,7 +86,7 @@ fn target_paths(plan: &Plan) -> Vec<PathBuf> {
 pub(crate) fn judge_outputs(
     plan: &Plan,
     report: &RunReport,
-    oflags: &OutputFlags,
+    oflags: &OutputOptions,
     presenter: &Presentation<'_>,
 ) -> Result<Outputs, Failure> {
     let files = presenter.files(report);
@@ -102,8 +103,8 @@ pub(crate) fn judge_outputs(
     let targets = target_paths(plan);
     let outs = Outputs::judge(oflags, &files, &targets)?;
     let taken = oflags.output.map(|o| match o {
-        OutputArg::Json => "the JSON report (--output json)",
-        OutputArg::Text => "the text summary (--output text)",
+        OutputFormat::Json => "the JSON report (--output json)",
+        OutputFormat::Text => "the text summary (--output text)",
     });
     out_path::check_all(&outs.all(), &targets, taken).map_err(|e| Failure::Usage(e.into()))?;
     Ok(outs)
@@ -148,7 +149,7 @@ impl Stdout {
     fn finish(
         &self,
         report: &RunReport,
-        oflags: &OutputFlags,
+        oflags: &OutputOptions,
         outs: &Outputs,
         presenter: &Presentation<'_>,
     ) -> Result<(), Failure> {
@@ -164,8 +165,8 @@ impl Stdout {
         // file's lines): no control character in it reaches a terminal.
         // JSON escapes its own.
         let rest = match oflags.output() {
-            OutputArg::Text => iosurvey_report::terminal_text(rest),
-            OutputArg::Json => rest.into(),
+            OutputFormat::Text => iosurvey_report::terminal_text(rest),
+            OutputFormat::Json => rest.into(),
         };
         match write_stdout(&rest) {
             Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
@@ -181,7 +182,7 @@ impl Stdout {
 /// first failure is returned.
 pub(crate) fn wrap_up(
     report: &RunReport,
-    oflags: &OutputFlags,
+    oflags: &OutputOptions,
     outs: &Outputs,
     presenter: &Presentation<'_>,
     stdout: &Stdout,
@@ -192,7 +193,7 @@ pub(crate) fn wrap_up(
 }
 
 /// The report of a run of `plan` started now, with no point yet.
-pub(crate) fn new_report(plan: &Plan, argv: &[String], tflags: &TargetFlags) -> RunReport {
+pub(crate) fn new_report(plan: &Plan, argv: &[String], tflags: &TargetOptions) -> RunReport {
     RunReport {
         repeats: 1,
         diskperf: None,

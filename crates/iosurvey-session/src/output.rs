@@ -3,14 +3,14 @@
 //! device) written once at the end, in place. Every path is judged before
 //! the run (see `out_path`).
 
-use crate::exit::Failure;
-use crate::flags::common::{OutputArg, OutputFlags};
-use crate::out_file::replace_at;
-use crate::out_path::{fd_ident, judge, OutPath, Sink};
+use crate::failure::Failure;
 use crate::presenter::Presentation;
+use crate::{OutputFormat, OutputOptions};
 use anyhow::anyhow;
 use iosurvey_model::document::RunReport;
 use iosurvey_report::{render_html, to_json, TextOptions};
+use iosurvey_target::output::file::replace_at;
+use iosurvey_target::output::path::{fd_ident, judge, OutPath, Sink};
 use rustix::fs::{Mode, OFlags};
 use std::io::Write;
 use std::os::fd::OwnedFd;
@@ -133,7 +133,8 @@ pub fn write_out(
             replace_at(dir.fd(), name, at, body.as_bytes()).map_err(|e| failed(&e))
         }
         Sink::Mounted(held) => {
-            crate::out_file::rewrite_held(held.file(), body.as_bytes()).map_err(|e| failed(&e))
+            iosurvey_target::output::file::rewrite_held(held.file(), body.as_bytes())
+                .map_err(|e| failed(&e))
         }
         Sink::InPlace if last => {
             let mut f = open_in_place(out, stop).map_err(|e| open_failure(e, Failure::Run))?;
@@ -174,13 +175,14 @@ const HTML_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 impl Outputs {
     /// Judges every output path: the flags' and the mode's own files.
     /// Standard output is judged too, whatever goes there (the text
-    /// summary at least): see [`crate::out_path::check_stdout`].
+    /// summary at least): see [`iosurvey_target::output::path::check_stdout`].
     pub fn judge(
-        flags: &OutputFlags,
+        flags: &OutputOptions,
         mode: &[(String, PathBuf)],
         targets: &[PathBuf],
     ) -> Result<Outputs, Failure> {
-        crate::out_path::check_stdout(targets, &[]).map_err(|e| Failure::Usage(e.into()))?;
+        iosurvey_target::output::path::check_stdout(targets, &[])
+            .map_err(|e| Failure::Usage(e.into()))?;
         let one = |flag: &str, p: &Option<PathBuf>| {
             p.as_deref()
                 .map(|p| judge(flag, p))
@@ -291,12 +293,12 @@ fn failure_text(f: &Failure) -> String {
 /// presenter.
 pub fn stdout_body(
     report: &RunReport,
-    flags: &OutputFlags,
+    flags: &OutputOptions,
     presenter: &Presentation<'_>,
 ) -> String {
     match flags.output() {
-        OutputArg::Json => to_json(report),
-        OutputArg::Text => {
+        OutputFormat::Json => to_json(report),
+        OutputFormat::Text => {
             let opts = TextOptions { mib: flags.mib };
             // Under MPI, the ranks and the three windows after the mode's
             // own text (nothing on one host).

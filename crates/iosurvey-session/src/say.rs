@@ -5,8 +5,8 @@
 //! to a closed pipe returns EPIPE instead of killing the process; here an
 //! EPIPE on stderr stops the run as Ctrl-C does (clean-up, then exit 130),
 //! and anything else that fails a line is dropped (there is nowhere left
-//! to say it). `main.rs` routes the crate's `eprintln!` and `eprint!`
-//! here.
+//! to say it). `lib.rs` routes this crate's `eprintln!` and `eprint!`
+//! here, and the binary's `main.rs` routes its own.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};

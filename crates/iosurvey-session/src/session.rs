@@ -2,25 +2,26 @@
 //! process or over the ranks of an MPI job (the [`Cluster`] it is given),
 //! with the banner and `--repeat` as options of the [`Session`].
 
+use crate::assign::Assigned;
 use crate::execute::{
     judge_outputs, new_report, stop_flag, target_report, watch_stdout, wrap_up, Stdout,
 };
-use crate::exit::{agree, agreed, Failure, Outcome};
-use crate::flags::common::{OutputArg, OutputFlags, TargetFlags};
+use crate::failure::{agree, agreed, Failure, Outcome};
+use crate::localize::maps_of;
+use crate::merge::{Maps, RankPart};
 use crate::output::{self, Outputs};
 use crate::presenter::{Presentation, Presenter};
+use crate::ranks::{gather_point, gather_targets, host_targets, LiveRanks, PointMerged};
 use crate::{progress, targets};
+use crate::{Cluster, Localized, SILENT};
+use crate::{OutputFormat, OutputOptions, TargetOptions};
 use anyhow::anyhow;
 use iosurvey_model::document::{
     PointReport, PointWindows, RankPoint, RankReport, RunReport, TargetReport,
 };
 use iosurvey_report::TextOptions;
-use iosurvey_run::{now_ns, run_point, JobResult, Observer, OpenTarget};
-use iosurvey_session::assign::Assigned;
-use iosurvey_session::localize::maps_of;
-use iosurvey_session::merge::{Maps, RankPart};
-use iosurvey_session::ranks::{gather_point, gather_targets, host_targets, LiveRanks, PointMerged};
-use iosurvey_session::{Cluster, Localized, SILENT};
+use iosurvey_run::{now_ns, run_point, JobResult, Observer};
+use iosurvey_target::target::OpenTarget;
 use iosurvey_workload::modes::describe::describe;
 use iosurvey_workload::{Plan, Point};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,10 +31,10 @@ use std::sync::Arc;
 pub struct Session<'a> {
     /// The command line as typed, for the report.
     pub argv: &'a [String],
-    pub tflags: &'a TargetFlags,
+    pub tflags: &'a TargetOptions,
     /// The output flags, `--repeat` among them: each repeat runs the whole
     /// plan, in its order.
-    pub oflags: &'a OutputFlags,
+    pub oflags: &'a OutputOptions,
     pub cluster: &'a dyn Cluster,
     /// A line for stderr once the targets have passed the guard and the
     /// checks, before any is opened or laid out (so a refusal is the only
@@ -73,7 +74,8 @@ pub fn run_plan(
     // Each rank judges its own host's memory; one refusal stops them all.
     agree(
         cluster,
-        crate::budget::check(plan, oflags.repeat, tflags.memory_limit).or_else(crate::exit::usage),
+        iosurvey_target::budget::check(plan, oflags.repeat, tflags.memory_limit)
+            .or_else(crate::failure::usage),
     )?;
     let root = cluster.is_root();
     let assigned = cluster.assigned();
@@ -138,7 +140,7 @@ pub fn run_plan(
     let mut display = display.expect("agreed: every rank has its display");
     let all_targets = opened_targets(cluster, &assigned, &local, opened.as_deref());
     let mut stdout = outs.as_ref().map(|o| Stdout {
-        streams: !o.takes_stdout() && oflags.output() == OutputArg::Text,
+        streams: !o.takes_stdout() && oflags.output() == OutputFormat::Text,
         shown: String::new(),
         opts: TextOptions { mib: oflags.mib },
     });
@@ -373,8 +375,8 @@ fn check_before_io(
     cluster: &dyn Cluster,
     local: &Localized,
     has_work: bool,
-    tflags: &TargetFlags,
-    oflags: &OutputFlags,
+    tflags: &TargetOptions,
+    oflags: &OutputOptions,
     report: &RunReport,
     presenter: &Presentation<'_>,
 ) -> Result<Option<Outputs>, Failure> {

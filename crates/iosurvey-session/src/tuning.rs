@@ -1,48 +1,20 @@
-//! `--sqpoll`, `--sqpoll-cpu`, `--hipri`, `--cpus` and `--compressible`:
-//! read into each mode's spec (its `expand` writes them into every job),
-//! and checked against the plan, this process's CPUs and the targets'
-//! block devices before any I/O (and under `--dry-run`).
+//! `--sqpoll`, `--sqpoll-cpu`, `--hipri` and `--cpus`, which each mode's
+//! spec took from the command line: checked against the plan, this
+//! process's CPUs and the targets' block devices before any I/O (and under
+//! `--dry-run`).
 
-use crate::exit::{usage, Failure};
-use crate::flags::common::TargetFlags;
+use crate::failure::{usage, Failure};
+use crate::TargetOptions;
 use anyhow::anyhow;
-use iosurvey_engine::data::DataFill;
-use iosurvey_engine::{EngineKind, SqPoll};
-use iosurvey_workload::{EngineFlags, Plan};
+use iosurvey_engine::EngineKind;
+use iosurvey_workload::Plan;
 use std::path::{Path, PathBuf};
-
-/// How long the kernel's polling thread spins with nothing to submit
-/// before it sleeps (io_uring's `sq_thread_idle`).
-pub const SQPOLL_IDLE_MS: u32 = 1000;
-
-/// The engine flags as each mode's spec takes them (its `expand` writes
-/// them into every job).
-pub fn engine_flags(flags: &TargetFlags) -> EngineFlags {
-    EngineFlags {
-        sqpoll: flags.engine.sqpoll.then_some(SqPoll {
-            cpu: flags.engine.sqpoll_cpu,
-            idle_ms: SQPOLL_IDLE_MS,
-        }),
-        iopoll: flags.engine.hipri,
-        cpus: flags
-            .engine
-            .cpus
-            .as_ref()
-            .map_or_else(Vec::new, |c| c.0.clone()),
-        fill: DataFill {
-            compressible_pct: flags.compressible.unwrap_or(0),
-        },
-    }
-}
 
 /// Refuses (exit 2) flags this plan, this process's CPUs or its targets'
 /// block devices cannot honour. Under MPI each rank checks its own part.
-pub fn check(plan: &Plan, flags: &TargetFlags) -> Result<(), Failure> {
-    let cpus = flags.engine.cpus.as_ref().map_or(&[][..], |c| &c.0[..]);
-    let uring_only = [
-        (flags.engine.sqpoll, "--sqpoll"),
-        (flags.engine.hipri, "--hipri"),
-    ];
+pub fn check(plan: &Plan, flags: &TargetOptions) -> Result<(), Failure> {
+    let cpus = &flags.cpus[..];
+    let uring_only = [(flags.sqpoll, "--sqpoll"), (flags.hipri, "--hipri")];
     for (given, flag) in uring_only {
         if given && plan.points.iter().any(|p| p.job.engine == EngineKind::Sync) {
             return usage(anyhow!(
@@ -52,7 +24,7 @@ pub fn check(plan: &Plan, flags: &TargetFlags) -> Result<(), Failure> {
     }
     let wanted = cpus.iter().map(|&c| (c, "--cpus"));
     let wanted: Vec<(u32, &str)> = wanted
-        .chain(flags.engine.sqpoll_cpu.map(|c| (c, "--sqpoll-cpu")))
+        .chain(flags.sqpoll_cpu.map(|c| (c, "--sqpoll-cpu")))
         .collect();
     if !wanted.is_empty() {
         if let Some(allowed) = allowed_cpus() {
@@ -64,7 +36,7 @@ pub fn check(plan: &Plan, flags: &TargetFlags) -> Result<(), Failure> {
             }
         }
     }
-    if flags.engine.hipri {
+    if flags.hipri {
         for path in target_paths(plan) {
             check_poll_queues(&path)?;
         }

@@ -1,0 +1,92 @@
+//! What a run takes from the command line besides its plan: the target and
+//! safety options and the output options, as plain values. The binary's
+//! flag groups convert into these, so that the session loop and its callees
+//! know no command-line parser.
+
+use std::path::PathBuf;
+
+/// The target, safety and engine options every mode takes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TargetOptions {
+    /// `--allow-destroy`: writes to block devices and to files iosurvey did
+    /// not create are allowed.
+    pub allow_destroy: bool,
+    /// `--force`: with `allow_destroy`, a device carrying a signature may be
+    /// written (never a mounted or held one).
+    pub force: bool,
+    /// `--readonly`: every write workload is refused.
+    pub readonly: bool,
+    /// `--buffered`: through the page cache instead of O_DIRECT.
+    pub buffered: bool,
+    /// `--keep`: test files iosurvey created stay.
+    pub keep: bool,
+    /// `--shared`: another `--shared` run may use the same targets.
+    pub shared: bool,
+    /// `--memory-limit`: the memory the run may use, in bytes.
+    pub memory_limit: Option<u64>,
+    /// `--sqpoll`: a kernel thread polls the submission queue.
+    pub sqpoll: bool,
+    /// `--sqpoll-cpu`: the CPU that thread is pinned to.
+    pub sqpoll_cpu: Option<u32>,
+    /// `--hipri`: completions are polled.
+    pub hipri: bool,
+    /// `--cpus`: the CPUs the workers are pinned to, in the order given
+    /// (empty: not pinned).
+    pub cpus: Vec<u32>,
+}
+
+/// What goes to stdout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// The text summary.
+    Text,
+    /// The JSON report.
+    Json,
+}
+
+/// The output options every mode takes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutputOptions {
+    /// `--json`: the full JSON report's path (`-` is stdout).
+    pub json: Option<PathBuf>,
+    /// `--csv`: the CSV table's path.
+    pub csv: Option<PathBuf>,
+    /// `--html`: the HTML report's path.
+    pub html: Option<PathBuf>,
+    /// `--repeat`: how many times the whole plan runs.
+    pub repeat: u32,
+    /// `--dry-run`: print the plan, do no I/O.
+    pub dry_run: bool,
+    /// `--output`, when given.
+    pub output: Option<OutputFormat>,
+    /// `--mib`: rates in MiB/s.
+    pub mib: bool,
+    /// `--quiet`: no messages and no progress bar on stderr.
+    pub quiet: bool,
+    /// `--live`: the interval series' path.
+    pub live: Option<PathBuf>,
+}
+
+impl OutputOptions {
+    /// What goes to stdout: the text summary unless JSON was asked for.
+    pub fn output(&self) -> OutputFormat {
+        self.output.unwrap_or(OutputFormat::Text)
+    }
+}
+
+impl Default for OutputOptions {
+    /// One repeat, the text summary on stdout, no files.
+    fn default() -> Self {
+        OutputOptions {
+            json: None,
+            csv: None,
+            html: None,
+            repeat: 1,
+            dry_run: false,
+            output: None,
+            mib: false,
+            quiet: false,
+            live: None,
+        }
+    }
+}
