@@ -29,17 +29,19 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Sets ZRAM_ID and T in this shell (not in a $(...) subshell, whose ZRAM_ID
+# the clean-up would never see: that leaked 1 GiB of RAM per run).
 new_zram() {
     ZRAM_ID=$(cat /sys/class/zram-control/hot_add)
     echo 1G >"/sys/block/zram$ZRAM_ID/disksize"
     for _ in 1 2 3 4 5 6 7 8 9 10; do [[ -b /dev/zram$ZRAM_ID ]] && break; sleep 0.2; done
     dd if=/dev/urandom of="/dev/zram$ZRAM_ID" bs=1M count=1024 oflag=direct status=none
-    echo "/dev/zram$ZRAM_ID"
+    T=/dev/zram$ZRAM_ID
 }
 
 case $CASE in
-1) T=$(new_zram); ARGS=("$T" --rw randread --bs 4k --qd 32 --engine uring) ;;
-8c) T=$(new_zram); ARGS=("$T" --rw randwrite --bs 4k --qd 32 --engine uring --allow-destroy) ;;
+1) new_zram; ARGS=("$T" --rw randread --bs 4k --qd 32 --engine uring) ;;
+8c) new_zram; ARGS=("$T" --rw randwrite --bs 4k --qd 32 --engine uring --allow-destroy) ;;
 8a)
     SHM_DIR=$(mktemp -d /dev/shm/iosurvey-ab.XXXXXX)
     T=$SHM_DIR/data
