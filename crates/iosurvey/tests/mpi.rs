@@ -12,7 +12,7 @@ mod launcher;
 
 use common::*;
 use launcher::Launcher;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 /// The launcher of these runs (mpirun, or srun: `IOSURVEY_MPI_LAUNCHER`).
@@ -639,4 +639,62 @@ fn ranks_on_two_loop_devices_over_one_image_are_refused() {
         err.contains(path_str(a.path())) && err.contains(path_str(b.path())),
         "{err}"
     );
+}
+
+/// srun with PMI-2 (or none) starts ranks Open MPI cannot join (it finds
+/// them through PMIx only): every copy refuses before MPI starts, exit 2,
+/// the first saying which flag to give, instead of a page of Open MPI's
+/// text from each. Played by the environment srun gives each task; under
+/// srun, by srun itself too.
+#[test]
+fn srun_without_pmix_is_refused_naming_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let pattern = format!("{}/f.{{rank}}", path_str(dir.path()));
+    let args = ["run", &pattern, "--size", "1m", "--bytes", "1m"];
+    for rank in ["0", "1"] {
+        let out = Command::new(BIN)
+            .args(args)
+            .env_remove("PMIX_RANK")
+            .env_remove("OMPI_COMM_WORLD_SIZE")
+            .env_remove("OMPI_COMM_WORLD_RANK")
+            .env("SLURM_STEP_ID", "0")
+            .env("SLURM_STEP_NUM_TASKS", "2")
+            .env("SLURM_PROCID", rank)
+            .env("SLURM_MPI_TYPE", "pmi2")
+            .env("PMI_SIZE", "2")
+            .env("PMI_RANK", rank)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "rank {rank}: {err}");
+        if rank == "0" {
+            assert!(
+                err.contains("srun started 2 ranks with --mpi=pmi2"),
+                "{err}"
+            );
+            assert!(err.contains("run srun --mpi=pmix"), "{err}");
+        } else {
+            assert_eq!(err, "", "rank {rank}");
+        }
+    }
+    if launcher() == Launcher::Srun {
+        need!(require_mpi());
+        for how in ["pmi2", "none"] {
+            let out = Command::new("srun")
+                .args(["--overcommit", &format!("--mpi={how}"), "-n", "2", BIN])
+                .args(args)
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(said_exit(&err, 2), "{how}: {err}");
+            assert_eq!(
+                err.matches(&format!("with --mpi={how}, and")).count(),
+                1,
+                "{err}"
+            );
+        }
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
