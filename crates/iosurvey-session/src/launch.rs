@@ -18,7 +18,8 @@ use {
 
 /// How many ranks the launcher started, from its environment: Open MPI's
 /// `OMPI_COMM_WORLD_SIZE`, PMI's `PMI_SIZE` (MPICH, Intel MPI, Slurm's
-/// PMI-2), or Slurm's `SLURM_NTASKS` under srun.
+/// PMI-2), or, under srun (whose PMIx plugin sets `PMIX_RANK` but no size),
+/// the step's `SLURM_STEP_NUM_TASKS`.
 pub fn launched_size() -> usize {
     ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"]
         .iter()
@@ -64,8 +65,31 @@ pub fn start() -> Result<Box<dyn Cluster>, String> {
         if n <= 1 {
             return Ok(Box::new(Local::new()));
         }
+        joinable(n)?;
         Ok(Box::new(Mpi::start()?))
     }
+}
+
+/// Refuses, before MPI starts, ranks that srun started with no PMIx
+/// (`--mpi=pmi2`, or `none`) when the MPI library is Open MPI: Open MPI 4
+/// finds its ranks through PMIx only, and its `MPI_Init` would fail with a
+/// page of text from every rank. Another MPI (MPICH, Intel MPI) may take
+/// PMI-2, and is left to start.
+#[cfg(feature = "mpi")]
+fn joinable(n: usize) -> Result<(), String> {
+    let var = |v: &str| std::env::var_os(v).is_some();
+    if !var("SLURM_STEP_ID") || var("PMIX_RANK") || var("OMPI_COMM_WORLD_SIZE") {
+        return Ok(());
+    }
+    let library = mpi::environment::library_version().unwrap_or_default();
+    if !library.starts_with("Open MPI") {
+        return Ok(());
+    }
+    let how = std::env::var("SLURM_MPI_TYPE").unwrap_or_else(|_| "none".into());
+    let library = library.split(',').next().unwrap_or_default().trim();
+    Err(format!(
+        "srun started {n} ranks with --mpi={how}, and this iosurvey's MPI ({library}) finds its ranks only through PMIx: run srun --mpi=pmix (srun --mpi=list says what this Slurm has)"
+    ))
 }
 
 /// The ranks of an MPI job, and what the run learnt about them.

@@ -361,6 +361,12 @@ impl Cgroup {
             .unwrap_or_else(|e| panic!("writing {line:?} to {}: {e}", p.display()));
     }
 
+    /// The group's `cgroup.procs`: a process that writes its pid there
+    /// joins the group (as a rank started by srun must, itself).
+    pub fn procs(&self) -> PathBuf {
+        self.dir.join("cgroup.procs")
+    }
+
     /// Runs `program` with `args` as a member of this group, to its end.
     pub fn run(&self, program: &str, args: &[&str]) -> Output {
         self.spawn(program, args)

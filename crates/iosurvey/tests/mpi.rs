@@ -1,68 +1,44 @@
 //! iosurvey under MPI (`cargo test -p iosurvey --features mpi --test mpi`,
-//! as root, with Open MPI's mpirun): every rank on a loop device of its
-//! own, made and removed here. Several hosts are played on one machine by
+//! as root, with Open MPI's mpirun, or with Slurm's srun when
+//! `IOSURVEY_MPI_LAUNCHER=srun`): every rank on a loop device of its own,
+//! made and removed here. Several hosts are played on one machine by
 //! giving each rank a UTS namespace with a host name of its own.
 #![cfg(feature = "mpi")]
 
 #[macro_use]
 mod common;
+#[path = "mpi/launcher.rs"]
+mod launcher;
 
 use common::*;
+use launcher::Launcher;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+/// The launcher of these runs (mpirun, or srun: `IOSURVEY_MPI_LAUNCHER`).
+fn launcher() -> Launcher {
+    Launcher::from_env().unwrap_or_else(|e| panic!("{e}"))
+}
+
 fn require_mpi() -> Result<(), String> {
-    require_root_and(&["mpirun", "unshare"])
+    launcher().require()
 }
 
-/// The arguments of `mpirun -n N` that start iosurvey with `args` on each
-/// rank; with `hosts`, rank `r` runs on host `node{r / hosts}`.
-fn mpirun_args(n: usize, per_host: Option<usize>, args: &[&str]) -> Vec<String> {
-    let mut v: Vec<String> = [
-        "--allow-run-as-root",
-        "--oversubscribe",
-        "--mca",
-        "btl",
-        "self,vader",
-        "-n",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    v.push(n.to_string());
-    if let Some(k) = per_host {
-        v.extend(
-            [
-                "unshare",
-                "--uts",
-                "sh",
-                "-c",
-                &format!(r#"hostname node$((OMPI_COMM_WORLD_RANK / {k})) && exec "$0" "$@""#),
-            ]
-            .iter()
-            .map(|s| s.to_string()),
-        );
-    }
-    v.push(BIN.to_string());
-    v.extend(args.iter().map(|s| s.to_string()));
-    v
+/// The launcher's command that starts iosurvey with `args` on `n` ranks;
+/// with `per_host`, rank `r` runs on host `node{r / per_host}`.
+fn launch_cmd(n: usize, per_host: Option<usize>, args: &[&str]) -> Command {
+    launcher().command(n, per_host, None, args)
 }
 
-fn mpirun_cmd(n: usize, per_host: Option<usize>, args: &[&str]) -> Command {
-    let mut c = Command::new("mpirun");
-    c.args(mpirun_args(n, per_host, args))
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    c
-}
-
-fn mpirun(n: usize, per_host: Option<usize>, args: &[&str]) -> Output {
-    mpirun_cmd(n, per_host, args)
+fn launch(n: usize, per_host: Option<usize>, args: &[&str]) -> Output {
+    launch_cmd(n, per_host, args)
         .output()
-        .expect("running mpirun")
+        .unwrap_or_else(|e| panic!("running {}: {e}", launcher().program()))
+}
+
+/// Whether the launcher's `stderr` says a rank exited with `code`.
+fn said_exit(stderr: &str, code: i32) -> bool {
+    launcher().said_exit(stderr, code)
 }
 
 /// `devs` as `host:path` targets, `per_host` devices on each of node0,
@@ -108,9 +84,12 @@ fn four_ranks_each_throttled_add_up_over_the_common_window() {
         "--rw", "randread", "--bs", "4k", "--qd", "4", "--ramp", "1s", "--time", "4s", "--output",
         "json", "--quiet",
     ]);
-    let mpi: Vec<String> = mpirun_args(4, Some(2), &args);
-    let mpi: Vec<&str> = mpi.iter().map(String::as_str).collect();
-    let out = cg.spawn("mpirun", &mpi).wait_with_output().expect("mpirun");
+    // Each rank joins the group itself: srun's ranks are children of
+    // slurmd, not of srun.
+    let out = launcher()
+        .command(4, Some(2), Some(&cg.procs()), &args)
+        .output()
+        .expect("running the launcher");
     let report = report_of(&out);
     assert_valid(&report);
     let ranks = report["ranks"].as_array().unwrap();
@@ -167,11 +146,11 @@ fn one_rank_refusing_stops_every_rank_before_any_io() {
         "1s",
         "--allow-destroy",
     ]);
-    let out = mpirun(3, Some(3), &args);
+    let out = launch(3, Some(3), &args);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_ne!(out.status.code(), Some(0), "{err}");
-    // Every rank exits 2: mpirun names the first one that did.
-    assert!(err.contains("Exit code:    2"), "{err}");
+    // Every rank exits 2: mpirun names the first one that did, srun each.
+    assert!(said_exit(&err, 2), "{err}");
     assert!(
         err.contains(&format!("rank 2 on node0: {}", path_str(devs[2].path()))),
         "{err}"
@@ -198,7 +177,7 @@ fn sigint_stops_every_rank_and_keeps_the_partial_point() {
         "--json",
         path_str(&json),
     ]);
-    let child = mpirun_cmd(2, Some(2), &args).spawn().unwrap();
+    let child = launch_cmd(2, Some(2), &args).spawn().unwrap();
     std::thread::sleep(Duration::from_secs(3));
     let t0 = std::time::Instant::now();
     // Ctrl-C as srun forwards it, to every rank (mpirun turns its own
@@ -211,7 +190,7 @@ fn sigint_stops_every_rank_and_keeps_the_partial_point() {
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(t0.elapsed() < Duration::from_secs(20), "{err}");
-    assert!(err.contains("Exit code:    130"), "{err}");
+    assert!(said_exit(&err, 130), "{err}");
     let report = json_file(&json);
     let p = &report["points"][0];
     assert_eq!(p["interrupted"], true, "{p}");
@@ -219,7 +198,7 @@ fn sigint_stops_every_rank_and_keeps_the_partial_point() {
     assert_eq!(report["ranks"].as_array().unwrap().len(), 2);
 }
 
-/// The iosurvey processes (not mpirun) whose command line names `json`.
+/// The iosurvey processes (not the launcher) whose command line names `json`.
 fn ranks_writing(json: &std::path::Path) -> Vec<u32> {
     let bin = std::fs::canonicalize(BIN).unwrap();
     let needle = json.as_os_str().as_encoded_bytes();
@@ -254,7 +233,7 @@ fn survey_of_host_devices_counts_every_host_s_devices() {
         "65536",
         "--allow-destroy",
     ]);
-    let out = mpirun(4, Some(2), &args);
+    let out = launch(4, Some(2), &args);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     // sgpdd-survey's lines: `dev` counts the devices of every host.
@@ -283,9 +262,9 @@ fn what_cannot_run_across_ranks_is_refused_once() {
         (vec!["diskperf", plain], "diskperf runs on one host only"),
         (vec!["quick", plain], "quick runs on one host only"),
     ] {
-        let out = mpirun(2, Some(1), &args);
+        let out = launch(2, Some(1), &args);
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("Exit code:    2"), "{args:?}: {err}");
+        assert!(said_exit(&err, 2), "{args:?}: {err}");
         assert_eq!(err.matches(needle).count(), 1, "{args:?}: {err}");
     }
     assert!(!f.exists());
@@ -298,7 +277,7 @@ fn placeholders_give_each_rank_a_file_of_its_own() {
     let pattern = format!("{}/f.{{host}}.{{local_rank}}", path_str(dir.path()));
     let live_dir = tempfile::tempdir().unwrap();
     let live = live_dir.path().join("live.jsonl");
-    let out = mpirun(
+    let out = launch(
         4,
         Some(2),
         &[
@@ -357,7 +336,7 @@ fn repeat_runs_the_plan_again_over_every_rank() {
     need!(require_mpi());
     let dir = tempfile::tempdir().unwrap();
     let pattern = format!("{}/f.{{host}}.{{local_rank}}", path_str(dir.path()));
-    let out = mpirun(
+    let out = launch(
         2,
         Some(1),
         &[
@@ -411,7 +390,7 @@ fn matrix_shares_each_point_s_load_out_over_the_ranks() {
         path_str(dir.path()),
     ]);
     args.extend(["--output", "json", "--quiet"]);
-    let out = mpirun(2, Some(1), &args);
+    let out = launch(2, Some(1), &args);
     let report = report_of(&out);
     let points = report["points"].as_array().unwrap();
     // ORION's OLTP run: small loads 1 to 5 per disk, over both hosts' LUNs.
@@ -454,7 +433,7 @@ fn video_plays_the_frames_on_every_rank_s_own_target() {
         std::fs::create_dir(dir.path().join(h)).unwrap();
     }
     let pattern = format!("{}/{{host}}", path_str(dir.path()));
-    let out = mpirun(
+    let out = launch(
         2,
         Some(1),
         &[
@@ -497,7 +476,7 @@ fn video_plays_the_frames_on_every_rank_s_own_target() {
     // One host:path target for two ranks of that host: one plays the
     // frames, the other only takes part.
     let one = format!("node0:{}/node0", path_str(dir.path()));
-    let out = mpirun_within(
+    let out = launch_within(
         2,
         Some(2),
         &[
@@ -520,10 +499,10 @@ fn video_plays_the_frames_on_every_rank_s_own_target() {
     assert_eq!(u(&f["done"]) + u(&f["late"]), 4, "{f}");
 }
 
-/// mpirun's output, or a failure if the job is still running after 40 s
+/// The launcher's output, or a failure if the job is still running after 40 s
 /// (a rank left waiting for another in a collective).
-fn mpirun_within(n: usize, per_host: Option<usize>, args: &[&str]) -> Output {
-    let mut child = mpirun_cmd(n, per_host, args).spawn().unwrap();
+fn launch_within(n: usize, per_host: Option<usize>, args: &[&str]) -> Output {
+    let mut child = launch_cmd(n, per_host, args).spawn().unwrap();
     let t0 = std::time::Instant::now();
     while child.try_wait().unwrap().is_none() {
         if t0.elapsed() > Duration::from_secs(40) {
@@ -551,7 +530,7 @@ fn a_rank_failing_alone_ends_every_rank_and_says_why() {
         .unwrap();
     std::thread::sleep(Duration::from_millis(300));
     let pattern = format!("{d}/v.{{rank}}");
-    let out = mpirun_within(
+    let out = launch_within(
         2,
         Some(1),
         &[
@@ -570,12 +549,12 @@ fn a_rank_failing_alone_ends_every_rank_and_says_why() {
     let _ = holder.kill();
     let _ = holder.wait();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("Exit code:    2"), "{err}");
+    assert!(said_exit(&err, 2), "{err}");
     assert!(err.contains("rank 1 on node1"), "{err}");
     assert!(err.contains("another iosurvey video run"), "{err}");
     // Rank 0 alone cannot save its report at the end.
     let pattern = format!("{d}/f.{{rank}}");
-    let out = mpirun_within(
+    let out = launch_within(
         2,
         Some(1),
         &[
@@ -609,7 +588,7 @@ fn one_device_given_to_two_ranks_of_a_host_by_two_names_is_refused() {
         format!("node0:{}", path_str(&alias)),
     );
     // Two ranks on node0: one takes the device, the other its alias.
-    let out = mpirun_within(
+    let out = launch_within(
         2,
         Some(2),
         &[
@@ -626,7 +605,7 @@ fn one_device_given_to_two_ranks_of_a_host_by_two_names_is_refused() {
         ],
     );
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("Exit code:    2"), "{err}");
+    assert!(said_exit(&err, 2), "{err}");
     assert!(err.contains("the same target as"), "{err}");
     assert_eq!(
         checksum(devs[0].path(), None),
@@ -652,12 +631,70 @@ fn ranks_on_two_loop_devices_over_one_image_are_refused() {
     ];
     let mut args = with_targets("run", &targets);
     args.extend(["--rw", "read", "--bs", "1m", "--time", "1s"]);
-    let out = mpirun_within(2, Some(2), &args);
+    let out = launch_within(2, Some(2), &args);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("Exit code:    2"), "{err}");
+    assert!(said_exit(&err, 2), "{err}");
     assert!(err.contains("overlaps"), "{err}");
     assert!(
         err.contains(path_str(a.path())) && err.contains(path_str(b.path())),
         "{err}"
     );
+}
+
+/// srun with PMI-2 (or none) starts ranks Open MPI cannot join (it finds
+/// them through PMIx only): every copy refuses before MPI starts, exit 2,
+/// the first saying which flag to give, instead of a page of Open MPI's
+/// text from each. Played by the environment srun gives each task; under
+/// srun, by srun itself too.
+#[test]
+fn srun_without_pmix_is_refused_naming_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let pattern = format!("{}/f.{{rank}}", path_str(dir.path()));
+    let args = ["run", &pattern, "--size", "1m", "--bytes", "1m"];
+    for rank in ["0", "1"] {
+        let out = Command::new(BIN)
+            .args(args)
+            .env_remove("PMIX_RANK")
+            .env_remove("OMPI_COMM_WORLD_SIZE")
+            .env_remove("OMPI_COMM_WORLD_RANK")
+            .env("SLURM_STEP_ID", "0")
+            .env("SLURM_STEP_NUM_TASKS", "2")
+            .env("SLURM_PROCID", rank)
+            .env("SLURM_MPI_TYPE", "pmi2")
+            .env("PMI_SIZE", "2")
+            .env("PMI_RANK", rank)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "rank {rank}: {err}");
+        if rank == "0" {
+            assert!(
+                err.contains("srun started 2 ranks with --mpi=pmi2"),
+                "{err}"
+            );
+            assert!(err.contains("run srun --mpi=pmix"), "{err}");
+        } else {
+            assert_eq!(err, "", "rank {rank}");
+        }
+    }
+    if launcher() == Launcher::Srun {
+        need!(require_mpi());
+        for how in ["pmi2", "none"] {
+            let out = Command::new("srun")
+                .args(["--overcommit", &format!("--mpi={how}"), "-n", "2", BIN])
+                .args(args)
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(said_exit(&err, 2), "{how}: {err}");
+            assert_eq!(
+                err.matches(&format!("with --mpi={how}, and")).count(),
+                1,
+                "{err}"
+            );
+        }
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
