@@ -51,7 +51,7 @@ pub struct RunArgs {
     /// Length of the area (default: to the end of the target).
     #[arg(long, value_parser = size)]
     pub span: Option<u64>,
-    /// Split the area into N evenly spaced sequential streams (default: one per worker).
+    /// Split the area into N evenly spaced sequential streams (default: one per worker that runs the target: one, unless --workers is given).
     #[arg(long, default_value_t = 0, hide_default_value = true)]
     pub regions: u32,
     /// Seed for random offsets and mixes; recorded in the results.
