@@ -38,6 +38,15 @@ pub enum RunError {
     #[error("duplicating the descriptor of {path}: {err}")]
     Dup { path: PathBuf, err: std::io::Error },
     #[error(
+        "{workers} workers over {targets} targets need {need} file descriptors, more than this process may have (RLIMIT_NOFILE {hard}, ulimit -n); give fewer --workers or targets, or raise the limit"
+    )]
+    TooManyFiles {
+        workers: usize,
+        targets: usize,
+        need: u64,
+        hard: u64,
+    },
+    #[error(
         "pinning worker {worker} to CPU {cpu} (--cpus): {err}; give CPUs this process may run on"
     )]
     Affinity {

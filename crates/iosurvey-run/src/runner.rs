@@ -309,6 +309,10 @@ pub fn run_point(
     Ok(result)
 }
 
+/// Descriptors a run holds besides its workers' and its targets':
+/// standard streams, report files, the frame directory, the library's own.
+const FD_MARGIN: u64 = 64;
+
 /// Runs the job of `point` itself.
 pub(crate) fn run_job(
     point: &Point,
@@ -320,6 +324,15 @@ pub(crate) fn run_job(
     let workers = job.workers as usize;
     let geometry: Vec<Geometry> = targets.iter().map(OpenTarget::geometry).collect();
     let shares = shares(job, &geometry)?;
+    // Each worker holds a descriptor of every target and a ring; the
+    // process its own, the targets' and a margin for the rest.
+    let need = FD_MARGIN + (targets.len() as u64 + 1) * (workers as u64 + 1);
+    iosurvey_target::fd_limit::make_room(need).map_err(|hard| RunError::TooManyFiles {
+        workers,
+        targets: targets.len(),
+        need,
+        hard,
+    })?;
     let mut files_per_worker = Vec::with_capacity(workers);
     for _ in 0..workers {
         let mut files = Vec::with_capacity(targets.len());

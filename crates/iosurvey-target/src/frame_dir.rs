@@ -189,23 +189,9 @@ impl Drop for FrameDir {
 /// one lets it. Each worker holds the target, the frame it moves in the
 /// files layout, and its io_uring ring.
 pub fn check_fd_limit(threads: u32, files: bool, uring: bool) -> Result<(), FrameDirError> {
-    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
     let per_thread = 1 + u64::from(files) + u64::from(uring);
     let need = BASE_FDS + u64::from(threads) * per_thread;
-    let lim = getrlimit(Resource::Nofile);
-    let soft = lim.current.unwrap_or(u64::MAX);
-    if need <= soft {
-        return Ok(());
-    }
-    let hard = lim.maximum.unwrap_or(u64::MAX);
-    let raised = Rlimit {
-        current: Some(need),
-        maximum: lim.maximum,
-    };
-    if need <= hard && setrlimit(Resource::Nofile, raised).is_ok() {
-        return Ok(());
-    }
-    Err(FrameDirError::TooManyFiles {
+    crate::fd_limit::make_room(need).map_err(|hard| FrameDirError::TooManyFiles {
         threads,
         need,
         hard,

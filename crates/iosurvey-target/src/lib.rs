@@ -19,9 +19,11 @@
 //! - [`output`]: the report files a run writes, judged before any I/O.
 //! - [`memory_limit`] and [`budget`]: the memory a run may take, and the
 //!   refusal of a plan that needs more.
+//! - [`fd_limit`]: room for the descriptors a run's workers hold.
 #![deny(unsafe_code)]
 
 pub mod budget;
+pub mod fd_limit;
 pub mod frame_dir;
 pub mod frame_target;
 pub mod guard;

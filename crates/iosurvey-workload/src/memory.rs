@@ -105,36 +105,99 @@ pub fn points_memory<P: std::borrow::Borrow<Point>>(
 }
 
 /// What one job holds while it runs.
+///
+/// Each worker holds a pool and a ring for the streams it runs: every
+/// stream that is not pinned (each worker runs a share of it), and the
+/// streams pinned to it (`run`'s default, survey's rings, parallel's
+/// threads), which no other worker holds.
 pub fn job_memory(job: &Job) -> MemoryNeed {
     let workers = u64::from(job.workers.max(1));
-    // Each worker's pool: one buffer per slot, every buffer as long as its
-    // longest transfer, rounded up to a page.
-    let (slots, longest) = job.streams.iter().fold((0u64, 0u64), |(n, len), s| {
-        let (pieces, piece) = pieces(s.bs, s.array.as_ref().map(|a| &a.layout));
-        let held = match &s.frames {
-            Some(f) => u64::from(f.depth.max(1)),
-            None => u64::from(s.outstanding).saturating_mul(pieces),
+    let shared = WorkerLoad::of(job.streams.iter().filter(|s| s.pin.is_none()));
+    let mut pinned: std::collections::BTreeMap<u32, Vec<&crate::StreamClass>> =
+        std::collections::BTreeMap::new();
+    for s in &job.streams {
+        if let Some(p) = s.pin.filter(|&p| p < job.workers.max(1)) {
+            pinned.entry(p).or_default().push(s);
+        }
+    }
+    let per_class =
+        (2 * HISTOGRAM_BYTES).saturating_add(intervals(job).saturating_mul(INTERVAL_BYTES));
+    // The workers that run only the shared streams, then each one that
+    // runs pinned streams too.
+    let plain = workers - pinned.len() as u64;
+    let mut need = shared.need(per_class).times(plain);
+    for streams in pinned.values() {
+        let own = WorkerLoad::of(streams.iter().copied());
+        let load = WorkerLoad {
+            slots: shared.slots.saturating_add(own.slots),
+            longest: shared.longest.max(own.longest),
+            classes: shared.classes + own.classes,
         };
-        (n.saturating_add(held), len.max(piece))
-    });
-    let stride = longest.max(1).div_ceil(PAGE).saturating_mul(PAGE);
-    let per_worker = slots.max(1).saturating_mul(stride);
-    let classes = job.streams.len() as u64;
-    let stats = workers.saturating_mul(classes).saturating_mul(
-        // A read and a write histogram, and a series, per class.
-        (2 * HISTOGRAM_BYTES).saturating_add(intervals(job).saturating_mul(INTERVAL_BYTES)),
-    );
-    let frames = match job.frames() {
+        need = need.plus(load.need(per_class));
+    }
+    need.frames = match job.frames() {
         Some(_) => FRAME_RECORDS * FRAME_RECORD_BYTES,
         None => 0,
     };
-    MemoryNeed {
-        buffers: workers.saturating_mul(per_worker),
-        rings: workers.saturating_mul(slots.max(1).saturating_mul(SLOT_BYTES)),
-        stats,
-        frames,
-        points: 0,
-        process: 0,
+    need
+}
+
+/// What one worker runs: its buffers (one per slot, every buffer as long
+/// as its longest transfer) and its classes.
+#[derive(Clone, Copy, Default)]
+struct WorkerLoad {
+    slots: u64,
+    longest: u64,
+    classes: u64,
+}
+
+impl WorkerLoad {
+    fn of<'a>(streams: impl Iterator<Item = &'a crate::StreamClass>) -> Self {
+        streams.fold(WorkerLoad::default(), |w, s| {
+            let (pieces, piece) = pieces(s.bs, s.array.as_ref().map(|a| &a.layout));
+            let held = match &s.frames {
+                Some(f) => u64::from(f.depth.max(1)),
+                None => u64::from(s.outstanding).saturating_mul(pieces),
+            };
+            WorkerLoad {
+                slots: w.slots.saturating_add(held),
+                longest: w.longest.max(piece),
+                classes: w.classes + 1,
+            }
+        })
+    }
+
+    /// Its pool rounded up to pages, its ring, and its histograms and
+    /// series (a read and a write histogram and a series per class).
+    fn need(&self, per_class: u64) -> MemoryNeed {
+        let stride = self.longest.max(1).div_ceil(PAGE).saturating_mul(PAGE);
+        let slots = self.slots.max(1);
+        MemoryNeed {
+            buffers: slots.saturating_mul(stride),
+            rings: slots.saturating_mul(SLOT_BYTES),
+            stats: self.classes.saturating_mul(per_class),
+            ..MemoryNeed::default()
+        }
+    }
+}
+
+impl MemoryNeed {
+    fn times(self, n: u64) -> Self {
+        MemoryNeed {
+            buffers: self.buffers.saturating_mul(n),
+            rings: self.rings.saturating_mul(n),
+            stats: self.stats.saturating_mul(n),
+            ..self
+        }
+    }
+
+    fn plus(self, o: MemoryNeed) -> Self {
+        MemoryNeed {
+            buffers: self.buffers.saturating_add(o.buffers),
+            rings: self.rings.saturating_add(o.rings),
+            stats: self.stats.saturating_add(o.stats),
+            ..self
+        }
     }
 }
 
@@ -170,7 +233,7 @@ mod tests {
         let mut spec = RunSpec::new(vec!["/dev/null".into()]);
         spec.bs = bs;
         spec.qd = qd;
-        spec.workers = workers;
+        spec.workers = Some(workers);
         expand(&spec).unwrap()
     }
 
@@ -179,6 +242,31 @@ mod tests {
         let need = plan_memory(&run(16 << 20, 1024, 64), 1);
         assert_eq!(need.buffers, 64 * 1024 * (16 << 20));
         assert_eq!(need.largest().1, "I/O buffers");
+    }
+
+    #[test]
+    fn a_pinned_stream_is_counted_on_its_worker_alone() {
+        let mut spec = RunSpec::new((0..64).map(|i| format!("/dev/zram{i}").into()).collect());
+        spec.bs = 4096;
+        spec.qd = 32;
+        spec.cpus = 2;
+        // The default: 64 streams dealt over 2 workers, 32 slots each.
+        let dealt = job_memory(&expand(&spec).unwrap().points[0].job);
+        assert_eq!(dealt.buffers, 64 * 32 * 4096);
+        assert_eq!(dealt.rings, 64 * 32 * SLOT_BYTES);
+        assert_eq!(dealt.stats, 64 * (2 * HISTOGRAM_BYTES + INTERVAL_BYTES));
+        // Two workers given: each runs a share of every stream, at --qd.
+        spec.workers = Some(2);
+        let shared = job_memory(&expand(&spec).unwrap().points[0].job);
+        assert_eq!(shared.buffers, 2 * 64 * 32 * 4096);
+        assert_eq!(shared.stats, 2 * dealt.stats);
+        // A worker per target (the sync engine's default) holds its own.
+        spec.workers = None;
+        spec.qd = 1;
+        spec.engine = iosurvey_model::EngineKind::Sync;
+        let job = &expand(&spec).unwrap().points[0].job;
+        assert_eq!(job.workers, 64);
+        assert_eq!(job_memory(job).buffers, 64 * 4096);
     }
 
     #[test]

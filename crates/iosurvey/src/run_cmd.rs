@@ -27,12 +27,12 @@ pub struct RunArgs {
     /// Block size per I/O (4k = 4KiB = 4096; 4KB = 4000).
     #[arg(long, value_parser = size, default_value = "1m")]
     pub bs: u64,
-    /// Outstanding I/Os per worker.
+    /// Outstanding I/Os per target (fio's iodepth per job); with --workers, per target on each worker.
     #[arg(long, default_value_t = 1)]
     pub qd: u32,
-    /// Worker threads.
-    #[arg(long, default_value_t = 1)]
-    pub workers: u32,
+    /// Worker threads, each running a share of every target's stream (each with --qd of it in flight). Default: a worker per target, each target's stream its worker's alone, as fio gives each job a thread; past 64 workers (or the CPUs, if more) the targets are dealt round-robin.
+    #[arg(long)]
+    pub workers: Option<u32>,
     /// Size to create a missing test file at (laid out fully before any read); on an existing file or device, the I/O stays in its first --size bytes (fio's size=). With --simulate, each member's.
     #[arg(long, value_parser = size)]
     pub size: Option<u64>,
@@ -51,7 +51,7 @@ pub struct RunArgs {
     /// Length of the area (default: to the end of the target).
     #[arg(long, value_parser = size)]
     pub span: Option<u64>,
-    /// Split the area into N evenly spaced sequential streams (default: one per worker).
+    /// Split the area into N evenly spaced sequential streams (default: one per worker that runs the target: one, unless --workers is given).
     #[arg(long, default_value_t = 0, hide_default_value = true)]
     pub regions: u32,
     /// Seed for random offsets and mixes; recorded in the results.
@@ -104,6 +104,7 @@ fn spec_from(a: &RunArgs, cluster: &dyn Cluster) -> Result<RunSpec, Failure> {
     s.bs = a.bs;
     s.qd = a.qd;
     s.workers = a.workers;
+    s.cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     s.size = a.size;
     s.time = a.time;
     s.bytes = a.bytes;

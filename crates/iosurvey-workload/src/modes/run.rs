@@ -70,8 +70,17 @@ pub struct RunSpec {
     /// Percentage of reads for `randrw`.
     pub mix: Option<u8>,
     pub bs: u64,
+    /// Outstanding I/Os of each target's stream on each worker that runs
+    /// it (fio's iodepth per job).
     pub qd: u32,
-    pub workers: u32,
+    /// `--workers`: every target's stream shared by this many workers,
+    /// each with `qd` of it in flight. `None`: the default, each target's
+    /// stream one worker's alone (see [`default_workers`]).
+    pub workers: Option<u32>,
+    /// CPUs of the machine (the caller's `available_parallelism`: `expand`
+    /// is pure): the default's cap when more than
+    /// [`DEFAULT_MAX_WORKERS`].
+    pub cpus: u32,
     pub engine: EngineKind,
     pub direct: bool,
     pub time: Option<Duration>,
@@ -99,8 +108,8 @@ pub struct RunSpec {
 }
 
 impl RunSpec {
-    /// Defaults: sequential 1 MiB reads, QD 1, one worker, io_uring,
-    /// O_DIRECT, one pass over the area.
+    /// Defaults: sequential 1 MiB reads, QD 1, a worker per target (one
+    /// CPU assumed), io_uring, O_DIRECT, one pass over the area.
     pub fn new(targets: Vec<PathBuf>) -> Self {
         RunSpec {
             targets,
@@ -109,7 +118,8 @@ impl RunSpec {
             mix: None,
             bs: 1 << 20,
             qd: 1,
-            workers: 1,
+            workers: None,
+            cpus: 1,
             engine: EngineKind::Uring,
             direct: true,
             time: None,
@@ -174,6 +184,23 @@ pub enum RunSpecError {
 /// larger block would come back short every time.
 pub const MAX_IO: u64 = 0x7fff_f000;
 
+/// The most workers the default gives a run over many targets, unless the
+/// machine has more CPUs: past it the targets are dealt round-robin.
+pub const DEFAULT_MAX_WORKERS: u32 = 64;
+
+/// Workers a run of `streams` streams gets when `--workers` is not given:
+/// one per stream, as fio gives each job its own thread, up to
+/// [`DEFAULT_MAX_WORKERS`] or `cpus` if more (the streams are then dealt
+/// round-robin, each still one worker's alone). Measured on a 2-CPU VM
+/// shared with other work (bench/targets.sh, bench/RESULTS.md), 64 targets
+/// ran fastest so: 2 workers (one per CPU) reached 0.34 of fio's IOPS, 8
+/// workers 0.59, 64 workers 0.70. Never more than there are streams,
+/// never none.
+pub fn default_workers(streams: usize, cpus: u32) -> u32 {
+    let streams = u32::try_from(streams).unwrap_or(u32::MAX).max(1);
+    streams.min(DEFAULT_MAX_WORKERS.max(cpus))
+}
+
 /// Expands a run into a one-point plan.
 pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
     if spec.targets.is_empty() {
@@ -188,7 +215,7 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
     if spec.qd == 0 {
         return Err(RunSpecError::Zero("qd"));
     }
-    if spec.workers == 0 {
+    if spec.workers == Some(0) {
         return Err(RunSpecError::Zero("workers"));
     }
     if spec.time == Some(Duration::ZERO) {
@@ -217,10 +244,13 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
     if spec.interval < Duration::from_millis(1) {
         return Err(RunSpecError::Interval);
     }
-    if u64::from(spec.qd) * u64::from(spec.workers) > crate::MAX_OUTSTANDING {
+    // Each target's stream has --qd in flight on every worker that runs
+    // it: every worker given by --workers, one by default.
+    let sharing = spec.workers.unwrap_or(1);
+    if u64::from(spec.qd) * u64::from(sharing) > crate::MAX_OUTSTANDING {
         return Err(RunSpecError::TooDeep {
             qd: spec.qd,
-            workers: spec.workers,
+            workers: sharing,
         });
     }
     if spec.engine == EngineKind::Sync && spec.qd > 1 {
@@ -240,10 +270,10 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
         if !pattern.is_sequential() {
             return Err(RunSpecError::RegionsRandom(spec.rw.name()));
         }
-        if spec.regions < spec.workers {
+        if spec.regions < sharing {
             return Err(RunSpecError::FewerRegionsThanWorkers {
                 regions: spec.regions,
-                workers: spec.workers,
+                workers: sharing,
             });
         }
     }
@@ -264,8 +294,18 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
     } else {
         spec.targets.len()
     };
+    // Given --workers, every worker runs a share of every stream; by
+    // default each stream is one worker's alone, dealt round-robin.
+    let (workers, pin) = match spec.workers {
+        Some(w) => (w, None),
+        None => {
+            let w = default_workers(per_target, spec.cpus);
+            (w, (w > 1).then_some(w))
+        }
+    };
     let streams = (0..per_target)
         .map(|t| StreamClass {
+            pin: pin.map(|w| t as u32 % w),
             offset: spec.offset,
             span: spec.span,
             regions: spec.regions,
@@ -278,7 +318,7 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
         })
         .collect();
     let job = Job {
-        workers: spec.workers,
+        workers,
         engine: spec.engine,
         direct: spec.direct,
         seed: spec.seed,
@@ -308,7 +348,7 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
                 spec.rw.name(),
                 crate::units::format_size(spec.bs),
                 spec.qd,
-                spec.workers
+                workers
             ),
             job,
             skip: None,
@@ -337,6 +377,92 @@ mod tests {
         assert_eq!(job.streams[0].mix, Mix::Mixed { read_pct: 70 });
         assert_eq!(job.streams[0].pattern, Pattern::Random);
         assert_eq!(job.streams[0].outstanding, 16);
+    }
+
+    fn targets(n: usize) -> RunSpec {
+        RunSpec::new((0..n).map(|i| format!("/dev/zram{i}").into()).collect())
+    }
+
+    #[test]
+    fn by_default_each_target_is_one_workers_alone() {
+        let mut s = targets(5);
+        s.qd = 32;
+        s.cpus = 2;
+        let job = &expand(&s).unwrap().points[0].job;
+        assert_eq!(job.workers, 5);
+        assert!(job
+            .streams
+            .iter()
+            .enumerate()
+            .all(|(t, st)| st.pin == Some(t as u32)));
+        // --qd stays each target's depth.
+        assert!(job.streams.iter().all(|st| st.outstanding == 32));
+        assert!(expand(&s).unwrap().points[0].label.ends_with("workers=5"));
+        // The sync engine alike: fio's psync jobs, a thread each.
+        s.qd = 1;
+        s.engine = EngineKind::Sync;
+        assert_eq!(expand(&s).unwrap().points[0].job.workers, 5);
+    }
+
+    #[test]
+    fn past_the_cap_the_targets_are_dealt_round_robin() {
+        let n = DEFAULT_MAX_WORKERS as usize + 3;
+        let mut s = targets(n);
+        s.cpus = 2;
+        let job = &expand(&s).unwrap().points[0].job;
+        assert_eq!(job.workers, DEFAULT_MAX_WORKERS);
+        let pins: Vec<u32> = job.streams.iter().map(|st| st.pin.unwrap()).collect();
+        assert_eq!(pins[..3], [0, 1, 2]);
+        assert_eq!(pins[n - 3..], [0, 1, 2]);
+        // A machine with more CPUs than the cap: a worker per target.
+        s.cpus = 256;
+        assert_eq!(expand(&s).unwrap().points[0].job.workers, n as u32);
+        assert_eq!(default_workers(0, 1), 1);
+    }
+
+    #[test]
+    fn one_target_or_one_array_is_one_unpinned_worker_by_default() {
+        let mut s = targets(1);
+        s.cpus = 8;
+        let job = &expand(&s).unwrap().points[0].job;
+        assert_eq!(job.workers, 1);
+        assert_eq!(job.streams[0].pin, None);
+        let mut s = targets(4);
+        s.cpus = 8;
+        s.simulate = Some(Layout::Concat);
+        let job = &expand(&s).unwrap().points[0].job;
+        assert_eq!((job.workers, job.streams.len()), (1, 1));
+    }
+
+    #[test]
+    fn given_workers_share_every_targets_stream() {
+        let mut s = targets(3);
+        s.cpus = 8;
+        s.qd = 4;
+        s.workers = Some(1);
+        let job = &expand(&s).unwrap().points[0].job;
+        assert_eq!(job.workers, 1);
+        assert!(job.streams.iter().all(|st| st.pin.is_none()));
+        s.workers = Some(6);
+        let plan = expand(&s).unwrap();
+        let job = &plan.points[0].job;
+        assert_eq!(job.workers, 6);
+        assert!(job
+            .streams
+            .iter()
+            .all(|st| st.pin.is_none() && st.outstanding == 4));
+        assert!(plan.points[0].label.ends_with("workers=6"));
+        // --regions is checked against the given workers only.
+        s.regions = 2;
+        assert_eq!(
+            expand(&s),
+            Err(RunSpecError::FewerRegionsThanWorkers {
+                regions: 2,
+                workers: 6
+            })
+        );
+        s.workers = None;
+        assert!(expand(&s).is_ok());
     }
 
     #[test]
@@ -378,7 +504,10 @@ mod tests {
         let cases: Vec<(Edit, RunSpecError)> = vec![
             (Box::new(|s| s.bs = 0), RunSpecError::Zero("bs")),
             (Box::new(|s| s.qd = 0), RunSpecError::Zero("qd")),
-            (Box::new(|s| s.workers = 0), RunSpecError::Zero("workers")),
+            (
+                Box::new(|s| s.workers = Some(0)),
+                RunSpecError::Zero("workers"),
+            ),
             (
                 Box::new(|s| s.time = Some(Duration::ZERO)),
                 RunSpecError::Zero("time"),

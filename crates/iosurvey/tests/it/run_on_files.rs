@@ -131,6 +131,39 @@ fn a_sequential_pass_covers_the_area_once_per_worker_region() {
 }
 
 #[test]
+fn several_targets_get_a_worker_each_unless_workers_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<String> = (0..3)
+        .map(|i| path_str(&dir.path().join(format!("t{i}"))).to_string())
+        .collect();
+    let run = |extra: &[&str]| {
+        let mut args: Vec<&str> = files.iter().map(String::as_str).collect();
+        args.extend([
+            "--size", "1m", "--rw", "randread", "--bs", "4k", "--bytes", "512k",
+        ]);
+        args.extend(extra);
+        let r = run_json(&args);
+        let p = &r["points"][0];
+        // Every target moves its own --bytes, whatever runs it.
+        for t in 0..3 {
+            assert_eq!(u(&p["streams"][t]["read"]["ops"]), 128, "{extra:?}");
+        }
+        assert_eq!(
+            p["label"].as_str().unwrap().rsplit('=').next().unwrap(),
+            p["settings"]["workers"].to_string()
+        );
+        u(&p["settings"]["workers"])
+    };
+    // By default a worker per target, as fio gives each job a thread,
+    // io_uring or sync.
+    assert_eq!(run(&["--qd", "4"]), 3);
+    assert_eq!(run(&["--engine", "sync"]), 3);
+    // Given, --workers wins: all three on one worker, as before.
+    assert_eq!(run(&["--qd", "4", "--workers", "1"]), 1);
+    assert_eq!(run(&["--qd", "4", "--workers", "2"]), 2);
+}
+
+#[test]
 fn mixed_workload_splits_reads_and_writes_by_mix() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("mix");
