@@ -158,7 +158,9 @@ pub trait Engine {
     /// has passed. It does not wait at all while completions are ready. An
     /// engine may return earlier with at least one ready: io_uring does
     /// once [`uring::REAP_WINDOW_US`] have passed, so batching never holds
-    /// a finished I/O longer than that.
+    /// a finished I/O longer than that. A `timeout` of [`Duration::MAX`]
+    /// is no time bound: io_uring then waits without a timer, and without
+    /// that window (a wait for several holds the first until the last).
     fn submit_and_wait(&mut self, min_complete: usize, timeout: Duration) -> std::io::Result<()>;
     /// Hands ready completions to `f`, in one pass: every one, or (io_uring)
     /// as many as the submission queue has room to re-arm, the others left

@@ -589,6 +589,24 @@ fn wait_with_timeout(
     unsafe { submitter.enter(to_submit, want, ENTER_GETEVENTS | ENTER_EXT_ARG, Some(&arg)) }
 }
 
+/// Submits the `to_submit` entries queued on the ring of `submitter` (not
+/// polled, already enabled) and waits for `want` completions with no time
+/// bound and no batch window, as fio waits: the kernel arms no timer. A
+/// timed wait (with its batch window) put a third of a worker's samples
+/// at the interrupt-enabling unlock that ends the wait's timer set-up, on
+/// these virtual machines (perf, 2 workers on zram; bench/RESULTS.md).
+#[inline]
+fn wait_untimed(
+    submitter: &io_uring::Submitter<'_>,
+    to_submit: u32,
+    want: u32,
+) -> std::io::Result<usize> {
+    // SAFETY: no argument is passed; the entries queued are submitted,
+    // whose buffers, paths and files every push vouched for (see `push`
+    // and `push_file`): they stay valid until their completions are reaped.
+    unsafe { submitter.enter::<libc::sigset_t>(to_submit, want, ENTER_GETEVENTS, None) }
+}
+
 /// An error a submission or a wait can simply be retried after.
 fn is_transient(e: &std::io::Error) -> bool {
     matches!(
@@ -672,7 +690,11 @@ impl Engine for UringEngine {
         } else {
             1
         };
-        let res = if self.direct_wait && !self.unbound {
+        let res = if timeout == Duration::MAX && self.direct_wait && !self.unbound {
+            // No time bound (the caller's choice): a plain wait, which
+            // arms no timer, and so no batch window either.
+            wait_untimed(&self.ring.submitter(), self.sq.queued(), want as u32)
+        } else if self.direct_wait && !self.unbound {
             // The common wait, entered directly: what the crate's
             // `submit_with_args` adds is for the cases set aside here (a
             // polling thread to wake, a ring to enable, an old kernel).

@@ -67,8 +67,10 @@ pub struct EngineFeatures {
     pub registered_files: bool,
     /// Buffers registered with the ring (fixed buffers).
     pub fixed_buffers: bool,
-    /// Longest a batched wait holds a completion, in microseconds; `None`
-    /// when every wait returns at the first completion.
+    /// Longest a batched wait aims to hold a completion, in microseconds:
+    /// a wait is for several only when the last reap's rate brings them in
+    /// this time (a device that stalls just then can hold one longer);
+    /// `None` when every wait returns at the first completion.
     pub reap_window_us: Option<u32>,
     /// A kernel thread polls the submission queue (IORING_SETUP_SQPOLL).
     pub sqpoll: bool,

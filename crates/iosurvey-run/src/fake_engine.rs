@@ -39,6 +39,9 @@ pub(crate) struct FakeEngine {
     /// `submit_and_wait`: `Some((k, m))`, a slow I/O among fast ones.
     pub hold: Option<(usize, usize)>,
     held: Option<(Completion, usize)>,
+    /// Every call to `submit_and_wait`: how many completions it was to
+    /// wait for, and its timeout.
+    pub waits: Vec<(usize, Duration)>,
     buf: Vec<u8>,
     /// Runs one request per submission, oldest first (see [`Serial`]).
     serial: bool,
@@ -60,6 +63,7 @@ impl FakeEngine {
             clock: None,
             hold: None,
             held: None,
+            waits: Vec::new(),
             buf: vec![0; BUFFERS * BUFFER_SIZE],
             serial: false,
         }
@@ -91,7 +95,8 @@ impl Engine for FakeEngine {
         self.slots.claim(&req);
         self.queued.push(req);
     }
-    fn submit_and_wait(&mut self, _min: usize, _timeout: Duration) -> std::io::Result<()> {
+    fn submit_and_wait(&mut self, min: usize, timeout: Duration) -> std::io::Result<()> {
+        self.waits.push((min, timeout));
         match &mut self.held {
             Some((c, 0)) => {
                 self.done.push(*c);

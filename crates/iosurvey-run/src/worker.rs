@@ -65,3 +65,4 @@ mod split;
 mod tally;
 #[cfg(test)]
 mod tests;
+mod wait;

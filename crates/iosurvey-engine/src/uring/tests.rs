@@ -449,6 +449,33 @@ fn a_wait_with_nothing_completing_returns_by_its_timeout() {
     assert_eq!(results, [1], "the byte written was read");
 }
 
+#[test]
+fn an_untimed_wait_sleeps_until_an_io_completes() {
+    let (rx, mut tx) = UnixStream::pair().unwrap();
+    let Some(mut e) = ring(cfg(vec![OwnedFd::from(rx)], 1), 1, ALL) else {
+        return;
+    };
+    e.push(read(0, 0));
+    e.submit_and_wait(1, Duration::from_millis(1)).unwrap();
+    assert!(!e.unbound);
+    let writer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        tx.write_all(b"x").unwrap();
+        tx
+    });
+    let t = Instant::now();
+    e.submit_and_wait(1, Duration::MAX).unwrap();
+    let waited = t.elapsed();
+    let _tx = writer.join().unwrap();
+    assert!(waited >= Duration::from_millis(90), "{waited:?}");
+    let mut results = Vec::new();
+    e.reap(|c| {
+        results.push(c.result);
+        None
+    });
+    assert_eq!(results, [1], "the wait ended with the read");
+}
+
 /// `n` random 4 KiB reads at queue depth `qd` on `fd`, each completion
 /// re-arming its buffer from inside the reap, waiting as the worker does
 /// (for one in sixteen of those in flight); returns the results.

@@ -104,9 +104,10 @@ pub struct Settings {
     pub registered_files: bool,
     /// Fixed (registered) buffers with io_uring (false for the sync engine).
     pub fixed_buffers: bool,
-    /// Longest a batched io_uring wait holds a finished I/O before it is
-    /// seen and timed, in microseconds; null when each wait returns at the
-    /// first completion.
+    /// Longest a batched io_uring wait aims to hold a finished I/O before
+    /// it is seen and timed, in microseconds (a wait is for several only
+    /// when the last reap's rate brings them in this time); null when each
+    /// wait returns at the first completion.
     pub reap_window_us: Option<u32>,
     /// Waits in the engine that returned with no I/O finished (a timeout
     /// that expired, or a wake-up for nothing), over all workers; each is

@@ -13,6 +13,7 @@ use super::request::next_request;
 use super::slot::{Kind, Slot};
 use super::split::Group;
 use super::tally::{publish, Run, Tally};
+use super::wait::WaitPolicy;
 use crate::result::{JobResult, StreamResult};
 use iosurvey_engine::verify::WriteVerify;
 use iosurvey_engine::{Engine, Op};
@@ -20,8 +21,9 @@ use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-/// Longest a worker waits in the engine before it looks at its stop flag
-/// again, when no I/O completes.
+/// Longest a worker with a frame stream waits in the engine before it
+/// looks at its bounds and its stop flag again, when no I/O completes
+/// (the waits of block streams have no bound, see `Worker::timeout`).
 const MAX_WAIT: Duration = Duration::from_secs(1);
 const MAX_WAIT_NS: u64 = MAX_WAIT.as_nanos() as u64;
 
@@ -62,6 +64,8 @@ pub(super) struct Worker<'w> {
     ramp_budgets: Vec<u64>,
     interval_ns: u64,
     cpu0: u64,
+    /// How many completions to wait for (see `wait.rs`).
+    wait: WaitPolicy,
 }
 
 /// What every completion of one reap shares: when they were seen, the
@@ -127,6 +131,7 @@ impl<'w> Worker<'w> {
             ramp_budgets: Vec::new(),
             interval_ns: (bounds.interval.as_nanos() as u64).max(1),
             cpu0,
+            wait: WaitPolicy::new(),
         };
         let counted = start_ns >= measure_start;
         if !counted {
@@ -264,9 +269,14 @@ impl<'w> Worker<'w> {
             }
             self.stamp_submit::<E>(ts);
             let timeout = self.timeout(ts, wake);
-            engine.submit_and_wait(wait_nr(engine.in_flight()), timeout)?;
+            engine.submit_and_wait(self.wait.want(engine.in_flight()), timeout)?;
             let mut reap = self.start_reap(clock.now());
-            engine.reap(|c| self.complete::<E>(c, &mut reap));
+            let mut found = 0;
+            engine.reap(|c| {
+                found += 1;
+                self.complete::<E>(c, &mut reap)
+            });
+            self.wait.reaped(found, reap.tc);
             self.end_reap(engine, &reap);
         }
         Ok(self.finish(engine))
@@ -322,10 +332,23 @@ impl<'w> Worker<'w> {
         }
     }
 
-    /// How long a wait begun at `ts` may last: to the end of the run or
-    /// the frame stream's wake-up, and at most [`MAX_WAIT`].
+    /// How long a wait begun at `ts` may last: with no frame stream to
+    /// wake, no bound ([`Duration::MAX`]), since the wait is for I/O in
+    /// flight and the worker cannot leave before that I/O is back anyway;
+    /// else to the end of the run or the frame stream's wake-up, and at
+    /// most [`MAX_WAIT`].
+    ///
+    /// A bound costs a timer per wait that sleeps: on these virtual
+    /// machines the timed waits took about a third of the workers' CPU
+    /// samples (perf, 2 workers on zram), and without them CPU per I/O
+    /// fell to 0.83-0.85 of fio's with 2 and 8 workers and with one under
+    /// load (bench/RESULTS.md, 2026-12-03, issue 30). The time bound is
+    /// then seen at the next completion, as the stop flag is.
     #[inline(always)]
     fn timeout(&self, ts: u64, wake: u64) -> Duration {
+        if wake == u64::MAX {
+            return Duration::MAX;
+        }
         let left = self.end.min(wake).saturating_sub(ts);
         // At most MAX_WAIT (one second): a Duration without a division.
         if left > 0 && left < MAX_WAIT_NS {
@@ -473,15 +496,4 @@ impl Tally {
             continue_on_error: bounds.continue_on_error,
         }
     }
-}
-
-/// How many completions to wait for: one in sixteen of those in flight,
-/// so that a deep queue is reaped in batches, while the engine bounds how
-/// long a finished I/O can wait to be seen. One in eight (4 at QD 32) had
-/// the worker sleep once per 12 I/Os or so on zram, some 45% more context
-/// switches per I/O than fio; at one in sixteen it sleeps a third as often,
-/// and holds a finished I/O for less time (see bench/RESULTS.md).
-#[inline]
-fn wait_nr(in_flight: usize) -> usize {
-    (in_flight / 16).max(1)
 }

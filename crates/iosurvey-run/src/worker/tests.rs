@@ -274,6 +274,45 @@ fn a_slow_io_among_thousands_of_fast_batches_keeps_its_own_submit_time() {
     assert!(lat.percentile(99.98) < 2_001_000, "one slow I/O alone");
 }
 
+/// The waits of a worker at QD 32 on the fake engine, each submission
+/// taking `delay` on the fake clock: how many completions each was for.
+fn waits_at_qd_32(delay: Duration) -> Vec<(usize, Duration)> {
+    let mut e = FakeEngine::new();
+    e.delay = delay;
+    run_on_fake_clock(&mut e, vec![stream(Some(32 * 20), 32, Mix::Read)]);
+    e.waits
+}
+
+#[test]
+fn fast_completions_are_waited_for_two_at_a_time_at_qd_32_with_no_timer() {
+    // 32 completions a microsecond: 320 in the 10 µs window, so the
+    // worker waits for one in sixteen of the 32 in flight.
+    let waits = waits_at_qd_32(Duration::from_micros(1));
+    assert_eq!(waits.len(), 20);
+    // Before any reap, and after the first (no rate yet): one.
+    assert_eq!((waits[0].0, waits[1].0), (1, 1));
+    assert!(waits[2..].iter().all(|w| w.0 == 2), "{waits:?}");
+    assert!(waits.iter().all(|w| w.1 == Duration::MAX), "no time bound");
+}
+
+#[test]
+fn slow_completions_are_waited_for_one_at_a_time_at_qd_32() {
+    // 32 completions in 8 ms: none in the 10 µs window.
+    let waits = waits_at_qd_32(Duration::from_millis(8));
+    assert_eq!(waits.len(), 20);
+    assert!(waits.iter().all(|w| w.0 == 1), "{waits:?}");
+}
+
+#[test]
+fn the_batch_follows_the_rate_across_the_window() {
+    // 32 completions in 40 µs: 8 in the window, more than 2: waits of 2.
+    // In 200 µs: 1.6 in the window: one at a time.
+    let waits = waits_at_qd_32(Duration::from_micros(40));
+    assert!(waits[2..].iter().all(|w| w.0 == 2), "{waits:?}");
+    let waits = waits_at_qd_32(Duration::from_micros(200));
+    assert!(waits.iter().all(|w| w.0 == 1), "{waits:?}");
+}
+
 #[test]
 fn the_recorded_latency_is_the_time_the_engine_took() {
     // Every submission takes exactly 2 ms on the fake clock: four I/Os per
