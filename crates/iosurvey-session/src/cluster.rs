@@ -32,6 +32,16 @@ pub trait Cluster {
     fn barrier(&self);
     /// The largest `v` over the ranks, on every rank.
     fn max_u64(&self, v: u64) -> u64;
+    /// The largest of each `v[i]` over the ranks, on every rank.
+    fn max_u64s(&self, v: &[u64]) -> Vec<u64>;
+    /// Sends rank 0 this rank's `bytes` (a point's part); rank 0 takes
+    /// them with [`Cluster::recv_from`]. Alone: nothing to send to.
+    fn send_to_root(&self, _bytes: &[u8]) {}
+    /// On rank 0: what rank `r` sent with [`Cluster::send_to_root`],
+    /// waited for. Alone: nothing.
+    fn recv_from(&self, _r: usize) -> Vec<u8> {
+        Vec::new()
+    }
     /// Every rank's `bytes`, in rank order, on every rank.
     fn all_gather(&self, bytes: &[u8]) -> Vec<Vec<u8>>;
     /// Every rank's `bytes`, in rank order, on rank 0; `None` on the others.
@@ -287,6 +297,9 @@ impl Cluster for Local {
     fn barrier(&self) {}
     fn max_u64(&self, v: u64) -> u64 {
         v
+    }
+    fn max_u64s(&self, v: &[u64]) -> Vec<u64> {
+        v.to_vec()
     }
     fn all_gather(&self, bytes: &[u8]) -> Vec<Vec<u8>> {
         vec![bytes.to_vec()]

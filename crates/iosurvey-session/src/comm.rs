@@ -39,6 +39,39 @@ pub fn recv_live() -> Vec<(usize, [u64; 4])> {
     out
 }
 
+/// The tag of each rank's part of a point, sent to rank 0.
+const PART: i32 = 8;
+
+/// Sends rank 0 this rank's part of a point; returns once rank 0 took it
+/// (or MPI buffered it).
+pub fn send_part(bytes: &[u8]) {
+    if i32::try_from(bytes.len()).is_err() {
+        crate::host::say_line(format_args!(
+            "iosurvey: rank {}: its result is {} bytes, more than an MPI message holds (2 GiB); fewer regions per rank",
+            rank(),
+            bytes.len()
+        ));
+        abort(70);
+    }
+    world().process_at_rank(0).send_with_tag(bytes, PART);
+}
+
+/// On rank 0: rank `r`'s part of a point, waited for.
+pub fn recv_part(r: usize) -> Vec<u8> {
+    let (v, _) = world()
+        .process_at_rank(r as i32)
+        .receive_vec_with_tag::<u8>(PART);
+    v
+}
+
+/// The largest of each `v[i]` over the ranks, on every rank (one
+/// reduction for all).
+pub fn max_u64s(v: &[u64]) -> Vec<u64> {
+    let mut out = vec![0u64; v.len()];
+    world().all_reduce_into(v, &mut out[..], SystemOperation::max());
+    out
+}
+
 pub fn max_u64(v: u64) -> u64 {
     let mut out = 0u64;
     world().all_reduce_into(&v, &mut out, SystemOperation::max());

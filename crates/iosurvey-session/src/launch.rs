@@ -142,6 +142,20 @@ impl Cluster for Mpi {
     fn max_u64(&self, v: u64) -> u64 {
         comm::max_u64(v)
     }
+    fn max_u64s(&self, v: &[u64]) -> Vec<u64> {
+        comm::max_u64s(v)
+    }
+    fn send_to_root(&self, bytes: &[u8]) {
+        if self.rank != 0 {
+            comm::send_part(bytes);
+        }
+    }
+    fn recv_from(&self, r: usize) -> Vec<u8> {
+        match (self.rank, r) {
+            (0, 1..) => comm::recv_part(r),
+            _ => Vec::new(),
+        }
+    }
     fn all_gather(&self, bytes: &[u8]) -> Vec<Vec<u8>> {
         comm::all_gather(bytes)
     }

@@ -152,28 +152,6 @@ pub fn localize(plan: &Plan, assigned: &[Assigned], me: usize) -> Result<Localiz
     Ok(out)
 }
 
-/// The maps of rank `r` for every point of `plan` (what [`localize`]
-/// gives, without building its plan): its streams and targets in the
-/// plan's numbers.
-pub fn maps_of(plan: &Plan, assigned: &[Assigned], r: usize) -> Vec<Maps> {
-    let owner = owners(plan, assigned).unwrap_or_default();
-    let targets: Vec<usize> = (0..owner.len()).filter(|&t| owner[t] == r).collect();
-    plan.points
-        .iter()
-        .map(|p| Maps {
-            streams: p
-                .job
-                .streams
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| share(s, &owner, r).is_some())
-                .map(|(i, _)| i)
-                .collect(),
-            targets: targets.clone(),
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,9 +223,6 @@ mod tests {
         assert_eq!(job.workers, 2);
         let l = localize(&p, &asg, 1).unwrap();
         assert_eq!(l.maps[0].streams, [1]);
-        for r in 0..3 {
-            assert_eq!(maps_of(&p, &asg, r), localize(&p, &asg, r).unwrap().maps);
-        }
         assert_eq!(l.plan.points[0].job.streams[0].target, 0);
         assert_eq!(l.plan.points[0].job.workers, 1);
         // A rank with no target runs nothing.

@@ -1,24 +1,21 @@
-//! Rank 0's merge of a point: each rank's lossless result moved into the
-//! whole job's stream and target numbers, then added up with the same
+//! Rank 0's merge of a point, linear in the job's streams: each rank
+//! numbers its own streams as the job's and works out its own share of
+//! the point's windows, then rank 0 takes the ranks' parts one at a time
+//! and adds each straight into the whole job's result with the same
 //! exact, associative merge the workers of one host use (sums, exact
-//! histogram merges, series added interval by interval); and the point's
-//! rates over three windows, every rank's times taken from its own exit
-//! from the barrier that started the point.
+//! histogram merges, series added interval by interval). Rank 0 holds the
+//! merged result and one rank's part, never every rank's.
+//!
+//! The point's rates over three windows need every rank's figures at only
+//! four instants (the first and last start, the first and last end, each
+//! rank's times taken from its own exit from the barrier that started the
+//! point): the ranks agree on those with one reduction of four numbers,
+//! and each sends what it had done by each.
 
 use iosurvey_model::document::{PointWindows, RankPoint, Window};
 use iosurvey_report::parallel::done_within;
-use iosurvey_run::JobResult;
+use iosurvey_run::{JobResult, StreamResult};
 use serde::{Deserialize, Serialize};
-
-/// What a rank sends rank 0 after each point.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct RankPart {
-    /// Its result over its own streams (its local plan's numbering), or
-    /// why its point failed.
-    pub result: Result<JobResult, String>,
-    /// From its barrier exit to the start of its measured phase.
-    pub start_ns: u64,
-}
 
 /// A rank's numbering in the whole job's: `streams[l]` is the job's
 /// stream of its local stream `l`, and `targets[l]` its target.
@@ -28,16 +25,166 @@ pub struct Maps {
     pub targets: Vec<usize>,
 }
 
-/// `r`, a rank's result numbered as its local plan, in the job's numbers
-/// (`n_streams` streams).
-pub fn globalise(mut r: JobResult, maps: &Maps, n_streams: usize) -> JobResult {
-    let mut streams = vec![Default::default(); n_streams];
-    for (l, s) in std::mem::take(&mut r.streams).into_iter().enumerate() {
-        if let Some(&g) = maps.streams.get(l) {
-            streams[g] = s;
+/// The four instants of a point's windows, in nanoseconds from the
+/// barrier, over the ranks that ran: the last start, the first end, the
+/// first start and the last end (0 each when no rank ran).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Instants(pub [u64; 4]);
+
+impl Instants {
+    /// From the largest over the ranks of each of [`RankPart::seen`].
+    pub fn from_largest(v: &[u64]) -> Instants {
+        let at = |i: usize| v.get(i).copied().unwrap_or(0);
+        // A rank that did not run sent 0 for each: a smallest of
+        // `u64::MAX` means none ran.
+        let least = |i: usize| match u64::MAX - at(i) {
+            u64::MAX => 0,
+            x => x,
+        };
+        Instants([at(0), least(1), least(2), at(3)])
+    }
+}
+
+/// What a rank sends rank 0 after each point.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct RankPart {
+    /// Its result with its streams taken out (they are in `streams`), or
+    /// why its point failed.
+    pub result: Result<JobResult, String>,
+    /// Each of its streams, with its number in the job.
+    pub streams: Vec<(usize, StreamResult)>,
+    /// Its own figures of the point.
+    pub figures: RankPoint,
+    /// Whether it ran: a result, and a stream of its own.
+    pub ran: bool,
+    /// Ops and bytes it had done by each of the point's [`Instants`]:
+    /// known only after the reduction that follows the point's barrier,
+    /// it travels after the part's encoding ([`RankPart::encode`]), which
+    /// is made before that barrier.
+    #[serde(skip)]
+    pub done: [[f64; 2]; 4],
+}
+
+/// Bytes of [`RankPart::done`] after a part's encoding.
+const DONE_BYTES: usize = 4 * 2 * 8;
+
+impl RankPart {
+    /// A rank's part of point `index`: `result` numbered as its local
+    /// plan, `maps` to the job's numbers, `start_ns` from its barrier exit
+    /// to the start of its measured phase.
+    pub fn new(
+        index: usize,
+        result: Result<JobResult, String>,
+        start_ns: u64,
+        maps: &Maps,
+    ) -> RankPart {
+        let mut figures = RankPoint {
+            index,
+            start_ns,
+            end_ns: start_ns,
+            ..Default::default()
+        };
+        let (result, streams, ran) = match result {
+            // A rank with nothing to run adds nothing (not even its
+            // engine's features).
+            Ok(_) if maps.streams.is_empty() => (Ok(JobResult::default()), Vec::new(), false),
+            Ok(mut r) => {
+                for s in &r.streams {
+                    figures.end_ns = figures.end_ns.max(start_ns + s.elapsed_ns);
+                    figures.read_ops += s.read.ops;
+                    figures.read_bytes += s.read.bytes;
+                    figures.write_ops += s.write.ops;
+                    figures.write_bytes += s.write.bytes;
+                    figures.errors += s.read.error_count() + s.write.error_count();
+                }
+                let streams = globalise(&mut r, maps);
+                (Ok(r), streams, true)
+            }
+            Err(e) => (Err(e), Vec::new(), false),
+        };
+        RankPart {
+            result,
+            streams,
+            figures,
+            ran,
+            done: [[0.0; 2]; 4],
         }
     }
-    r.streams = streams;
+
+    /// The part's encoding, but for its `done` (made before the point's
+    /// barrier, so that no rank's encoding is in rank 0's cost: each rank
+    /// encodes its own, in parallel).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut v = serde_json::to_vec(self).expect("a result encodes");
+        v.reserve_exact(DONE_BYTES);
+        v
+    }
+
+    /// Adds `done` (counted after the barrier) to an [`RankPart::encode`]d
+    /// part.
+    pub fn append_done(&self, encoded: &mut Vec<u8>) {
+        for x in self.done.iter().flatten() {
+            encoded.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+
+    /// A part from its encoding and its `done` after it.
+    pub fn decode(bytes: &[u8]) -> Result<RankPart, String> {
+        let Some(at) = bytes.len().checked_sub(DONE_BYTES) else {
+            return Err(format!("{} bytes, too short", bytes.len()));
+        };
+        let mut p: RankPart = serde_json::from_slice(&bytes[..at]).map_err(|e| e.to_string())?;
+        let mut xs = bytes[at..].chunks_exact(8).map(|c| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(c);
+            f64::from_le_bytes(b)
+        });
+        for d in p.done.iter_mut().flatten() {
+            *d = xs.next().unwrap_or(0.0);
+        }
+        Ok(p)
+    }
+
+    /// What this rank adds to the reduction of the point's instants:
+    /// the largest of each over the ranks is [`Instants::from_largest`]'s
+    /// input (the smallest taken as the largest of `u64::MAX - v`).
+    pub fn seen(&self) -> [u64; 4] {
+        if !self.ran {
+            return [0; 4];
+        }
+        let (s, e) = (self.figures.start_ns, self.figures.end_ns);
+        [s, u64::MAX - e, u64::MAX - s, e]
+    }
+
+    /// Counts what this rank had done by each instant of `at`, from its
+    /// own start (series of `interval_ns`).
+    pub fn count_done(&mut self, at: &Instants, interval_ns: u64) {
+        if !self.ran {
+            return;
+        }
+        let start = self.figures.start_ns as f64;
+        for (d, &t) in self.done.iter_mut().zip(&at.0) {
+            let local = t as f64 - start;
+            *d = [0.0; 2];
+            for (_, s) in &self.streams {
+                for c in [&s.read, &s.write] {
+                    let (o, b) = done_within(&c.series.samples, interval_ns, local, s.elapsed_ns);
+                    d[0] += o;
+                    d[1] += b;
+                }
+            }
+        }
+    }
+}
+
+/// Takes `r`'s streams out, each with its number in the job, and gives its
+/// other figures the job's numbers.
+fn globalise(r: &mut JobResult, maps: &Maps) -> Vec<(usize, StreamResult)> {
+    let streams = std::mem::take(&mut r.streams)
+        .into_iter()
+        .enumerate()
+        .filter_map(|(l, s)| maps.streams.get(l).map(|&g| (g, s)))
+        .collect();
     let target = |l: usize| maps.targets.get(l).copied().unwrap_or(l);
     if let Some(f) = &mut r.first_failure {
         f.stream = maps.streams.get(f.stream).copied().unwrap_or(f.stream);
@@ -50,36 +197,67 @@ pub fn globalise(mut r: JobResult, maps: &Maps, n_streams: usize) -> JobResult {
     for c in &mut r.cached_at_start {
         c.target = target(c.target);
     }
-    r
+    streams
 }
 
-/// The ranks' results of one point, in the job's numbers, added up. A
-/// stream belongs to one rank: its figures are moved, not merged (merging
-/// would walk every bucket of every histogram once per rank).
-pub fn merge(parts: Vec<JobResult>, n_streams: usize) -> JobResult {
-    let mut out = JobResult {
-        streams: vec![Default::default(); n_streams],
-        ..Default::default()
-    };
-    let empty = iosurvey_run::StreamResult::default();
-    for (i, mut p) in parts.into_iter().enumerate() {
-        if i == 0 {
-            // What the first rank's engines used; `merge` keeps what every
-            // rank's used.
-            out.engine = p.engine;
+/// The whole job's point on rank 0, each rank's part added as it comes,
+/// in rank order.
+pub struct Merger {
+    out: JobResult,
+    /// Whether `out.streams[g]` holds a stream yet.
+    filled: Vec<bool>,
+    any: bool,
+    done: [[f64; 2]; 4],
+    per_rank: Vec<RankPoint>,
+    index: usize,
+}
+
+impl Merger {
+    /// For point `index` of `n_streams` streams.
+    pub fn new(index: usize, n_streams: usize) -> Merger {
+        Merger {
+            out: JobResult {
+                streams: vec![Default::default(); n_streams],
+                ..Default::default()
+            },
+            filled: vec![false; n_streams],
+            any: false,
+            done: [[0.0; 2]; 4],
+            per_rank: Vec::new(),
+            index,
         }
-        for (a, b) in out.streams.iter_mut().zip(std::mem::take(&mut p.streams)) {
-            if b == empty {
+    }
+
+    /// Adds the next rank's part. A stream belongs to one rank (but
+    /// matrix's array): its figures are moved, not merged.
+    pub fn add(&mut self, part: RankPart) {
+        self.per_rank.push(part.figures);
+        let (Ok(p), true) = (part.result, part.ran) else {
+            return;
+        };
+        for (g, s) in part.streams {
+            let (Some(a), Some(f)) = (self.out.streams.get_mut(g), self.filled.get_mut(g)) else {
                 continue;
-            }
-            if *a == empty {
-                *a = b;
+            };
+            if *f {
+                a.merge(&s);
             } else {
-                a.merge(&b);
+                *a = s;
+                *f = true;
             }
         }
+        for (d, x) in self.done.iter_mut().zip(part.done) {
+            d[0] += x[0];
+            d[1] += x[1];
+        }
+        if !self.any {
+            // What the first rank's engines used; `merge` keeps what
+            // every rank's used.
+            self.out.engine = p.engine;
+            self.any = true;
+        }
+        let out = &mut self.out;
         out.merge(&p);
-        let p = &p;
         if let Some(s) = p.read_sample {
             let o = out.read_sample.get_or_insert_with(Default::default);
             o.blocks += s.blocks;
@@ -88,96 +266,55 @@ pub fn merge(parts: Vec<JobResult>, n_streams: usize) -> JobResult {
         out.cached_at_start.extend_from_slice(&p.cached_at_start);
         out.compression_check = out.compression_check.or(p.compression_check);
     }
-    // The clock of one host means nothing on another.
-    out.measure_start_ns = 0;
-    out
-}
 
-/// A point's per-rank figures and its three windows, from each rank's own
-/// result (in the job's numbers; `None` for a rank with nothing to run)
-/// and its start `starts[r]`: a stream shared by several ranks (matrix's
-/// array) is taken rank by rank, each from its own start.
-pub fn windows(
-    index: usize,
-    ranks: &[Option<JobResult>],
-    starts: &[u64],
-    interval_ns: u64,
-) -> (PointWindows, Vec<RankPoint>) {
-    let per: Vec<RankPoint> = ranks
-        .iter()
-        .zip(starts)
-        .map(|(res, &start)| {
-            let mut p = RankPoint {
-                index,
+    /// Adds a rank whose part did not decode: nothing it measured.
+    pub fn add_lost(&mut self) {
+        self.per_rank.push(RankPoint {
+            index: self.index,
+            ..Default::default()
+        });
+    }
+
+    /// The job's result, its three windows over `at`, and each rank's
+    /// figures in rank order.
+    pub fn finish(self, at: &Instants) -> (JobResult, PointWindows, Vec<RankPoint>) {
+        let [last_start, first_end, first_start, last_end] = at.0;
+        let done = |t: u64| -> [f64; 2] {
+            let k = at.0.iter().position(|&x| x == t).unwrap_or(0);
+            self.done[k]
+        };
+        let window = |start: u64, end: u64| -> Window {
+            let end = end.max(start);
+            let ([o1, b1], [o0, b0]) = (done(end), done(start));
+            let (ops, bytes) = ((o1 - o0).max(0.0), (b1 - b0).max(0.0));
+            let secs = (end - start) as f64 / 1e9;
+            let rate = |v: f64| if secs > 0.0 { v / secs } else { 0.0 };
+            Window {
                 start_ns: start,
-                end_ns: start,
-                ..Default::default()
-            };
-            for s in res.iter().flat_map(|r| &r.streams) {
-                p.end_ns = p.end_ns.max(start + s.elapsed_ns);
-                p.read_ops += s.read.ops;
-                p.read_bytes += s.read.bytes;
-                p.write_ops += s.write.ops;
-                p.write_bytes += s.write.bytes;
-                p.errors += s.read.error_count() + s.write.error_count();
+                end_ns: end,
+                ops,
+                bytes,
+                iops: rate(ops),
+                bytes_per_sec: rate(bytes),
             }
-            p
-        })
-        .collect();
-    let running: Vec<&RankPoint> = per
-        .iter()
-        .zip(ranks)
-        .filter_map(|(p, r)| r.as_ref().map(|_| p))
-        .collect();
-    let first_end = running.iter().map(|p| p.end_ns).min().unwrap_or(0);
-    let last_end = running.iter().map(|p| p.end_ns).max().unwrap_or(0);
-    let last_start = running.iter().map(|p| p.start_ns).max().unwrap_or(0);
-    let first_start = running.iter().map(|p| p.start_ns).min().unwrap_or(0);
-    // Ops and bytes of every rank done by `t` from the barrier.
-    let by = |t: u64| -> (f64, f64) {
-        let mut acc = (0.0, 0.0);
-        for (res, &start) in ranks.iter().zip(starts) {
-            let local = t as f64 - start as f64;
-            for s in res.iter().flat_map(|r| &r.streams) {
-                for c in [&s.read, &s.write] {
-                    let (o, b) = done_within(&c.series.samples, interval_ns, local, s.elapsed_ns);
-                    acc.0 += o;
-                    acc.1 += b;
-                }
-            }
-        }
-        acc
-    };
-    let window = |start: u64, end: u64| -> Window {
-        let end = end.max(start);
-        let (o1, b1) = by(end);
-        let (o0, b0) = by(start);
-        let (ops, bytes) = ((o1 - o0).max(0.0), (b1 - b0).max(0.0));
-        let secs = (end - start) as f64 / 1e9;
-        let rate = |v: f64| if secs > 0.0 { v / secs } else { 0.0 };
-        Window {
-            start_ns: start,
-            end_ns: end,
-            ops,
-            bytes,
-            iops: rate(ops),
-            bytes_per_sec: rate(bytes),
-        }
-    };
-    let w = PointWindows {
-        index,
-        common: window(last_start, first_end),
-        first_done: window(first_start, first_end),
-        last_done: window(first_start, last_end),
-        ..Default::default()
-    };
-    (w, per)
+        };
+        let w = PointWindows {
+            index: self.index,
+            common: window(last_start, first_end),
+            first_done: window(first_start, first_end),
+            last_done: window(first_start, last_end),
+            ..Default::default()
+        };
+        let mut out = self.out;
+        // The clock of one host means nothing on another.
+        out.measure_start_ns = 0;
+        (out, w, self.per_rank)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iosurvey_run::StreamResult;
     use iosurvey_stats::ClassStats;
 
     /// A stream that moved `per_s` bytes (and one op) in each whole second
@@ -189,6 +326,48 @@ mod tests {
         }
         s.elapsed_ns = secs as u64 * 1_000_000_000;
         s
+    }
+
+    /// What `gather_point` does over ranks, in one process: each rank's
+    /// (local result, its maps, its start) in rank order, a point of
+    /// `n` streams with series of 1 s. A part that goes through JSON, as
+    /// it travels.
+    fn point(
+        ranks: Vec<(Option<JobResult>, Maps, u64)>,
+        n: usize,
+    ) -> (JobResult, PointWindows, Vec<RankPoint>) {
+        let parts: Vec<RankPart> = ranks
+            .into_iter()
+            .map(|(r, m, start)| RankPart::new(0, r.ok_or_else(|| "failed".into()), start, &m))
+            .collect();
+        let mut largest = [0u64; 4];
+        for p in &parts {
+            for (l, v) in largest.iter_mut().zip(p.seen()) {
+                *l = (*l).max(v);
+            }
+        }
+        let at = Instants::from_largest(&largest);
+        let mut m = Merger::new(0, n);
+        for mut p in parts {
+            let mut bytes = p.encode();
+            p.count_done(&at, 1_000_000_000);
+            p.append_done(&mut bytes);
+            m.add(RankPart::decode(&bytes).unwrap());
+        }
+        m.finish(&at)
+    }
+
+    /// Rank r runs job stream r alone (of `n`), as its local stream 0.
+    fn own(s: StreamResult, r: usize) -> (Option<JobResult>, Maps) {
+        let res = JobResult {
+            streams: vec![s],
+            ..Default::default()
+        };
+        let maps = Maps {
+            streams: vec![r],
+            targets: vec![r],
+        };
+        (Some(res), maps)
     }
 
     #[test]
@@ -208,30 +387,34 @@ mod tests {
             streams: vec![3, 1],
             targets: vec![2, 0],
         };
-        let g = globalise(r, &maps, 4);
-        assert_eq!(g.streams.len(), 4);
-        assert_eq!(g.streams[3].read.bytes, 10);
-        assert_eq!(g.streams[1].read.bytes, 20);
-        assert_eq!(g.streams[0].read.ops, 0);
-        assert_eq!(g.first_failure.unwrap().stream, 1);
+        let (m, _, _) = point(vec![(Some(r), maps, 0)], 4);
+        assert_eq!(m.streams.len(), 4);
+        assert_eq!(m.streams[3].read.bytes, 10);
+        assert_eq!(m.streams[1].read.bytes, 20);
+        assert_eq!(m.streams[0].read.ops, 0);
+        assert_eq!(m.first_failure.unwrap().stream, 1);
+    }
+
+    #[test]
+    fn a_part_holds_only_its_own_streams_whatever_the_job_s_size() {
+        let (r, maps) = own(stream(10, 1), 999_999);
+        let p = RankPart::new(0, Ok(r.unwrap()), 0, &maps);
+        assert_eq!(p.streams.len(), 1);
+        assert_eq!(p.streams[0].0, 999_999);
     }
 
     #[test]
     fn merged_histograms_count_every_rank_s_ios_and_take_their_extremes() {
-        let mut parts = Vec::new();
+        let mut ranks = Vec::new();
         for (rank, lat) in [(0usize, 100u64), (1, 5_000), (2, 90_000)] {
             let mut s = StreamResult::default();
             for _ in 0..(rank + 1) * 10 {
                 s.read.record(0, 4096, lat);
             }
-            let mut streams = vec![StreamResult::default(); 3];
-            streams[rank] = s;
-            parts.push(JobResult {
-                streams,
-                ..Default::default()
-            });
+            let (r, m) = own(s, rank);
+            ranks.push((r, m, 0));
         }
-        let m = merge(parts, 3);
+        let (m, _, _) = point(ranks, 3);
         let mut all = ClassStats::new();
         for s in &m.streams {
             all.merge(&s.read);
@@ -244,32 +427,14 @@ mod tests {
         assert!(all.latency.percentile(50.0) < 90_000);
     }
 
-    /// Rank results in the job's numbers: `streams[r]` is rank r's stream.
-    fn by_rank(streams: Vec<Option<StreamResult>>) -> Vec<Option<JobResult>> {
-        let n = streams.len();
-        streams
-            .into_iter()
-            .enumerate()
-            .map(|(r, s)| {
-                s.map(|s| {
-                    let mut v = vec![StreamResult::default(); n];
-                    v[r] = s;
-                    JobResult {
-                        streams: v,
-                        ..Default::default()
-                    }
-                })
-            })
-            .collect()
-    }
-
     #[test]
     fn three_windows_from_each_rank_s_own_start() {
         // Rank 0 runs 4 s from 0, rank 1 runs 2 s from 1 s: every rank
         // runs from 1 s to 3 s.
-        let ranks = by_rank(vec![Some(stream(100, 4)), Some(stream(50, 2))]);
         let s = 1_000_000_000u64;
-        let (w, per) = windows(0, &ranks, &[0, s], s);
+        let (a, am) = own(stream(100, 4), 0);
+        let (b, bm) = own(stream(50, 2), 1);
+        let (_, w, per) = point(vec![(a, am, 0), (b, bm, s)], 2);
         assert_eq!((w.common.start_ns, w.common.end_ns), (s, 3 * s));
         // Rank 0 moved 200 bytes in [1 s, 3 s), rank 1 all its 100.
         assert!((w.common.bytes - 300.0).abs() < 1e-6, "{w:?}");
@@ -287,9 +452,10 @@ mod tests {
     #[test]
     fn first_and_last_done_start_at_the_first_start_not_at_the_barrier() {
         // Both ranks measured from 1 s (after a ramp of 1 s).
-        let ranks = by_rank(vec![Some(stream(100, 2)), Some(stream(100, 3))]);
         let s = 1_000_000_000u64;
-        let (w, _) = windows(0, &ranks, &[s, s], s);
+        let (a, am) = own(stream(100, 2), 0);
+        let (b, bm) = own(stream(100, 3), 1);
+        let (_, w, _) = point(vec![(a, am, s), (b, bm, s)], 2);
         assert_eq!((w.first_done.start_ns, w.first_done.end_ns), (s, 3 * s));
         assert!((w.first_done.bytes_per_sec - 200.0).abs() < 1e-6, "{w:?}");
         assert_eq!((w.last_done.start_ns, w.last_done.end_ns), (s, 4 * s));
@@ -298,47 +464,65 @@ mod tests {
 
     #[test]
     fn a_rank_with_no_stream_does_not_end_the_common_window() {
-        let ranks = by_rank(vec![None, Some(stream(100, 2))]);
         let s = 1_000_000_000u64;
-        let (w, per) = windows(0, &ranks, &[5, 0], s);
+        let (b, bm) = own(stream(100, 2), 1);
+        let idle = (Some(JobResult::default()), Maps::default(), 5);
+        let (_, w, per) = point(vec![idle, (b, bm, 0)], 2);
         assert_eq!(w.common.end_ns, 2 * s);
         assert_eq!(per[0].end_ns, per[0].start_ns);
+        assert_eq!(per[0].start_ns, 5);
+    }
+
+    #[test]
+    fn a_failed_rank_counts_in_no_window() {
+        let s = 1_000_000_000u64;
+        let (b, bm) = own(stream(100, 2), 1);
+        let (_, w, per) = point(vec![(None, Maps::default(), 0), (b, bm, s)], 2);
+        assert_eq!((w.common.start_ns, w.common.end_ns), (s, 3 * s));
+        assert!((w.common.bytes - 200.0).abs() < 1e-6, "{w:?}");
+        assert_eq!(per.len(), 2);
+    }
+
+    #[test]
+    fn a_part_cut_short_does_not_decode() {
+        let part = RankPart::new(0, Err("x".into()), 0, &Maps::default());
+        let bytes = part.encode();
+        assert!(RankPart::decode(&bytes).is_err());
+        assert!(RankPart::decode(&bytes[..3]).is_err());
+    }
+
+    #[test]
+    fn no_rank_ran_no_window() {
+        let (_, w, _) = point(vec![(None, Maps::default(), 0)], 0);
+        assert_eq!(w.last_done, Window::default());
     }
 
     #[test]
     fn a_stream_shared_by_ranks_is_taken_from_each_rank_s_start() {
         // Matrix's array: both ranks ran their share of stream 0.
-        let one = |st: StreamResult| {
-            Some(JobResult {
-                streams: vec![st],
-                ..Default::default()
-            })
-        };
-        let ranks = vec![one(stream(100, 2)), one(stream(100, 2))];
         let s = 1_000_000_000u64;
-        let (w, per) = windows(0, &ranks, &[0, s], s);
+        let (a, am) = own(stream(100, 2), 0);
+        let (b, bm) = own(stream(100, 2), 0);
+        let (merged, w, per) = point(vec![(a, am, 0), (b, bm, s)], 1);
         // Both run from 1 s to 2 s: rank 0's second second, rank 1's first.
         assert_eq!((w.common.start_ns, w.common.end_ns), (s, 2 * s));
         assert!((w.common.bytes - 200.0).abs() < 1e-6, "{w:?}");
         assert_eq!(per[1].end_ns, 3 * s);
-        let merged = merge(ranks.into_iter().flatten().collect(), 1);
         assert_eq!(merged.streams[0].read.bytes, 400);
         assert_eq!(merged.streams[0].read.latency.count(), 4);
     }
 
     #[test]
     fn a_rank_part_travels_losslessly() {
-        let part = RankPart {
-            result: Ok(JobResult {
-                streams: vec![stream(4096, 3)],
-                elapsed_ns: 3,
-                ..Default::default()
-            }),
-            start_ns: 42,
-        };
-        let bytes = serde_json::to_vec(&part).unwrap();
-        let back: RankPart = serde_json::from_slice(&bytes).unwrap();
-        assert_eq!(back.start_ns, 42);
+        let (r, maps) = own(stream(4096, 3), 0);
+        let mut part = RankPart::new(0, Ok(r.unwrap()), 42, &maps);
+        let mut bytes = part.encode();
+        part.done = [[1.5, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.25]];
+        part.append_done(&mut bytes);
+        let back = RankPart::decode(&bytes).unwrap();
+        assert_eq!(back.done, part.done);
+        assert_eq!(back.figures, part.figures);
+        assert_eq!(back.streams, part.streams);
         assert_eq!(back.result.unwrap(), part.result.unwrap());
     }
 }

@@ -5,7 +5,7 @@
 
 use crate::assign::Assigned;
 use crate::cluster::Cluster;
-use crate::merge::{self, Maps, RankPart};
+use crate::merge::{Instants, Maps, Merger, RankPart};
 use iosurvey_model::document::{PointWindows, RankPoint, TargetReport};
 use iosurvey_run::{now_ns, JobResult, Observer, Progress};
 use iosurvey_target::target::Identity;
@@ -153,59 +153,62 @@ impl PointMerged {
     }
 }
 
-/// Gathers every rank's `part` of `point` on rank 0 and merges it with
-/// each rank's `maps` (its numbering of the point); `None` on the others.
-/// Rank 0's cost (the gather and the merge, from a barrier so that no
-/// rank's own point is in it) goes in the windows.
+/// Gathers every rank's `result` of `point` (numbered as its local plan,
+/// `maps` to the job's; `start_ns` from its barrier exit to its measured
+/// phase) on rank 0 and merges it; `None` on the others. Rank 0 takes the
+/// ranks' parts one at a time, in rank order, adding each into the
+/// merged result before the next. Each rank encodes its part before a
+/// barrier; rank 0's cost from that barrier (so that no rank's own point
+/// or encoding is in it: the reduction of the windows' instants, the
+/// transfers, the decoding and the merge) goes in the windows.
 pub fn gather_point(
     cluster: &dyn Cluster,
     point: &Point,
-    part: &RankPart,
-    maps: impl Fn(usize) -> Maps,
+    result: Result<JobResult, String>,
+    start_ns: u64,
+    maps: &Maps,
 ) -> Option<PointMerged> {
-    let bytes = serde_json::to_vec(part).expect("a result encodes");
+    let mut mine = RankPart::new(point.index, result, start_ns, maps);
+    let root = cluster.is_root();
+    // Each rank encodes its own before the barrier (rank 0 merges its own
+    // where it is).
+    let mut encoded = if root { Vec::new() } else { mine.encode() };
     cluster.barrier();
     let m0 = now_ns();
-    let parts = cluster.gather(&bytes)?;
-    let gathered_bytes: usize = parts.iter().map(Vec::len).sum();
-    // Nothing here returns early: the other ranks wait for the verdict.
-    let n = point.job.streams.len();
-    let mut errors = Vec::new();
-    let mut results: Vec<Option<JobResult>> = Vec::with_capacity(parts.len());
-    let mut starts = Vec::with_capacity(parts.len());
-    for (r, b) in parts.iter().enumerate() {
-        let host = &cluster.ranks()[r].host;
-        let p = match serde_json::from_slice::<RankPart>(b) {
-            Ok(p) => p,
-            Err(e) => {
-                errors.push(format!(
-                    "rank {r} on {host}: its result did not decode: {e}"
-                ));
-                starts.push(0);
-                results.push(None);
-                continue;
-            }
-        };
-        let maps = maps(r);
-        starts.push(p.start_ns);
-        results.push(match p.result {
-            // A rank with nothing to run adds nothing (not even its
-            // engine's features).
-            Ok(_) if maps.streams.is_empty() => None,
-            Ok(res) => Some(merge::globalise(res, &maps, n)),
-            Err(e) => {
-                errors.push(format!("rank {r} on {host}: {e}"));
-                None
-            }
-        });
+    let at = Instants::from_largest(&cluster.max_u64s(&mine.seen()));
+    mine.count_done(&at, point.job.interval.as_nanos() as u64);
+    if !root {
+        mine.append_done(&mut encoded);
+        cluster.send_to_root(&encoded);
+        return None;
     }
-    let (mut windows, per_rank) = merge::windows(
-        point.index,
-        &results,
-        &starts,
-        point.job.interval.as_nanos() as u64,
-    );
-    let result = merge::merge(results.into_iter().flatten().collect(), n);
+    // Nothing here returns early: the other ranks wait for the verdict.
+    let mut merger = Merger::new(point.index, point.job.streams.len());
+    let mut errors = Vec::new();
+    let mut gathered_bytes = 0usize;
+    let failed = |r: usize, e: &str| format!("rank {r} on {}: {e}", cluster.ranks()[r].host);
+    if let Err(e) = &mine.result {
+        errors.push(failed(0, e));
+    }
+    merger.add(mine);
+    for r in 1..cluster.ranks().len() {
+        let bytes = cluster.recv_from(r);
+        gathered_bytes += bytes.len();
+        match RankPart::decode(&bytes) {
+            Ok(p) => {
+                drop(bytes);
+                if let Err(e) = &p.result {
+                    errors.push(failed(r, e));
+                }
+                merger.add(p);
+            }
+            Err(e) => {
+                errors.push(failed(r, &format!("its result did not decode: {e}")));
+                merger.add_lost();
+            }
+        }
+    }
+    let (result, mut windows, per_rank) = merger.finish(&at);
     windows.merge_ns = now_ns() - m0;
     windows.gathered_bytes = gathered_bytes as u64;
     Some(PointMerged {

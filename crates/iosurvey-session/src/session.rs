@@ -7,8 +7,7 @@ use crate::execute::{
     judge_outputs, new_report, stop_flag, target_report, watch_stdout, wrap_up, Stdout,
 };
 use crate::failure::{agree, agreed, Failure, Outcome};
-use crate::localize::maps_of;
-use crate::merge::{Maps, RankPart};
+use crate::merge::Maps;
 use crate::output::{self, Outputs};
 use crate::presenter::{Presentation, Presenter};
 use crate::ranks::{gather_point, gather_targets, host_targets, LiveRanks, PointMerged};
@@ -145,14 +144,6 @@ pub fn run_plan(
         opts: TextOptions { mib: oflags.mib },
     });
     cluster.barrier();
-    // Every rank's numbering, for rank 0's merges.
-    let rank_maps: Vec<Vec<Maps>> = match root && cluster.distributed() {
-        true => (0..cluster.ranks().len())
-            .map(|r| maps_of(plan, &assigned, r))
-            .collect(),
-        false => Vec::new(),
-    };
-
     // 3. The points; each repeat runs the whole plan, in its order.
     let mut outcome = Outcome::Ok;
     let mut failed: Option<Failure> = None;
@@ -171,7 +162,7 @@ pub fn run_plan(
             opened.as_deref(),
             &stop,
             &mut display,
-            |r| rank_maps[r][pi].clone(),
+            local.maps.get(pi).cloned().unwrap_or_default(),
         );
         let Ran {
             merged,
@@ -193,7 +184,7 @@ pub fn run_plan(
                     &mut report,
                     (repeat, point),
                     &all_targets,
-                    m.result.clone(),
+                    &m.result,
                     (m.windows, m.per_rank),
                     cluster,
                 );
@@ -285,7 +276,7 @@ struct Ran {
 }
 
 /// Runs this rank's part `lp` of `point` from a barrier, and gathers
-/// every rank's on rank 0, merged with each rank's `maps`. A skipped point
+/// every rank's on rank 0, merged (this rank's numbered by `maps`). A skipped point
 /// is reported with nothing measured, and so is a rank's point with no
 /// stream of its own. Alone, a failed point is the error.
 fn run_here(
@@ -294,7 +285,7 @@ fn run_here(
     opened: Option<&[OpenTarget]>,
     stop: &AtomicBool,
     display: &mut progress::Display,
-    maps: impl Fn(usize) -> Maps,
+    maps: Maps,
 ) -> Result<Ran, iosurvey_run::RunError> {
     cluster.barrier();
     let t0 = now_ns();
@@ -317,21 +308,20 @@ fn run_here(
             interrupted,
         });
     }
-    let part = RankPart {
-        start_ns: match &result {
-            Ok(r) if r.measure_start_ns > 0 => r.measure_start_ns.saturating_sub(t0),
-            _ => 0,
-        },
-        result: result.map_err(|e| format!("{e:#}")),
+    let start_ns = match &result {
+        Ok(r) if r.measure_start_ns > 0 => r.measure_start_ns.saturating_sub(t0),
+        _ => 0,
     };
-    let merged = gather_point(cluster, point, &part, maps);
+    let mine_failed = result.is_err();
+    let result = result.map_err(|e| format!("{e:#}"));
+    let merged = gather_point(cluster, point, result, start_ns, &maps);
     if let Some(m) = &merged {
         // The live lines and the bar end with the whole job's figures.
         display.point_finished(point, &m.result);
     }
     Ok(Ran {
         merged,
-        mine_failed: part.result.is_err(),
+        mine_failed,
         interrupted,
     })
 }
@@ -465,7 +455,7 @@ fn add_point(
     report: &mut RunReport,
     (repeat, point): (u32, &Point),
     targets: &[TargetReport],
-    result: JobResult,
+    result: &JobResult,
     (windows, per_rank): (PointWindows, Vec<RankPoint>),
     cluster: &dyn Cluster,
 ) -> Added {
@@ -478,7 +468,7 @@ fn add_point(
     let ram = report.host.memory_bytes;
     report.points.push(PointReport {
         repeat,
-        ..PointReport::new(point, targets, &result, ram)
+        ..PointReport::new(point, targets, result, ram)
     });
     iosurvey_report::judge_scaling(report);
     let verify_failed = result.verify.as_ref().is_some_and(|v| v.failed());

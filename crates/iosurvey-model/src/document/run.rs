@@ -113,10 +113,12 @@ pub struct PointWindows {
     /// start to last end): everything moved over the whole time.
     pub last_done: Window,
     /// What rank 0 spent after the point on gathering every rank's result
-    /// and merging them (the cost of the distributed run itself).
+    /// and merging them, from a barrier (the cost of the distributed run
+    /// itself).
     #[serde(default)]
     pub merge_ns: u64,
-    /// Bytes rank 0 gathered for the point (every rank's encoded result).
+    /// Bytes rank 0 received for the point (every other rank's encoded
+    /// result; its own is merged where it is).
     #[serde(default)]
     pub gathered_bytes: u64,
 }
