@@ -57,15 +57,33 @@ pub trait Cluster {
     /// failure of one rank the others, waiting in a collective, cannot
     /// learn of (a bug, not a refusal: those are agreed on).
     fn abort(&self, why: &str, code: u8) -> !;
+    /// What the run learnt of its ranks so far.
+    fn learnt(&self) -> &Learnt;
     /// Marks the run's failure as one every rank reached together (so
     /// that each ends on its own, rank 0 saying why).
-    fn mark_agreed(&self);
+    fn mark_agreed(&self) {
+        self.learnt().agreed.store(true, Ordering::Relaxed);
+    }
     /// Whether the run's failure was reached by every rank together.
-    fn was_agreed(&self) -> bool;
+    fn was_agreed(&self) -> bool {
+        self.learnt().agreed.load(Ordering::Relaxed)
+    }
     /// Keeps the assignment of the command line's targets to ranks.
-    fn keep_assigned(&self, assigned: Vec<Assigned>);
+    fn keep_assigned(&self, assigned: Vec<Assigned>) {
+        *self
+            .learnt()
+            .assigned
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = assigned;
+    }
     /// The assignment [`Cluster::localize_targets`] made.
-    fn assigned(&self) -> Vec<Assigned>;
+    fn assigned(&self) -> Vec<Assigned> {
+        self.learnt()
+            .assigned
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
     /// The part of `plan` this rank runs, and how it maps to the plan.
     fn localize(&self, plan: &Plan) -> Result<Localized, String>;
 
@@ -267,7 +285,18 @@ where
 /// part.
 pub struct Local {
     ranks: Vec<RankInfo>,
+    learnt: Learnt,
+}
+
+/// What a run learns of its ranks, the same for every [`Cluster`].
+#[derive(Debug, Default)]
+pub struct Learnt {
+    /// Set when a failure is one every rank reached together (so that
+    /// each ends on its own, rank 0 saying why); any other failure of one
+    /// rank ends every rank at once, since the others would wait for it
+    /// in a collective.
     agreed: AtomicBool,
+    /// The targets the mode's command line named, assigned to ranks.
     assigned: Mutex<Vec<Assigned>>,
 }
 
@@ -275,8 +304,7 @@ impl Local {
     pub fn new() -> Local {
         Local {
             ranks: assign::rank_table(&[crate::host::host_name()]),
-            agreed: AtomicBool::new(false),
-            assigned: Mutex::new(Vec::new()),
+            learnt: Learnt::default(),
         }
     }
 }
@@ -311,20 +339,8 @@ impl Cluster for Local {
         crate::host::say_line(format_args!("iosurvey: rank 0 {why}"));
         std::process::exit(i32::from(code))
     }
-    fn mark_agreed(&self) {
-        self.agreed.store(true, Ordering::Relaxed);
-    }
-    fn was_agreed(&self) -> bool {
-        self.agreed.load(Ordering::Relaxed)
-    }
-    fn keep_assigned(&self, assigned: Vec<Assigned>) {
-        *self.assigned.lock().unwrap_or_else(|e| e.into_inner()) = assigned;
-    }
-    fn assigned(&self) -> Vec<Assigned> {
-        self.assigned
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+    fn learnt(&self) -> &Learnt {
+        &self.learnt
     }
     /// One process's failure is the run's, as it is.
     fn agree(&self, mine: Option<Verdict>) -> Result<(), Verdict> {

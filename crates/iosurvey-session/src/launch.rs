@@ -8,12 +8,8 @@ use crate::cluster::{Cluster, Local};
 use crate::host::{host_name, say_line};
 #[cfg(feature = "mpi")]
 use {
-    crate::assign::{Assigned, RankInfo},
-    crate::comm,
-    crate::localize::Localized,
+    crate::assign::RankInfo, crate::cluster::Learnt, crate::comm, crate::localize::Localized,
     iosurvey_workload::Plan,
-    std::sync::atomic::{AtomicBool, Ordering},
-    std::sync::Mutex,
 };
 
 /// How many ranks the launcher started, from its environment: Open MPI's
@@ -99,13 +95,8 @@ pub struct Mpi {
     _universe: mpi::environment::Universe,
     rank: usize,
     ranks: Vec<RankInfo>,
-    /// Set when a failure is one every rank reached together (so that
-    /// each ends on its own, rank 0 saying why); any other failure of one
-    /// rank ends every rank at once, since the others would wait for it
-    /// in a collective.
-    agreed: AtomicBool,
-    /// The targets the mode's command line named, assigned to ranks.
-    assigned: Mutex<Vec<Assigned>>,
+    /// What the run learnt of its ranks.
+    learnt: Learnt,
 }
 
 #[cfg(feature = "mpi")]
@@ -122,8 +113,7 @@ impl Mpi {
             _universe: universe,
             rank: comm::rank(),
             ranks: crate::assign::rank_table(&hosts),
-            agreed: AtomicBool::new(false),
-            assigned: Mutex::new(Vec::new()),
+            learnt: Learnt::default(),
         })
     }
 }
@@ -177,20 +167,8 @@ impl Cluster for Mpi {
         say_line(format_args!("iosurvey: rank {} {why}", self.rank));
         comm::abort(code)
     }
-    fn mark_agreed(&self) {
-        self.agreed.store(true, Ordering::Relaxed);
-    }
-    fn was_agreed(&self) -> bool {
-        self.agreed.load(Ordering::Relaxed)
-    }
-    fn keep_assigned(&self, assigned: Vec<Assigned>) {
-        *self.assigned.lock().unwrap_or_else(|e| e.into_inner()) = assigned;
-    }
-    fn assigned(&self) -> Vec<Assigned> {
-        self.assigned
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+    fn learnt(&self) -> &Learnt {
+        &self.learnt
     }
     /// Refused for a mode whose targets were not assigned to ranks.
     fn localize(&self, plan: &Plan) -> Result<Localized, String> {
