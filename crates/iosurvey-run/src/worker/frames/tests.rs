@@ -53,6 +53,25 @@ fn run_frames<E: Engine>(engine: &mut E, sh: &FrameShared<'_>, stop: &AtomicBool
     r
 }
 
+/// A worker's bounds with no time, ramp or verify: it runs until its
+/// streams end or `stop` is set, publishing to `live`.
+fn unbounded<'a>(
+    stop: &'a AtomicBool,
+    live: &'a crate::worker::LiveCounters,
+) -> crate::worker::WorkerBounds<'a> {
+    crate::worker::WorkerBounds {
+        ramp: Duration::ZERO,
+        time: None,
+        interval: Duration::from_secs(1),
+        continue_on_error: false,
+        stop,
+        live,
+        verify: None,
+        backlog: None,
+        warm: None,
+    }
+}
+
 /// Runs the block streams `blocks` and the frame stream of `sh` on worker
 /// 0 of `engine`; gives the result and the live ops it published.
 fn run_with_blocks<E: Engine>(
@@ -62,17 +81,7 @@ fn run_with_blocks<E: Engine>(
     stop: &AtomicBool,
 ) -> (JobResult, u64) {
     let live = crate::worker::LiveCounters::default();
-    let bounds = crate::worker::WorkerBounds {
-        ramp: Duration::ZERO,
-        time: None,
-        interval: Duration::from_secs(1),
-        continue_on_error: false,
-        stop,
-        live: &live,
-        verify: None,
-        backlog: None,
-        warm: None,
-    };
+    let bounds = unbounded(stop, &live);
     let work = crate::worker::FrameWork {
         shared: sh,
         thread: 0,
@@ -179,17 +188,7 @@ fn run_frames_on_fake_clock(
     let clock = FakeClock::at(1_000_000_000);
     engine.clock = Some(clock.0.clone());
     let live = crate::worker::LiveCounters::default();
-    let bounds = crate::worker::WorkerBounds {
-        ramp: Duration::ZERO,
-        time: None,
-        interval: Duration::from_secs(1),
-        continue_on_error: false,
-        stop,
-        live: &live,
-        verify: None,
-        backlog: None,
-        warm: None,
-    };
+    let bounds = unbounded(stop, &live);
     let work = crate::worker::FrameWork {
         shared: sh,
         thread: 0,
