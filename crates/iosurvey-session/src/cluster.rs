@@ -30,10 +30,12 @@ pub trait Cluster {
     fn ranks(&self) -> &[RankInfo];
     /// Waits for every rank.
     fn barrier(&self);
-    /// The largest `v` over the ranks, on every rank.
-    fn max_u64(&self, v: u64) -> u64;
     /// The largest of each `v[i]` over the ranks, on every rank.
     fn max_u64s(&self, v: &[u64]) -> Vec<u64>;
+    /// The largest `v` over the ranks, on every rank.
+    fn max_u64(&self, v: u64) -> u64 {
+        self.max_u64s(&[v])[0]
+    }
     /// Sends rank 0 this rank's `bytes` (a point's part); rank 0 takes
     /// them with [`Cluster::recv_from`]. Alone: nothing to send to.
     fn send_to_root(&self, _bytes: &[u8]) {}
@@ -323,9 +325,6 @@ impl Cluster for Local {
         &self.ranks
     }
     fn barrier(&self) {}
-    fn max_u64(&self, v: u64) -> u64 {
-        v
-    }
     fn max_u64s(&self, v: &[u64]) -> Vec<u64> {
         v.to_vec()
     }

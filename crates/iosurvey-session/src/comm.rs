@@ -72,12 +72,6 @@ pub fn max_u64s(v: &[u64]) -> Vec<u64> {
     out
 }
 
-pub fn max_u64(v: u64) -> u64 {
-    let mut out = 0u64;
-    world().all_reduce_into(&v, &mut out, SystemOperation::max());
-    out
-}
-
 fn split(counts: &[i32], all: Vec<u8>) -> Vec<Vec<u8>> {
     let mut out = Vec::with_capacity(counts.len());
     let mut at = 0usize;

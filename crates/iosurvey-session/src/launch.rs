@@ -129,9 +129,6 @@ impl Cluster for Mpi {
     fn barrier(&self) {
         comm::barrier();
     }
-    fn max_u64(&self, v: u64) -> u64 {
-        comm::max_u64(v)
-    }
     fn max_u64s(&self, v: &[u64]) -> Vec<u64> {
         comm::max_u64s(v)
     }
