@@ -194,8 +194,10 @@ pub const DEFAULT_MAX_WORKERS: u32 = 64;
 /// round-robin, each still one worker's alone). Measured on a 2-CPU VM
 /// shared with other work (bench/targets.sh, bench/RESULTS.md), 64 targets
 /// ran fastest so: 2 workers (one per CPU) reached 0.34 of fio's IOPS, 8
-/// workers 0.59, 64 workers 0.70. Never more than there are streams,
-/// never none.
+/// workers 0.59, 64 workers 0.70; with the untimed wait of issue 30 §2,
+/// 64 workers reached 1.24 of fio's IOPS on the same VM when quiet and
+/// 1.21 beside two busy loops. Never more than there are streams, never
+/// none.
 pub fn default_workers(streams: usize, cpus: u32) -> u32 {
     let streams = u32::try_from(streams).unwrap_or(u32::MAX).max(1);
     streams.min(DEFAULT_MAX_WORKERS.max(cpus))
