@@ -24,6 +24,8 @@ pub use errno::{errno_name, failure_text};
 pub use evidence::Evidence;
 pub use frames::{FramesLayout, FramesReport, FramesSummary, WindowSums};
 pub use modes::{Cache, DiskperfSettings, MatrixSettings};
-pub use point::{CompressionReport, FailureReport, PointReport, Settings, TargetReport};
+pub use point::{
+    CompressionReport, FailureReport, PointReport, Settings, StreamDetail, TargetReport,
+};
 pub use run::{PointWindows, RankPoint, RankReport, RunReport, ToolInfo, Window, COMMIT};
 pub use warning::Warning;

@@ -1,7 +1,7 @@
 //! What a job measured: per stream and class, merged exactly over workers.
 
 use crate::{EngineFeatures, Op};
-use iosurvey_stats::ClassStats;
+use iosurvey_stats::{ClassStats, LatencySummary, PERCENTILES};
 
 mod frame_tally;
 pub use frame_tally::*;
@@ -40,6 +40,118 @@ impl StreamResult {
         self.write.merge(&other.write);
         self.elapsed_ns = self.elapsed_ns.max(other.elapsed_ns);
         self.samples.extend_from_slice(&other.samples);
+    }
+}
+
+/// A stream's figures without its lossless histograms and series: what a
+/// report keeps of each stream when it summarises them (`--stream-detail
+/// summary`, and a distributed job of many streams), so that rank 0
+/// receives and holds a few numbers per stream, not two histograms.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StreamSummary {
+    pub elapsed_ns: u64,
+    pub read: ClassSummary,
+    pub write: ClassSummary,
+}
+
+/// One class's figures of a [`StreamSummary`]: its latency summarised
+/// where it was measured (each rank its own streams'). The default is an
+/// empty class's.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ClassSummary {
+    pub ops: u64,
+    pub bytes: u64,
+    /// Failed ops by errno, ascending.
+    pub errors: Vec<(i32, u64)>,
+    pub latency: LatencyFigures,
+}
+
+/// A latency summary in fixed room (nothing to allocate as it travels):
+/// nanoseconds, `at[i]` the value at [`PERCENTILES`]`[i]`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LatencyFigures {
+    pub min_ns: u64,
+    pub mean_ns: f64,
+    pub stdev_ns: f64,
+    pub max_ns: u64,
+    pub at: [u64; PERCENTILES.len()],
+}
+
+impl LatencyFigures {
+    pub fn of(s: &LatencySummary) -> Self {
+        let mut at = [0; PERCENTILES.len()];
+        for (a, &(_, ns)) in at.iter_mut().zip(&s.percentiles_ns) {
+            *a = ns;
+        }
+        LatencyFigures {
+            min_ns: s.min_ns,
+            mean_ns: s.mean_ns,
+            stdev_ns: s.stdev_ns,
+            max_ns: s.max_ns,
+            at,
+        }
+    }
+
+    /// The summary it was made from.
+    pub fn summary(&self) -> LatencySummary {
+        LatencySummary {
+            min_ns: self.min_ns,
+            mean_ns: self.mean_ns,
+            stdev_ns: self.stdev_ns,
+            max_ns: self.max_ns,
+            percentiles_ns: PERCENTILES.into_iter().zip(self.at).collect(),
+        }
+    }
+}
+
+impl ClassSummary {
+    pub fn of(c: &ClassStats) -> Self {
+        ClassSummary {
+            ops: c.ops,
+            bytes: c.bytes,
+            errors: c.errors.iter().map(|(&e, &n)| (e, n)).collect(),
+            latency: LatencyFigures::of(&c.latency.summary()),
+        }
+    }
+
+    /// Failed ops, short transfers included.
+    pub fn error_count(&self) -> u64 {
+        self.errors.iter().map(|&(_, n)| n).sum()
+    }
+}
+
+impl StreamSummary {
+    pub fn of(s: &StreamResult) -> Self {
+        StreamSummary {
+            elapsed_ns: s.elapsed_ns,
+            read: ClassSummary::of(&s.read),
+            write: ClassSummary::of(&s.write),
+        }
+    }
+}
+
+/// A job's streams summarised: each stream's [`StreamSummary`], in the
+/// job's order, and the exact merge of all of them (histograms and
+/// series), which the report's totals are made from.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Summarised {
+    pub streams: Vec<StreamSummary>,
+    pub total: StreamResult,
+}
+
+impl Summarised {
+    /// `streams` summarised, and their merge.
+    pub fn of(streams: &[StreamResult]) -> Self {
+        let mut total = StreamResult::default();
+        for s in streams {
+            total.read.merge(&s.read);
+            total.write.merge(&s.write);
+            total.elapsed_ns = total.elapsed_ns.max(s.elapsed_ns);
+        }
+        Summarised {
+            streams: streams.iter().map(StreamSummary::of).collect(),
+            total,
+        }
     }
 }
 
@@ -186,6 +298,10 @@ pub struct JobResult {
     /// (`iosurvey_engine::data::run_nonce`): one per process, so that two
     /// runs never write the same sector. 0: unknown.
     pub data_nonce: u64,
+    /// The streams summarised ([`JobResult::summarise`]): `streams` is then
+    /// empty. Travels between ranks on its own, not with the rest.
+    #[serde(skip)]
+    pub summarised: Option<Box<Summarised>>,
 }
 
 /// The two write rates `--check-compression` measured.
@@ -226,6 +342,9 @@ pub struct ReadSample {
 impl JobResult {
     /// Sum of every stream's class `op`.
     pub fn total(&self, op: Op) -> ClassStats {
+        if let Some(s) = &self.summarised {
+            return s.total.class(op).clone();
+        }
         let mut t = ClassStats::new();
         for s in &self.streams {
             t.merge(s.class(op));
@@ -235,10 +354,37 @@ impl JobResult {
 
     /// Failed I/Os over every stream and class.
     pub fn error_count(&self) -> u64 {
+        if let Some(s) = &self.summarised {
+            return s.total.read.error_count() + s.total.write.error_count();
+        }
         self.streams
             .iter()
             .map(|s| s.read.error_count() + s.write.error_count())
             .sum()
+    }
+
+    /// Replaces the streams by their summaries and merge
+    /// ([`Summarised`]); once only.
+    pub fn summarise(&mut self) {
+        if self.summarised.is_none() {
+            let streams = std::mem::take(&mut self.streams);
+            self.summarised = Some(Box::new(Summarised::of(&streams)));
+        }
+    }
+
+    /// The streams' ops and bytes, read and write added up.
+    pub fn moved(&self) -> (u64, u64) {
+        let add = |(o, b): (u64, u64), c: &ClassStats| (o + c.ops, b + c.bytes);
+        match &self.summarised {
+            Some(s) => [&s.total.read, &s.total.write]
+                .into_iter()
+                .fold((0, 0), add),
+            None => self
+                .streams
+                .iter()
+                .flat_map(|s| [&s.read, &s.write])
+                .fold((0, 0), add),
+        }
     }
 
     /// Combines the results of two parts of one job run side by side
@@ -285,6 +431,23 @@ impl JobResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_empty_class_summarises_as_the_default_and_a_summary_keeps_its_percentiles() {
+        assert_eq!(
+            ClassSummary::default(),
+            ClassSummary::of(&ClassStats::new())
+        );
+        let mut c = ClassStats::new();
+        for i in 0..1000 {
+            c.record(0, 4096, 1_000 + i * 100);
+        }
+        c.record_error(5);
+        let s = ClassSummary::of(&c);
+        assert_eq!(s.latency.summary(), c.latency.summary());
+        assert_eq!((s.ops, s.bytes, s.error_count()), (1000, 4_096_000, 1));
+        assert!(s.latency.at[0] > 1_000 && s.latency.at[0] < s.latency.at[5]);
+    }
 
     fn part(ops: u64, elapsed: u64, fail_at: Option<u64>) -> JobResult {
         let mut r = JobResult {

@@ -5,7 +5,7 @@
 use iosurvey_model::document::RunReport;
 
 /// Version of the JSON layout.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// The first version of the layout: every version from it to
 /// [`SCHEMA_VERSION`] is read.

@@ -7,10 +7,20 @@
 //! What this leaves out: the transfers (MPI; at 10 GB/s, 0.1 ms per MB)
 //! and the waiting for ranks to be scheduled (on an oversubscribed host).
 //!
+//! DETAIL is `full` (each stream whole) or `summary` (each stream's
+//! summary and each rank's merge; `--stream-detail`'s default above 1,024
+//! streams under MPI), and the figure includes the point's report
+//! (`PointReport::new`) when REPORT is `report`: rank 0's work per point
+//! but the writing of files.
+//!
 //! Usage: cargo run --release -p iosurvey-session --example merge-scale --
 //!        [RANKS (default 2,4,8,16,32,64,128,256,512,1024)] [S (256)]
-//!        [RUNS (3)]
+//!        [RUNS (3)] [DETAIL (full)] [REPORT (merge)]
 
+use iosurvey_model::document::{PointReport, StreamDetail, TargetReport};
+use iosurvey_model::{
+    Bounds, Job, Mix, Pattern, Point, PointParams, StreamClass, TargetKind, TargetSpec,
+};
 use iosurvey_run::{JobResult, StreamResult};
 use iosurvey_session::merge::{Instants, Maps, Merger, RankPart};
 use std::time::Instant;
@@ -36,7 +46,7 @@ fn region(seed: u64, ops: u64) -> StreamResult {
 }
 
 /// Rank `r`'s encoded part: its `s` streams are the job's `r*s..(r+1)*s`.
-fn part(r: usize, s: usize, at: &Instants) -> Vec<u8> {
+fn part(r: usize, s: usize, at: &Instants, detail: StreamDetail) -> Vec<u8> {
     let result = JobResult {
         streams: (0..s).map(|i| region((r * s + i) as u64, 8)).collect(),
         elapsed_ns: 1_500_000_000,
@@ -47,10 +57,49 @@ fn part(r: usize, s: usize, at: &Instants) -> Vec<u8> {
         targets: vec![r],
     };
     let mut p = RankPart::new(0, Ok(result), 1_000_000 + r as u64, &maps);
-    let mut bytes = p.encode();
+    let mut bytes = p.encode(&p.body(detail, |_| false));
     p.count_done(at, 1_000_000_000);
     p.append_done(&mut bytes);
     bytes
+}
+
+/// The one target of [`survey_point`].
+fn target() -> TargetReport {
+    TargetReport {
+        path: "/dev/x".into(),
+        kind: TargetKind::Block,
+        size_bytes: 1 << 40,
+        logical_block_size: 512,
+        physical_block_size: 4096,
+        rotational: Some(false),
+        direct: true,
+        created: false,
+        memory_backed: None,
+        link_bytes_per_sec: None,
+        link: None,
+    }
+}
+
+/// A point of `n` streams of 4 KiB random I/O on one target, for its
+/// report.
+fn survey_point(n: usize) -> Point {
+    let class = |_| StreamClass::new("r", 0, Mix::Read, Pattern::Random, 4096, 1);
+    let targets = vec![TargetSpec {
+        path: "/dev/x".into(),
+        create_size: None,
+    }];
+    let bounds = Bounds {
+        time: None,
+        bytes: None,
+        ramp: std::time::Duration::ZERO,
+    };
+    Point {
+        index: 0,
+        label: String::new(),
+        params: PointParams::Run,
+        job: Job::new(targets, (0..n).map(class).collect(), bounds),
+        skip: None,
+    }
 }
 
 fn main() {
@@ -65,23 +114,41 @@ fn main() {
     let runs: usize = args
         .next()
         .map_or(3, |x| x.parse().expect("RUNS: a number"));
+    let detail = match args.next().as_deref() {
+        None | Some("full") => StreamDetail::Full,
+        Some("summary") => StreamDetail::Summary,
+        Some(x) => panic!("DETAIL: full or summary, not {x}"),
+    };
+    let report = match args.next().as_deref() {
+        None | Some("merge") => false,
+        Some("report") => true,
+        Some(x) => panic!("REPORT: merge or report, not {x}"),
+    };
     let at = Instants([1_000_000, 1_400_000_000, 1_000_000, 1_600_000_000]);
     println!("ranks\tstreams\tmerge_ms\tbytes_per_stream\tmerged_streams");
     for &n in &ranks {
-        let parts: Vec<Vec<u8>> = (0..n).map(|r| part(r, s, &at)).collect();
+        let parts: Vec<Vec<u8>> = (0..n).map(|r| part(r, s, &at, detail)).collect();
+        let point = report.then(|| survey_point(n * s));
         let bytes: usize = parts.iter().map(Vec::len).sum();
         let mut times = Vec::new();
         let mut merged = 0;
         for _ in 0..runs {
             let t = Instant::now();
-            let mut m = Merger::new(0, n * s);
+            let mut m = Merger::new(0, n * s, detail);
             for b in &parts {
-                m.add(RankPart::decode(b).expect("a part decodes"));
+                let (p, body) = RankPart::decode(b).expect("a part decodes");
+                m.add(p, body).expect("its summaries decode");
             }
             let (res, _, _) = m.finish(&at);
+            let doc = point
+                .as_ref()
+                .map(|p| PointReport::new(p, &[target()], &res, 1 << 40));
             times.push(t.elapsed().as_secs_f64() * 1e3);
-            merged = res.streams.iter().filter(|x| x.read.ops > 0).count();
-            drop(res);
+            merged = match &res.summarised {
+                Some(x) => x.streams.iter().filter(|x| x.read.ops > 0).count(),
+                None => res.streams.iter().filter(|x| x.read.ops > 0).count(),
+            };
+            drop((res, doc));
         }
         times.sort_by(f64::total_cmp);
         println!(

@@ -12,10 +12,12 @@
 //! point): the ranks agree on those with one reduction of four numbers,
 //! and each sends what it had done by each.
 
-use iosurvey_model::document::{PointWindows, RankPoint, Window};
+use iosurvey_model::document::{PointWindows, RankPoint, StreamDetail, Window};
+use iosurvey_model::result::{StreamSummary, Summarised};
 use iosurvey_report::parallel::done_within;
 use iosurvey_run::{JobResult, StreamResult};
 use serde::{Deserialize, Serialize};
+use std::collections::btree_map::{BTreeMap, Entry};
 
 /// A rank's numbering in the whole job's: `streams[l]` is the job's
 /// stream of its local stream `l`, and `targets[l]` its target.
@@ -45,13 +47,18 @@ impl Instants {
     }
 }
 
-/// What a rank sends rank 0 after each point.
+/// What a rank sends rank 0 after each point: a small head (its result
+/// but its streams, its figures) and its streams' [`Body`], each encoded
+/// before the point's barrier, then what it had done by the point's
+/// instants.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct RankPart {
     /// Its result with its streams taken out (they are in `streams`), or
     /// why its point failed.
     pub result: Result<JobResult, String>,
-    /// Each of its streams, with its number in the job.
+    /// Each of its streams, with its number in the job: on the rank, all
+    /// of them; decoded on rank 0, none (they are in the [`Body`]).
+    #[serde(skip)]
     pub streams: Vec<(usize, StreamResult)>,
     /// Its own figures of the point.
     pub figures: RankPoint,
@@ -63,6 +70,59 @@ pub struct RankPart {
     /// is made before that barrier.
     #[serde(skip)]
     pub done: [[f64; 2]; 4],
+}
+
+/// A rank's streams as they travel, in a compact binary encoding
+/// (postcard): each whole, or (`--stream-detail summary`) each one's
+/// summary and the exact merge of all of them, so that rank 0 decodes a
+/// few numbers per stream and two histograms per rank. A stream that
+/// ranks share (matrix's array) travels whole either way: its parts are
+/// merged exactly on rank 0.
+/// Decoded on rank 0, its summaries are left in their encoding until
+/// [`Merger::add`] decodes each straight into its place.
+#[derive(Debug, Default, PartialEq, Serialize)]
+pub struct Body {
+    pub whole: Vec<(usize, StreamResult)>,
+    /// The merge of every stream of the rank (summary only).
+    pub total: Option<StreamResult>,
+    /// Encoded last: [`RankPart::decode`] keeps them in `encoded`.
+    pub summaries: Vec<(usize, StreamSummary)>,
+    /// The encoding of more summaries, as postcard encodes `summaries`.
+    #[serde(skip)]
+    pub encoded: Vec<u8>,
+}
+
+/// A [`Body`] but its summaries, as they are decoded.
+#[derive(Deserialize)]
+struct Front {
+    whole: Vec<(usize, StreamResult)>,
+    total: Option<StreamResult>,
+}
+
+/// Each summary of a [`Body`], those it holds and those still `encoded`;
+/// an encoding cut short ends them with its error.
+fn each_summary(
+    held: Vec<(usize, StreamSummary)>,
+    encoded: &[u8],
+    mut f: impl FnMut(usize, StreamSummary),
+) -> Result<(), String> {
+    {
+        for (g, s) in held {
+            f(g, s);
+        }
+        if encoded.is_empty() {
+            return Ok(());
+        }
+        let e = |e: postcard::Error| format!("its stream summaries: {e}");
+        let (n, mut rest) = postcard::take_from_bytes::<usize>(encoded).map_err(e)?;
+        for _ in 0..n {
+            let ((g, s), r) =
+                postcard::take_from_bytes::<(usize, StreamSummary)>(rest).map_err(e)?;
+            f(g, s);
+            rest = r;
+        }
+        Ok(())
+    }
 }
 
 /// Bytes of [`RankPart::done`] after a part's encoding.
@@ -111,11 +171,40 @@ impl RankPart {
         }
     }
 
-    /// The part's encoding, but for its `done` (made before the point's
-    /// barrier, so that no rank's encoding is in rank 0's cost: each rank
-    /// encodes its own, in parallel).
-    pub fn encode(&self) -> Vec<u8> {
-        let mut v = serde_json::to_vec(self).expect("a result encodes");
+    /// Its streams as they travel: each whole for `Full`; for `Summary`,
+    /// each summarised (but those `shared(g)` says ranks share, whole)
+    /// and the merge of all.
+    pub fn body(&self, detail: StreamDetail, shared: impl Fn(usize) -> bool) -> Body {
+        if detail.is_full() {
+            return Body {
+                whole: self.streams.clone(),
+                ..Body::default()
+            };
+        }
+        let mut body = Body::default();
+        let mut total = StreamResult::default();
+        for (g, s) in &self.streams {
+            total.merge(s);
+            match shared(*g) {
+                true => body.whole.push((*g, s.clone())),
+                false => body.summaries.push((*g, StreamSummary::of(s))),
+            }
+        }
+        total.samples.clear();
+        body.total = Some(total);
+        body
+    }
+
+    /// The part's encoding with `body`, but for its `done` (made before
+    /// the point's barrier, so that no rank's encoding is in rank 0's
+    /// cost: each rank encodes its own, in parallel): the head's length
+    /// (4 bytes), the head (JSON), the body (postcard).
+    pub fn encode(&self, body: &Body) -> Vec<u8> {
+        let head = serde_json::to_vec(self).expect("a result encodes");
+        let mut v = Vec::with_capacity(4 + head.len() + 64);
+        v.extend_from_slice(&(head.len() as u32).to_le_bytes());
+        v.extend_from_slice(&head);
+        let mut v = postcard::to_extend(body, v).expect("streams encode");
         v.reserve_exact(DONE_BYTES);
         v
     }
@@ -128,12 +217,25 @@ impl RankPart {
         }
     }
 
-    /// A part from its encoding and its `done` after it.
-    pub fn decode(bytes: &[u8]) -> Result<RankPart, String> {
-        let Some(at) = bytes.len().checked_sub(DONE_BYTES) else {
-            return Err(format!("{} bytes, too short", bytes.len()));
+    /// A part and its body from their encoding and the `done` after it.
+    pub fn decode(bytes: &[u8]) -> Result<(RankPart, Body), String> {
+        let short = || format!("{} bytes, too short", bytes.len());
+        let at = bytes.len().checked_sub(DONE_BYTES).ok_or_else(short)?;
+        let (len, rest) = bytes[..at].split_first_chunk::<4>().ok_or_else(short)?;
+        let len = u32::from_le_bytes(*len) as usize;
+        if rest.len() < len {
+            return Err(short());
+        }
+        let (head, body) = rest.split_at(len);
+        let mut p: RankPart = serde_json::from_slice(head).map_err(|e| e.to_string())?;
+        let (front, encoded) =
+            postcard::take_from_bytes::<Front>(body).map_err(|e| format!("its streams: {e}"))?;
+        let body = Body {
+            whole: front.whole,
+            total: front.total,
+            summaries: Vec::new(),
+            encoded: encoded.to_vec(),
         };
-        let mut p: RankPart = serde_json::from_slice(&bytes[..at]).map_err(|e| e.to_string())?;
         let mut xs = bytes[at..].chunks_exact(8).map(|c| {
             let mut b = [0u8; 8];
             b.copy_from_slice(c);
@@ -142,7 +244,7 @@ impl RankPart {
         for d in p.done.iter_mut().flatten() {
             *d = xs.next().unwrap_or(0.0);
         }
-        Ok(p)
+        Ok((p, body))
     }
 
     /// What this rank adds to the reduction of the point's instants:
@@ -206,6 +308,12 @@ pub struct Merger {
     out: JobResult,
     /// Whether `out.streams[g]` holds a stream yet.
     filled: Vec<bool>,
+    /// Summary: each stream's summary (an empty one until its rank's part
+    /// comes), and the merge of the ranks' totals (`out.streams` is then
+    /// empty).
+    summary: Option<Summarised>,
+    /// Summary: the streams ranks share, whole, by number.
+    shared: BTreeMap<usize, StreamResult>,
     any: bool,
     done: [[f64; 2]; 4],
     per_rank: Vec<RankPoint>,
@@ -213,14 +321,22 @@ pub struct Merger {
 }
 
 impl Merger {
-    /// For point `index` of `n_streams` streams.
-    pub fn new(index: usize, n_streams: usize) -> Merger {
+    /// For point `index` of `n_streams` streams, each kept as `detail`
+    /// says.
+    pub fn new(index: usize, n_streams: usize, detail: StreamDetail) -> Merger {
+        let summary = (!detail.is_full()).then(|| Summarised {
+            streams: vec![StreamSummary::default(); n_streams],
+            total: StreamResult::default(),
+        });
+        let whole = if summary.is_some() { 0 } else { n_streams };
         Merger {
             out: JobResult {
-                streams: vec![Default::default(); n_streams],
+                streams: vec![Default::default(); whole],
                 ..Default::default()
             },
-            filled: vec![false; n_streams],
+            filled: vec![false; whole],
+            summary,
+            shared: BTreeMap::new(),
             any: false,
             done: [[0.0; 2]; 4],
             per_rank: Vec::new(),
@@ -228,14 +344,33 @@ impl Merger {
         }
     }
 
-    /// Adds the next rank's part. A stream belongs to one rank (but
-    /// matrix's array): its figures are moved, not merged.
-    pub fn add(&mut self, part: RankPart) {
+    /// Adds the next rank's part and its streams. A stream belongs to one
+    /// rank (but matrix's array, whose parts are merged): its figures are
+    /// moved, not merged.
+    /// A part whose summaries do not decode adds what came before them,
+    /// and is the error.
+    pub fn add(&mut self, part: RankPart, body: Body) -> Result<(), String> {
         self.per_rank.push(part.figures);
         let (Ok(p), true) = (part.result, part.ran) else {
-            return;
+            return Ok(());
         };
-        for (g, s) in part.streams {
+        let Body {
+            whole,
+            total,
+            summaries,
+            encoded,
+        } = body;
+        let mut cut = Ok(());
+        for (g, s) in whole {
+            if self.summary.is_some() {
+                match self.shared.entry(g) {
+                    Entry::Occupied(mut o) => o.get_mut().merge(&s),
+                    Entry::Vacant(v) => {
+                        v.insert(s);
+                    }
+                }
+                continue;
+            }
             let (Some(a), Some(f)) = (self.out.streams.get_mut(g), self.filled.get_mut(g)) else {
                 continue;
             };
@@ -245,6 +380,17 @@ impl Merger {
                 *a = s;
                 *f = true;
             }
+        }
+        if let Some(sum) = &mut self.summary {
+            if let Some(t) = &total {
+                sum.total.merge(t);
+            }
+            let slots = &mut sum.streams;
+            cut = each_summary(summaries, &encoded, |g, s| {
+                if let Some(slot) = slots.get_mut(g) {
+                    *slot = s;
+                }
+            });
         }
         for (d, x) in self.done.iter_mut().zip(part.done) {
             d[0] += x[0];
@@ -265,6 +411,7 @@ impl Merger {
         }
         out.cached_at_start.extend_from_slice(&p.cached_at_start);
         out.compression_check = out.compression_check.or(p.compression_check);
+        cut
     }
 
     /// Adds a rank whose part did not decode: nothing it measured.
@@ -306,6 +453,15 @@ impl Merger {
             ..Default::default()
         };
         let mut out = self.out;
+        if let Some(mut sum) = self.summary {
+            // The streams ranks share, merged whole, summarised last.
+            for (g, s) in &self.shared {
+                if let Some(slot) = sum.streams.get_mut(*g) {
+                    *slot = StreamSummary::of(s);
+                }
+            }
+            out.summarised = Some(Box::new(sum));
+        }
         // The clock of one host means nothing on another.
         out.measure_start_ns = 0;
         (out, w, self.per_rank)
@@ -330,11 +486,22 @@ mod tests {
 
     /// What `gather_point` does over ranks, in one process: each rank's
     /// (local result, its maps, its start) in rank order, a point of
-    /// `n` streams with series of 1 s. A part that goes through JSON, as
-    /// it travels.
+    /// `n` streams with series of 1 s, every stream whole. A part that is
+    /// encoded and decoded, as it travels.
     fn point(
         ranks: Vec<(Option<JobResult>, Maps, u64)>,
         n: usize,
+    ) -> (JobResult, PointWindows, Vec<RankPoint>) {
+        point_as(ranks, n, StreamDetail::Full, |_| false)
+    }
+
+    /// [`point`], each stream kept as `detail` says, the streams that
+    /// `shared` says ranks share whole.
+    fn point_as(
+        ranks: Vec<(Option<JobResult>, Maps, u64)>,
+        n: usize,
+        detail: StreamDetail,
+        shared: fn(usize) -> bool,
     ) -> (JobResult, PointWindows, Vec<RankPoint>) {
         let parts: Vec<RankPart> = ranks
             .into_iter()
@@ -347,12 +514,13 @@ mod tests {
             }
         }
         let at = Instants::from_largest(&largest);
-        let mut m = Merger::new(0, n);
+        let mut m = Merger::new(0, n, detail);
         for mut p in parts {
-            let mut bytes = p.encode();
+            let mut bytes = p.encode(&p.body(detail, shared));
             p.count_done(&at, 1_000_000_000);
             p.append_done(&mut bytes);
-            m.add(RankPart::decode(&bytes).unwrap());
+            let (p, body) = RankPart::decode(&bytes).unwrap();
+            m.add(p, body).unwrap();
         }
         m.finish(&at)
     }
@@ -486,7 +654,7 @@ mod tests {
     #[test]
     fn a_part_cut_short_does_not_decode() {
         let part = RankPart::new(0, Err("x".into()), 0, &Maps::default());
-        let bytes = part.encode();
+        let bytes = part.encode(&Body::default());
         assert!(RankPart::decode(&bytes).is_err());
         assert!(RankPart::decode(&bytes[..3]).is_err());
     }
@@ -516,13 +684,106 @@ mod tests {
     fn a_rank_part_travels_losslessly() {
         let (r, maps) = own(stream(4096, 3), 0);
         let mut part = RankPart::new(0, Ok(r.unwrap()), 42, &maps);
-        let mut bytes = part.encode();
-        part.done = [[1.5, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.25]];
+        for detail in [StreamDetail::Full, StreamDetail::Summary] {
+            let body = part.body(detail, |_| false);
+            let mut bytes = part.encode(&body);
+            part.done = [[1.5, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.25]];
+            part.append_done(&mut bytes);
+            let (back, back_body) = RankPart::decode(&bytes).unwrap();
+            assert_eq!(back.done, part.done);
+            assert_eq!(back.figures, part.figures);
+            assert_eq!(
+                (&back_body.whole, &back_body.total),
+                (&body.whole, &body.total)
+            );
+            let mut got = Vec::new();
+            each_summary(back_body.summaries, &back_body.encoded, |g, s| {
+                got.push((g, s))
+            })
+            .unwrap();
+            assert_eq!(got, body.summaries);
+            assert_eq!(back.result.unwrap(), *part.result.as_ref().unwrap());
+        }
+        let full = part.body(StreamDetail::Full, |_| false);
+        assert_eq!(full.whole, part.streams);
+        let sum = part.body(StreamDetail::Summary, |_| false);
+        assert!(sum.whole.is_empty());
+        assert_eq!(sum.summaries[0].1, StreamSummary::of(&part.streams[0].1));
+    }
+
+    /// Three ranks of two streams each, every I/O's latency its own.
+    fn six_streams() -> Vec<(Option<JobResult>, Maps, u64)> {
+        (0..3)
+            .map(|r| {
+                let mut res = JobResult::default();
+                for k in 0..2u64 {
+                    let mut s = StreamResult::default();
+                    for i in 0..50 + 10 * (r as u64 * 2 + k) {
+                        s.read
+                            .record((i % 2) as usize, 4096, 1_000 + i * 997 * (k + 1));
+                    }
+                    if k == 1 {
+                        s.write.record_error(5);
+                    }
+                    s.elapsed_ns = 2_000_000_000;
+                    res.streams.push(s);
+                }
+                let maps = Maps {
+                    streams: vec![2 * r, 2 * r + 1],
+                    targets: vec![r],
+                };
+                (Some(res), maps, 0)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn summarised_ranks_give_each_stream_s_figures_and_the_exact_totals() {
+        let (full, fw, fper) = point(six_streams(), 6);
+        let (sum, sw, sper) = point_as(six_streams(), 6, StreamDetail::Summary, |_| false);
+        assert!(sum.streams.is_empty());
+        let s = sum.summarised.as_ref().expect("summarised");
+        assert_eq!(s.streams.len(), 6);
+        for (a, b) in full.streams.iter().zip(&s.streams) {
+            assert_eq!(&StreamSummary::of(a), b);
+        }
+        // The totals are the exact merge, histograms and series included.
+        for op in [iosurvey_engine::Op::Read, iosurvey_engine::Op::Write] {
+            assert_eq!(full.total(op), sum.total(op));
+        }
+        assert_eq!(
+            full.total(iosurvey_engine::Op::Read).latency.count(),
+            6 * 50 + 150
+        );
+        assert_eq!(sum.error_count(), 3);
+        assert_eq!((fw, fper), (sw, sper));
+    }
+
+    #[test]
+    fn a_shared_stream_is_merged_whole_when_the_others_are_summarised() {
+        let (a, am) = own(stream(100, 2), 0);
+        let (b, bm) = own(stream(100, 2), 0);
+        let (c, cm) = own(stream(7, 2), 1);
+        let ranks = vec![(a, am, 0), (b, bm, 0), (c, cm, 0)];
+        let (sum, _, _) = point_as(ranks, 2, StreamDetail::Summary, |g| g == 0);
+        let s = sum.summarised.as_ref().unwrap();
+        assert_eq!(s.streams[0].read.bytes, 400);
+        assert_eq!(s.streams[0].read.ops, 4);
+        assert_eq!(s.streams[1].read.bytes, 14);
+        assert_eq!(s.total.read.bytes, 414);
+    }
+
+    #[test]
+    fn summaries_cut_short_are_an_error_not_a_point_without_them() {
+        let (r, maps) = own(stream(4096, 3), 0);
+        let part = RankPart::new(0, Ok(r.unwrap()), 0, &maps);
+        let body = part.body(StreamDetail::Summary, |_| false);
+        let mut bytes = part.encode(&body);
+        // The last summary's last byte gone.
+        bytes.pop();
         part.append_done(&mut bytes);
-        let back = RankPart::decode(&bytes).unwrap();
-        assert_eq!(back.done, part.done);
-        assert_eq!(back.figures, part.figures);
-        assert_eq!(back.streams, part.streams);
-        assert_eq!(back.result.unwrap(), part.result.unwrap());
+        let (p, body) = RankPart::decode(&bytes).unwrap();
+        let mut m = Merger::new(0, 1, StreamDetail::Summary);
+        assert!(m.add(p, body).unwrap_err().contains("summaries"));
     }
 }

@@ -3,6 +3,7 @@
 //! flag groups convert into these, so that the session loop and its callees
 //! know no command-line parser.
 
+use iosurvey_model::document::StreamDetail;
 use std::path::PathBuf;
 
 /// The target, safety and engine options every mode takes.
@@ -65,12 +66,30 @@ pub struct OutputOptions {
     pub quiet: bool,
     /// `--live`: the interval series' path.
     pub live: Option<PathBuf>,
+    /// `--stream-detail`, when given.
+    pub stream_detail: Option<StreamDetail>,
 }
+
+/// Streams in a distributed job above which the report summarises each
+/// by default: rank 0 then decodes and holds a few numbers per stream,
+/// not two histograms and two series.
+pub const SUMMARY_ABOVE: usize = 1024;
 
 impl OutputOptions {
     /// What goes to stdout: the text summary unless JSON was asked for.
     pub fn output(&self) -> OutputFormat {
         self.output.unwrap_or(OutputFormat::Text)
+    }
+
+    /// What the report keeps of each stream of a job of `streams`
+    /// streams: as `--stream-detail` says; else, in a distributed job of
+    /// more than [`SUMMARY_ABOVE`], a summary; else everything.
+    pub fn stream_detail(&self, streams: usize, distributed: bool) -> StreamDetail {
+        match self.stream_detail {
+            Some(d) => d,
+            None if distributed && streams > SUMMARY_ABOVE => StreamDetail::Summary,
+            None => StreamDetail::Full,
+        }
     }
 }
 
@@ -87,6 +106,7 @@ impl Default for OutputOptions {
             mib: false,
             quiet: false,
             live: None,
+            stream_detail: None,
         }
     }
 }

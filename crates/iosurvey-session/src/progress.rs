@@ -190,8 +190,7 @@ impl Display {
         if self.live.is_none() {
             return;
         }
-        let classes = result.streams.iter().flat_map(|s| [&s.read, &s.write]);
-        let (ops, bytes) = classes.fold((0, 0), |(o, b), c| (o + c.ops, b + c.bytes));
+        let (ops, bytes) = result.moved();
         let measured_end = result
             .elapsed_ns
             .max(self.last.elapsed_ns.saturating_sub(self.ramp_ns));

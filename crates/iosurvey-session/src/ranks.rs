@@ -6,7 +6,7 @@
 use crate::assign::Assigned;
 use crate::cluster::Cluster;
 use crate::merge::{Instants, Maps, Merger, RankPart};
-use iosurvey_model::document::{PointWindows, RankPoint, TargetReport};
+use iosurvey_model::document::{PointWindows, RankPoint, StreamDetail, TargetReport};
 use iosurvey_run::{now_ns, JobResult, Observer, Progress};
 use iosurvey_target::target::Identity;
 use iosurvey_workload::Point;
@@ -155,7 +155,8 @@ impl PointMerged {
 
 /// Gathers every rank's `result` of `point` (numbered as its local plan,
 /// `maps` to the job's; `start_ns` from its barrier exit to its measured
-/// phase) on rank 0 and merges it; `None` on the others. Rank 0 takes the
+/// phase) on rank 0 and merges it, each stream kept as `detail` says;
+/// `None` on the others. Rank 0 takes the
 /// ranks' parts one at a time, in rank order, adding each into the
 /// merged result before the next. Each rank encodes its part before a
 /// barrier; rank 0's cost from that barrier (so that no rank's own point
@@ -165,14 +166,16 @@ pub fn gather_point(
     cluster: &dyn Cluster,
     point: &Point,
     result: Result<JobResult, String>,
-    start_ns: u64,
-    maps: &Maps,
+    (start_ns, maps): (u64, &Maps),
+    detail: StreamDetail,
 ) -> Option<PointMerged> {
     let mut mine = RankPart::new(point.index, result, start_ns, maps);
     let root = cluster.is_root();
-    // Each rank encodes its own before the barrier (rank 0 merges its own
-    // where it is).
-    let mut encoded = if root { Vec::new() } else { mine.encode() };
+    // Each rank summarises and encodes its own before the barrier (rank 0
+    // merges its own where it is).
+    let shared = |g: usize| point.job.streams.get(g).is_some_and(|s| s.array.is_some());
+    let body = mine.body(detail, shared);
+    let mut encoded = if root { Vec::new() } else { mine.encode(&body) };
     cluster.barrier();
     let m0 = now_ns();
     let at = Instants::from_largest(&cluster.max_u64s(&mine.seen()));
@@ -183,24 +186,28 @@ pub fn gather_point(
         return None;
     }
     // Nothing here returns early: the other ranks wait for the verdict.
-    let mut merger = Merger::new(point.index, point.job.streams.len());
+    let mut merger = Merger::new(point.index, point.job.streams.len(), detail);
     let mut errors = Vec::new();
     let mut gathered_bytes = 0usize;
     let failed = |r: usize, e: &str| format!("rank {r} on {}: {e}", cluster.ranks()[r].host);
     if let Err(e) = &mine.result {
         errors.push(failed(0, e));
     }
-    merger.add(mine);
+    if let Err(e) = merger.add(mine, body) {
+        errors.push(failed(0, &e));
+    }
     for r in 1..cluster.ranks().len() {
         let bytes = cluster.recv_from(r);
         gathered_bytes += bytes.len();
         match RankPart::decode(&bytes) {
-            Ok(p) => {
+            Ok((p, body)) => {
                 drop(bytes);
                 if let Err(e) = &p.result {
                     errors.push(failed(r, e));
                 }
-                merger.add(p);
+                if let Err(e) = merger.add(p, body) {
+                    errors.push(failed(r, &format!("its result did not decode: {e}")));
+                }
             }
             Err(e) => {
                 errors.push(failed(r, &format!("its result did not decode: {e}")));

@@ -16,7 +16,7 @@ use crate::{Cluster, Localized, SILENT};
 use crate::{OutputFormat, OutputOptions, TargetOptions};
 use anyhow::anyhow;
 use iosurvey_model::document::{
-    PointReport, PointWindows, RankPoint, RankReport, RunReport, TargetReport,
+    PointReport, PointWindows, RankPoint, RankReport, RunReport, StreamDetail, TargetReport,
 };
 use iosurvey_report::TextOptions;
 use iosurvey_run::{now_ns, run_point, JobResult, Observer};
@@ -163,6 +163,7 @@ pub fn run_plan(
             &stop,
             &mut display,
             local.maps.get(pi).cloned().unwrap_or_default(),
+            oflags.stream_detail(point.job.streams.len(), cluster.distributed()),
         );
         let Ran {
             merged,
@@ -278,7 +279,8 @@ struct Ran {
 /// Runs this rank's part `lp` of `point` from a barrier, and gathers
 /// every rank's on rank 0, merged (this rank's numbered by `maps`). A skipped point
 /// is reported with nothing measured, and so is a rank's point with no
-/// stream of its own. Alone, a failed point is the error.
+/// stream of its own. Alone, a failed point is the error. Each stream is
+/// kept as `detail` says.
 fn run_here(
     cluster: &dyn Cluster,
     (point, lp): (&Point, &Point),
@@ -286,6 +288,7 @@ fn run_here(
     stop: &AtomicBool,
     display: &mut progress::Display,
     maps: Maps,
+    detail: StreamDetail,
 ) -> Result<Ran, iosurvey_run::RunError> {
     cluster.barrier();
     let t0 = now_ns();
@@ -302,8 +305,12 @@ fn run_here(
     };
     let interrupted = result.as_ref().is_ok_and(|r| r.interrupted);
     if !cluster.distributed() {
+        let mut result = result?;
+        if !detail.is_full() {
+            result.summarise();
+        }
         return Ok(Ran {
-            merged: Some(PointMerged::alone(result?)),
+            merged: Some(PointMerged::alone(result)),
             mine_failed: false,
             interrupted,
         });
@@ -314,7 +321,7 @@ fn run_here(
     };
     let mine_failed = result.is_err();
     let result = result.map_err(|e| format!("{e:#}"));
-    let merged = gather_point(cluster, point, result, start_ns, &maps);
+    let merged = gather_point(cluster, point, result, (start_ns, &maps), detail);
     if let Some(m) = &merged {
         // The live lines and the bar end with the whole job's figures.
         display.point_finished(point, &m.result);

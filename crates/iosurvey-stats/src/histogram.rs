@@ -404,15 +404,21 @@ impl Histogram {
     /// were kept) falls back to its lowest and highest buckets.
     pub fn from_data(data: &HistogramData) -> Histogram {
         let mut h = Histogram::new();
+        h.sparse.reserve(data.counts.len());
         let (mut lo, mut hi) = (u64::MAX, 0);
         for &[v, n] in &data.counts {
             let v = v.clamp(LOWEST_NS, HIGHEST_NS);
             let i = index_of(v) as u32;
-            // Kept sparse: ascending as encoded, a repeated or unordered
-            // bucket (a hand-made encoding) put in its place.
-            match h.sparse.binary_search_by_key(&i, |&(k, _)| k) {
-                Ok(at) => h.sparse[at].1 = h.sparse[at].1.saturating_add(n),
-                Err(at) => h.sparse.insert(at, (i, n)),
+            // Kept sparse: ascending as encoded (appended), a repeated or
+            // unordered bucket (a hand-made encoding) put in its place.
+            match h.sparse.last() {
+                Some(&(last, _)) if last >= i => {
+                    match h.sparse.binary_search_by_key(&i, |&(k, _)| k) {
+                        Ok(at) => h.sparse[at].1 = h.sparse[at].1.saturating_add(n),
+                        Err(at) => h.sparse.insert(at, (i, n)),
+                    }
+                }
+                _ => h.sparse.push((i, n)),
             }
             h.total = h.total.saturating_add(n);
             if n > 0 {
@@ -459,6 +465,22 @@ pub struct HistogramData {
     pub counts: Vec<[u64; 2]>,
 }
 
+impl HistogramData {
+    /// The encoding of an empty histogram, without the room `to_data`
+    /// reserves.
+    pub fn empty() -> Self {
+        HistogramData {
+            lowest_ns: LOWEST_NS,
+            highest_ns: HIGHEST_NS,
+            significant_digits: SIGFIG,
+            clamped: 0,
+            min_ns: None,
+            max_ns: None,
+            counts: Vec::new(),
+        }
+    }
+}
+
 /// Latency figures for one class.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatencySummary {
@@ -481,6 +503,28 @@ mod tests {
             h.record(v);
         }
         h
+    }
+
+    #[test]
+    fn an_unordered_or_repeated_encoding_reads_as_the_ordered_one() {
+        let ordered = hist(&[1_000, 5_000, 5_000, 90_000]).to_data();
+        let mut hand = ordered.clone();
+        hand.counts.reverse();
+        let back = Histogram::from_data(&hand);
+        assert_eq!(back.to_data(), ordered);
+        let mut split = ordered.clone();
+        let five = split.counts[1];
+        split.counts[1][1] = 1;
+        split.counts.push([five[0], five[1] - 1]);
+        assert_eq!(Histogram::from_data(&split).to_data(), ordered);
+    }
+
+    #[test]
+    fn the_empty_encoding_is_an_empty_histogram_s() {
+        assert_eq!(HistogramData::empty(), Histogram::new().to_data());
+        let mut h = Histogram::new();
+        h.record(1_000);
+        assert_ne!(HistogramData::empty(), h.to_data());
     }
 
     #[test]

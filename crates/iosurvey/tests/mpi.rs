@@ -248,6 +248,80 @@ fn survey_of_host_devices_counts_every_host_s_devices() {
 }
 
 #[test]
+fn summarised_regions_keep_their_figures_and_the_totals_every_histogram() {
+    let _lock = serial();
+    need!(require_mpi());
+    let devs = need!(loops(4));
+    let targets = host_targets(&devs, 2);
+    let mut args = with_targets("survey", &targets);
+    args.extend([
+        "--size",
+        "4m",
+        "--crghi",
+        "4",
+        "--thrhi",
+        "4",
+        "--rszlo",
+        "65536",
+        "--rszhi",
+        "65536",
+        "--allow-destroy",
+        "--stream-detail",
+        "summary",
+        "--output",
+        "json",
+        "--quiet",
+    ]);
+    let out = launch(4, Some(2), &args);
+    let report = report_of(&out);
+    assert_valid(&report);
+    let points = report["points"].as_array().unwrap();
+    assert!(!points.is_empty());
+    for p in points {
+        assert_eq!(
+            p["settings"]["stream_detail"], "summary",
+            "{}",
+            p["settings"]
+        );
+        let streams = p["streams"].as_array().unwrap();
+        // Every region of every device of every rank.
+        assert_eq!(
+            streams.len() as u64,
+            4 * u(&p["params"]["crg"]),
+            "{}",
+            p["params"]
+        );
+        let mut ops = 0;
+        for s in streams {
+            for c in [&s["read"], &s["write"]] {
+                assert!(
+                    c["histogram"]["counts"].as_array().unwrap().is_empty(),
+                    "{c}"
+                );
+                assert!(c["series"].as_array().unwrap().is_empty());
+                ops += u(&c["ops"]);
+                if u(&c["ops"]) > 0 {
+                    assert!(u(&c["latency"]["max_ns"]) > 0, "{c}");
+                }
+            }
+        }
+        let t = &p["total"];
+        assert_eq!(u(&t["read"]["ops"]) + u(&t["write"]["ops"]), ops);
+        // The totals' histograms count every I/O of every rank.
+        for c in [&t["read"], &t["write"]] {
+            let counted: u64 = c["histogram"]["counts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| u(&b[1]))
+                .sum();
+            assert_eq!(counted, u(&c["ops"]), "{c}");
+        }
+        assert!(ops > 0, "{t}");
+    }
+}
+
+#[test]
 fn what_cannot_run_across_ranks_is_refused_once() {
     need!(require_mpi());
     let dir = tempfile::tempdir().unwrap();

@@ -2,8 +2,9 @@
 //! errors by errno, latency figures, the lossless histogram and the series.
 
 use crate::document::errno::errno_name;
+use crate::result::ClassSummary;
 use crate::{Layout, Mix, Pattern};
-use iosurvey_stats::{ClassStats, HistogramData, IntervalSample};
+use iosurvey_stats::{ClassStats, HistogramData, IntervalSample, LatencySummary};
 use serde::{Deserialize, Serialize};
 
 /// One stream class: its settings and its reads and writes.
@@ -80,6 +81,22 @@ pub struct ArrayReport {
 pub struct StreamTotals {
     pub read: ClassReport,
     pub write: ClassReport,
+    /// The histograms are written with the totals: the streams'
+    /// summaries hold none to make them again from (a point of
+    /// `stream_detail` summary).
+    #[serde(skip)]
+    pub whole: bool,
+}
+
+impl StreamTotals {
+    /// Totals whose histograms are the merge of the streams'.
+    pub fn new(read: ClassReport, write: ClassReport) -> Self {
+        StreamTotals {
+            read,
+            write,
+            whole: false,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -145,18 +162,39 @@ pub struct ClassReport {
 impl ClassReport {
     /// Builds a class report, deriving rates over `elapsed_ns`.
     pub fn new(c: &ClassStats, elapsed_ns: u64) -> Self {
+        let errors: Vec<(i32, u64)> = c.errors.iter().map(|(&e, &n)| (e, n)).collect();
+        let mut r = ClassReport::figures(c.ops, c.bytes, &errors, &c.latency.summary(), elapsed_ns);
+        r.histogram = c.latency.to_data();
+        r.series = c.series.samples.clone();
+        r
+    }
+
+    /// A summarised class's report: its figures, no histogram and no
+    /// series (they are in the point's totals).
+    pub fn from_summary(c: &ClassSummary, elapsed_ns: u64) -> Self {
+        let latency = c.latency.summary();
+        ClassReport::figures(c.ops, c.bytes, &c.errors, &latency, elapsed_ns)
+    }
+
+    /// The figures of a class, rates over `elapsed_ns`; an empty
+    /// histogram and series.
+    fn figures(
+        ops: u64,
+        bytes: u64,
+        errors: &[(i32, u64)],
+        s: &LatencySummary,
+        elapsed_ns: u64,
+    ) -> Self {
         let secs = elapsed_ns as f64 / 1e9;
         let per_sec = |v: u64| if secs > 0.0 { v as f64 / secs } else { 0.0 };
-        let s = c.latency.summary();
         ClassReport {
-            ops: c.ops,
-            bytes: c.bytes,
-            iops: per_sec(c.ops),
-            bytes_per_sec: per_sec(c.bytes),
-            errors: c
-                .errors
+            ops,
+            bytes,
+            iops: per_sec(ops),
+            bytes_per_sec: per_sec(bytes),
+            errors: errors
                 .iter()
-                .map(|(&errno, &count)| ErrorCount {
+                .map(|&(errno, count)| ErrorCount {
                     errno,
                     name: errno_name(errno),
                     count,
@@ -173,8 +211,8 @@ impl ClassReport {
                     .map(|&(percentile, ns)| Percentile { percentile, ns })
                     .collect(),
             },
-            histogram: c.latency.to_data(),
-            series: c.series.samples.clone(),
+            histogram: HistogramData::empty(),
+            series: Vec::new(),
             series_last_ns: 0,
         }
     }

@@ -6,7 +6,7 @@ use crate::document::errno::errno_name;
 use crate::document::frames::{FramesLayout, FramesReport, FramesSummary};
 use crate::document::judge::{warnings, PointTotals};
 use crate::document::point::{
-    CompressionReport, FailureReport, PointReport, Settings, TargetReport,
+    CompressionReport, FailureReport, PointReport, Settings, StreamDetail, TargetReport,
 };
 use crate::Op;
 use crate::{FrameLayout, JobResult, Mix, Point};
@@ -15,16 +15,60 @@ use crate::{FrameLayout, JobResult, Mix, Point};
 /// that lasted the whole point has that stream's figures as its totals
 /// (the merge of one is itself, to the bit): they are copied, not summed
 /// and summarised again, which saves a walk of each histogram's buckets.
+/// Summarised streams' totals are their merge, written whole.
 fn totals(streams: &[StreamReport], r: &JobResult) -> StreamTotals {
+    if let Some(s) = &r.summarised {
+        return StreamTotals {
+            whole: true,
+            ..StreamTotals::new(
+                ClassReport::new(&s.total.read, r.elapsed_ns),
+                ClassReport::new(&s.total.write, r.elapsed_ns),
+            )
+        };
+    }
     match (streams, &r.streams[..]) {
-        ([s], [one]) if one.elapsed_ns == r.elapsed_ns => StreamTotals {
-            read: s.read.clone(),
-            write: s.write.clone(),
-        },
-        _ => StreamTotals {
-            read: ClassReport::new(&r.total(Op::Read), r.elapsed_ns),
-            write: ClassReport::new(&r.total(Op::Write), r.elapsed_ns),
-        },
+        ([s], [one]) if one.elapsed_ns == r.elapsed_ns => {
+            StreamTotals::new(s.read.clone(), s.write.clone())
+        }
+        _ => StreamTotals::new(
+            ClassReport::new(&r.total(Op::Read), r.elapsed_ns),
+            ClassReport::new(&r.total(Op::Write), r.elapsed_ns),
+        ),
+    }
+}
+
+/// Each stream's figures of `r`, in the job's order: `(elapsed, read,
+/// write, samples)`, from the streams' results or from their summaries.
+fn stream_figures(r: &JobResult) -> Vec<(u64, ClassReport, ClassReport, Vec<[u64; 2]>)> {
+    match &r.summarised {
+        Some(s) => s
+            .streams
+            .iter()
+            .map(|x| {
+                let e = x.elapsed_ns;
+                let (rd, wr) = (&x.read, &x.write);
+                (
+                    e,
+                    ClassReport::from_summary(rd, e),
+                    ClassReport::from_summary(wr, e),
+                    Vec::new(),
+                )
+            })
+            .collect(),
+        None => r
+            .streams
+            .iter()
+            .map(|x| {
+                let e = x.elapsed_ns;
+                let (rd, wr) = (&x.read, &x.write);
+                (
+                    e,
+                    ClassReport::new(rd, e),
+                    ClassReport::new(wr, e),
+                    x.samples.clone(),
+                )
+            })
+            .collect(),
     }
 }
 
@@ -37,8 +81,8 @@ impl PointReport {
         let streams = job
             .streams
             .iter()
-            .zip(&r.streams)
-            .map(|(s, res)| {
+            .zip(stream_figures(r))
+            .map(|(s, (elapsed_ns, read, write, samples))| {
                 let (rw, read_pct) = match s.mix {
                     Mix::Read => (Rw::Read, 100),
                     Mix::Write => (Rw::Write, 0),
@@ -59,10 +103,10 @@ impl PointReport {
                         layout: a.layout,
                         members: a.members.clone(),
                     }),
-                    elapsed_ns: res.elapsed_ns,
-                    read: ClassReport::new(&res.read, res.elapsed_ns),
-                    write: ClassReport::new(&res.write, res.elapsed_ns),
-                    samples: res.samples.clone(),
+                    elapsed_ns,
+                    read,
+                    write,
+                    samples,
                 }
             })
             .collect::<Vec<StreamReport>>();
@@ -97,6 +141,10 @@ impl PointReport {
                 unique_sectors: true,
                 data_nonce: (r.data_nonce != 0).then(|| format!("{:016x}", r.data_nonce)),
                 compressible_pct: job.fill.compressible_pct,
+                stream_detail: match r.summarised {
+                    Some(_) => StreamDetail::Summary,
+                    None => StreamDetail::Full,
+                },
             },
             targets: targets.to_vec(),
             elapsed_ns: r.elapsed_ns,
@@ -208,9 +256,8 @@ mod tests {
         (point, r)
     }
 
-    #[test]
-    fn the_totals_of_one_stream_are_its_figures_as_a_merge_gives_them() {
-        let target = TargetReport {
+    fn target() -> TargetReport {
+        TargetReport {
             path: "/dev/x".into(),
             kind: TargetKind::Block,
             size_bytes: 1 << 30,
@@ -222,15 +269,20 @@ mod tests {
             memory_backed: None,
             link_bytes_per_sec: None,
             link: None,
-        };
+        }
+    }
+
+    #[test]
+    fn the_totals_of_one_stream_are_its_figures_as_a_merge_gives_them() {
+        let target = target();
         for (streams, first_ns) in [(1, 3_000_000_000), (1, 2_000_000_000), (2, 3_000_000_000)] {
             let (point, r) = point_and_result(streams, first_ns);
             let report = PointReport::new(&point, std::slice::from_ref(&target), &r, 1 << 40);
             // The totals as the merge of every stream gives them.
-            let mut merged = StreamTotals {
-                read: ClassReport::new(&r.total(Op::Read), r.elapsed_ns),
-                write: ClassReport::new(&r.total(Op::Write), r.elapsed_ns),
-            };
+            let mut merged = StreamTotals::new(
+                ClassReport::new(&r.total(Op::Read), r.elapsed_ns),
+                ClassReport::new(&r.total(Op::Write), r.elapsed_ns),
+            );
             for c in [&mut merged.read, &mut merged.write] {
                 c.set_last_interval(report.settings.interval_ns, r.elapsed_ns);
             }
@@ -240,6 +292,41 @@ mod tests {
             );
             assert_eq!(report.total.write, merged.write);
             assert_eq!(report.total.read.ops, 20_000 * streams as u64);
+        }
+    }
+
+    #[test]
+    fn summarised_streams_keep_their_figures_and_the_totals_their_histograms() {
+        let (point, r) = point_and_result(3, 2_000_000_000);
+        let full = PointReport::new(&point, &[target()], &r, 1 << 40);
+        let mut s = r.clone();
+        s.summarise();
+        assert!(s.streams.is_empty());
+        let sum = PointReport::new(&point, &[target()], &s, 1 << 40);
+        assert_eq!(sum.settings.stream_detail, StreamDetail::Summary);
+        assert_eq!(full.settings.stream_detail, StreamDetail::Full);
+        assert_eq!(sum.streams.len(), 3);
+        for (a, b) in full.streams.iter().zip(&sum.streams) {
+            for (x, y) in [(&a.read, &b.read), (&a.write, &b.write)] {
+                assert_eq!((x.ops, x.bytes, x.iops), (y.ops, y.bytes, y.iops));
+                assert_eq!(x.latency, y.latency);
+                assert_eq!(x.errors, y.errors);
+                assert!(y.histogram.counts.is_empty() && y.series.is_empty());
+            }
+            assert!(!a.read.histogram.counts.is_empty());
+            assert_eq!(a.elapsed_ns, b.elapsed_ns);
+        }
+        assert_eq!(sum.total.read, full.total.read);
+        assert_eq!(sum.total.write, full.total.write);
+        assert_eq!(sum.warnings, full.warnings);
+        // Written whole and read back as written; a full point's totals
+        // are made again from its streams.
+        for p in [&sum, &full] {
+            let json = serde_json::to_value(p).unwrap();
+            let has = !json["total"]["read"]["histogram"].is_null();
+            assert_eq!(has, p == &sum, "{}", json["settings"]);
+            let back: PointReport = serde_json::from_value(json).unwrap();
+            assert_eq!(&back, p);
         }
     }
 }

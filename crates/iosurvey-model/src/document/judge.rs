@@ -114,20 +114,18 @@ pub(crate) fn warnings(
             ));
         }
     }
-    for (ti, t) in targets.iter().enumerate() {
-        for op in [Op::Read, Op::Write] {
-            let rate: f64 = job
-                .streams
-                .iter()
-                .zip(streams)
-                .filter(|(s, _)| s.target == ti)
-                .map(|(_, sr)| match op {
-                    Op::Read => sr.read.bytes_per_sec,
-                    _ => sr.write.bytes_per_sec,
-                })
-                .sum();
-            out.extend(rate_ceilings(t, op, rate));
+    // Each target's read and write rates, its streams' added up (one
+    // walk of the streams, however many targets).
+    let mut rates = vec![[0.0f64; 2]; targets.len()];
+    for (s, sr) in job.streams.iter().zip(streams) {
+        if let Some(r) = rates.get_mut(s.target) {
+            r[0] += sr.read.bytes_per_sec;
+            r[1] += sr.write.bytes_per_sec;
         }
+    }
+    for (t, [read, write]) in targets.iter().zip(rates) {
+        out.extend(rate_ceilings(t, Op::Read, read));
+        out.extend(rate_ceilings(t, Op::Write, write));
     }
     if let Some(w) = r.read_sample.as_ref().and_then(unwritten) {
         out.push(w);

@@ -153,6 +153,32 @@ pub struct Settings {
     /// incompressible.
     #[serde(default)]
     pub compressible_pct: u8,
+    /// What the report keeps of each stream (schema version 5 on): `full`,
+    /// or `summary`: its counts, rates, errors and latency figures, its
+    /// histograms and series only merged into the point's `total`. Left
+    /// out when full.
+    #[serde(default, skip_serializing_if = "StreamDetail::is_full")]
+    pub stream_detail: StreamDetail,
+}
+
+/// What a report keeps of each stream (`--stream-detail`).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum StreamDetail {
+    /// Everything: its lossless histograms and its series too.
+    #[default]
+    Full,
+    /// Its counts, rates, errors and latency figures; its histograms and
+    /// series are merged into the point's totals, not kept on their own.
+    Summary,
+}
+
+impl StreamDetail {
+    pub fn is_full(&self) -> bool {
+        *self == StreamDetail::Full
+    }
 }
 
 /// A target as it was opened.

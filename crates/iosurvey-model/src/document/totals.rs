@@ -1,7 +1,9 @@
 //! A point's totals are written without their histograms: each is the
 //! merge of its streams' (exact and associative), so the document carries
 //! every histogram once and the totals' are made again on read. Reports
-//! older than schema version 4 carry them and are read as they are.
+//! older than schema version 4 carry them and are read as they are, and
+//! so are the totals of a point whose streams are summarised (schema
+//! version 5 on: `settings.stream_detail`), which hold the only ones.
 
 use crate::document::class::{ClassReport, StreamReport, StreamTotals};
 use crate::document::point::PointReport;
@@ -10,11 +12,14 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// What a totals' histogram reads as before it is made again.
 pub(crate) fn no_histogram() -> HistogramData {
-    Histogram::new().to_data()
+    HistogramData::empty()
 }
 
 /// Writes `t` without its histograms.
 pub(crate) fn write_totals<S: Serializer>(t: &StreamTotals, s: S) -> Result<S::Ok, S::Error> {
+    if t.whole {
+        return t.serialize(s);
+    }
     #[derive(Serialize)]
     struct Bare<'a> {
         read: BareClass<'a>,
@@ -67,6 +72,11 @@ fn merged(streams: &[StreamReport], class: fn(&StreamReport) -> &ClassReport) ->
 /// Makes the totals' histograms again where the document left them out
 /// (a total with I/Os and an empty histogram).
 fn fill(p: &mut PointReport) {
+    if !p.settings.stream_detail.is_full() {
+        // Written whole: the streams hold no histogram.
+        p.total.whole = true;
+        return;
+    }
     let left_out = |c: &ClassReport| c.ops > 0 && c.histogram.counts.is_empty();
     if left_out(&p.total.read) {
         p.total.read.histogram = merged(&p.streams, |s| &s.read);
@@ -141,10 +151,10 @@ mod tests {
             samples: Vec::new(),
         };
         p.streams = vec![stream(&a), stream(&b)];
-        p.total = StreamTotals {
-            read: ClassReport::new(&all, 1_000_000_000),
-            write: ClassReport::new(&ClassStats::new(), 1_000_000_000),
-        };
+        p.total = StreamTotals::new(
+            ClassReport::new(&all, 1_000_000_000),
+            ClassReport::new(&ClassStats::new(), 1_000_000_000),
+        );
         p
     }
 

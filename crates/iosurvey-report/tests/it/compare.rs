@@ -34,6 +34,7 @@ fn point(size: u64, mb: u64, lat: u64, repeat: u32) -> PointReport {
         total: StreamTotals {
             read: ClassReport::new(&c, elapsed),
             write: empty,
+            whole: false,
         },
         ..blank_point(elapsed)
     }

@@ -70,6 +70,7 @@ fn point(index: usize, bs: u64, col: usize, mb_per_s: f64) -> PointReport {
             unique_sectors: true,
             data_nonce: None,
             compressible_pct: 0,
+            stream_detail: Default::default(),
         },
         targets: vec![TargetReport {
             path: "/d/test".into(),
@@ -102,7 +103,11 @@ fn point(index: usize, bs: u64, col: usize, mb_per_s: f64) -> PointReport {
             read: read.clone(),
             write: write.clone(),
         }],
-        total: StreamTotals { read, write },
+        total: StreamTotals {
+            read,
+            write,
+            whole: false,
+        },
         ..fixtures::blank_point(ELAPSED)
     }
 }

@@ -212,6 +212,7 @@ fn diskperf_point(index: usize, bs: u64, col: usize, mb_per_s: f64) -> PointRepo
         total: StreamTotals {
             read: s.read.clone(),
             write: s.write.clone(),
+            whole: false,
         },
         streams: vec![s],
         ..fixtures::blank_point(DISKPERF_NS)

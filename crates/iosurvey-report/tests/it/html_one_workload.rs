@@ -48,6 +48,7 @@ fn report() -> RunReport {
         total: StreamTotals {
             read: class,
             write: empty,
+            whole: false,
         },
         ..blank_point(elapsed)
     };

@@ -38,6 +38,7 @@ fn settings() -> Settings {
         unique_sectors: true,
         data_nonce: None,
         compressible_pct: 0,
+        stream_detail: Default::default(),
     }
 }
 
@@ -120,6 +121,7 @@ fn point(index: usize, small: u32, large: u32) -> PointReport {
         total: StreamTotals {
             read: empty.clone(),
             write: empty,
+            whole: false,
         },
         ..fixtures::blank_point(15 * SEC)
     }

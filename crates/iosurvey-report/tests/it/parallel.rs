@@ -77,6 +77,7 @@ fn point(index: usize, rates: &[(f64, u64)]) -> PointReport {
             unique_sectors: true,
             data_nonce: None,
             compressible_pct: 0,
+            stream_detail: Default::default(),
         },
         targets: (0..4)
             .map(|i| TargetReport {
@@ -98,6 +99,7 @@ fn point(index: usize, rates: &[(f64, u64)]) -> PointReport {
         total: StreamTotals {
             read: ClassReport::new(&ClassStats::new(), 1),
             write: ClassReport::new(&ClassStats::new(), 1),
+            whole: false,
         },
         streams,
         ..fixtures::blank_point(last)

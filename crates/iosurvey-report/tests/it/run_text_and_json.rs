@@ -97,6 +97,7 @@ fn report() -> RunReport {
                 unique_sectors: true,
                 data_nonce: None,
                 compressible_pct: 0,
+                stream_detail: Default::default(),
             },
             targets: vec![
                 target("/tmp/a", TargetKind::File),
@@ -133,6 +134,7 @@ fn report() -> RunReport {
             total: StreamTotals {
                 read: ClassReport::new(&tr, elapsed),
                 write: ClassReport::new(&tw, elapsed),
+                whole: false,
             },
             frames: None,
             verify: None,

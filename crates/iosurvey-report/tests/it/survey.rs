@@ -41,6 +41,7 @@ fn settings() -> Settings {
         unique_sectors: true,
         data_nonce: None,
         compressible_pct: 0,
+        stream_detail: Default::default(),
     }
 }
 
@@ -135,6 +136,7 @@ fn point(index: usize, crg: u64, thr: u64, write: bool, ns: impl Fn(u64) -> u64)
         total: StreamTotals {
             read: ClassReport::new(&total_r, elapsed),
             write: ClassReport::new(&total_w, elapsed),
+            whole: false,
         },
         ..fixtures::blank_point(elapsed)
     }

@@ -103,6 +103,7 @@ fn point(f: FramesReport, elapsed_ns: u64) -> PointReport {
             unique_sectors: true,
             data_nonce: None,
             compressible_pct: 0,
+            stream_detail: Default::default(),
         },
         targets: vec![TargetReport {
             path: "/mnt/media".into(),

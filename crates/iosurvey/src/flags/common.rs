@@ -6,6 +6,7 @@
 use clap::{Args, ValueEnum};
 use iosurvey_engine::data::DataFill;
 use iosurvey_engine::{EngineKind, SqPoll};
+use iosurvey_model::document::StreamDetail;
 use iosurvey_session::{OutputFormat, OutputOptions, TargetOptions};
 use iosurvey_workload::units::{parse_duration, parse_size};
 use iosurvey_workload::EngineFlags as WorkloadEngineFlags;
@@ -153,6 +154,21 @@ pub enum OutputArg {
     Json,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DetailArg {
+    Full,
+    Summary,
+}
+
+impl From<DetailArg> for StreamDetail {
+    fn from(d: DetailArg) -> StreamDetail {
+        match d {
+            DetailArg::Full => StreamDetail::Full,
+            DetailArg::Summary => StreamDetail::Summary,
+        }
+    }
+}
+
 /// Output flags every mode takes. Every output path is checked before the
 /// run: a directory, a block device, a missing directory, an unwritable
 /// place, a target of the run or another output's path is refused (exit 2).
@@ -187,6 +203,9 @@ pub struct OutputFlags {
     /// Write the interval series to FILE as JSON Lines while the job runs (- is stdout, instead of the text). Each point ends with a line marked "partial": true, so the lines add up to the report's totals. A failed write stops the stream, is reported, and the run exits 1.
     #[arg(long, value_name = "FILE")]
     pub live: Option<PathBuf>,
+    /// What the JSON and HTML reports keep of each stream: full (its latency histograms and interval series too) or summary (its counts, rates, errors and latency percentiles; the histograms and series only in the point's totals) [default: summary in an MPI job of more than 1024 streams, else full].
+    #[arg(long, value_enum, value_name = "DETAIL")]
+    pub stream_detail: Option<DetailArg>,
 }
 
 /// Target and safety flags every mode takes.
@@ -265,6 +284,7 @@ impl OutputFlags {
             mib: self.mib,
             quiet: self.quiet,
             live: self.live.clone(),
+            stream_detail: self.stream_detail.map(StreamDetail::from),
         }
     }
 }

@@ -101,6 +101,75 @@ fn random_reads_on_a_created_file_add_up_and_the_file_is_removed() {
 }
 
 #[test]
+fn summarised_streams_leave_their_histograms_to_the_totals_which_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let args = |detail: Option<&'static str>| {
+        let mut v = vec![
+            path_str(&a),
+            path_str(&b),
+            "--size",
+            "4m",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--bytes",
+            "1m",
+        ];
+        v.extend(detail.map(|d| ["--stream-detail", d]).into_iter().flatten());
+        v
+    };
+    // Alone, every stream is whole by default.
+    let full = run_json(&args(None));
+    assert!(full["points"][0]["settings"].get("stream_detail").is_none());
+    let r = run_json(&args(Some("summary")));
+    assert_valid(&r);
+    let p = &r["points"][0];
+    assert_eq!(p["settings"]["stream_detail"], "summary");
+    let streams = p["streams"].as_array().unwrap();
+    assert_eq!(streams.len(), 2);
+    for s in streams {
+        assert_eq!(u(&s["read"]["ops"]), 256, "{s}");
+        assert!(s["read"]["histogram"]["counts"]
+            .as_array()
+            .unwrap()
+            .is_empty());
+        assert!(s["read"]["series"].as_array().unwrap().is_empty());
+        assert!(u(&s["read"]["latency"]["percentiles"][0]["ns"]) > 0, "{s}");
+    }
+    let read = &p["total"]["read"];
+    let counted: u64 = read["histogram"]["counts"]
+        .as_array()
+        .expect("the totals carry the histogram")
+        .iter()
+        .map(|c| u(&c[1]))
+        .sum();
+    assert_eq!(counted, 512);
+    // Read back (its page embeds the document as read): the totals are
+    // the ones written, not made again from the streams' (which hold none).
+    let saved = dir.path().join("r.json");
+    std::fs::write(&saved, serde_json::to_vec(&r).unwrap()).unwrap();
+    let page = dir.path().join("r.html");
+    let out = iosurvey()
+        .args(["report", path_str(&saved), "--html", path_str(&page)])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    let hist = serde_json::to_string(&read["histogram"]["counts"]).unwrap();
+    assert!(
+        html.contains(&hist),
+        "the totals' histogram is not in the page"
+    );
+    assert!(html.contains(r#""stream_detail":"summary""#));
+}
+
+#[test]
 fn a_sequential_pass_covers_the_area_once_per_worker_region() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("seq");
