@@ -10,6 +10,8 @@
 # the bytes gathered, rank 0's peak resident memory (`/usr/bin/time`'s
 # maximum RSS around rank 0's process alone) and the report's size. With
 # OUT=FILE, the lines also go to FILE as TSV for bench/mpi-fit.py.
+# EXTRA="..." adds flags to every run (e.g. EXTRA="--stream-detail full";
+# by default a job of more than 1,024 streams, 5 ranks on, is summarised).
 #
 # Usage: bench/mpi-scale.sh [BIN]   (BIN built with --features mpi;
 #        default target/release/iosurvey)
@@ -18,6 +20,7 @@ set -euo pipefail
 BIN=$(readlink -f "${1:-target/release/iosurvey}")
 RANKS=${RANKS:-"2 4 8 16"}
 OUT=${OUT:-}
+read -r -a extra <<<"${EXTRA:-}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 dir=$(mktemp -d /var/tmp/iosurvey-mpi-scale.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
@@ -39,7 +42,7 @@ for n in $RANKS; do
     -x RSS_FILE -n "$n" "$dir/wrap.sh" \
     "$BIN" survey "$dir/f.{rank}" --size 8m --rszlo 4096 --rszhi 4096 \
     --crglo 256 --crghi 256 --thrlo 256 --thrhi 256 --actions write,read \
-    --allow-destroy --buffered --json "$json" --quiet >/dev/null
+    --allow-destroy --buffered --json "$json" --quiet "${extra[@]}" >/dev/null
   rss=$(tail -1 "$dir/rss-$n")
   size=$(stat -c %s "$json")
   jq -r --argjson n "$n" '

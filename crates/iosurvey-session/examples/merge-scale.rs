@@ -57,7 +57,7 @@ fn part(r: usize, s: usize, at: &Instants, detail: StreamDetail) -> Vec<u8> {
         targets: vec![r],
     };
     let mut p = RankPart::new(0, Ok(result), 1_000_000 + r as u64, &maps);
-    let mut bytes = p.encode(&p.body(detail, |_| false));
+    let mut bytes = p.encode(detail, |_| false);
     p.count_done(at, 1_000_000_000);
     p.append_done(&mut bytes);
     bytes

@@ -80,15 +80,15 @@ pub struct RankPart {
 /// merged exactly on rank 0.
 /// Decoded on rank 0, its summaries are left in their encoding until
 /// [`Merger::add`] decodes each straight into its place.
-#[derive(Debug, Default, PartialEq, Serialize)]
+#[derive(Debug, Default, PartialEq)]
 pub struct Body {
     pub whole: Vec<(usize, StreamResult)>,
     /// The merge of every stream of the rank (summary only).
     pub total: Option<StreamResult>,
-    /// Encoded last: [`RankPart::decode`] keeps them in `encoded`.
+    /// Encoded last ([`Sent`]): [`RankPart::decode`] keeps them in
+    /// `encoded`.
     pub summaries: Vec<(usize, StreamSummary)>,
     /// The encoding of more summaries, as postcard encodes `summaries`.
-    #[serde(skip)]
     pub encoded: Vec<u8>,
 }
 
@@ -97,6 +97,32 @@ pub struct Body {
 struct Front {
     whole: Vec<(usize, StreamResult)>,
     total: Option<StreamResult>,
+}
+
+/// A [`Body`] as it is encoded, its whole streams borrowed.
+#[derive(Serialize)]
+struct Sent<'a> {
+    whole: Vec<&'a (usize, StreamResult)>,
+    total: Option<StreamResult>,
+    summaries: Vec<(usize, StreamSummary)>,
+}
+
+/// The summaries of `streams` but those `shared` says ranks share, and
+/// the merge of all of them.
+fn summarise(
+    streams: &[(usize, StreamResult)],
+    shared: &impl Fn(usize) -> bool,
+) -> (Vec<(usize, StreamSummary)>, StreamResult) {
+    let mut total = StreamResult::default();
+    let mut summaries = Vec::with_capacity(streams.len());
+    for (g, s) in streams {
+        total.merge(s);
+        if !shared(*g) {
+            summaries.push((*g, StreamSummary::of(s)));
+        }
+    }
+    total.samples.clear();
+    (summaries, total)
 }
 
 /// Each summary of a [`Body`], those it holds and those still `encoded`;
@@ -171,40 +197,60 @@ impl RankPart {
         }
     }
 
-    /// Its streams as they travel: each whole for `Full`; for `Summary`,
-    /// each summarised (but those `shared(g)` says ranks share, whole)
-    /// and the merge of all.
-    pub fn body(&self, detail: StreamDetail, shared: impl Fn(usize) -> bool) -> Body {
-        if detail.is_full() {
-            return Body {
-                whole: self.streams.clone(),
-                ..Body::default()
-            };
+    /// Its streams as they travel, each whole (`Full`): moved out of the
+    /// part. Rank 0 takes its own this way, after
+    /// [`RankPart::count_done`].
+    pub fn take_whole(&mut self) -> Body {
+        Body {
+            whole: std::mem::take(&mut self.streams),
+            ..Body::default()
         }
-        let mut body = Body::default();
-        let mut total = StreamResult::default();
-        for (g, s) in &self.streams {
-            total.merge(s);
-            match shared(*g) {
-                true => body.whole.push((*g, s.clone())),
-                false => body.summaries.push((*g, StreamSummary::of(s))),
-            }
-        }
-        total.samples.clear();
-        body.total = Some(total);
-        body
     }
 
-    /// The part's encoding with `body`, but for its `done` (made before
+    /// Its streams as they travel when summarised (`Summary`): each one's
+    /// summary (but those `shared(g)` says ranks share, copied whole) and
+    /// the merge of all. The part keeps its streams, for
+    /// [`RankPart::count_done`].
+    pub fn summary_body(&self, shared: impl Fn(usize) -> bool) -> Body {
+        let (summaries, total) = summarise(&self.streams, &shared);
+        Body {
+            whole: self
+                .streams
+                .iter()
+                .filter(|(g, _)| shared(*g))
+                .cloned()
+                .collect(),
+            total: Some(total),
+            summaries,
+            encoded: Vec::new(),
+        }
+    }
+
+    /// The part's encoding with its streams as [`RankPart::take_whole`]
+    /// or [`RankPart::summary_body`] give them (borrowed, not copied), but for its `done` (made before
     /// the point's barrier, so that no rank's encoding is in rank 0's
-    /// cost: each rank encodes its own, in parallel): the head's length
-    /// (4 bytes), the head (JSON), the body (postcard).
-    pub fn encode(&self, body: &Body) -> Vec<u8> {
+    /// cost: each rank encodes its own, in parallel): the head's length (4
+    /// bytes), the head (JSON), the body (postcard).
+    pub fn encode(&self, detail: StreamDetail, shared: impl Fn(usize) -> bool) -> Vec<u8> {
         let head = serde_json::to_vec(self).expect("a result encodes");
         let mut v = Vec::with_capacity(4 + head.len() + 64);
         v.extend_from_slice(&(head.len() as u32).to_le_bytes());
         v.extend_from_slice(&head);
-        let mut v = postcard::to_extend(body, v).expect("streams encode");
+        let body = if detail.is_full() {
+            Sent {
+                whole: self.streams.iter().collect(),
+                total: None,
+                summaries: Vec::new(),
+            }
+        } else {
+            let (summaries, total) = summarise(&self.streams, &shared);
+            Sent {
+                whole: self.streams.iter().filter(|(g, _)| shared(*g)).collect(),
+                total: Some(total),
+                summaries,
+            }
+        };
+        let mut v = postcard::to_extend(&body, v).expect("streams encode");
         v.reserve_exact(DONE_BYTES);
         v
     }
@@ -516,7 +562,7 @@ mod tests {
         let at = Instants::from_largest(&largest);
         let mut m = Merger::new(0, n, detail);
         for mut p in parts {
-            let mut bytes = p.encode(&p.body(detail, shared));
+            let mut bytes = p.encode(detail, shared);
             p.count_done(&at, 1_000_000_000);
             p.append_done(&mut bytes);
             let (p, body) = RankPart::decode(&bytes).unwrap();
@@ -654,7 +700,7 @@ mod tests {
     #[test]
     fn a_part_cut_short_does_not_decode() {
         let part = RankPart::new(0, Err("x".into()), 0, &Maps::default());
-        let bytes = part.encode(&Body::default());
+        let bytes = part.encode(StreamDetail::Full, |_| false);
         assert!(RankPart::decode(&bytes).is_err());
         assert!(RankPart::decode(&bytes[..3]).is_err());
     }
@@ -685,8 +731,14 @@ mod tests {
         let (r, maps) = own(stream(4096, 3), 0);
         let mut part = RankPart::new(0, Ok(r.unwrap()), 42, &maps);
         for detail in [StreamDetail::Full, StreamDetail::Summary] {
-            let body = part.body(detail, |_| false);
-            let mut bytes = part.encode(&body);
+            let body = match detail {
+                StreamDetail::Full => Body {
+                    whole: part.streams.clone(),
+                    ..Body::default()
+                },
+                StreamDetail::Summary => part.summary_body(|_| false),
+            };
+            let mut bytes = part.encode(detail, |_| false);
             part.done = [[1.5, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.25]];
             part.append_done(&mut bytes);
             let (back, back_body) = RankPart::decode(&bytes).unwrap();
@@ -704,11 +756,12 @@ mod tests {
             assert_eq!(got, body.summaries);
             assert_eq!(back.result.unwrap(), *part.result.as_ref().unwrap());
         }
-        let full = part.body(StreamDetail::Full, |_| false);
-        assert_eq!(full.whole, part.streams);
-        let sum = part.body(StreamDetail::Summary, |_| false);
+        let sum = part.summary_body(|_| false);
         assert!(sum.whole.is_empty());
         assert_eq!(sum.summaries[0].1, StreamSummary::of(&part.streams[0].1));
+        let streams = part.streams.clone();
+        assert_eq!(part.take_whole().whole, streams);
+        assert!(part.streams.is_empty());
     }
 
     /// Three ranks of two streams each, every I/O's latency its own.
@@ -777,8 +830,7 @@ mod tests {
     fn summaries_cut_short_are_an_error_not_a_point_without_them() {
         let (r, maps) = own(stream(4096, 3), 0);
         let part = RankPart::new(0, Ok(r.unwrap()), 0, &maps);
-        let body = part.body(StreamDetail::Summary, |_| false);
-        let mut bytes = part.encode(&body);
+        let mut bytes = part.encode(StreamDetail::Summary, |_| false);
         // The last summary's last byte gone.
         bytes.pop();
         part.append_done(&mut bytes);

@@ -172,10 +172,14 @@ pub fn gather_point(
     let mut mine = RankPart::new(point.index, result, start_ns, maps);
     let root = cluster.is_root();
     // Each rank summarises and encodes its own before the barrier (rank 0
-    // merges its own where it is).
+    // summarises its own there, and merges its own streams where they
+    // are).
     let shared = |g: usize| point.job.streams.get(g).is_some_and(|s| s.array.is_some());
-    let body = mine.body(detail, shared);
-    let mut encoded = if root { Vec::new() } else { mine.encode(&body) };
+    let (mut encoded, summary) = match (root, detail) {
+        (false, _) => (mine.encode(detail, shared), None),
+        (true, StreamDetail::Full) => (Vec::new(), None),
+        (true, StreamDetail::Summary) => (Vec::new(), Some(mine.summary_body(shared))),
+    };
     cluster.barrier();
     let m0 = now_ns();
     let at = Instants::from_largest(&cluster.max_u64s(&mine.seen()));
@@ -193,6 +197,7 @@ pub fn gather_point(
     if let Err(e) = &mine.result {
         errors.push(failed(0, e));
     }
+    let body = summary.unwrap_or_else(|| mine.take_whole());
     if let Err(e) = merger.add(mine, body) {
         errors.push(failed(0, &e));
     }
