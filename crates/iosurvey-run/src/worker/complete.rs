@@ -123,9 +123,9 @@ impl Worker<'_> {
                 slot.op = req.op;
                 slot.offset = req.offset;
                 slot.counted = measuring;
-                if E::ONE_AT_A_TIME {
-                    self.armed.push(buf);
-                } else {
+                // A one-at-a-time engine's slot is stamped when its turn
+                // comes (`Worker::stamp_submit`).
+                if !E::ONE_AT_A_TIME {
                     slot.batch = self.batches.current();
                 }
             }

@@ -17,7 +17,6 @@ use super::wait::WaitPolicy;
 use crate::result::{JobResult, StreamResult};
 use iosurvey_engine::verify::WriteVerify;
 use iosurvey_engine::{Engine, Op};
-use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -37,12 +36,9 @@ pub(super) struct Worker<'w> {
     pub(super) streams: Vec<WorkerStream>,
     /// One per engine buffer: the block streams', then the frame stream's.
     pub(super) slots: Vec<Slot>,
+    /// Submit times. On a one-at-a-time engine each slot is stamped with
+    /// its own when its turn comes ([`Engine::next_up`]).
     pub(super) batches: Batches,
-    /// One-at-a-time engines: the slots this reap re-armed, and those
-    /// pushed and not yet run, oldest first. Each is stamped with its own
-    /// submit time when its turn comes.
-    pub(super) armed: Vec<u32>,
-    armed_fifo: VecDeque<u32>,
     /// Cut I/Os, each with its pieces' buffers; and those to re-arm once
     /// a reap is over.
     pub(super) groups: Vec<Group>,
@@ -117,8 +113,6 @@ impl<'w> Worker<'w> {
             streams,
             slots: Vec::with_capacity(block_slots + frame_slots),
             batches: Batches::new(),
-            armed: Vec::new(),
-            armed_fifo: VecDeque::new(),
             groups: Vec::new(),
             regroup: Vec::new(),
             frames: None,
@@ -208,9 +202,6 @@ impl<'w> Worker<'w> {
                 ..Slot::new(si as u32, req.op, req.offset, req.len, counted, batch)
             });
             engine.push(req);
-            if E::ONE_AT_A_TIME {
-                self.armed_fifo.push_back(idx);
-            }
         }
     }
 
@@ -228,7 +219,6 @@ impl<'w> Worker<'w> {
         let mut arm = Arm {
             slots: &mut self.slots,
             batches: &self.batches,
-            fifo: &mut self.armed_fifo,
             counted,
         };
         let g = &mut self.groups[gi as usize];
@@ -267,16 +257,24 @@ impl<'w> Worker<'w> {
                 clock.sleep_until(wake.min(self.end).min(ts + MAX_WAIT_NS));
                 continue;
             }
-            self.stamp_submit::<E>(ts);
+            self.stamp_submit(engine, ts);
             let timeout = self.timeout(ts, wake);
-            engine.submit_and_wait(self.wait.want(engine.in_flight()), timeout)?;
+            // A one-at-a-time engine runs one request per call, whatever
+            // it is asked to wait for: it needs no wait policy.
+            let want = match E::ONE_AT_A_TIME {
+                true => 1,
+                false => self.wait.want(engine.in_flight()),
+            };
+            engine.submit_and_wait(want, timeout)?;
             let mut reap = self.start_reap(clock.now());
             let mut found = 0;
             engine.reap(|c| {
                 found += 1;
                 self.complete::<E>(c, &mut reap)
             });
-            self.wait.reaped(found, reap.tc);
+            if !E::ONE_AT_A_TIME {
+                self.wait.reaped(found, reap.tc);
+            }
             self.end_reap(engine, &reap);
         }
         Ok(self.finish(engine))
@@ -299,7 +297,6 @@ impl<'w> Worker<'w> {
             arm: Arm {
                 slots: &mut self.slots,
                 batches: &self.batches,
-                fifo: &mut self.armed_fifo,
                 counted: ts >= self.measure_start,
             },
             tally: &mut self.tally,
@@ -322,9 +319,9 @@ impl<'w> Worker<'w> {
     /// Gives the batch about to go out its submit time `ts` (or, on a
     /// one-at-a-time engine, the slot whose turn it is).
     #[inline(always)]
-    fn stamp_submit<E: Engine>(&mut self, ts: u64) {
+    fn stamp_submit<E: Engine>(&mut self, engine: &E, ts: u64) {
         if E::ONE_AT_A_TIME {
-            if let Some(i) = self.armed_fifo.pop_front() {
+            if let Some(i) = engine.next_up() {
                 self.slots[i as usize].batch = Batches::stamped(ts);
             }
         } else {
@@ -395,7 +392,7 @@ impl<'w> Worker<'w> {
 
     /// After a reap: records its last run, ends a warm-up whose bytes are
     /// moved, publishes the live totals, runs a backlog check when due,
-    /// and queues what was re-armed.
+    /// and re-arms the cut I/Os it finished.
     #[inline(always)]
     fn end_reap<E: Engine>(&mut self, engine: &mut E, reap: &Reap) {
         self.tally
@@ -405,12 +402,7 @@ impl<'w> Worker<'w> {
         if let Some(b) = &mut self.backlog {
             b.check_if_due();
         }
-        // In the engine's order: the slots this reap re-armed come before
-        // anything the frame driver pushes next.
-        if E::ONE_AT_A_TIME {
-            self.armed_fifo.extend(self.armed.drain(..));
-        }
-        // Then the cut I/Os whose last piece this reap saw, whole.
+        // The cut I/Os whose last piece this reap saw, whole.
         if !self.regroup.is_empty() {
             self.rearm_groups(engine, reap.measuring);
         }
@@ -437,7 +429,6 @@ impl<'w> Worker<'w> {
             let mut arm = Arm {
                 slots: &mut self.slots,
                 batches: &self.batches,
-                fifo: &mut self.armed_fifo,
                 counted: measuring,
             };
             if !arm.group(engine, g, gi, si, &mut self.streams[si as usize]) {

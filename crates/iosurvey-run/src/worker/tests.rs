@@ -507,6 +507,23 @@ fn a_striped_run_on_the_one_at_a_time_engine_times_an_io_from_its_first_piece() 
     assert_eq!(read.latency.max(), 4 * 2_000_000);
 }
 
+/// On a one-at-a-time engine each I/O's latency starts when its turn
+/// comes (`Engine::next_up`), not when it was queued behind the others:
+/// at QD 4, every latency is one request's 2 ms, none 8 ms.
+#[test]
+fn a_one_at_a_time_engine_times_each_io_from_its_turn_not_its_queueing() {
+    let mut e = Serial::new();
+    e.0.delay = Duration::from_millis(2);
+    let clock = Rc::new(Cell::new(now_ns()));
+    e.0.clock = Some(clock.clone());
+    let r = run_on_clock(&mut e, vec![stream(Some(12), 4, Mix::Read)], clock);
+    let read = r.total(Op::Read);
+    assert_eq!(read.ops, 12);
+    assert_eq!(read.latency.min(), 2_000_000);
+    assert_eq!(read.latency.max(), 2_000_000);
+    assert_eq!(e.0.issued.len(), 12);
+}
+
 /// A run that spans three submit batches of one stream and op (as a reap
 /// can): each batch's latency is recorded with its own count, the oldest
 /// when the third comes, the last two with the run.
