@@ -59,6 +59,11 @@ pub(super) struct Worker<'w> {
     /// Budgets put aside during the ramp (see [`Worker::set_ramp_budgets`]).
     ramp_budgets: Vec<u64>,
     interval_ns: u64,
+    /// The interval of the series the last measured reap fell in, and
+    /// when it ends (0: to be worked out at the next measured reap): a
+    /// reap within it costs one compare, not a division.
+    interval: usize,
+    interval_end: u64,
     cpu0: u64,
     /// How many completions to wait for (see `wait.rs`).
     wait: WaitPolicy,
@@ -124,6 +129,8 @@ impl<'w> Worker<'w> {
             end: deadline(bounds, measure_start),
             ramp_budgets: Vec::new(),
             interval_ns: (bounds.interval.as_nanos() as u64).max(1),
+            interval: 0,
+            interval_end: 0,
             cpu0,
             wait: WaitPolicy::new(),
         };
@@ -367,7 +374,10 @@ impl<'w> Worker<'w> {
             self.restore_budgets();
         }
         let interval = if measuring {
-            ((tc - self.measure_start) / self.interval_ns) as usize
+            if tc >= self.interval_end {
+                self.next_interval(tc);
+            }
+            self.interval
         } else {
             0
         };
@@ -378,6 +388,17 @@ impl<'w> Worker<'w> {
             measuring,
             run: Run::EMPTY,
         }
+    }
+
+    /// A measured reap at `tc` is past the interval the last one fell in:
+    /// the interval it falls in, and when that ends.
+    #[cold]
+    fn next_interval(&mut self, tc: u64) {
+        let i = (tc - self.measure_start) / self.interval_ns;
+        self.interval = i as usize;
+        self.interval_end = self
+            .measure_start
+            .saturating_add((i + 1).saturating_mul(self.interval_ns));
     }
 
     /// The ramp is over: the budgets put aside come back.
@@ -415,6 +436,7 @@ impl<'w> Worker<'w> {
         if let (Some(w), u64::MAX) = (self.warm, self.measure_start) {
             if let Some(at) = w.advance(std::mem::take(&mut self.warm_moved), tc) {
                 self.measure_start = at;
+                self.interval_end = 0;
                 self.end = deadline(self.bounds, at);
             }
         }
