@@ -137,6 +137,18 @@ impl Stamper {
         }
     }
 
+    /// Generates with build `simd` from now on (to compare them, as
+    /// `examples/data_cost.rs` does); false, and no change, when this CPU
+    /// cannot run it.
+    #[cfg(target_arch = "x86_64")]
+    pub fn set_simd(&mut self, simd: Simd) -> bool {
+        let ok = simd.available();
+        if ok {
+            self.simd = simd;
+        }
+        ok
+    }
+
     /// Takes the next range of sector numbers (a write is far fewer than
     /// [`RANGE`] sectors).
     #[cold]
@@ -244,7 +256,7 @@ impl Stamper {
 /// generates the same bytes (tested below); they differ in instructions.
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Simd {
+pub enum Simd {
     Portable,
     Avx2,
     Avx512,
@@ -252,8 +264,21 @@ enum Simd {
 
 #[cfg(target_arch = "x86_64")]
 impl Simd {
-    /// What this CPU has. (Under valgrind, which has no AVX-512, AVX2.)
-    fn detect() -> Self {
+    /// Every build, narrowest first.
+    pub const ALL: [Simd; 3] = [Simd::Portable, Simd::Avx2, Simd::Avx512];
+
+    /// Whether this CPU can run the build.
+    pub fn available(self) -> bool {
+        match self {
+            Simd::Portable => true,
+            Simd::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+            Simd::Avx512 => std::arch::is_x86_feature_detected!("avx512f"),
+        }
+    }
+
+    /// The widest this CPU has. (Under valgrind, which has no AVX-512:
+    /// AVX2.)
+    pub fn detect() -> Self {
         if std::arch::is_x86_feature_detected!("avx512f") {
             Simd::Avx512
         } else if std::arch::is_x86_feature_detected!("avx2") {
@@ -409,20 +434,14 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn every_simd_build_generates_what_the_portable_one_does() {
-        let mut builds = vec![Simd::Portable];
-        if std::arch::is_x86_feature_detected!("avx2") {
-            builds.push(Simd::Avx2);
-        }
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            builds.push(Simd::Avx512);
-        }
+        let builds: Vec<Simd> = Simd::ALL.into_iter().filter(|s| s.available()).collect();
         for pct in [0, 33, 75, 100] {
             let fill = DataFill {
                 compressible_pct: pct,
             };
             let write = |simd| {
                 let mut s = Stamper::with_nonce(5, fill);
-                s.simd = simd;
+                assert!(s.set_simd(simd));
                 (s.next, s.end) = (1 << 20, (1 << 20) + RANGE);
                 let mut out = Vec::new();
                 for len in [12345, 4096, 131072, 512, 100] {
