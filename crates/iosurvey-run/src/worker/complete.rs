@@ -71,7 +71,7 @@ impl Worker<'_> {
     #[inline(always)]
     fn count_block(&mut self, buf: u32, reap: &mut Reap) {
         let slot = &self.slots[buf as usize];
-        let run = &mut reap.run;
+        let run = &mut reap.runs[slot.op as usize];
         let same_class = run.stream == slot.stream && run.op == slot.op;
         if run.batch == slot.batch && same_class {
             run.n += 1;
@@ -194,8 +194,7 @@ impl Worker<'_> {
                 interval: reap.interval,
                 tc: reap.tc,
             };
-            reap.run
-                .add(&mut self.tally, seen, s.stream, s.op, batch, st.bs);
+            reap.runs[s.op as usize].add(&mut self.tally, seen, s.stream, s.op, batch, st.bs);
         }
         if self.stopping {
             self.active -= 1;

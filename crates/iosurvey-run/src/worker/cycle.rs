@@ -71,14 +71,17 @@ pub(super) struct Worker<'w> {
 
 /// What every completion of one reap shares: when they were seen, the
 /// interval of the series they fall in, whether they are measured, and
-/// the run of completions being counted.
+/// the runs of completions being counted: one per op, so that a mixed
+/// stream's reads and writes, which complete interleaved, do not end each
+/// other's run (and record a latency) at every change of op.
 pub(super) struct Reap {
     pub tc: u64,
     pub interval: usize,
     /// `tc` from the start of the measured phase (a failure's time).
     pub at_ns: u64,
     pub measuring: bool,
-    pub run: Run,
+    /// Indexed by the op (`Op as usize`).
+    pub runs: [Run; 2],
 }
 
 /// When a phase started at `from` ends under `bounds`: never without a
@@ -386,7 +389,7 @@ impl<'w> Worker<'w> {
             interval,
             at_ns: tc.saturating_sub(self.measure_start),
             measuring,
-            run: Run::EMPTY,
+            runs: [Run::EMPTY; 2],
         }
     }
 
@@ -411,13 +414,15 @@ impl<'w> Worker<'w> {
         }
     }
 
-    /// After a reap: records its last run, ends a warm-up whose bytes are
+    /// After a reap: records its last runs, ends a warm-up whose bytes are
     /// moved, publishes the live totals, runs a backlog check when due,
     /// and re-arms the cut I/Os it finished.
     #[inline(always)]
     fn end_reap<E: Engine>(&mut self, engine: &mut E, reap: &Reap) {
-        self.tally
-            .record(&reap.run, &self.batches, reap.interval, reap.tc);
+        for run in &reap.runs {
+            self.tally
+                .record(run, &self.batches, reap.interval, reap.tc);
+        }
         self.advance_warm_up(reap.tc);
         publish(self.bounds, &self.tally);
         if let Some(b) = &mut self.backlog {

@@ -250,6 +250,34 @@ fn run_on_clock<E: Engine>(
     run_worker_on(e, streams, None, &bounds, clock.get(), &FakeClock(clock)).unwrap()
 }
 
+/// A mixed stream's reads and writes complete interleaved in each reap;
+/// each op keeps a run of its own, so both are counted whole, each with
+/// its batch's latency, in its own histogram and series.
+#[test]
+fn a_mixed_streams_reads_and_writes_interleaved_in_a_reap_are_each_counted_whole() {
+    let mut e = FakeEngine::new();
+    e.delay = Duration::from_millis(2);
+    let mix = Mix::Mixed { read_pct: 70 };
+    let r = run_on_fake_clock(&mut e, vec![stream(Some(3000), 16, mix)]);
+    let issued = |op| e.issued.iter().filter(|q| q.op == op).count() as u64;
+    let (reads, writes) = (issued(Op::Read), issued(Op::Write));
+    assert_eq!(reads + writes, 3000);
+    assert!(reads > 1800 && writes > 600, "{reads} reads, {writes} writes");
+    for (op, n) in [(Op::Read, reads), (Op::Write, writes)] {
+        let t = r.total(op);
+        assert_eq!(t.ops, n, "{op:?}");
+        assert_eq!(t.latency.count(), n, "{op:?}");
+        assert_eq!((t.latency.min(), t.latency.max()), (2_000_000, 2_000_000));
+        let s = match op {
+            Op::Read => &r.streams[0].read,
+            Op::Write => &r.streams[0].write,
+        };
+        let ops: u64 = s.series.samples.iter().map(|x| x.ops).sum();
+        let lat: u64 = s.series.samples.iter().map(|x| x.lat_sum_ns).sum();
+        assert_eq!((ops, lat), (n, n * 2_000_000), "{op:?}");
+    }
+}
+
 #[test]
 fn a_slow_io_among_thousands_of_fast_batches_keeps_its_own_submit_time() {
     // Request 1 goes in the first batch and completes 3,000 submissions
