@@ -67,7 +67,7 @@ measure() {
     eval "ir_$n=$ir; sc_$n=${sc:-0}"
   done
   local enters=$((sc_220000 - sc_20000))
-  echo "$(( (ir_220000 - ir_20000) / 200000 )) $(( enters > 0 ? 200000 / enters : 0 ))"
+  echo "$(( (ir_220000 - ir_20000) / 200000 )) $(awk -v e=$enters 'BEGIN { printf "%.1f", (e > 0 ? 200000 / e : 0) }')"
 }
 
 echo "$RW $BS QD $QD $ENGINE on $Z"

@@ -20,7 +20,12 @@
 //! - no sector holds a run of repeated bytes.
 //!
 //! The cost is one pass over the written bytes (a load of the base, an XOR,
-//! a store), a copy's worth, measured in `bench/` (cases 8a to 8c).
+//! a store), a copy's worth, measured in `bench/` (cases 8a to 8c). It runs
+//! with the widest vectors the CPU has ([`Simd`], chosen at run time, every
+//! build tested to give the portable build's bytes): per 512-byte sector,
+//! the key and eight 64-byte XORs and stores with AVX-512, sixteen of 32
+//! with AVX2 (`examples/data_cost.rs` compares them). Valgrind has no
+//! AVX-512: callgrind counts the AVX2 build.
 //!
 //! With `--compressible PCT`, as fio's `buffer_compress_percentage`, only
 //! the first `100 - PCT` percent of each 512-byte sector is generated, and
@@ -184,12 +189,22 @@ impl Stamper {
     pub fn stamp(&mut self, buf: &mut [u8], _offset: u64) {
         #[cfg(target_arch = "x86_64")]
         match self.simd {
-            // SAFETY: the CPU has AVX-512F: `Simd::detect` said so.
+            // SAFETY: the CPU has AVX-512F: `simd` is only ever a build
+            // `Simd::available` said this CPU runs (`detect`, `set_simd`).
             Simd::Avx512 => return unsafe { self.generate_avx512(buf) },
-            // SAFETY: the CPU has AVX2: `Simd::detect` said so.
+            // SAFETY: the CPU has AVX2, as above.
             Simd::Avx2 => return unsafe { self.generate_avx2(buf) },
             Simd::Portable => {}
         }
+        self.generate_portable(buf);
+    }
+
+    /// [`Self::generate`] out of line, as the vector builds are: inlined
+    /// into [`Self::stamp`], its loop's registers were saved and restored
+    /// round every write's call of a vector build (some 25 instructions
+    /// per write, callgrind).
+    #[inline(never)]
+    fn generate_portable(&mut self, buf: &mut [u8]) {
         self.generate(buf);
     }
 
