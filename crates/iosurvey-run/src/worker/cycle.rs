@@ -44,6 +44,12 @@ pub(super) struct Worker<'w> {
     pub(super) groups: Vec<Group>,
     pub(super) regroup: Vec<u32>,
     pub(super) tally: Tally,
+    /// A run of the reap set aside for one of another class (a mixed
+    /// stream's reads and writes complete interleaved): each change of op
+    /// swaps the two instead of ending a run and recording a latency.
+    /// Empty between reaps: kept here, not in the [`Reap`], it costs a
+    /// reap one compare.
+    pub(super) set_aside: Run,
     pub(super) frames: Option<FrameDriver<'w>>,
     pub(super) backlog: Option<Backlog<'w>>,
     /// I/Os armed (a cut one counts once).
@@ -71,17 +77,15 @@ pub(super) struct Worker<'w> {
 
 /// What every completion of one reap shares: when they were seen, the
 /// interval of the series they fall in, whether they are measured, and
-/// the runs of completions being counted: one per op, so that a mixed
-/// stream's reads and writes, which complete interleaved, do not end each
-/// other's run (and record a latency) at every change of op.
+/// the run of completions being counted (and the worker's run set aside,
+/// see `Worker::set_aside`).
 pub(super) struct Reap {
     pub tc: u64,
     pub interval: usize,
     /// `tc` from the start of the measured phase (a failure's time).
     pub at_ns: u64,
     pub measuring: bool,
-    /// Indexed by the op (`Op as usize`).
-    pub runs: [Run; 2],
+    pub run: Run,
 }
 
 /// When a phase started at `from` ends under `bounds`: never without a
@@ -118,6 +122,7 @@ impl<'w> Worker<'w> {
             verify: bounds.verify,
             warm,
             tally: Tally::new(&streams, frames.as_ref(), bounds, start_ns),
+            set_aside: Run::EMPTY,
             streams,
             slots: Vec::with_capacity(block_slots + frame_slots),
             batches: Batches::new(),
@@ -389,7 +394,7 @@ impl<'w> Worker<'w> {
             interval,
             at_ns: tc.saturating_sub(self.measure_start),
             measuring,
-            runs: [Run::EMPTY; 2],
+            run: Run::EMPTY,
         }
     }
 
@@ -419,9 +424,12 @@ impl<'w> Worker<'w> {
     /// and re-arms the cut I/Os it finished.
     #[inline(always)]
     fn end_reap<E: Engine>(&mut self, engine: &mut E, reap: &Reap) {
-        for run in &reap.runs {
+        self.tally
+            .record(&reap.run, &self.batches, reap.interval, reap.tc);
+        if self.set_aside.n > 0 {
+            let other = std::mem::replace(&mut self.set_aside, Run::EMPTY);
             self.tally
-                .record(run, &self.batches, reap.interval, reap.tc);
+                .record_apart(&other, &self.batches, reap.interval, reap.tc);
         }
         self.advance_warm_up(reap.tc);
         publish(self.bounds, &self.tally);

@@ -262,7 +262,10 @@ fn a_mixed_streams_reads_and_writes_interleaved_in_a_reap_are_each_counted_whole
     let issued = |op| e.issued.iter().filter(|q| q.op == op).count() as u64;
     let (reads, writes) = (issued(Op::Read), issued(Op::Write));
     assert_eq!(reads + writes, 3000);
-    assert!(reads > 1800 && writes > 600, "{reads} reads, {writes} writes");
+    assert!(
+        reads > 1800 && writes > 600,
+        "{reads} reads, {writes} writes"
+    );
     for (op, n) in [(Op::Read, reads), (Op::Write, writes)] {
         let t = r.total(op);
         assert_eq!(t.ops, n, "{op:?}");
