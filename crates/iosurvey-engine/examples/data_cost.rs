@@ -5,9 +5,12 @@
 //!
 //! `cargo run --release -p iosurvey-engine --example data_cost [BS]`:
 //! nanoseconds per write of BS bytes (default 4096), the median of 9
-//! rounds of 200,000 writes each, on one core.
+//! rounds of 200,000 writes each, on one core. Then each vector build of
+//! the generator this CPU runs (portable, AVX2, AVX-512; the same bytes),
+//! rounds alternated, with each build's per-round ratio to AVX2's: median
+//! and min..max.
 
-use iosurvey_engine::data::{DataFill, Stamper};
+use iosurvey_engine::data::{DataFill, Simd, Stamper};
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -79,4 +82,43 @@ fn main() {
     println!("  generated per sector (iosurvey):   {generate:8.1}");
     println!("  copied from a 64 MiB pool + header: {pool_copy:8.1}");
     println!("  old 16-byte stamp per 4 KiB:        {old_stamp:8.1}");
+    builds(&mut bufs, bs);
+}
+
+/// Each build of the generator, rounds alternated (one round of each
+/// build in turn, [`ROUNDS`] times): ns per write, and per round the
+/// ratio to AVX2's.
+fn builds(bufs: &mut [Vec<u8>], bs: usize) {
+    let simds: Vec<Simd> = Simd::ALL.into_iter().filter(|s| s.available()).collect();
+    let mut ns = vec![Vec::new(); simds.len()];
+    for _ in 0..ROUNDS {
+        for (k, &simd) in simds.iter().enumerate() {
+            let mut stamper = Stamper::new(DataFill::default());
+            stamper.set_simd(simd);
+            let start = Instant::now();
+            for i in 0..WRITES {
+                let b = &mut bufs[i % 32];
+                stamper.stamp(b, (i * bs) as u64);
+                black_box(&b[..]);
+            }
+            ns[k].push(start.elapsed().as_nanos() as f64 / WRITES as f64);
+        }
+    }
+    let avx2 = simds.iter().position(|&s| s == Simd::Avx2);
+    println!("by vector build, rounds alternated (ratio per round to AVX2):");
+    for (k, simd) in simds.iter().enumerate() {
+        let mut t = ns[k].clone();
+        t.sort_by(f64::total_cmp);
+        let ratio = avx2.map(|a| {
+            let mut r: Vec<f64> = ns[k].iter().zip(&ns[a]).map(|(x, y)| x / y).collect();
+            r.sort_by(f64::total_cmp);
+            format!("{:.3} ({:.3}..{:.3})", r[ROUNDS / 2], r[0], r[ROUNDS - 1])
+        });
+        println!(
+            "  {:<10} {:8.1} ns  {}",
+            format!("{simd:?}"),
+            t[ROUNDS / 2],
+            ratio.unwrap_or_default()
+        );
+    }
 }

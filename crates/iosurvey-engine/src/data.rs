@@ -20,7 +20,12 @@
 //! - no sector holds a run of repeated bytes.
 //!
 //! The cost is one pass over the written bytes (a load of the base, an XOR,
-//! a store), a copy's worth, measured in `bench/` (cases 8a to 8c).
+//! a store), a copy's worth, measured in `bench/` (cases 8a to 8c). It runs
+//! with the widest vectors the CPU has ([`Simd`], chosen at run time, every
+//! build tested to give the portable build's bytes): per 512-byte sector,
+//! the key and eight 64-byte XORs and stores with AVX-512, sixteen of 32
+//! with AVX2 (`examples/data_cost.rs` compares them). Valgrind has no
+//! AVX-512: callgrind counts the AVX2 build.
 //!
 //! With `--compressible PCT`, as fio's `buffer_compress_percentage`, only
 //! the first `100 - PCT` percent of each 512-byte sector is generated, and
@@ -85,12 +90,13 @@ pub struct Stamper {
     /// The next sector number, and the end of the range it is in.
     next: u64,
     end: u64,
-    base: Box<[u64]>,
+    /// A fixed size, so that a sector's slice of it needs no bounds check.
+    base: Box<[u64; BASE_BYTES / 8]>,
     /// Bytes generated at the start of each sector; the rest are zeros.
     random: usize,
-    /// The CPU has AVX2.
+    /// The widest vectors the CPU has, for [`Self::stamp`].
     #[cfg(target_arch = "x86_64")]
-    avx2: bool,
+    simd: Simd,
     verify: Option<std::sync::Arc<crate::verify::WriteVerify>>,
 }
 
@@ -102,9 +108,9 @@ impl Stamper {
 
     /// A stamper of a run whose nonce is `nonce`.
     pub fn with_nonce(nonce: u64, fill: DataFill) -> Self {
-        let mut base = vec![0u64; BASE_BYTES / 8].into_boxed_slice();
+        let mut base = Box::new([0u64; BASE_BYTES / 8]);
         let mut x = mix(nonce ^ 0xba5e);
-        for w in &mut base {
+        for w in base.iter_mut() {
             // splitmix64: every word of the base is random.
             x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
             *w = mix(x);
@@ -117,7 +123,7 @@ impl Stamper {
             base,
             random: (SECTOR * (100 - pct) / 100).max(MIN_RANDOM),
             #[cfg(target_arch = "x86_64")]
-            avx2: std::arch::is_x86_feature_detected!("avx2"),
+            simd: Simd::detect(),
             verify: None,
         };
         s.reserve();
@@ -136,7 +142,20 @@ impl Stamper {
         }
     }
 
-    /// Takes the next range of sector numbers.
+    /// Generates with build `simd` from now on (to compare them, as
+    /// `examples/data_cost.rs` does); false, and no change, when this CPU
+    /// cannot run it.
+    #[cfg(target_arch = "x86_64")]
+    pub fn set_simd(&mut self, simd: Simd) -> bool {
+        let ok = simd.available();
+        if ok {
+            self.simd = simd;
+        }
+        ok
+    }
+
+    /// Takes the next range of sector numbers (a write is far fewer than
+    /// [`RANGE`] sectors).
     #[cold]
     fn reserve(&mut self) {
         self.next = NEXT_RANGE.fetch_add(RANGE, Ordering::Relaxed);
@@ -169,11 +188,23 @@ impl Stamper {
     #[inline]
     pub fn stamp(&mut self, buf: &mut [u8], _offset: u64) {
         #[cfg(target_arch = "x86_64")]
-        if self.avx2 {
-            // SAFETY: the CPU has AVX2: `avx2` is set only when
-            // `is_x86_feature_detected!` said so.
-            return unsafe { self.generate_avx2(buf) };
+        match self.simd {
+            // SAFETY: the CPU has AVX-512F: `simd` is only ever a build
+            // `Simd::available` said this CPU runs (`detect`, `set_simd`).
+            Simd::Avx512 => return unsafe { self.generate_avx512(buf) },
+            // SAFETY: the CPU has AVX2, as above.
+            Simd::Avx2 => return unsafe { self.generate_avx2(buf) },
+            Simd::Portable => {}
         }
+        self.generate_portable(buf);
+    }
+
+    /// [`Self::generate`] out of line, as the vector builds are: inlined
+    /// into [`Self::stamp`], its loop's registers were saved and restored
+    /// round every write's call of a vector build (some 25 instructions
+    /// per write, callgrind).
+    #[inline(never)]
+    fn generate_portable(&mut self, buf: &mut [u8]) {
         self.generate(buf);
     }
 
@@ -184,8 +215,23 @@ impl Stamper {
         self.generate(buf);
     }
 
+    /// [`Self::generate`] with 64-byte vectors: a whole sector is eight
+    /// loads, XORs and stores.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    fn generate_avx512(&mut self, buf: &mut [u8]) {
+        self.generate(buf);
+    }
+
     #[inline(always)]
     fn generate(&mut self, buf: &mut [u8]) {
+        // The write's sector numbers come from one range: one check per
+        // write, not per sector (the numbers a range had left are skipped;
+        // none is used twice).
+        let sectors = buf.len().div_ceil(SECTOR) as u64;
+        if self.end - self.next < sectors {
+            self.reserve();
+        }
         let random = self.random;
         let mut sectors = buf.chunks_exact_mut(SECTOR);
         if random == SECTOR {
@@ -207,12 +253,10 @@ impl Stamper {
         }
     }
 
-    /// The base words and the key of the next sector.
+    /// The base words and the key of the next sector ([`Self::generate`]
+    /// made sure its range has it).
     #[inline(always)]
     fn next_sector(&mut self) -> (&[u64; SECTOR_WORDS], u64) {
-        if self.next == self.end {
-            self.reserve();
-        }
         let n = self.next;
         self.next += 1;
         let at = (n % BASE_SECTORS) as usize * SECTOR_WORDS;
@@ -220,6 +264,43 @@ impl Stamper {
             .try_into()
             .expect("a sector of the base");
         (base, mix(n ^ self.key))
+    }
+}
+
+/// The widest vectors [`Stamper::stamp`] may use, chosen at run time. Each
+/// generates the same bytes (tested below); they differ in instructions.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Simd {
+    Portable,
+    Avx2,
+    Avx512,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Simd {
+    /// Every build, narrowest first.
+    pub const ALL: [Simd; 3] = [Simd::Portable, Simd::Avx2, Simd::Avx512];
+
+    /// Whether this CPU can run the build.
+    pub fn available(self) -> bool {
+        match self {
+            Simd::Portable => true,
+            Simd::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+            Simd::Avx512 => std::arch::is_x86_feature_detected!("avx512f"),
+        }
+    }
+
+    /// The widest this CPU has. (Under valgrind, which has no AVX-512:
+    /// AVX2.)
+    pub fn detect() -> Self {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            Simd::Avx512
+        } else if std::arch::is_x86_feature_detected!("avx2") {
+            Simd::Avx2
+        } else {
+            Simd::Portable
+        }
     }
 }
 
@@ -316,7 +397,9 @@ mod tests {
         let old_end = s.end;
         let mut buf = vec![0u8; 4 * SECTOR];
         s.stamp(&mut buf, 0);
-        assert!(s.end != old_end && s.next == s.end - RANGE + 2);
+        // The two numbers left are skipped: the write takes all four of
+        // the next range.
+        assert!(s.end != old_end && s.next == s.end - RANGE + 4);
         assert_eq!(sectors(&buf).len(), 4);
     }
 
@@ -361,18 +444,34 @@ mod tests {
         }
     }
 
+    /// Every build this CPU can run generates what the portable one does,
+    /// whole sectors and `--compressible` parts, at odd lengths.
     #[cfg(target_arch = "x86_64")]
     #[test]
-    fn the_avx2_build_generates_what_the_portable_one_does() {
-        let mut a = Stamper::with_nonce(5, DataFill::default());
-        let mut b = Stamper::with_nonce(5, DataFill::default());
-        a.avx2 = false;
-        b.next = a.next;
-        b.end = a.end;
-        let (mut x, mut y) = (vec![0u8; 12345], vec![1u8; 12345]);
-        a.stamp(&mut x, 0);
-        b.stamp(&mut y, 0);
-        assert_eq!(x, y);
+    fn every_simd_build_generates_what_the_portable_one_does() {
+        let builds: Vec<Simd> = Simd::ALL.into_iter().filter(|s| s.available()).collect();
+        for pct in [0, 33, 75, 100] {
+            let fill = DataFill {
+                compressible_pct: pct,
+            };
+            let write = |simd| {
+                let mut s = Stamper::with_nonce(5, fill);
+                assert!(s.set_simd(simd));
+                (s.next, s.end) = (1 << 20, (1 << 20) + RANGE);
+                let mut out = Vec::new();
+                for len in [12345, 4096, 131072, 512, 100] {
+                    let mut v = vec![0xa5u8; len];
+                    s.stamp(&mut v, 0);
+                    out.extend_from_slice(&v);
+                }
+                out
+            };
+            let portable = write(Simd::Portable);
+            for &simd in &builds[1..] {
+                assert!(write(simd) == portable, "{simd:?} at {pct}%");
+            }
+        }
+        println!("builds checked: {builds:?}");
     }
 
     #[test]

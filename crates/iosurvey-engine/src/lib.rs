@@ -153,6 +153,14 @@ pub trait Engine {
     /// When the buffer or the file index is out of range, when `len` is
     /// larger than a buffer, or when the buffer is in flight.
     fn push(&mut self, req: Request);
+    /// One-at-a-time engines: the buffer of the request (or file
+    /// operation) the next [`Engine::submit_and_wait`] runs, so that the
+    /// caller starts its latency then; `None` when nothing is queued, and
+    /// always for engines that submit in batches.
+    #[inline]
+    fn next_up(&self) -> Option<u32> {
+        None
+    }
     /// Submits everything queued, then waits until at least `min_complete`
     /// completions are ready (fewer if fewer are in flight), or `timeout`
     /// has passed. It does not wait at all while completions are ready. An

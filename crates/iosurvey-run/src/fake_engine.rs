@@ -188,6 +188,9 @@ impl Engine for Serial {
     fn push(&mut self, req: Request) {
         self.0.push(req);
     }
+    fn next_up(&self) -> Option<u32> {
+        self.0.queued.first().map(|r| r.buf)
+    }
     fn submit_and_wait(&mut self, min: usize, timeout: Duration) -> std::io::Result<()> {
         self.0.submit_and_wait(min, timeout)
     }

@@ -4,21 +4,19 @@
 use super::batches::Batches;
 use super::slot::{Kind, Slot};
 use iosurvey_engine::{Engine, FileOp, Op, Request};
-use std::collections::VecDeque;
 
 /// Arms the frame stream's slots outside the reap: each push takes the
-/// key of the batch it goes out in (or its turn, on one-at-a-time engines)
-/// as the block streams' do.
+/// key of the batch it goes out in as the block streams' do (on
+/// one-at-a-time engines, its own submit time once its turn comes).
 pub(super) struct Arm<'a> {
     pub slots: &'a mut [Slot],
     pub batches: &'a Batches,
-    pub fifo: &'a mut VecDeque<u32>,
     /// Pushed in the measured phase.
     pub counted: bool,
 }
 
 impl Arm<'_> {
-    fn set<E: Engine>(&mut self, stream: u32, op: Op, offset: u64, len: u32, buf: u32) {
+    fn set(&mut self, stream: u32, op: Op, offset: u64, len: u32, buf: u32) {
         self.slots[buf as usize] = Slot {
             kind: Kind::Frame,
             ..Slot::new(
@@ -30,9 +28,6 @@ impl Arm<'_> {
                 self.batches.current(),
             )
         };
-        if E::ONE_AT_A_TIME {
-            self.fifo.push_back(buf);
-        }
     }
 
     /// Pushes a piece of a frame for stream `stream`: a block request, or
@@ -44,7 +39,7 @@ impl Arm<'_> {
         req: Request,
         open_file: bool,
     ) {
-        self.set::<E>(stream, req.op, req.offset, req.len, req.buf);
+        self.set(stream, req.op, req.offset, req.len, req.buf);
         if open_file {
             let io = FileOp::Io {
                 op: req.op,
@@ -59,7 +54,7 @@ impl Arm<'_> {
 
     /// Pushes a file operation (open, sync, close) on buffer `buf`.
     pub(super) fn file_op<E: Engine>(&mut self, engine: &mut E, buf: u32, stream: u32, op: FileOp) {
-        self.set::<E>(stream, Op::Read, 0, 0, buf);
+        self.set(stream, Op::Read, 0, 0, buf);
         engine.push_file(buf, op);
     }
 }

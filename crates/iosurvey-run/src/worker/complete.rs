@@ -84,12 +84,12 @@ impl Worker<'_> {
             run.next_batch(&mut self.tally, seen, slot.batch);
         } else {
             // A reap's first completion starts the first run: no call
-            // then.
-            if run.n > 0 {
-                self.tally
-                    .record_apart(run, &self.batches, reap.interval, reap.tc);
+            // then. Another class's run is set aside, or swapped back.
+            if run.n > 0 && self.swap_runs(buf, reap) {
+                return;
             }
-            *run = Run {
+            let slot = &self.slots[buf as usize];
+            reap.run = Run {
                 stream: slot.stream,
                 op: slot.op,
                 batch: slot.batch,
@@ -98,6 +98,38 @@ impl Worker<'_> {
                 ..Run::EMPTY
             };
         }
+    }
+
+    /// The reap's run is of another stream or op than slot `buf`'s I/O
+    /// (a mixed stream's reads and writes complete interleaved): the run
+    /// set aside is swapped in when it is of the slot's class, and the
+    /// I/O counted in it (true); else the run is set aside in its place,
+    /// the one there recorded first, and a new run is to start (false).
+    #[inline(never)]
+    fn swap_runs(&mut self, buf: u32, reap: &mut Reap) -> bool {
+        let slot = &self.slots[buf as usize];
+        let other = &self.set_aside;
+        if other.n > 0 && other.stream == slot.stream && other.op == slot.op {
+            std::mem::swap(&mut reap.run, &mut self.set_aside);
+            let run = &mut reap.run;
+            if run.batch == slot.batch {
+                run.n += 1;
+            } else {
+                let seen = Seen {
+                    batches: &self.batches,
+                    interval: reap.interval,
+                    tc: reap.tc,
+                };
+                run.next_batch(&mut self.tally, seen, slot.batch);
+            }
+            return true;
+        }
+        if other.n > 0 {
+            self.tally
+                .record_apart(other, &self.batches, reap.interval, reap.tc);
+        }
+        self.set_aside = reap.run;
+        false
     }
 
     /// Keeps the offset and latency of a traced stream's I/O on slot `buf`.
@@ -123,9 +155,9 @@ impl Worker<'_> {
                 slot.op = req.op;
                 slot.offset = req.offset;
                 slot.counted = measuring;
-                if E::ONE_AT_A_TIME {
-                    self.armed.push(buf);
-                } else {
+                // A one-at-a-time engine's slot is stamped when its turn
+                // comes (`Worker::stamp_submit`).
+                if !E::ONE_AT_A_TIME {
                     slot.batch = self.batches.current();
                 }
             }

@@ -17,7 +17,6 @@ use super::wait::WaitPolicy;
 use crate::result::{JobResult, StreamResult};
 use iosurvey_engine::verify::WriteVerify;
 use iosurvey_engine::{Engine, Op};
-use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -37,17 +36,20 @@ pub(super) struct Worker<'w> {
     pub(super) streams: Vec<WorkerStream>,
     /// One per engine buffer: the block streams', then the frame stream's.
     pub(super) slots: Vec<Slot>,
+    /// Submit times. On a one-at-a-time engine each slot is stamped with
+    /// its own when its turn comes ([`Engine::next_up`]).
     pub(super) batches: Batches,
-    /// One-at-a-time engines: the slots this reap re-armed, and those
-    /// pushed and not yet run, oldest first. Each is stamped with its own
-    /// submit time when its turn comes.
-    pub(super) armed: Vec<u32>,
-    armed_fifo: VecDeque<u32>,
     /// Cut I/Os, each with its pieces' buffers; and those to re-arm once
     /// a reap is over.
     pub(super) groups: Vec<Group>,
     pub(super) regroup: Vec<u32>,
     pub(super) tally: Tally,
+    /// A run of the reap set aside for one of another class (a mixed
+    /// stream's reads and writes complete interleaved): each change of op
+    /// swaps the two instead of ending a run and recording a latency.
+    /// Empty between reaps: kept here, not in the [`Reap`], it costs a
+    /// reap one compare.
+    pub(super) set_aside: Run,
     pub(super) frames: Option<FrameDriver<'w>>,
     pub(super) backlog: Option<Backlog<'w>>,
     /// I/Os armed (a cut one counts once).
@@ -63,6 +65,11 @@ pub(super) struct Worker<'w> {
     /// Budgets put aside during the ramp (see [`Worker::set_ramp_budgets`]).
     ramp_budgets: Vec<u64>,
     interval_ns: u64,
+    /// The interval of the series the last measured reap fell in, and
+    /// when it ends (0: to be worked out at the next measured reap): a
+    /// reap within it costs one compare, not a division.
+    interval: usize,
+    interval_end: u64,
     cpu0: u64,
     /// How many completions to wait for (see `wait.rs`).
     wait: WaitPolicy,
@@ -70,7 +77,8 @@ pub(super) struct Worker<'w> {
 
 /// What every completion of one reap shares: when they were seen, the
 /// interval of the series they fall in, whether they are measured, and
-/// the run of completions being counted.
+/// the run of completions being counted (and the worker's run set aside,
+/// see `Worker::set_aside`).
 pub(super) struct Reap {
     pub tc: u64,
     pub interval: usize,
@@ -114,11 +122,10 @@ impl<'w> Worker<'w> {
             verify: bounds.verify,
             warm,
             tally: Tally::new(&streams, frames.as_ref(), bounds, start_ns),
+            set_aside: Run::EMPTY,
             streams,
             slots: Vec::with_capacity(block_slots + frame_slots),
             batches: Batches::new(),
-            armed: Vec::new(),
-            armed_fifo: VecDeque::new(),
             groups: Vec::new(),
             regroup: Vec::new(),
             frames: None,
@@ -130,6 +137,8 @@ impl<'w> Worker<'w> {
             end: deadline(bounds, measure_start),
             ramp_budgets: Vec::new(),
             interval_ns: (bounds.interval.as_nanos() as u64).max(1),
+            interval: 0,
+            interval_end: 0,
             cpu0,
             wait: WaitPolicy::new(),
         };
@@ -208,9 +217,6 @@ impl<'w> Worker<'w> {
                 ..Slot::new(si as u32, req.op, req.offset, req.len, counted, batch)
             });
             engine.push(req);
-            if E::ONE_AT_A_TIME {
-                self.armed_fifo.push_back(idx);
-            }
         }
     }
 
@@ -228,7 +234,6 @@ impl<'w> Worker<'w> {
         let mut arm = Arm {
             slots: &mut self.slots,
             batches: &self.batches,
-            fifo: &mut self.armed_fifo,
             counted,
         };
         let g = &mut self.groups[gi as usize];
@@ -267,16 +272,24 @@ impl<'w> Worker<'w> {
                 clock.sleep_until(wake.min(self.end).min(ts + MAX_WAIT_NS));
                 continue;
             }
-            self.stamp_submit::<E>(ts);
+            self.stamp_submit(engine, ts);
             let timeout = self.timeout(ts, wake);
-            engine.submit_and_wait(self.wait.want(engine.in_flight()), timeout)?;
+            // A one-at-a-time engine runs one request per call, whatever
+            // it is asked to wait for: it needs no wait policy.
+            let want = match E::ONE_AT_A_TIME {
+                true => 1,
+                false => self.wait.want(engine.in_flight()),
+            };
+            engine.submit_and_wait(want, timeout)?;
             let mut reap = self.start_reap(clock.now());
             let mut found = 0;
             engine.reap(|c| {
                 found += 1;
                 self.complete::<E>(c, &mut reap)
             });
-            self.wait.reaped(found, reap.tc);
+            if !E::ONE_AT_A_TIME {
+                self.wait.reaped(found, reap.tc);
+            }
             self.end_reap(engine, &reap);
         }
         Ok(self.finish(engine))
@@ -299,7 +312,6 @@ impl<'w> Worker<'w> {
             arm: Arm {
                 slots: &mut self.slots,
                 batches: &self.batches,
-                fifo: &mut self.armed_fifo,
                 counted: ts >= self.measure_start,
             },
             tally: &mut self.tally,
@@ -322,9 +334,9 @@ impl<'w> Worker<'w> {
     /// Gives the batch about to go out its submit time `ts` (or, on a
     /// one-at-a-time engine, the slot whose turn it is).
     #[inline(always)]
-    fn stamp_submit<E: Engine>(&mut self, ts: u64) {
+    fn stamp_submit<E: Engine>(&mut self, engine: &E, ts: u64) {
         if E::ONE_AT_A_TIME {
-            if let Some(i) = self.armed_fifo.pop_front() {
+            if let Some(i) = engine.next_up() {
                 self.slots[i as usize].batch = Batches::stamped(ts);
             }
         } else {
@@ -370,7 +382,10 @@ impl<'w> Worker<'w> {
             self.restore_budgets();
         }
         let interval = if measuring {
-            ((tc - self.measure_start) / self.interval_ns) as usize
+            if tc >= self.interval_end {
+                self.next_interval(tc);
+            }
+            self.interval
         } else {
             0
         };
@@ -383,6 +398,17 @@ impl<'w> Worker<'w> {
         }
     }
 
+    /// A measured reap at `tc` is past the interval the last one fell in:
+    /// the interval it falls in, and when that ends.
+    #[cold]
+    fn next_interval(&mut self, tc: u64) {
+        let i = (tc - self.measure_start) / self.interval_ns;
+        self.interval = i as usize;
+        self.interval_end = self
+            .measure_start
+            .saturating_add((i + 1).saturating_mul(self.interval_ns));
+    }
+
     /// The ramp is over: the budgets put aside come back.
     #[cold]
     fn restore_budgets(&mut self) {
@@ -393,24 +419,24 @@ impl<'w> Worker<'w> {
         }
     }
 
-    /// After a reap: records its last run, ends a warm-up whose bytes are
+    /// After a reap: records its last runs, ends a warm-up whose bytes are
     /// moved, publishes the live totals, runs a backlog check when due,
-    /// and queues what was re-armed.
+    /// and re-arms the cut I/Os it finished.
     #[inline(always)]
     fn end_reap<E: Engine>(&mut self, engine: &mut E, reap: &Reap) {
         self.tally
             .record(&reap.run, &self.batches, reap.interval, reap.tc);
+        if self.set_aside.n > 0 {
+            let other = std::mem::replace(&mut self.set_aside, Run::EMPTY);
+            self.tally
+                .record_apart(&other, &self.batches, reap.interval, reap.tc);
+        }
         self.advance_warm_up(reap.tc);
         publish(self.bounds, &self.tally);
         if let Some(b) = &mut self.backlog {
             b.check_if_due();
         }
-        // In the engine's order: the slots this reap re-armed come before
-        // anything the frame driver pushes next.
-        if E::ONE_AT_A_TIME {
-            self.armed_fifo.extend(self.armed.drain(..));
-        }
-        // Then the cut I/Os whose last piece this reap saw, whole.
+        // The cut I/Os whose last piece this reap saw, whole.
         if !self.regroup.is_empty() {
             self.rearm_groups(engine, reap.measuring);
         }
@@ -423,6 +449,7 @@ impl<'w> Worker<'w> {
         if let (Some(w), u64::MAX) = (self.warm, self.measure_start) {
             if let Some(at) = w.advance(std::mem::take(&mut self.warm_moved), tc) {
                 self.measure_start = at;
+                self.interval_end = 0;
                 self.end = deadline(self.bounds, at);
             }
         }
@@ -437,7 +464,6 @@ impl<'w> Worker<'w> {
             let mut arm = Arm {
                 slots: &mut self.slots,
                 batches: &self.batches,
-                fifo: &mut self.armed_fifo,
                 counted: measuring,
             };
             if !arm.group(engine, g, gi, si, &mut self.streams[si as usize]) {

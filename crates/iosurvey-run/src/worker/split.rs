@@ -69,9 +69,6 @@ impl Arm<'_> {
                 len,
                 buf,
             });
-            if E::ONE_AT_A_TIME {
-                self.fifo.push_back(buf);
-            }
             buf += 1;
         });
         debug_assert!(buf - g.first <= st.pieces, "more pieces than buffers");

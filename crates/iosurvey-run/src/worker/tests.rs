@@ -250,6 +250,37 @@ fn run_on_clock<E: Engine>(
     run_worker_on(e, streams, None, &bounds, clock.get(), &FakeClock(clock)).unwrap()
 }
 
+/// A mixed stream's reads and writes complete interleaved in each reap;
+/// each op keeps a run of its own, so both are counted whole, each with
+/// its batch's latency, in its own histogram and series.
+#[test]
+fn a_mixed_streams_reads_and_writes_interleaved_in_a_reap_are_each_counted_whole() {
+    let mut e = FakeEngine::new();
+    e.delay = Duration::from_millis(2);
+    let mix = Mix::Mixed { read_pct: 70 };
+    let r = run_on_fake_clock(&mut e, vec![stream(Some(3000), 16, mix)]);
+    let issued = |op| e.issued.iter().filter(|q| q.op == op).count() as u64;
+    let (reads, writes) = (issued(Op::Read), issued(Op::Write));
+    assert_eq!(reads + writes, 3000);
+    assert!(
+        reads > 1800 && writes > 600,
+        "{reads} reads, {writes} writes"
+    );
+    for (op, n) in [(Op::Read, reads), (Op::Write, writes)] {
+        let t = r.total(op);
+        assert_eq!(t.ops, n, "{op:?}");
+        assert_eq!(t.latency.count(), n, "{op:?}");
+        assert_eq!((t.latency.min(), t.latency.max()), (2_000_000, 2_000_000));
+        let s = match op {
+            Op::Read => &r.streams[0].read,
+            Op::Write => &r.streams[0].write,
+        };
+        let ops: u64 = s.series.samples.iter().map(|x| x.ops).sum();
+        let lat: u64 = s.series.samples.iter().map(|x| x.lat_sum_ns).sum();
+        assert_eq!((ops, lat), (n, n * 2_000_000), "{op:?}");
+    }
+}
+
 #[test]
 fn a_slow_io_among_thousands_of_fast_batches_keeps_its_own_submit_time() {
     // Request 1 goes in the first batch and completes 3,000 submissions
@@ -505,6 +536,23 @@ fn a_striped_run_on_the_one_at_a_time_engine_times_an_io_from_its_first_piece() 
     // Four pieces in turn, 2 ms each.
     assert_eq!(read.latency.min(), 4 * 2_000_000);
     assert_eq!(read.latency.max(), 4 * 2_000_000);
+}
+
+/// On a one-at-a-time engine each I/O's latency starts when its turn
+/// comes (`Engine::next_up`), not when it was queued behind the others:
+/// at QD 4, every latency is one request's 2 ms, none 8 ms.
+#[test]
+fn a_one_at_a_time_engine_times_each_io_from_its_turn_not_its_queueing() {
+    let mut e = Serial::new();
+    e.0.delay = Duration::from_millis(2);
+    let clock = Rc::new(Cell::new(now_ns()));
+    e.0.clock = Some(clock.clone());
+    let r = run_on_clock(&mut e, vec![stream(Some(12), 4, Mix::Read)], clock);
+    let read = r.total(Op::Read);
+    assert_eq!(read.ops, 12);
+    assert_eq!(read.latency.min(), 2_000_000);
+    assert_eq!(read.latency.max(), 2_000_000);
+    assert_eq!(e.0.issued.len(), 12);
 }
 
 /// A run that spans three submit batches of one stream and op (as a reap
