@@ -218,9 +218,18 @@ impl Stamper {
     /// [`Self::generate`] with 64-byte vectors: a whole sector is eight
     /// loads, XORs and stores.
     #[cfg(target_arch = "x86_64")]
+    #[rustversion::since(1.89)]
     #[target_feature(enable = "avx512f")]
     fn generate_avx512(&mut self, buf: &mut [u8]) {
         self.generate(buf);
+    }
+
+    /// Built by a compiler before 1.89, which cannot enable AVX-512 for a
+    /// function: never chosen ([`Simd::available`] says no).
+    #[cfg(target_arch = "x86_64")]
+    #[rustversion::before(1.89)]
+    unsafe fn generate_avx512(&mut self, buf: &mut [u8]) {
+        self.generate_portable(buf);
     }
 
     #[inline(always)]
@@ -277,6 +286,15 @@ pub enum Simd {
     Avx512,
 }
 
+/// Whether this build has the AVX-512 generator: a compiler before 1.89
+/// (the declared MSRV is 1.87) cannot enable AVX-512 for a function.
+#[cfg(target_arch = "x86_64")]
+#[rustversion::since(1.89)]
+const AVX512_BUILT: bool = true;
+#[cfg(target_arch = "x86_64")]
+#[rustversion::before(1.89)]
+const AVX512_BUILT: bool = false;
+
 #[cfg(target_arch = "x86_64")]
 impl Simd {
     /// Every build, narrowest first.
@@ -287,19 +305,19 @@ impl Simd {
         match self {
             Simd::Portable => true,
             Simd::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
-            Simd::Avx512 => std::arch::is_x86_feature_detected!("avx512f"),
+            Simd::Avx512 => AVX512_BUILT && std::arch::is_x86_feature_detected!("avx512f"),
         }
     }
 
-    /// The widest this CPU has. (Under valgrind, which has no AVX-512:
-    /// AVX2.)
+    /// The widest this CPU has and this build holds. (Under valgrind,
+    /// which has no AVX-512: AVX2.)
     pub fn detect() -> Self {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            Simd::Avx512
-        } else if std::arch::is_x86_feature_detected!("avx2") {
-            Simd::Avx2
-        } else {
-            Simd::Portable
+        match [Simd::Avx512, Simd::Avx2]
+            .into_iter()
+            .find(|s| s.available())
+        {
+            Some(s) => s,
+            None => Simd::Portable,
         }
     }
 }
