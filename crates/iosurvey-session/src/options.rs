@@ -4,6 +4,8 @@
 //! know no command-line parser.
 
 use iosurvey_model::document::StreamDetail;
+use iosurvey_model::PointParams;
+use iosurvey_workload::Plan;
 use std::path::PathBuf;
 
 /// The target, safety and engine options every mode takes.
@@ -81,14 +83,36 @@ impl OutputOptions {
         self.output.unwrap_or(OutputFormat::Text)
     }
 
-    /// What the report keeps of each stream of a job of `streams`
-    /// streams: as `--stream-detail` says; else, in a distributed job of
-    /// more than [`SUMMARY_ABOVE`], a summary; else everything.
-    pub fn stream_detail(&self, streams: usize, distributed: bool) -> StreamDetail {
+    /// What the report keeps of each stream of `plan`: as
+    /// `--stream-detail` says; else, in a distributed job whose largest
+    /// point has more than [`SUMMARY_ABOVE`] streams, a summary; else
+    /// everything. One answer for the whole plan. The modes whose output
+    /// reads each stream's series, histogram or access times (`parallel`'s
+    /// windows, `matrix`'s cells, `profile`'s charts) keep every stream
+    /// whole: `--stream-detail summary` is refused there.
+    pub fn stream_detail(&self, plan: &Plan, distributed: bool) -> Result<StreamDetail, String> {
+        let needs_whole = plan.points.iter().any(|p| {
+            matches!(
+                p.params,
+                PointParams::Parallel { .. }
+                    | PointParams::Matrix { .. }
+                    | PointParams::Profile { .. }
+            )
+        });
+        let largest = plan
+            .points
+            .iter()
+            .map(|p| p.job.streams.len())
+            .max()
+            .unwrap_or(0);
         match self.stream_detail {
-            Some(d) => d,
-            None if distributed && streams > SUMMARY_ABOVE => StreamDetail::Summary,
-            None => StreamDetail::Full,
+            Some(StreamDetail::Summary) if needs_whole => Err(format!(
+                "--stream-detail summary: {} reads every stream's series and histograms; drop the flag",
+                plan.mode
+            )),
+            Some(d) => Ok(d),
+            None if distributed && largest > SUMMARY_ABOVE && !needs_whole => Ok(StreamDetail::Summary),
+            None => Ok(StreamDetail::Full),
         }
     }
 }

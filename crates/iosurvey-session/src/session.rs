@@ -76,6 +76,16 @@ pub fn run_plan(
         iosurvey_target::budget::check(plan, oflags.repeat, tflags.memory_limit)
             .or_else(crate::failure::usage),
     )?;
+    // The same plan and flags on every rank: the same answer.
+    let detail = oflags.stream_detail(plan, cluster.distributed());
+    agree(
+        cluster,
+        detail
+            .as_ref()
+            .map(|_| ())
+            .or_else(|e| crate::failure::usage(anyhow!("{e}"))),
+    )?;
+    let detail = detail.unwrap_or_default();
     let root = cluster.is_root();
     let assigned = cluster.assigned();
     // This rank's part of the plan (alone, the plan itself). A refusal
@@ -163,7 +173,7 @@ pub fn run_plan(
             &stop,
             &mut display,
             local.maps.get(pi).cloned().unwrap_or_default(),
-            oflags.stream_detail(point.job.streams.len(), cluster.distributed()),
+            detail,
         );
         let Ran {
             merged,

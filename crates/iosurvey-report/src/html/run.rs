@@ -29,6 +29,27 @@ pub(super) fn class_lines(r: &RunReport) -> Vec<Line<'_>> {
     let many_points = r.points.len() > 1;
     let mut out = Vec::new();
     for p in r.points.iter().filter(|p| p.skipped.is_none()) {
+        if !p.settings.stream_detail.is_full() {
+            // Summarised streams hold no histogram and no series: the
+            // point's totals hold the merge of them all.
+            for (dir, c) in [("read", &p.total.read), ("write", &p.total.write)] {
+                if c.is_empty() || c.ops == 0 {
+                    continue;
+                }
+                let mut name = String::new();
+                if many_points {
+                    name.push_str(&p.label);
+                    name.push(' ');
+                }
+                name.push_str(&format!("all {} streams {dir}", p.streams.len()));
+                out.push(Line {
+                    name,
+                    point: p,
+                    class: c,
+                });
+            }
+            continue;
+        }
         let many_streams = p.streams.len() > 1;
         for s in &p.streams {
             for (dir, c) in [("read", &s.read), ("write", &s.write)] {

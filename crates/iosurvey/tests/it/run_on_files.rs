@@ -167,6 +167,24 @@ fn summarised_streams_leave_their_histograms_to_the_totals_which_read_back() {
         "the totals' histogram is not in the page"
     );
     assert!(html.contains(r#""stream_detail":"summary""#));
+    // Its charts draw the totals, the only histograms and series it has.
+    assert!(html.contains("all 2 streams read"), "no line of the totals");
+}
+
+#[test]
+fn summarised_streams_are_refused_where_the_output_reads_each_stream_s_series() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let out = iosurvey()
+        .args(["parallel", path_str(&a), path_str(&b), "--size", "1m"])
+        .args(["--stream-detail", "summary"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("--stream-detail summary"), "{err}");
+    assert!(!a.exists() && !b.exists(), "nothing is created");
 }
 
 #[test]
