@@ -142,16 +142,22 @@ pub struct Summarised {
 impl Summarised {
     /// `streams` summarised, and their merge.
     pub fn of(streams: &[StreamResult]) -> Self {
+        Summarised {
+            streams: streams.iter().map(StreamSummary::of).collect(),
+            total: Summarised::total_of(streams),
+        }
+    }
+
+    /// The exact merge of `streams`' reads and writes (histograms and
+    /// series) over the longest's elapsed time; not their traced samples.
+    pub fn total_of<'a>(streams: impl IntoIterator<Item = &'a StreamResult>) -> StreamResult {
         let mut total = StreamResult::default();
         for s in streams {
             total.read.merge(&s.read);
             total.write.merge(&s.write);
             total.elapsed_ns = total.elapsed_ns.max(s.elapsed_ns);
         }
-        Summarised {
-            streams: streams.iter().map(StreamSummary::of).collect(),
-            total,
-        }
+        total
     }
 }
 

@@ -113,16 +113,15 @@ fn summarise(
     streams: &[(usize, StreamResult)],
     shared: &impl Fn(usize) -> bool,
 ) -> (Vec<(usize, StreamSummary)>, StreamResult) {
-    let mut total = StreamResult::default();
-    let mut summaries = Vec::with_capacity(streams.len());
-    for (g, s) in streams {
-        total.merge(s);
-        if !shared(*g) {
-            summaries.push((*g, StreamSummary::of(s)));
-        }
-    }
-    total.samples.clear();
-    (summaries, total)
+    let summaries = streams
+        .iter()
+        .filter(|(g, _)| !shared(*g))
+        .map(|(g, s)| (*g, StreamSummary::of(s)))
+        .collect();
+    (
+        summaries,
+        Summarised::total_of(streams.iter().map(|(_, s)| s)),
+    )
 }
 
 /// Each summary of a [`Body`], those it holds and those still `encoded`;

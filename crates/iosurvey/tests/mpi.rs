@@ -213,26 +213,22 @@ fn ranks_writing(json: &std::path::Path) -> Vec<u32> {
         .collect()
 }
 
+/// A survey of `targets` (4 MiB each, 64 KiB records) with up to
+/// `regions` regions and threads.
+fn host_survey<'a>(targets: &'a [String], regions: &'a str) -> Vec<&'a str> {
+    let mut args = with_targets("survey", targets);
+    args.extend(["--size", "4m", "--crghi", regions, "--thrhi", regions]);
+    args.extend(["--rszlo", "65536", "--rszhi", "65536", "--allow-destroy"]);
+    args
+}
+
 #[test]
 fn survey_of_host_devices_counts_every_host_s_devices() {
     let _lock = serial();
     need!(require_mpi());
     let devs = need!(loops(4));
     let targets = host_targets(&devs, 2);
-    let mut args = with_targets("survey", &targets);
-    args.extend([
-        "--size",
-        "4m",
-        "--crghi",
-        "2",
-        "--thrhi",
-        "2",
-        "--rszlo",
-        "65536",
-        "--rszhi",
-        "65536",
-        "--allow-destroy",
-    ]);
+    let args = host_survey(&targets, "2");
     let out = launch(4, Some(2), &args);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
@@ -253,25 +249,8 @@ fn summarised_regions_keep_their_figures_and_the_totals_every_histogram() {
     need!(require_mpi());
     let devs = need!(loops(4));
     let targets = host_targets(&devs, 2);
-    let mut args = with_targets("survey", &targets);
-    args.extend([
-        "--size",
-        "4m",
-        "--crghi",
-        "4",
-        "--thrhi",
-        "4",
-        "--rszlo",
-        "65536",
-        "--rszhi",
-        "65536",
-        "--allow-destroy",
-        "--stream-detail",
-        "summary",
-        "--output",
-        "json",
-        "--quiet",
-    ]);
+    let mut args = host_survey(&targets, "4");
+    args.extend(["--stream-detail", "summary", "--output", "json", "--quiet"]);
     let out = launch(4, Some(2), &args);
     let report = report_of(&out);
     assert_valid(&report);

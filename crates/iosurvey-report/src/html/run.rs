@@ -2,7 +2,7 @@
 //! axis, the rate per interval over time, and the latency histogram.
 
 use super::chart::{Axis, Chart, Scale, Series, Style};
-use iosurvey_model::document::{ClassReport, PointReport, RunReport};
+use iosurvey_model::document::{ClassReport, PointReport, RunReport, StreamReport};
 use iosurvey_stats::Histogram;
 
 pub(super) fn charts(r: &RunReport) -> Vec<Chart> {
@@ -29,10 +29,22 @@ pub(super) fn class_lines(r: &RunReport) -> Vec<Line<'_>> {
     let many_points = r.points.len() > 1;
     let mut out = Vec::new();
     for p in r.points.iter().filter(|p| p.skipped.is_none()) {
-        if !p.settings.stream_detail.is_full() {
-            // Summarised streams hold no histogram and no series: the
-            // point's totals hold the merge of them all.
-            for (dir, c) in [("read", &p.total.read), ("write", &p.total.write)] {
+        // Whose reads and writes: each stream's, or (summarised streams
+        // hold no histogram and no series) the point's totals, the merge
+        // of them all.
+        let whose: Vec<(String, &ClassReport, &ClassReport)> = if p.settings.stream_detail.is_full()
+        {
+            let many_streams = p.streams.len() > 1;
+            p.streams
+                .iter()
+                .map(|s| (stream_name(p, s, many_streams), &s.read, &s.write))
+                .collect()
+        } else {
+            let all = format!("all {} streams ", p.streams.len());
+            vec![(all, &p.total.read, &p.total.write)]
+        };
+        for (who, read, write) in whose {
+            for (dir, c) in [("read", read), ("write", write)] {
                 if c.is_empty() || c.ops == 0 {
                     continue;
                 }
@@ -41,38 +53,7 @@ pub(super) fn class_lines(r: &RunReport) -> Vec<Line<'_>> {
                     name.push_str(&p.label);
                     name.push(' ');
                 }
-                name.push_str(&format!("all {} streams {dir}", p.streams.len()));
-                out.push(Line {
-                    name,
-                    point: p,
-                    class: c,
-                });
-            }
-            continue;
-        }
-        let many_streams = p.streams.len() > 1;
-        for s in &p.streams {
-            for (dir, c) in [("read", &s.read), ("write", &s.write)] {
-                if c.is_empty() || c.ops == 0 {
-                    continue;
-                }
-                let mut name = String::new();
-                if many_points {
-                    name.push_str(&p.label);
-                    name.push(' ');
-                }
-                if many_streams {
-                    name.push_str(&s.label);
-                    // Streams of one label (one per target) by their
-                    // target.
-                    if p.streams.iter().filter(|t| t.label == s.label).count() > 1 {
-                        match p.targets.get(s.target) {
-                            Some(t) => name.push_str(&format!(" {}", t.path)),
-                            None => name.push_str(&format!(" #{}", s.target)),
-                        }
-                    }
-                    name.push(' ');
-                }
+                name.push_str(&who);
                 name.push_str(dir);
                 out.push(Line {
                     name,
@@ -83,6 +64,24 @@ pub(super) fn class_lines(r: &RunReport) -> Vec<Line<'_>> {
         }
     }
     out
+}
+
+/// A stream's part of its lines' names (with a space after it): its
+/// label when the point has several, and its target when several streams
+/// have that label (one per target); nothing for a point's one stream.
+fn stream_name(p: &PointReport, s: &StreamReport, many_streams: bool) -> String {
+    if !many_streams {
+        return String::new();
+    }
+    let mut name = s.label.clone();
+    if p.streams.iter().filter(|t| t.label == s.label).count() > 1 {
+        match p.targets.get(s.target) {
+            Some(t) => name.push_str(&format!(" {}", t.path)),
+            None => name.push_str(&format!(" #{}", s.target)),
+        }
+    }
+    name.push(' ');
+    name
 }
 
 /// Latency as written on an axis: ns, µs, ms or s.
