@@ -6,7 +6,7 @@
 # this host. Each rank surveys a test file of its own in /var/tmp
 # (buffered). Prints one line per rank count: the job's streams per
 # point, the smallest and largest over the (two) points of
-# `windows[].merge_ns`,
+# `points[].windows.merge_ns`,
 # the bytes gathered, rank 0's peak resident memory (`/usr/bin/time`'s
 # maximum RSS around rank 0's process alone) and the report's size. With
 # OUT=FILE, the lines also go to FILE as TSV for bench/mpi-fit.py.
@@ -46,10 +46,10 @@ for n in $RANKS; do
   rss=$(tail -1 "$dir/rss-$n")
   size=$(stat -c %s "$json")
   jq -r --argjson n "$n" '
-    [.windows[].merge_ns] | sort as $m
+    ([.points[].windows.merge_ns? // empty] + [.windows[]?.merge_ns]) | sort as $m
     | [$n, ($m[0] / 1e6), ($m[-1] / 1e6)] | @tsv' "$json" |
     while IFS=$'\t' read -r r med max; do
-      g=$(jq '[.windows[].gathered_bytes] | max' "$json")
+      g=$(jq '[.points[].windows.gathered_bytes? // empty] + [.windows[]?.gathered_bytes] | max' "$json")
       s=$(jq '[.points[].streams | length] | max' "$json")
       printf '%6s %8s %14.2f %12.2f %14s %12.1f %12s\n' "$r" "$s" "$med" "$max" "$g" "$(echo "$rss/1024" | bc -l)" "$size"
       if [ -n "$OUT" ]; then

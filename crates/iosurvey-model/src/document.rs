@@ -12,6 +12,7 @@ pub mod frames;
 mod from_result;
 mod judge;
 pub mod modes;
+mod mpi;
 mod point;
 mod run;
 mod totals;
@@ -24,8 +25,9 @@ pub use errno::{errno_name, failure_text};
 pub use evidence::Evidence;
 pub use frames::{FramesLayout, FramesReport, FramesSummary, WindowSums};
 pub use modes::{Cache, DiskperfSettings, MatrixSettings};
+pub use mpi::{PointWindows, RankPoint, Window};
 pub use point::{
     CompressionReport, FailureReport, PointReport, Settings, StreamDetail, TargetReport,
 };
-pub use run::{PointWindows, RankPoint, RankReport, RunReport, ToolInfo, Window, COMMIT};
+pub use run::{RankReport, RunReport, ToolInfo, COMMIT};
 pub use warning::Warning;

@@ -47,13 +47,15 @@ pub fn render_ranks(report: &RunReport, opts: TextOptions) -> String {
             names(&r.targets)
         );
     }
-    for w in &report.windows {
-        let label = report
-            .points
-            .iter()
-            .find(|p| p.index == w.index)
-            .map_or("", |p| p.label.as_str());
-        let _ = writeln!(out, "point {} ({label}):", w.index);
+    for p in &report.points {
+        let Some(w) = &p.windows else {
+            continue;
+        };
+        let again = match p.repeat {
+            0 => String::new(),
+            k => format!(", repeat {}", k + 1),
+        };
+        let _ = writeln!(out, "point {} ({}{again}):", p.index, p.label);
         for (name, win, what) in [
             ("common window", &w.common, "every rank running"),
             (
@@ -80,23 +82,21 @@ pub fn render_ranks(report: &RunReport, opts: TextOptions) -> String {
                 win.iops
             );
         }
-        for r in &report.ranks {
-            if let Some(p) = r.points.iter().find(|p| p.index == w.index) {
-                let bytes = p.read_bytes + p.write_bytes;
-                let secs = p.end_ns.saturating_sub(p.start_ns) as f64 / 1e9;
-                let rate = if secs > 0.0 { bytes as f64 / secs } else { 0.0 };
-                let _ = writeln!(
-                    out,
-                    "  rank {:>3} {:<16} {:>9.3} s to {:>9.3} s: {:>12} ({} ops, {} errors)",
-                    r.rank,
-                    r.host,
-                    p.start_ns as f64 / 1e9,
-                    p.end_ns as f64 / 1e9,
-                    format_rate(rate, opts),
-                    p.read_ops + p.write_ops,
-                    p.errors
-                );
-            }
+        for (r, f) in report.ranks.iter().zip(&p.ranks) {
+            let bytes = f.read_bytes + f.write_bytes;
+            let secs = f.end_ns.saturating_sub(f.start_ns) as f64 / 1e9;
+            let rate = if secs > 0.0 { bytes as f64 / secs } else { 0.0 };
+            let _ = writeln!(
+                out,
+                "  rank {:>3} {:<16} {:>9.3} s to {:>9.3} s: {:>12} ({} ops, {} errors)",
+                r.rank,
+                r.host,
+                f.start_ns as f64 / 1e9,
+                f.end_ns as f64 / 1e9,
+                format_rate(rate, opts),
+                f.read_ops + f.write_ops,
+                f.errors
+            );
         }
     }
     out

@@ -208,7 +208,6 @@ pub(crate) fn new_report(plan: &Plan, argv: &[String], tflags: &TargetOptions) -
         points: Vec::new(),
         shared: tflags.shared,
         ranks: Vec::new(),
-        windows: Vec::new(),
     }
 }
 

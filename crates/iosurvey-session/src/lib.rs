@@ -44,6 +44,7 @@ mod comm;
 mod execute;
 pub mod failure;
 mod host;
+mod json_file;
 mod launch;
 pub mod localize;
 pub mod merge;

@@ -1,9 +1,11 @@
-//! Where reports go: files rewritten whole after every point (so a later
-//! failure loses nothing), anything else (stdout, a FIFO, a character
-//! device) written once at the end, in place. Every path is judged before
-//! the run (see `out_path`).
+//! Where reports go: files saved after every point (so a later failure
+//! loses nothing): the JSON report by appending the new point to the file
+//! this run wrote, the others rewritten whole; anything else (stdout, a
+//! FIFO, a character device) written once at the end, in place. Every
+//! path is judged before the run (see `out_path`).
 
 use crate::failure::Failure;
+use crate::json_file;
 use crate::presenter::Presentation;
 use crate::{OutputFormat, OutputOptions};
 use anyhow::anyhow;
@@ -117,8 +119,9 @@ pub fn print_text(body: &str) {
     }
 }
 
-/// Writes one output. Files are rewritten after every point; stdout and
-/// in-place outputs get the report once, when `last`.
+/// Writes one output. Files are rewritten after every point (the JSON
+/// report is appended to instead: [`Outputs::save`]); stdout and in-place
+/// outputs get the report once, when `last`.
 pub fn write_out(
     out: &OutPath,
     body: &str,
@@ -129,9 +132,9 @@ pub fn write_out(
         Failure::Run(anyhow!("{}: writing the report failed: {e}", out.shown()))
     };
     match &out.sink {
-        Sink::File { dir, name, at, .. } => {
-            replace_at(dir.fd(), name, at, body.as_bytes()).map_err(|e| failed(&e))
-        }
+        Sink::File { dir, name, at, .. } => replace_at(dir.fd(), name, at, body.as_bytes())
+            .map(drop)
+            .map_err(|e| failed(&e)),
         Sink::Mounted(held) => {
             iosurvey_target::output::file::rewrite_held(held.file(), body.as_bytes())
                 .map_err(|e| failed(&e))
@@ -167,6 +170,9 @@ pub struct Outputs {
     /// The outputs that failed (`--json out.json`): said once, not tried
     /// again.
     pub failed: std::cell::RefCell<Vec<String>>,
+    /// The JSON report as last saved to its file, which the next point is
+    /// appended to.
+    json_saved: std::cell::RefCell<Option<json_file::Appending>>,
 }
 
 /// Shortest time between two rewrites of the HTML page during a run.
@@ -202,6 +208,7 @@ impl Outputs {
             stop: None,
             html_written: std::cell::Cell::new(None),
             failed: Default::default(),
+            json_saved: Default::default(),
         })
     }
 
@@ -234,7 +241,10 @@ impl Outputs {
     ) -> Result<(), Failure> {
         let mut first = None;
         if let Some(o) = &self.json {
-            self.save_one(o, || to_json(report), last, &mut first);
+            match o.sink {
+                Sink::File { .. } | Sink::Mounted(_) => self.save_json(o, report, &mut first),
+                _ => self.save_one(o, || to_json(report), last, &mut first),
+            }
         }
         if let Some(o) = &self.csv {
             self.save_one(o, || presenter.csv(report), last, &mut first);
@@ -256,6 +266,25 @@ impl Outputs {
             }
         }
         first.map_or(Ok(()), Err)
+    }
+
+    /// Saves the JSON report to its file (unless it failed before): the
+    /// new point alone when the file holds every point before it and the
+    /// rest of the report is unchanged (`,{point}]}` over its tail),
+    /// otherwise the whole report; a failure as [`Outputs::save_one`]'s.
+    fn save_json(&self, out: &OutPath, report: &RunReport, first: &mut Option<Failure>) {
+        let shown = out.shown();
+        if self.failed.borrow().contains(&shown) {
+            return;
+        }
+        if let Err(e) = json_file::write(out, report, &mut self.json_saved.borrow_mut()) {
+            self.failed.borrow_mut().push(shown);
+            let e = Failure::Run(anyhow!("{}: writing the report failed: {e}", out.shown()));
+            match first {
+                None => *first = Some(e),
+                Some(_) => eprintln!("iosurvey: {}", failure_text(&e)),
+            }
+        }
     }
 
     /// Writes one output unless it failed before; a failure is kept in

@@ -430,7 +430,6 @@ fn rank_reports(cluster: &dyn Cluster, assigned: &[Assigned]) -> Vec<RankReport>
                 .filter(|(_, a)| a.owner == r.rank)
                 .map(|(i, _)| i)
                 .collect(),
-            points: Vec::new(),
         })
         .collect()
 }
@@ -476,15 +475,15 @@ fn add_point(
     (windows, per_rank): (PointWindows, Vec<RankPoint>),
     cluster: &dyn Cluster,
 ) -> Added {
-    if cluster.distributed() {
-        for (rr, p) in report.ranks.iter_mut().zip(per_rank) {
-            rr.points.push(p);
-        }
-        report.windows.push(windows);
-    }
+    let (ranks, windows) = match cluster.distributed() {
+        true => (per_rank, Some(windows)),
+        false => (Vec::new(), None),
+    };
     let ram = report.host.memory_bytes;
     report.points.push(PointReport {
         repeat,
+        ranks,
+        windows,
         ..PointReport::new(point, targets, result, ram)
     });
     iosurvey_report::judge_scaling(report);

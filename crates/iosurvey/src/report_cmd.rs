@@ -59,7 +59,7 @@ pub fn load(input: &Path, budget: &mut InputBudget) -> Result<(RunReport, Option
     } else {
         text
     };
-    let report: RunReport = serde_json::from_str(&json)
+    let report: RunReport = iosurvey_report::from_json(&json)
         .map_err(|e| Failure::Usage(anyhow!("{shown}: not an iosurvey report: {e}")))?;
     check_document(&report, &shown)?;
     Ok((report, ident))

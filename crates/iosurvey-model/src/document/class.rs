@@ -21,7 +21,8 @@ pub struct StreamReport {
     pub span: Option<u64>,
     pub regions: u32,
     /// The virtual array the stream ran over, if any (`target` is then its
-    /// first member).
+    /// first member). Left out when none (schema version 6 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub array: Option<ArrayReport>,
     /// From the start of the measured phase to the stream's last completion;
     /// its rates are taken over this.
@@ -144,18 +145,30 @@ pub struct ClassReport {
     pub iops: f64,
     /// bytes / elapsed, derived.
     pub bytes_per_sec: f64,
+    /// By errno; left out when none (schema version 6 on).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<ErrorCount>,
     pub latency: LatencyReport,
     /// Lossless: merge two runs by adding these counts. Left out of a
     /// point's `total` (schema version 4 on): the merge of its streams'
-    /// histograms, made again when the document is read.
-    #[serde(default = "crate::document::totals::no_histogram")]
+    /// histograms, made again when the document is read. Left out when
+    /// empty, as a summarised stream's is (schema version 6 on).
+    #[serde(
+        default = "crate::document::totals::no_histogram",
+        skip_serializing_if = "crate::document::totals::is_no_histogram"
+    )]
     pub histogram: HistogramData,
     /// Non-cumulative, one entry per interval of `settings.interval_ns`.
+    /// Left out when empty (schema version 6 on).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub series: Vec<IntervalSample>,
     /// Real length of the last entry of `series`: `settings.interval_ns`,
     /// or less when the end of the point's measured phase cut it short.
-    #[serde(default)]
+    /// Left out when 0.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::document::defaults::is_zero_u64"
+    )]
     pub series_last_ns: u64,
 }
 

@@ -174,6 +174,8 @@ impl PointReport {
             }),
             streams,
             total,
+            ranks: Vec::new(),
+            windows: None,
             frames: job.frames().map(|f| FramesReport {
                 layout: match f.layout {
                     FrameLayout::Files { .. } => FramesLayout::Files,

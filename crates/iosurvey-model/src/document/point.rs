@@ -60,6 +60,15 @@ pub struct PointReport {
     /// that compresses to almost nothing, then with incompressible data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compression_check: Option<CompressionReport>,
+    /// Under MPI: each rank's own figures in the point, in rank order (as
+    /// the run's `ranks`). Left out of a run on one host.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<crate::document::mpi::RankPoint>,
+    /// Under MPI: the point's rates over the common window, to the first
+    /// rank done and to the last, and rank 0's cost of gathering them.
+    /// Left out of a run on one host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub windows: Option<crate::document::mpi::PointWindows>,
 }
 
 /// The two write rates of `--check-compression`.

@@ -1,5 +1,5 @@
-//! The run as a whole: the tool, the host, the command, every point, and
-//! under MPI every rank and each point's windows.
+//! The run as a whole: the tool, the host, the command, under MPI every
+//! rank, and every point (each with its ranks' figures and windows).
 
 use crate::document::modes::{DiskperfSettings, MatrixSettings};
 use crate::document::point::PointReport;
@@ -16,20 +16,15 @@ pub struct RunReport {
     pub started_at: String,
     pub host: HostInfo,
     pub mode: String,
-    pub points: Vec<PointReport>,
     /// `--shared`: the targets were neither locked nor opened exclusively,
     /// so another run may have used them at the same time (and its load is
     /// in these figures). Left out when false.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub shared: bool,
-    /// Under MPI: every rank, its host, its targets and its own totals per
-    /// point. Left out of a run on one host.
+    /// Under MPI: every rank, its host and its targets (each point holds
+    /// the ranks' own figures). Left out of a run on one host.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ranks: Vec<RankReport>,
-    /// Under MPI: each point's rates over the common window, to the first
-    /// rank done and to the last. Left out of a run on one host.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub windows: Vec<PointWindows>,
     /// `--repeat N`: the whole plan was run N times, one repeat after the
     /// other, and `points` holds every repeat's (each marked with its
     /// `repeat`). Left out when 1.
@@ -51,6 +46,10 @@ pub struct RunReport {
     /// `survey` took them. Left out when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub environment: Vec<String>,
+    /// Last, so that a report is written as it runs by appending each
+    /// point (`,{point}]}`) without rewriting what came before; everything
+    /// above is known before the first point.
+    pub points: Vec<PointReport>,
 }
 
 impl RunReport {
@@ -77,63 +76,6 @@ pub struct RankReport {
     pub host: String,
     /// Its targets, as indices into every point's `targets`.
     pub targets: Vec<usize>,
-    /// Its own totals, one entry per point run.
-    pub points: Vec<RankPoint>,
-}
-
-/// What one rank did in one point. Times are nanoseconds from the rank's
-/// own exit from the barrier that started the point (clocks of different
-/// hosts are never compared).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct RankPoint {
-    pub index: usize,
-    /// The start of its measured phase (after its set-up and ramp).
-    pub start_ns: u64,
-    /// Its last completion; equal to `start_ns` when it had nothing to run.
-    pub end_ns: u64,
-    pub read_ops: u64,
-    pub read_bytes: u64,
-    pub write_ops: u64,
-    pub write_bytes: u64,
-    pub errors: u64,
-}
-
-/// A point's rates under MPI over three windows, in nanoseconds from the
-/// barrier that started it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct PointWindows {
-    pub index: usize,
-    /// From the last rank's start to the first rank's end: every rank
-    /// running, as `parallel` rates its devices.
-    pub common: Window,
-    /// From the first rank's start to the first rank's end (IOR's
-    /// stonewall).
-    pub first_done: Window,
-    /// From the first rank's start to the last rank's end (IOR's first
-    /// start to last end): everything moved over the whole time.
-    pub last_done: Window,
-    /// What rank 0 spent after the point on gathering every rank's result
-    /// and merging them, from a barrier (the cost of the distributed run
-    /// itself).
-    #[serde(default)]
-    pub merge_ns: u64,
-    /// Bytes rank 0 received for the point (every other rank's encoded
-    /// result; its own is merged where it is).
-    #[serde(default)]
-    pub gathered_bytes: u64,
-}
-
-/// Ops and bytes completed within one window, and their rates.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Window {
-    pub start_ns: u64,
-    pub end_ns: u64,
-    /// Completed inside the window: whole intervals of the series, and the
-    /// covered share of an interval the window cuts.
-    pub ops: f64,
-    pub bytes: f64,
-    pub iops: f64,
-    pub bytes_per_sec: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

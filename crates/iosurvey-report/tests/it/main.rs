@@ -9,6 +9,7 @@ mod diskperf;
 mod html_diskperf_parallel_survey;
 mod html_matrix_profile_video;
 mod html_one_workload;
+mod json_layout;
 mod matrix;
 mod parallel;
 mod profile;

@@ -134,6 +134,8 @@ fn point(
         frames: None,
         verify: None,
         compression_check: None,
+        ranks: Vec::new(),
+        windows: None,
     }
 }
 

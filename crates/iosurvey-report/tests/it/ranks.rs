@@ -31,23 +31,26 @@ fn ranks_and_windows_follow_the_mode_s_text() {
             rank: k,
             host: format!("node{k}"),
             targets: vec![],
-            points: vec![RankPoint {
-                index: 0,
-                start_ns: 1_000_000,
-                end_ns: 2_001_000_000,
-                read_ops: 1000,
-                read_bytes: 4_096_000,
-                ..Default::default()
-            }],
         })
         .collect();
-    r.windows = vec![PointWindows {
+    r.points[0].ranks = vec![
+        RankPoint {
+            index: 0,
+            start_ns: 1_000_000,
+            end_ns: 2_001_000_000,
+            read_ops: 1000,
+            read_bytes: 4_096_000,
+            ..Default::default()
+        };
+        2
+    ];
+    r.points[0].windows = Some(PointWindows {
         index: 0,
         common: window(1_000_000, 2_001_000_000, 8_192_000.0),
         first_done: window(1_000_000, 2_001_000_000, 8_192_000.0),
         last_done: window(1_000_000, 2_001_000_000, 8_192_000.0),
         ..Default::default()
-    }];
+    });
     let t = render_ranks(&r, TextOptions::default());
     assert!(t.contains("MPI: 2 ranks on 2 hosts"), "{t}");
     assert!(t.contains("rank   1 on node1: no target"), "{t}");
@@ -56,8 +59,20 @@ fn ranks_and_windows_follow_the_mode_s_text() {
         "{t}"
     );
     assert!(t.contains("rank   0 node0"), "{t}");
+    assert!(t.contains("(1000 ops, 0 errors)"), "{t}");
+    // A repeat of the point: its own ranks' figures, under its own head
+    // (each point's are in the point).
+    let mut again = r.points[0].clone();
+    again.repeat = 1;
+    again.ranks[1].read_ops = 2000;
+    r.points.push(again);
+    let t = render_ranks(&r, TextOptions::default());
+    let second = &t[t.find(", repeat 2):").expect(&t)..];
+    assert!(second.contains("(2000 ops, 0 errors)"), "{t}");
+    assert!(!t[..t.len() - second.len()].contains("2000 ops"), "{t}");
+    r.points.pop();
     // Ranks that never ran at once have no common window.
-    r.windows[0].common = window(3_000_000_000, 2_001_000_000, 0.0);
+    r.points[0].windows.as_mut().unwrap().common = window(3_000_000_000, 2_001_000_000, 0.0);
     let t = render_ranks(&r, TextOptions::default());
     assert!(
         t.contains("common window none: the ranks never all ran at once"),

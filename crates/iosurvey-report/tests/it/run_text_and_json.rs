@@ -139,6 +139,8 @@ fn report() -> RunReport {
             frames: None,
             verify: None,
             compression_check: None,
+            ranks: Vec::new(),
+            windows: None,
         }],
     )
 }

@@ -121,6 +121,8 @@ fn point(f: FramesReport, elapsed_ns: u64) -> PointReport {
         frames: Some(f),
         verify: None,
         compression_check: None,
+        ranks: Vec::new(),
+        windows: None,
         ..fixtures::blank_point(elapsed_ns)
     }
 }

@@ -48,13 +48,14 @@ pub fn remove_temp(dir: BorrowedFd<'_>, tmp: &OsStr, fd: impl AsFd) -> std::io::
 
 /// Replaces (or creates) the regular file `name` in `dir` with `body`,
 /// whole, in place of the file `at` knows there (or of nothing). A failure
-/// leaves what was there and removes the new file.
+/// leaves what was there and removes the new file. The new file, open for
+/// writing (see [`write_into_placed`]).
 pub fn replace_at(
     dir: BorrowedFd<'_>,
     name: &OsStr,
     at: &AtName,
     body: &[u8],
-) -> std::io::Result<()> {
+) -> std::io::Result<std::fs::File> {
     let (tmp, fd) = create_temp_at(dir, 0o644)?;
     let mut file = std::fs::File::from(fd);
     let done = file
@@ -63,7 +64,40 @@ pub fn replace_at(
     if done.is_err() {
         let _ = remove_temp(dir, &tmp, &file);
     }
-    done
+    done.map(|()| file)
+}
+
+/// Writes `bytes` at `offset` into `file`, a file [`replace_at`] put at
+/// `name` in `dir`, while that name still holds it: the file `at` knows
+/// there, by identity, and `file` itself. `Ok(false)`, with nothing
+/// written, when the name holds anything else or nothing (moved, removed
+/// or replaced since): the caller then writes the whole again through
+/// [`replace_at`], which decides what may be done there. Only the
+/// process's own new file is ever written this way.
+pub fn write_into_placed(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    at: &AtName,
+    file: &std::fs::File,
+    offset: u64,
+    bytes: &[u8],
+) -> std::io::Result<bool> {
+    use std::os::unix::fs::FileExt;
+    let Some(judged) = at.get() else {
+        return Ok(false);
+    };
+    let mine = rustix::fs::fstat(file)?;
+    let there = match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) => st,
+        Err(Errno::NOENT) => return Ok(false),
+        Err(e) => return Err(e.into()),
+    };
+    let regular = FileType::from_raw_mode(there.st_mode) == FileType::RegularFile;
+    if !regular || !same(&there, &judged) || !same(&mine, &judged) {
+        return Ok(false);
+    }
+    file.write_all_at(bytes, offset)?;
+    Ok(true)
 }
 
 /// Creates an empty file that takes the place of `name` in `dir` at once,
