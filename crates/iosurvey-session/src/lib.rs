@@ -55,6 +55,7 @@ mod progress;
 pub mod ranks;
 pub mod say;
 mod session;
+mod stream_file;
 mod targets;
 mod tuning;
 

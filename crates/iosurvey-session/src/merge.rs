@@ -92,6 +92,21 @@ pub struct Body {
     pub encoded: Vec<u8>,
 }
 
+impl Body {
+    /// A whole body (each stream whole) as a summarised one: each stream's
+    /// summary, but those `shared` says ranks share, kept whole, and the
+    /// merge of all.
+    pub fn summarised(self, shared: impl Fn(usize) -> bool) -> Body {
+        let (summaries, total) = summarise(&self.whole, &shared);
+        Body {
+            whole: self.whole.into_iter().filter(|(g, _)| shared(*g)).collect(),
+            total: Some(total),
+            summaries,
+            encoded: Vec::new(),
+        }
+    }
+}
+
 /// A [`Body`] but its summaries, as they are decoded.
 #[derive(Deserialize)]
 struct Front {

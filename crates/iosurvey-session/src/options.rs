@@ -70,6 +70,8 @@ pub struct OutputOptions {
     pub live: Option<PathBuf>,
     /// `--stream-detail`, when given.
     pub stream_detail: Option<StreamDetail>,
+    /// `--stream-file`: every stream whole, as JSON Lines.
+    pub stream_file: Option<PathBuf>,
 }
 
 /// Streams in a distributed job above which the report summarises each
@@ -131,6 +133,7 @@ impl Default for OutputOptions {
             quiet: false,
             live: None,
             stream_detail: None,
+            stream_file: None,
         }
     }
 }

@@ -105,8 +105,37 @@ pub fn open_failure(e: anyhow::Error, other: fn(anyhow::Error) -> Failure) -> Fa
 
 /// Writes `body` to stdout. `Err` on a failed write, a closed pipe included.
 pub fn write_stdout(body: &str) -> std::io::Result<()> {
+    write_stdout_bytes(body.as_bytes())
+}
+
+/// [`write_stdout`] of bytes.
+pub fn write_stdout_bytes(body: &[u8]) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
-    out.write_all(body.as_bytes()).and_then(|_| out.flush())
+    out.write_all(body).and_then(|_| out.flush())
+}
+
+/// Opens an output written to as the run goes (`--live`,
+/// `--stream-file`): a regular file is replaced at once by a new empty
+/// file (created with `O_EXCL|O_NOFOLLOW` beside it, then renamed over
+/// it); a mounted file is truncated; anything else is written in place.
+/// `None` for stdout.
+pub fn open_appended(out: &OutPath, stop: &AtomicBool) -> anyhow::Result<Option<std::fs::File>> {
+    match &out.sink {
+        Sink::Stdout => Ok(None),
+        Sink::InPlace => Ok(Some(open_in_place(out, Some(stop))?)),
+        Sink::Mounted(held) => {
+            let f = held.file();
+            f.set_len(0)
+                .and_then(|_| f.try_clone())
+                .map(Some)
+                .map_err(|e| anyhow!("{}: {e}", out.shown()))
+        }
+        Sink::File { dir, name, at, .. } => {
+            iosurvey_target::output::file::place_new(dir.fd(), name, at)
+                .map(Some)
+                .map_err(|e| anyhow!("{}: {e}", out.shown()))
+        }
+    }
 }
 
 /// Writes `body` to stdout; a closed pipe is not an error (the reader has
@@ -159,6 +188,8 @@ pub struct Outputs {
     pub csv: Option<OutPath>,
     pub html: Option<OutPath>,
     pub live: Option<OutPath>,
+    /// `--stream-file`.
+    pub streams: Option<OutPath>,
     /// The mode's own files, in the presenter's order.
     pub mode: Vec<OutPath>,
     /// Ends the wait for a FIFO's reader (see [`open_in_place`]).
@@ -200,6 +231,7 @@ impl Outputs {
             csv: one("--csv", &flags.csv)?,
             html: one("--html", &flags.html)?,
             live: one("--live", &flags.live)?,
+            streams: one("--stream-file", &flags.stream_file)?,
             mode: mode
                 .iter()
                 .map(|(flag, p)| judge(flag, p))
@@ -214,7 +246,7 @@ impl Outputs {
 
     /// All of them, for the checks between them.
     pub fn all(&self) -> Vec<OutPath> {
-        [&self.json, &self.csv, &self.html, &self.live]
+        [&self.json, &self.csv, &self.html, &self.live, &self.streams]
             .into_iter()
             .flatten()
             .chain(&self.mode)

@@ -6,11 +6,11 @@
 //! ends the stream (the run goes on) and makes the run exit 1; a closed
 //! stdout under `--live -` stops the run as Ctrl-C does.
 
-use crate::output::{open_in_place, write_stdout};
+use crate::output::write_stdout;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iosurvey_report::{format_rate, TextOptions};
 use iosurvey_run::{JobResult, Observer, Progress};
-use iosurvey_target::output::path::{OutPath, Sink};
+use iosurvey_target::output::path::OutPath;
 use iosurvey_workload::Point;
 use serde::Serialize;
 use std::io::{IsTerminal, Write};
@@ -43,26 +43,12 @@ enum LiveSink {
     File(std::fs::File),
 }
 
-/// Opens `--live`: a regular file is replaced at once by a new empty file
-/// (created with `O_EXCL|O_NOFOLLOW` beside it, then renamed over it) and
-/// written as the run goes; anything else is written in place.
+/// Opens `--live` (see [`crate::output::open_appended`]).
 fn open_live(out: &OutPath, stop: &AtomicBool) -> anyhow::Result<LiveSink> {
-    match &out.sink {
-        Sink::Stdout => Ok(LiveSink::Stdout),
-        Sink::InPlace => Ok(LiveSink::File(open_in_place(out, Some(stop))?)),
-        Sink::Mounted(held) => {
-            let f = held.file();
-            f.set_len(0)
-                .and_then(|_| f.try_clone())
-                .map(LiveSink::File)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", out.shown()))
-        }
-        Sink::File { dir, name, at, .. } => {
-            iosurvey_target::output::file::place_new(dir.fd(), name, at)
-                .map(LiveSink::File)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", out.shown()))
-        }
-    }
+    Ok(match crate::output::open_appended(out, stop)? {
+        Some(f) => LiveSink::File(f),
+        None => LiveSink::Stdout,
+    })
 }
 
 /// Drives the progress bar and the live stream.

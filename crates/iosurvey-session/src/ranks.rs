@@ -5,7 +5,8 @@
 
 use crate::assign::Assigned;
 use crate::cluster::Cluster;
-use crate::merge::{Instants, Maps, Merger, RankPart};
+use crate::merge::{Body, Instants, Maps, Merger, RankPart};
+use crate::stream_file::StreamFile;
 use iosurvey_model::document::{PointWindows, RankPoint, StreamDetail, TargetReport};
 use iosurvey_run::{now_ns, JobResult, Observer, Progress};
 use iosurvey_target::target::Identity;
@@ -153,6 +154,13 @@ impl PointMerged {
     }
 }
 
+/// What `--stream-file` asks of a point's gathering: whether streams
+/// travel whole (every rank knows), and rank 0's file.
+pub struct ToFile<'a> {
+    pub whole: bool,
+    pub file: Option<&'a mut StreamFile>,
+}
+
 /// Gathers every rank's `result` of `point` (numbered as its local plan,
 /// `maps` to the job's; `start_ns` from its barrier exit to its measured
 /// phase) on rank 0 and merges it, each stream kept as `detail` says;
@@ -167,18 +175,37 @@ pub fn gather_point(
     point: &Point,
     result: Result<JobResult, String>,
     (start_ns, maps): (u64, &Maps),
-    detail: StreamDetail,
+    (detail, to_file): (StreamDetail, ToFile<'_>),
 ) -> Option<PointMerged> {
     let mut mine = RankPart::new(point.index, result, start_ns, maps);
     let root = cluster.is_root();
     // Each rank summarises and encodes its own before the barrier (rank 0
     // summarises its own there, and merges its own streams where they
-    // are).
+    // are). For `--stream-file`, every stream travels whole, and rank 0
+    // writes then summarises each rank's as it comes.
     let shared = |g: usize| point.job.streams.get(g).is_some_and(|s| s.array.is_some());
-    let (mut encoded, summary) = match (root, detail) {
-        (false, _) => (mine.encode(detail, shared), None),
+    let sent = match to_file.whole {
+        true => StreamDetail::Full,
+        false => detail,
+    };
+    let (mut encoded, summary) = match (root, sent) {
+        (false, _) => (mine.encode(sent, shared), None),
         (true, StreamDetail::Full) => (Vec::new(), None),
         (true, StreamDetail::Summary) => (Vec::new(), Some(mine.summary_body(shared))),
+    };
+    let mut file = to_file.file;
+    // A rank's whole streams to the file, then as `detail` keeps them.
+    let mut kept = |r: usize, body: Body| -> Body {
+        match file.as_deref_mut() {
+            Some(f) if sent.is_full() => {
+                f.write(point, r, body.whole.iter().map(|(g, s)| (*g, s)));
+                match detail {
+                    StreamDetail::Full => body,
+                    StreamDetail::Summary => body.summarised(shared),
+                }
+            }
+            _ => body,
+        }
     };
     cluster.barrier();
     let m0 = now_ns();
@@ -197,7 +224,7 @@ pub fn gather_point(
     if let Err(e) = &mine.result {
         errors.push(failed(0, e));
     }
-    let body = summary.unwrap_or_else(|| mine.take_whole());
+    let body = summary.unwrap_or_else(|| kept(0, mine.take_whole()));
     if let Err(e) = merger.add(mine, body) {
         errors.push(failed(0, &e));
     }
@@ -210,7 +237,7 @@ pub fn gather_point(
                 if let Err(e) = &p.result {
                     errors.push(failed(r, e));
                 }
-                if let Err(e) = merger.add(p, body) {
+                if let Err(e) = merger.add(p, kept(r, body)) {
                     errors.push(failed(r, &format!("its result did not decode: {e}")));
                 }
             }

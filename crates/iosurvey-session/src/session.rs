@@ -10,7 +10,8 @@ use crate::failure::{agree, agreed, Failure, Outcome};
 use crate::merge::Maps;
 use crate::output::{self, Outputs};
 use crate::presenter::{Presentation, Presenter};
-use crate::ranks::{gather_point, gather_targets, host_targets, LiveRanks, PointMerged};
+use crate::ranks::{gather_point, gather_targets, host_targets, LiveRanks, PointMerged, ToFile};
+use crate::stream_file::StreamFile;
 use crate::{progress, targets};
 use crate::{Cluster, Localized, SILENT};
 use crate::{OutputFormat, OutputOptions, TargetOptions};
@@ -145,8 +146,19 @@ pub fn run_plan(
         .map_err(|e| output::open_failure(e, Failure::Usage))
     });
     let (display, step) = split(display);
+    // And rank 0's `--stream-file`.
+    let wanted = outs.as_ref().and_then(|o| o.streams.as_ref());
+    let file = step.and_then(|()| {
+        wanted
+            .map(|o| StreamFile::open(o, &stop))
+            .transpose()
+            .map_err(|e| output::open_failure(e, Failure::Usage))
+    });
+    let (file, step) = split(file);
     agree(cluster, step)?;
     let mut display = display.expect("agreed: every rank has its display");
+    let mut stream_file = file.flatten();
+    let whole_on_wire = oflags.stream_file.is_some();
     let all_targets = opened_targets(cluster, &assigned, &local, opened.as_deref());
     let mut stdout = outs.as_ref().map(|o| Stdout {
         streams: !o.takes_stdout() && oflags.output() == OutputFormat::Text,
@@ -166,6 +178,9 @@ pub fn run_plan(
         }
         let point = &plan.points[pi];
         let lp = &local.plan.points[pi];
+        if let Some(f) = &mut stream_file {
+            f.at(pi, repeat);
+        }
         let ran = run_here(
             cluster,
             (point, lp),
@@ -173,7 +188,13 @@ pub fn run_plan(
             &stop,
             &mut display,
             local.maps.get(pi).cloned().unwrap_or_default(),
-            detail,
+            (
+                detail,
+                ToFile {
+                    whole: whole_on_wire,
+                    file: stream_file.as_mut(),
+                },
+            ),
         );
         let Ran {
             merged,
@@ -223,6 +244,9 @@ pub fn run_plan(
                     eprintln!("iosurvey: --verify could check no block: {why}");
                 }
             }
+        }
+        if let Some(e) = stream_file.as_mut().and_then(|f| f.failed.take()) {
+            failed = Some(Failure::Run(anyhow!(e)));
         }
         // Every rank learns whether the job goes on.
         let stop_all = cluster.any(
@@ -290,7 +314,7 @@ struct Ran {
 /// every rank's on rank 0, merged (this rank's numbered by `maps`). A skipped point
 /// is reported with nothing measured, and so is a rank's point with no
 /// stream of its own. Alone, a failed point is the error. Each stream is
-/// kept as `detail` says.
+/// kept as `detail` says, and written whole to `--stream-file` if asked.
 fn run_here(
     cluster: &dyn Cluster,
     (point, lp): (&Point, &Point),
@@ -298,7 +322,7 @@ fn run_here(
     stop: &AtomicBool,
     display: &mut progress::Display,
     maps: Maps,
-    detail: StreamDetail,
+    (detail, to_file): (StreamDetail, ToFile<'_>),
 ) -> Result<Ran, iosurvey_run::RunError> {
     cluster.barrier();
     let t0 = now_ns();
@@ -316,6 +340,9 @@ fn run_here(
     let interrupted = result.as_ref().is_ok_and(|r| r.interrupted);
     if !cluster.distributed() {
         let mut result = result?;
+        if let Some(f) = to_file.file {
+            f.write(point, 0, result.streams.iter().enumerate());
+        }
         if !detail.is_full() {
             result.summarise();
         }
@@ -331,7 +358,7 @@ fn run_here(
     };
     let mine_failed = result.is_err();
     let result = result.map_err(|e| format!("{e:#}"));
-    let merged = gather_point(cluster, point, result, (start_ns, &maps), detail);
+    let merged = gather_point(cluster, point, result, (start_ns, &maps), (detail, to_file));
     if let Some(m) = &merged {
         // The live lines and the bar end with the whole job's figures.
         display.point_finished(point, &m.result);

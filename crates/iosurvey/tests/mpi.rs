@@ -288,17 +288,73 @@ fn summarised_regions_keep_their_figures_and_the_totals_every_histogram() {
         }
         let t = &p["total"];
         assert_eq!(u(&t["read"]["ops"]) + u(&t["write"]["ops"]), ops);
-        // The totals' histograms count every I/O of every rank.
+        // The totals' histograms count every I/O of every rank (one of a
+        // class that did nothing is left out, as any empty one).
         for c in [&t["read"], &t["write"]] {
-            let counted: u64 = c["histogram"]["counts"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|b| u(&b[1]))
-                .sum();
+            let counted: u64 = match c.get("histogram") {
+                Some(h) => h["counts"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|b| u(&b[1]))
+                    .sum(),
+                None => 0,
+            };
             assert_eq!(counted, u(&c["ops"]), "{c}");
         }
         assert!(ops > 0, "{t}");
+    }
+}
+
+#[test]
+fn the_stream_file_holds_every_rank_s_regions_whole_beside_a_summarised_report() {
+    let _lock = serial();
+    need!(require_mpi());
+    let devs = need!(loops(4));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("streams.jsonl");
+    let targets = host_targets(&devs, 2);
+    let mut args = host_survey(&targets, "2");
+    args.extend([
+        "--stream-detail",
+        "summary",
+        "--stream-file",
+        path_str(&file),
+    ]);
+    args.extend(["--output", "json", "--quiet"]);
+    let out = launch(4, Some(2), &args);
+    let report = report_of(&out);
+    assert_valid(&report);
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let points = report["points"].as_array().unwrap();
+    let streams: usize = points
+        .iter()
+        .map(|p| p["streams"].as_array().unwrap().len())
+        .sum();
+    // A line for every stream of every point, from every rank.
+    assert_eq!(lines.len(), streams, "{}", describe(&out));
+    let ranks: std::collections::BTreeSet<u64> = lines.iter().map(|l| u(&l["rank"])).collect();
+    assert_eq!(ranks.into_iter().collect::<Vec<_>>(), [0, 1, 2, 3]);
+    for l in &lines {
+        let p = &points[u(&l["point"]) as usize];
+        let s = &p["streams"][u(&l["stream"]) as usize];
+        // The report holds the summary, the line the stream whole.
+        assert_eq!(p["settings"]["stream_detail"], "summary");
+        for c in ["read", "write"] {
+            assert_eq!(u(&l[c]["ops"]), u(&s[c]["ops"]), "{l}");
+            assert_eq!(l[c]["latency"]["max_ns"], s[c]["latency"]["max_ns"]);
+            let counted: u64 = l[c]
+                .get("histogram")
+                .map_or(Vec::new(), |h| h["counts"].as_array().unwrap().clone())
+                .iter()
+                .map(|b| u(&b[1]))
+                .sum();
+            assert_eq!(counted, u(&s[c]["ops"]), "{l}");
+        }
     }
 }
 

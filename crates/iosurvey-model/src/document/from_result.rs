@@ -9,7 +9,7 @@ use crate::document::point::{
     CompressionReport, FailureReport, PointReport, Settings, StreamDetail, TargetReport,
 };
 use crate::Op;
-use crate::{FrameLayout, JobResult, Mix, Point};
+use crate::{FrameLayout, JobResult, Mix, Point, StreamClass, StreamResult};
 
 /// The point's totals over every stream of `r`. A point of one stream
 /// that lasted the whole point has that stream's figures as its totals
@@ -72,6 +72,52 @@ fn stream_figures(r: &JobResult) -> Vec<(u64, ClassReport, ClassReport, Vec<[u64
     }
 }
 
+impl StreamReport {
+    /// The report of stream class `s`, which ran for `elapsed_ns` and
+    /// gave these reads, writes and traced access times.
+    pub fn of(
+        s: &StreamClass,
+        elapsed_ns: u64,
+        read: ClassReport,
+        write: ClassReport,
+        samples: Vec<[u64; 2]>,
+    ) -> StreamReport {
+        let (rw, read_pct) = match s.mix {
+            Mix::Read => (Rw::Read, 100),
+            Mix::Write => (Rw::Write, 0),
+            Mix::Mixed { read_pct } => (Rw::Mixed, read_pct),
+        };
+        StreamReport {
+            label: s.label.clone(),
+            target: s.target,
+            rw,
+            read_pct,
+            pattern: s.pattern,
+            bs: s.bs,
+            outstanding: s.outstanding,
+            offset: s.offset,
+            span: s.span,
+            regions: s.regions,
+            array: s.array.as_ref().map(|a| ArrayReport {
+                layout: a.layout,
+                members: a.members.clone(),
+            }),
+            elapsed_ns,
+            read,
+            write,
+            samples,
+        }
+    }
+
+    /// The whole report of class `s` from its result `x`: histograms,
+    /// series and access times.
+    pub fn whole(s: &StreamClass, x: &StreamResult) -> StreamReport {
+        let e = x.elapsed_ns;
+        let (read, write) = (ClassReport::new(&x.read, e), ClassReport::new(&x.write, e));
+        StreamReport::of(s, e, read, write, x.samples.clone())
+    }
+}
+
 impl PointReport {
     /// Builds the report of `point`, which ran on `targets` and gave `r`,
     /// on a host of `ram_bytes` of memory (buffered reads of less are
@@ -83,31 +129,7 @@ impl PointReport {
             .iter()
             .zip(stream_figures(r))
             .map(|(s, (elapsed_ns, read, write, samples))| {
-                let (rw, read_pct) = match s.mix {
-                    Mix::Read => (Rw::Read, 100),
-                    Mix::Write => (Rw::Write, 0),
-                    Mix::Mixed { read_pct } => (Rw::Mixed, read_pct),
-                };
-                StreamReport {
-                    label: s.label.clone(),
-                    target: s.target,
-                    rw,
-                    read_pct,
-                    pattern: s.pattern,
-                    bs: s.bs,
-                    outstanding: s.outstanding,
-                    offset: s.offset,
-                    span: s.span,
-                    regions: s.regions,
-                    array: s.array.as_ref().map(|a| ArrayReport {
-                        layout: a.layout,
-                        members: a.members.clone(),
-                    }),
-                    elapsed_ns,
-                    read,
-                    write,
-                    samples,
-                }
+                StreamReport::of(s, elapsed_ns, read, write, samples)
             })
             .collect::<Vec<StreamReport>>();
         let total = totals(&streams, r);

@@ -206,6 +206,9 @@ pub struct OutputFlags {
     /// What the reports keep of each stream: full (its latency histograms and interval series too) or summary (its counts, rates, errors and latency percentiles; the histograms, series and traced access times only in the point's totals; refused by parallel, matrix and profile, which read them) [default: summary in an MPI job whose largest point has more than 1024 streams, else full].
     #[arg(long, value_enum, value_name = "DETAIL")]
     pub stream_detail: Option<DetailArg>,
+    /// Every stream of every point whole (its latency histograms and interval series) to FILE as JSON Lines, one line per stream with its point, repeat and rank, written as each point ends (- for stdout); with it, streams travel whole to MPI rank 0, which writes each rank's as it arrives, whatever the report keeps.
+    #[arg(long, value_name = "FILE")]
+    pub stream_file: Option<PathBuf>,
 }
 
 /// Target and safety flags every mode takes.
@@ -285,6 +288,7 @@ impl OutputFlags {
             quiet: self.quiet,
             live: self.live.clone(),
             stream_detail: self.stream_detail.map(StreamDetail::from),
+            stream_file: self.stream_file.clone(),
         }
     }
 }

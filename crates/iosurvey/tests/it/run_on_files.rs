@@ -170,6 +170,74 @@ fn summarised_streams_leave_their_histograms_to_the_totals_which_read_back() {
 }
 
 #[test]
+fn the_stream_file_holds_every_stream_whole_while_the_report_summarises_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let lines = dir.path().join("streams.jsonl");
+    let r = run_json(&[
+        path_str(&a),
+        path_str(&b),
+        "--size",
+        "4m",
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--bytes",
+        "1m",
+        "--repeat",
+        "2",
+        "--stream-detail",
+        "summary",
+        "--stream-file",
+        path_str(&lines),
+    ]);
+    assert_valid(&r);
+    let text = std::fs::read_to_string(&lines).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is one JSON document"))
+        .collect();
+    // One line per stream of each point run, in order.
+    let keys: Vec<(u64, u64, u64, u64)> = lines
+        .iter()
+        .map(|l| {
+            (
+                u(&l["point"]),
+                u(&l["repeat"]),
+                u(&l["rank"]),
+                u(&l["stream"]),
+            )
+        })
+        .collect();
+    assert_eq!(
+        keys,
+        [(0, 0, 0, 0), (0, 0, 0, 1), (0, 1, 0, 0), (0, 1, 0, 1)]
+    );
+    let points = r["points"].as_array().unwrap();
+    for l in &lines {
+        let p = &points[u(&l["repeat"]) as usize];
+        let s = &p["streams"][u(&l["stream"]) as usize];
+        // The report keeps the summary, the file the whole stream: its
+        // histogram counts every I/O the summary counts.
+        assert!(s["read"].get("histogram").is_none(), "{s}");
+        assert_eq!(l["label"], s["label"]);
+        assert_eq!(u(&l["read"]["ops"]), u(&s["read"]["ops"]));
+        let counted: u64 = l["read"]["histogram"]["counts"]
+            .as_array()
+            .expect("the line's histogram")
+            .iter()
+            .map(|c| u(&c[1]))
+            .sum();
+        assert_eq!(counted, 256, "{l}");
+        assert_eq!(
+            l["read"]["latency"]["max_ns"], s["read"]["latency"]["max_ns"],
+            "the summary's figures are the whole stream's"
+        );
+    }
+}
+
+#[test]
 fn summarised_streams_are_refused_where_the_output_reads_each_stream_s_series() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
