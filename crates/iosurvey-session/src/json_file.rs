@@ -5,9 +5,10 @@
 //! still holds it (`write_into_placed`); anything else there, or a head
 //! that changed, is a whole write through the guard's `replace_at`.
 //!
-//! Between the write of a point and its tail the file is not a whole
-//! document (a reader at that instant, or a crash, sees it cut): the
-//! price of not rewriting it. Each write is one `pwrite`.
+//! An append that fails (a full filesystem) writes the old tail back, so
+//! the report keeps every point before it. During the write itself the
+//! file is not a whole document: a reader at that instant, or a process
+//! killed in it, sees it cut (the price of not rewriting it).
 
 use iosurvey_model::document::RunReport;
 use iosurvey_report::{json_head, json_point, JSON_TAIL};
@@ -79,21 +80,35 @@ fn append(out: &OutPath, a: &mut Appending, report: &RunReport) -> std::io::Resu
     let mut add = String::from(if a.points > 0 { "," } else { "" });
     add.push_str(&json_point(&report.points[n - 1]));
     add.push_str(JSON_TAIL);
-    let wrote = match (&out.sink, &a.file) {
-        (Sink::File { dir, name, at, .. }, Some(f)) => {
-            write_into_placed(dir.fd(), name, at, f, a.tail_at, add.as_bytes())?
-        }
-        (Sink::Mounted(held), _) => {
-            held.file().write_all_at(add.as_bytes(), a.tail_at)?;
-            true
-        }
-        _ => false,
+    let (wrote, file) = match (&out.sink, &a.file) {
+        (Sink::File { dir, name, at, .. }, Some(f)) => (
+            write_into_placed(dir.fd(), name, at, f, a.tail_at, add.as_bytes()),
+            f,
+        ),
+        (Sink::Mounted(held), _) => (
+            held.file()
+                .write_all_at(add.as_bytes(), a.tail_at)
+                .map(|()| true),
+            held.file(),
+        ),
+        _ => return Ok(false),
     };
+    let wrote = wrote.inspect_err(|_| restore_tail(file, a.tail_at))?;
     if wrote {
         a.tail_at += (add.len() - JSON_TAIL.len()) as u64;
         a.points = n;
     }
     Ok(wrote)
+}
+
+/// After an append that failed part way (a full filesystem, a quota):
+/// the report as it was, its tail written back over what the failed
+/// write left and the file cut after it, through the run's own file. A
+/// failure here too leaves it cut.
+fn restore_tail(file: &std::fs::File, tail_at: u64) {
+    let _ = file
+        .write_all_at(JSON_TAIL.as_bytes(), tail_at)
+        .and_then(|()| file.set_len(tail_at + JSON_TAIL.len() as u64));
 }
 
 #[cfg(test)]
@@ -237,5 +252,33 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         write(&out, &report(2), &mut saved).unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), to_json(&report(2)));
+    }
+
+    #[test]
+    fn an_append_that_fills_the_filesystem_leaves_the_report_as_it_was() {
+        use iosurvey_testkit::{require, Mount};
+        // A small tmpfs, its own: the report, then a file that fills it.
+        let m = require!(Mount::new("tmpfs", &["-t", "tmpfs", "-o", "size=64k"]));
+        let path = m.path().join("r.json");
+        let out = judge("--json", &path).unwrap();
+        let mut saved = None;
+        write(&out, &report(1), &mut saved).unwrap();
+        let before = std::fs::read_to_string(&path).unwrap();
+        let filler = m.path().join("filler");
+        let mut f = std::fs::File::create(&filler).unwrap();
+        let chunk = vec![1u8; 512];
+        while std::io::Write::write_all(&mut f, &chunk).is_ok() {}
+        drop(f);
+        // The next point does not fit: it fails, part written.
+        let e = write(&out, &report(2), &mut saved).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc_enospc()), "{e}");
+        // Every point before it is still there, whole.
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+        std::fs::remove_file(&filler).unwrap();
+        drop(out);
+    }
+
+    fn libc_enospc() -> i32 {
+        rustix::io::Errno::NOSPC.raw_os_error()
     }
 }

@@ -246,7 +246,11 @@ pub fn run_plan(
             }
         }
         if let Some(e) = stream_file.as_mut().and_then(|f| f.failed.take()) {
-            failed = Some(Failure::Run(anyhow!(e)));
+            // A failure already kept (a report's save) is said first.
+            match failed {
+                None => failed = Some(Failure::Run(anyhow!(e))),
+                Some(_) => eprintln!("iosurvey: {e}"),
+            }
         }
         // Every rank learns whether the job goes on.
         let stop_all = cluster.any(

@@ -5,7 +5,9 @@
 //! rank 0 writes each rank's streams as its part arrives and drops them,
 //! so it never holds more than one rank's. A line is the stream's report
 //! (as a point's `streams` entry of a full report) with its `point`,
-//! `repeat`, `rank` and `stream` (its index in the point) first.
+//! `repeat`, `rank` and `stream` (its index in the point) first. A stream
+//! that ranks share (matrix's array over several hosts' targets) has a
+//! line from each rank, each rank's part of it; the report merges them.
 
 use iosurvey_model::document::StreamReport;
 use iosurvey_model::StreamResult;
