@@ -49,6 +49,15 @@ pub fn u(v: &Value) -> u64 {
         .unwrap_or_else(|| panic!("expected an unsigned integer, got {v}"))
 }
 
+/// A stream's class's ops (`s["write"]`): 0 for a class left out of the
+/// report because it did nothing (schema version 6 on).
+pub fn class_ops(class: &Value) -> u64 {
+    if class.is_null() {
+        return 0;
+    }
+    u(&class["ops"])
+}
+
 pub fn f(v: &Value) -> f64 {
     v.as_f64()
         .unwrap_or_else(|| panic!("expected a number, got {v}"))

@@ -27,7 +27,18 @@ pub struct StreamReport {
     /// From the start of the measured phase to the stream's last completion;
     /// its rates are taken over this.
     pub elapsed_ns: u64,
+    /// Its reads and its writes; a class that did nothing (a read
+    /// stream's writes) is left out (schema version 6 on) and reads as
+    /// [`ClassReport::idle`].
+    #[serde(
+        default = "ClassReport::idle",
+        skip_serializing_if = "ClassReport::is_idle"
+    )]
     pub read: ClassReport,
+    #[serde(
+        default = "ClassReport::idle",
+        skip_serializing_if = "ClassReport::is_idle"
+    )]
     pub write: ClassReport,
     /// `[offset, latency ns]` of the first measured I/Os of a traced stream
     /// (profile's access times), in completion order. Left out when empty.
@@ -173,6 +184,16 @@ pub struct ClassReport {
 }
 
 impl ClassReport {
+    /// A class that did nothing, as [`ClassReport::new`] reports one.
+    pub fn idle() -> Self {
+        ClassReport::new(&ClassStats::new(), 0)
+    }
+
+    /// Whether it is [`ClassReport::idle`], to the bit.
+    pub fn is_idle(&self) -> bool {
+        self.ops == 0 && self.bytes == 0 && *self == ClassReport::idle()
+    }
+
     /// Builds a class report, deriving rates over `elapsed_ns`.
     pub fn new(c: &ClassStats, elapsed_ns: u64) -> Self {
         let errors: Vec<(i32, u64)> = c.errors.iter().map(|(&e, &n)| (e, n)).collect();

@@ -282,7 +282,8 @@ fn two_loop_devices_in_one_run_give_two_streams() {
         let r = &s["read"];
         assert!(u(&r["ops"]) > 0, "stream {i} did no reads: {r}");
         assert_eq!(u(&r["bytes"]), u(&r["ops"]) * MIB, "stream {i}: {r}");
-        assert_eq!(u(&s["write"]["ops"]), 0);
+        // Its writes did nothing: left out (schema 6).
+        assert!(s.get("write").is_none(), "{s}");
         ops += u(&r["ops"]);
         bytes += u(&r["bytes"]);
     }

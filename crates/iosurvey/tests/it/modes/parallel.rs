@@ -50,7 +50,8 @@ fn scaling_over_files_prints_dd_lines_and_a_table() {
         assert_eq!(p["streams"].as_array().unwrap().len(), i + 1);
         for s in p["streams"].as_array().unwrap() {
             assert!(u(&s["read"]["ops"]) > 0);
-            assert_eq!(u(&s["write"]["ops"]), 0);
+            // Its writes did nothing: left out (schema 6).
+            assert!(s.get("write").is_none(), "{s}");
         }
     }
     let csv_text = std::fs::read_to_string(&csv).unwrap();
@@ -282,7 +283,7 @@ fn zram_devices_written_then_read_in_parallel() {
         for (i, s) in streams.iter().enumerate() {
             assert_eq!(u(&s["target"]), i as u64);
             assert!(
-                u(&s["read"]["ops"]) > 0 && u(&s["write"]["ops"]) == 0,
+                u(&s["read"]["ops"]) > 0 && s.get("write").is_none(),
                 "{engine}: {s}"
             );
             assert!(u(&s["elapsed_ns"]) >= 500_000_000);

@@ -573,7 +573,7 @@ fn a_point_deeper_than_one_ring_runs_on_as_many_rings() {
         assert_eq!(streams.len(), 4);
         let ops: u64 = streams
             .iter()
-            .map(|s| u(&s["read"]["ops"]) + u(&s["write"]["ops"]))
+            .map(|s| class_ops(&s["read"]) + class_ops(&s["write"]))
             .sum();
         assert_eq!(ops, 2 * (248 * MIB) / 4096, "{}", p["label"]);
         assert!(streams.iter().all(|s| u(&s["outstanding"]) == 20000));
@@ -598,7 +598,7 @@ fn time_ends_each_point_before_its_pass_when_it_is_up() {
     for p in report["points"].as_array().unwrap() {
         assert_eq!(u(&p["settings"]["time_ns"]), 200_000_000);
         let s = &p["streams"][0];
-        let ops = u(&s["read"]["ops"]) + u(&s["write"]["ops"]);
+        let ops = class_ops(&s["read"]) + class_ops(&s["write"]);
         assert!(ops > 0 && ops < (256 << 20) / 4096, "{}: {ops}", p["label"]);
         assert!(u(&p["elapsed_ns"]) < 2_000_000_000);
     }
