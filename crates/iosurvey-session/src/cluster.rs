@@ -141,8 +141,9 @@ pub trait Cluster {
 
     /// All-reduces a step's outcome (`mine`, this rank's failure if any):
     /// `Ok` when every rank passed, else every rank fails with the worst
-    /// code, and rank 0 says each failure with its ranks and host (the
-    /// same one from several ranks once); the others get [`SILENT`].
+    /// code, and rank 0 says each failure with its ranks and hosts (the
+    /// same one from several ranks, on one host or several, once); the
+    /// others get [`SILENT`].
     fn agree(&self, mine: Option<Verdict>) -> Result<(), Verdict> {
         let failed = self.any(mine.is_some());
         if !failed {
@@ -152,23 +153,29 @@ pub trait Cluster {
         let all = self.all_gather(&bytes);
         let ranks = self.ranks();
         let mut code = 0u8;
-        let mut said: Vec<(String, Vec<usize>)> = Vec::new();
+        // One line per failure, with every rank (and host) that said it.
+        let mut said: Vec<(String, Vec<usize>, Vec<&str>)> = Vec::new();
         for (r, b) in all.iter().enumerate() {
             if let Ok(Some(v)) = serde_json::from_slice::<Option<Verdict>>(b) {
                 code = code.max(v.code);
-                let key = format!("on {}: {}", ranks[r].host, v.text);
-                match said.iter_mut().find(|(k, _)| *k == key) {
-                    Some((_, rs)) => rs.push(r),
-                    None => said.push((key, vec![r])),
+                let host = ranks[r].host.as_str();
+                match said.iter_mut().find(|(t, ..)| *t == v.text) {
+                    Some((_, rs, hosts)) => {
+                        rs.push(r);
+                        if !hosts.contains(&host) {
+                            hosts.push(host);
+                        }
+                    }
+                    None => said.push((v.text, vec![r], vec![host])),
                 }
             }
         }
         let lines: Vec<String> = said
             .into_iter()
-            .map(|(key, rs)| {
+            .map(|(text, rs, hosts)| {
                 let rs: Vec<String> = rs.iter().map(usize::to_string).collect();
                 let word = if rs.len() == 1 { "rank" } else { "ranks" };
-                format!("{word} {} {key}", rs.join(", "))
+                format!("{word} {} on {}: {text}", rs.join(", "), hosts.join(", "))
             })
             .collect();
         self.mark_agreed();

@@ -91,6 +91,18 @@ pub fn agree(cluster: &dyn Cluster, step: Result<(), Failure>) -> Result<(), Fai
     Ok(cluster.agree(step.as_ref().err().map(verdict))?)
 }
 
+/// `planned` (what a step that every rank takes alike gave, such as a
+/// mode's plan from the same command line) agreed over the ranks, so that
+/// a refusal is said once, by rank 0, and not by each rank as it ends.
+pub fn agree_on<T>(cluster: &dyn Cluster, planned: Result<T, Failure>) -> Result<T, Failure> {
+    let (value, step) = match planned {
+        Ok(v) => (Some(v), Ok(())),
+        Err(e) => (None, Err(e)),
+    };
+    agree(cluster, step)?;
+    Ok(value.expect("agreed: every rank has it"))
+}
+
 /// A failure every rank reached together.
 pub fn agreed(cluster: &dyn Cluster, f: Failure) -> Failure {
     cluster.mark_agreed();

@@ -60,7 +60,7 @@ mod targets;
 mod tuning;
 
 pub use cluster::{probe_each, same_everywhere, Cluster, Local, Verdict, SILENT};
-pub use failure::{agree, usage, Failure, Outcome};
+pub use failure::{agree, agree_on, usage, Failure, Outcome};
 pub use host::host_name;
 #[cfg(feature = "mpi")]
 pub use launch::Mpi;

@@ -288,14 +288,14 @@ pub fn matrix(a: MatrixArgs, argv: &[String], cluster: &dyn Cluster) -> Result<O
     let spec = spec_from(&a, cluster)?;
     // Judged point by point before the plan is held whole: -num_disks
     // 10000 plans millions of points.
-    let points = each_point(&spec).or_else(usage)?;
+    let points = iosurvey_session::agree_on(cluster, each_point(&spec).or_else(usage))?;
     let count = points.len();
     let need = points_memory(points.map_while(Result::ok), count, a.out.repeat);
     iosurvey_session::agree(
         cluster,
         crate::budget::check_need(&need, "matrix", a.target.memory_limit).or_else(usage),
     )?;
-    let plan = expand(&spec).or_else(usage)?;
+    let plan = iosurvey_session::agree_on(cluster, expand(&spec).or_else(usage))?;
     let dir = a.out_dir.clone().unwrap_or_else(|| PathBuf::from("."));
     // Only rank 0 writes the files: its directory is the one that counts.
     let out_ok = if !dir.is_dir() && cluster.rank() == 0 {

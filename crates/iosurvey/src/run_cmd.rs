@@ -131,10 +131,8 @@ fn spec_from(a: &RunArgs, cluster: &dyn Cluster) -> Result<RunSpec, Failure> {
 
 pub fn run(a: RunArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Outcome, Failure> {
     let spec = spec_from(&a, cluster)?;
-    let plan = match expand(&spec) {
-        Ok(p) => p,
-        Err(e) => return usage(e),
-    };
+    // The same on every rank: a refusal said once.
+    let plan = iosurvey_session::agree_on(cluster, expand(&spec).or_else(usage))?;
     run_plan(
         &plan,
         &TextOnly(iosurvey_report::render_text),

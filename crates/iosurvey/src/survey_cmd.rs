@@ -310,8 +310,10 @@ pub fn survey(
     taken: FromEnvironment,
 ) -> Result<Outcome, Failure> {
     let (spec, sizes) = spec_from(&a, cluster)?;
-    let plan = expand(&spec).or_else(usage)?;
-    check_sizes(&spec, &sizes)?;
+    // The same on every rank (the same line, the sizes gathered): said
+    // once.
+    let plan = iosurvey_session::agree_on(cluster, expand(&spec).or_else(usage))?;
+    iosurvey_session::agree(cluster, check_sizes(&spec, &sizes))?;
     // Only rank 0 writes the files: its directory is the one that counts.
     let mut out_ok = Ok(());
     if let (Some(prefix), 0) = (&a.prefix, cluster.rank()) {

@@ -269,10 +269,9 @@ pub fn video(a: VideoArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Out
     let local = cluster.local_targets().into_iter().next();
     let mine = local.is_some();
     let spec = spec_from(&a, local.unwrap_or_else(|| names[0].clone()));
-    let plan = match expand(&spec) {
-        Ok(p) => per_target(p, &names),
-        Err(e) => return usage(e),
-    };
+    // The same on every rank: a refusal said once.
+    let plan = iosurvey_session::agree_on(cluster, expand(&spec).or_else(usage))?;
+    let plan = per_target(plan, &names);
     // This rank's own checks (its host's limits, lock and room), agreed
     // over the ranks under MPI.
     let ours = |check: Result<(), FrameDirError>| if mine { check.or_else(usage) } else { Ok(()) };

@@ -372,6 +372,7 @@ fn what_cannot_run_across_ranks_is_refused_once() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("t");
     let plain = path_str(&f);
+    let per_rank = format!("{}.{{rank}}", path_str(&f));
     for (args, needle) in [
         (
             vec!["run", plain, "--size", "1m"],
@@ -380,6 +381,14 @@ fn what_cannot_run_across_ranks_is_refused_once() {
         (vec!["run", "node7:/dev/null"], "no rank runs on host node7"),
         (vec!["diskperf", plain], "diskperf runs on one host only"),
         (vec!["quick", plain], "quick runs on one host only"),
+        // A plan every rank refuses alike (its line): said once, by rank 0.
+        (
+            vec![
+                "survey", &per_rank, "--size", "8m", "--crghi", "256", "--thrhi", "256", "--rszlo",
+                "65536", "--rszhi", "65536",
+            ],
+            "leaves less than one 65536-byte record per region",
+        ),
     ] {
         let out = launch(2, Some(1), &args);
         let err = String::from_utf8_lossy(&out.stderr);
