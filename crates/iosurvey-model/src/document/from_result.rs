@@ -8,6 +8,7 @@ use crate::document::judge::{warnings, PointTotals};
 use crate::document::point::{
     CompressionReport, FailureReport, PointReport, Settings, StreamDetail, TargetReport,
 };
+use crate::result::StreamSummary;
 use crate::Op;
 use crate::{FrameLayout, JobResult, Mix, Point, StreamClass, StreamResult};
 
@@ -37,45 +38,10 @@ fn totals(streams: &[StreamReport], r: &JobResult) -> StreamTotals {
     }
 }
 
-/// Each stream's figures of `r`, in the job's order: `(elapsed, read,
-/// write, samples)`, from the streams' results or from their summaries.
-fn stream_figures(r: &JobResult) -> Vec<(u64, ClassReport, ClassReport, Vec<[u64; 2]>)> {
-    match &r.summarised {
-        Some(s) => s
-            .streams
-            .iter()
-            .map(|x| {
-                let e = x.elapsed_ns;
-                let (rd, wr) = (&x.read, &x.write);
-                (
-                    e,
-                    ClassReport::from_summary(rd, e),
-                    ClassReport::from_summary(wr, e),
-                    Vec::new(),
-                )
-            })
-            .collect(),
-        None => r
-            .streams
-            .iter()
-            .map(|x| {
-                let e = x.elapsed_ns;
-                let (rd, wr) = (&x.read, &x.write);
-                (
-                    e,
-                    ClassReport::new(rd, e),
-                    ClassReport::new(wr, e),
-                    x.samples.clone(),
-                )
-            })
-            .collect(),
-    }
-}
-
 impl StreamReport {
     /// The report of stream class `s`, which ran for `elapsed_ns` and
     /// gave these reads, writes and traced access times.
-    pub fn of(
+    fn of(
         s: &StreamClass,
         elapsed_ns: u64,
         read: ClassReport,
@@ -116,6 +82,17 @@ impl StreamReport {
         let (read, write) = (ClassReport::new(&x.read, e), ClassReport::new(&x.write, e));
         StreamReport::of(s, e, read, write, x.samples.clone())
     }
+
+    /// The report of class `s` from its summary `x`: its figures, no
+    /// histogram, series or access times.
+    pub fn summary(s: &StreamClass, x: &StreamSummary) -> StreamReport {
+        let e = x.elapsed_ns;
+        let (read, write) = (
+            ClassReport::from_summary(&x.read, e),
+            ClassReport::from_summary(&x.write, e),
+        );
+        StreamReport::of(s, e, read, write, Vec::new())
+    }
 }
 
 impl PointReport {
@@ -124,14 +101,15 @@ impl PointReport {
     /// warned of).
     pub fn new(point: &Point, targets: &[TargetReport], r: &JobResult, ram_bytes: u64) -> Self {
         let job = &point.job;
-        let streams = job
-            .streams
-            .iter()
-            .zip(stream_figures(r))
-            .map(|(s, (elapsed_ns, read, write, samples))| {
-                StreamReport::of(s, elapsed_ns, read, write, samples)
-            })
-            .collect::<Vec<StreamReport>>();
+        // In the job's order, from the streams' results or their summaries.
+        let streams: Vec<StreamReport> = match &r.summarised {
+            Some(sum) => (job.streams.iter().zip(&sum.streams))
+                .map(|(s, x)| StreamReport::summary(s, x))
+                .collect(),
+            None => (job.streams.iter().zip(&r.streams))
+                .map(|(s, x)| StreamReport::whole(s, x))
+                .collect(),
+        };
         let total = totals(&streams, r);
         let mut report = PointReport {
             index: point.index,
