@@ -11,7 +11,7 @@
 //! killed in it, sees it cut (the price of not rewriting it).
 
 use iosurvey_model::document::RunReport;
-use iosurvey_report::{json_head, json_point, JSON_TAIL};
+use iosurvey_report::{json_head, json_point, to_json, JSON_TAIL};
 use iosurvey_target::output::file::{replace_at, rewrite_held, write_into_placed};
 use iosurvey_target::output::path::{OutPath, Sink};
 use std::os::unix::fs::FileExt;
@@ -48,14 +48,8 @@ pub(crate) fn write(
         }
     }
     *saved = None;
-    let mut body = head.clone();
-    for (k, p) in report.points.iter().enumerate() {
-        if k > 0 {
-            body.push(',');
-        }
-        body.push_str(&json_point(p));
-    }
-    body.push_str(JSON_TAIL);
+    // `json_head`, the points, `JSON_TAIL`: the same bytes.
+    let body = to_json(report);
     let file = match &out.sink {
         Sink::File { dir, name, at, .. } => Some(replace_at(dir.fd(), name, at, body.as_bytes())?),
         Sink::Mounted(held) => {
@@ -115,7 +109,6 @@ fn restore_tail(file: &std::fs::File, tail_at: u64) {
 mod tests {
     use super::*;
     use iosurvey_model::document::{PointReport, TargetReport};
-    use iosurvey_report::to_json;
     use iosurvey_run::JobResult;
     use iosurvey_target::output::path::judge;
     use iosurvey_workload::{

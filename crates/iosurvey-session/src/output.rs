@@ -157,9 +157,7 @@ pub fn write_out(
     last: bool,
     stop: Option<&AtomicBool>,
 ) -> Result<(), Failure> {
-    let failed = |e: &dyn std::fmt::Display| {
-        Failure::Run(anyhow!("{}: writing the report failed: {e}", out.shown()))
-    };
+    let failed = |e: &dyn std::fmt::Display| write_failed(out, e);
     match &out.sink {
         Sink::File { dir, name, at, .. } => replace_at(dir.fd(), name, at, body.as_bytes())
             .map(drop)
@@ -300,23 +298,15 @@ impl Outputs {
         first.map_or(Ok(()), Err)
     }
 
-    /// Saves the JSON report to its file (unless it failed before): the
-    /// new point alone when the file holds every point before it and the
-    /// rest of the report is unchanged (`,{point}]}` over its tail),
-    /// otherwise the whole report; a failure as [`Outputs::save_one`]'s.
+    /// Saves the JSON report to its file: the new point alone when the
+    /// file holds every point before it and the rest of the report is
+    /// unchanged (`,{point}]}` over its tail), otherwise the whole report
+    /// (see `json_file`); a failure as [`Outputs::save_one`]'s.
     fn save_json(&self, out: &OutPath, report: &RunReport, first: &mut Option<Failure>) {
-        let shown = out.shown();
-        if self.failed.borrow().contains(&shown) {
-            return;
-        }
-        if let Err(e) = json_file::write(out, report, &mut self.json_saved.borrow_mut()) {
-            self.failed.borrow_mut().push(shown);
-            let e = Failure::Run(anyhow!("{}: writing the report failed: {e}", out.shown()));
-            match first {
-                None => *first = Some(e),
-                Some(_) => eprintln!("iosurvey: {}", failure_text(&e)),
-            }
-        }
+        self.save_with(out, first, || {
+            json_file::write(out, report, &mut self.json_saved.borrow_mut())
+                .map_err(|e| write_failed(out, &e))
+        });
     }
 
     /// Writes one output unless it failed before; a failure is kept in
@@ -328,12 +318,24 @@ impl Outputs {
         last: bool,
         first: &mut Option<Failure>,
     ) {
+        let stop = self.stop.as_deref();
+        self.save_with(out, first, || write_out(out, &body(), last, stop));
+    }
+
+    /// Runs `write` for `out` unless it failed before; a failure marks it
+    /// failed and is kept in `first` if it is the first one, else said on
+    /// stderr at once.
+    fn save_with(
+        &self,
+        out: &OutPath,
+        first: &mut Option<Failure>,
+        write: impl FnOnce() -> Result<(), Failure>,
+    ) {
         let shown = out.shown();
         if self.failed.borrow().contains(&shown) {
             return;
         }
-        let stop = self.stop.as_deref();
-        if let Err(e) = write_out(out, &body(), last, stop) {
+        if let Err(e) = write() {
             self.failed.borrow_mut().push(shown);
             match first {
                 None => *first = Some(e),
@@ -341,6 +343,11 @@ impl Outputs {
             }
         }
     }
+}
+
+/// The failure of a write to `out`.
+fn write_failed(out: &OutPath, e: &dyn std::fmt::Display) -> Failure {
+    Failure::Run(anyhow!("{}: writing the report failed: {e}", out.shown()))
 }
 
 /// The one line a failure is said in.
