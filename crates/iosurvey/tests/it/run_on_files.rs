@@ -100,30 +100,33 @@ fn random_reads_on_a_created_file_add_up_and_the_file_is_removed() {
     assert!(!f.exists(), "the test file is removed at the end");
 }
 
+/// The report of 1 MiB of 4 KiB random reads from each of two new 4 MiB
+/// files `a` and `b` in `dir` (256 per stream), with `extra` flags.
+fn two_files_read(dir: &Path, extra: &[&str]) -> Value {
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    let mut v = vec![path_str(&a), path_str(&b)];
+    v.extend([
+        "--size", "4m", "--rw", "randread", "--bs", "4k", "--bytes", "1m",
+    ]);
+    v.extend(extra);
+    run_json(&v)
+}
+
 #[test]
 fn summarised_streams_leave_their_histograms_to_the_totals_which_read_back() {
     let dir = tempfile::tempdir().unwrap();
-    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
     let args = |detail: Option<&'static str>| {
-        let mut v = vec![
-            path_str(&a),
-            path_str(&b),
-            "--size",
-            "4m",
-            "--rw",
-            "randread",
-            "--bs",
-            "4k",
-            "--bytes",
-            "1m",
-        ];
-        v.extend(detail.map(|d| ["--stream-detail", d]).into_iter().flatten());
-        v
+        let extra: Vec<&str> = detail
+            .map(|d| ["--stream-detail", d])
+            .into_iter()
+            .flatten()
+            .collect();
+        two_files_read(dir.path(), &extra)
     };
     // Alone, every stream is whole by default.
-    let full = run_json(&args(None));
+    let full = args(None);
     assert!(full["points"][0]["settings"].get("stream_detail").is_none());
-    let r = run_json(&args(Some("summary")));
+    let r = args(Some("summary"));
     assert_valid(&r);
     let p = &r["points"][0];
     assert_eq!(p["settings"]["stream_detail"], "summary");
@@ -172,26 +175,18 @@ fn summarised_streams_leave_their_histograms_to_the_totals_which_read_back() {
 #[test]
 fn the_stream_file_holds_every_stream_whole_while_the_report_summarises_them() {
     let dir = tempfile::tempdir().unwrap();
-    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
     let lines = dir.path().join("streams.jsonl");
-    let r = run_json(&[
-        path_str(&a),
-        path_str(&b),
-        "--size",
-        "4m",
-        "--rw",
-        "randread",
-        "--bs",
-        "4k",
-        "--bytes",
-        "1m",
-        "--repeat",
-        "2",
-        "--stream-detail",
-        "summary",
-        "--stream-file",
-        path_str(&lines),
-    ]);
+    let r = two_files_read(
+        dir.path(),
+        &[
+            "--repeat",
+            "2",
+            "--stream-detail",
+            "summary",
+            "--stream-file",
+            path_str(&lines),
+        ],
+    );
     assert_valid(&r);
     let text = std::fs::read_to_string(&lines).unwrap();
     let lines: Vec<Value> = text
