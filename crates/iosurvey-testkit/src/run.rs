@@ -58,6 +58,15 @@ pub fn class_ops(class: &Value) -> u64 {
     u(&class["ops"])
 }
 
+/// The I/Os a class's lossless histogram counts (`[bucket, count]`
+/// pairs): 0 for a class or histogram left out of the report because it
+/// is empty (schema version 6 on).
+pub fn histogram_count(class: &Value) -> u64 {
+    class["histogram"]["counts"]
+        .as_array()
+        .map_or(0, |counts| counts.iter().map(|c| u(&c[1])).sum())
+}
+
 pub fn f(v: &Value) -> f64 {
     v.as_f64()
         .unwrap_or_else(|| panic!("expected a number, got {v}"))

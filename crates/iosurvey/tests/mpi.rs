@@ -294,15 +294,7 @@ fn summarised_regions_keep_their_figures_and_the_totals_every_histogram() {
         // The totals' histograms count every I/O of every rank (one of a
         // class that did nothing is left out, as any empty one).
         for c in [&t["read"], &t["write"]] {
-            let counted: u64 = match c.get("histogram") {
-                Some(h) => h["counts"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|b| u(&b[1]))
-                    .sum(),
-                None => 0,
-            };
+            let counted = histogram_count(c);
             assert_eq!(counted, u(&c["ops"]), "{c}");
         }
         assert!(ops > 0, "{t}");
@@ -355,12 +347,7 @@ fn the_stream_file_holds_every_rank_s_regions_whole_beside_a_summarised_report()
             }
             assert_eq!(u(&l[c]["ops"]), u(&s[c]["ops"]), "{l}");
             assert_eq!(l[c]["latency"]["max_ns"], s[c]["latency"]["max_ns"]);
-            let counted: u64 = l[c]
-                .get("histogram")
-                .map_or(Vec::new(), |h| h["counts"].as_array().unwrap().clone())
-                .iter()
-                .map(|b| u(&b[1]))
-                .sum();
+            let counted = histogram_count(&l[c]);
             assert_eq!(counted, u(&s[c]["ops"]), "{l}");
         }
     }

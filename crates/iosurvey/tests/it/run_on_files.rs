@@ -3,6 +3,7 @@
 //! invocation refused with one line and exit code 2.
 
 use assert_cmd::Command;
+use iosurvey_testkit::histogram_count;
 use serde_json::Value;
 use std::path::Path;
 
@@ -140,13 +141,8 @@ fn summarised_streams_leave_their_histograms_to_the_totals_which_read_back() {
         assert!(u(&s["read"]["latency"]["percentiles"][0]["ns"]) > 0, "{s}");
     }
     let read = &p["total"]["read"];
-    let counted: u64 = read["histogram"]["counts"]
-        .as_array()
-        .expect("the totals carry the histogram")
-        .iter()
-        .map(|c| u(&c[1]))
-        .sum();
-    assert_eq!(counted, 512);
+    // The totals carry the histogram.
+    assert_eq!(histogram_count(read), 512);
     // Read back (its page embeds the document as read): the totals are
     // the ones written, not made again from the streams' (which hold none).
     let saved = dir.path().join("r.json");
@@ -218,13 +214,8 @@ fn the_stream_file_holds_every_stream_whole_while_the_report_summarises_them() {
         assert!(s["read"].get("histogram").is_none(), "{s}");
         assert_eq!(l["label"], s["label"]);
         assert_eq!(u(&l["read"]["ops"]), u(&s["read"]["ops"]));
-        let counted: u64 = l["read"]["histogram"]["counts"]
-            .as_array()
-            .expect("the line's histogram")
-            .iter()
-            .map(|c| u(&c[1]))
-            .sum();
-        assert_eq!(counted, 256, "{l}");
+        // The line carries the histogram.
+        assert_eq!(histogram_count(&l["read"]), 256, "{l}");
         assert_eq!(
             l["read"]["latency"]["max_ns"], s["read"]["latency"]["max_ns"],
             "the summary's figures are the whole stream's"
