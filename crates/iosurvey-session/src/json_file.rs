@@ -10,10 +10,10 @@
 //! file is not a whole document: a reader at that instant, or a process
 //! killed in it, sees it cut (the price of not rewriting it).
 
+use crate::grown_file::{write_placed, write_whole, Placed};
 use iosurvey_model::document::RunReport;
 use iosurvey_report::{json_head, json_point, to_json, JSON_TAIL};
-use iosurvey_target::output::file::{replace_at, rewrite_held, write_into_placed};
-use iosurvey_target::output::path::{OutPath, Sink};
+use iosurvey_target::output::path::OutPath;
 use std::os::unix::fs::FileExt;
 
 /// A JSON report saved to a file, to append points to: its head (all but
@@ -21,17 +21,16 @@ use std::os::unix::fs::FileExt;
 pub(crate) struct Appending {
     /// The file this run put there (`None` for a mounted file: the one
     /// held since it was judged).
-    file: Option<std::fs::File>,
+    file: Placed,
     head: String,
     points: usize,
     tail_at: u64,
 }
 
-/// Saves `report` to the file `out` (a [`Sink::File`] or
-/// [`Sink::Mounted`]; nothing for any other sink), `saved` being what the
-/// last save left there: the new point alone when the file holds every
-/// point before it under the same head, nothing when it holds them all,
-/// else the whole report.
+/// Saves `report` to the file `out` (a file or a mounted file; nothing
+/// for any other sink), `saved` being what the last save left there: the
+/// new point alone when the file holds every point before it under the
+/// same head, nothing when it holds them all, else the whole report.
 pub(crate) fn write(
     out: &OutPath,
     report: &RunReport,
@@ -50,20 +49,14 @@ pub(crate) fn write(
     *saved = None;
     // `json_head`, the points, `JSON_TAIL`: the same bytes.
     let body = to_json(report);
-    let file = match &out.sink {
-        Sink::File { dir, name, at, .. } => Some(replace_at(dir.fd(), name, at, body.as_bytes())?),
-        Sink::Mounted(held) => {
-            rewrite_held(held.file(), body.as_bytes())?;
-            None
-        }
-        _ => return Ok(()),
-    };
-    *saved = Some(Appending {
-        file,
-        head,
-        points: n,
-        tail_at: (body.len() - JSON_TAIL.len()) as u64,
-    });
+    if let Some(file) = write_whole(out, body.as_bytes())? {
+        *saved = Some(Appending {
+            file,
+            head,
+            points: n,
+            tail_at: (body.len() - JSON_TAIL.len()) as u64,
+        });
+    }
     Ok(())
 }
 
@@ -74,20 +67,10 @@ fn append(out: &OutPath, a: &mut Appending, report: &RunReport) -> std::io::Resu
     let mut add = String::from(if a.points > 0 { "," } else { "" });
     add.push_str(&json_point(&report.points[n - 1]));
     add.push_str(JSON_TAIL);
-    let (wrote, file) = match (&out.sink, &a.file) {
-        (Sink::File { dir, name, at, .. }, Some(f)) => (
-            write_into_placed(dir.fd(), name, at, f, a.tail_at, add.as_bytes()),
-            f,
-        ),
-        (Sink::Mounted(held), _) => (
-            held.file()
-                .write_all_at(add.as_bytes(), a.tail_at)
-                .map(|()| true),
-            held.file(),
-        ),
-        _ => return Ok(false),
-    };
-    let wrote = wrote.inspect_err(|_| restore_tail(file, a.tail_at))?;
+    let tail_at = a.tail_at;
+    let wrote = write_placed(out, &a.file, tail_at, add.as_bytes(), |f| {
+        restore_tail(f, tail_at)
+    })?;
     if wrote {
         a.tail_at += (add.len() - JSON_TAIL.len()) as u64;
         a.points = n;

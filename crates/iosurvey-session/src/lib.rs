@@ -43,6 +43,7 @@ mod cluster;
 mod comm;
 mod execute;
 pub mod failure;
+mod grown_file;
 mod host;
 mod json_file;
 mod launch;

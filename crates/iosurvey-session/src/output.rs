@@ -1,10 +1,13 @@
 //! Where reports go: files saved after every point (so a later failure
 //! loses nothing): the JSON report by appending the new point to the file
-//! this run wrote, the others rewritten whole; anything else (stdout, a
-//! FIFO, a character device) written once at the end, in place. Every
-//! path is judged before the run (see `out_path`).
+//! this run wrote, the CSV and the mode's own files by writing what grew
+//! at their end (whole when their start changed), the HTML page rewritten
+//! whole; anything else (stdout, a FIFO, a character device) written once
+//! at the end, in place. Every path is judged before the run (see
+//! `out_path`).
 
 use crate::failure::Failure;
+use crate::grown_file::{self, Grown};
 use crate::json_file;
 use crate::presenter::Presentation;
 use crate::{OutputFormat, OutputOptions};
@@ -202,6 +205,9 @@ pub struct Outputs {
     /// The JSON report as last saved to its file, which the next point is
     /// appended to.
     json_saved: std::cell::RefCell<Option<json_file::Appending>>,
+    /// The CSV and the mode's files (in `mode`'s order) as last saved.
+    csv_saved: std::cell::RefCell<Option<Grown>>,
+    mode_saved: std::cell::RefCell<Vec<Option<Grown>>>,
 }
 
 /// Shortest time between two rewrites of the HTML page during a run.
@@ -239,6 +245,8 @@ impl Outputs {
             html_written: std::cell::Cell::new(None),
             failed: Default::default(),
             json_saved: Default::default(),
+            csv_saved: Default::default(),
+            mode_saved: std::cell::RefCell::new((0..mode.len()).map(|_| None).collect()),
         })
     }
 
@@ -277,7 +285,8 @@ impl Outputs {
             }
         }
         if let Some(o) = &self.csv {
-            self.save_one(o, || presenter.csv(report), last, &mut first);
+            let saved = &mut self.csv_saved.borrow_mut();
+            self.save_grown(o, || presenter.csv(report), saved, last, &mut first);
         }
         if let Some(o) = &self.html {
             let due = self
@@ -291,8 +300,9 @@ impl Outputs {
         }
         if !self.mode.is_empty() {
             let bodies = presenter.file_bodies(report);
-            for (o, body) in self.mode.iter().zip(bodies) {
-                self.save_one(o, || body, last, &mut first);
+            let mut saved = self.mode_saved.borrow_mut();
+            for ((o, body), s) in self.mode.iter().zip(bodies).zip(saved.iter_mut()) {
+                self.save_grown(o, || body, s, last, &mut first);
             }
         }
         first.map_or(Ok(()), Err)
@@ -307,6 +317,25 @@ impl Outputs {
             json_file::write(out, report, &mut self.json_saved.borrow_mut())
                 .map_err(|e| write_failed(out, &e))
         });
+    }
+
+    /// Saves a file that grows at its end (the CSV, a mode's file): what
+    /// it gained since `saved` when its start is unchanged (see
+    /// `grown_file`); any other sink as [`Outputs::save_one`].
+    fn save_grown(
+        &self,
+        out: &OutPath,
+        body: impl FnOnce() -> String,
+        saved: &mut Option<Grown>,
+        last: bool,
+        first: &mut Option<Failure>,
+    ) {
+        match out.sink {
+            Sink::File { .. } | Sink::Mounted(_) => self.save_with(out, first, || {
+                grown_file::write(out, &body(), saved).map_err(|e| write_failed(out, &e))
+            }),
+            _ => self.save_one(out, body, last, first),
+        }
     }
 
     /// Writes one output unless it failed before; a failure is kept in

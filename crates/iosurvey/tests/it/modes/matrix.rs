@@ -549,3 +549,56 @@ fn a_lun_line_with_an_escape_sequence_is_shown_spelled_out() {
     assert!(err.contains("\\x1b]0;pwned\\x07x"), "{err:?}");
     assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
 }
+
+#[test]
+fn the_csv_grows_in_the_file_the_run_wrote_first_point_by_point() {
+    // Saved after every point: the rows of the new point written at the
+    // end of the same file, not the whole CSV put in a new file each time.
+    // The file seen after an early point is held open: at the end it is
+    // still the file at the name, and holds every point's rows.
+    use std::io::{Read, Seek};
+    let dir = two_files();
+    let csv = dir.path().join("r.csv");
+    let child = std::process::Command::new(BIN)
+        .args(["matrix", "a.dat", "b.dat", "--num-disks", "1"])
+        .args(["--time", "300ms", "--csv", "r.csv", "-q"])
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starting iosurvey");
+    let t0 = std::time::Instant::now();
+    let mut early = loop {
+        if let Ok(f) = fs::File::open(&csv) {
+            break f;
+        }
+        assert!(t0.elapsed().as_secs() < 30, "no CSV after 30 s");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    let mut seen = String::new();
+    early.read_to_string(&mut seen).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let last = fs::read_to_string(&csv).unwrap();
+    let rows = |t: &str| t.lines().count();
+    // 7 points, each with its rows; the file was seen before the last.
+    assert!(
+        rows(&seen) < rows(&last),
+        "seen {seen:?}, at the end {last:?}"
+    );
+    assert!(
+        last.starts_with(&seen),
+        "the start changed: {seen:?} {last:?}"
+    );
+    early.rewind().unwrap();
+    let mut held = String::new();
+    early.read_to_string(&mut held).unwrap();
+    assert_eq!(held, last, "the file seen early is not the one at the name");
+    let points: std::collections::BTreeSet<_> = last
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap().to_string())
+        .collect();
+    assert_eq!(points.len(), 7, "{last}");
+}
