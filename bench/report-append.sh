@@ -22,12 +22,13 @@ set -euo pipefail
 RANKS=${RANKS:-16}
 ALL=${ALL:-0}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-dir=$(mktemp -d /var/tmp/iosurvey-report-append.XXXXXX)
+# Resolved: strace -y names files by their real path.
+dir=$(readlink -f "$(mktemp -d /var/tmp/iosurvey-report-append.XXXXXX)")
 trap 'rm -rf "$dir"' EXIT
 cat >"$dir/wrap.sh" <<'WRAP'
 #!/bin/sh
 if [ "${OMPI_COMM_WORLD_RANK:-0}" = 0 ]; then
-  exec /usr/bin/time -f '%e %M' -o "$TIME_FILE" strace -f -qq -y -e trace=write,pwrite64 -e signal=none -T -o "$TIME_FILE.strace" "$@"
+  exec /usr/bin/time -f '%e %M' -o "$TIME_FILE" strace -ff -qq -y -e trace=write,pwrite64 -e signal=none -T -o "$TIME_FILE.strace" "$@"
 fi
 exec "$@"
 WRAP
@@ -36,14 +37,14 @@ printf '%-40s %6s %7s %9s %11s %9s %8s %10s %9s\n' bin ranks points wall_s writt
 for bin in "$@"; do
   bin=$(readlink -f "$bin")
   json="$dir/r.json"
-  rm -f "$json" "$dir"/r.csv "$dir"/sv.*
-  more=()
-  [ "$ALL" = 1 ] && more=(--csv "$dir/r.csv" --out "$dir/sv")
+  rm -f "$json" "$dir"/r.csv "$dir"/sv.* "$dir"/time.strace.*
+  more=(--quiet)
+  [ "$ALL" = 1 ] && more+=(--csv "$dir/r.csv" --out "$dir/sv")
   TIME_FILE="$dir/time" mpirun --allow-run-as-root --oversubscribe --mca mpi_yield_when_idle 1 \
     -x TIME_FILE -n "$RANKS" "$dir/wrap.sh" \
     "$bin" survey "$dir/f.{rank}" --size 16m --rszlo 4096 --rszhi 65536 \
     --crglo 256 --crghi 256 --thrlo 256 --thrhi 256 --actions write,read \
-    --allow-destroy --buffered --json "$json" "${more[@]}" --quiet >/dev/null
+    --allow-destroy --buffered --json "$json" "${more[@]}" >/dev/null
   read -r wall rss < <(tail -1 "$dir/time")
   # Bytes of the report handed to write(2)/pwrite(2) and the seconds in
   # those calls, from strace's lines `... write(6, "{\"schema_version\"...",
@@ -54,7 +55,8 @@ for bin in "$@"; do
       (all != 1 && (index($0, "\"{\\\"schema_version") || index($0, "\",{\\\"index"))) {
         n = $0; sub(/.*\) = /, "", n); split(n, a, " "); if (a[1] > 0) b += a[1];
         t = $NF; gsub(/[<>]/, "", t); s += t }
-      END { printf "%d %.3f\n", b, s }' "$dir/time.strace")
+      END { printf "%d %.3f\n", b, s }' "$dir"/time.strace.*)
+  [ "$written" -gt 0 ] || { echo "no report bytes found in strace's output" >&2; exit 1; }
   points=$(jq '.points | length' "$json")
   merge=$(jq '[(.points[].windows.merge_ns? // empty), (.windows[]?.merge_ns)] | add / 1e6' "$json")
   printf '%-40s %6s %7s %9s %11.1f %9s %8.1f %10.1f %9.1f\n' "$bin" "$RANKS" "$points" "$wall" \

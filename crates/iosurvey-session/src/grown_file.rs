@@ -34,25 +34,32 @@ pub(crate) fn write_whole(out: &OutPath, body: &[u8]) -> std::io::Result<Option<
 
 /// Writes `bytes` at `offset` into the run's own file at `out` (`placed`,
 /// or the held file of a mounted output) while `out`'s name still holds
-/// it: `Ok(false)`, with nothing written, when it does not. A write that
-/// fails part way calls `undo` with the file before the error is
-/// returned, to put back what it overwrote.
+/// it and it is still `len` bytes long, as the run left it: `Ok(false)`,
+/// with nothing written, when it is not (moved, replaced, or cut or grown
+/// by someone else: the caller then writes the whole). Empty `bytes` only
+/// checks. A write that fails part way calls `undo` with the file before
+/// the error is returned, to put back what it overwrote.
 pub(crate) fn write_placed(
     out: &OutPath,
     placed: &Placed,
+    len: u64,
     offset: u64,
     bytes: &[u8],
     undo: impl FnOnce(&std::fs::File),
 ) -> std::io::Result<bool> {
-    let (wrote, file) = match (&out.sink, placed) {
-        (Sink::File { dir, name, at, .. }, Some(f)) => {
-            (write_into_placed(dir.fd(), name, at, f, offset, bytes), f)
-        }
-        (Sink::Mounted(held), _) => (
-            held.file().write_all_at(bytes, offset).map(|()| true),
-            held.file(),
-        ),
+    let file = match (&out.sink, placed) {
+        (Sink::File { .. }, Some(f)) => f,
+        (Sink::Mounted(held), _) => held.file(),
         _ => return Ok(false),
+    };
+    if file.metadata()?.len() != len {
+        return Ok(false);
+    }
+    let wrote = match &out.sink {
+        Sink::File { dir, name, at, .. } => {
+            write_into_placed(dir.fd(), name, at, file, offset, bytes)
+        }
+        _ => file.write_all_at(bytes, offset).map(|()| true),
     };
     wrote.inspect_err(|_| undo(file))
 }
@@ -78,7 +85,10 @@ pub(crate) fn write(out: &OutPath, body: &str, saved: &mut Option<Grown>) -> std
                 h.write(&body[g.len..]);
                 let (old, hash) = (g.len as u64, h.finish_128());
                 let undo = |f: &std::fs::File| drop(f.set_len(old));
-                if body.len() == g.len || write_placed(out, &g.placed, old, &body[g.len..], undo)? {
+                // An unchanged body writes nothing, but is still written
+                // whole if the run's file is no longer at the name.
+                let rest = &body[g.len..];
+                if write_placed(out, &g.placed, old, old, rest, undo)? {
                     g.len = body.len();
                     g.hash = hash;
                     return Ok(());
@@ -115,11 +125,23 @@ mod tests {
         let mut saved = None;
         write(&out, "head\n1\n", &mut saved).unwrap();
         let first = ino(&path);
+        // A mark in its first byte, made through another handle without
+        // changing its length: a save that wrote only the end keeps it.
+        let marked = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        marked.write_all_at(b"H", 0).unwrap();
         for body in ["head\n1\n2\n", "head\n1\n2\n", "head\n1\n2\n3\n"] {
             write(&out, body, &mut saved).unwrap();
-            assert_eq!(std::fs::read_to_string(&path).unwrap(), body);
+            let want = format!("H{}", &body[1..]);
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), want);
             assert_eq!(ino(&path), first, "appended to, not replaced: {body:?}");
         }
+        // Cut by someone else: not the length the run left, written whole.
+        marked.set_len(3).unwrap();
+        write(&out, "head\n1\n2\n3\n4\n", &mut saved).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "head\n1\n2\n3\n4\n"
+        );
         // Its start changed (a row filled in): written whole, a new file.
         write(&out, "head\n1\n2 more\n3\n", &mut saved).unwrap();
         assert_eq!(
@@ -146,10 +168,14 @@ mod tests {
         assert!(e.to_string().contains("not replaced"), "{e}");
         assert_eq!(std::fs::read(&path).unwrap(), b"precious");
         assert_eq!(std::fs::read_to_string(&moved).unwrap(), "head\n1\n");
-        // Removed: the name was the run's; written whole again.
+        // Removed: the name was the run's; written whole again, even by a
+        // save that adds nothing.
         std::fs::remove_file(&path).unwrap();
-        write(&out, "head\n1\n2\n", &mut saved).unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "head\n1\n2\n");
+        let mut saved = None;
+        write(&out, "head\n1\n", &mut saved).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        write(&out, "head\n1\n", &mut saved).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "head\n1\n");
     }
 
     #[test]
@@ -160,6 +186,7 @@ mod tests {
         let out = judge("--csv", &path).unwrap();
         let mut saved = None;
         write(&out, "head\n1\n", &mut saved).unwrap();
+        let first = ino(&path);
         let filler = m.path().join("filler");
         let mut f = std::fs::File::create(&filler).unwrap();
         let chunk = vec![1u8; 512];
@@ -172,6 +199,7 @@ mod tests {
             Some(rustix::io::Errno::NOSPC.raw_os_error())
         );
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "head\n1\n");
+        assert_eq!(ino(&path), first, "the failed write was the append");
         std::fs::remove_file(&filler).unwrap();
         drop(out);
     }

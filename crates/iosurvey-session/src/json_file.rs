@@ -30,7 +30,9 @@ pub(crate) struct Appending {
 /// Saves `report` to the file `out` (a file or a mounted file; nothing
 /// for any other sink), `saved` being what the last save left there: the
 /// new point alone when the file holds every point before it under the
-/// same head, nothing when it holds them all, else the whole report.
+/// same head, nothing when it holds them all, else (or when the file the
+/// run wrote is no longer at the name, or not as long as it left it) the
+/// whole report.
 pub(crate) fn write(
     out: &OutPath,
     report: &RunReport,
@@ -39,7 +41,10 @@ pub(crate) fn write(
     let head = json_head(report);
     let n = report.points.len();
     if let Some(a) = saved.as_mut().filter(|a| a.head == head) {
-        if a.points == n {
+        // Every point there already: nothing written, unless the run's
+        // file is no longer at the name (then the whole report again).
+        let len = a.tail_at + JSON_TAIL.len() as u64;
+        if a.points == n && write_placed(out, &a.file, len, a.tail_at, &[], |_| ())? {
             return Ok(());
         }
         if a.points + 1 == n && append(out, a, report)? {
@@ -68,7 +73,8 @@ fn append(out: &OutPath, a: &mut Appending, report: &RunReport) -> std::io::Resu
     add.push_str(&json_point(&report.points[n - 1]));
     add.push_str(JSON_TAIL);
     let tail_at = a.tail_at;
-    let wrote = write_placed(out, &a.file, tail_at, add.as_bytes(), |f| {
+    let len = tail_at + JSON_TAIL.len() as u64;
+    let wrote = write_placed(out, &a.file, len, tail_at, add.as_bytes(), |f| {
         restore_tail(f, tail_at)
     })?;
     if wrote {
@@ -240,6 +246,7 @@ mod tests {
         let mut saved = None;
         write(&out, &report(1), &mut saved).unwrap();
         let before = std::fs::read_to_string(&path).unwrap();
+        let first = ino(&path);
         let filler = m.path().join("filler");
         let mut f = std::fs::File::create(&filler).unwrap();
         let chunk = vec![1u8; 512];
@@ -248,8 +255,10 @@ mod tests {
         // The next point does not fit: it fails, part written.
         let e = write(&out, &report(2), &mut saved).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc_enospc()), "{e}");
-        // Every point before it is still there, whole.
+        // Every point before it is still there, whole, in the same file
+        // (the failed write was the append).
         assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+        assert_eq!(ino(&path), first);
         std::fs::remove_file(&filler).unwrap();
         drop(out);
     }

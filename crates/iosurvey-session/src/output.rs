@@ -151,9 +151,9 @@ pub fn print_text(body: &str) {
     }
 }
 
-/// Writes one output. Files are rewritten after every point (the JSON
-/// report is appended to instead: [`Outputs::save`]); stdout and in-place
-/// outputs get the report once, when `last`.
+/// Writes one output. Files are rewritten whole (the ones saved after
+/// every point grow in place instead: [`Outputs::save`]); stdout and
+/// in-place outputs get the report once, when `last`.
 pub fn write_out(
     out: &OutPath,
     body: &str,

@@ -559,7 +559,7 @@ fn the_csv_grows_in_the_file_the_run_wrote_first_point_by_point() {
     use std::io::{Read, Seek};
     let dir = two_files();
     let csv = dir.path().join("r.csv");
-    let child = std::process::Command::new(BIN)
+    let mut child = std::process::Command::new(BIN)
         .args(["matrix", "a.dat", "b.dat", "--num-disks", "1"])
         .args(["--time", "300ms", "--csv", "r.csv", "-q"])
         .current_dir(dir.path())
@@ -573,7 +573,10 @@ fn the_csv_grows_in_the_file_the_run_wrote_first_point_by_point() {
         if let Ok(f) = fs::File::open(&csv) {
             break f;
         }
-        assert!(t0.elapsed().as_secs() < 30, "no CSV after 30 s");
+        if t0.elapsed().as_secs() >= 30 {
+            let _ = child.kill();
+            panic!("no CSV after 30 s");
+        }
         std::thread::sleep(std::time::Duration::from_millis(5));
     };
     let mut seen = String::new();
@@ -595,6 +598,11 @@ fn the_csv_grows_in_the_file_the_run_wrote_first_point_by_point() {
     let mut held = String::new();
     early.read_to_string(&mut held).unwrap();
     assert_eq!(held, last, "the file seen early is not the one at the name");
+    // Whole rows, each in its place: every line has the header's fields.
+    assert!(!last.contains('\0'), "{last:?}");
+    let fields = |l: &str| l.split(',').count();
+    let width = fields(last.lines().next().unwrap());
+    assert!(last.lines().all(|l| fields(l) == width), "{last}");
     let points: std::collections::BTreeSet<_> = last
         .lines()
         .skip(1)
