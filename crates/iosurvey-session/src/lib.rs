@@ -68,5 +68,5 @@ pub use launch::Mpi;
 pub use launch::{launched_rank, launched_size, start};
 pub use localize::Localized;
 pub use options::{OutputFormat, OutputOptions, TargetOptions};
-pub use presenter::{Presentation, Presenter, TextOnly};
+pub use presenter::{FileBody, Presentation, Presenter, TextOnly};
 pub use session::{run_plan, Session};

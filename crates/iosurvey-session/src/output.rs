@@ -9,7 +9,7 @@
 use crate::failure::Failure;
 use crate::grown_file::{self, Grown};
 use crate::json_file;
-use crate::presenter::Presentation;
+use crate::presenter::{FileBody, Presentation};
 use crate::{OutputFormat, OutputOptions};
 use anyhow::anyhow;
 use iosurvey_model::document::RunReport;
@@ -205,10 +205,14 @@ pub struct Outputs {
     /// The JSON report as last saved to its file, which the next point is
     /// appended to.
     json_saved: std::cell::RefCell<Option<json_file::Appending>>,
-    /// The CSV and the mode's files (in `mode`'s order) as last saved.
+    /// The CSV and the mode's files (in `mode`'s order: a text, or a JSON
+    /// report) as last saved.
     csv_saved: std::cell::RefCell<Option<Grown>>,
-    mode_saved: std::cell::RefCell<Vec<Option<Grown>>>,
+    mode_saved: std::cell::RefCell<Vec<ModeSaved>>,
 }
+
+/// A mode's file as last saved: as a text, or as a JSON report.
+type ModeSaved = (Option<Grown>, Option<json_file::Appending>);
 
 /// Shortest time between two rewrites of the HTML page during a run.
 const HTML_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
@@ -246,7 +250,7 @@ impl Outputs {
             failed: Default::default(),
             json_saved: Default::default(),
             csv_saved: Default::default(),
-            mode_saved: std::cell::RefCell::new((0..mode.len()).map(|_| None).collect()),
+            mode_saved: std::cell::RefCell::new((0..mode.len()).map(|_| (None, None)).collect()),
         })
     }
 
@@ -280,7 +284,10 @@ impl Outputs {
         let mut first = None;
         if let Some(o) = &self.json {
             match o.sink {
-                Sink::File { .. } | Sink::Mounted(_) => self.save_json(o, report, &mut first),
+                Sink::File { .. } | Sink::Mounted(_) => {
+                    let saved = &mut self.json_saved.borrow_mut();
+                    self.save_json(o, report, saved, &mut first)
+                }
                 _ => self.save_one(o, || to_json(report), last, &mut first),
             }
         }
@@ -299,10 +306,19 @@ impl Outputs {
             }
         }
         if !self.mode.is_empty() {
-            let bodies = presenter.file_bodies(report);
+            let shown = presenter.files_report(report);
+            let bodies = presenter.file_bodies(&shown);
             let mut saved = self.mode_saved.borrow_mut();
             for ((o, body), s) in self.mode.iter().zip(bodies).zip(saved.iter_mut()) {
-                self.save_grown(o, || body, s, last, &mut first);
+                match body {
+                    FileBody::Text(t) => self.save_grown(o, || t, &mut s.0, last, &mut first),
+                    FileBody::Report => match o.sink {
+                        Sink::File { .. } | Sink::Mounted(_) => {
+                            self.save_json(o, &shown, &mut s.1, &mut first)
+                        }
+                        _ => self.save_one(o, || to_json(&shown), last, &mut first),
+                    },
+                }
             }
         }
         first.map_or(Ok(()), Err)
@@ -312,10 +328,15 @@ impl Outputs {
     /// file holds every point before it and the rest of the report is
     /// unchanged (`,{point}]}` over its tail), otherwise the whole report
     /// (see `json_file`); a failure as [`Outputs::save_one`]'s.
-    fn save_json(&self, out: &OutPath, report: &RunReport, first: &mut Option<Failure>) {
+    fn save_json(
+        &self,
+        out: &OutPath,
+        report: &RunReport,
+        saved: &mut Option<json_file::Appending>,
+        first: &mut Option<Failure>,
+    ) {
         self.save_with(out, first, || {
-            json_file::write(out, report, &mut self.json_saved.borrow_mut())
-                .map_err(|e| write_failed(out, &e))
+            json_file::write(out, report, saved).map_err(|e| write_failed(out, &e))
         });
     }
 

@@ -6,6 +6,7 @@
 use crate::failure::Failure;
 use iosurvey_model::document::RunReport;
 use iosurvey_report::{render_csv, TextOptions};
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 /// How a mode presents its report. Every presenter is a pure function of the
@@ -29,7 +30,7 @@ pub trait Presenter {
         Vec::new()
     }
     /// The bodies of `files`, in the same order.
-    fn file_bodies(&self, _report: &RunReport) -> Vec<String> {
+    fn file_bodies(&self, _report: &RunReport) -> Vec<FileBody> {
         Vec::new()
     }
     /// Whether `files` are names iosurvey made up rather than paths the
@@ -44,6 +45,15 @@ pub trait Presenter {
     fn text_so_far(&self, _report: &RunReport, _opts: TextOptions) -> Option<String> {
         None
     }
+}
+
+/// What one of a mode's own files holds.
+pub enum FileBody {
+    /// This text.
+    Text(String),
+    /// The JSON report itself (`to_json` of the report the bodies were
+    /// asked of): saved as `--json` is, each new point appended.
+    Report,
 }
 
 /// A presenter made of a text function, with the generic CSV.
@@ -98,11 +108,18 @@ impl Presentation<'_> {
     pub fn files(&self, report: &RunReport) -> Vec<(String, PathBuf)> {
         self.presenter.files(report)
     }
-    pub fn file_bodies(&self, report: &RunReport) -> Vec<String> {
+    /// The report the mode's own files and the CSV show: the first
+    /// repeat's over several.
+    pub fn files_report<'r>(&self, report: &'r RunReport) -> Cow<'r, RunReport> {
         match self.repeats {
-            0 | 1 => self.presenter.file_bodies(report),
-            _ => self.presenter.file_bodies(&report.repeat(0)),
+            0 | 1 => Cow::Borrowed(report),
+            _ => Cow::Owned(report.repeat(0)),
         }
+    }
+    /// The bodies of the mode's own files, of [`Presentation::files_report`]
+    /// (which a [`FileBody::Report`] is).
+    pub fn file_bodies(&self, shown: &RunReport) -> Vec<FileBody> {
+        self.presenter.file_bodies(shown)
     }
     pub fn files_are_made_up(&self) -> bool {
         self.presenter.files_are_made_up()

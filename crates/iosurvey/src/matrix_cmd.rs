@@ -11,8 +11,8 @@ use iosurvey_report::matrix::{
     cell, failure_words, render_hist, render_matrix_csv, render_matrix_text, render_summary, stamp,
     Metric,
 };
-use iosurvey_report::{to_json, TextOptions};
-use iosurvey_session::presenter::Presenter;
+use iosurvey_report::TextOptions;
+use iosurvey_session::presenter::{FileBody, Presenter};
 use iosurvey_session::Cluster;
 use iosurvey_session::{run_plan, Session};
 use iosurvey_session::{usage, Failure, Outcome};
@@ -272,14 +272,14 @@ impl Presenter for MatrixPresenter {
         true
     }
 
-    fn file_bodies(&self, report: &RunReport) -> Vec<String> {
+    fn file_bodies(&self, report: &RunReport) -> Vec<FileBody> {
         vec![
-            render_summary(report, &self.testname),
-            render_matrix_csv(report, Metric::Mbps),
-            render_matrix_csv(report, Metric::Iops),
-            render_matrix_csv(report, Metric::Lat),
-            render_hist(report),
-            to_json(report),
+            FileBody::Text(render_summary(report, &self.testname)),
+            FileBody::Text(render_matrix_csv(report, Metric::Mbps)),
+            FileBody::Text(render_matrix_csv(report, Metric::Iops)),
+            FileBody::Text(render_matrix_csv(report, Metric::Lat)),
+            FileBody::Text(render_hist(report)),
+            FileBody::Report,
         ]
     }
 }

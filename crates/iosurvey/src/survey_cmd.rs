@@ -11,7 +11,7 @@ use iosurvey_model::document::RunReport;
 use iosurvey_report::survey::{render_detail, render_summary, render_survey_csv, Layout};
 use iosurvey_report::TextOptions;
 use iosurvey_run::{HostInfo, HostProbe};
-use iosurvey_session::presenter::Presenter;
+use iosurvey_session::presenter::{FileBody, Presenter};
 use iosurvey_session::Cluster;
 use iosurvey_session::{run_plan, Session};
 use iosurvey_session::{usage, Failure, Outcome};
@@ -290,8 +290,11 @@ impl Presenter for SurveyPresenter {
             .collect()
     }
 
-    fn file_bodies(&self, report: &RunReport) -> Vec<String> {
-        vec![render_summary(report, self.layout), render_detail(report)]
+    fn file_bodies(&self, report: &RunReport) -> Vec<FileBody> {
+        vec![
+            FileBody::Text(render_summary(report, self.layout)),
+            FileBody::Text(render_detail(report)),
+        ]
     }
 }
 

@@ -551,9 +551,10 @@ fn a_lun_line_with_an_escape_sequence_is_shown_spelled_out() {
 }
 
 #[test]
-fn the_csv_grows_in_the_file_the_run_wrote_first_point_by_point() {
+fn the_csv_and_report_json_grow_in_the_files_the_run_wrote_first() {
     // Saved after every point: the rows of the new point written at the
-    // end of the same file, not the whole CSV put in a new file each time.
+    // end of the same file, not the whole CSV put in a new file each time;
+    // ORION's report.json (the JSON report) appended to as --json is.
     // The file seen after an early point is held open: at the end it is
     // still the file at the name, and holds every point's rows.
     use std::io::{Read, Seek};
@@ -581,6 +582,23 @@ fn the_csv_grows_in_the_file_the_run_wrote_first_point_by_point() {
     };
     let mut seen = String::new();
     early.read_to_string(&mut seen).unwrap();
+    // ORION's report.json, the JSON report: each point appended to it.
+    let report_json = || {
+        fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.to_string_lossy().ends_with("_report.json"))
+    };
+    let mut early_json = loop {
+        if let Some(f) = report_json().and_then(|p| fs::File::open(p).ok()) {
+            break f;
+        }
+        if t0.elapsed().as_secs() >= 30 {
+            let _ = child.kill();
+            panic!("no _report.json after 30 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     let last = fs::read_to_string(&csv).unwrap();
@@ -598,6 +616,13 @@ fn the_csv_grows_in_the_file_the_run_wrote_first_point_by_point() {
     let mut held = String::new();
     early.read_to_string(&mut held).unwrap();
     assert_eq!(held, last, "the file seen early is not the one at the name");
+    let mut held_json = String::new();
+    early_json.read_to_string(&mut held_json).unwrap();
+    let json = fs::read_to_string(report_json().unwrap()).unwrap();
+    assert_eq!(held_json, json, "the report.json seen early was replaced");
+    let report: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(report["points"].as_array().unwrap().len(), 7);
+    assert_valid(&report);
     // Whole rows, each in its place: every line has the header's fields.
     assert!(!last.contains('\0'), "{last:?}");
     let fields = |l: &str| l.split(',').count();
