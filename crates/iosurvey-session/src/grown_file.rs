@@ -107,15 +107,33 @@ pub(crate) fn write(out: &OutPath, body: &str, saved: &mut Option<Grown>) -> std
     Ok(())
 }
 
+/// What the tests of the files saved as a run goes share.
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use iosurvey_target::output::path::judge;
+pub(crate) mod test_files {
     use std::os::unix::fs::MetadataExt;
+    use std::path::{Path, PathBuf};
 
-    fn ino(p: &std::path::Path) -> u64 {
+    /// The inode at `p`: the same file, or a new one put there.
+    pub(crate) fn ino(p: &Path) -> u64 {
         std::fs::symlink_metadata(p).unwrap().ino()
     }
+
+    /// Fills the filesystem of directory `dir` with a file (whose path
+    /// comes back, to remove before unmounting).
+    pub(crate) fn fill(dir: &Path) -> PathBuf {
+        let filler = dir.join("filler");
+        let mut f = std::fs::File::create(&filler).unwrap();
+        let chunk = vec![1u8; 512];
+        while std::io::Write::write_all(&mut f, &chunk).is_ok() {}
+        filler
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_files::{fill, ino};
+    use super::*;
+    use iosurvey_target::output::path::judge;
 
     #[test]
     fn a_body_that_grew_is_written_past_its_old_end_into_the_same_file() {
@@ -187,11 +205,7 @@ mod tests {
         let mut saved = None;
         write(&out, "head\n1\n", &mut saved).unwrap();
         let first = ino(&path);
-        let filler = m.path().join("filler");
-        let mut f = std::fs::File::create(&filler).unwrap();
-        let chunk = vec![1u8; 512];
-        while std::io::Write::write_all(&mut f, &chunk).is_ok() {}
-        drop(f);
+        let filler = fill(m.path());
         let more = format!("head\n1\n{}\n", "2".repeat(64 << 10));
         let e = write(&out, &more, &mut saved).unwrap_err();
         assert_eq!(

@@ -97,13 +97,13 @@ fn restore_tail(file: &std::fs::File, tail_at: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::grown_file::test_files::{fill, ino};
     use iosurvey_model::document::{PointReport, TargetReport};
     use iosurvey_run::JobResult;
     use iosurvey_target::output::path::judge;
     use iosurvey_workload::{
         Bounds, Job, Mix, Pattern, Plan, Point, PointParams, StreamClass, TargetSpec,
     };
-    use std::os::unix::fs::MetadataExt;
 
     fn plan(points: usize) -> Plan {
         let job = Job::new(
@@ -171,10 +171,6 @@ mod tests {
             ));
         }
         r
-    }
-
-    fn ino(p: &std::path::Path) -> u64 {
-        std::fs::symlink_metadata(p).unwrap().ino()
     }
 
     #[test]
@@ -247,11 +243,7 @@ mod tests {
         write(&out, &report(1), &mut saved).unwrap();
         let before = std::fs::read_to_string(&path).unwrap();
         let first = ino(&path);
-        let filler = m.path().join("filler");
-        let mut f = std::fs::File::create(&filler).unwrap();
-        let chunk = vec![1u8; 512];
-        while std::io::Write::write_all(&mut f, &chunk).is_ok() {}
-        drop(f);
+        let filler = fill(m.path());
         // The next point does not fit: it fails, part written.
         let e = write(&out, &report(2), &mut saved).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc_enospc()), "{e}");

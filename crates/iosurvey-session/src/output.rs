@@ -283,17 +283,16 @@ impl Outputs {
     ) -> Result<(), Failure> {
         let mut first = None;
         if let Some(o) = &self.json {
-            match o.sink {
-                Sink::File { .. } | Sink::Mounted(_) => {
-                    let saved = &mut self.json_saved.borrow_mut();
-                    self.save_json(o, report, saved, &mut first)
-                }
-                _ => self.save_one(o, || to_json(report), last, &mut first),
-            }
+            let saved = &mut self.json_saved.borrow_mut();
+            self.save_report(o, report, saved, last, &mut first);
         }
-        if let Some(o) = &self.csv {
+        // The report the CSV and the mode's files show (the first
+        // repeat's), made once.
+        let shown =
+            (self.csv.is_some() || !self.mode.is_empty()).then(|| presenter.files_report(report));
+        if let (Some(o), Some(shown)) = (&self.csv, &shown) {
             let saved = &mut self.csv_saved.borrow_mut();
-            self.save_grown(o, || presenter.csv(report), saved, last, &mut first);
+            self.save_grown(o, || presenter.csv(shown), saved, last, &mut first);
         }
         if let Some(o) = &self.html {
             let due = self
@@ -305,39 +304,37 @@ impl Outputs {
                 self.html_written.set(Some(std::time::Instant::now()));
             }
         }
-        if !self.mode.is_empty() {
-            let shown = presenter.files_report(report);
-            let bodies = presenter.file_bodies(&shown);
+        if let Some(shown) = shown.as_ref().filter(|_| !self.mode.is_empty()) {
+            let bodies = presenter.file_bodies(shown);
             let mut saved = self.mode_saved.borrow_mut();
             for ((o, body), s) in self.mode.iter().zip(bodies).zip(saved.iter_mut()) {
                 match body {
                     FileBody::Text(t) => self.save_grown(o, || t, &mut s.0, last, &mut first),
-                    FileBody::Report => match o.sink {
-                        Sink::File { .. } | Sink::Mounted(_) => {
-                            self.save_json(o, &shown, &mut s.1, &mut first)
-                        }
-                        _ => self.save_one(o, || to_json(&shown), last, &mut first),
-                    },
+                    FileBody::Report => self.save_report(o, shown, &mut s.1, last, &mut first),
                 }
             }
         }
         first.map_or(Ok(()), Err)
     }
 
-    /// Saves the JSON report to its file: the new point alone when the
+    /// Saves the JSON report: to a file, the new point alone when the
     /// file holds every point before it and the rest of the report is
     /// unchanged (`,{point}]}` over its tail), otherwise the whole report
-    /// (see `json_file`); a failure as [`Outputs::save_one`]'s.
-    fn save_json(
+    /// (see `json_file`); any other sink as [`Outputs::save_one`].
+    fn save_report(
         &self,
         out: &OutPath,
         report: &RunReport,
         saved: &mut Option<json_file::Appending>,
+        last: bool,
         first: &mut Option<Failure>,
     ) {
-        self.save_with(out, first, || {
-            json_file::write(out, report, saved).map_err(|e| write_failed(out, &e))
-        });
+        match out.sink {
+            Sink::File { .. } | Sink::Mounted(_) => self.save_with(out, first, || {
+                json_file::write(out, report, saved).map_err(|e| write_failed(out, &e))
+            }),
+            _ => self.save_one(out, || to_json(report), last, first),
+        }
     }
 
     /// Saves a file that grows at its end (the CSV, a mode's file): what

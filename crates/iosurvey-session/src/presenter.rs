@@ -91,11 +91,9 @@ impl Presentation<'_> {
         }
         out
     }
-    pub fn csv(&self, report: &RunReport) -> String {
-        match self.repeats {
-            0 | 1 => self.presenter.csv(report),
-            _ => self.presenter.csv(&report.repeat(0)),
-        }
+    /// The CSV of [`Presentation::files_report`].
+    pub fn csv(&self, shown: &RunReport) -> String {
+        self.presenter.csv(shown)
     }
     /// What the mode says as a point ends, of the repeat it is in.
     pub fn after_point(&self, report: &RunReport) -> Result<(), Failure> {
