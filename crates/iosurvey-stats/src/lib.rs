@@ -18,6 +18,7 @@
 #![deny(unsafe_code)]
 
 mod buckets;
+pub mod changepoint;
 mod class;
 mod histogram;
 mod series;
