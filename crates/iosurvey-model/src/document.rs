@@ -27,7 +27,8 @@ pub use frames::{FramesLayout, FramesReport, FramesSummary, WindowSums};
 pub use modes::{Cache, DiskperfSettings, MatrixSettings};
 pub use mpi::{PointWindows, RankPoint, Window};
 pub use point::{
-    CompressionReport, FailureReport, PointReport, Settings, StreamDetail, TargetReport,
+    CompressionReport, DeviceReport, FailureReport, PointReport, Settings, StreamDetail,
+    TargetReport,
 };
 pub use run::{RankReport, RunReport, ToolInfo, COMMIT};
 pub use warning::Warning;

@@ -42,6 +42,7 @@ pub fn json_head(report: &RunReport) -> String {
         diskperf,
         matrix,
         environment,
+        label,
         points: _,
     } = report;
     let empty = RunReport {
@@ -57,6 +58,7 @@ pub fn json_head(report: &RunReport) -> String {
         diskperf: diskperf.clone(),
         matrix: matrix.clone(),
         environment: environment.clone(),
+        label: label.clone(),
         points: Vec::new(),
     };
     let mut s = serde_json::to_string(&empty).expect("reports always serialise");

@@ -77,6 +77,7 @@ fn target() -> TargetReport {
         memory_backed: None,
         link_bytes_per_sec: None,
         link: None,
+        device: None,
     }
 }
 

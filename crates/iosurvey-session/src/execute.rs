@@ -107,6 +107,7 @@ pub(crate) fn judge_outputs(
         OutputFormat::Text => "the text summary (--output text)",
     });
     out_path::check_all(&outs.all(), &targets, taken).map_err(|e| Failure::Usage(e.into()))?;
+    outs.check_db()?;
     Ok(outs)
 }
 
@@ -189,7 +190,15 @@ pub(crate) fn wrap_up(
 ) -> Result<(), Failure> {
     let printed = stdout.finish(report, oflags, outs, presenter);
     let saved = outs.save(report, presenter, true);
-    printed.and(saved)
+    // After the files: a database that fails loses nothing.
+    let recorded = outs.record(report);
+    match (printed.and(saved), recorded) {
+        (Err(first), Err(Failure::Usage(e) | Failure::Run(e) | Failure::Interrupted(e))) => {
+            eprintln!("iosurvey: {e:#}");
+            Err(first)
+        }
+        (done, recorded) => done.and(recorded),
+    }
 }
 
 /// The report of a run of `plan` started now, with no point yet.
@@ -199,6 +208,7 @@ pub(crate) fn new_report(plan: &Plan, argv: &[String], tflags: &TargetOptions) -
         diskperf: None,
         matrix: None,
         environment: Vec::new(),
+        label: None,
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo::default(),
         command_line: argv.to_vec(),
@@ -225,5 +235,6 @@ pub(crate) fn target_report(t: &OpenTarget) -> TargetReport {
         memory_backed: t.memory_backed.clone(),
         link_bytes_per_sec: t.link.as_ref().map(|l| l.bytes_per_sec),
         link: t.link.as_ref().map(|l| l.how.clone()),
+        device: t.device.clone(),
     }
 }

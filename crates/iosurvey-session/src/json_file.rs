@@ -156,6 +156,7 @@ mod tests {
             memory_backed: None,
             link_bytes_per_sec: None,
             link: None,
+            device: None,
         };
         for p in &plan.points[..n] {
             let res = JobResult {

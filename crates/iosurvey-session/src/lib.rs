@@ -44,6 +44,7 @@ mod comm;
 mod execute;
 pub mod failure;
 mod grown_file;
+pub mod history_db;
 mod host;
 mod json_file;
 mod launch;

@@ -72,6 +72,10 @@ pub struct OutputOptions {
     pub stream_detail: Option<StreamDetail>,
     /// `--stream-file`: every stream whole, as JSON Lines.
     pub stream_file: Option<PathBuf>,
+    /// `--db`: the history database the run is recorded in.
+    pub db: Option<PathBuf>,
+    /// `--label`: the run's name in the report and the database.
+    pub label: Option<String>,
 }
 
 /// Streams in a distributed job above which the report summarises each
@@ -134,6 +138,8 @@ impl Default for OutputOptions {
             live: None,
             stream_detail: None,
             stream_file: None,
+            db: None,
+            label: None,
         }
     }
 }

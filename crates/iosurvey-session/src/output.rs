@@ -193,6 +193,8 @@ pub struct Outputs {
     pub streams: Option<OutPath>,
     /// The mode's own files, in the presenter's order.
     pub mode: Vec<OutPath>,
+    /// `--db`: the history database, a regular file (there or not).
+    pub db: Option<OutPath>,
     /// Ends the wait for a FIFO's reader (see [`open_in_place`]).
     pub stop: Option<Arc<AtomicBool>>,
     /// When the HTML page was last written: it is drawn again at most
@@ -240,6 +242,7 @@ impl Outputs {
             html: one("--html", &flags.html)?,
             live: one("--live", &flags.live)?,
             streams: one("--stream-file", &flags.stream_file)?,
+            db: one("--db", &flags.db)?,
             mode: mode
                 .iter()
                 .map(|(flag, p)| judge(flag, p))
@@ -256,18 +259,46 @@ impl Outputs {
 
     /// All of them, for the checks between them.
     pub fn all(&self) -> Vec<OutPath> {
-        [&self.json, &self.csv, &self.html, &self.live, &self.streams]
-            .into_iter()
-            .flatten()
-            .chain(&self.mode)
-            .cloned()
-            .collect()
+        [
+            &self.json,
+            &self.csv,
+            &self.html,
+            &self.live,
+            &self.streams,
+            &self.db,
+        ]
+        .into_iter()
+        .flatten()
+        .chain(&self.mode)
+        .cloned()
+        .collect()
     }
 
     /// Whether one of them is stdout, which then carries it instead of the
     /// text summary.
     pub fn takes_stdout(&self) -> bool {
         self.all().iter().any(|o| o.sink == Sink::Stdout)
+    }
+
+    /// Checks the history database before any I/O (see
+    /// [`crate::history_db::check`]).
+    pub fn check_db(&self) -> Result<(), Failure> {
+        self.db.as_ref().map_or(Ok(()), crate::history_db::check)
+    }
+
+    /// Records the run in the history database, after its report files
+    /// are saved (so a failure here loses nothing).
+    pub fn record(&self, report: &RunReport) -> Result<(), Failure> {
+        let saved: Vec<String> = [&self.json, &self.csv, &self.html]
+            .into_iter()
+            .flatten()
+            .filter(|o| matches!(o.sink, Sink::File { .. } | Sink::Mounted(_)))
+            .filter(|o| !self.failed.borrow().contains(&o.shown()))
+            .map(|o| o.given.display().to_string())
+            .collect();
+        self.db
+            .as_ref()
+            .map_or(Ok(()), |db| crate::history_db::record(db, report, &saved))
     }
 
     /// Saves what was asked for: `--json`, `--csv`, `--html` and the mode's own files

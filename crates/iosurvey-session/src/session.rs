@@ -101,6 +101,7 @@ pub fn run_plan(
     };
     presenter.annotate(&mut report);
     report.repeats = oflags.repeat;
+    report.label = oflags.label.clone();
     // Each repeat's text and mode files apart (see [`Presentation`]).
     let presenter = &Presentation {
         presenter,

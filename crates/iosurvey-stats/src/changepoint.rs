@@ -65,10 +65,7 @@ pub fn changes(x: &[f64], opts: &Options) -> Vec<Change> {
     let mut bounds = vec![0, x.len()];
     let mut found = Vec::new();
     let mut work = x.to_vec();
-    loop {
-        let Some((at, q)) = best_split(x, &bounds, min) else {
-            break;
-        };
+    while let Some((at, q)) = best_split(x, &bounds, min) {
         // Permutation test: every segment shuffled within itself.
         let mut as_large = 0usize;
         for _ in 0..opts.permutations {
@@ -227,7 +224,7 @@ mod tests {
                 0..10 => 100.0,
                 10..20 => 80.0,
                 _ => 60.0,
-            } + (i % 3) as f64)
+            } + f64::from(i % 3))
             .collect();
         let at: Vec<usize> = changes(&x, &Options::default())
             .iter()

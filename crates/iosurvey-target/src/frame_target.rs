@@ -521,6 +521,7 @@ pub fn open_frame_dir(
         rotational: None,
         memory_backed: crate::target::memory_backing(&root_fd, TargetKind::Directory),
         link: None,
+        device: crate::target::device::describe(&root_fd, TargetKind::Directory),
         direct: opts.direct,
         writable: fj.op == Op::Write,
         created: if created {

@@ -5,6 +5,7 @@
 
 mod backing;
 mod claim;
+pub mod device;
 mod hold;
 mod kernel_fs;
 mod layout;

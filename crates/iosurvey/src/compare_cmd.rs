@@ -24,6 +24,13 @@ pub struct CompareArgs {
     /// The memory this may use (e.g. 2g), instead of the memory cgroup's limit or the memory available: reports larger together than a tenth of it are refused before they are read.
     #[arg(long, value_name = "SIZE", value_parser = crate::flags::common::size)]
     pub memory_limit: Option<u64>,
+    #[command(flatten)]
+    pub out: CompareOutput,
+}
+
+/// What a comparison writes and how it gates (`compare`, `db compare`).
+#[derive(Args, Debug)]
+pub struct CompareOutput {
     /// What goes to stdout: the text table or the JSON comparison [default: text].
     #[arg(long, value_enum)]
     pub output: Option<OutputArg>,
@@ -94,12 +101,25 @@ pub fn compare_runs(a: CompareArgs) -> Result<Outcome, Failure> {
         reports.push(r);
         idents.extend(ident);
     }
+    let names: Vec<String> = a.inputs.iter().map(|p| p.display().to_string()).collect();
+    present(&names, &reports, &idents, &a.out)
+}
+
+/// Compares `reports` (named `names`; the files they were read from are
+/// `idents`, which no output may replace) and writes the comparison as
+/// `a` asks.
+pub fn present(
+    names: &[String],
+    reports: &[iosurvey_model::document::RunReport],
+    idents: &[crate::out_path::Ident],
+    a: &CompareOutput,
+) -> Result<Outcome, Failure> {
     if let Some(k) = reports.iter().position(|r| r.mode != reports[0].mode) {
         return usage(anyhow!(
             "{} is a {} report and {} a {} one: compare runs of one mode",
-            a.inputs[0].display(),
+            names[0],
             reports[0].mode,
-            a.inputs[k].display(),
+            names[k],
             reports[k].mode
         ));
     }
@@ -109,16 +129,15 @@ pub fn compare_runs(a: CompareArgs) -> Result<Outcome, Failure> {
         .collect::<Result<_, _>>()
         .map_err(|e| Failure::Usage(e.into()))?;
     check_all(&outs, &[], None).map_err(|e| Failure::Usage(e.into()))?;
-    check_stdout(&[], &idents).map_err(|e| Failure::Usage(e.into()))?;
+    check_stdout(&[], idents).map_err(|e| Failure::Usage(e.into()))?;
     if let Some(o) = outs.iter().find(|o| idents.contains(&o.ident)) {
         return usage(anyhow!(
             "{}: is one of the reports being compared; give another file",
             o.shown()
         ));
     }
-    let names: Vec<String> = a.inputs.iter().map(|p| p.display().to_string()).collect();
     // Nothing in common is a failed comparison, not a pass (exit 1).
-    let mut c = compare(&names, &reports).map_err(|e| Failure::Run(e.into()))?;
+    let mut c = compare(names, reports).map_err(|e| Failure::Run(e.into()))?;
     if let Some(p) = a.fail_if_slower {
         let figures: Vec<GateFigure> = if a.gate.is_empty() {
             vec![GateFigure::Rate]

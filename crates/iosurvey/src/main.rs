@@ -22,6 +22,7 @@ macro_rules! eprint {
 }
 
 mod compare_cmd;
+mod db_cmd;
 mod diskperf_cmd;
 mod exit;
 mod flags;
@@ -104,6 +105,7 @@ fn run_command(
         Some(Command::Video(a)) => video_cmd::video(a, args, c),
         Some(Command::Report(a)) => report_cmd::report(a),
         Some(Command::Compare(a)) => compare_cmd::compare_runs(a),
+        Some(Command::Db(a)) => db_cmd::db(a),
         Some(Command::Completions(a)) => shell_cmd::completions(a, Cli::command()),
         Some(Command::Man(a)) => shell_cmd::man(a, Cli::command()),
         None => quick_cmd::quick(flags::cli::quick_defaults(), args, c),

@@ -50,6 +50,12 @@ pub fn report(a: ReportArgs) -> Result<Outcome, Failure> {
 pub fn load(input: &Path, budget: &mut InputBudget) -> Result<(RunReport, Option<Ident>), Failure> {
     let shown = input.display().to_string();
     let (text, ident) = read_input(input, budget)?;
+    Ok((parse_report(text, &shown)?, ident))
+}
+
+/// A saved report's text (its JSON, or an HTML page with it embedded) read
+/// as a report, refused when it is none iosurvey wrote.
+pub fn parse_report(text: String, shown: &str) -> Result<RunReport, Failure> {
     let json = if text.trim_start().starts_with('<') {
         embedded_json(&text).ok_or_else(|| {
             Failure::Usage(anyhow!(
@@ -61,8 +67,8 @@ pub fn load(input: &Path, budget: &mut InputBudget) -> Result<(RunReport, Option
     };
     let report: RunReport = iosurvey_report::from_json(&json)
         .map_err(|e| Failure::Usage(anyhow!("{shown}: not an iosurvey report: {e}")))?;
-    check_document(&report, &shown)?;
-    Ok((report, ident))
+    check_document(&report, shown)?;
+    Ok(report)
 }
 
 /// Refuses a document that parses but is no report iosurvey wrote: a
@@ -91,7 +97,10 @@ fn check_document(report: &RunReport, shown: &str) -> Result<(), Failure> {
 }
 
 /// The input's text, and what it is.
-fn read_input(input: &Path, budget: &mut InputBudget) -> Result<(String, Option<Ident>), Failure> {
+pub fn read_input(
+    input: &Path,
+    budget: &mut InputBudget,
+) -> Result<(String, Option<Ident>), Failure> {
     let shown = input.display().to_string();
     if input.as_os_str() == "-" {
         let stdin = std::io::stdin();

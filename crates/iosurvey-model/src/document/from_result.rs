@@ -271,6 +271,7 @@ mod tests {
             memory_backed: None,
             link_bytes_per_sec: None,
             link: None,
+            device: None,
         }
     }
 

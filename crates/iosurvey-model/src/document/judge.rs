@@ -286,6 +286,7 @@ mod tests {
             memory_backed: None,
             link_bytes_per_sec: link,
             link: link.map(|_| "SATA link ata1 at 6.0 Gbps".into()),
+            device: None,
         };
         crate::document::PointReport::new(&point, &[target], &r, 1 << 30).warnings
     }

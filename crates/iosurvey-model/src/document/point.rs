@@ -214,6 +214,44 @@ pub struct TargetReport {
     pub link_bytes_per_sec: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link: Option<String>,
+    /// The device under the target and how it is used, as sysfs and the
+    /// mount table tell it; left out when nothing is known (and in reports
+    /// older than it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<DeviceReport>,
+}
+
+/// The device a target is on (for a file, the device of its filesystem),
+/// for the history of runs: what changed between two runs (a firmware, a
+/// scheduler, a mount option). Each field is left out when not known.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct DeviceReport {
+    /// The kernel's name of the whole device (`nvme0n1`, `sda`, `md0`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The serial number hashed (xxh3-64, 16 hex digits): the same drive
+    /// is recognised again without its serial being published.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serial_hash: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub firmware: Option<String>,
+    /// How it is attached: `nvme`, `sata`, `sas`, `scsi`, `usb`, `virtio`,
+    /// `mmc`, or a virtual device's kind (`md`, `dm`, `loop`, `zram`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
+    /// The I/O scheduler in use (`none`, `mq-deadline`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<String>,
+    /// A file's filesystem type and its mount options.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filesystem: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mount_options: Option<String>,
+    /// An md array's level and members (`raid0 of sda,sdb`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub array: Option<String>,
 }
 
 /// The first failed I/O.

@@ -46,6 +46,11 @@ pub struct RunReport {
     /// `survey` took them. Left out when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub environment: Vec<String>,
+    /// `--label`: the user's name for the run (a firmware, a setting
+    /// tried), which the history database files it under. Left out when
+    /// none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     /// Last, so that a report is written as it runs by appending each
     /// point (`,{point}]}`) without rewriting what came before; everything
     /// above is known before the first point.

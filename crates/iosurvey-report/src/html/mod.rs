@@ -8,6 +8,7 @@
 
 mod chart;
 mod diskperf;
+pub mod history;
 mod matrix;
 mod modes;
 mod parallel;

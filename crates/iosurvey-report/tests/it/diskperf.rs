@@ -84,6 +84,7 @@ fn point(index: usize, bs: u64, col: usize, mb_per_s: f64) -> PointReport {
             memory_backed: None,
             link_bytes_per_sec: None,
             link: None,
+            device: None,
         }],
         elapsed_ns: ELAPSED,
         streams: vec![StreamReport {

@@ -92,6 +92,7 @@ fn point(index: usize, rates: &[(f64, u64)]) -> PointReport {
                 memory_backed: None,
                 link_bytes_per_sec: None,
                 link: None,
+                device: None,
             })
             .collect(),
         elapsed_ns: last,

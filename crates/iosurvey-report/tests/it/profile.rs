@@ -40,6 +40,7 @@ fn target(path: &str) -> TargetReport {
         memory_backed: None,
         link_bytes_per_sec: None,
         link: None,
+        device: None,
     }
 }
 

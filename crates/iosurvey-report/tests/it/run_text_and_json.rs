@@ -65,6 +65,7 @@ fn report() -> RunReport {
         memory_backed: None,
         link_bytes_per_sec: None,
         link: None,
+        device: None,
     };
     fixtures::run_report(
         "run",

@@ -117,6 +117,7 @@ fn point(f: FramesReport, elapsed_ns: u64) -> PointReport {
             memory_backed: None,
             link_bytes_per_sec: None,
             link: None,
+            device: None,
         }],
         frames: Some(f),
         verify: None,

@@ -510,6 +510,7 @@ pub(super) fn describe(
         }
         _ => None,
     };
+    let device = super::device::describe(&fd, kind);
     Ok(OpenTarget {
         path: path.to_path_buf(),
         kind,
@@ -519,6 +520,7 @@ pub(super) fn describe(
         rotational,
         memory_backed,
         link,
+        device,
         direct,
         writable: write,
         created: if created {

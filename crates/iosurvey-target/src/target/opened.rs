@@ -25,6 +25,9 @@ pub struct OpenTarget {
     /// The fastest its interface moves data (a block device's PCIe or
     /// SATA link, or its members' sum), when sysfs tells it.
     pub link: Option<super::link::Ceiling>,
+    /// The device under it (its model, firmware, scheduler, ...; a file's
+    /// filesystem and mount options), for the report.
+    pub device: Option<iosurvey_model::document::DeviceReport>,
     /// Opened with O_DIRECT.
     pub direct: bool,
     /// Opened for writing.

@@ -63,6 +63,8 @@ pub enum Command {
         after_help = "Exit codes: 0 ok, 1 a run has no point in common with the first (one line says why) or --fail-if-slower failed, 2 bad usage or refused."
     )]
     Compare(crate::compare_cmd::CompareArgs),
+    /// The history database that runs' --db fill: import saved runs (iosurvey's or fio's), a test's history, compare labels, find regressions, export JSON Lines.
+    Db(crate::db_cmd::DbArgs),
     /// Print the shell completion script for bash, zsh, fish, elvish or powershell.
     Completions(crate::shell_cmd::CompletionsArgs),
     /// Print the manual page (roff) of iosurvey or of one command: iosurvey man run | man -l -

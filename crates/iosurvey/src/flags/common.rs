@@ -209,6 +209,26 @@ pub struct OutputFlags {
     /// Every stream of every point whole (its latency histograms and interval series) to FILE as JSON Lines, one line per stream with its point, repeat and rank, written as each point ends (- for stdout); with it, streams travel whole to MPI rank 0, which writes each rank's as it arrives, whatever the report keeps.
     #[arg(long, value_name = "FILE")]
     pub stream_file: Option<PathBuf>,
+    /// Record the run in the history database FILE (SQLite, made when missing): the run, its hosts, targets and devices, every point and figure, the histograms and the whole JSON report. Checked before any I/O; written at the end, after the report files. See `iosurvey db`.
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+    /// Name the run (a firmware, a setting tried): kept in the JSON report and the history database, where `db history`, `db compare` and `db regress` select by it.
+    #[arg(long, value_name = "TEXT", value_parser = label)]
+    pub label: Option<String>,
+}
+
+/// A run's label: one line of printable text, at most 200 characters.
+pub fn label(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Err("is empty: give the run a name".into());
+    }
+    if s.chars().any(char::is_control) {
+        return Err("has a control character: give one line of text".into());
+    }
+    if s.chars().count() > 200 {
+        return Err("is longer than 200 characters".into());
+    }
+    Ok(s.to_string())
 }
 
 /// Target and safety flags every mode takes.
@@ -289,6 +309,8 @@ impl OutputFlags {
             live: self.live.clone(),
             stream_detail: self.stream_detail.map(StreamDetail::from),
             stream_file: self.stream_file.clone(),
+            db: self.db.clone(),
+            label: self.label.clone(),
         }
     }
 }

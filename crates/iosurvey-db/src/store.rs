@@ -1,0 +1,319 @@
+//! The SQLite file: checked before a run, opened and migrated, and a run
+//! written in one transaction. WAL mode, so readers never wait for a
+//! writer; writers wait for each other (`busy_timeout`), so runs of
+//! several processes appending at once all land.
+
+use crate::schema::{current, APPLICATION_ID, MIGRATIONS};
+use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension};
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// What went wrong with the database: refused before anything was done
+/// (exit 2), or failed while writing (exit 1).
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    /// Bad input: not a database, someone else's, newer, read-only,
+    /// locked, missing. Said before any I/O.
+    #[error("{0}")]
+    Refused(String),
+    /// A failure while recording or reading.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// How long a check before a run waits for another writer.
+const CHECK_WAIT: Duration = Duration::from_secs(2);
+/// How long a recording waits for other writers (other runs recording).
+const WRITE_WAIT: Duration = Duration::from_secs(60);
+
+/// An open database.
+pub struct Db {
+    pub(crate) conn: Connection,
+    shown: String,
+}
+
+/// What [`Db::insert`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Inserted {
+    /// A new run, with its id.
+    New(i64),
+    /// The run was there already (the same run key), with that id.
+    AlreadyThere(i64),
+}
+
+impl Inserted {
+    pub fn id(self) -> i64 {
+        match self {
+            Inserted::New(id) | Inserted::AlreadyThere(id) => id,
+        }
+    }
+}
+
+/// The files SQLite keeps beside a database.
+const SIDECARS: [&str; 3] = ["-wal", "-shm", "-journal"];
+
+/// Refuses a database path whose files SQLite would write through
+/// something other than a regular file: the path itself, or the
+/// write-ahead log, shared memory or journal beside it, as a symlink, a
+/// device, a FIFO or a directory.
+fn check_files(path: &Path, shown: &str) -> Result<(), DbError> {
+    let mut all = vec![path.to_path_buf()];
+    all.extend(SIDECARS.iter().map(|s| {
+        let mut p = path.as_os_str().to_owned();
+        p.push(s);
+        PathBuf::from(p)
+    }));
+    for p in &all {
+        match std::fs::symlink_metadata(p) {
+            Ok(m) if m.file_type().is_file() => {}
+            Ok(m) => {
+                let what = if m.file_type().is_symlink() {
+                    "a symlink"
+                } else if m.file_type().is_block_device() {
+                    "a block device"
+                } else if m.is_dir() {
+                    "a directory"
+                } else {
+                    "not a regular file"
+                };
+                return Err(DbError::Refused(format!(
+                    "{shown}: {} is {what}; SQLite writes the database and the files beside it in place, so each must be a regular file (give the file itself, or remove what is in the way)",
+                    p.display()
+                )));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(DbError::Refused(format!("{shown}: {}: {e}", p.display()))),
+        }
+    }
+    Ok(())
+}
+
+/// The error of `e` on `shown`: bad input refused, or a failure.
+fn classify(shown: &str, doing: &str, e: rusqlite::Error) -> DbError {
+    let code = e.sqlite_error_code();
+    let text = match code {
+        Some(ErrorCode::NotADatabase) => {
+            return DbError::Refused(format!(
+                "{shown}: is not a SQLite database (or its header is corrupt); give a new file or an iosurvey database"
+            ))
+        }
+        Some(ErrorCode::DatabaseCorrupt) => {
+            return DbError::Refused(format!(
+                "{shown}: the database is corrupt ({e}); recover it with sqlite3's .recover, or give a new file"
+            ))
+        }
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
+            return DbError::Refused(format!(
+                "{shown}: is locked by another process (a transaction held open); try again when it is done"
+            ))
+        }
+        Some(ErrorCode::ReadOnly | ErrorCode::CannotOpen | ErrorCode::PermissionDenied) => {
+            return DbError::Refused(format!("{shown}: cannot be written: {e}"))
+        }
+        _ => e.to_string(),
+    };
+    DbError::Failed(format!("{shown}: {doing}: {text}"))
+}
+
+impl Db {
+    /// Checks `path` before a run that will record into it, changing
+    /// nothing: a missing file is fine (it is made when the run is
+    /// recorded); an existing one must be an iosurvey database (or an
+    /// empty file) this build can write, not locked, and writable.
+    pub fn check(path: &Path, shown: &str) -> Result<(), DbError> {
+        check_files(path, shown)?;
+        let meta = match std::fs::metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(DbError::Refused(format!("{shown}: {e}"))),
+        };
+        if meta.permissions().mode() & 0o222 == 0 {
+            return Err(DbError::Refused(format!(
+                "{shown}: is read-only (no write permission); make it writable or give another file"
+            )));
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn =
+            Connection::open_with_flags(path, flags).map_err(|e| classify(shown, "opening", e))?;
+        conn.busy_timeout(CHECK_WAIT)
+            .map_err(|e| classify(shown, "opening", e))?;
+        if conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(true) {
+            return Err(DbError::Refused(format!(
+                "{shown}: can only be read (a read-only file or filesystem); give a file iosurvey can write"
+            )));
+        }
+        inspect(&conn, shown)?;
+        // Whether a write could start now: a lock held by another
+        // process, or a read-only filesystem, is found here.
+        conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;")
+            .map_err(|e| classify(shown, "checking", e))?;
+        Ok(())
+    }
+
+    /// Opens `path` to write, making it when missing, and migrates it to
+    /// this build's tables.
+    pub fn open(path: &Path, shown: &str) -> Result<Db, DbError> {
+        check_files(path, shown)?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn =
+            Connection::open_with_flags(path, flags).map_err(|e| classify(shown, "opening", e))?;
+        let db = Db {
+            conn,
+            shown: shown.to_string(),
+        };
+        db.conn
+            .busy_timeout(WRITE_WAIT)
+            .map_err(|e| db.err("opening", e))?;
+        db.migrate()?;
+        Ok(db)
+    }
+
+    /// Opens an existing database to read (`db history`, `db export`,
+    /// ...). A missing file, or one that is not an iosurvey database, is
+    /// refused.
+    pub fn open_read(path: &Path, shown: &str) -> Result<Db, DbError> {
+        if !path.exists() {
+            return Err(DbError::Refused(format!(
+                "{shown}: no such file; record runs into it with --db first"
+            )));
+        }
+        check_files(path, shown)?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn =
+            Connection::open_with_flags(path, flags).map_err(|e| classify(shown, "opening", e))?;
+        conn.busy_timeout(WRITE_WAIT)
+            .map_err(|e| classify(shown, "opening", e))?;
+        let have = inspect(&conn, shown)?;
+        if have < current() {
+            return Err(DbError::Refused(format!(
+                "{shown}: holds no iosurvey runs yet (tables of version {have}, this build reads {})",
+                current()
+            )));
+        }
+        Ok(Db {
+            conn,
+            shown: shown.to_string(),
+        })
+    }
+
+    pub(crate) fn err(&self, doing: &str, e: rusqlite::Error) -> DbError {
+        classify(&self.shown, doing, e)
+    }
+
+    /// The name the database is shown by in messages.
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    /// Applies the migrations the file has not had, in one transaction.
+    fn migrate(&self) -> Result<(), DbError> {
+        let c = &self.conn;
+        // WAL is the file's own setting, kept once set; it cannot change
+        // inside a transaction.
+        c.pragma_update(None, "journal_mode", "WAL")
+            .map_err(|e| self.err("setting WAL mode", e))?;
+        c.pragma_update(None, "foreign_keys", true)
+            .map_err(|e| self.err("opening", e))?;
+        c.execute_batch("BEGIN IMMEDIATE")
+            .map_err(|e| self.err("migrating", e))?;
+        let done = (|| {
+            let have = inspect(c, &self.shown)?;
+            if have == 0 {
+                c.execute_batch(
+                    "CREATE TABLE IF NOT EXISTS schema_migrations (
+                         version    INTEGER PRIMARY KEY,
+                         applied_at TEXT NOT NULL
+                     );",
+                )
+                .map_err(|e| self.err("migrating", e))?;
+                c.pragma_update(None, "application_id", APPLICATION_ID)
+                    .map_err(|e| self.err("migrating", e))?;
+            }
+            for v in have + 1..=current() {
+                c.execute_batch(MIGRATIONS[v as usize - 1])
+                    .map_err(|e| self.err("migrating", e))?;
+                c.execute(
+                    "INSERT INTO schema_migrations (version, applied_at) VALUES (?1, ?2)",
+                    params![v, now()],
+                )
+                .map_err(|e| self.err("migrating", e))?;
+            }
+            Ok(())
+        })();
+        finish(c, done, |e| self.err("migrating", e))
+    }
+
+    /// The version of the tables (the newest migration applied).
+    pub fn version(&self) -> Result<u32, DbError> {
+        inspect(&self.conn, &self.shown)
+    }
+}
+
+/// Commits when `done` is Ok, else rolls back and returns its error.
+pub(crate) fn finish<T>(
+    c: &Connection,
+    done: Result<T, DbError>,
+    err: impl Fn(rusqlite::Error) -> DbError,
+) -> Result<T, DbError> {
+    match done {
+        Ok(v) => {
+            c.execute_batch("COMMIT").map_err(err)?;
+            Ok(v)
+        }
+        Err(e) => {
+            let _ = c.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+/// The time now, RFC 3339 UTC.
+pub(crate) fn now() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+/// What the file is: the version of its iosurvey tables (0: empty, none
+/// yet). Someone else's database, or a newer iosurvey's, is refused.
+fn inspect(c: &Connection, shown: &str) -> Result<u32, DbError> {
+    let id: i32 = c
+        .pragma_query_value(None, "application_id", |r| r.get(0))
+        .map_err(|e| classify(shown, "reading", e))?;
+    let tables: i64 = c
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(|e| classify(shown, "reading", e))?;
+    if id != APPLICATION_ID {
+        if tables > 0 || id != 0 {
+            return Err(DbError::Refused(format!(
+                "{shown}: is another program's SQLite database (application id {id:#x}, {tables} tables), not iosurvey's; give a new file"
+            )));
+        }
+        return Ok(0);
+    }
+    let have: Option<u32> = c
+        .query_row("SELECT max(version) FROM schema_migrations", [], |r| {
+            r.get(0)
+        })
+        .optional()
+        .map_err(|e| classify(shown, "reading", e))?
+        .flatten();
+    let have = have.unwrap_or(0);
+    if have > current() {
+        return Err(DbError::Refused(format!(
+            "{shown}: was made by a newer iosurvey (tables of version {have}; this build knows {}); use that iosurvey",
+            current()
+        )));
+    }
+    Ok(have)
+}

@@ -1,0 +1,91 @@
+//! `--db FILE`: the run recorded in the history database. The file is
+//! judged with the other outputs (never a target, a device or another
+//! output), checked before any I/O (an existing file must be an iosurvey
+//! database this build can write, not locked, writable), and written once,
+//! at the end, after the report files: a database that fails then loses
+//! nothing, the run's figures being in those files.
+
+use crate::failure::Failure;
+use anyhow::anyhow;
+use iosurvey_db::{from_report, Db, DbError, Inserted};
+use iosurvey_model::document::RunReport;
+use iosurvey_target::output::path::{OutPath, Sink};
+use std::path::{Path, PathBuf};
+
+/// Where SQLite opens the file: the path judged, symlinks resolved, while
+/// its directory is still the one held open since it was judged (a
+/// directory swapped for another, or for a symlink, during the run is
+/// refused; SQLite refuses a symlink in the last place itself, and puts its
+/// write-ahead log and shared memory files beside the file).
+fn place(out: &OutPath) -> Result<PathBuf, Failure> {
+    let Sink::File { real, dir, .. } = &out.sink else {
+        return Err(Failure::Usage(anyhow!(
+            "{}: the history database must be a regular file (not stdout, a FIFO, a device or a file mounted on its own)",
+            out.shown()
+        )));
+    };
+    let held = rustix::fs::fstat(dir.fd())
+        .ok()
+        .map(|s| (s.st_dev, s.st_ino));
+    let now = real
+        .parent()
+        .and_then(|p| {
+            rustix::fs::stat(if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            })
+            .ok()
+        })
+        .map(|s| (s.st_dev, s.st_ino));
+    if held.is_none() || held != now {
+        return Err(Failure::Run(anyhow!(
+            "{}: its directory is no longer the one judged before the run; not written",
+            out.shown()
+        )));
+    }
+    Ok(real.clone())
+}
+
+/// Before any I/O: refused (exit 2) when the run could not be recorded.
+pub fn check(out: &OutPath) -> Result<(), Failure> {
+    let at = place(out)?;
+    Db::check(&at, &out.shown()).map_err(|e| match e {
+        DbError::Refused(m) | DbError::Failed(m) => Failure::Usage(anyhow!(m)),
+    })
+}
+
+/// Records `report`; `saved` names the files the run's report is in, for
+/// the message when this fails (exit 1).
+pub fn record(out: &OutPath, report: &RunReport, saved: &[String]) -> Result<(), Failure> {
+    let at = place(out)?;
+    let shown = out.shown();
+    let record = from_report(report, Some(iosurvey_report::to_json(report)));
+    let done = Db::open(&at, &shown).and_then(|mut db| db.insert(&record));
+    match done {
+        Ok(Inserted::New(_)) => Ok(()),
+        Ok(Inserted::AlreadyThere(id)) => Err(Failure::Run(anyhow!(
+            "{shown}: run {id} there has this run's key already; not recorded twice"
+        ))),
+        Err(DbError::Refused(m) | DbError::Failed(m)) => {
+            let kept = match saved {
+                [] => "nothing else kept the figures (give --json too)".to_string(),
+                files => format!("the figures are in {}", files.join(", ")),
+            };
+            Err(Failure::Run(anyhow!(
+                "{m}; the run was not recorded ({kept}: add it later with iosurvey db import)"
+            )))
+        }
+    }
+}
+
+/// Opens the judged database to write (`db import`), making it when
+/// missing: refused (exit 2) when it is not one this build can write.
+pub fn open(out: &OutPath) -> Result<Db, Failure> {
+    let at = place(out)?;
+    Db::check(&at, &out.shown()).map_err(|e| Failure::Usage(anyhow!(e)))?;
+    Db::open(&at, &out.shown()).map_err(|e| match e {
+        DbError::Refused(m) => Failure::Usage(anyhow!(m)),
+        DbError::Failed(m) => Failure::Run(anyhow!(m)),
+    })
+}
