@@ -216,6 +216,9 @@ impl Db {
     /// Applies the migrations the file has not had, in one transaction.
     fn migrate(&self) -> Result<(), DbError> {
         let c = &self.conn;
+        // Someone else's file is refused before anything is changed in it
+        // (WAL mode is written into the file's header).
+        inspect(c, &self.shown)?;
         // WAL is the file's own setting, kept once set; it cannot change
         // inside a transaction.
         c.pragma_update(None, "journal_mode", "WAL")
@@ -283,14 +286,14 @@ pub(crate) fn now() -> String {
 /// What the file is: the version of its iosurvey tables (0: empty, none
 /// yet). Someone else's database, or a newer iosurvey's, is refused.
 fn inspect(c: &Connection, shown: &str) -> Result<u32, DbError> {
-    let id: i32 = c
-        .pragma_query_value(None, "application_id", |r| r.get(0))
-        .map_err(|e| classify(shown, "reading", e))?;
-    let tables: i64 = c
+    // One statement, one snapshot: another process may be making the
+    // tables meanwhile (its id and its tables come in one transaction).
+    let (id, tables): (i32, i64) = c
         .query_row(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
+            "SELECT (SELECT application_id FROM pragma_application_id()),
+                    (SELECT count(*) FROM sqlite_master WHERE type = 'table')",
             [],
-            |r| r.get(0),
+            |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .map_err(|e| classify(shown, "reading", e))?;
     if id != APPLICATION_ID {
