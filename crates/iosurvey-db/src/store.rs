@@ -116,6 +116,26 @@ fn classify(shown: &str, doing: &str, e: rusqlite::Error) -> DbError {
     DbError::Failed(format!("{shown}: {doing}: {text}"))
 }
 
+/// What an existing file is, read through a read-only connection, before
+/// any connection that could write to it is opened (opening one would roll
+/// back another program's unfinished transaction, or switch its file to
+/// WAL): the version of its iosurvey tables; another program's database, a
+/// newer iosurvey's, or no database at all is refused. Nothing to say of a
+/// missing file.
+fn peek(path: &Path, shown: &str) -> Result<(), DbError> {
+    if !path.exists() {
+        return Ok(());
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_NOFOLLOW
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn =
+        Connection::open_with_flags(path, flags).map_err(|e| classify(shown, "opening", e))?;
+    conn.busy_timeout(CHECK_WAIT)
+        .map_err(|e| classify(shown, "opening", e))?;
+    inspect(&conn, shown).map(drop)
+}
+
 impl Db {
     /// Checks `path` before a run that will record into it, changing
     /// nothing: a missing file is fine (it is made when the run is
@@ -128,6 +148,7 @@ impl Db {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(DbError::Refused(format!("{shown}: {e}"))),
         };
+        peek(path, shown)?;
         if meta.permissions().mode() & 0o222 == 0 {
             return Err(DbError::Refused(format!(
                 "{shown}: is read-only (no write permission); make it writable or give another file"
@@ -157,6 +178,7 @@ impl Db {
     /// this build's tables.
     pub fn open(path: &Path, shown: &str) -> Result<Db, DbError> {
         check_files(path, shown)?;
+        peek(path, shown)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NOFOLLOW
@@ -184,7 +206,11 @@ impl Db {
             )));
         }
         check_files(path, shown)?;
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        peek(path, shown)?;
+        // Read-write when the file allows it (nothing is written through
+        // it), so that SQLite removes its write-ahead log and shared memory
+        // files on close; a file that cannot be written is read only.
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_NOFOLLOW
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn =

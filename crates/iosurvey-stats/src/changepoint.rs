@@ -200,6 +200,7 @@ mod tests {
                 hits += 1;
             }
         }
+        eprintln!("found at 25 +/- 1 in {hits} of 100 trials");
         assert!(hits >= 95, "found at 25 +/- 1 in {hits} of 100 trials");
     }
 
@@ -214,6 +215,7 @@ mod tests {
                 !changes(&series(1000 + seed, false), &opts).is_empty()
             })
             .count();
+        eprintln!("{alarms} of 100 stationary series flagged");
         assert!(alarms <= 5, "{alarms} of 100 stationary series flagged");
     }
 

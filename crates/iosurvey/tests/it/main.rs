@@ -50,6 +50,7 @@ mod truth {
     mod written_data;
 }
 
+mod history_db;
 mod html_in_browser;
 mod polling;
 mod run_on_devices;
