@@ -36,8 +36,8 @@ pub struct RunLine {
 }
 
 /// The lines of one run (`id`), one per figure of each point, each
-/// newline-terminated.
-pub fn lines(id: i64, r: &RunRecord, out: &mut String) {
+/// newline-terminated; a figure JSON cannot hold (not finite) is an error.
+pub fn lines(id: i64, r: &RunRecord, out: &mut String) -> Result<(), String> {
     let run = RunLine {
         id,
         head: r.head.clone(),
@@ -45,6 +45,17 @@ pub fn lines(id: i64, r: &RunRecord, out: &mut String) {
         targets: r.targets.clone(),
     };
     let mut put = |point: &PointHead, figure: Option<&FigureRow>, h: Option<&HistogramRow>| {
+        let finite = figure.is_none_or(|f| {
+            [f.ops, f.bytes, f.iops, f.bytes_per_sec]
+                .iter()
+                .all(|v| v.is_finite())
+        });
+        if !finite {
+            return Err(format!(
+                "point {}: a figure is not a finite number",
+                point.index
+            ));
+        }
         let line = Line {
             format: FORMAT.into(),
             run: run.clone(),
@@ -52,12 +63,13 @@ pub fn lines(id: i64, r: &RunRecord, out: &mut String) {
             figure: figure.cloned(),
             histogram: h.map(|h| h.data.clone()),
         };
-        out.push_str(&serde_json::to_string(&line).unwrap_or_default());
+        out.push_str(&serde_json::to_string(&line).map_err(|e| e.to_string())?);
         out.push('\n');
+        Ok(())
     };
     for p in &r.points {
         if p.figures.is_empty() {
-            put(&p.head, None, None);
+            put(&p.head, None, None)?;
         }
         for f in &p.figures {
             let h = (f.window == "total")
@@ -67,9 +79,10 @@ pub fn lines(id: i64, r: &RunRecord, out: &mut String) {
                         .find(|h| h.stream == f.stream && h.direction == f.direction)
                 })
                 .flatten();
-            put(&p.head, Some(f), h);
+            put(&p.head, Some(f), h)?;
         }
     }
+    Ok(())
 }
 
 /// Whether `text` is exported lines (its first line says so).

@@ -17,13 +17,21 @@ pub fn is_fio(v: &Value) -> bool {
     v.get("fio version").is_some() && v.get("jobs").is_some_and(Value::is_array)
 }
 
-/// The JSON object in fio's output: fio may print notes before it.
+/// The JSON object in fio's output: fio may print notes before it (and,
+/// with `--status-interval`, more objects after it: the first is read).
 pub fn json_start(text: &str) -> Option<&str> {
     let at = text.find("\n{").map(|i| i + 1);
     match text.trim_start().starts_with('{') {
         true => Some(text.trim_start()),
         false => at.map(|i| &text[i..]),
     }
+}
+
+/// The first JSON value of `text`, and its text.
+pub fn first_value(text: &str) -> Option<(Value, &str)> {
+    let mut it = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+    let v = it.next()?.ok()?;
+    Some((v, &text[..it.byte_offset()]))
 }
 
 /// The rows of fio's output `v` (its text `text`), run on `host`.
@@ -50,19 +58,28 @@ pub fn from_fio(
         .ok_or("fio's JSON has no jobs")?;
     let mut points = Vec::new();
     let mut plan = Vec::new();
-    let mut files: Vec<String> = Vec::new();
+    let mut files: Vec<(String, &str)> = Vec::new();
+    let mut names: Vec<&str> = Vec::new();
     for (i, job) in jobs.iter().enumerate() {
-        let name = job.get("jobname").and_then(Value::as_str).unwrap_or("job");
+        let base = job.get("jobname").and_then(Value::as_str).unwrap_or("job");
+        // Jobs of one name (numjobs without group_reporting) are points
+        // of their own: `rr`, `rr#1`, ...
+        let seen = names.iter().filter(|n| **n == base).count();
+        names.push(base);
+        let name = match seen {
+            0 => base.to_string(),
+            k => format!("{base}#{k}"),
+        };
         // The job's options over the global ones.
         let mut opts: Map<String, Value> = global.clone();
         if let Some(o) = job.get("job options").and_then(Value::as_object) {
             opts.extend(o.clone());
         }
-        for f in ["filename", "directory"] {
-            if let Some(names) = opts.get(f).and_then(Value::as_str) {
-                for n in names.split(':') {
-                    if !files.iter().any(|x| x == n) {
-                        files.push(n.to_string());
+        for (f, kind) in [("filename", "file"), ("directory", "directory")] {
+            if let Some(list) = opts.get(f).and_then(Value::as_str) {
+                for n in split_names(list) {
+                    if !files.iter().any(|(x, _)| *x == n) {
+                        files.push((n, kind));
                     }
                 }
             }
@@ -78,6 +95,7 @@ pub fn from_fio(
             shape.remove(not_plan);
         }
         plan.push(json!([name, shape]));
+        let name = name.as_str();
         let elapsed_ms = ["read", "write", "trim"]
             .iter()
             .filter_map(|d| {
@@ -106,8 +124,11 @@ pub fn from_fio(
                 errors: 0,
                 latency: latency(c),
             });
+            // json+'s bins sit with the percentiles: under lat_ns when fio
+            // was asked for them (lat_percentiles=1), else under clat_ns.
+            let basis = latency_basis(c);
             if let Some(bins) = c
-                .get("clat_ns")
+                .get(basis)
                 .and_then(|l| l.get("bins"))
                 .and_then(Value::as_object)
             {
@@ -119,7 +140,7 @@ pub fn from_fio(
                 histograms.push(HistogramRow {
                     stream: TOTAL.into(),
                     direction: dir.into(),
-                    data: json!({ "format": "fio clat_ns bins", "counts": counts }),
+                    data: json!({ "format": format!("fio {basis} bins"), "counts": counts }),
                 });
             }
         }
@@ -164,13 +185,12 @@ pub fn from_fio(
     let targets = files
         .iter()
         .enumerate()
-        .map(|(i, f)| TargetRow {
+        .map(|(i, (f, kind))| TargetRow {
             index: i as u32,
             path: f.clone(),
-            kind: if f.starts_with("/dev/") {
-                "block"
-            } else {
-                "file"
+            kind: match *kind {
+                "file" if f.starts_with("/dev/") => "block",
+                k => k,
             }
             .into(),
             device_name: match disks.len() {
@@ -211,13 +231,42 @@ pub fn from_fio(
     })
 }
 
-/// `lat_ns`'s figures, with `lat_ns`'s percentiles or else `clat_ns`'s.
+/// Where a direction's percentiles (and json+'s bins) are: `lat_ns`
+/// (submit to completion, as iosurvey times) when fio was asked for them
+/// (`lat_percentiles=1`), else `clat_ns` (fio's default).
+fn latency_basis(c: &Value) -> &'static str {
+    match c.get("lat_ns").and_then(|l| l.get("percentile")) {
+        Some(_) => "lat_ns",
+        None => "clat_ns",
+    }
+}
+
+/// fio's list of names (`a:b`, a colon in a name escaped as `\:`).
+fn split_names(list: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut chars = list.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&':') => {
+                out.last_mut().expect("one").push(':');
+                chars.next();
+            }
+            ':' => out.push(String::new()),
+            c => out.last_mut().expect("one").push(c),
+        }
+    }
+    out.retain(|n| !n.is_empty());
+    out
+}
+
+/// `lat_ns`'s min, mean, deviation and max; the percentiles of
+/// [`latency_basis`].
 fn latency(c: &Value) -> Option<LatencyFigures> {
     let lat = c.get("lat_ns")?;
     let n = |v: &Value, k: &str| v.get(k).and_then(Value::as_f64).unwrap_or(0.0);
-    let pct = lat
-        .get("percentile")
-        .or_else(|| c.get("clat_ns").and_then(|l| l.get("percentile")))
+    let pct = c
+        .get(latency_basis(c))
+        .and_then(|l| l.get("percentile"))
         .and_then(Value::as_object);
     let mut percentiles: Vec<(f64, u64)> = pct
         .map(|p| {

@@ -12,13 +12,18 @@ pub fn hex64(bytes: &[u8]) -> String {
 }
 
 /// The plan of an iosurvey report, hashed: its mode and, for each point of
-/// its first repeat, the label, the typed parameters, what each stream
-/// does (direction, mix, pattern, block size, depth, span, regions, which
-/// target) and the settings that shape the load (engine, workers, direct,
-/// the bounds, ramp, warm-up, data). Not in it: the targets' paths and
-/// sizes, the host, the time, the seed, the label, `--repeat`: the same
-/// test run on another host, another day or another device has the same
-/// plan, and the history's filters tell those apart.
+/// its first repeat, the label (which the typed parameters are written
+/// in: they are left out, so that a report older than them has the same
+/// plan), what each stream does (direction, mix, pattern, block size,
+/// depth, span, regions, which target), the settings that shape the load
+/// (engine, workers, direct, the bounds, ramp, warm-up, data, and the
+/// engine's options: polling, pinning, registered files and buffers), and
+/// the size of each test file the run made (a small one stays in a cache a
+/// large one does not). Not in it: the targets' paths, a device's size,
+/// the host, the time, the seed, the label, `--repeat`: the same test run
+/// on another host, another day or another device has the same plan, and
+/// each history is kept apart by host and device (see
+/// [`crate::history`]).
 pub fn plan_hash(r: &RunReport) -> String {
     let points: Vec<_> = r
         .points
@@ -28,8 +33,12 @@ pub fn plan_hash(r: &RunReport) -> String {
             let s = &p.settings;
             json!({
                 "label": p.label,
-                "params": p.params,
                 "engine": s.engine,
+                "sqpoll": [s.sqpoll, s.sqpoll_cpu],
+                "hipri": s.hipri,
+                "cpus": s.cpus,
+                "registered": [s.registered_files, s.fixed_buffers],
+                "made": p.targets.iter().map(|t| t.created.then_some(t.size_bytes)).collect::<Vec<_>>(),
                 "workers": s.workers,
                 "direct": s.direct,
                 "time_ns": s.time_ns,

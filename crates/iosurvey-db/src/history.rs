@@ -80,11 +80,17 @@ pub struct Entry {
     pub repeats: usize,
 }
 
-/// One figure of one point of one plan on one host, over the runs.
+/// One figure of one point of one plan on one host and its devices, over
+/// the runs.
 #[derive(Clone, Debug)]
 pub struct Series {
     pub plan_hash: String,
     pub host: String,
+    /// The targets the runs measured: each block device by its serial
+    /// (hashed) or name, each file by its path; two drives of one host
+    /// are two histories.
+    pub targets: String,
+    pub point_index: u32,
     pub point: String,
     pub direction: String,
     pub figure: Figure,
@@ -95,11 +101,12 @@ impl Series {
     /// What the series is, in one line.
     pub fn title(&self) -> String {
         format!(
-            "{} {} {} on {} (plan {})",
+            "{} {} {} on {} {} (plan {})",
             self.point,
             self.direction,
             self.figure.name(),
             self.host,
+            self.targets,
             self.plan_hash
         )
     }
@@ -131,13 +138,23 @@ pub fn series(
             .hosts
             .first()
             .map_or_else(String::new, |h| h.hostname.clone());
+        let targets = targets_key(&run.record.targets);
         let points = db.points(run.id)?;
         // Each point of the plan (by index), its repeats together.
         let mut indices: Vec<u32> = points.iter().map(|p| p.head.index).collect();
         indices.sort_unstable();
         indices.dedup();
         for i in indices {
-            let of: Vec<&PointRecord> = points.iter().filter(|p| p.head.index == i).collect();
+            // A repeat stopped, skipped or failed is no measure of the
+            // storage: left out.
+            let of: Vec<&PointRecord> = points
+                .iter()
+                .filter(|p| p.head.index == i && !p.head.interrupted && p.head.skipped.is_none())
+                .filter(|p| p.figures.iter().all(|f| f.errors == 0))
+                .collect();
+            if of.is_empty() {
+                continue;
+            }
             let label = of[0].head.label.clone();
             if point.is_some_and(|want| want != label) {
                 continue;
@@ -152,7 +169,20 @@ pub fn series(
                     })
                     .collect();
                 let Some(first) = figs.first() else { continue };
-                let resolved = figure.resolve(first);
+                let key = |s: &Series| {
+                    s.plan_hash == run.record.head.plan_hash
+                        && s.host == host
+                        && s.targets == targets
+                        && s.point_index == i
+                        && s.point == label
+                        && s.direction == dir
+                };
+                // A series keeps the figure its first run resolved to
+                // (IOPS or MB/s), whatever a later run's I/O size.
+                let resolved = out
+                    .iter()
+                    .find(|s| key(s))
+                    .map_or_else(|| figure.resolve(first), |s| s.figure);
                 let values: Vec<f64> = figs.iter().filter_map(|x| resolved.value(x)).collect();
                 if values.is_empty() {
                     continue;
@@ -164,17 +194,13 @@ pub fn series(
                     value: median(&values),
                     repeats: values.len(),
                 };
-                let key = |s: &Series| {
-                    s.plan_hash == run.record.head.plan_hash
-                        && s.host == host
-                        && s.point == label
-                        && s.direction == dir
-                };
                 match out.iter_mut().find(|s| key(s)) {
                     Some(s) => s.entries.push(entry),
                     None => out.push(Series {
                         plan_hash: run.record.head.plan_hash.clone(),
                         host: host.clone(),
+                        targets: targets.clone(),
+                        point_index: i,
                         point: label.clone(),
                         direction: dir.into(),
                         figure: resolved,
@@ -185,6 +211,21 @@ pub fn series(
         }
     }
     Ok((out, runs))
+}
+
+/// What tells a run's targets apart: a block device by its serial
+/// (hashed), else its name, else its path; a file by its path.
+fn targets_key(targets: &[crate::record::TargetRow]) -> String {
+    let one = |t: &crate::record::TargetRow| match t.kind.as_str() {
+        "block" => t
+            .serial_hash
+            .as_ref()
+            .map(|s| format!("serial {s}"))
+            .or_else(|| t.device_name.clone())
+            .unwrap_or_else(|| t.path.clone()),
+        _ => t.path.clone(),
+    };
+    targets.iter().map(one).collect::<Vec<_>>().join(",")
 }
 
 /// A change found in a series.
@@ -293,7 +334,16 @@ pub fn environment_changes(a: &StoredRun, b: &StoredRun) -> Vec<String> {
     for (ta, tb) in a.record.targets.iter().zip(&b.record.targets) {
         let t = format!("target {}", ta.index);
         cmp(format!("{t} path"), Some(&ta.path), Some(&tb.path));
+        let (sa, sb) = (ta.size_bytes.to_string(), tb.size_bytes.to_string());
+        cmp(format!("{t} size"), Some(&sa), Some(&sb));
+        let direct = |d: bool| if d { "O_DIRECT" } else { "buffered" };
+        cmp(
+            format!("{t} I/O"),
+            Some(direct(ta.direct)),
+            Some(direct(tb.direct)),
+        );
         let fields = [
+            ("device", &ta.device_name, &tb.device_name),
             ("model", &ta.model, &tb.model),
             ("serial", &ta.serial_hash, &tb.serial_hash),
             ("firmware", &ta.firmware, &tb.firmware),

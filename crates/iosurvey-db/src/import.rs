@@ -26,13 +26,12 @@ pub fn read_other(text: &str, host: &str, label: Option<&str>) -> Result<Option<
         }
         return Ok(Some(Input::Export(runs)));
     }
-    let Some(json) = crate::fio::json_start(text) else {
+    // The first object: fio's `--status-interval` prints more after it.
+    let Some((v, json)) = crate::fio::json_start(text).and_then(crate::fio::first_value) else {
         return Ok(None);
     };
-    match serde_json::from_str::<serde_json::Value>(json) {
-        Ok(v) if crate::fio::is_fio(&v) => {
-            crate::fio::from_fio(&v, json, host, label).map(|r| Some(Input::Fio(Box::new(r))))
-        }
-        _ => Ok(None),
+    match crate::fio::is_fio(&v) {
+        true => crate::fio::from_fio(&v, json, host, label).map(|r| Some(Input::Fio(Box::new(r)))),
+        false => Ok(None),
     }
 }

@@ -20,6 +20,8 @@ pub struct Filter {
     /// A target's device model, and firmware.
     pub model: Option<String>,
     pub firmware: Option<String>,
+    /// A target by its path, its device's name or its serial's hash.
+    pub device: Option<String>,
     pub mode: Option<String>,
 }
 
@@ -84,6 +86,13 @@ impl Db {
             cond(
                 &mut sql,
                 " AND EXISTS (SELECT 1 FROM targets t WHERE t.run_id = r.id AND t.firmware = ?)",
+                v.clone().into(),
+            );
+        }
+        if let Some(v) = &f.device {
+            cond(
+                &mut sql,
+                " AND EXISTS (SELECT 1 FROM targets t WHERE t.run_id = r.id AND ? IN (t.path, t.device_name, t.serial_hash))",
                 v.clone().into(),
             );
         }

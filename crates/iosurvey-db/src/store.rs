@@ -5,7 +5,7 @@
 
 use crate::schema::{current, APPLICATION_ID, MIGRATIONS};
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension};
-use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -22,8 +22,11 @@ pub enum DbError {
     Failed(String),
 }
 
-/// How long a check before a run waits for another writer.
-const CHECK_WAIT: Duration = Duration::from_secs(2);
+/// How long a check before a run waits for another writer: longer than
+/// another run takes to record a large survey, so that runs ending
+/// together are not refused, short enough that a lock held by someone
+/// else is said before long.
+const CHECK_WAIT: Duration = Duration::from_secs(10);
 /// How long a recording waits for other writers (other runs recording).
 const WRITE_WAIT: Duration = Duration::from_secs(60);
 
@@ -66,10 +69,14 @@ fn check_files(path: &Path, shown: &str) -> Result<(), DbError> {
     }));
     for p in &all {
         match std::fs::symlink_metadata(p) {
-            Ok(m) if m.file_type().is_file() => {}
+            // The database may have other names (the user's); what SQLite
+            // writes beside it may not.
+            Ok(m) if m.file_type().is_file() && (p == path || m.nlink() == 1) => {}
             Ok(m) => {
                 let what = if m.file_type().is_symlink() {
                     "a symlink"
+                } else if m.file_type().is_file() {
+                    "a hard link to another name"
                 } else if m.file_type().is_block_device() {
                     "a block device"
                 } else if m.is_dir() {
@@ -126,14 +133,31 @@ fn peek(path: &Path, shown: &str) -> Result<(), DbError> {
     if !path.exists() {
         return Ok(());
     }
+    // `immutable`: no lock taken, no write-ahead log or shared memory file
+    // made beside it (a refused file is left exactly as it was).
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_URI
         | OpenFlags::SQLITE_OPEN_NOFOLLOW
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let uri = format!("file:{}?immutable=1", uri_path(path));
     let conn =
-        Connection::open_with_flags(path, flags).map_err(|e| classify(shown, "opening", e))?;
-    conn.busy_timeout(CHECK_WAIT)
-        .map_err(|e| classify(shown, "opening", e))?;
+        Connection::open_with_flags(&uri, flags).map_err(|e| classify(shown, "opening", e))?;
     inspect(&conn, shown).map(drop)
+}
+
+/// `path` as the path of a `file:` URI: `%`, `?` and `#` escaped, made
+/// absolute.
+fn uri_path(path: &Path) -> String {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut out = String::new();
+    for b in abs.as_os_str().as_encoded_bytes() {
+        match b {
+            b'%' | b'?' | b'#' => out.push_str(&format!("%{b:02X}")),
+            b if b.is_ascii() && !b.is_ascii_control() => out.push(char::from(*b)),
+            b => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
 }
 
 impl Db {
@@ -167,6 +191,17 @@ impl Db {
             )));
         }
         inspect(&conn, shown)?;
+        // A database damaged inside (not only its header) would fail the
+        // recording after the run: found now. Linear in the file's size
+        // (a fraction of a second for tens of MB).
+        let verdict: String = conn
+            .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
+            .map_err(|e| classify(shown, "checking", e))?;
+        if verdict != "ok" {
+            return Err(DbError::Refused(format!(
+                "{shown}: the database is corrupt ({verdict}); recover it with sqlite3's .recover, or give a new file"
+            )));
+        }
         // Whether a write could start now: a lock held by another
         // process, or a read-only filesystem, is found here.
         conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;")
@@ -217,11 +252,9 @@ impl Db {
             Connection::open_with_flags(path, flags).map_err(|e| classify(shown, "opening", e))?;
         conn.busy_timeout(WRITE_WAIT)
             .map_err(|e| classify(shown, "opening", e))?;
-        let have = inspect(&conn, shown)?;
-        if have < current() {
+        if inspect(&conn, shown)? == 0 {
             return Err(DbError::Refused(format!(
-                "{shown}: holds no iosurvey runs yet (tables of version {have}, this build reads {})",
-                current()
+                "{shown}: holds no iosurvey runs yet (an empty file); record runs into it with --db first"
             )));
         }
         Ok(Db {
@@ -314,18 +347,19 @@ pub(crate) fn now() -> String {
 fn inspect(c: &Connection, shown: &str) -> Result<u32, DbError> {
     // One statement, one snapshot: another process may be making the
     // tables meanwhile (its id and its tables come in one transaction).
-    let (id, tables): (i32, i64) = c
+    let (id, used): (i32, bool) = c
         .query_row(
             "SELECT (SELECT application_id FROM pragma_application_id()),
-                    (SELECT count(*) FROM sqlite_master WHERE type = 'table')",
+                    (SELECT count(*) FROM sqlite_master)
+                      + (SELECT user_version FROM pragma_user_version()) != 0",
             [],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .map_err(|e| classify(shown, "reading", e))?;
     if id != APPLICATION_ID {
-        if tables > 0 || id != 0 {
+        if used || id != 0 {
             return Err(DbError::Refused(format!(
-                "{shown}: is another program's SQLite database (application id {id:#x}, {tables} tables), not iosurvey's; give a new file"
+                "{shown}: is another program's SQLite database (application id {id:#x}, with tables, views or a user version of its own), not iosurvey's; give a new file"
             )));
         }
         return Ok(0);

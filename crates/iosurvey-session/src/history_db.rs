@@ -9,7 +9,8 @@ use crate::failure::Failure;
 use anyhow::anyhow;
 use iosurvey_db::{from_report, Db, DbError, Inserted};
 use iosurvey_model::document::RunReport;
-use iosurvey_target::output::path::{OutPath, Sink};
+use iosurvey_target::output::database::check_sidecars;
+use iosurvey_target::output::path::{Ident, OutPath, Sink};
 use std::path::{Path, PathBuf};
 
 /// Where SQLite opens the file: the path judged, symlinks resolved, while
@@ -24,6 +25,19 @@ fn place(out: &OutPath) -> Result<PathBuf, Failure> {
             out.shown()
         )));
     };
+    // The database judged there is still the one there (a file put at its
+    // name during the run is not written); the files beside it are still
+    // regular files of their own.
+    if let Ident::Inode { dev, ino } = out.ident {
+        let now = rustix::fs::stat(real).ok().map(|s| (s.st_dev, s.st_ino));
+        if now.is_some_and(|n| n != (dev, ino)) {
+            return Err(Failure::Run(anyhow!(
+                "{}: is not the file it was when checked before the run; not written",
+                out.shown()
+            )));
+        }
+    }
+    check_sidecars(real, &out.shown()).map_err(|e| Failure::Run(e.into()))?;
     let held = rustix::fs::fstat(dir.fd())
         .ok()
         .map(|s| (s.st_dev, s.st_ino));
@@ -69,11 +83,14 @@ pub fn record(out: &OutPath, report: &RunReport, saved: &[String]) -> Result<(),
         ))),
         Err(DbError::Refused(m) | DbError::Failed(m)) => {
             let kept = match saved {
-                [] => "nothing else kept the figures (give --json too)".to_string(),
-                files => format!("the figures are in {}", files.join(", ")),
+                [] => "no report file was asked for: give --json next time, to record a run later with iosurvey db import".to_string(),
+                files => format!(
+                    "its report is in {}: record it later with iosurvey db import",
+                    files.join(", ")
+                ),
             };
             Err(Failure::Run(anyhow!(
-                "{m}; the run was not recorded ({kept}: add it later with iosurvey db import)"
+                "{m}; the run was not recorded ({kept})"
             )))
         }
     }

@@ -195,6 +195,8 @@ pub struct Outputs {
     pub mode: Vec<OutPath>,
     /// `--db`: the history database, a regular file (there or not).
     pub db: Option<OutPath>,
+    /// The files SQLite writes beside it, judged as outputs too.
+    pub db_sidecars: Vec<OutPath>,
     /// Ends the wait for a FIFO's reader (see [`open_in_place`]).
     pub stop: Option<Arc<AtomicBool>>,
     /// When the HTML page was last written: it is drawn again at most
@@ -236,13 +238,21 @@ impl Outputs {
                 .transpose()
                 .map_err(|e| Failure::Usage(e.into()))
         };
+        let db_files = flags
+            .db
+            .as_deref()
+            .map(iosurvey_target::output::database::judge_database)
+            .transpose()
+            .map_err(|e| Failure::Usage(e.into()))?
+            .unwrap_or_default();
         Ok(Outputs {
             json: one("--json", &flags.json)?,
             csv: one("--csv", &flags.csv)?,
             html: one("--html", &flags.html)?,
             live: one("--live", &flags.live)?,
             streams: one("--stream-file", &flags.stream_file)?,
-            db: one("--db", &flags.db)?,
+            db: db_files.first().cloned(),
+            db_sidecars: db_files.iter().skip(1).cloned().collect(),
             mode: mode
                 .iter()
                 .map(|(flag, p)| judge(flag, p))
@@ -270,6 +280,7 @@ impl Outputs {
         .into_iter()
         .flatten()
         .chain(&self.mode)
+        .chain(&self.db_sidecars)
         .cloned()
         .collect()
     }
@@ -289,7 +300,8 @@ impl Outputs {
     /// Records the run in the history database, after its report files
     /// are saved (so a failure here loses nothing).
     pub fn record(&self, report: &RunReport) -> Result<(), Failure> {
-        let saved: Vec<String> = [&self.json, &self.csv, &self.html]
+        // The files `db import` reads the run back from.
+        let saved: Vec<String> = [&self.json, &self.html]
             .into_iter()
             .flatten()
             .filter(|o| matches!(o.sink, Sink::File { .. } | Sink::Mounted(_)))

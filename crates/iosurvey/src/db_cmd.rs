@@ -89,6 +89,9 @@ pub struct Select {
     /// Runs with a target of this firmware.
     #[arg(long, value_name = "REV")]
     pub firmware: Option<String>,
+    /// Runs with a target of this path, device name (nvme0n1) or serial hash.
+    #[arg(long, value_name = "DEVICE")]
+    pub device: Option<String>,
     /// Runs of this mode (run, survey, ..., fio).
     #[arg(long, value_name = "MODE")]
     pub mode: Option<String>,
@@ -103,6 +106,7 @@ impl Select {
             kernel: self.kernel.clone(),
             model: self.model.clone(),
             firmware: self.firmware.clone(),
+            device: self.device.clone(),
             mode: self.mode.clone(),
             ids: Vec::new(),
         }
@@ -269,29 +273,51 @@ fn failure(e: DbError) -> Failure {
     }
 }
 
-/// The database judged as an output (never a device, a FIFO, stdout).
-fn judged_db(f: &DbFile) -> Result<OutPath, Failure> {
-    judge("--db", &f.db).map_err(|e| Failure::Usage(e.into()))
+/// The database and the files beside it judged as outputs (never a
+/// device, a FIFO, stdout, a hard link beside it), to write them (`db
+/// import`): the database first.
+fn judged_db(f: &DbFile) -> Result<Vec<OutPath>, Failure> {
+    iosurvey_target::output::database::judge_database(&f.db).map_err(|e| Failure::Usage(e.into()))
 }
 
-/// Opens the database to read.
+/// What the database and the files beside it are, to read it: no output
+/// (stdout included) may be one of them. Nothing is written to find out
+/// (its directory may be read-only).
+fn db_ident(f: &DbFile) -> Vec<Ident> {
+    iosurvey_target::output::database::database_idents(&f.db)
+}
+
+/// Opens the database to read: the files beside it must be regular
+/// files of their own (SQLite writes them even to read), and stdout none
+/// of them.
 fn open_read(f: &DbFile) -> Result<Db, Failure> {
-    Db::open_read(&f.db, &format!("--db {}", f.db.display())).map_err(failure)
+    let shown = format!("--db {}", f.db.display());
+    iosurvey_target::output::database::check_sidecars(&f.db, &shown)
+        .map_err(|e| Failure::Usage(e.into()))?;
+    crate::out_path::check_stdout(&[], &db_ident(f)).map_err(|e| Failure::Usage(e.into()))?;
+    Db::open_read(&f.db, &shown).map_err(failure)
 }
 
 fn import(a: ImportArgs) -> Result<Outcome, Failure> {
-    let out = judged_db(&a.file)?;
-    check_all(std::slice::from_ref(&out), &[], None).map_err(|e| Failure::Usage(e.into()))?;
+    let files = judged_db(&a.file)?;
+    check_all(&files, &[], None).map_err(|e| Failure::Usage(e.into()))?;
+    let out = &files[0];
     let host = a.host.as_deref().unwrap_or("unknown");
     // Every input read before the database is touched: a bad one is
     // refused with nothing written.
     let mut runs: Vec<(String, RunRecord)> = Vec::new();
     for input in &a.inputs {
         let shown = input.display().to_string();
+        // Before it is read: an input that is the database or a file
+        // beside it (read as it is written, or deleted by SQLite after).
+        let ids = crate::out_path::target_idents(input);
+        if let Some(f) = files.iter().find(|f| ids.contains(&f.ident)) {
+            return usage(anyhow!("{shown}: is {} itself; give saved runs", f.shown()));
+        }
         let mut budget = InputBudget::new(None);
         let (text, ident) = read_input(input, &mut budget)?;
-        if ident.as_ref().is_some_and(|i| *i == out.ident) {
-            return usage(anyhow!("{shown}: is the database itself; give saved runs"));
+        if let Some(f) = files.iter().find(|f| ident.as_ref() == Some(&f.ident)) {
+            return usage(anyhow!("{shown}: is {} itself; give saved runs", f.shown()));
         }
         match iosurvey_db::read_other(&text, host, a.label.as_deref()) {
             Err(e) => return usage(anyhow!("{shown}: {e}")),
@@ -307,17 +333,19 @@ fn import(a: ImportArgs) -> Result<Outcome, Failure> {
             }
         }
     }
-    let mut db = iosurvey_session::history_db::open(&out)?;
+    let mut db = iosurvey_session::history_db::open(out)?;
     let mut added = 0;
     for (shown, r) in &runs {
         let points = r.points.len();
         match db.insert(r).map_err(failure)? {
             Inserted::New(id) => {
                 added += 1;
+                let what = match r.head.mode == r.head.tool {
+                    true => r.head.tool.clone(),
+                    false => format!("{} {}", r.head.tool, r.head.mode),
+                };
                 eprintln!(
-                    "iosurvey: {shown}: run {id}: {} {} {}, {points} point{}, plan {}",
-                    r.head.tool,
-                    r.head.mode,
+                    "iosurvey: {shown}: run {id}: {what} {}, {points} point{}, plan {}",
                     r.head.started_at,
                     if points == 1 { "" } else { "s" },
                     r.head.plan_hash
@@ -358,9 +386,8 @@ fn history_cmd(a: HistoryArgs) -> Result<Outcome, Failure> {
         .map(|p| judge("--html", p))
         .transpose()
         .map_err(|e| Failure::Usage(e.into()))?;
-    let db_ident = judged_db(&a.file)?.ident;
     if let Some(h) = &html {
-        if h.ident == db_ident {
+        if db_ident(&a.file).contains(&h.ident) {
             return usage(anyhow!("{}: is the database; give another file", h.shown()));
         }
     }
@@ -495,6 +522,25 @@ fn number(v: f64) -> String {
 }
 
 fn regress(a: RegressArgs) -> Result<Outcome, Failure> {
+    // A gate that could never fire is refused, not passed.
+    let smallest_p = 1.0 / (f64::from(a.search.permutations) + 1.0);
+    if smallest_p > a.search.alpha {
+        return usage(anyhow!(
+            "--permutations {} can give no p-value below {smallest_p:.3}, above --alpha {}: no change could ever be found; give at least {} permutations",
+            a.search.permutations,
+            a.search.alpha,
+            (1.0 / a.search.alpha).ceil() as u64
+        ));
+    }
+    if a.newest < a.search.min_size {
+        return usage(anyhow!(
+            "--newest {} is below --min-size {}: a change is seen {} runs after it at the soonest, so none could be among the newest {}",
+            a.newest,
+            a.search.min_size,
+            a.search.min_size,
+            a.newest
+        ));
+    }
     let db = open_read(&a.file)?;
     // Every plan the selection holds, each on its own.
     let runs = db.runs(&a.select.filter()).map_err(failure)?;
@@ -627,7 +673,7 @@ fn compare(a: DbCompareArgs) -> Result<Outcome, Failure> {
         }
         reports.push(side_report(&db, name, runs)?);
     }
-    present(&names, &reports, &[judged_db(&a.file)?.ident], &a.out)
+    present(&names, &reports, &db_ident(&a.file), &a.out)
 }
 
 /// One side of a comparison: its runs' reports as one report, each run's
@@ -665,8 +711,7 @@ fn side_report(db: &Db, name: &str, runs: &[StoredRun]) -> Result<RunReport, Fai
 fn export(a: ExportArgs) -> Result<Outcome, Failure> {
     let to = judge("--to", a.to.as_deref().unwrap_or(std::path::Path::new("-")))
         .map_err(|e| Failure::Usage(e.into()))?;
-    let db_out: Ident = judged_db(&a.file)?.ident;
-    if to.ident == db_out {
+    if db_ident(&a.file).contains(&to.ident) {
         return usage(anyhow!(
             "{}: is the database; give another file",
             to.shown()
@@ -678,7 +723,8 @@ fn export(a: ExportArgs) -> Result<Outcome, Failure> {
     for r in &runs {
         let mut rec = r.record.clone();
         rec.points = db.points(r.id).map_err(failure)?;
-        iosurvey_db::export::lines(r.id, &rec, &mut body);
+        iosurvey_db::export::lines(r.id, &rec, &mut body)
+            .map_err(|e| Failure::Run(anyhow!("run {}: {e}", r.id)))?;
     }
     write_out(&to, &body, true, None)?;
     Ok(Outcome::Ok)

@@ -38,9 +38,6 @@ pub struct DiskperfArgs {
     /// Measured time of each test (six tests a size with --write, three without).
     #[arg(long, value_parser = duration, default_value = "10s")]
     pub time: Duration,
-    /// A name echoed in the output header, for scripted runs.
-    #[arg(long, value_name = "NAME")]
-    pub label: Option<String>,
     /// Multiply every figure by F (diskperf's -s).
     #[arg(
         long,
@@ -201,7 +198,8 @@ fn settings_from(a: &DiskperfArgs, spec: &DiskperfSpec) -> Result<DiskperfSettin
         MinSize::Bytes(_) => None,
     };
     Ok(DiskperfSettings {
-        label: a.label.clone(),
+        // diskperf's -n: the run's --label, echoed in the header.
+        label: a.out.label.clone(),
         scale: a.scale,
         fps: a.fps,
         frame,

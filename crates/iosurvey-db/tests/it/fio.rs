@@ -93,3 +93,38 @@ fn fios_json_is_a_run_of_one_point_per_job_under_iosurveys_figure_names() {
             .is_none()
     );
 }
+
+#[test]
+fn jobs_of_one_name_are_points_apart_and_lat_percentiles_are_preferred() {
+    // numjobs=2 without group_reporting: two jobs named rr; the second
+    // with lat_percentiles=1 (percentiles and bins under lat_ns); a
+    // directory with an escaped colon; a status object after the first.
+    let two = FIO
+        .replace(
+            "\"jobs\" : [\n    {",
+            "\"jobs\" : [\n    { \"jobname\" : \"rr\", \"job options\" : { \"directory\" : \"/mnt/a\\\\:b:/mnt/c\" }, \"read\" : { \"io_bytes\" : 4096, \"bw_bytes\" : 4096, \"iops\" : 1.0, \"runtime\" : 1000, \"total_ios\" : 1, \"clat_ns\" : { \"percentile\" : { \"99.000000\" : 5 } }, \"lat_ns\" : { \"min\" : 7, \"max\" : 7, \"mean\" : 7.0, \"stddev\" : 0.0, \"percentile\" : { \"99.000000\" : 7 }, \"bins\" : { \"7\" : 1 } } } },\n    {",
+        )
+        + "{ \"fio version\" : \"fio-3.33\", \"jobs\" : [] }\n";
+    let Some(Input::Fio(r)) = read_other(&two, "h", None).unwrap() else {
+        panic!("not read as fio's");
+    };
+    let labels: Vec<&str> = r.points.iter().map(|p| p.head.label.as_str()).collect();
+    assert_eq!(labels, ["rr", "rr#1"]);
+    let first = &r.points[0];
+    assert_eq!(first.figures[0].latency.as_ref().unwrap().at(99.0), Some(7));
+    assert_eq!(first.histograms[0].data["format"], "fio lat_ns bins");
+    let dirs: Vec<(&str, &str)> = r
+        .targets
+        .iter()
+        .map(|t| (t.path.as_str(), t.kind.as_str()))
+        .collect();
+    assert_eq!(
+        dirs,
+        [
+            ("/mnt/a:b", "directory"),
+            ("/mnt/c", "directory"),
+            ("/tmp/t.dat", "file")
+        ]
+    );
+    assert_eq!(r.points[1].histograms[0].data["format"], "fio clat_ns bins");
+}

@@ -271,7 +271,7 @@ fn export_then_import_gives_the_same_figures() {
     for r in &runs {
         let mut rec = r.record.clone();
         rec.points = a.points(r.id).unwrap();
-        iosurvey_db::export::lines(r.id, &rec, &mut text);
+        iosurvey_db::export::lines(r.id, &rec, &mut text).unwrap();
     }
     assert_eq!(text.lines().count(), 3);
     let back = iosurvey_db::export::read_lines(&text).unwrap();

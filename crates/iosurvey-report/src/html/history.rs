@@ -66,9 +66,11 @@ pub fn render_history_html(title: &str, series: &[HistorySeries]) -> String {
                 .collect(),
         );
         chart.series.push(line);
-        for &c in &s.changes {
-            // The mean after the change, across the chart, named by run.
-            let after: Vec<f64> = s.runs[c..].iter().map(|r| r.3).collect();
+        for (k, &c) in s.changes.iter().enumerate() {
+            // The mean from the change to the next, across the chart,
+            // named by run.
+            let end = s.changes.get(k + 1).copied().unwrap_or(s.runs.len());
+            let after: Vec<f64> = s.runs[c..end].iter().map(|r| r.3).collect();
             let mean = after.iter().sum::<f64>() / after.len().max(1) as f64;
             chart.hlines.push((
                 mean,

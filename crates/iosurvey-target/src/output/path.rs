@@ -17,6 +17,13 @@ use std::sync::Arc;
 #[error("{0}")]
 pub struct OutputError(String);
 
+impl OutputError {
+    /// A refusal in so many words.
+    pub fn new(why: String) -> Self {
+        OutputError(why)
+    }
+}
+
 /// An [`OutputError`] from a format string.
 macro_rules! refused {
     ($($arg:tt)*) => {
@@ -442,7 +449,7 @@ fn judge_missing(shown: &str, given: &Path) -> Result<(Sink, Ident), OutputError
 
 /// The identities a target path stands for: what is there, or where it will
 /// be created; for a directory also the test file iosurvey makes inside.
-fn target_idents(path: &Path) -> Vec<Ident> {
+pub fn target_idents(path: &Path) -> Vec<Ident> {
     match rustix::fs::stat(path) {
         Ok(st) => {
             let mut ids = vec![ident_of(&st)];

@@ -181,7 +181,8 @@ mod tests {
         fs::create_dir_all(disk_dir.join("device")).unwrap();
         fs::create_dir_all(disk_dir.join("queue")).unwrap();
         fs::write(disk_dir.join("device/model"), "Samsung SSD 870\n").unwrap();
-        fs::write(disk_dir.join("device/rev"), "SVT02B6Q\n").unwrap();
+        // The SCSI layer's rev: 4 characters, a SATA drive's firmware cut short.
+        fs::write(disk_dir.join("device/rev"), "2B6Q\n").unwrap();
         fs::write(
             disk_dir.join("device/vpd_pg80"),
             b"\0\x80\0\x0fS6PNNX0R123456A",
@@ -197,7 +198,7 @@ mod tests {
         let d = disk(sys.path(), 8, 1).unwrap();
         assert_eq!(d.name.as_deref(), Some("sda"));
         assert_eq!(d.model.as_deref(), Some("Samsung SSD 870"));
-        assert_eq!(d.firmware.as_deref(), Some("SVT02B6Q"));
+        assert_eq!(d.firmware.as_deref(), Some("2B6Q"));
         assert_eq!(d.transport.as_deref(), Some("sata"));
         assert_eq!(d.scheduler.as_deref(), Some("mq-deadline"));
         let h = d.serial_hash.unwrap();

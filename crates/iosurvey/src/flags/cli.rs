@@ -80,3 +80,17 @@ pub fn quick_defaults() -> crate::quick_cmd::QuickArgs {
         _ => unreachable!("`iosurvey quick` parses"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// clap's own checks of every command's flags (two flags of one name,
+    /// a conflict naming no flag, ...), which otherwise fire only when a
+    /// debug build parses that command.
+    #[test]
+    fn every_commands_flags_pass_claps_checks() {
+        Cli::command().debug_assert();
+    }
+}

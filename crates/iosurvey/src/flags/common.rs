@@ -212,7 +212,7 @@ pub struct OutputFlags {
     /// Record the run in the history database FILE (SQLite, made when missing): the run, its hosts, targets and devices, every point and figure, the histograms and the whole JSON report. Checked before any I/O; written at the end, after the report files. See `iosurvey db`.
     #[arg(long, value_name = "FILE")]
     pub db: Option<PathBuf>,
-    /// Name the run (a firmware, a setting tried): kept in the JSON report and the history database, where `db history`, `db compare` and `db regress` select by it.
+    /// Name the run (a firmware, a setting tried): kept in the JSON report and the history database, where `db history`, `db compare` and `db regress` select by it; diskperf echoes it in its header (its -n).
     #[arg(long, value_name = "TEXT", value_parser = label)]
     pub label: Option<String>,
 }

@@ -260,9 +260,14 @@ fn a_database_that_fails_at_the_end_loses_nothing_and_exits_1() {
         s(&json),
     ])
     .spawn();
-    // Once the run is under way, something else takes the database's
-    // name: a file of someone's, which must stay as it is.
-    std::thread::sleep(std::time::Duration::from_millis(800));
+    // Once the run is under way (its checks passed: its test file is laid
+    // out), something else takes the database's name: a file of someone's,
+    // which must stay as it is.
+    let t0 = std::time::Instant::now();
+    while !t.exists() && t0.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(t.exists(), "the run never started");
     std::fs::write(&db, "someone's notes\n").unwrap();
     let out = child.0.take().unwrap().wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
@@ -451,6 +456,9 @@ fn db_commands_refuse_bad_input_with_one_line() {
         vec!["db", "import", "--db", s(&notes), s(&notes)],
         vec!["db", "compare", "--db", s(&missing), "--label", "a"],
         vec!["db", "regress", "--db", s(&missing), "--alpha", "2"],
+        // A gate that could never fire.
+        vec!["db", "regress", "--db", s(&missing), "--permutations", "19"],
+        vec!["db", "regress", "--db", s(&missing), "--newest", "2"],
     ];
     for a in cases {
         let out = iosurvey(&a);
@@ -458,5 +466,173 @@ fn db_commands_refuse_bad_input_with_one_line() {
         assert_eq!(out.status.code(), Some(2), "{a:?}: {err}");
         assert!(!missing.exists(), "{a:?} made the database");
         assert_eq!(std::fs::read_to_string(&notes).unwrap(), "hello\n");
+    }
+}
+
+#[test]
+fn the_files_sqlite_writes_beside_the_database_are_guarded_as_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |n: &str| dir.path().join(n);
+    let (t, db) = (d("t.dat"), d("h.db"));
+    let out = recorded(&t, &db, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let keep = d("keep");
+    let mine: Vec<u8> = (0..100_000u32).flat_map(|i| i.to_le_bytes()).collect();
+    std::fs::write(&keep, &mine).unwrap();
+    let refused = |a: &[&str], why: &str| {
+        let out = iosurvey(a);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{a:?}: {err}");
+        assert!(err.contains(why), "{a:?}: {err}");
+    };
+    // A hard link to someone's file where SQLite keeps its shared memory
+    // or log: refused, by a run and by a read alike, the file untouched.
+    for side in ["h.db-shm", "h.db-wal", "h.db-journal"] {
+        std::fs::hard_link(&keep, d(side)).unwrap();
+        let r = [
+            "run",
+            s(&t),
+            "--size",
+            "8m",
+            "--rw",
+            "randread",
+            "--time",
+            "1s",
+            "--db",
+            s(&db),
+        ];
+        refused(&r, "hard link");
+        refused(&["db", "history", "--db", s(&db)], "hard link");
+        refused(&["db", "import", "--db", s(&db), s(&keep)], "hard link");
+        std::fs::remove_file(d(side)).unwrap();
+        assert!(
+            std::fs::read(&keep).unwrap() == mine,
+            "{side}: the linked file changed"
+        );
+        assert!(!t.exists());
+    }
+    // The run's own target, or another output, named as one of them.
+    let wal = d("h.db-wal");
+    std::fs::write(&wal, &mine).unwrap();
+    let r = [
+        "run",
+        s(&wal),
+        "--rw",
+        "randread",
+        "--time",
+        "1s",
+        "--db",
+        s(&db),
+    ];
+    refused(&r, "is the target");
+    assert!(
+        std::fs::read(d("h.db-wal")).unwrap() == mine,
+        "the target changed"
+    );
+    std::fs::remove_file(d("h.db-wal")).unwrap();
+    let r = [
+        "run",
+        s(&t),
+        "--size",
+        "8m",
+        "--rw",
+        "randread",
+        "--time",
+        "1s",
+        "--db",
+        s(&db),
+        "--json",
+        s(&wal),
+    ];
+    refused(&r, "the same file");
+    refused(
+        &[
+            "db",
+            "export",
+            "--db",
+            s(&db),
+            "--to",
+            s(&d("h.db-journal")),
+        ],
+        "is the database",
+    );
+    refused(&["db", "import", "--db", s(&db), s(&db)], "itself");
+    // Stdout appended to the database.
+    let f = std::fs::OpenOptions::new().append(true).open(&db).unwrap();
+    let out = std::process::Command::new(BIN)
+        .args(["db", "history", "--db", s(&db)])
+        .stdout(f)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Nothing was left beside it by the refusals.
+    for side in ["h.db-shm", "h.db-wal", "h.db-journal"] {
+        assert!(!d(side).exists(), "{side} left behind");
+    }
+    let out = iosurvey(&["db", "history", "--db", s(&db), "--output", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_refused_database_is_left_exactly_as_it_was_with_nothing_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |n: &str| dir.path().join(n);
+    let t = d("t.dat");
+    // Another program's database in WAL mode, one with a view only, one of
+    // a newer iosurvey.
+    let made = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sqlite3,sys\n\
+             a=sqlite3.connect(sys.argv[1]); a.execute('pragma journal_mode=wal'); a.execute('create table t(x)'); a.commit(); a.close()\n\
+             b=sqlite3.connect(sys.argv[2]); b.execute('create view v as select 1'); b.commit(); b.close()",
+            s(&d("app.sqlite")),
+            s(&d("view.db")),
+        ])
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let db = d("new.db");
+    let out = recorded(&t, &db, &[]);
+    assert!(out.status.success());
+    let bump = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sqlite3,sys\nc=sqlite3.connect(sys.argv[1]); c.execute(\"insert into schema_migrations values (99, 'later')\"); c.commit(); c.close()",
+            s(&db),
+        ])
+        .status()
+        .unwrap();
+    assert!(bump.success());
+    for (name, why) in [
+        ("app.sqlite", "another program's"),
+        ("view.db", "another program's"),
+        ("new.db", "newer iosurvey"),
+    ] {
+        let before = std::fs::read(d(name)).unwrap();
+        let out = recorded(&t, &d(name), &[]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(err.contains(why), "{name}: {err}");
+        let out = iosurvey(&["db", "history", "--db", s(&d(name))]);
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        assert!(std::fs::read(d(name)).unwrap() == before, "{name} changed");
+        for side in ["-wal", "-shm", "-journal"] {
+            let p = d(&format!("{name}{side}"));
+            assert!(!p.exists(), "{} left behind", p.display());
+        }
     }
 }

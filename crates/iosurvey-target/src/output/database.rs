@@ -1,0 +1,119 @@
+//! The history database's files (`--db`): the file, judged as any output,
+//! and the three files SQLite writes in place beside it (`-wal`, `-shm`,
+//! `-journal`), which it truncates, overwrites and removes whatever they
+//! are. Each of those must be a regular file of its own (not a symlink,
+//! not a hard link to another name, not a loop device's backing file),
+//! and is judged as an output too, so that no target, input or other
+//! output of the run is one of them.
+
+use crate::output::path::{judge, target_idents, Ident, OutPath, OutputError, Sink};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// What SQLite names the files beside a database.
+pub const SIDECARS: [&str; 3] = ["-wal", "-shm", "-journal"];
+
+/// The files beside database `db`.
+pub fn sidecar_paths(db: &Path) -> Vec<PathBuf> {
+    SIDECARS
+        .iter()
+        .map(|s| {
+            let mut p = db.as_os_str().to_owned();
+            p.push(s);
+            PathBuf::from(p)
+        })
+        .collect()
+}
+
+/// Refuses a file beside database `db` that is there and is not a
+/// regular file of its own (`shown` names the database in the message).
+pub fn check_sidecars(db: &Path, shown: &str) -> Result<(), OutputError> {
+    for p in sidecar_paths(db) {
+        let Ok(m) = std::fs::symlink_metadata(&p) else {
+            continue;
+        };
+        let what = if m.file_type().is_symlink() {
+            "a symlink"
+        } else if !m.file_type().is_file() {
+            "not a regular file"
+        } else if m.nlink() > 1 {
+            "a hard link to another name"
+        } else {
+            continue;
+        };
+        return Err(OutputError::new(format!(
+            "{shown}: {} is {what}; SQLite writes the files beside a database in place, so each must be a regular file of its own (remove it, or give another database)",
+            p.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Judges database `given` and the files beside it, to write them: the
+/// database first. Each is an output for the checks between outputs,
+/// targets and inputs ([`crate::output::path::check_all`]).
+pub fn judge_database(given: &Path) -> Result<Vec<OutPath>, OutputError> {
+    let shown = format!("--db {}", given.display());
+    if given.as_os_str().as_encoded_bytes().ends_with(b"/") {
+        return Err(OutputError::new(format!(
+            "{shown}: names a directory; give the database's file name"
+        )));
+    }
+    let db = judge("--db", given)?;
+    let Sink::File { real, .. } = &db.sink else {
+        return Err(OutputError::new(format!(
+            "{shown}: the history database must be a regular file (not stdout, a FIFO, a device or a file mounted on its own)"
+        )));
+    };
+    check_sidecars(real, &shown)?;
+    let mut all = vec![db.clone()];
+    for (p, suffix) in sidecar_paths(real).into_iter().zip(SIDECARS) {
+        all.push(judge(&format!("--db (its {suffix} file)"), &p)?);
+    }
+    Ok(all)
+}
+
+/// The identities of database `given` and the files beside it, learnt
+/// without writing anything (to read it: no output may be one of them).
+pub fn database_idents(given: &Path) -> Vec<Ident> {
+    let mut ids = target_idents(given);
+    for p in sidecar_paths(given) {
+        ids.extend(target_idents(&p));
+    }
+    ids
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hard_link_or_symlink_beside_the_database_is_refused_and_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let keep = dir.path().join("keep");
+        std::fs::write(&keep, b"mine").unwrap();
+        let db = dir.path().join("h.db");
+        std::fs::hard_link(&keep, dir.path().join("h.db-shm")).unwrap();
+        let e = judge_database(&db).unwrap_err().to_string();
+        assert!(e.contains("h.db-shm is a hard link"), "{e}");
+        std::fs::remove_file(dir.path().join("h.db-shm")).unwrap();
+        std::os::unix::fs::symlink(&keep, dir.path().join("h.db-wal")).unwrap();
+        let e = judge_database(&db).unwrap_err().to_string();
+        assert!(e.contains("h.db-wal is a symlink"), "{e}");
+        std::fs::remove_file(dir.path().join("h.db-wal")).unwrap();
+        assert_eq!(std::fs::read(&keep).unwrap(), b"mine");
+        // A directory named as the database.
+        let slash = PathBuf::from(format!("{}/", db.display()));
+        assert!(judge_database(&slash)
+            .unwrap_err()
+            .to_string()
+            .contains("names a directory"));
+        // All well: the database and its three, each its own output.
+        let all = judge_database(&db).unwrap();
+        assert_eq!(all.len(), 4);
+        let ids = database_idents(&db);
+        for o in &all {
+            assert!(ids.contains(&o.ident), "{}", o.shown());
+        }
+    }
+}
