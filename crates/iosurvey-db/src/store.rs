@@ -242,14 +242,28 @@ impl Db {
         }
         check_files(path, shown)?;
         peek(path, shown)?;
-        // Read-write when the file allows it (nothing is written through
-        // it), so that SQLite removes its write-ahead log and shared memory
-        // files on close; a file that cannot be written is read only.
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_NOFOLLOW
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn =
-            Connection::open_with_flags(path, flags).map_err(|e| classify(shown, "opening", e))?;
+        // Read-write when the file and its directory allow it (nothing is
+        // written through it), so that SQLite removes its write-ahead log
+        // and shared memory files on close; else (a read-only mount, a
+        // file of another user's) immutably, which needs neither.
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let writable = |p: &Path| rustix::fs::access(p, rustix::fs::Access::WRITE_OK).is_ok();
+        let conn = if writable(path) && writable(dir) {
+            let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_NOFOLLOW
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+            Connection::open_with_flags(path, flags)
+        } else {
+            let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+                | OpenFlags::SQLITE_OPEN_URI
+                | OpenFlags::SQLITE_OPEN_NOFOLLOW
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+            Connection::open_with_flags(format!("file:{}?immutable=1", uri_path(path)), flags)
+        }
+        .map_err(|e| classify(shown, "opening", e))?;
         conn.busy_timeout(WRITE_WAIT)
             .map_err(|e| classify(shown, "opening", e))?;
         if inspect(&conn, shown)? == 0 {

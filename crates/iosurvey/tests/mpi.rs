@@ -392,6 +392,7 @@ fn placeholders_give_each_rank_a_file_of_its_own() {
     let pattern = format!("{}/f.{{host}}.{{local_rank}}", path_str(dir.path()));
     let live_dir = tempfile::tempdir().unwrap();
     let live = live_dir.path().join("live.jsonl");
+    let db = live_dir.path().join("h.db");
     let out = launch(
         4,
         Some(2),
@@ -411,6 +412,8 @@ fn placeholders_give_each_rank_a_file_of_its_own() {
             "--quiet",
             "--live",
             path_str(&live),
+            "--db",
+            path_str(&db),
         ],
     );
     let report = report_of(&out);
@@ -440,6 +443,47 @@ fn placeholders_give_each_rank_a_file_of_its_own() {
     assert_eq!(live_bytes, 16 * MIB, "{lines}");
     // Test files are removed, as on one host.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    // Rank 0 recorded the run once, with every rank's host and target.
+    let export = Command::new(BIN)
+        .args(["db", "export", "--db", path_str(&db)])
+        .output()
+        .unwrap();
+    assert!(
+        export.status.success(),
+        "{}",
+        String::from_utf8_lossy(&export.stderr)
+    );
+    let text = String::from_utf8_lossy(&export.stdout);
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(!lines.is_empty(), "nothing recorded");
+    let run = &lines[0]["run"];
+    assert!(
+        lines.iter().all(|l| l["run"]["run_key"] == run["run_key"]),
+        "one run"
+    );
+    let hosts: Vec<&str> = run["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["hostname"].as_str().unwrap())
+        .collect();
+    assert_eq!(hosts, ["node0", "node1"]);
+    let target_hosts: Vec<u64> = run["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| u(&t["host"]))
+        .collect();
+    assert_eq!(target_hosts, [0, 0, 1, 1]);
+    let written: f64 = lines
+        .iter()
+        .filter(|l| l["figure"]["window"] == "total" && l["figure"]["direction"] == "write")
+        .map(|l| l["figure"]["bytes"].as_f64().unwrap())
+        .sum();
+    assert_eq!(written, (16 * MIB) as f64);
 }
 
 /// `--repeat` under MPI runs the whole plan again on every rank, as on one

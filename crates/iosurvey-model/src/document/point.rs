@@ -232,7 +232,8 @@ pub struct DeviceReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// The serial number hashed (xxh3-64, 16 hex digits): the same drive
-    /// is recognised again without its serial being published.
+    /// is recognised again. Not keyed: it keeps the serial from a casual
+    /// reader, not from one who tries a model's serials.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub serial_hash: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

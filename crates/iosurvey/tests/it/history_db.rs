@@ -636,3 +636,55 @@ fn a_refused_database_is_left_exactly_as_it_was_with_nothing_beside_it() {
         }
     }
 }
+
+#[test]
+fn four_runs_ending_together_all_land_in_one_new_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let running: Vec<_> = (0..4)
+        .map(|k| {
+            let t = dir.path().join(format!("t{k}.dat"));
+            let label = format!("L{k}");
+            iosurvey_cmd(&[
+                "run",
+                s(&t),
+                "--size",
+                "8m",
+                "--rw",
+                "randread",
+                "--bs",
+                "4k",
+                "--time",
+                "500ms",
+                "--quiet",
+                "--db",
+                s(&db),
+                "--label",
+                &label,
+            ])
+            .spawn()
+        })
+        .collect();
+    for mut r in running {
+        let out = r.0.take().unwrap().wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = iosurvey(&["db", "export", "--db", s(&db)]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut labels: Vec<String> = text
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["run"]["label"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    labels.sort();
+    labels.dedup();
+    assert_eq!(labels, ["L0", "L1", "L2", "L3"]);
+}
