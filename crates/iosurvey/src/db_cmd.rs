@@ -719,13 +719,26 @@ fn export(a: ExportArgs) -> Result<Outcome, Failure> {
     }
     let db = open_read(&a.file)?;
     let runs = db.runs(&a.select.filter()).map_err(failure)?;
+    // To stdout, each run's lines as they are made (a fleet's history
+    // need not fit in memory); to a file, whole, replaced as every output.
+    let streamed = to.sink == Sink::Stdout;
     let mut body = String::new();
     for r in &runs {
         let mut rec = r.record.clone();
         rec.points = db.points(r.id).map_err(failure)?;
         iosurvey_db::export::lines(r.id, &rec, &mut body)
             .map_err(|e| Failure::Run(anyhow!("run {}: {e}", r.id)))?;
+        if streamed {
+            match iosurvey_session::output::write_stdout(&body) {
+                Ok(()) => body.clear(),
+                // Its reader has what it wanted.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(Outcome::Ok),
+                Err(e) => return Err(Failure::Run(anyhow!("writing to stdout: {e}"))),
+            }
+        }
     }
-    write_out(&to, &body, true, None)?;
+    if !streamed {
+        write_out(&to, &body, true, None)?;
+    }
     Ok(Outcome::Ok)
 }
