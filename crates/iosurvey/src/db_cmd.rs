@@ -294,6 +294,16 @@ fn open_read(f: &DbFile) -> Result<Db, Failure> {
     let shown = format!("--db {}", f.db.display());
     iosurvey_target::output::database::check_sidecars(&f.db, &shown)
         .map_err(|e| Failure::Usage(e.into()))?;
+    // SQLite truncates and removes the files beside the database even to
+    // read it: where it can write there, they are judged as outputs (a
+    // loop device's backing file, a target's file there is refused).
+    let dir = match f.db.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    if rustix::fs::access(dir, rustix::fs::Access::WRITE_OK).is_ok() {
+        judged_db(f)?;
+    }
     crate::out_path::check_stdout(&[], &db_ident(f)).map_err(|e| Failure::Usage(e.into()))?;
     Db::open_read(&f.db, &shown).map_err(failure)
 }
