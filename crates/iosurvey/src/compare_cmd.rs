@@ -84,7 +84,8 @@ impl From<GateArg> for GateFigure {
     }
 }
 
-fn pct(s: &str) -> Result<f64, String> {
+/// A percentage flag's value (`5`, `5%`): a number of 0 or more.
+pub fn pct(s: &str) -> Result<f64, String> {
     match s.trim_end_matches('%').parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
         _ => Err(format!("{s:?} is not a percentage (a number of 0 or more)")),

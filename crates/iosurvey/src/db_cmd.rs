@@ -5,7 +5,7 @@
 //! (change points per series, exit 1 on a regression in the newest runs),
 //! and `export` as JSON Lines.
 
-use crate::compare_cmd::{present, CompareOutput};
+use crate::compare_cmd::{pct, present, CompareOutput};
 use crate::flags::common::OutputArg;
 use crate::out_path::{check_all, judge, Ident, OutPath, Sink};
 use crate::report_cmd::{parse_report, read_input, InputBudget};
@@ -181,13 +181,6 @@ fn probability(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
         _ => Err(format!("{s:?} is not a probability between 0 and 1")),
-    }
-}
-
-fn pct(s: &str) -> Result<f64, String> {
-    match s.trim_end_matches('%').parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!("{s:?} is not a percentage (a number of 0 or more)")),
     }
 }
 
