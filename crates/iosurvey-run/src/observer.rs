@@ -1,7 +1,7 @@
 //! Hooks the runner calls while a plan runs: progress bars, live interval
 //! streams and saving each point as it finishes implement them.
 
-use crate::JobResult;
+use crate::{JobResult, LiveSnapshot};
 use iosurvey_workload::Point;
 
 /// Running totals of the measured phase so far, over all workers.
@@ -21,6 +21,14 @@ pub trait Observer {
     fn tick(&mut self, _point: &Point, _progress: Progress) {}
     /// A point has finished (or was cut short).
     fn point_finished(&mut self, _point: &Point, _result: &JobResult) {}
+    /// Whether [`Observer::live`] is wanted: the workers then publish
+    /// their classes once per interval of the measured phase.
+    fn wants_live(&self) -> bool {
+        false
+    }
+    /// The point's classes so far, added up over its workers, at each
+    /// tick when wanted.
+    fn live(&mut self, _point: &Point, _snapshot: &LiveSnapshot) {}
 }
 
 /// Observes nothing.

@@ -2,6 +2,7 @@
 //! out to workers, starts them at one barrier, and merges what they measured.
 
 use crate::host::CpuSample;
+use crate::live::{LiveSlot, LiveSnapshot};
 use crate::observer::{Observer, Progress};
 use crate::result::JobResult;
 use crate::worker::{
@@ -392,6 +393,11 @@ pub(crate) fn run_job(
     let warm = (job.warm_bytes > 0).then(|| WarmUp::new(job.warm_bytes));
     let warm = warm.as_ref();
     let live: Vec<LiveCounters> = (0..workers).map(|_| LiveCounters::default()).collect();
+    let wants_live = observer.wants_live();
+    let slots: Vec<LiveSlot> = match wants_live {
+        true => (0..workers).map(|_| LiveSlot::default()).collect(),
+        false => Vec::new(),
+    };
     let barrier = Barrier::new(workers + 1);
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
     let buffer_size = job.max_bs() as usize;
@@ -404,6 +410,7 @@ pub(crate) fn run_job(
             .enumerate()
             .map(|(w, (streams, files))| {
                 let (barrier, live) = (&barrier, &live[w]);
+                let detail = slots.get(w);
                 let done = done_tx.clone();
                 let verify = verify.clone();
                 let seed = job.seed.wrapping_add(w as u64);
@@ -449,6 +456,7 @@ pub(crate) fn run_job(
                             continue_on_error: job.continue_on_error,
                             stop,
                             live,
+                            detail,
                             verify: verify.as_deref(),
                             backlog: job
                                 .verify_backlog
@@ -501,6 +509,13 @@ pub(crate) fn run_job(
                 p.bytes += l.bytes.load(Ordering::Relaxed);
             }
             observer.tick(point, p);
+            if wants_live {
+                let mut all = LiveSnapshot::default();
+                for s in slots.iter().filter_map(LiveSlot::read) {
+                    all.add(&s);
+                }
+                observer.live(point, &all);
+            }
         }
         let cpu1 = cpu1.unwrap_or_else(CpuSample::now);
         let outcomes: Vec<_> = handles

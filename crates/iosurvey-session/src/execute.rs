@@ -101,13 +101,14 @@ pub(crate) fn judge_outputs(
         }
     }
     let targets = target_paths(plan);
-    let outs = Outputs::judge(oflags, &files, &targets)?;
+    let mut outs = Outputs::judge(oflags, &files, &targets)?;
     let taken = oflags.output.map(|o| match o {
         OutputFormat::Json => "the JSON report (--output json)",
         OutputFormat::Text => "the text summary (--output text)",
     });
     out_path::check_all(&outs.all(), &targets, taken).map_err(|e| Failure::Usage(e.into()))?;
     outs.check_db()?;
+    outs.check_gateway(oflags.metrics_push.as_deref(), &report.host.hostname)?;
     Ok(outs)
 }
 

@@ -76,6 +76,10 @@ pub struct OutputOptions {
     pub db: Option<PathBuf>,
     /// `--label`: the run's name in the report and the database.
     pub label: Option<String>,
+    /// `--metrics-file`: live metrics for Prometheus' textfile collector.
+    pub metrics_file: Option<PathBuf>,
+    /// `--metrics-push`: the Pushgateway the same metrics go to.
+    pub metrics_push: Option<String>,
 }
 
 /// Streams in a distributed job above which the report summarises each
@@ -139,6 +143,8 @@ impl Default for OutputOptions {
             stream_detail: None,
             stream_file: None,
             db: None,
+            metrics_file: None,
+            metrics_push: None,
             label: None,
         }
     }

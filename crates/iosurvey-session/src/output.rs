@@ -183,6 +183,20 @@ pub fn write_out(
     }
 }
 
+/// `--metrics-file` as judged, if it can be replaced whole at every
+/// interval: a file (or a file mounted over), not stdout, a FIFO or a
+/// device, which are written once at the end.
+fn replaced_whole(out: OutPath) -> Result<OutPath, Failure> {
+    match out.sink {
+        Sink::File { .. } | Sink::Mounted(_) => Ok(out),
+        _ => Err(Failure::Usage(anyhow!(
+            "{}: not a regular file; the metrics are replaced whole at every interval, \
+             so give a file (node_exporter's textfile collector reads DIR/NAME.prom)",
+            out.shown()
+        ))),
+    }
+}
+
 /// Every output of a run, judged before it.
 pub struct Outputs {
     pub json: Option<OutPath>,
@@ -197,6 +211,10 @@ pub struct Outputs {
     pub db: Option<OutPath>,
     /// The files SQLite writes beside it, judged as outputs too.
     pub db_sidecars: Vec<OutPath>,
+    /// `--metrics-file`: a regular file, replaced whole at each interval.
+    pub metrics: Option<OutPath>,
+    /// `--metrics-push`: the Pushgateway, once it has answered.
+    pub gateway: Option<crate::metrics_push::Gateway>,
     /// Ends the wait for a FIFO's reader (see [`open_in_place`]).
     pub stop: Option<Arc<AtomicBool>>,
     /// When the HTML page was last written: it is drawn again at most
@@ -253,6 +271,10 @@ impl Outputs {
             streams: one("--stream-file", &flags.stream_file)?,
             db: db_files.first().cloned(),
             db_sidecars: db_files.iter().skip(1).cloned().collect(),
+            metrics: one("--metrics-file", &flags.metrics_file)?
+                .map(replaced_whole)
+                .transpose()?,
+            gateway: None,
             mode: mode
                 .iter()
                 .map(|(flag, p)| judge(flag, p))
@@ -276,6 +298,7 @@ impl Outputs {
             &self.live,
             &self.streams,
             &self.db,
+            &self.metrics,
         ]
         .into_iter()
         .flatten()
@@ -295,6 +318,17 @@ impl Outputs {
     /// [`crate::history_db::check`]).
     pub fn check_db(&self) -> Result<(), Failure> {
         self.db.as_ref().map_or(Ok(()), crate::history_db::check)
+    }
+
+    /// Checks `--metrics-push` before any I/O: an `http://` address whose
+    /// Pushgateway answers, kept for the run.
+    pub fn check_gateway(&mut self, url: Option<&str>, host: &str) -> Result<(), Failure> {
+        let Some(url) = url else { return Ok(()) };
+        let gw = crate::metrics_push::Gateway::parse(url, host)
+            .and_then(|g| g.check().map(|()| g))
+            .map_err(|e| Failure::Usage(e.into()))?;
+        self.gateway = Some(gw);
+        Ok(())
     }
 
     /// Records the run in the history database, after its report files
@@ -441,7 +475,7 @@ fn write_failed(out: &OutPath, e: &dyn std::fmt::Display) -> Failure {
 }
 
 /// The one line a failure is said in.
-fn failure_text(f: &Failure) -> String {
+pub(crate) fn failure_text(f: &Failure) -> String {
     match f {
         Failure::Usage(e) | Failure::Run(e) | Failure::Interrupted(e) => format!("{e:#}"),
     }

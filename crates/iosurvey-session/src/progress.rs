@@ -9,7 +9,7 @@
 use crate::output::write_stdout;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iosurvey_report::{format_rate, TextOptions};
-use iosurvey_run::{JobResult, Observer, Progress};
+use iosurvey_run::{JobResult, LiveSnapshot, Observer, Progress};
 use iosurvey_target::output::path::OutPath;
 use iosurvey_workload::Point;
 use serde::Serialize;
@@ -67,6 +67,8 @@ pub struct Display {
     last: Progress,
     /// Last sample for the bar's rate, about a second back.
     rate_from: Progress,
+    /// `--metrics-file`, `--metrics-push`, once the targets are open.
+    pub metrics: Option<crate::metrics::Metrics>,
 }
 
 impl Display {
@@ -96,6 +98,7 @@ impl Display {
             next_interval: 0,
             last: Progress::default(),
             rate_from: Progress::default(),
+            metrics: None,
         })
     }
 
@@ -193,6 +196,9 @@ impl Display {
 
 impl Observer for Display {
     fn point_started(&mut self, point: &Point) {
+        if let Some(m) = &mut self.metrics {
+            m.point_started(point);
+        }
         let b = &point.job.bounds;
         self.ramp_ns = b.ramp.as_nanos() as u64;
         self.interval_ns = point.job.interval.as_nanos() as u64;
@@ -260,8 +266,21 @@ impl Observer for Display {
         }
     }
 
+    fn wants_live(&self) -> bool {
+        self.metrics.is_some()
+    }
+
+    fn live(&mut self, _point: &Point, snapshot: &LiveSnapshot) {
+        if let Some(m) = &mut self.metrics {
+            m.live(snapshot);
+        }
+    }
+
     fn point_finished(&mut self, point: &Point, result: &JobResult) {
         self.finish_live(point.index, result);
+        if let Some(m) = &mut self.metrics {
+            m.point_finished(point, result);
+        }
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }

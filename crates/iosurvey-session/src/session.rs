@@ -161,6 +161,13 @@ pub fn run_plan(
     let mut stream_file = file.flatten();
     let whole_on_wire = oflags.stream_file.is_some();
     let all_targets = opened_targets(cluster, &assigned, &local, opened.as_deref());
+    display.metrics = outs
+        .as_ref()
+        .filter(|o| o.metrics.is_some() || o.gateway.is_some())
+        .map(|o| {
+            let sources = (&report, plan, all_targets.as_slice());
+            crate::metrics::Metrics::new(o.metrics.clone(), o.gateway.clone(), sources)
+        });
     let mut stdout = outs.as_ref().map(|o| Stdout {
         streams: !o.takes_stdout() && oflags.output() == OutputFormat::Text,
         shown: String::new(),
@@ -297,7 +304,8 @@ pub fn run_plan(
     if crate::say::stderr_closed() {
         outcome = Outcome::Interrupted;
     }
-    if display.live_failed && outcome == Outcome::Ok {
+    let metrics_failed = display.metrics.as_mut().and_then(|m| m.finish());
+    if (display.live_failed || metrics_failed.is_some()) && outcome == Outcome::Ok {
         outcome = Outcome::IoFailed;
     }
     worst_over_ranks(cluster, outcome, failed, last_save)
@@ -425,6 +433,13 @@ fn check_before_io(
             targets::check_all(&local.plan, tflags)?;
         }
         return judge_outputs(&local.plan, report, oflags, presenter).map(Some);
+    }
+    if oflags.metrics_file.is_some() || oflags.metrics_push.is_some() {
+        // Every rank has the same flags: every rank stops here.
+        return Err(Failure::Usage(anyhow!(
+            "--metrics-file and --metrics-push are not available under MPI yet: \
+             run without them, or on one host"
+        )));
     }
     let ids = match has_work {
         true => crate::tuning::check(&local.plan, tflags)

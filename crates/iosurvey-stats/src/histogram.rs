@@ -214,7 +214,7 @@ impl Histogram {
     }
 
     /// Every non-empty bucket, ascending, with its count.
-    fn recorded(&self) -> impl Iterator<Item = (usize, u64)> + Clone + '_ {
+    pub(crate) fn recorded(&self) -> impl Iterator<Item = (usize, u64)> + Clone + '_ {
         self.counts
             .iter()
             .flat_map(|c| c.iter().enumerate())

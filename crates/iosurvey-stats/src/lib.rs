@@ -20,6 +20,7 @@
 mod buckets;
 pub mod changepoint;
 mod class;
+mod cumulative;
 mod histogram;
 mod series;
 pub mod significance;

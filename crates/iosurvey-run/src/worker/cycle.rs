@@ -407,6 +407,10 @@ impl<'w> Worker<'w> {
         self.interval_end = self
             .measure_start
             .saturating_add((i + 1).saturating_mul(self.interval_ns));
+        // The classes as of the boundary: this reap is not counted yet.
+        if let Some(slot) = self.bounds.detail {
+            slot.publish(&self.tally.result, i);
+        }
     }
 
     /// The ramp is over: the budgets put aside come back.

@@ -69,6 +69,9 @@ pub(crate) struct WorkerBounds<'a> {
     pub continue_on_error: bool,
     pub stop: &'a AtomicBool,
     pub live: &'a LiveCounters,
+    /// Where the worker publishes its classes once per interval, when an
+    /// observer wants them (`--metrics-file`, `--metrics-push`).
+    pub detail: Option<&'a crate::live::LiveSlot>,
     /// `--verify`: the generation maps the writes reserve their blocks in.
     pub verify: Option<&'a WriteVerify>,
     /// `--verify-backlog N`: read back every N writes during the job.

@@ -215,6 +215,12 @@ pub struct OutputFlags {
     /// Name the run (a firmware, a setting tried): kept in the JSON report and the history database, where `db history`, `db compare` and `db regress` select by it; diskperf echoes it in its header (its -n).
     #[arg(long, value_name = "TEXT", value_parser = label)]
     pub label: Option<String>,
+    /// Write live metrics to FILE for Prometheus (node_exporter's textfile collector reads FILE.prom in its directory), replaced whole at every interval and at each point's end: per target and direction, I/Os, bytes and errors as counters and latency as a histogram, labelled with the host, target, model, firmware, plan hash and point. Not under MPI.
+    #[arg(long, value_name = "FILE")]
+    pub metrics_file: Option<PathBuf>,
+    /// Push the same metrics to a Prometheus Pushgateway at URL (http://HOST:PORT) at every interval and at the end, grouped by job "iosurvey" and the host. Checked before any I/O. A failed push is said once; the run goes on and exits 1. Not under MPI.
+    #[arg(long, value_name = "URL")]
+    pub metrics_push: Option<String>,
 }
 
 /// A run's label: one line of printable text, at most 200 characters.
@@ -311,6 +317,8 @@ impl OutputFlags {
             stream_file: self.stream_file.clone(),
             db: self.db.clone(),
             label: self.label.clone(),
+            metrics_file: self.metrics_file.clone(),
+            metrics_push: self.metrics_push.clone(),
         }
     }
 }

@@ -52,6 +52,7 @@ mod truth {
 
 mod history_db;
 mod html_in_browser;
+mod metrics;
 mod polling;
 mod run_on_devices;
 mod run_on_files;

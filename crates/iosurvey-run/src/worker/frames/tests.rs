@@ -66,6 +66,7 @@ fn unbounded<'a>(
         continue_on_error: false,
         stop,
         live,
+        detail: None,
         verify: None,
         backlog: None,
         warm: None,

@@ -1,0 +1,222 @@
+//! Live metrics (`--metrics-file`, `--metrics-push`): what the workers
+//! publish at each interval boundary, written out for Prometheus at the
+//! first tick after it, and each point's whole figures at its end. The
+//! file is replaced whole (a new file renamed over it, through the output
+//! guard), so a reader never sees half of one. A failed write or push is
+//! said once; the run goes on and exits 1.
+
+use crate::metrics_push::{Gateway, Pusher};
+use crate::metrics_text::{render, PointLabels, RunLabels, TargetLabels};
+use crate::output::write_out;
+use iosurvey_model::document::{PointReport, RunReport, TargetReport};
+use iosurvey_run::{JobResult, LiveSnapshot};
+use iosurvey_target::output::path::OutPath;
+use iosurvey_workload::{Plan, Point};
+
+/// The exporter of one run.
+pub struct Metrics {
+    file: Option<OutPath>,
+    push: Option<Pusher>,
+    run: RunLabels,
+    /// Every target of the run, with its device's labels.
+    known: Vec<TargetLabels>,
+    /// The running point's targets (indexes into its job's) and streams.
+    targets: Vec<TargetLabels>,
+    point: PointLabels,
+    /// Intervals of the running point exported so far.
+    exported: u64,
+    /// The first failure said, when one was.
+    pub failed: Option<String>,
+    shape: PlanShape,
+}
+
+impl Metrics {
+    /// An exporter for the run `report` heads, on `targets` as opened,
+    /// writing `file` and pushing to `gateway` (both checked already).
+    pub fn new(
+        file: Option<OutPath>,
+        gateway: Option<Gateway>,
+        (report, plan, targets): (&RunReport, &Plan, &[TargetReport]),
+    ) -> Metrics {
+        let shape = PlanShape::new(report, plan, targets);
+        Metrics {
+            file,
+            push: gateway.map(Pusher::start),
+            run: RunLabels {
+                host: report.host.hostname.clone(),
+                plan: shape.hash(),
+                mode: report.mode.clone(),
+                label: report.label.clone().unwrap_or_default(),
+                version: report.tool.version.clone(),
+            },
+            known: targets
+                .iter()
+                .map(|t| {
+                    let d = t.device.as_ref();
+                    let field =
+                        |f: fn(&iosurvey_model::document::DeviceReport) -> &Option<String>| {
+                            d.and_then(|d| f(d).clone()).unwrap_or_default()
+                        };
+                    TargetLabels {
+                        path: t.path.clone(),
+                        model: field(|d| &d.model),
+                        firmware: field(|d| &d.firmware),
+                    }
+                })
+                .collect(),
+            targets: Vec::new(),
+            point: PointLabels::default(),
+            exported: 0,
+            failed: None,
+            shape,
+        }
+    }
+
+    /// A point starts: its labels, and an exposition with nothing counted
+    /// yet (the run's info).
+    pub fn point_started(&mut self, point: &Point) {
+        self.targets = point
+            .job
+            .targets
+            .iter()
+            .map(|t| {
+                let path = t.path.display().to_string();
+                self.known
+                    .iter()
+                    .find(|k| k.path == path)
+                    .cloned()
+                    .unwrap_or(TargetLabels {
+                        path,
+                        ..TargetLabels::default()
+                    })
+            })
+            .collect();
+        self.point = PointLabels {
+            label: point.label.clone(),
+            stream_target: point.job.streams.iter().map(|s| s.target).collect(),
+        };
+        self.exported = 0;
+        self.export(&LiveSnapshot::default());
+    }
+
+    /// The workers' classes at a tick: exported when an interval ended
+    /// since the last export.
+    pub fn live(&mut self, snapshot: &LiveSnapshot) {
+        if snapshot.intervals > self.exported {
+            self.exported = snapshot.intervals;
+            self.export(snapshot);
+        }
+    }
+
+    /// The point's whole figures.
+    pub fn point_finished(&mut self, point: &Point, result: &JobResult) {
+        self.export(&LiveSnapshot::of(result, u64::MAX));
+        // The points after it, with what the engine managed.
+        self.run.plan = self.shape.ran(point.index, result);
+    }
+
+    /// The run is over: the last push waited for. The failure, if any
+    /// write or push failed.
+    pub fn finish(&mut self) -> Option<String> {
+        if let Some(p) = &mut self.push {
+            if let Some(why) = p.finish() {
+                self.fail(why);
+            }
+        }
+        self.failed.clone()
+    }
+
+    fn export(&mut self, snapshot: &LiveSnapshot) {
+        let body = render(&self.run, &self.targets, &self.point, snapshot);
+        if let Some(out) = &self.file {
+            if let Err(e) = write_out(out, &body, false, None) {
+                self.fail(crate::output::failure_text(&e));
+            }
+        }
+        if let Some(p) = &mut self.push {
+            p.push(body);
+            if let Some(why) = p.new_failure() {
+                self.fail(why);
+            }
+        }
+    }
+
+    /// Says a failure on stderr, the first of each kind once.
+    fn fail(&mut self, why: String) {
+        if self.failed.as_ref().is_some_and(|f| *f == why) {
+            return;
+        }
+        eprintln!("iosurvey: {why}; the run goes on and will exit 1");
+        self.failed.get_or_insert(why);
+    }
+}
+
+/// The plan as its report will say it, to hash as the history database
+/// will: each point made from a result with nothing measured, until it
+/// has run. What the engine managed (registered files and buffers) is
+/// known only once a point has run: the points still to run are taken to
+/// get what the last one got, and at first what an io_uring engine gets
+/// when the kernel allows it (the hash changes for the points after one
+/// that got otherwise).
+struct PlanShape {
+    report: RunReport,
+    plan: Plan,
+    targets: Vec<TargetReport>,
+    /// Which points have run.
+    ran: Vec<bool>,
+}
+
+impl PlanShape {
+    fn new(report: &RunReport, plan: &Plan, targets: &[TargetReport]) -> PlanShape {
+        let mut shape = PlanShape {
+            report: report.clone(),
+            plan: plan.clone(),
+            targets: targets.to_vec(),
+            ran: vec![false; plan.points.len()],
+        };
+        let ram = shape.report.host.memory_bytes;
+        shape.report.points = plan
+            .points
+            .iter()
+            .map(|p| {
+                let uring = p.job.engine == iosurvey_model::engine::EngineKind::Uring;
+                let engine = iosurvey_model::engine::EngineFeatures {
+                    registered_files: uring,
+                    fixed_buffers: uring,
+                    ..Default::default()
+                };
+                PointReport::new(p, targets, &unmeasured(p, engine), ram)
+            })
+            .collect();
+        shape
+    }
+
+    /// Point `index` ran with `result`; the hash as it now stands.
+    fn ran(&mut self, index: usize, result: &JobResult) -> String {
+        let ram = self.report.host.memory_bytes;
+        if let Some(p) = self.plan.points.get(index) {
+            self.report.points[index] = PointReport::new(p, &self.targets, result, ram);
+            self.ran[index] = true;
+        }
+        for (i, p) in self.plan.points.iter().enumerate() {
+            if !self.ran[i] {
+                let r = unmeasured(p, result.engine);
+                self.report.points[i] = PointReport::new(p, &self.targets, &r, ram);
+            }
+        }
+        self.hash()
+    }
+
+    fn hash(&self) -> String {
+        iosurvey_db::hash::plan_hash(&self.report)
+    }
+}
+
+/// A result of `p` with nothing measured, from an engine with `engine`.
+fn unmeasured(p: &Point, engine: iosurvey_model::engine::EngineFeatures) -> JobResult {
+    JobResult {
+        streams: vec![Default::default(); p.job.streams.len()],
+        engine,
+        ..Default::default()
+    }
+}
