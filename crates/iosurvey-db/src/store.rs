@@ -5,8 +5,8 @@
 
 use crate::schema::{current, APPLICATION_ID, MIGRATIONS};
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 use std::time::Duration;
 
 /// What went wrong with the database: refused before anything was done
@@ -53,47 +53,13 @@ impl Inserted {
     }
 }
 
-/// The files SQLite keeps beside a database.
-const SIDECARS: [&str; 3] = ["-wal", "-shm", "-journal"];
-
 /// Refuses a database path whose files SQLite would write through
-/// something other than a regular file: the path itself, or the
-/// write-ahead log, shared memory or journal beside it, as a symlink, a
-/// device, a FIFO or a directory.
+/// something other than a regular file of its own, or that SQLite did not
+/// make (a file of the user's named like its log): the judgement of
+/// iosurvey-target, the same for a run's `--db` and a `db` command's.
 fn check_files(path: &Path, shown: &str) -> Result<(), DbError> {
-    let mut all = vec![path.to_path_buf()];
-    all.extend(SIDECARS.iter().map(|s| {
-        let mut p = path.as_os_str().to_owned();
-        p.push(s);
-        PathBuf::from(p)
-    }));
-    for p in &all {
-        match std::fs::symlink_metadata(p) {
-            // The database may have other names (the user's); what SQLite
-            // writes beside it may not.
-            Ok(m) if m.file_type().is_file() && (p == path || m.nlink() == 1) => {}
-            Ok(m) => {
-                let what = if m.file_type().is_symlink() {
-                    "a symlink"
-                } else if m.file_type().is_file() {
-                    "a hard link to another name"
-                } else if m.file_type().is_block_device() {
-                    "a block device"
-                } else if m.is_dir() {
-                    "a directory"
-                } else {
-                    "not a regular file"
-                };
-                return Err(DbError::Refused(format!(
-                    "{shown}: {} is {what}; SQLite writes the database and the files beside it in place, so each must be a regular file (give the file itself, or remove what is in the way)",
-                    p.display()
-                )));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(DbError::Refused(format!("{shown}: {}: {e}", p.display()))),
-        }
-    }
-    Ok(())
+    iosurvey_target::output::database::check_database_files(path, shown)
+        .map_err(|e| DbError::Refused(e.to_string()))
 }
 
 /// The error of `e` on `shown`: bad input refused, or a failure.
