@@ -99,10 +99,29 @@ fn judge(suffix: &str, size: u64, head: &[u8]) -> Option<String> {
             (head.get(..4) != Some(&version[..]))
                 .then(|| "it does not begin with a wal-index header".into())
         }
-        "-journal" => (!head.starts_with(&JOURNAL_MAGIC))
+        "-journal" => (!head.starts_with(&JOURNAL_MAGIC) && !journal_being_written(head))
             .then(|| "it does not begin with a rollback journal's magic number".into()),
         _ => None,
     }
+}
+
+/// Whether `head` is the header of a rollback journal another process is
+/// writing now: SQLite writes it with its magic and record count zeroed
+/// and puts them in once the journal is synced, so until then it is 12
+/// zero bytes, a salt, the database's size, and the sector and page
+/// sizes (powers of two, from 32 and 512 to 65536).
+fn journal_being_written(head: &[u8]) -> bool {
+    let at = |i: usize| {
+        head.get(i..i + 4)
+            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let power = |v: Option<u32>, least: u32| {
+        v.is_some_and(|v| v.is_power_of_two() && (least..=65_536).contains(&v))
+    };
+    head.len() >= 28
+        && head[..12].iter().all(|&b| b == 0)
+        && power(at(20), 32)
+        && power(at(24), 512)
 }
 
 #[cfg(test)]
@@ -140,6 +159,12 @@ mod tests {
         journal.extend([0; 20]);
         assert_eq!(judge("-journal", 28, &journal), None);
         assert!(judge("-journal", 28, &[0; 28]).is_some());
+        // Being written by another process: magic and count still zero.
+        let mut writing = vec![0; 12];
+        writing.extend([0xab, 0xcd, 0xef, 0x01, 0, 0, 0, 9, 0, 0, 2, 0, 0, 0, 16, 0]);
+        assert_eq!(judge("-journal", 28, &writing), None);
+        writing[26] = 3;
+        assert!(judge("-journal", 28, &writing).is_some(), "not a page size");
         assert!(judge("-journal", 5, b"todo\n").is_some());
     }
 
