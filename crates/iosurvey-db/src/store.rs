@@ -6,7 +6,7 @@
 use crate::schema::{current, APPLICATION_ID, MIGRATIONS};
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension};
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// What went wrong with the database: refused before anything was done
@@ -60,6 +60,48 @@ impl Inserted {
 fn check_files(path: &Path, shown: &str) -> Result<(), DbError> {
     iosurvey_target::output::database::check_database_files(path, shown)
         .map_err(|e| DbError::Refused(e.to_string()))
+}
+
+/// Judges the files beside the database again, immediately before the
+/// first statement of `conn` (the one that makes SQLite open its log and
+/// wal-index), runs that statement ([`inspect`]), then verifies what SQLite
+/// opened ([`crate::held`]): before anything is written.
+fn first_read(conn: &Connection, path: &Path, shown: &str) -> Result<u32, DbError> {
+    check_files(path, shown)?;
+    let version = inspect(conn, shown)?;
+    crate::held::verify_held(path, shown).map_err(DbError::Refused)?;
+    Ok(version)
+}
+
+/// `PRAGMA quick_check`'s verdict in one line: the first problem and how
+/// many others (SQLite says them on several lines, under a heading).
+fn quick_check(conn: &Connection, shown: &str) -> Result<(), DbError> {
+    let rows: Vec<String> = conn
+        .prepare("PRAGMA quick_check")
+        .and_then(|mut s| {
+            s.query_map([], |r| r.get::<_, String>(0))?
+                .collect::<Result<_, _>>()
+        })
+        .map_err(|e| classify(shown, "checking", e))?;
+    let problems: Vec<&str> = rows
+        .iter()
+        .flat_map(|r| r.lines())
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("*** in database"))
+        .collect();
+    let Some(first) = problems.first().filter(|p| **p != "ok") else {
+        return Ok(());
+    };
+    let more = match problems.len() - 1 {
+        0 => String::new(),
+        // SQLite stops at 100.
+        n if n >= 99 => format!(", and at least {n} other problems"),
+        1 => ", and 1 other problem".to_string(),
+        n => format!(", and {n} other problems"),
+    };
+    Err(DbError::Refused(format!(
+        "{shown}: the database is corrupt ({first}{more}); recover it with sqlite3's .recover, or give a new file"
+    )))
 }
 
 /// The error of `e` on `shown`: bad input refused, or a failure.
@@ -126,6 +168,22 @@ fn uri_path(path: &Path) -> String {
     out
 }
 
+/// Refuses database `path` when a write-ahead log beside it is not empty:
+/// read immutably (where SQLite cannot write beside it), its runs there
+/// would be missing from every answer.
+fn unmerged_log(path: &Path, shown: &str) -> Result<(), DbError> {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let wal = PathBuf::from(wal);
+    match std::fs::symlink_metadata(&wal) {
+        Ok(m) if m.len() > 0 => Err(DbError::Refused(format!(
+            "{shown}: its write-ahead log {} may hold runs not yet merged into the database, and SQLite cannot merge them here (it cannot write beside the database); copy the database with its -wal and -shm somewhere writable and read it there, or checkpoint it where it can be written (sqlite3 FILE 'PRAGMA wal_checkpoint(TRUNCATE)')",
+            wal.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 impl Db {
     /// Checks `path` before a run that will record into it, changing
     /// nothing: a missing file is fine (it is made when the run is
@@ -156,18 +214,11 @@ impl Db {
                 "{shown}: can only be read (a read-only file or filesystem); give a file iosurvey can write"
             )));
         }
-        inspect(&conn, shown)?;
+        first_read(&conn, path, shown)?;
         // A database damaged inside (not only its header) would fail the
         // recording after the run: found now. Linear in the file's size
         // (a fraction of a second for tens of MB).
-        let verdict: String = conn
-            .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
-            .map_err(|e| classify(shown, "checking", e))?;
-        if verdict != "ok" {
-            return Err(DbError::Refused(format!(
-                "{shown}: the database is corrupt ({verdict}); recover it with sqlite3's .recover, or give a new file"
-            )));
-        }
+        quick_check(&conn, shown)?;
         // Whether a write could start now: a lock held by another
         // process, or a read-only filesystem, is found here.
         conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;")
@@ -193,7 +244,8 @@ impl Db {
         db.conn
             .busy_timeout(WRITE_WAIT)
             .map_err(|e| db.err("opening", e))?;
-        db.migrate()?;
+        first_read(&db.conn, path, shown)?;
+        db.migrate(path)?;
         Ok(db)
     }
 
@@ -223,6 +275,9 @@ impl Db {
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX;
             Connection::open_with_flags(path, flags)
         } else {
+            // An immutable read sees the database file only: runs still in
+            // its write-ahead log would be left out without a word.
+            unmerged_log(path, shown)?;
             let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
                 | OpenFlags::SQLITE_OPEN_URI
                 | OpenFlags::SQLITE_OPEN_NOFOLLOW
@@ -232,7 +287,7 @@ impl Db {
         .map_err(|e| classify(shown, "opening", e))?;
         conn.busy_timeout(WRITE_WAIT)
             .map_err(|e| classify(shown, "opening", e))?;
-        if inspect(&conn, shown)? == 0 {
+        if first_read(&conn, path, shown)? == 0 {
             return Err(DbError::Refused(format!(
                 "{shown}: holds no iosurvey runs yet (an empty file); record runs into it with --db first"
             )));
@@ -253,7 +308,7 @@ impl Db {
     }
 
     /// Applies the migrations the file has not had, in one transaction.
-    fn migrate(&self) -> Result<(), DbError> {
+    fn migrate(&self, path: &Path) -> Result<(), DbError> {
         let c = &self.conn;
         // Someone else's file is refused before anything is changed in it
         // (WAL mode is written into the file's header).
@@ -262,6 +317,9 @@ impl Db {
         // inside a transaction.
         c.pragma_update(None, "journal_mode", "WAL")
             .map_err(|e| self.err("setting WAL mode", e))?;
+        // The log is opened by the first read in WAL mode: verified before
+        // the first write to it.
+        first_read(c, path, &self.shown)?;
         c.pragma_update(None, "foreign_keys", true)
             .map_err(|e| self.err("opening", e))?;
         c.execute_batch("BEGIN IMMEDIATE")

@@ -1,6 +1,6 @@
 //! The files SQLite keeps beside the database: a file of the user's that
-//! only has such a name is refused and kept, and the log and wal-index a
-//! writer left are recovered.
+//! only has such a name is refused and kept, the log and wal-index a
+//! writer left are recovered, and a corrupt file is refused in one line.
 
 use crate::run;
 use iosurvey_db::{Db, DbError, Filter};
@@ -112,4 +112,29 @@ fn the_log_of_a_writer_still_running_is_recovered_from_a_copy() {
     db.insert(&run("k3", "2025-01-03T00:00:00Z", None, 120.0, "1"))
         .unwrap();
     assert_eq!(db.runs(&Filter::default()).unwrap().len(), 3);
+}
+
+#[test]
+fn a_database_corrupt_in_many_places_is_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("h.db");
+    drop(Db::open(&p, "x").unwrap());
+    // Rows that break their table's declared rule: five problems, which
+    // `PRAGMA quick_check` says on several lines under a heading.
+    let c = rusqlite::Connection::open(&p).unwrap();
+    c.execute_batch(
+        "CREATE TABLE junk(x);
+         INSERT INTO junk VALUES (NULL), (NULL), (NULL), (NULL), (NULL);
+         PRAGMA writable_schema = ON;
+         UPDATE sqlite_master SET sql = 'CREATE TABLE junk(x NOT NULL)' WHERE name = 'junk';
+         PRAGMA writable_schema = OFF;",
+    )
+    .unwrap();
+    drop(c);
+    let before = std::fs::read(&p).unwrap();
+    let m = refused(Db::check(&p, "--db h.db"));
+    assert!(m.contains("is corrupt (NULL value in junk.x"), "{m}");
+    assert!(m.contains("and 4 other problems"), "{m}");
+    assert!(!m.contains('\n'), "more than one line: {m}");
+    assert!(std::fs::read(&p).unwrap() == before, "the file changed");
 }

@@ -1,6 +1,7 @@
 //! `--db` against what lies beside the database and how it is named: a
 //! file of the user's named like SQLite's refused by every command and
-//! kept, and a symlinked `--db` refused alike by a run and a read.
+//! kept, a log left by a writer read back (and refused where it cannot be
+//! merged), and a symlinked `--db` refused alike by a run and a read.
 
 use crate::common::*;
 use std::path::{Path, PathBuf};
@@ -87,6 +88,86 @@ fn a_users_file_named_like_sqlites_is_refused_by_every_command_and_kept() {
         std::fs::remove_file(&side).unwrap();
     }
     assert_eq!(runs_in(&db), 1);
+}
+
+/// Holds `db` open from another process (python3's sqlite3), as a second
+/// reader would, so that the log is neither merged nor removed when a run
+/// recording into it closes; killed on drop.
+struct Holder(std::process::Child);
+
+impl Holder {
+    fn new(db: &Path) -> Holder {
+        let mut child = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import sqlite3,sys,time\n\
+                 c=sqlite3.connect(sys.argv[1])\n\
+                 c.execute('select count(*) from runs').fetchall()\n\
+                 print('open',flush=True)\n\
+                 time.sleep(60)",
+                s(db),
+            ])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3");
+        let mut line = String::new();
+        use std::io::BufRead;
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line.trim(), "open");
+        Holder(child)
+    }
+}
+
+impl Drop for Holder {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Copies `db` and the files beside it into `to`, as they are now.
+fn copy_db(db: &Path, to: &Path) -> PathBuf {
+    let q = to.join("h.db");
+    for suffix in ["", "-wal", "-shm"] {
+        std::fs::copy(beside(db, suffix), beside(&q, suffix)).unwrap();
+    }
+    q
+}
+
+#[test]
+fn a_log_left_by_a_writer_is_read_back_and_refused_where_it_cannot_be_merged() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let (t, db) = (dir.path().join("t.dat"), dir.path().join("h.db"));
+    ok(&iosurvey(&run_args(&t, &db, "300ms")));
+    let holder = Holder::new(&db);
+    ok(&iosurvey(&run_args(&t, &db, "300ms")));
+    // The second run is in the log only: a copy now is what a crash
+    // leaves.
+    assert!(std::fs::metadata(beside(&db, "-wal")).unwrap().len() > 32);
+    let copy = tempfile::tempdir().unwrap();
+    let q = copy_db(&db, copy.path());
+    assert_eq!(runs_in(&q), 2, "a real log is read back");
+    // Where SQLite cannot write beside the database, the log cannot be
+    // merged: refused, rather than answers without its runs.
+    let m = require!(Mount::new("tmpfs", &["-t", "tmpfs", "-o", "size=64m"]));
+    let r = copy_db(&db, m.path());
+    drop(holder);
+    must("mount", &["-o", "remount,ro", s(m.path())]);
+    let out = iosurvey(&["db", "history", "--db", s(&r)]);
+    let err = refused(&out, "write-ahead log");
+    assert!(err.contains("copy the database with its -wal"), "{err}");
+    // Merged (by a writable copy's read), it is read where it is.
+    must("mount", &["-o", "remount,rw", s(m.path())]);
+    assert_eq!(runs_in(&r), 2);
+    assert!(
+        !beside(&r, "-wal").exists(),
+        "the log was merged and removed"
+    );
+    must("mount", &["-o", "remount,ro", s(m.path())]);
+    assert_eq!(runs_in(&r), 2);
 }
 
 #[test]
