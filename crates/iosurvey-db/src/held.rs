@@ -1,7 +1,8 @@
-//! What SQLite holds open beside the database, verified once it has opened
-//! it: the write-ahead log, the wal-index (`-shm`) and a journal SQLite
-//! holds at `FILE-wal`, `FILE-shm`, `FILE-journal` must be regular files
-//! with one name each, on the database's filesystem.
+//! The files beside the database as SQLite opens them: what it holds open,
+//! verified once it has opened it (the write-ahead log, the wal-index
+//! (`-shm`) and a journal SQLite holds at `FILE-wal`, `FILE-shm`,
+//! `FILE-journal` must be regular files with one name each, on the
+//! database's filesystem), and a log that an immutable open would not see.
 //!
 //! The files beside the database are judged (a symlink, a hard link to
 //! another name, a file SQLite did not make is refused) immediately before
@@ -15,7 +16,8 @@
 //! What is left: the window between the last judgement and SQLite's
 //! `open()` (microseconds, no slow work in it), and what SQLite does at
 //! that `open()` before this check: the first connection to a database
-//! cuts its `-shm` to 3 bytes and rebuilds it from the log. A hard link
+//! cuts its `-shm` to 3 bytes and rebuilds it from the log, and a new
+//! database writes a `-journal` while it is switched to WAL. A hard link
 //! made there in that window loses its contents. Only a process that can
 //! write in the database's directory can make one, and with
 //! `fs.protected_hardlinks = 1` (the default of every distribution) only
@@ -24,7 +26,7 @@
 
 use std::ffi::OsString;
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Refuses, before anything is written, when a file SQLite holds open at
 /// one of the names beside database `db` is not a regular file of its
@@ -81,6 +83,22 @@ pub(crate) fn verify_held(db: &Path, shown: &str) -> Result<(), String> {
         )));
     }
     Ok(())
+}
+
+/// Refuses database `path` when a write-ahead log beside it is not empty:
+/// read immutably (where SQLite cannot write beside it), its runs there
+/// would be missing from every answer (the error is the refusal's line).
+pub(crate) fn unmerged_log(path: &Path, shown: &str) -> Result<(), String> {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let wal = PathBuf::from(wal);
+    match std::fs::symlink_metadata(&wal) {
+        Ok(m) if m.len() > 0 => Err(format!(
+            "{shown}: its write-ahead log {} may hold runs not yet merged into the database, and SQLite cannot merge them here (it cannot write beside the database); copy the database with its -wal and -shm somewhere writable and read it there, or checkpoint it where it can be written (sqlite3 FILE 'PRAGMA wal_checkpoint(TRUNCATE)')",
+            wal.display()
+        )),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]

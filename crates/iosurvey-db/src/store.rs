@@ -6,7 +6,7 @@
 use crate::schema::{current, APPLICATION_ID, MIGRATIONS};
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension};
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 /// What went wrong with the database: refused before anything was done
@@ -53,19 +53,17 @@ impl Inserted {
     }
 }
 
-/// Refuses a database path whose files SQLite would write through
-/// something other than a regular file of its own, or that SQLite did not
-/// make (a file of the user's named like its log): the judgement of
-/// iosurvey-target, the same for a run's `--db` and a `db` command's.
+/// Refuses a database whose files SQLite would write through something
+/// else than a regular file of its own, or did not make: iosurvey-target's
+/// judgement, the same for a run's `--db` and a `db` command's.
 fn check_files(path: &Path, shown: &str) -> Result<(), DbError> {
     iosurvey_target::output::database::check_database_files(path, shown)
         .map_err(|e| DbError::Refused(e.to_string()))
 }
 
-/// Judges the files beside the database again, immediately before the
-/// first statement of `conn` (the one that makes SQLite open its log and
-/// wal-index), runs that statement ([`inspect`]), then verifies what SQLite
-/// opened ([`crate::held`]): before anything is written.
+/// Judges the files beside the database immediately before the first
+/// statement of `conn` (which opens its log and wal-index), runs it
+/// ([`inspect`]), then verifies what SQLite opened ([`crate::held`]).
 fn first_read(conn: &Connection, path: &Path, shown: &str) -> Result<u32, DbError> {
     check_files(path, shown)?;
     let version = inspect(conn, shown)?;
@@ -78,10 +76,7 @@ fn first_read(conn: &Connection, path: &Path, shown: &str) -> Result<u32, DbErro
 fn quick_check(conn: &Connection, shown: &str) -> Result<(), DbError> {
     let rows: Vec<String> = conn
         .prepare("PRAGMA quick_check")
-        .and_then(|mut s| {
-            s.query_map([], |r| r.get::<_, String>(0))?
-                .collect::<Result<_, _>>()
-        })
+        .and_then(|mut q| q.query_map([], |r| r.get(0))?.collect())
         .map_err(|e| classify(shown, "checking", e))?;
     let problems: Vec<&str> = rows
         .iter()
@@ -92,12 +87,15 @@ fn quick_check(conn: &Connection, shown: &str) -> Result<(), DbError> {
     let Some(first) = problems.first().filter(|p| **p != "ok") else {
         return Ok(());
     };
-    let more = match problems.len() - 1 {
+    // SQLite stops at 100 problems.
+    let n = problems.len() - 1;
+    let more = match n {
         0 => String::new(),
-        // SQLite stops at 100.
-        n if n >= 99 => format!(", and at least {n} other problems"),
-        1 => ", and 1 other problem".to_string(),
-        n => format!(", and {n} other problems"),
+        _ => format!(
+            ", and {n}{} other problem{}",
+            if n >= 99 { " or more" } else { "" },
+            if n == 1 { "" } else { "s" }
+        ),
     };
     Err(DbError::Refused(format!(
         "{shown}: the database is corrupt ({first}{more}); recover it with sqlite3's .recover, or give a new file"
@@ -166,22 +164,6 @@ fn uri_path(path: &Path) -> String {
         }
     }
     out
-}
-
-/// Refuses database `path` when a write-ahead log beside it is not empty:
-/// read immutably (where SQLite cannot write beside it), its runs there
-/// would be missing from every answer.
-fn unmerged_log(path: &Path, shown: &str) -> Result<(), DbError> {
-    let mut wal = path.as_os_str().to_owned();
-    wal.push("-wal");
-    let wal = PathBuf::from(wal);
-    match std::fs::symlink_metadata(&wal) {
-        Ok(m) if m.len() > 0 => Err(DbError::Refused(format!(
-            "{shown}: its write-ahead log {} may hold runs not yet merged into the database, and SQLite cannot merge them here (it cannot write beside the database); copy the database with its -wal and -shm somewhere writable and read it there, or checkpoint it where it can be written (sqlite3 FILE 'PRAGMA wal_checkpoint(TRUNCATE)')",
-            wal.display()
-        ))),
-        _ => Ok(()),
-    }
 }
 
 impl Db {
@@ -275,9 +257,8 @@ impl Db {
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX;
             Connection::open_with_flags(path, flags)
         } else {
-            // An immutable read sees the database file only: runs still in
-            // its write-ahead log would be left out without a word.
-            unmerged_log(path, shown)?;
+            // Immutable: the runs still in a log would be left unsaid.
+            crate::held::unmerged_log(path, shown).map_err(DbError::Refused)?;
             let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
                 | OpenFlags::SQLITE_OPEN_URI
                 | OpenFlags::SQLITE_OPEN_NOFOLLOW
@@ -317,8 +298,7 @@ impl Db {
         // inside a transaction.
         c.pragma_update(None, "journal_mode", "WAL")
             .map_err(|e| self.err("setting WAL mode", e))?;
-        // The log is opened by the first read in WAL mode: verified before
-        // the first write to it.
+        // Opens the log (in WAL mode now): verified before it is written.
         first_read(c, path, &self.shown)?;
         c.pragma_update(None, "foreign_keys", true)
             .map_err(|e| self.err("opening", e))?;
