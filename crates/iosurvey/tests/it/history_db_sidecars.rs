@@ -1,7 +1,9 @@
 //! `--db` against what lies beside the database and how it is named: a
 //! file of the user's named like SQLite's refused by every command and
 //! kept, a log left by a writer read back (and refused where it cannot be
-//! merged), and a symlinked `--db` refused alike by a run and a read.
+//! merged), a symlinked `--db` refused alike by a run and a read, a
+//! recording that fails saying how to record the run later, and a path
+//! that is not UTF-8.
 
 use crate::common::*;
 use std::path::{Path, PathBuf};
@@ -191,4 +193,62 @@ fn a_symlinked_db_is_refused_alike_by_a_run_and_a_read() {
     );
     assert_eq!(by_run, by_import);
     assert!(std::fs::read(&db).unwrap() == before);
+}
+
+#[test]
+fn a_recording_that_fails_says_how_to_record_the_run_later() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |n: &str| dir.path().join(n);
+    let (t, db, json) = (d("t.dat"), d("h.db"), d("r.json"));
+    let mut child =
+        iosurvey_cmd(&[run_args(&t, &db, "2s"), vec!["--json", s(&json)]].concat()).spawn();
+    let t0 = std::time::Instant::now();
+    while !t.exists() && t0.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(t.exists(), "the run never started");
+    // During the run, a file of the user's where SQLite keeps its log.
+    let wal = beside(&db, "-wal");
+    std::fs::write(&wal, "my log of the week\n").unwrap();
+    let out = child.0.take().unwrap().wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("is not a file SQLite made"), "{err}");
+    let hint = format!("iosurvey db import --db {} {}", s(&db), s(&json));
+    assert!(err.trim_end().ends_with(&format!("{hint})")), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&wal).unwrap(),
+        "my log of the week\n"
+    );
+    // The hint works.
+    std::fs::remove_file(&wal).unwrap();
+    ok(&iosurvey(&["db", "import", "--db", s(&db), s(&json)]));
+    assert_eq!(runs_in(&db), 1);
+}
+
+#[test]
+fn a_path_that_is_not_utf8_is_refused_in_one_line_not_a_panic() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let mut name = dir.path().as_os_str().as_bytes().to_vec();
+    name.extend_from_slice(b"/\xff.db");
+    let db = OsStr::from_bytes(&name);
+    for a in [
+        vec![
+            OsStr::new("db"),
+            OsStr::new("history"),
+            OsStr::new("--db"),
+            db,
+        ],
+        vec![OsStr::new("quick"), OsStr::new("--db"), db],
+    ] {
+        let out = std::process::Command::new(BIN).args(&a).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{a:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains("is not valid UTF-8"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
