@@ -11,6 +11,7 @@ pub mod export;
 pub mod fio;
 mod from_report;
 pub mod hash;
+mod held;
 pub mod history;
 mod import;
 mod read;

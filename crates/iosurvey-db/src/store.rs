@@ -5,8 +5,8 @@
 
 use crate::schema::{current, APPLICATION_ID, MIGRATIONS};
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 use std::time::Duration;
 
 /// What went wrong with the database: refused before anything was done
@@ -53,47 +53,53 @@ impl Inserted {
     }
 }
 
-/// The files SQLite keeps beside a database.
-const SIDECARS: [&str; 3] = ["-wal", "-shm", "-journal"];
-
-/// Refuses a database path whose files SQLite would write through
-/// something other than a regular file: the path itself, or the
-/// write-ahead log, shared memory or journal beside it, as a symlink, a
-/// device, a FIFO or a directory.
+/// Refuses a database whose files SQLite would write through something
+/// else than a regular file of its own, or did not make: iosurvey-target's
+/// judgement, the same for a run's `--db` and a `db` command's.
 fn check_files(path: &Path, shown: &str) -> Result<(), DbError> {
-    let mut all = vec![path.to_path_buf()];
-    all.extend(SIDECARS.iter().map(|s| {
-        let mut p = path.as_os_str().to_owned();
-        p.push(s);
-        PathBuf::from(p)
-    }));
-    for p in &all {
-        match std::fs::symlink_metadata(p) {
-            // The database may have other names (the user's); what SQLite
-            // writes beside it may not.
-            Ok(m) if m.file_type().is_file() && (p == path || m.nlink() == 1) => {}
-            Ok(m) => {
-                let what = if m.file_type().is_symlink() {
-                    "a symlink"
-                } else if m.file_type().is_file() {
-                    "a hard link to another name"
-                } else if m.file_type().is_block_device() {
-                    "a block device"
-                } else if m.is_dir() {
-                    "a directory"
-                } else {
-                    "not a regular file"
-                };
-                return Err(DbError::Refused(format!(
-                    "{shown}: {} is {what}; SQLite writes the database and the files beside it in place, so each must be a regular file (give the file itself, or remove what is in the way)",
-                    p.display()
-                )));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(DbError::Refused(format!("{shown}: {}: {e}", p.display()))),
-        }
-    }
-    Ok(())
+    iosurvey_target::output::database::check_database_files(path, shown)
+        .map_err(|e| DbError::Refused(e.to_string()))
+}
+
+/// Judges the files beside the database immediately before the first
+/// statement of `conn` (which opens its log and wal-index), runs it
+/// ([`inspect`]), then verifies what SQLite opened ([`crate::held`]).
+fn first_read(conn: &Connection, path: &Path, shown: &str) -> Result<u32, DbError> {
+    check_files(path, shown)?;
+    let version = inspect(conn, shown)?;
+    crate::held::verify_held(path, shown).map_err(DbError::Refused)?;
+    Ok(version)
+}
+
+/// `PRAGMA quick_check`'s verdict in one line: the first problem and how
+/// many others (SQLite says them on several lines, under a heading).
+fn quick_check(conn: &Connection, shown: &str) -> Result<(), DbError> {
+    let rows: Vec<String> = conn
+        .prepare("PRAGMA quick_check")
+        .and_then(|mut q| q.query_map([], |r| r.get(0))?.collect())
+        .map_err(|e| classify(shown, "checking", e))?;
+    let problems: Vec<&str> = rows
+        .iter()
+        .flat_map(|r| r.lines())
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("*** in database"))
+        .collect();
+    let Some(first) = problems.first().filter(|p| **p != "ok") else {
+        return Ok(());
+    };
+    // SQLite stops at 100 problems.
+    let n = problems.len() - 1;
+    let more = match n {
+        0 => String::new(),
+        _ => format!(
+            ", and {n}{} other problem{}",
+            if n >= 99 { " or more" } else { "" },
+            if n == 1 { "" } else { "s" }
+        ),
+    };
+    Err(DbError::Refused(format!(
+        "{shown}: the database is corrupt ({first}{more}); recover it with sqlite3's .recover, or give a new file"
+    )))
 }
 
 /// The error of `e` on `shown`: bad input refused, or a failure.
@@ -190,18 +196,11 @@ impl Db {
                 "{shown}: can only be read (a read-only file or filesystem); give a file iosurvey can write"
             )));
         }
-        inspect(&conn, shown)?;
+        first_read(&conn, path, shown)?;
         // A database damaged inside (not only its header) would fail the
         // recording after the run: found now. Linear in the file's size
         // (a fraction of a second for tens of MB).
-        let verdict: String = conn
-            .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
-            .map_err(|e| classify(shown, "checking", e))?;
-        if verdict != "ok" {
-            return Err(DbError::Refused(format!(
-                "{shown}: the database is corrupt ({verdict}); recover it with sqlite3's .recover, or give a new file"
-            )));
-        }
+        quick_check(&conn, shown)?;
         // Whether a write could start now: a lock held by another
         // process, or a read-only filesystem, is found here.
         conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;")
@@ -227,7 +226,8 @@ impl Db {
         db.conn
             .busy_timeout(WRITE_WAIT)
             .map_err(|e| db.err("opening", e))?;
-        db.migrate()?;
+        first_read(&db.conn, path, shown)?;
+        db.migrate(path)?;
         Ok(db)
     }
 
@@ -257,6 +257,8 @@ impl Db {
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX;
             Connection::open_with_flags(path, flags)
         } else {
+            // Immutable: the runs still in a log would be left unsaid.
+            crate::held::unmerged_log(path, shown).map_err(DbError::Refused)?;
             let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
                 | OpenFlags::SQLITE_OPEN_URI
                 | OpenFlags::SQLITE_OPEN_NOFOLLOW
@@ -266,7 +268,7 @@ impl Db {
         .map_err(|e| classify(shown, "opening", e))?;
         conn.busy_timeout(WRITE_WAIT)
             .map_err(|e| classify(shown, "opening", e))?;
-        if inspect(&conn, shown)? == 0 {
+        if first_read(&conn, path, shown)? == 0 {
             return Err(DbError::Refused(format!(
                 "{shown}: holds no iosurvey runs yet (an empty file); record runs into it with --db first"
             )));
@@ -287,7 +289,7 @@ impl Db {
     }
 
     /// Applies the migrations the file has not had, in one transaction.
-    fn migrate(&self) -> Result<(), DbError> {
+    fn migrate(&self, path: &Path) -> Result<(), DbError> {
         let c = &self.conn;
         // Someone else's file is refused before anything is changed in it
         // (WAL mode is written into the file's header).
@@ -296,6 +298,8 @@ impl Db {
         // inside a transaction.
         c.pragma_update(None, "journal_mode", "WAL")
             .map_err(|e| self.err("setting WAL mode", e))?;
+        // Opens the log (in WAL mode now): verified before it is written.
+        first_read(c, path, &self.shown)?;
         c.pragma_update(None, "foreign_keys", true)
             .map_err(|e| self.err("opening", e))?;
         c.execute_batch("BEGIN IMMEDIATE")

@@ -69,11 +69,27 @@ pub fn check(out: &OutPath) -> Result<(), Failure> {
     })
 }
 
-/// Records `report`; `saved` names the files the run's report is in, for
-/// the message when this fails (exit 1).
+/// Records `report`; `saved` names the files the run's report is in
+/// (`--json` first, then `--html`), for the message when this fails
+/// (exit 1): every failure says how to record the run later.
 pub fn record(out: &OutPath, report: &RunReport, saved: &[String]) -> Result<(), Failure> {
-    let at = place(out)?;
     let shown = out.shown();
+    let not_recorded = |m: String| {
+        let kept = match saved.first() {
+            None => "no report file was asked for: give --json next time, to record a run later with iosurvey db import".to_string(),
+            Some(file) => format!(
+                "its report is in {}: record it later with iosurvey db import --db {} {file}",
+                saved.join(", "),
+                out.given.display()
+            ),
+        };
+        Failure::Run(anyhow!("{m}; the run was not recorded ({kept})"))
+    };
+    let at = place(out).map_err(|f| match f {
+        Failure::Usage(e) | Failure::Run(e) | Failure::Interrupted(e) => {
+            not_recorded(e.to_string())
+        }
+    })?;
     let record = from_report(report, Some(iosurvey_report::to_json(report)));
     let done = Db::open(&at, &shown).and_then(|mut db| db.insert(&record));
     match done {
@@ -81,18 +97,7 @@ pub fn record(out: &OutPath, report: &RunReport, saved: &[String]) -> Result<(),
         Ok(Inserted::AlreadyThere(id)) => Err(Failure::Run(anyhow!(
             "{shown}: run {id} there has this run's key already; not recorded twice"
         ))),
-        Err(DbError::Refused(m) | DbError::Failed(m)) => {
-            let kept = match saved {
-                [] => "no report file was asked for: give --json next time, to record a run later with iosurvey db import".to_string(),
-                files => format!(
-                    "its report is in {}: record it later with iosurvey db import",
-                    files.join(", ")
-                ),
-            };
-            Err(Failure::Run(anyhow!(
-                "{m}; the run was not recorded ({kept})"
-            )))
-        }
+        Err(DbError::Refused(m) | DbError::Failed(m)) => Err(not_recorded(m)),
     }
 }
 

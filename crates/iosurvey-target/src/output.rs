@@ -7,4 +7,5 @@ pub mod database;
 pub mod file;
 pub mod judged;
 pub mod path;
+mod sqlite_made;
 mod symlinks;

@@ -46,7 +46,6 @@ use iosurvey_target::output::path as out_path;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().collect();
     // Under mpirun: MPI up for the whole run (finalised when this drops),
     // or a refusal from a build without it.
     let cluster = match iosurvey_session::start() {
@@ -60,6 +59,17 @@ fn main() -> ExitCode {
         }
     };
     let c = cluster.as_ref();
+    // `std::env::args` panics on an argument that is not UTF-8 (a path
+    // named in another encoding): said in one line instead.
+    let args = match utf8_args(std::env::args_os()) {
+        Ok(a) => a,
+        Err(e) => {
+            if c.is_root() {
+                eprintln!("iosurvey: {e}");
+            }
+            return ExitCode::from(2);
+        }
+    };
     // The classic tools' spellings become flags; the report records the
     // command line as typed.
     let (parsed, taken) = match flags::spellings::rewrite(args.clone(), &|k| std::env::var(k).ok())
@@ -85,6 +95,20 @@ fn main() -> ExitCode {
     };
     let outcome = run_command(cli.command, &args, c, environment);
     exit::end_run(outcome, c)
+}
+
+/// The command line as UTF-8 strings, or which argument is not UTF-8.
+fn utf8_args(args: impl Iterator<Item = std::ffi::OsString>) -> Result<Vec<String>, String> {
+    args.enumerate()
+        .map(|(i, a)| {
+            a.into_string().map_err(|a| {
+                format!(
+                    "argument {i} ({}) is not valid UTF-8; iosurvey takes UTF-8 arguments: give a path whose name is UTF-8 (rename or copy the file)",
+                    a.to_string_lossy()
+                )
+            })
+        })
+        .collect()
 }
 
 /// The command the line names (`quick` when none).

@@ -1,9 +1,11 @@
 //! The history database's tests: the file (made, checked, refused), runs
 //! written and read back, many writers at once, export and import, fio's
-//! JSON, and series with their change points.
+//! JSON, series with their change points, and the files beside the
+//! database.
 
 mod fio;
 mod history;
+mod sidecars;
 mod store;
 
 use iosurvey_db::record::{

@@ -26,9 +26,11 @@ pub fn sidecar_paths(db: &Path) -> Vec<PathBuf> {
 }
 
 /// Refuses a file beside database `db` that is there and is not a
-/// regular file of its own (`shown` names the database in the message).
+/// regular file of its own (`shown` names the database in the message),
+/// or is one SQLite did not make (a file of the user's with such a name:
+/// SQLite would truncate or rewrite it).
 pub fn check_sidecars(db: &Path, shown: &str) -> Result<(), OutputError> {
-    for p in sidecar_paths(db) {
+    for (p, suffix) in sidecar_paths(db).into_iter().zip(SIDECARS) {
         let Ok(m) = std::fs::symlink_metadata(&p) else {
             continue;
         };
@@ -38,15 +40,44 @@ pub fn check_sidecars(db: &Path, shown: &str) -> Result<(), OutputError> {
             "not a regular file"
         } else if m.nlink() > 1 {
             "a hard link to another name"
+        } else if let Some(why) = crate::output::sqlite_made::not_sqlite_made(&p, suffix) {
+            return Err(OutputError::new(format!(
+                "{shown}: {} is not a file SQLite made ({why}), and SQLite would overwrite or delete it; move it elsewhere (or remove it if it is not wanted), or give another database",
+                p.display()
+            )));
         } else {
             continue;
         };
-        return Err(OutputError::new(format!(
-            "{shown}: {} is {what}; SQLite writes the files beside a database in place, so each must be a regular file of its own (remove it, or give another database)",
-            p.display()
-        )));
+        return Err(not_in_place(shown, &p, what));
     }
     Ok(())
+}
+
+/// The refusal of `p`, which is `what` where SQLite writes in place.
+fn not_in_place(shown: &str, p: &Path, what: &str) -> OutputError {
+    OutputError::new(format!(
+        "{shown}: {} is {what}; SQLite writes the database and the files beside it in place, so each must be a regular file of its own (give the file itself, or remove what is in the way)",
+        p.display()
+    ))
+}
+
+/// Refuses database `db` itself when it is there and is a symlink or not
+/// a regular file (the same words for a run's `--db` and a `db` command's),
+/// then the files beside it ([`check_sidecars`]). The database may have
+/// other names (hard links of the user's); what SQLite writes beside it
+/// may not.
+pub fn check_database_files(db: &Path, shown: &str) -> Result<(), OutputError> {
+    match std::fs::symlink_metadata(db) {
+        Ok(m) if m.file_type().is_symlink() => return Err(not_in_place(shown, db, "a symlink")),
+        Ok(m) if m.is_dir() => return Err(not_in_place(shown, db, "a directory")),
+        Ok(m) if !m.file_type().is_file() => {
+            return Err(not_in_place(shown, db, "not a regular file"))
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(OutputError::new(format!("{shown}: {}: {e}", db.display()))),
+    }
+    check_sidecars(db, shown)
 }
 
 /// Judges database `given` and the files beside it, to write them: the
@@ -58,6 +89,11 @@ pub fn judge_database(given: &Path) -> Result<Vec<OutPath>, OutputError> {
         return Err(OutputError::new(format!(
             "{shown}: names a directory; give the database's file name"
         )));
+    }
+    // A symlink is refused as `db` commands refuse it (SQLite opens the
+    // database without following one), not followed.
+    if std::fs::symlink_metadata(given).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(not_in_place(&shown, given, "a symlink"));
     }
     let db = judge("--db", given)?;
     let Sink::File { real, .. } = &db.sink else {

@@ -515,8 +515,10 @@ fn the_files_sqlite_writes_beside_the_database_are_guarded_as_outputs() {
         );
         assert!(!t.exists());
     }
-    // The run's own target, or another output, named as one of them.
+    // The run's own target, or another output, named as one of them (a
+    // file that begins as a log does, so that SQLite could have made it).
     let wal = d("h.db-wal");
+    let mine = [&[0x37, 0x7f, 0x06, 0x82][..], &mine].concat();
     std::fs::write(&wal, &mine).unwrap();
     let r = [
         "run",

@@ -51,6 +51,7 @@ mod truth {
 }
 
 mod history_db;
+mod history_db_sidecars;
 mod html_in_browser;
 mod metrics;
 mod polling;

@@ -1,0 +1,182 @@
+//! Whether a file beside a database is one SQLite made: SQLite truncates,
+//! rewrites and removes whatever it finds at `FILE-wal`, `FILE-shm` and
+//! `FILE-journal` (it treats a header it does not know as an empty log),
+//! so a file of the user's that only has such a name is refused, never
+//! overwritten. Judged by the file's first bytes: the write-ahead log's
+//! magic, the wal-index's version and size, the rollback journal's magic.
+//! An empty file holds nothing to lose and is accepted.
+
+use std::io::Read;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::Path;
+
+/// The first four bytes of a write-ahead log (big-endian; the last bit
+/// says the byte order of its checksums).
+const WAL_MAGIC: [u32; 2] = [0x377f_0682, 0x377f_0683];
+/// The first eight bytes of a rollback journal.
+const JOURNAL_MAGIC: [u8; 8] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7];
+/// The version at the start of a wal-index (`-shm`), in the host's byte
+/// order.
+const WAL_INDEX_VERSION: u32 = 3_007_000;
+/// A wal-index grows by regions of this many bytes.
+const WAL_INDEX_REGION: u64 = 32_768;
+/// The smallest memory page, by which a wal-index being made grows.
+const MEMORY_PAGE: u64 = 4096;
+/// The wal-index's two header copies and its checkpoint information.
+const WAL_INDEX_HEADER: usize = 136;
+
+/// Why the file at `p`, a regular file beside a database named with
+/// `suffix` (`-wal`, `-shm`, `-journal`), is not one SQLite made; `None`
+/// when it is (or is empty, or is no longer there). Read through a
+/// descriptor opened without following a symlink and without waiting on a
+/// FIFO, which must still be a regular file.
+pub fn not_sqlite_made(p: &Path, suffix: &str) -> Option<String> {
+    let mut f = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc_flags())
+        .open(p)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => return Some(format!("it cannot be read: {e}")),
+    };
+    let m = match f.metadata() {
+        Ok(m) => m,
+        Err(e) => return Some(format!("it cannot be read: {e}")),
+    };
+    if !m.file_type().is_file() {
+        return Some("it is not a regular file".into());
+    }
+    if m.size() == 0 {
+        return None;
+    }
+    let mut head = Vec::with_capacity(WAL_INDEX_HEADER);
+    if let Err(e) = (&mut f)
+        .take(WAL_INDEX_HEADER as u64)
+        .read_to_end(&mut head)
+    {
+        return Some(format!("it cannot be read: {e}"));
+    }
+    judge(suffix, m.size(), &head)
+}
+
+/// `O_NOFOLLOW | O_NONBLOCK`, through rustix's constants.
+fn libc_flags() -> i32 {
+    (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32
+}
+
+/// The verdict on a non-empty file of `size` bytes beginning with `head`
+/// (its first [`WAL_INDEX_HEADER`] bytes, or all of it).
+fn judge(suffix: &str, size: u64, head: &[u8]) -> Option<String> {
+    match suffix {
+        "-wal" => {
+            let magic = head
+                .get(..4)
+                .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+            match magic {
+                Some(m) if WAL_MAGIC.contains(&m) => None,
+                _ => Some("it does not begin with a write-ahead log's magic number".into()),
+            }
+        }
+        "-shm" => {
+            let version = WAL_INDEX_VERSION.to_ne_bytes();
+            // SQLite cuts a wal-index it takes over to 3 bytes, grows it a
+            // memory page at a time to whole regions, then writes its
+            // header: one being made (by another process now, or by one
+            // that stopped) is 3 bytes, or pages whose header is zero but
+            // for those 3 bytes.
+            let being_made = head.len() >= 3
+                && (head[..3] == [0, 0, 0] || head[..3] == version[..3])
+                && head[3..].iter().all(|&b| b == 0);
+            if size == 3 || size.is_multiple_of(MEMORY_PAGE) && being_made {
+                return (!being_made).then(|| "it is 3 bytes that are not a wal-index's".into());
+            }
+            if !size.is_multiple_of(WAL_INDEX_REGION) {
+                return Some(format!(
+                    "its size is not a multiple of {WAL_INDEX_REGION} bytes, as a wal-index's is"
+                ));
+            }
+            (head.get(..4) != Some(&version[..]))
+                .then(|| "it does not begin with a wal-index header".into())
+        }
+        "-journal" => (!head.starts_with(&JOURNAL_MAGIC) && !journal_being_written(head))
+            .then(|| "it does not begin with a rollback journal's magic number".into()),
+        _ => None,
+    }
+}
+
+/// Whether `head` is the header of a rollback journal another process is
+/// writing now: SQLite writes it with its magic and record count zeroed
+/// and puts them in once the journal is synced, so until then it is 12
+/// zero bytes, a salt, the database's size, and the sector and page
+/// sizes (powers of two, from 32 and 512 to 65536).
+fn journal_being_written(head: &[u8]) -> bool {
+    let at = |i: usize| {
+        head.get(i..i + 4)
+            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let power = |v: Option<u32>, least: u32| {
+        v.is_some_and(|v| v.is_power_of_two() && (least..=65_536).contains(&v))
+    };
+    head.len() >= 28
+        && head[..12].iter().all(|&b| b == 0)
+        && power(at(20), 32)
+        && power(at(24), 512)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlites_headers_are_known_and_other_bytes_are_not() {
+        let mut wal = vec![0x37, 0x7f, 0x06, 0x82];
+        wal.extend([0; 28]);
+        assert_eq!(judge("-wal", 32, &wal), None);
+        wal[3] = 0x83;
+        assert_eq!(judge("-wal", 32, &wal), None);
+        assert!(judge("-wal", 6, b"notes\n").is_some());
+        assert!(judge("-wal", 2, &[0x37, 0x7f]).is_some());
+
+        let mut shm = WAL_INDEX_VERSION.to_ne_bytes().to_vec();
+        shm.extend([7; WAL_INDEX_HEADER - 4]);
+        assert_eq!(judge("-shm", 32_768, &shm), None);
+        assert!(judge("-shm", 32_769, &shm).is_some(), "size");
+        assert_eq!(judge("-shm", 65_536, &[0; WAL_INDEX_HEADER]), None);
+        assert!(judge("-shm", 32_768, &[1; WAL_INDEX_HEADER]).is_some());
+        assert_eq!(judge("-shm", 3, &shm[..3]), None);
+        assert_eq!(judge("-shm", 3, &[0, 0, 0]), None);
+        assert_eq!(
+            judge("-shm", 8192, &[0; WAL_INDEX_HEADER]),
+            None,
+            "being made"
+        );
+        assert!(judge("-shm", 8192, &shm).is_some());
+        assert!(judge("-shm", 3, b"hi\n").is_some());
+        assert!(judge("-shm", 1, b"x").is_some());
+
+        let mut journal = JOURNAL_MAGIC.to_vec();
+        journal.extend([0; 20]);
+        assert_eq!(judge("-journal", 28, &journal), None);
+        assert!(judge("-journal", 28, &[0; 28]).is_some());
+        // Being written by another process: magic and count still zero.
+        let mut writing = vec![0; 12];
+        writing.extend([0xab, 0xcd, 0xef, 0x01, 0, 0, 0, 9, 0, 0, 2, 0, 0, 0, 16, 0]);
+        assert_eq!(judge("-journal", 28, &writing), None);
+        writing[26] = 3;
+        assert!(judge("-journal", 28, &writing).is_some(), "not a page size");
+        assert!(judge("-journal", 5, b"todo\n").is_some());
+    }
+
+    #[test]
+    fn an_empty_or_missing_file_is_sqlites_and_a_text_file_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("h.db-wal");
+        assert_eq!(not_sqlite_made(&p, "-wal"), None);
+        std::fs::write(&p, b"").unwrap();
+        assert_eq!(not_sqlite_made(&p, "-wal"), None);
+        std::fs::write(&p, b"my notes\n").unwrap();
+        let why = not_sqlite_made(&p, "-wal").unwrap();
+        assert!(why.contains("magic"), "{why}");
+    }
+}
