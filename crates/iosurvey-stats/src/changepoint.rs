@@ -282,7 +282,8 @@ mod tests {
             // Ties included: values from a few levels.
             let y: Vec<f64> = (0..n).map(|_| (rng.next() % 9) as f64 * 1.5).collect();
             let h = head_sums(&y);
-            for t in 0..=n {
+            assert_eq!(h.len(), n + 1);
+            for (t, &ht) in h.iter().enumerate() {
                 let direct: f64 = (0..t)
                     .flat_map(|j| (0..j).map(move |i| (i, j)))
                     .map(|(i, j)| (y[i] - y[j]).abs())
