@@ -289,7 +289,7 @@ mod tests {
                     .map(|(i, j)| (y[i] - y[j]).abs())
                     .sum();
                 assert!(
-                    (h[t] - direct).abs() <= 1e-9 * direct.max(1.0),
+                    (ht - direct).abs() <= 1e-9 * direct.max(1.0),
                     "n {n} t {t}"
                 );
             }
