@@ -25,6 +25,8 @@ pub struct Metrics {
     point: PointLabels,
     /// Intervals of the running point exported so far.
     exported: u64,
+    /// How many times each point has started.
+    starts: Vec<u32>,
     /// The first failure said, when one was.
     pub failed: Option<String>,
     shape: PlanShape,
@@ -67,6 +69,7 @@ impl Metrics {
             targets: Vec::new(),
             point: PointLabels::default(),
             exported: 0,
+            starts: vec![0; plan.points.len()],
             failed: None,
             shape,
         }
@@ -93,10 +96,22 @@ impl Metrics {
             .collect();
         self.point = PointLabels {
             label: point.label.clone(),
+            repeat: self.started(point.index),
             stream_target: point.job.streams.iter().map(|s| s.target).collect(),
         };
         self.exported = 0;
         self.export(&LiveSnapshot::default());
+    }
+
+    /// Counts a start of point `index`: which run of it this is, from 0.
+    fn started(&mut self, index: usize) -> u32 {
+        match self.starts.get_mut(index) {
+            Some(n) => {
+                *n += 1;
+                *n - 1
+            }
+            None => 0,
+        }
     }
 
     /// The workers' classes at a tick: exported when an interval ended

@@ -33,6 +33,9 @@ pub struct TargetLabels {
 #[derive(Clone, Debug, Default)]
 pub struct PointLabels {
     pub label: String,
+    /// Which run of the point this is (`--repeat`), from 0: each its own
+    /// series, so that a counter never goes down.
+    pub repeat: u32,
     pub stream_target: Vec<usize>,
 }
 
@@ -84,13 +87,14 @@ pub fn render(
     let labels = |(t, op): (usize, Op)| {
         let tl = targets.get(t).cloned().unwrap_or_default();
         format!(
-            "host=\"{}\",target=\"{}\",model=\"{}\",firmware=\"{}\",plan=\"{}\",point=\"{}\",direction=\"{}\"",
+            "host=\"{}\",target=\"{}\",model=\"{}\",firmware=\"{}\",plan=\"{}\",point=\"{}\",repeat=\"{}\",direction=\"{}\"",
             esc(&run.host),
             esc(&tl.path),
             esc(&tl.model),
             esc(&tl.firmware),
             esc(&run.plan),
             esc(&point.label),
+            point.repeat,
             if op == Op::Read { "read" } else { "write" }
         )
     };
@@ -103,13 +107,14 @@ pub fn render(
     );
     let _ = writeln!(
         out,
-        "iosurvey_run_info{{host=\"{}\",plan=\"{}\",mode=\"{}\",label=\"{}\",version=\"{}\",point=\"{}\"}} 1",
+        "iosurvey_run_info{{host=\"{}\",plan=\"{}\",mode=\"{}\",label=\"{}\",version=\"{}\",point=\"{}\",repeat=\"{}\"}} 1",
         esc(&run.host),
         esc(&run.plan),
         esc(&run.mode),
         esc(&run.label),
         esc(&run.version),
-        esc(&point.label)
+        esc(&point.label),
+        point.repeat
     );
     let counters: [Counter; 3] = [
         (
@@ -214,6 +219,7 @@ mod tests {
         }];
         let point = PointLabels {
             label: "p".into(),
+            repeat: 1,
             stream_target: vec![0, 0],
         };
         let snap = LiveSnapshot {
@@ -221,7 +227,7 @@ mod tests {
             classes: vec![class(0, Op::Read, 10, 10), class(1, Op::Read, 5, 4)],
         };
         let t = render(&run, &targets, &point, &snap);
-        let l = "host=\"h\\\"1\",target=\"/dev/x\\ny\",model=\"M\",firmware=\"F\",plan=\"abc\",point=\"p\",direction=\"read\"";
+        let l = "host=\"h\\\"1\",target=\"/dev/x\\ny\",model=\"M\",firmware=\"F\",plan=\"abc\",point=\"p\",repeat=\"1\",direction=\"read\"";
         assert!(
             t.contains(&format!("iosurvey_io_ops_total{{{l}}} 15\n")),
             "{t}"

@@ -288,10 +288,7 @@ mod tests {
                     .flat_map(|j| (0..j).map(move |i| (i, j)))
                     .map(|(i, j)| (y[i] - y[j]).abs())
                     .sum();
-                assert!(
-                    (ht - direct).abs() <= 1e-9 * direct.max(1.0),
-                    "n {n} t {t}"
-                );
+                assert!((ht - direct).abs() <= 1e-9 * direct.max(1.0), "n {n} t {t}");
             }
         }
     }

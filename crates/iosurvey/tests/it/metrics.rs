@@ -288,3 +288,21 @@ fn a_metrics_file_that_is_another_name_of_a_users_file_leaves_that_file_alone() 
     let text = std::fs::read_to_string(&m).unwrap();
     assert!(text.contains("iosurvey_io_ops_total{"), "{text}");
 }
+
+#[test]
+fn each_repeat_of_a_point_is_a_series_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let (t, m) = (dir.path().join("t.dat"), dir.path().join("io.prom"));
+    let args = run_args(&t, "300ms", &["--metrics-file", s(&m), "--repeat", "2"]);
+    let report = report_of(&iosurvey(&args));
+    let text = std::fs::read_to_string(&m).unwrap();
+    let last = &report["points"][1];
+    assert_eq!(last["repeat"], 1);
+    let series = text
+        .lines()
+        .find(|l| l.starts_with("iosurvey_io_ops_total{"))
+        .unwrap();
+    assert!(series.contains("repeat=\"1\""), "{series}");
+    let v: f64 = series.rsplit(' ').next().unwrap().parse().unwrap();
+    assert_eq!(v, class_ops(&last["total"]["read"]) as f64);
+}
