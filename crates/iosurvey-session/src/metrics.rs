@@ -9,6 +9,7 @@ use crate::metrics_push::{Gateway, Pusher};
 use crate::metrics_text::{render, PointLabels, RunLabels, TargetLabels};
 use crate::output::write_out;
 use iosurvey_model::document::{PointReport, RunReport, TargetReport};
+use iosurvey_model::{EngineFeatures, EngineKind};
 use iosurvey_run::{JobResult, LiveSnapshot};
 use iosurvey_target::output::path::OutPath;
 use iosurvey_workload::{Plan, Point};
@@ -127,7 +128,9 @@ impl Metrics {
     pub fn point_finished(&mut self, point: &Point, result: &JobResult) {
         self.export(&LiveSnapshot::of(result, u64::MAX));
         // The points after it, with what the engine managed.
-        self.run.plan = self.shape.ran(point.index, result);
+        if let Some(plan) = self.shape.ran(point.index, result) {
+            self.run.plan = plan;
+        }
     }
 
     /// The run is over: the last push waited for. The failure, if any
@@ -168,17 +171,27 @@ impl Metrics {
 
 /// The plan as its report will say it, to hash as the history database
 /// will: each point made from a result with nothing measured, until it
-/// has run. What the engine managed (registered files and buffers) is
-/// known only once a point has run: the points still to run are taken to
-/// get what the last one got, and at first what an io_uring engine gets
-/// when the kernel allows it (the hash changes for the points after one
-/// that got otherwise).
+/// has run. What the engine managed (registered files and buffers, the
+/// polling asked for) is known only once a point has run: the points still
+/// to run are taken to get what the last one got, and at first what they
+/// ask for (an io_uring engine registers both when the kernel allows). The
+/// hash is made again only when a point got otherwise.
 struct PlanShape {
     report: RunReport,
     plan: Plan,
     targets: Vec<TargetReport>,
-    /// Which points have run.
-    ran: Vec<bool>,
+    /// What each point's report was made with, and whether it has run.
+    used: Vec<(Managed, bool)>,
+    /// What the points still to run are taken to get.
+    guess: Option<Managed>,
+}
+
+/// What an engine managed that the plan's hash holds: registered files,
+/// fixed buffers, submission polling, completion polling.
+type Managed = (bool, bool, bool, bool);
+
+fn managed(e: &EngineFeatures) -> Managed {
+    (e.registered_files, e.fixed_buffers, e.sqpoll, e.iopoll)
 }
 
 impl PlanShape {
@@ -187,39 +200,54 @@ impl PlanShape {
             report: report.clone(),
             plan: plan.clone(),
             targets: targets.to_vec(),
-            ran: vec![false; plan.points.len()],
+            used: Vec::with_capacity(plan.points.len()),
+            guess: None,
         };
         let ram = shape.report.host.memory_bytes;
         shape.report.points = plan
             .points
             .iter()
             .map(|p| {
-                let uring = p.job.engine == iosurvey_model::engine::EngineKind::Uring;
-                let engine = iosurvey_model::engine::EngineFeatures {
+                let uring = p.job.engine == EngineKind::Uring;
+                let engine = EngineFeatures {
                     registered_files: uring,
                     fixed_buffers: uring,
+                    sqpoll: uring && p.job.sqpoll.is_some(),
+                    iopoll: uring && p.job.iopoll,
                     ..Default::default()
                 };
+                shape.used.push((managed(&engine), false));
                 PointReport::new(p, targets, &unmeasured(p, engine), ram)
             })
             .collect();
         shape
     }
 
-    /// Point `index` ran with `result`; the hash as it now stands.
-    fn ran(&mut self, index: usize, result: &JobResult) -> String {
+    /// Point `index` ran with `result`: the new hash, when it changed.
+    fn ran(&mut self, index: usize, result: &JobResult) -> Option<String> {
         let ram = self.report.host.memory_bytes;
-        if let Some(p) = self.plan.points.get(index) {
-            self.report.points[index] = PointReport::new(p, &self.targets, result, ram);
-            self.ran[index] = true;
+        let got = managed(&result.engine);
+        let mut changed = false;
+        if let (Some(p), Some(u)) = (self.plan.points.get(index), self.used.get_mut(index)) {
+            if u.0 != got {
+                self.report.points[index] = PointReport::new(p, &self.targets, result, ram);
+                changed = true;
+            }
+            *u = (got, true);
         }
-        for (i, p) in self.plan.points.iter().enumerate() {
-            if !self.ran[i] {
-                let r = unmeasured(p, result.engine);
-                self.report.points[i] = PointReport::new(p, &self.targets, &r, ram);
+        if self.guess != Some(got) {
+            self.guess = Some(got);
+            for (i, p) in self.plan.points.iter().enumerate() {
+                let (made_with, has_run) = self.used[i];
+                if !has_run && made_with != got {
+                    let r = unmeasured(p, result.engine);
+                    self.report.points[i] = PointReport::new(p, &self.targets, &r, ram);
+                    self.used[i].0 = got;
+                    changed = true;
+                }
             }
         }
-        self.hash()
+        changed.then(|| self.hash())
     }
 
     fn hash(&self) -> String {
@@ -228,7 +256,7 @@ impl PlanShape {
 }
 
 /// A result of `p` with nothing measured, from an engine with `engine`.
-fn unmeasured(p: &Point, engine: iosurvey_model::engine::EngineFeatures) -> JobResult {
+fn unmeasured(p: &Point, engine: EngineFeatures) -> JobResult {
     JobResult {
         streams: vec![Default::default(); p.job.streams.len()],
         engine,

@@ -50,6 +50,33 @@ mod tests {
     }
 
     #[test]
+    fn every_value_is_counted_merged_decoded_and_out_of_range() {
+        let mut a = Histogram::new();
+        let mut b = Histogram::new();
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for i in 0..5000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let v = x % 50_000_000;
+            if i % 2 == 0 {
+                a.record(v);
+            } else {
+                b.record(v);
+            }
+        }
+        a.record(0);
+        b.record(crate::histogram::HIGHEST_NS * 2);
+        a.merge(&b);
+        let back = Histogram::from_data(&a.to_data());
+        for h in [&a, &back] {
+            assert_eq!(h.recorded().map(|(_, n)| n).sum::<u64>(), h.count());
+            let top = h.counts_at_most(&[u64::MAX]);
+            assert_eq!(top, vec![h.count()]);
+        }
+    }
+
+    #[test]
     fn the_largest_value_counts_under_its_own_bound() {
         let mut h = Histogram::new();
         h.record(10_000);
