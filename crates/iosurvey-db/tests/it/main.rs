@@ -2,8 +2,10 @@
 //! written and read back, many writers at once, export and import, fio's
 //! JSON, and series with their change points.
 
+mod backend;
 mod fio;
 mod history;
+mod postgres;
 mod store;
 
 use iosurvey_db::record::{
