@@ -41,7 +41,19 @@ pub(crate) fn pg_text(e: &postgres::Error) -> String {
             }
             s
         }
-        None => e.to_string(),
+        None => {
+            // The client's error, with its causes (a refused connection).
+            let mut s = e.to_string();
+            let mut cause = std::error::Error::source(e);
+            while let Some(c) = cause {
+                let t = c.to_string();
+                if !s.contains(&t) {
+                    s.push_str(&format!(": {t}"));
+                }
+                cause = c.source();
+            }
+            s
+        }
     }
 }
 

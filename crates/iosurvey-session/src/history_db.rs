@@ -3,7 +3,9 @@
 //! output), checked before any I/O (an existing file must be an iosurvey
 //! database this build can write, not locked, writable), and written once,
 //! at the end, after the report files: a database that fails then loses
-//! nothing, the run's figures being in those files.
+//! nothing, the run's figures being in those files. A PostgreSQL URL
+//! (`--db postgres://...`) is no file: it is checked and written the same
+//! way, and shown with its password hidden.
 
 use crate::failure::Failure;
 use anyhow::anyhow;
@@ -73,9 +75,30 @@ pub fn check(out: &OutPath) -> Result<(), Failure> {
 /// the message when this fails (exit 1).
 pub fn record(out: &OutPath, report: &RunReport, saved: &[String]) -> Result<(), Failure> {
     let at = place(out)?;
-    let shown = out.shown();
+    record_at(&at, &out.shown(), report, saved)
+}
+
+/// How a PostgreSQL URL is shown: `--db` and the URL, its password hidden.
+pub fn shown_url(url: &Path) -> String {
+    format!("--db {}", iosurvey_db::redact(&url.to_string_lossy()))
+}
+
+/// [`check`] of a PostgreSQL database.
+pub fn check_url(url: &Path) -> Result<(), Failure> {
+    Db::check(url, &shown_url(url)).map_err(|e| match e {
+        DbError::Refused(m) | DbError::Failed(m) => Failure::Usage(anyhow!(m)),
+    })
+}
+
+/// [`record`] into a PostgreSQL database.
+pub fn record_url(url: &Path, report: &RunReport, saved: &[String]) -> Result<(), Failure> {
+    record_at(url, &shown_url(url), report, saved)
+}
+
+/// Records `report` into the database at `at` (a file judged, or a URL).
+fn record_at(at: &Path, shown: &str, report: &RunReport, saved: &[String]) -> Result<(), Failure> {
     let record = from_report(report, Some(iosurvey_report::to_json(report)));
-    let done = Db::open(&at, &shown).and_then(|mut db| db.insert(&record));
+    let done = Db::open(at, shown).and_then(|mut db| db.insert(&record));
     match done {
         Ok(Inserted::New(_)) => Ok(()),
         Ok(Inserted::AlreadyThere(id)) => Err(Failure::Run(anyhow!(
@@ -100,8 +123,17 @@ pub fn record(out: &OutPath, report: &RunReport, saved: &[String]) -> Result<(),
 /// missing: refused (exit 2) when it is not one this build can write.
 pub fn open(out: &OutPath) -> Result<Db, Failure> {
     let at = place(out)?;
-    Db::check(&at, &out.shown()).map_err(|e| Failure::Usage(anyhow!(e)))?;
-    Db::open(&at, &out.shown()).map_err(|e| match e {
+    open_at(&at, &out.shown())
+}
+
+/// [`open`] of a PostgreSQL database.
+pub fn open_url(url: &Path) -> Result<Db, Failure> {
+    open_at(url, &shown_url(url))
+}
+
+fn open_at(at: &Path, shown: &str) -> Result<Db, Failure> {
+    Db::check(at, shown).map_err(|e| Failure::Usage(anyhow!(e)))?;
+    Db::open(at, shown).map_err(|e| match e {
         DbError::Refused(m) => Failure::Usage(anyhow!(m)),
         DbError::Failed(m) => Failure::Run(anyhow!(m)),
     })

@@ -197,6 +197,8 @@ pub struct Outputs {
     pub db: Option<OutPath>,
     /// The files SQLite writes beside it, judged as outputs too.
     pub db_sidecars: Vec<OutPath>,
+    /// `--db postgres://...`: a PostgreSQL database, no file to judge.
+    pub db_url: Option<PathBuf>,
     /// Ends the wait for a FIFO's reader (see [`open_in_place`]).
     pub stop: Option<Arc<AtomicBool>>,
     /// When the HTML page was last written: it is drawn again at most
@@ -238,9 +240,11 @@ impl Outputs {
                 .transpose()
                 .map_err(|e| Failure::Usage(e.into()))
         };
+        let db_url = flags.db.clone().filter(|p| iosurvey_db::is_postgres(p));
         let db_files = flags
             .db
             .as_deref()
+            .filter(|p| !iosurvey_db::is_postgres(p))
             .map(iosurvey_target::output::database::judge_database)
             .transpose()
             .map_err(|e| Failure::Usage(e.into()))?
@@ -253,6 +257,7 @@ impl Outputs {
             streams: one("--stream-file", &flags.stream_file)?,
             db: db_files.first().cloned(),
             db_sidecars: db_files.iter().skip(1).cloned().collect(),
+            db_url,
             mode: mode
                 .iter()
                 .map(|(flag, p)| judge(flag, p))
@@ -294,6 +299,9 @@ impl Outputs {
     /// Checks the history database before any I/O (see
     /// [`crate::history_db::check`]).
     pub fn check_db(&self) -> Result<(), Failure> {
+        if let Some(url) = &self.db_url {
+            return crate::history_db::check_url(url);
+        }
         self.db.as_ref().map_or(Ok(()), crate::history_db::check)
     }
 
@@ -308,6 +316,9 @@ impl Outputs {
             .filter(|o| !self.failed.borrow().contains(&o.shown()))
             .map(|o| o.given.display().to_string())
             .collect();
+        if let Some(url) = &self.db_url {
+            return crate::history_db::record_url(url, report, &saved);
+        }
         self.db
             .as_ref()
             .map_or(Ok(()), |db| crate::history_db::record(db, report, &saved))

@@ -51,6 +51,8 @@ mod truth {
 }
 
 mod history_db;
+/// `--db postgres://...`, beside SQLite.
+mod history_db_pg;
 mod html_in_browser;
 mod polling;
 mod run_on_devices;
