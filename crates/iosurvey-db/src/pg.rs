@@ -241,3 +241,36 @@ pub(crate) fn migrate(db: &Db) -> Result<(), DbError> {
     })();
     finish(&db.conn, done, |e| db.err("migrating", e))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    /// `sslmode=require` is TLS indeed (when the test server offers it).
+    #[test]
+    fn sslmode_require_encrypts_and_disable_does_not() {
+        let Ok(url) = std::env::var("IOSURVEY_TEST_POSTGRES") else {
+            eprintln!("skipping: IOSURVEY_TEST_POSTGRES is not set");
+            return;
+        };
+        let sep = if url.contains('?') { '&' } else { '?' };
+        let ssl = |mode: &str| -> Option<bool> {
+            let given = format!("{url}{sep}sslmode={mode}");
+            let at = crate::url::postgres(Path::new(&given), "x").ok()??;
+            let mut c = connect(&at, "x").ok()?;
+            let row = c
+                .query_one(
+                    "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                    &[],
+                )
+                .ok()?;
+            Some(row.get(0))
+        };
+        assert_eq!(ssl("disable"), Some(false));
+        match ssl("require") {
+            Some(on) => assert!(on, "sslmode=require connected without TLS"),
+            None => eprintln!("skipping: the test server does not take TLS"),
+        }
+    }
+}
