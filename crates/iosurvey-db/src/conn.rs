@@ -138,6 +138,14 @@ impl Conn {
         }
     }
 
+    /// What makes a text ordered byte by byte (SQLite's own order).
+    pub fn bytewise(&self) -> &'static str {
+        match self {
+            Conn::Lite(_) => "",
+            Conn::Pg(_) => " COLLATE \"C\"",
+        }
+    }
+
     /// The column that keeps the order rows were written in.
     pub fn written_order(&self) -> &'static str {
         match self {

@@ -96,7 +96,9 @@ impl Db {
                 Value::Text(v.clone()),
             );
         }
-        sql.push_str(" ORDER BY started_at, id");
+        // Byte order, as SQLite's: a locale's collation may order the
+        // times' punctuation otherwise.
+        sql.push_str(&format!(" ORDER BY started_at{}, id", self.conn.bytewise()));
         let e = |e| self.err("reading runs", e);
         let rows = self.conn.query(&sql, &args).map_err(e)?;
         let mut runs = rows

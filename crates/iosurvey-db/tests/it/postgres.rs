@@ -102,6 +102,26 @@ fn a_schema_with_another_programs_tables_is_refused_and_left_as_it_was() {
 }
 
 #[test]
+fn a_table_the_user_may_not_write_is_refused_before_the_run() {
+    let Some(b) = Backend::pg("a_table_the_user_may_not_write") else {
+        return;
+    };
+    let url = b.at();
+    drop(Db::open(&url, "x").unwrap());
+    Db::check(&url, "x").unwrap();
+    // The owner's own privilege taken away.
+    b.sql(&format!(
+        "REVOKE INSERT ON {}.figures FROM CURRENT_USER",
+        b.schema().unwrap()
+    ));
+    let m = refused(Db::check(&url, "x"));
+    assert!(
+        m.contains("may not write table") && m.contains("figures"),
+        "{m}"
+    );
+}
+
+#[test]
 fn a_schema_of_a_newer_iosurvey_is_refused() {
     let Some(b) = Backend::pg("a_schema_of_a_newer_iosurvey_is_refused") else {
         return;
