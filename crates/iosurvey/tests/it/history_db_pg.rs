@@ -196,3 +196,50 @@ fn runs_recorded_into_postgres_answer_as_they_do_from_sqlite() {
     assert_eq!(x.1.lines().count(), y.1.lines().count());
     assert_eq!(x, y);
 }
+
+#[test]
+fn four_runs_ending_together_all_land_in_one_new_schema() {
+    let pg = need!(Schema::new());
+    let dir = tempfile::tempdir().unwrap();
+    let url = pg.url();
+    let running: Vec<_> = (0..4)
+        .map(|k| {
+            let t = dir.path().join(format!("t{k}.dat"));
+            let label = format!("L{k}");
+            iosurvey_cmd(&[
+                "run",
+                s(&t),
+                "--size",
+                "8m",
+                "--rw",
+                "randread",
+                "--bs",
+                "4k",
+                "--time",
+                "500ms",
+                "--quiet",
+                "--db",
+                &url,
+                "--label",
+                &label,
+            ])
+            .spawn()
+        })
+        .collect();
+    for mut r in running {
+        ok(&r.0.take().unwrap().wait_with_output().unwrap());
+    }
+    let text = ok(&iosurvey(&["db", "export", "--db", &url]));
+    let mut labels: Vec<String> = text
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["run"]["label"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    labels.sort();
+    labels.dedup();
+    assert_eq!(labels, ["L0", "L1", "L2", "L3"]);
+}
