@@ -5,7 +5,7 @@ use crate::record::{
     Source, TargetRow,
 };
 use crate::store::{Db, DbError};
-use rusqlite::types::Value;
+use crate::value::{vals, SqlError, Value};
 
 /// Which runs: every condition given must hold.
 #[derive(Clone, Debug, Default)]
@@ -53,54 +53,57 @@ impl Db {
             sql.push_str(&format!(" AND id IN ({})", list.join(",")));
         }
         if let Some(v) = &f.plan_hash {
-            cond(&mut sql, " AND plan_hash = ?", v.clone().into());
+            cond(&mut sql, " AND plan_hash = ?", Value::Text(v.clone()));
         }
         if let Some(v) = &f.label {
-            cond(&mut sql, " AND label = ?", v.clone().into());
+            cond(&mut sql, " AND label = ?", Value::Text(v.clone()));
         }
         if let Some(v) = &f.mode {
-            cond(&mut sql, " AND mode = ?", v.clone().into());
+            cond(&mut sql, " AND mode = ?", Value::Text(v.clone()));
         }
         if let Some(v) = &f.host {
             cond(
                 &mut sql,
                 " AND EXISTS (SELECT 1 FROM hosts h WHERE h.run_id = r.id AND h.hostname = ?)",
-                v.clone().into(),
+                Value::Text(v.clone()),
             );
         }
         if let Some(v) = &f.kernel {
             cond(
                 &mut sql,
                 " AND EXISTS (SELECT 1 FROM hosts h WHERE h.run_id = r.id AND h.host_index = 0 AND h.kernel = ?)",
-                v.clone().into(),
+                Value::Text(v.clone()),
             );
         }
         if let Some(v) = &f.model {
             cond(
                 &mut sql,
                 " AND EXISTS (SELECT 1 FROM targets t WHERE t.run_id = r.id AND t.model = ?)",
-                v.clone().into(),
+                Value::Text(v.clone()),
             );
         }
         if let Some(v) = &f.firmware {
             cond(
                 &mut sql,
                 " AND EXISTS (SELECT 1 FROM targets t WHERE t.run_id = r.id AND t.firmware = ?)",
-                v.clone().into(),
+                Value::Text(v.clone()),
             );
         }
         if let Some(v) = &f.device {
             cond(
                 &mut sql,
                 " AND EXISTS (SELECT 1 FROM targets t WHERE t.run_id = r.id AND ? IN (t.path, t.device_name, t.serial_hash))",
-                v.clone().into(),
+                Value::Text(v.clone()),
             );
         }
-        sql.push_str(" ORDER BY started_at, id");
+        // Byte order, as SQLite's: a locale's collation may order the
+        // times' punctuation otherwise.
+        sql.push_str(&format!(" ORDER BY started_at{}, id", self.conn.bytewise()));
         let e = |e| self.err("reading runs", e);
-        let mut st = self.conn.prepare(&sql).map_err(e)?;
-        let rows = st
-            .query_map(rusqlite::params_from_iter(args), |r| {
+        let rows = self.conn.query(&sql, &args).map_err(e)?;
+        let mut runs = rows
+            .iter()
+            .map(|r| -> Result<StoredRun, SqlError> {
                 let command: String = r.get(10)?;
                 let source: String = r.get(2)?;
                 Ok(StoredRun {
@@ -129,8 +132,8 @@ impl Db {
                     },
                 })
             })
+            .collect::<Result<Vec<_>, _>>()
             .map_err(e)?;
-        let mut runs = rows.collect::<Result<Vec<_>, _>>().map_err(e)?;
         for run in &mut runs {
             run.record.hosts = self.hosts(run.id)?;
             run.record.targets = self.targets(run.id)?;
@@ -140,85 +143,84 @@ impl Db {
 
     fn hosts(&self, id: i64) -> Result<Vec<HostRow>, DbError> {
         let e = |e| self.err("reading hosts", e);
-        let mut st = self
+        let rows = self
             .conn
-            .prepare_cached(
+            .query(
                 "SELECT host_index, hostname, kernel, os, arch, cpu_model, cpus, memory_bytes
                  FROM hosts WHERE run_id = ?1 ORDER BY host_index",
+                &vals![id],
             )
             .map_err(e)?;
-        let rows = st
-            .query_map([id], |r| {
-                Ok(HostRow {
-                    index: r.get(0)?,
-                    hostname: r.get(1)?,
-                    kernel: r.get(2)?,
-                    os: r.get(3)?,
-                    arch: r.get(4)?,
-                    cpu_model: r.get(5)?,
-                    cpus: r.get(6)?,
-                    memory_bytes: r.get(7)?,
-                })
+        let rows = rows.iter().map(|r| -> Result<_, SqlError> {
+            Ok(HostRow {
+                index: r.get(0)?,
+                hostname: r.get(1)?,
+                kernel: r.get(2)?,
+                os: r.get(3)?,
+                arch: r.get(4)?,
+                cpu_model: r.get(5)?,
+                cpus: r.get(6)?,
+                memory_bytes: r.get(7)?,
             })
-            .map_err(e)?;
+        });
         rows.collect::<Result<_, _>>().map_err(e)
     }
 
     fn targets(&self, id: i64) -> Result<Vec<TargetRow>, DbError> {
         let e = |e| self.err("reading targets", e);
-        let mut st = self
+        let rows = self
             .conn
-            .prepare_cached(
+            .query(
                 "SELECT target_index, host_index, path, kind, size_bytes, logical_block_size,
                      physical_block_size, rotational, direct, memory_backed, link,
                      link_bytes_per_sec, device_name, model, serial_hash, firmware, transport,
                      scheduler, filesystem, mount_options, array_layout
                  FROM targets WHERE run_id = ?1 ORDER BY target_index",
+                &vals![id],
             )
             .map_err(e)?;
-        let rows = st
-            .query_map([id], |r| {
-                Ok(TargetRow {
-                    index: r.get(0)?,
-                    host: r.get(1)?,
-                    path: r.get(2)?,
-                    kind: r.get(3)?,
-                    size_bytes: r.get(4)?,
-                    logical_block_size: r.get(5)?,
-                    physical_block_size: r.get(6)?,
-                    rotational: r.get(7)?,
-                    direct: r.get(8)?,
-                    memory_backed: r.get(9)?,
-                    link: r.get(10)?,
-                    link_bytes_per_sec: r.get(11)?,
-                    device_name: r.get(12)?,
-                    model: r.get(13)?,
-                    serial_hash: r.get(14)?,
-                    firmware: r.get(15)?,
-                    transport: r.get(16)?,
-                    scheduler: r.get(17)?,
-                    filesystem: r.get(18)?,
-                    mount_options: r.get(19)?,
-                    array_layout: r.get(20)?,
-                })
+        let rows = rows.iter().map(|r| -> Result<_, SqlError> {
+            Ok(TargetRow {
+                index: r.get(0)?,
+                host: r.get(1)?,
+                path: r.get(2)?,
+                kind: r.get(3)?,
+                size_bytes: r.get(4)?,
+                logical_block_size: r.get(5)?,
+                physical_block_size: r.get(6)?,
+                rotational: r.get(7)?,
+                direct: r.get(8)?,
+                memory_backed: r.get(9)?,
+                link: r.get(10)?,
+                link_bytes_per_sec: r.get(11)?,
+                device_name: r.get(12)?,
+                model: r.get(13)?,
+                serial_hash: r.get(14)?,
+                firmware: r.get(15)?,
+                transport: r.get(16)?,
+                scheduler: r.get(17)?,
+                filesystem: r.get(18)?,
+                mount_options: r.get(19)?,
+                array_layout: r.get(20)?,
             })
-            .map_err(e)?;
+        });
         rows.collect::<Result<_, _>>().map_err(e)
     }
 
     /// Run `id`'s points, with their figures and histograms, in order.
     pub fn points(&self, id: i64) -> Result<Vec<PointRecord>, DbError> {
         let e = |e| self.err("reading points", e);
-        let mut st = self
+        let heads = self
             .conn
-            .prepare_cached(
+            .query(
                 "SELECT repeat, point_index, label, params, elapsed_ns, interrupted, skipped,
                      cpu_us_per_io, warnings, verify_failures
                  FROM points WHERE run_id = ?1 ORDER BY repeat, point_index",
+                &vals![id],
             )
-            .map_err(e)?;
-        let heads = st
-            .query_map([id], |r| {
+            .map_err(e)?
+            .iter()
+            .map(|r| -> Result<_, SqlError> {
                 let params: String = r.get(3)?;
                 let warnings: String = r.get(8)?;
                 Ok(PointHead {
@@ -234,28 +236,31 @@ impl Db {
                     verify_failures: r.get(9)?,
                 })
             })
-            .map_err(e)?
             .collect::<Result<Vec<_>, _>>()
             .map_err(e)?;
-        let mut figures = self
+        let order = self.conn.written_order();
+        let figures = self
             .conn
-            .prepare_cached(
-                "SELECT repeat, point_index, stream, direction, time_window, ops, bytes, iops,
+            .query(
+                &format!(
+                    "SELECT repeat, point_index, stream, direction, time_window, ops, bytes, iops,
                      bytes_per_sec, errors, lat_min_ns, lat_mean_ns, lat_stdev_ns, lat_max_ns,
                      percentiles
-                 FROM figures WHERE run_id = ?1 ORDER BY rowid",
+                 FROM figures WHERE run_id = ?1 ORDER BY {order}"
+                ),
+                &vals![id],
             )
-            .map_err(e)?;
-        let figures = figures
-            .query_map([id], |r| {
+            .map_err(e)?
+            .iter()
+            .map(|r| -> Result<_, SqlError> {
                 let pct: Option<String> = r.get(14)?;
                 let min: Option<u64> = r.get(10)?;
                 let latency = match min {
                     Some(min_ns) => Some(LatencyFigures {
                         min_ns,
-                        mean_ns: r.get::<_, Option<f64>>(11)?.unwrap_or(0.0),
-                        stdev_ns: r.get::<_, Option<f64>>(12)?.unwrap_or(0.0),
-                        max_ns: r.get::<_, Option<u64>>(13)?.unwrap_or(0),
+                        mean_ns: r.get::<Option<f64>>(11)?.unwrap_or(0.0),
+                        stdev_ns: r.get::<Option<f64>>(12)?.unwrap_or(0.0),
+                        max_ns: r.get::<Option<u64>>(13)?.unwrap_or(0),
                         percentiles: pct
                             .and_then(|p| serde_json::from_str(&p).ok())
                             .unwrap_or_default(),
@@ -263,7 +268,7 @@ impl Db {
                     None => None,
                 };
                 Ok((
-                    (r.get::<_, u32>(0)?, r.get::<_, u32>(1)?),
+                    (r.get::<u32>(0)?, r.get::<u32>(1)?),
                     FigureRow {
                         stream: r.get(2)?,
                         direction: r.get(3)?,
@@ -277,21 +282,23 @@ impl Db {
                     },
                 ))
             })
-            .map_err(e)?
             .collect::<Result<Vec<_>, _>>()
             .map_err(e)?;
-        let mut hist = self
+        let hists = self
             .conn
-            .prepare_cached(
-                "SELECT repeat, point_index, stream, direction, data
-                 FROM histograms WHERE run_id = ?1 ORDER BY rowid",
+            .query(
+                &format!(
+                    "SELECT repeat, point_index, stream, direction, data
+                 FROM histograms WHERE run_id = ?1 ORDER BY {order}"
+                ),
+                &vals![id],
             )
-            .map_err(e)?;
-        let hists = hist
-            .query_map([id], |r| {
+            .map_err(e)?
+            .iter()
+            .map(|r| -> Result<_, SqlError> {
                 let data: String = r.get(4)?;
                 Ok((
-                    (r.get::<_, u32>(0)?, r.get::<_, u32>(1)?),
+                    (r.get::<u32>(0)?, r.get::<u32>(1)?),
                     HistogramRow {
                         stream: r.get(2)?,
                         direction: r.get(3)?,
@@ -299,7 +306,6 @@ impl Db {
                     },
                 ))
             })
-            .map_err(e)?
             .collect::<Result<Vec<_>, _>>()
             .map_err(e)?;
         // By point, in one pass each (a survey has thousands of points).
@@ -333,10 +339,14 @@ impl Db {
     /// The document run `id` was recorded from (its iosurvey report or
     /// fio's JSON), when kept.
     pub fn document(&self, id: i64) -> Result<Option<String>, DbError> {
-        self.conn
-            .query_row("SELECT document FROM runs WHERE id = ?1", [id], |r| {
-                r.get(0)
-            })
-            .map_err(|e| self.err("reading the run's document", e))
+        let e = |e| self.err("reading the run's document", e);
+        match self
+            .conn
+            .query_opt("SELECT document FROM runs WHERE id = ?1", &vals![id])
+            .map_err(e)?
+        {
+            Some(r) => r.get(0).map_err(e),
+            None => Err(DbError::Failed(format!("{}: no run {id}", self.shown()))),
+        }
     }
 }

@@ -3,7 +3,9 @@
 //! writer; writers wait for each other (`busy_timeout`), so runs of
 //! several processes appending at once all land.
 
+use crate::conn::Conn;
 use crate::schema::{current, APPLICATION_ID, MIGRATIONS};
+use crate::value::SqlError;
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -32,8 +34,8 @@ const WRITE_WAIT: Duration = Duration::from_secs(60);
 
 /// An open database.
 pub struct Db {
-    pub(crate) conn: Connection,
-    shown: String,
+    pub(crate) conn: Conn,
+    pub(crate) shown: String,
 }
 
 /// What [`Db::insert`] did.
@@ -103,7 +105,7 @@ fn quick_check(conn: &Connection, shown: &str) -> Result<(), DbError> {
 }
 
 /// The error of `e` on `shown`: bad input refused, or a failure.
-fn classify(shown: &str, doing: &str, e: rusqlite::Error) -> DbError {
+pub(crate) fn classify(shown: &str, doing: &str, e: rusqlite::Error) -> DbError {
     let code = e.sqlite_error_code();
     let text = match code {
         Some(ErrorCode::NotADatabase) => {
@@ -171,7 +173,7 @@ impl Db {
     /// nothing: a missing file is fine (it is made when the run is
     /// recorded); an existing one must be an iosurvey database (or an
     /// empty file) this build can write, not locked, and writable.
-    pub fn check(path: &Path, shown: &str) -> Result<(), DbError> {
+    pub(crate) fn check_file(path: &Path, shown: &str) -> Result<(), DbError> {
         check_files(path, shown)?;
         let meta = match std::fs::metadata(path) {
             Ok(m) => m,
@@ -210,7 +212,7 @@ impl Db {
 
     /// Opens `path` to write, making it when missing, and migrates it to
     /// this build's tables.
-    pub fn open(path: &Path, shown: &str) -> Result<Db, DbError> {
+    pub(crate) fn open_file(path: &Path, shown: &str) -> Result<Db, DbError> {
         check_files(path, shown)?;
         peek(path, shown)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -219,14 +221,15 @@ impl Db {
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn =
             Connection::open_with_flags(path, flags).map_err(|e| classify(shown, "opening", e))?;
+        conn.busy_timeout(WRITE_WAIT)
+            .map_err(|e| classify(shown, "opening", e))?;
         let db = Db {
-            conn,
+            conn: Conn::Lite(conn),
             shown: shown.to_string(),
         };
-        db.conn
-            .busy_timeout(WRITE_WAIT)
-            .map_err(|e| db.err("opening", e))?;
-        first_read(&db.conn, path, shown)?;
+        if let Conn::Lite(c) = &db.conn {
+            first_read(c, path, shown)?;
+        }
         db.migrate(path)?;
         Ok(db)
     }
@@ -234,7 +237,7 @@ impl Db {
     /// Opens an existing database to read (`db history`, `db export`,
     /// ...). A missing file, or one that is not an iosurvey database, is
     /// refused.
-    pub fn open_read(path: &Path, shown: &str) -> Result<Db, DbError> {
+    pub(crate) fn open_read_file(path: &Path, shown: &str) -> Result<Db, DbError> {
         if !path.exists() {
             return Err(DbError::Refused(format!(
                 "{shown}: no such file; record runs into it with --db first"
@@ -274,23 +277,19 @@ impl Db {
             )));
         }
         Ok(Db {
-            conn,
+            conn: Conn::Lite(conn),
             shown: shown.to_string(),
         })
     }
 
-    pub(crate) fn err(&self, doing: &str, e: rusqlite::Error) -> DbError {
-        classify(&self.shown, doing, e)
-    }
-
-    /// The name the database is shown by in messages.
-    pub fn shown(&self) -> &str {
-        &self.shown
-    }
-
     /// Applies the migrations the file has not had, in one transaction.
     fn migrate(&self, path: &Path) -> Result<(), DbError> {
-        let c = &self.conn;
+        let Conn::Lite(c) = &self.conn else {
+            return Err(DbError::Failed(format!(
+                "{}: not a SQLite file",
+                self.shown
+            )));
+        };
         // Someone else's file is refused before anything is changed in it
         // (WAL mode is written into the file's header).
         inspect(c, &self.shown)?;
@@ -328,28 +327,28 @@ impl Db {
             }
             Ok(())
         })();
-        finish(c, done, |e| self.err("migrating", e))
+        finish(&self.conn, done, |e| self.err("migrating", e))
     }
 
     /// The version of the tables (the newest migration applied).
-    pub fn version(&self) -> Result<u32, DbError> {
-        inspect(&self.conn, &self.shown)
+    pub(crate) fn file_version(c: &Connection, shown: &str) -> Result<u32, DbError> {
+        inspect(c, shown)
     }
 }
 
 /// Commits when `done` is Ok, else rolls back and returns its error.
 pub(crate) fn finish<T>(
-    c: &Connection,
+    c: &Conn,
     done: Result<T, DbError>,
-    err: impl Fn(rusqlite::Error) -> DbError,
+    err: impl Fn(SqlError) -> DbError,
 ) -> Result<T, DbError> {
     match done {
         Ok(v) => {
-            c.execute_batch("COMMIT").map_err(err)?;
+            c.batch("COMMIT").map_err(err)?;
             Ok(v)
         }
         Err(e) => {
-            let _ = c.execute_batch("ROLLBACK");
+            let _ = c.batch("ROLLBACK");
             Err(e)
         }
     }

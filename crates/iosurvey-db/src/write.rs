@@ -2,7 +2,7 @@
 
 use crate::record::{FigureRow, RunRecord};
 use crate::store::{finish, now, Db, DbError, Inserted};
-use rusqlite::{params, OptionalExtension};
+use crate::value::{vals, SqlError};
 
 impl Db {
     /// Writes `r` in one transaction (taken at once, so that several
@@ -10,7 +10,7 @@ impl Db {
     /// (the same run key) is left as it is.
     pub fn insert(&mut self, r: &RunRecord) -> Result<Inserted, DbError> {
         let c = &self.conn;
-        c.execute_batch("BEGIN IMMEDIATE")
+        c.begin_write()
             .map_err(|e| self.err("recording the run", e))?;
         let done = self.insert_rows(r);
         finish(c, done, |e| self.err("recording the run", e))
@@ -21,12 +21,10 @@ impl Db {
         let e = |e| self.err("recording the run", e);
         let h = &r.head;
         let there: Option<i64> = c
-            .query_row(
-                "SELECT id FROM runs WHERE run_key = ?1",
-                [&h.run_key],
-                |row| row.get(0),
-            )
-            .optional()
+            .query_opt("SELECT id FROM runs WHERE run_key = ?1", &vals![h.run_key])
+            .map_err(e)?
+            .map(|row| row.get(0))
+            .transpose()
             .map_err(e)?;
         if let Some(id) = there {
             // A run imported from exported lines gets its document when
@@ -34,71 +32,73 @@ impl Db {
             if r.document.is_some() {
                 c.execute(
                     "UPDATE runs SET document = ?1 WHERE id = ?2 AND document IS NULL",
-                    params![r.document, id],
+                    &vals![r.document, id],
                 )
                 .map_err(e)?;
             }
             return Ok(Inserted::AlreadyThere(id));
         }
-        c.execute(
-            "INSERT INTO runs (run_key, source, started_at, recorded_at, tool, tool_version,
+        let id: i64 = c
+            .query(
+                "INSERT INTO runs (run_key, source, started_at, recorded_at, tool, tool_version,
                  tool_commit, schema_version, mode, command_line, plan_hash, label, repeats,
                  interrupted, document)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-            params![
-                h.run_key,
-                h.source.as_str(),
-                h.started_at,
-                now(),
-                h.tool,
-                h.tool_version,
-                h.tool_commit,
-                h.schema_version,
-                h.mode,
-                json(&h.command_line),
-                h.plan_hash,
-                h.label,
-                h.repeats,
-                h.interrupted,
-                r.document,
-            ],
-        )
-        .map_err(e)?;
-        let id = c.last_insert_rowid();
-        let mut host = c
-            .prepare(
-                "INSERT INTO hosts (run_id, host_index, hostname, kernel, os, arch, cpu_model,
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+             RETURNING id",
+                &vals![
+                    h.run_key,
+                    h.source.as_str(),
+                    h.started_at,
+                    now(),
+                    h.tool,
+                    h.tool_version,
+                    h.tool_commit,
+                    h.schema_version,
+                    h.mode,
+                    json(&h.command_line),
+                    h.plan_hash,
+                    h.label,
+                    h.repeats,
+                    h.interrupted,
+                    r.document,
+                ],
+            )
+            .map_err(e)?
+            .first()
+            .ok_or_else(|| SqlError::Type("no id returned for the run".into()))
+            .and_then(|row| row.get(0))
+            .map_err(e)?;
+        let host = "INSERT INTO hosts (run_id, host_index, hostname, kernel, os, arch, cpu_model,
                      cpus, memory_bytes)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+        for x in &r.hosts {
+            c.execute(
+                host,
+                &vals![
+                    id,
+                    x.index,
+                    x.hostname,
+                    x.kernel,
+                    x.os,
+                    x.arch,
+                    x.cpu_model,
+                    x.cpus,
+                    x.memory_bytes
+                ],
             )
             .map_err(e)?;
-        for x in &r.hosts {
-            host.execute(params![
-                id,
-                x.index,
-                x.hostname,
-                x.kernel,
-                x.os,
-                x.arch,
-                x.cpu_model,
-                x.cpus,
-                x.memory_bytes
-            ])
-            .map_err(e)?;
         }
-        let mut target = c
-            .prepare(
-                "INSERT INTO targets (run_id, target_index, host_index, path, kind, size_bytes,
+        let target =
+            "INSERT INTO targets (run_id, target_index, host_index, path, kind, size_bytes,
                      logical_block_size, physical_block_size, rotational, direct, memory_backed,
                      link, link_bytes_per_sec, device_name, model, serial_hash, firmware,
                      transport, scheduler, filesystem, mount_options, array_layout)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                     ?17, ?18, ?19, ?20, ?21, ?22)",
-            )
-            .map_err(e)?;
+                     ?17, ?18, ?19, ?20, ?21, ?22)";
         for t in &r.targets {
-            target
-                .execute(params![
+            c.execute(
+                target,
+                &vals![
                     id,
                     t.index,
                     t.host,
@@ -121,36 +121,28 @@ impl Db {
                     t.filesystem,
                     t.mount_options,
                     t.array_layout
-                ])
-                .map_err(e)?;
-        }
-        let mut point = c
-            .prepare(
-                "INSERT INTO points (run_id, repeat, point_index, label, params, elapsed_ns,
-                     interrupted, skipped, cpu_us_per_io, warnings, verify_failures)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                ],
             )
             .map_err(e)?;
-        let mut figure = c
-            .prepare(
-                "INSERT INTO figures (run_id, repeat, point_index, stream, direction, time_window,
+        }
+        let point = "INSERT INTO points (run_id, repeat, point_index, label, params, elapsed_ns,
+                     interrupted, skipped, cpu_us_per_io, warnings, verify_failures)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
+        let figure =
+            "INSERT INTO figures (run_id, repeat, point_index, stream, direction, time_window,
                      ops, bytes, iops, bytes_per_sec, errors, lat_min_ns, lat_mean_ns,
                      lat_stdev_ns, lat_max_ns, lat_p50_ns, lat_p90_ns, lat_p99_ns, lat_p999_ns,
                      percentiles)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                     ?17, ?18, ?19, ?20)",
-            )
-            .map_err(e)?;
-        let mut histogram = c
-            .prepare(
-                "INSERT INTO histograms (run_id, repeat, point_index, stream, direction, data)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )
-            .map_err(e)?;
+                     ?17, ?18, ?19, ?20)";
+        let histogram =
+            "INSERT INTO histograms (run_id, repeat, point_index, stream, direction, data)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
         for p in &r.points {
             let ph = &p.head;
-            point
-                .execute(params![
+            c.execute(
+                point,
+                &vals![
                     id,
                     ph.repeat,
                     ph.index,
@@ -162,22 +154,25 @@ impl Db {
                     ph.cpu_us_per_io,
                     json(&ph.warnings),
                     ph.verify_failures
-                ])
-                .map_err(e)?;
+                ],
+            )
+            .map_err(e)?;
             for f in &p.figures {
-                insert_figure(&mut figure, id, (ph.repeat, ph.index), f).map_err(e)?;
+                insert_figure(c, figure, id, (ph.repeat, ph.index), f).map_err(e)?;
             }
             for x in &p.histograms {
-                histogram
-                    .execute(params![
+                c.execute(
+                    histogram,
+                    &vals![
                         id,
                         ph.repeat,
                         ph.index,
                         x.stream,
                         x.direction,
                         x.data.to_string()
-                    ])
-                    .map_err(e)?;
+                    ],
+                )
+                .map_err(e)?;
             }
         }
         Ok(Inserted::New(id))
@@ -185,35 +180,39 @@ impl Db {
 }
 
 fn insert_figure(
-    st: &mut rusqlite::Statement<'_>,
+    c: &crate::conn::Conn,
+    sql: &str,
     id: i64,
     (repeat, index): (u32, u32),
     f: &FigureRow,
-) -> rusqlite::Result<usize> {
+) -> Result<u64, SqlError> {
     let l = f.latency.as_ref();
     let at = |p: f64| l.and_then(|l| l.at(p));
-    st.execute(params![
-        id,
-        repeat,
-        index,
-        f.stream,
-        f.direction,
-        f.window,
-        f.ops,
-        f.bytes,
-        f.iops,
-        f.bytes_per_sec,
-        f.errors,
-        l.map(|l| l.min_ns),
-        l.map(|l| l.mean_ns),
-        l.map(|l| l.stdev_ns),
-        l.map(|l| l.max_ns),
-        at(50.0),
-        at(90.0),
-        at(99.0),
-        at(99.9),
-        l.map(|l| json(&l.percentiles)),
-    ])
+    c.execute(
+        sql,
+        &vals![
+            id,
+            repeat,
+            index,
+            f.stream,
+            f.direction,
+            f.window,
+            f.ops,
+            f.bytes,
+            f.iops,
+            f.bytes_per_sec,
+            f.errors,
+            l.map(|l| l.min_ns),
+            l.map(|l| l.mean_ns),
+            l.map(|l| l.stdev_ns),
+            l.map(|l| l.max_ns),
+            at(50.0),
+            at(90.0),
+            at(99.0),
+            at(99.9),
+            l.map(|l| json(&l.percentiles)),
+        ],
+    )
 }
 
 fn json<T: serde::Serialize>(v: &T) -> String {

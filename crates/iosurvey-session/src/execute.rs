@@ -212,7 +212,8 @@ pub(crate) fn new_report(plan: &Plan, argv: &[String], tflags: &TargetOptions) -
         label: None,
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo::default(),
-        command_line: argv.to_vec(),
+        // A PostgreSQL URL's password is not kept (`--db postgres://u:***@h/db`).
+        command_line: iosurvey_db::redact_args(argv),
         started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
         host: HostInfo::current(),
         mode: plan.mode.clone(),

@@ -3,7 +3,9 @@
 //! output), checked before any I/O (an existing file must be an iosurvey
 //! database this build can write, not locked, writable), and written once,
 //! at the end, after the report files: a database that fails then loses
-//! nothing, the run's figures being in those files.
+//! nothing, the run's figures being in those files. A PostgreSQL URL
+//! (`--db postgres://...`) is no file: it is checked and written the same
+//! way, and shown with its password hidden.
 
 use crate::failure::Failure;
 use anyhow::anyhow;
@@ -73,31 +75,62 @@ pub fn check(out: &OutPath) -> Result<(), Failure> {
 /// (`--json` first, then `--html`), for the message when this fails
 /// (exit 1): every failure says how to record the run later.
 pub fn record(out: &OutPath, report: &RunReport, saved: &[String]) -> Result<(), Failure> {
-    let shown = out.shown();
-    let not_recorded = |m: String| {
-        let kept = match saved.first() {
-            None => "no report file was asked for: give --json next time, to record a run later with iosurvey db import".to_string(),
-            Some(file) => format!(
-                "its report is in {}: record it later with iosurvey db import --db {} {file}",
-                saved.join(", "),
-                out.given.display()
-            ),
-        };
-        Failure::Run(anyhow!("{m}; the run was not recorded ({kept})"))
-    };
+    let given = out.given.display().to_string();
     let at = place(out).map_err(|f| match f {
         Failure::Usage(e) | Failure::Run(e) | Failure::Interrupted(e) => {
-            not_recorded(e.to_string())
+            not_recorded(e.to_string(), &given, saved)
         }
     })?;
+    record_at(&at, (&out.shown(), &given), report, saved)
+}
+
+/// The failure of a recording: the reason, and how to record the run
+/// later (`given` is the database as `--db` named it, password hidden).
+fn not_recorded(m: String, given: &str, saved: &[String]) -> Failure {
+    let kept = match saved.first() {
+        None => "no report file was asked for: give --json next time, to record a run later with iosurvey db import".to_string(),
+        Some(file) => format!(
+            "its report is in {}: record it later with iosurvey db import --db {given} {file}",
+            saved.join(", ")
+        ),
+    };
+    Failure::Run(anyhow!("{m}; the run was not recorded ({kept})"))
+}
+
+/// How a PostgreSQL URL is shown: `--db` and the URL, its password hidden.
+pub fn shown_url(url: &Path) -> String {
+    format!("--db {}", iosurvey_db::redact(&url.to_string_lossy()))
+}
+
+/// [`check`] of a PostgreSQL database.
+pub fn check_url(url: &Path) -> Result<(), Failure> {
+    Db::check(url, &shown_url(url)).map_err(|e| match e {
+        DbError::Refused(m) | DbError::Failed(m) => Failure::Usage(anyhow!(m)),
+    })
+}
+
+/// [`record`] into a PostgreSQL database.
+pub fn record_url(url: &Path, report: &RunReport, saved: &[String]) -> Result<(), Failure> {
+    let given = iosurvey_db::redact(&url.to_string_lossy());
+    record_at(url, (&shown_url(url), &given), report, saved)
+}
+
+/// Records `report` into the database at `at` (a file judged, or a URL),
+/// shown as `shown` and named by `--db` as `given`.
+fn record_at(
+    at: &Path,
+    (shown, given): (&str, &str),
+    report: &RunReport,
+    saved: &[String],
+) -> Result<(), Failure> {
     let record = from_report(report, Some(iosurvey_report::to_json(report)));
-    let done = Db::open(&at, &shown).and_then(|mut db| db.insert(&record));
+    let done = Db::open(at, shown).and_then(|mut db| db.insert(&record));
     match done {
         Ok(Inserted::New(_)) => Ok(()),
         Ok(Inserted::AlreadyThere(id)) => Err(Failure::Run(anyhow!(
             "{shown}: run {id} there has this run's key already; not recorded twice"
         ))),
-        Err(DbError::Refused(m) | DbError::Failed(m)) => Err(not_recorded(m)),
+        Err(DbError::Refused(m) | DbError::Failed(m)) => Err(not_recorded(m, given, saved)),
     }
 }
 
@@ -105,8 +138,17 @@ pub fn record(out: &OutPath, report: &RunReport, saved: &[String]) -> Result<(),
 /// missing: refused (exit 2) when it is not one this build can write.
 pub fn open(out: &OutPath) -> Result<Db, Failure> {
     let at = place(out)?;
-    Db::check(&at, &out.shown()).map_err(|e| Failure::Usage(anyhow!(e)))?;
-    Db::open(&at, &out.shown()).map_err(|e| match e {
+    open_at(&at, &out.shown())
+}
+
+/// [`open`] of a PostgreSQL database.
+pub fn open_url(url: &Path) -> Result<Db, Failure> {
+    open_at(url, &shown_url(url))
+}
+
+fn open_at(at: &Path, shown: &str) -> Result<Db, Failure> {
+    Db::check(at, shown).map_err(|e| Failure::Usage(anyhow!(e)))?;
+    Db::open(at, shown).map_err(|e| match e {
         DbError::Refused(m) => Failure::Usage(anyhow!(m)),
         DbError::Failed(m) => Failure::Run(anyhow!(m)),
     })

@@ -215,6 +215,8 @@ pub struct Outputs {
     pub metrics: Option<OutPath>,
     /// `--metrics-push`: the Pushgateway, once it has answered.
     pub gateway: Option<crate::metrics_push::Gateway>,
+    /// `--db postgres://...`: a PostgreSQL database, no file to judge.
+    pub db_url: Option<PathBuf>,
     /// Ends the wait for a FIFO's reader (see [`open_in_place`]).
     pub stop: Option<Arc<AtomicBool>>,
     /// When the HTML page was last written: it is drawn again at most
@@ -256,9 +258,11 @@ impl Outputs {
                 .transpose()
                 .map_err(|e| Failure::Usage(e.into()))
         };
+        let db_url = flags.db.clone().filter(|p| iosurvey_db::is_postgres(p));
         let db_files = flags
             .db
             .as_deref()
+            .filter(|p| !iosurvey_db::is_postgres(p))
             .map(iosurvey_target::output::database::judge_database)
             .transpose()
             .map_err(|e| Failure::Usage(e.into()))?
@@ -275,6 +279,7 @@ impl Outputs {
                 .map(replaced_whole)
                 .transpose()?,
             gateway: None,
+            db_url,
             mode: mode
                 .iter()
                 .map(|(flag, p)| judge(flag, p))
@@ -317,6 +322,9 @@ impl Outputs {
     /// Checks the history database before any I/O (see
     /// [`crate::history_db::check`]).
     pub fn check_db(&self) -> Result<(), Failure> {
+        if let Some(url) = &self.db_url {
+            return crate::history_db::check_url(url);
+        }
         self.db.as_ref().map_or(Ok(()), crate::history_db::check)
     }
 
@@ -342,6 +350,9 @@ impl Outputs {
             .filter(|o| !self.failed.borrow().contains(&o.shown()))
             .map(|o| o.given.display().to_string())
             .collect();
+        if let Some(url) = &self.db_url {
+            return crate::history_db::record_url(url, report, &saved);
+        }
         self.db
             .as_ref()
             .map_or(Ok(()), |db| crate::history_db::record(db, report, &saved))

@@ -21,9 +21,11 @@ impl Drop for Running {
 }
 
 pub fn describe(out: &Output) -> String {
+    use std::os::unix::process::ExitStatusExt;
     format!(
-        "status {:?}\nstderr: {}\nstdout (start): {}",
+        "status {:?} (signal {:?})\nstderr: {}\nstdout (start): {}",
         out.status.code(),
+        out.status.signal(),
         String::from_utf8_lossy(&out.stderr),
         String::from_utf8_lossy(&out.stdout)
             .chars()

@@ -48,9 +48,21 @@ pub enum DbCommand {
 /// The database a `db` command reads or writes.
 #[derive(Args, Debug)]
 pub struct DbFile {
-    /// The history database (SQLite), as runs' --db wrote it.
-    #[arg(long, value_name = "FILE")]
+    /// The history database, as runs' --db wrote it: a SQLite file, or a PostgreSQL URL (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?schema=NAME&sslmode=MODE]).
+    #[arg(long, value_name = "FILE|URL")]
     pub db: PathBuf,
+}
+
+impl DbFile {
+    /// Whether the database is on PostgreSQL (no file).
+    fn is_url(&self) -> bool {
+        iosurvey_db::is_postgres(&self.db)
+    }
+
+    /// The database as messages name it (a URL's password hidden).
+    fn name(&self) -> String {
+        iosurvey_db::redact(&self.db.to_string_lossy())
+    }
 }
 
 #[derive(Args, Debug)]
@@ -277,6 +289,9 @@ fn judged_db(f: &DbFile) -> Result<Vec<OutPath>, Failure> {
 /// (stdout included) may be one of them. Nothing is written to find out
 /// (its directory may be read-only).
 fn db_ident(f: &DbFile) -> Vec<Ident> {
+    if f.is_url() {
+        return Vec::new();
+    }
     iosurvey_target::output::database::database_idents(&f.db)
 }
 
@@ -284,7 +299,10 @@ fn db_ident(f: &DbFile) -> Vec<Ident> {
 /// files of their own (SQLite writes them even to read), and stdout none
 /// of them.
 fn open_read(f: &DbFile) -> Result<Db, Failure> {
-    let shown = format!("--db {}", f.db.display());
+    let shown = format!("--db {}", f.name());
+    if f.is_url() {
+        return Db::open_read(&f.db, &shown).map_err(failure);
+    }
     iosurvey_target::output::database::check_sidecars(&f.db, &shown)
         .map_err(|e| Failure::Usage(e.into()))?;
     // SQLite truncates and removes the files beside the database even to
@@ -302,9 +320,11 @@ fn open_read(f: &DbFile) -> Result<Db, Failure> {
 }
 
 fn import(a: ImportArgs) -> Result<Outcome, Failure> {
-    let files = judged_db(&a.file)?;
+    let files = match a.file.is_url() {
+        true => Vec::new(),
+        false => judged_db(&a.file)?,
+    };
     check_all(&files, &[], None).map_err(|e| Failure::Usage(e.into()))?;
-    let out = &files[0];
     let host = a.host.as_deref().unwrap_or("unknown");
     // Every input read before the database is touched: a bad one is
     // refused with nothing written.
@@ -336,7 +356,10 @@ fn import(a: ImportArgs) -> Result<Outcome, Failure> {
             }
         }
     }
-    let mut db = iosurvey_session::history_db::open(out)?;
+    let mut db = match files.first() {
+        Some(out) => iosurvey_session::history_db::open(out)?,
+        None => iosurvey_session::history_db::open_url(&a.file.db)?,
+    };
     let mut added = 0;
     for (shown, r) in &runs {
         let points = r.points.len();
@@ -362,7 +385,7 @@ fn import(a: ImportArgs) -> Result<Outcome, Failure> {
     eprintln!(
         "iosurvey: {added} run{} added to {}",
         if added == 1 { "" } else { "s" },
-        a.file.db.display()
+        a.file.name()
     );
     Ok(Outcome::Ok)
 }
@@ -397,7 +420,7 @@ fn history_cmd(a: HistoryArgs) -> Result<Outcome, Failure> {
     let db = open_read(&a.file)?;
     let (series, runs) = follow(&db, &a.select, &a.follow)?;
     if series.is_empty() {
-        eprintln!("iosurvey: no run in {} matches", a.file.db.display());
+        eprintln!("iosurvey: no run in {} matches", a.file.name());
     }
     let opts = a.search.options();
     let found: Vec<Vec<Found>> = series
@@ -419,7 +442,7 @@ fn history_cmd(a: HistoryArgs) -> Result<Outcome, Failure> {
                 changes: f.iter().map(|c| c.at).collect(),
             })
             .collect();
-        let title = format!("iosurvey history: {}", a.file.db.display());
+        let title = format!("iosurvey history: {}", a.file.name());
         write_out(h, &render_history_html(&title, &page), true, None)?;
         if h.sink == Sink::Stdout {
             return Ok(Outcome::Ok);
@@ -671,7 +694,7 @@ fn compare(a: DbCompareArgs) -> Result<Outcome, Failure> {
         if runs.is_empty() {
             return usage(anyhow!(
                 "db compare: {name}: no such run in {} (of that plan)",
-                a.file.db.display()
+                a.file.name()
             ));
         }
         reports.push(side_report(&db, name, runs)?);

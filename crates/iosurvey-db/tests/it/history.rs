@@ -1,5 +1,6 @@
 //! Series over runs, and where they changed with what changed there.
 
+use crate::backend::Backend;
 use crate::run;
 use iosurvey_db::history::{regressions, series, Figure};
 use iosurvey_db::{Db, Filter};
@@ -34,8 +35,16 @@ fn fill(db: &mut Db, seed: u64, step: bool) {
 
 #[test]
 fn a_step_at_run_25_is_found_there_with_the_firmware_that_changed() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut db = Db::open(&dir.path().join("h.db"), "x").unwrap();
+    let mut seen = Vec::new();
+    for b in Backend::all("a_step_at_run_25_is_found_there_with_the_firmware_that_changed") {
+        seen.push(step_found(&b.at()));
+    }
+    // The same series from each backend.
+    assert!(seen.windows(2).all(|w| w[0] == w[1]), "{seen:?}");
+}
+
+fn step_found(p: &std::path::Path) -> String {
+    let mut db = Db::open(p, "x").unwrap();
     fill(&mut db, 7, true);
     let (all, runs) = series(&db, &Filter::default(), Figure::Rate, None).unwrap();
     assert_eq!(all.len(), 1, "one point, one direction, one host");
@@ -57,6 +66,7 @@ fn a_step_at_run_25_is_found_there_with_the_firmware_that_changed() {
     // Latency rises with nothing here: only the rate series moved.
     let (lat, _) = series(&db, &Filter::default(), Figure::P99, None).unwrap();
     assert!(regressions(&lat[0], &runs, &Options::default()).is_empty());
+    format!("{all:?} {found:?}")
 }
 
 #[test]

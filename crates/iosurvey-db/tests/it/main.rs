@@ -3,8 +3,10 @@
 //! JSON, series with their change points, and the files beside the
 //! database.
 
+mod backend;
 mod fio;
 mod history;
+mod postgres;
 mod sidecars;
 mod store;
 

@@ -1,6 +1,7 @@
 //! The file: made with its tables, refused when it cannot take a run (and
 //! then left as it was), runs written whole and read back, many writers.
 
+use crate::backend::Backend;
 use crate::run;
 use iosurvey_db::{Db, DbError, Filter, Inserted, APPLICATION_ID};
 use rusqlite::Connection;
@@ -157,9 +158,13 @@ fn a_write_ahead_log_or_database_that_is_a_symlink_is_refused_and_what_it_names_
 
 #[test]
 fn a_run_is_read_back_as_it_was_written_and_written_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("h.db");
-    let mut db = Db::open(&p, "x").unwrap();
+    for b in Backend::all("a_run_is_read_back_as_it_was_written_and_written_once") {
+        read_back(&b.at());
+    }
+}
+
+fn read_back(p: &Path) {
+    let mut db = Db::open(p, "x").unwrap();
     let r = run("k1", "2026-01-01T00:00:00Z", Some("fw-1"), 1234.5, "1.0");
     let id = match db.insert(&r).unwrap() {
         Inserted::New(id) => id,
@@ -240,22 +245,40 @@ fn write_at_once(p: &Path, writers: usize, each: usize) {
 }
 
 #[test]
-fn eight_writers_at_once_into_a_new_file_lose_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("h.db");
-    write_at_once(&p, 8, 10);
-    let db = Db::open_read(&p, "x").unwrap();
-    let runs = db.runs(&Filter::default()).unwrap();
-    assert_eq!(runs.len(), 80);
-    for r in &runs {
-        assert_eq!(db.points(r.id).unwrap().len(), 1);
+fn eight_writers_at_once_into_a_new_database_lose_nothing() {
+    for b in Backend::all("eight_writers_at_once_into_a_new_database_lose_nothing") {
+        let p = b.at();
+        write_at_once(&p, 8, 10);
+        let db = Db::open_read(&p, "x").unwrap();
+        let runs = db.runs(&Filter::default()).unwrap();
+        assert_eq!(runs.len(), 80, "{}", b.name());
+        for r in &runs {
+            assert_eq!(db.points(r.id).unwrap().len(), 1);
+        }
+        // Each run once, whichever writer ran first.
+        let mut ids: Vec<i64> = runs.iter().map(|r| r.id).collect();
+        ids.dedup();
+        assert_eq!(ids.len(), 80);
     }
 }
 
 #[test]
 fn export_then_import_gives_the_same_figures() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut a = Db::open(&dir.path().join("a.db"), "a").unwrap();
+    // Each backend to itself, and SQLite to PostgreSQL.
+    let lite = Backend::lite();
+    let pg = Backend::pg("export_then_import_gives_the_same_figures");
+    let mut pairs = vec![(lite.named("a.db"), lite.named("b.db"))];
+    if let Some(pg) = &pg {
+        pairs.push((pg.named("a"), pg.named("b")));
+        pairs.push((lite.named("c.db"), pg.named("c")));
+    }
+    for (a, b) in pairs {
+        export_import(&a, &b);
+    }
+}
+
+fn export_import(a: &Path, b: &Path) {
+    let mut a = Db::open(a, "a").unwrap();
     for k in 0..3 {
         let r = run(
             &format!("k{k}"),
@@ -275,7 +298,7 @@ fn export_then_import_gives_the_same_figures() {
     }
     assert_eq!(text.lines().count(), 3);
     let back = iosurvey_db::export::read_lines(&text).unwrap();
-    let mut b = Db::open(&dir.path().join("b.db"), "b").unwrap();
+    let mut b = Db::open(b, "b").unwrap();
     for r in &back {
         b.insert(r).unwrap();
     }

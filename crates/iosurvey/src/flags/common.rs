@@ -209,8 +209,8 @@ pub struct OutputFlags {
     /// Every stream of every point whole (its latency histograms and interval series) to FILE as JSON Lines, one line per stream with its point, repeat and rank, written as each point ends (- for stdout); with it, streams travel whole to MPI rank 0, which writes each rank's as it arrives, whatever the report keeps.
     #[arg(long, value_name = "FILE")]
     pub stream_file: Option<PathBuf>,
-    /// Record the run in the history database FILE (SQLite, made when missing): the run, its hosts, targets and devices, every point and figure, the histograms and the whole JSON report. Checked before any I/O; written at the end, after the report files. See `iosurvey db`.
-    #[arg(long, value_name = "FILE")]
+    /// Record the run in the history database FILE (SQLite, made when missing), or in PostgreSQL with a URL (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?schema=NAME&sslmode=MODE]; the password is never shown or kept; PGPASSWORD is read): the run, its hosts, targets and devices, every point and figure, the histograms and the whole JSON report. Checked before any I/O; written at the end, after the report files. See `iosurvey db`.
+    #[arg(long, value_name = "FILE|URL")]
     pub db: Option<PathBuf>,
     /// Name the run (a firmware, a setting tried): kept in the JSON report and the history database, where `db history`, `db compare` and `db regress` select by it; diskperf echoes it in its header (its -n).
     #[arg(long, value_name = "TEXT", value_parser = label)]

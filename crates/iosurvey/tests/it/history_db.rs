@@ -669,11 +669,7 @@ fn four_runs_ending_together_all_land_in_one_new_database() {
         .collect();
     for mut r in running {
         let out = r.0.take().unwrap().wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "{}", describe(&out));
     }
     let out = iosurvey(&["db", "export", "--db", s(&db)]);
     let text = String::from_utf8_lossy(&out.stdout);

@@ -51,6 +51,8 @@ mod truth {
 }
 
 mod history_db;
+/// `--db postgres://...`, beside SQLite.
+mod history_db_pg;
 mod history_db_sidecars;
 mod html_in_browser;
 mod metrics;
