@@ -11,6 +11,7 @@
 
 mod conn;
 pub mod export;
+mod file_lock;
 pub mod fio;
 mod from_report;
 pub mod hash;

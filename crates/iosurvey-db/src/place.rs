@@ -49,6 +49,7 @@ impl Db {
         Db {
             conn,
             shown: shown.to_string(),
+            _lock: None,
         }
     }
 

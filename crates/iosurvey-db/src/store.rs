@@ -4,6 +4,7 @@
 //! several processes appending at once all land.
 
 use crate::conn::Conn;
+use crate::file_lock::{FileLock, Locking};
 use crate::schema::{current, APPLICATION_ID, MIGRATIONS};
 use crate::value::SqlError;
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension};
@@ -34,8 +35,12 @@ const WRITE_WAIT: Duration = Duration::from_secs(60);
 
 /// An open database.
 pub struct Db {
+    /// Declared before the lock: dropped (closed) before it.
     pub(crate) conn: Conn,
     pub(crate) shown: String,
+    /// A file's lock against other iosurvey processes making or writing
+    /// it at the same time ([`crate::file_lock`]).
+    pub(crate) _lock: Option<FileLock>,
 }
 
 /// What [`Db::insert`] did.
@@ -67,7 +72,11 @@ fn check_files(path: &Path, shown: &str) -> Result<(), DbError> {
 /// statement of `conn` (which opens its log and wal-index), runs it
 /// ([`inspect`]), then verifies what SQLite opened ([`crate::held`]).
 fn first_read(conn: &Connection, path: &Path, shown: &str) -> Result<u32, DbError> {
-    check_files(path, shown)?;
+    // What they are, not what is in them: a file SQLite holds in this
+    // process must not be opened here (closing it would drop SQLite's
+    // locks on it).
+    iosurvey_target::output::database::check_database_kinds(path, shown)
+        .map_err(|e| DbError::Refused(e.to_string()))?;
     let version = inspect(conn, shown)?;
     crate::held::verify_held(path, shown).map_err(DbError::Refused)?;
     Ok(version)
@@ -180,6 +189,8 @@ impl Db {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(DbError::Refused(format!("{shown}: {e}"))),
         };
+        // Held until the connection below is closed (declared before it).
+        let _lock = FileLock::take(path, Locking::Write, CHECK_WAIT, shown)?;
         peek(path, shown)?;
         if meta.permissions().mode() & 0o222 == 0 {
             return Err(DbError::Refused(format!(
@@ -214,6 +225,7 @@ impl Db {
     /// this build's tables.
     pub(crate) fn open_file(path: &Path, shown: &str) -> Result<Db, DbError> {
         check_files(path, shown)?;
+        let lock = FileLock::take(path, Locking::Make, WRITE_WAIT, shown)?;
         peek(path, shown)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
@@ -226,6 +238,7 @@ impl Db {
         let db = Db {
             conn: Conn::Lite(conn),
             shown: shown.to_string(),
+            _lock: lock,
         };
         if let Conn::Lite(c) = &db.conn {
             first_read(c, path, shown)?;
@@ -244,6 +257,7 @@ impl Db {
             )));
         }
         check_files(path, shown)?;
+        let lock = FileLock::take(path, Locking::Read, WRITE_WAIT, shown)?;
         peek(path, shown)?;
         // Read-write when the file and its directory allow it (nothing is
         // written through it), so that SQLite removes its write-ahead log
@@ -279,6 +293,7 @@ impl Db {
         Ok(Db {
             conn: Conn::Lite(conn),
             shown: shown.to_string(),
+            _lock: lock,
         })
     }
 

@@ -53,6 +53,36 @@ pub fn check_sidecars(db: &Path, shown: &str) -> Result<(), OutputError> {
     Ok(())
 }
 
+/// [`check_database_files`] without reading what the files hold: for a
+/// database this process has open in SQLite, whose files must not be
+/// opened beside it (closing a descriptor of a file drops every `fcntl`
+/// lock the process holds on it: SQLite's, under it).
+pub fn check_database_kinds(db: &Path, shown: &str) -> Result<(), OutputError> {
+    match std::fs::symlink_metadata(db) {
+        Ok(m) if m.file_type().is_symlink() => return Err(not_in_place(shown, db, "a symlink")),
+        Ok(m) if !m.file_type().is_file() => {
+            return Err(not_in_place(shown, db, "not a regular file"))
+        }
+        _ => {}
+    }
+    for p in sidecar_paths(db) {
+        let Ok(m) = std::fs::symlink_metadata(&p) else {
+            continue;
+        };
+        let what = if m.file_type().is_symlink() {
+            "a symlink"
+        } else if !m.file_type().is_file() {
+            "not a regular file"
+        } else if m.nlink() > 1 {
+            "a hard link to another name"
+        } else {
+            continue;
+        };
+        return Err(not_in_place(shown, &p, what));
+    }
+    Ok(())
+}
+
 /// The refusal of `p`, which is `what` where SQLite writes in place.
 fn not_in_place(shown: &str, p: &Path, what: &str) -> OutputError {
     OutputError::new(format!(
@@ -104,7 +134,18 @@ pub fn judge_database(given: &Path) -> Result<Vec<OutPath>, OutputError> {
     check_sidecars(real, &shown)?;
     let mut all = vec![db.clone()];
     for (p, suffix) in sidecar_paths(real).into_iter().zip(SIDECARS) {
-        all.push(judge(&format!("--db (its {suffix} file)"), &p)?);
+        let flag = format!("--db (its {suffix} file)");
+        // SQLite makes and removes these as other processes open and
+        // close the database: one that comes or goes while it is judged
+        // is judged again (as it is then).
+        let mut judged = judge(&flag, &p);
+        for _ in 0..3 {
+            if judged.is_ok() {
+                break;
+            }
+            judged = judge(&flag, &p);
+        }
+        all.push(judged?);
     }
     Ok(all)
 }
