@@ -15,7 +15,6 @@
 //! for a writer's few hundred milliseconds rather than see its file half
 //! made.
 
-use crate::store::DbError;
 use rustix::fs::{FlockOperation, Mode, OFlags};
 use rustix::io::Errno;
 use std::os::fd::OwnedFd;
@@ -45,13 +44,13 @@ const RETRY: Duration = Duration::from_millis(20);
 impl FileLock {
     /// Locks database `path` as `how` says, waiting at most `wait` for
     /// another process's lock. `None` when the file is not there (and is
-    /// not to be made): nothing to lock.
+    /// not to be made): nothing to lock. The error is a refusal's line.
     pub(crate) fn take(
         path: &Path,
         how: Locking,
         wait: Duration,
         shown: &str,
-    ) -> Result<Option<FileLock>, DbError> {
+    ) -> Result<Option<FileLock>, String> {
         let mut flags = OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NOCTTY | OFlags::NONBLOCK;
         flags |= match how {
             Locking::Make => OFlags::RDWR | OFlags::CREATE,
@@ -65,13 +64,13 @@ impl FileLock {
             Err(Errno::ACCESS | Errno::ROFS | Errno::PERM) if how == Locking::Write => {
                 return Ok(None)
             }
-            Err(e) => return Err(DbError::Refused(format!("{shown}: opening: {e}"))),
+            Err(e) => return Err(format!("{shown}: opening: {e}")),
         };
-        let st = rustix::fs::fstat(&fd).map_err(|e| DbError::Refused(format!("{shown}: {e}")))?;
+        let st = rustix::fs::fstat(&fd).map_err(|e| format!("{shown}: {e}"))?;
         if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
-            return Err(DbError::Refused(format!(
+            return Err(format!(
                 "{shown}: is not a regular file; give the database's file"
-            )));
+            ));
         }
         let op = match how {
             Locking::Read => FlockOperation::NonBlockingLockShared,
@@ -85,12 +84,12 @@ impl FileLock {
                     std::thread::sleep(RETRY)
                 }
                 Err(Errno::WOULDBLOCK) => {
-                    return Err(DbError::Refused(format!(
+                    return Err(format!(
                         "{shown}: another iosurvey has been writing it for {} s; try again when it is done",
                         wait.as_secs()
-                    )))
+                    ))
                 }
-                Err(e) => return Err(DbError::Refused(format!("{shown}: locking: {e}"))),
+                Err(e) => return Err(format!("{shown}: locking: {e}")),
             }
         }
     }

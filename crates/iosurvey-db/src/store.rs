@@ -190,7 +190,8 @@ impl Db {
             Err(e) => return Err(DbError::Refused(format!("{shown}: {e}"))),
         };
         // Held until the connection below is closed (declared before it).
-        let _lock = FileLock::take(path, Locking::Write, CHECK_WAIT, shown)?;
+        let _lock =
+            FileLock::take(path, Locking::Write, CHECK_WAIT, shown).map_err(DbError::Refused)?;
         peek(path, shown)?;
         if meta.permissions().mode() & 0o222 == 0 {
             return Err(DbError::Refused(format!(
@@ -225,7 +226,8 @@ impl Db {
     /// this build's tables.
     pub(crate) fn open_file(path: &Path, shown: &str) -> Result<Db, DbError> {
         check_files(path, shown)?;
-        let lock = FileLock::take(path, Locking::Make, WRITE_WAIT, shown)?;
+        let lock =
+            FileLock::take(path, Locking::Make, WRITE_WAIT, shown).map_err(DbError::Refused)?;
         peek(path, shown)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
@@ -257,7 +259,8 @@ impl Db {
             )));
         }
         check_files(path, shown)?;
-        let lock = FileLock::take(path, Locking::Read, WRITE_WAIT, shown)?;
+        let lock =
+            FileLock::take(path, Locking::Read, WRITE_WAIT, shown).map_err(DbError::Refused)?;
         peek(path, shown)?;
         // Read-write when the file and its directory allow it (nothing is
         // written through it), so that SQLite removes its write-ahead log
