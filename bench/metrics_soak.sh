@@ -42,7 +42,7 @@ ARGS=("$T" --rw randread --bs 4k --qd 32 --engine uring --interval 1s --quiet --
 ON=(--metrics-file "$OUT/io.prom")
 if command -v prometheus-pushgateway >/dev/null; then
     PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-    (cd "$OUT" && exec prometheus-pushgateway --web.listen-address="127.0.0.1:$PORT" >/dev/null 2>&1) &
+    (cd "$OUT" && exec prometheus-pushgateway --web.listen-address="127.0.0.1:$PORT" --persistence.file= >/dev/null 2>&1) &
     GW_PID=$!
     for _ in $(seq 50); do curl -sf "http://127.0.0.1:$PORT/-/ready" >/dev/null && break; sleep 0.2; done
     ON+=(--metrics-push "http://127.0.0.1:$PORT")

@@ -132,7 +132,11 @@ pub(crate) fn postgres(given: &Path, shown: &str) -> Result<Option<PgAt>, DbErro
 /// `text` with the password of every PostgreSQL URL in it hidden
 /// (`postgres://user:***@host/db`, `password=***`).
 pub fn redact(text: &str) -> String {
-    let Some(at) = SCHEMES.iter().filter_map(|s| text.find(s)).min() else {
+    // The database's URLs and a Pushgateway's (`--metrics-push`, which may
+    // carry a password for Basic authentication), whatever their case.
+    let lower = text.to_ascii_lowercase();
+    let found = SCHEMES.iter().chain(&["http://", "https://"]);
+    let Some(at) = found.filter_map(|s| lower.find(s)).min() else {
         return text.to_string();
     };
     let (head, url) = text.split_at(at);

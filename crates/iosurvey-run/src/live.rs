@@ -64,10 +64,29 @@ pub struct LiveSnapshot {
 impl LiveSnapshot {
     /// The classes of `r` that did anything, as of `intervals` ended.
     pub fn of(r: &JobResult, intervals: u64) -> LiveSnapshot {
+        LiveSnapshot::summed(r, intervals, &mut Vec::new())
+    }
+
+    /// [`LiveSnapshot::of`], the latencies of each class's intervals
+    /// summed on from where `sums` left them (per stream and op: the
+    /// intervals summed, their sum), so that a publish costs what the
+    /// intervals since the last one hold, not the whole series.
+    fn summed(r: &JobResult, intervals: u64, sums: &mut Vec<[u64; 2]>) -> LiveSnapshot {
+        sums.resize(r.streams.len() * 2, [0, 0]);
         let mut classes = Vec::new();
         for (stream, s) in r.streams.iter().enumerate() {
-            for op in [Op::Read, Op::Write] {
+            for (k, op) in [Op::Read, Op::Write].into_iter().enumerate() {
                 let c = s.class(op);
+                let sum = &mut sums[stream * 2 + k];
+                // Every interval but the one running is over: summed once.
+                let over = c.series.samples.len().saturating_sub(1);
+                let from = (sum[0] as usize).min(over);
+                sum[1] += c.series.samples[from..over]
+                    .iter()
+                    .map(|x| x.lat_sum_ns)
+                    .sum::<u64>();
+                sum[0] = over as u64;
+                let running = c.series.samples.get(over).map_or(0, |x| x.lat_sum_ns);
                 let errors = c.error_count();
                 if c.ops == 0 && errors == 0 {
                     continue;
@@ -78,7 +97,7 @@ impl LiveSnapshot {
                     ops: c.ops,
                     bytes: c.bytes,
                     errors,
-                    lat_sum_ns: c.series.samples.iter().map(|x| x.lat_sum_ns).sum(),
+                    lat_sum_ns: sum[1] + running,
                     at_most: c.latency.counts_at_most(&LIVE_BOUNDS_NS),
                 });
             }
@@ -107,23 +126,24 @@ impl LiveSnapshot {
     }
 }
 
-/// Where one worker's snapshot is put for the runner.
+/// Where one worker's snapshot is put for the runner, with the worker's
+/// running sums of its classes' latencies.
 #[derive(Default)]
-pub(crate) struct LiveSlot(Mutex<LiveSnapshot>);
+pub(crate) struct LiveSlot(Mutex<(LiveSnapshot, Vec<[u64; 2]>)>);
 
 impl LiveSlot {
     /// Puts the worker's classes of `r` as of `intervals` ended.
     #[cold]
     pub(crate) fn publish(&self, r: &JobResult, intervals: u64) {
-        let snap = LiveSnapshot::of(r, intervals);
         if let Ok(mut s) = self.0.lock() {
-            *s = snap;
+            let (snap, sums) = &mut *s;
+            *snap = LiveSnapshot::summed(r, intervals, sums);
         }
     }
 
     /// The last snapshot put.
     pub(crate) fn read(&self) -> Option<LiveSnapshot> {
-        self.0.lock().ok().map(|s| s.clone())
+        self.0.lock().ok().map(|s| s.0.clone())
     }
 }
 
@@ -149,5 +169,22 @@ mod tests {
         assert_eq!(all.classes[1].bytes, 16384);
         assert_eq!(all.classes[1].lat_sum_ns, 6_000_000);
         assert_eq!(all.classes[1].at_most.last(), Some(&2));
+    }
+
+    #[test]
+    fn running_sums_of_latency_equal_the_whole_series() {
+        let mut r = JobResult::default();
+        r.streams.resize(1, StreamResult::default());
+        let slot = LiveSlot::default();
+        let mut whole = 0;
+        for i in 0..50usize {
+            r.streams[0].read.record(i, 4096, 1_000 + i as u64);
+            whole += 1_000 + i as u64;
+            // Published at the start of interval i + 1, before its I/O.
+            if i % 3 == 0 {
+                slot.publish(&r, i as u64);
+                assert_eq!(slot.read().unwrap().classes[0].lat_sum_ns, whole);
+            }
+        }
     }
 }

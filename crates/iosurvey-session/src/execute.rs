@@ -81,6 +81,39 @@ fn target_paths(plan: &Plan) -> Vec<PathBuf> {
     paths
 }
 
+/// Refuses an output at the verify state of a target of `plan` (beside a
+/// file target, or in `--verify-state DIR`): a verifying run reads and
+/// writes it, and any run that writes updates it (what it overwrote is no
+/// longer what a verified run wrote), so a report there would destroy the
+/// record of what the verified runs wrote.
+fn check_verify_states(plan: &Plan, outs: &[out_path::OutPath]) -> Result<(), Failure> {
+    for job in plan.points.iter().map(|p| &p.job) {
+        for t in &job.targets {
+            let mut files = vec![t.path.clone()];
+            if t.path.is_dir() {
+                files.push(iosurvey_target::target::test_file_in(&t.path));
+            }
+            for f in files {
+                let Ok(state) =
+                    iosurvey_run::verify_state::state_path(&f, job.verify_state.as_deref())
+                else {
+                    continue;
+                };
+                let ids = out_path::target_idents(&state);
+                if let Some(o) = outs.iter().find(|o| ids.contains(&o.ident)) {
+                    return Err(Failure::Usage(anyhow::anyhow!(
+                        "{}: is the verify state of the target {} ({}), the record of what the verified runs wrote; give the output another path",
+                        o.shown(),
+                        t.path.display(),
+                        state.display()
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Judges every output before any target is opened: refused (exit 2) if
 /// one cannot be written, is a target, or is another output.
 pub(crate) fn judge_outputs(
@@ -107,8 +140,13 @@ pub(crate) fn judge_outputs(
         OutputFormat::Text => "the text summary (--output text)",
     });
     out_path::check_all(&outs.all(), &targets, taken).map_err(|e| Failure::Usage(e.into()))?;
+    check_verify_states(plan, &outs.all())?;
     outs.check_db()?;
-    outs.check_gateway(oflags.metrics_push.as_deref(), &report.host.hostname)?;
+    outs.check_gateway(
+        oflags.metrics_push.as_deref(),
+        &report.host.hostname,
+        &targets,
+    )?;
     Ok(outs)
 }
 

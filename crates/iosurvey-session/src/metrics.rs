@@ -85,9 +85,13 @@ impl Metrics {
             .iter()
             .map(|t| {
                 let path = t.path.display().to_string();
+                // A directory given is reported by the file (or the
+                // frames directory) iosurvey made in it.
+                let inside = format!("{}/", path.trim_end_matches('/'));
                 self.known
                     .iter()
                     .find(|k| k.path == path)
+                    .or_else(|| self.known.iter().find(|k| k.path.starts_with(&inside)))
                     .cloned()
                     .unwrap_or(TargetLabels {
                         path,
@@ -126,11 +130,12 @@ impl Metrics {
 
     /// The point's whole figures.
     pub fn point_finished(&mut self, point: &Point, result: &JobResult) {
-        self.export(&LiveSnapshot::of(result, u64::MAX));
-        // The points after it, with what the engine managed.
+        // The plan as its report will say it, with what the engine
+        // managed: its final figures carry the hash the database keeps.
         if let Some(plan) = self.shape.ran(point.index, result) {
             self.run.plan = plan;
         }
+        self.export(&LiveSnapshot::of(result, u64::MAX));
     }
 
     /// The run is over: the last push waited for. The failure, if any

@@ -330,9 +330,15 @@ impl Outputs {
 
     /// Checks `--metrics-push` before any I/O: an `http://` address whose
     /// Pushgateway answers, kept for the run.
-    pub fn check_gateway(&mut self, url: Option<&str>, host: &str) -> Result<(), Failure> {
+    pub fn check_gateway(
+        &mut self,
+        url: Option<&str>,
+        host: &str,
+        targets: &[PathBuf],
+    ) -> Result<(), Failure> {
         let Some(url) = url else { return Ok(()) };
-        let gw = crate::metrics_push::Gateway::parse(url, host)
+        let paths: Vec<String> = targets.iter().map(|t| t.display().to_string()).collect();
+        let gw = crate::metrics_push::Gateway::parse(url, host, &paths.join("\n"))
             .and_then(|g| g.check().map(|()| g))
             .map_err(|e| Failure::Usage(e.into()))?;
         self.gateway = Some(gw);
@@ -482,7 +488,7 @@ impl Outputs {
 
 /// The failure of a write to `out`.
 fn write_failed(out: &OutPath, e: &dyn std::fmt::Display) -> Failure {
-    Failure::Run(anyhow!("{}: writing the report failed: {e}", out.shown()))
+    Failure::Run(anyhow!("{}: writing failed: {e}", out.shown()))
 }
 
 /// The one line a failure is said in.

@@ -123,6 +123,7 @@ fn kind_name(st: &Stat) -> &'static str {
         FileType::Symlink => "a symlink",
         FileType::Directory => "a directory",
         FileType::Socket => "a socket",
+        FileType::RegularFile => "another file",
         _ => "not a regular file",
     }
 }

@@ -260,6 +260,12 @@ pub fn judge(flag: &str, given: &Path) -> Result<OutPath, OutputError> {
         })
     };
     let shown = format!("{flag} {}", given.display());
+    // `out.json/` is a directory's name, whatever is there or not.
+    if given.as_os_str().len() > 1 && given.as_os_str().as_encoded_bytes().ends_with(b"/") {
+        return Err(refused!(
+            "{shown}: names a directory (it ends with /); give a file name for the output"
+        ));
+    }
     if given.as_os_str() != "-" {
         crate::output::symlinks::check_protected_symlinks(given)
             .map_err(|e| refused!("{shown}: {e}"))?;

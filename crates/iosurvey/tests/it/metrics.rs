@@ -170,6 +170,9 @@ impl Gateway {
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let child = Command::new("prometheus-pushgateway")
             .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            // In memory only: Debian's default keeps every gateway's
+            // metrics in one file under /var/lib.
+            .arg("--persistence.file=")
             .current_dir(dir.path())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -305,4 +308,87 @@ fn each_repeat_of_a_point_is_a_series_of_its_own() {
     assert!(series.contains("repeat=\"1\""), "{series}");
     let v: f64 = series.rsplit(' ').next().unwrap().parse().unwrap();
     assert_eq!(v, class_ops(&last["total"]["read"]) as f64);
+}
+
+/// The verify state of a target is the record of what the verified runs
+/// wrote: no output may be written there, by any name (it was replaced by
+/// the metrics or the report, with exit 0).
+#[test]
+fn no_output_is_written_over_a_targets_verify_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("vt");
+    let state = dir.path().join("vt.iosurvey-verify");
+    let made = iosurvey(&[
+        "run",
+        s(&t),
+        "--size",
+        "8m",
+        "--rw",
+        "randwrite",
+        "--bytes",
+        "1m",
+        "--verify",
+        "--keep",
+        "--quiet",
+    ]);
+    assert!(made.status.success(), "{}", describe(&made));
+    let kept = std::fs::read(&state).expect("a verified write keeps its state");
+    for flag in ["--metrics-file", "--json"] {
+        let out = iosurvey(&[
+            "run",
+            s(&t),
+            "--rw",
+            "randread",
+            "--bytes",
+            "1m",
+            "--verify",
+            "--quiet",
+            flag,
+            s(&state),
+        ]);
+        assert_refused(&out, &["is the verify state of the target"]);
+        assert_eq!(std::fs::read(&state).unwrap(), kept, "{flag}");
+    }
+    // A device's state in --verify-state DIR, named through a symlink.
+    let l = need!(LoopDev::blank(16 << 20, &[]));
+    let states = tempfile::tempdir().unwrap();
+    let made = iosurvey(&[
+        "run",
+        s(l.path()),
+        "--rw",
+        "randwrite",
+        "--bytes",
+        "1m",
+        "--verify",
+        "--verify-state",
+        s(states.path()),
+        "--allow-destroy",
+        "--quiet",
+    ]);
+    assert!(made.status.success(), "{}", describe(&made));
+    let state = std::fs::read_dir(states.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let kept = std::fs::read(&state).unwrap();
+    let link = dir.path().join("report.json");
+    std::os::unix::fs::symlink(&state, &link).unwrap();
+    let out = iosurvey(&[
+        "run",
+        s(l.path()),
+        "--rw",
+        "randread",
+        "--bytes",
+        "1m",
+        "--verify",
+        "--verify-state",
+        s(states.path()),
+        "--quiet",
+        "--json",
+        s(&link),
+    ]);
+    assert_refused(&out, &["is the verify state of the target"]);
+    assert_eq!(std::fs::read(&state).unwrap(), kept);
 }
