@@ -178,6 +178,9 @@ fn bind_one(v: &Value, t: &Type) -> Result<Box<dyn ToSql + Sync>, SqlError> {
         (Value::Int(i), &Type::TEXT) => Box::new(i.to_string()),
         (Value::Real(f), &Type::FLOAT8) => Box::new(*f),
         (Value::Real(f), &Type::TEXT) => Box::new(f.to_string()),
+        (Value::Text(s), _) if s.contains('\0') => {
+            return Err(SqlError::Type(crate::value::NUL_TEXT.into()))
+        }
         (Value::Text(s), &Type::TEXT | &Type::VARCHAR | &Type::NAME) => Box::new(s.clone()),
         (Value::TooBig(u), _) => {
             return Err(SqlError::Type(format!(

@@ -13,7 +13,7 @@
 //! here is closed only after SQLite's connection is, so that its locks
 //! are never dropped under it. Readers take the lock shared: they wait
 //! for a writer's few hundred milliseconds rather than see its file half
-//! made.
+//! made, and let it go while they read, taking it back to close.
 
 use rustix::fs::{FlockOperation, Mode, OFlags};
 use rustix::io::Errno;
@@ -24,7 +24,9 @@ use std::time::{Duration, Instant};
 /// A database file locked; unlocked when dropped.
 #[derive(Debug)]
 pub(crate) struct FileLock {
-    _fd: OwnedFd,
+    fd: OwnedFd,
+    /// A reader's lock, let go while it reads (see [`FileLock::let_go`]).
+    let_go: std::cell::Cell<bool>,
 }
 
 /// How the lock is taken.
@@ -36,6 +38,37 @@ pub(crate) enum Locking {
     Write,
     /// To read a file that is there.
     Read,
+}
+
+impl FileLock {
+    /// Lets a reader's lock go once its connection has opened the file
+    /// (the descriptor stays open: closing it would drop SQLite's locks),
+    /// so that a long read (an export into a slow pipe) never holds a
+    /// run's recording up.
+    pub(crate) fn let_go(&self) {
+        if rustix::fs::flock(&self.fd, FlockOperation::Unlock).is_ok() {
+            self.let_go.set(true);
+        }
+    }
+
+    /// Takes a reader's lock again, before its connection closes: a
+    /// connection's close may write the log into the file (a checkpoint),
+    /// which a writer's look at the file must not meet half done. Waits
+    /// at most `wait`; past it the close goes on (SQLite's own locks keep
+    /// the checkpoint safe for SQLite; only a writer's immutable look
+    /// could then see it half done, and says so rather than writing).
+    pub(crate) fn take_back(&self, wait: Duration) {
+        if !self.let_go.get() {
+            return;
+        }
+        let until = Instant::now() + wait;
+        while rustix::fs::flock(&self.fd, FlockOperation::NonBlockingLockShared).is_err()
+            && Instant::now() < until
+        {
+            std::thread::sleep(RETRY);
+        }
+        self.let_go.set(false);
+    }
 }
 
 /// How often a lock held by another process is tried again.
@@ -79,13 +112,18 @@ impl FileLock {
         let until = Instant::now() + wait;
         loop {
             match rustix::fs::flock(&fd, op) {
-                Ok(()) => return Ok(Some(FileLock { _fd: fd })),
+                Ok(()) => {
+                    return Ok(Some(FileLock {
+                        fd,
+                        let_go: std::cell::Cell::new(false),
+                    }))
+                }
                 Err(Errno::WOULDBLOCK | Errno::INTR) if Instant::now() < until => {
                     std::thread::sleep(RETRY)
                 }
                 Err(Errno::WOULDBLOCK) => {
                     return Err(format!(
-                        "{shown}: another iosurvey has been writing it for {} s; try again when it is done",
+                        "{shown}: another iosurvey has held it for {} s (recording or importing runs into it, or opening it to read); try again when it is done",
                         wait.as_secs()
                     ))
                 }

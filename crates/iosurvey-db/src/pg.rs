@@ -35,6 +35,14 @@ fn connect(at: &PgAt, shown: &str) -> Result<Client, DbError> {
         };
         DbError::Refused(format!("{shown}: cannot connect: {}; {todo}", pg_text(&e)))
     })
+    .and_then(|mut c| {
+        // Another session holding the schema's lock (a stuck import, a
+        // psql left in a transaction) is waited for as long as SQLite
+        // waits for a writer, then said, not waited for for ever.
+        c.batch_execute("SET lock_timeout = '60s'")
+            .map_err(|e| DbError::Refused(format!("{shown}: {}", pg_text(&e))))?;
+        Ok(c)
+    })
 }
 
 /// The error of `e`, met while `doing` on `shown`.

@@ -43,6 +43,17 @@ pub struct Db {
     pub(crate) _lock: Option<FileLock>,
 }
 
+impl Drop for Db {
+    /// A reader takes its file's lock back before its connection closes
+    /// (see [`FileLock::take_back`]); the fields then drop in order, the
+    /// connection before the lock.
+    fn drop(&mut self) {
+        if let Some(l) = &self._lock {
+            l.take_back(WRITE_WAIT);
+        }
+    }
+}
+
 /// What [`Db::insert`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Inserted {
@@ -292,6 +303,9 @@ impl Db {
             return Err(DbError::Refused(format!(
                 "{shown}: holds no iosurvey runs yet (an empty file); record runs into it with --db first"
             )));
+        }
+        if let Some(l) = &lock {
+            l.let_go();
         }
         Ok(Db {
             conn: Conn::Lite(conn),

@@ -141,28 +141,58 @@ pub fn redact(text: &str) -> String {
     };
     let (head, url) = text.split_at(at);
     let start = url.find("://").map_or(0, |i| i + 3);
-    let end = url[start..]
-        .find(['/', '?', '#'])
-        .map_or(url.len(), |i| start + i);
-    let auth = &url[start..end];
-    let auth = match auth.rsplit_once('@') {
-        Some((user, host)) => match user.split_once(':') {
-            Some((name, _)) => format!("{name}:***@{host}"),
-            None => auth.to_string(),
-        },
-        None => auth.to_string(),
-    };
-    let mut tail = String::new();
-    let mut rest = &url[end..];
-    while let Some(i) = rest.find("password=") {
-        let from = i + "password=".len();
-        tail.push_str(&rest[..from]);
-        tail.push_str("***");
-        rest = &rest[from..];
-        rest = &rest[rest.find(['&', '#', ' ']).unwrap_or(rest.len())..];
+    // The client takes all up to the last `@` as the user and password
+    // (a password may hold `/`, `?` or `#`): hidden from the first `:`.
+    let mut out = format!("{head}{}", &url[..start]);
+    let mut rest = &url[start..];
+    if let Some(last_at) = rest.rfind('@') {
+        let cred = &rest[..last_at];
+        match cred.find(':') {
+            Some(colon) => out.push_str(&format!("{}:***", &cred[..colon])),
+            None => out.push_str(cred),
+        }
+        rest = &rest[last_at..];
     }
-    tail.push_str(rest);
-    format!("{head}{}{auth}{tail}", &url[..start])
+    // `password=` in the query, by its name as the client decodes it
+    // (`pass%77ord`), to the next `&`.
+    let mut from = 0;
+    while let Some(eq) = rest[from..].find('=').map(|i| from + i) {
+        let key_start = rest[..eq].rfind(['?', '&']).map_or(0, |i| i + 1);
+        let value_end = rest[eq..].find('&').map_or(rest.len(), |i| eq + i);
+        if percent_decoded(&rest[key_start..eq]).eq_ignore_ascii_case("password") {
+            out.push_str(&rest[..=eq]);
+            out.push_str("***");
+            rest = &rest[value_end..];
+            from = 0;
+        } else {
+            from = eq + 1;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `s` with its `%XX` escapes decoded (bytes that are not UTF-8 lost).
+fn percent_decoded(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = b
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok());
+        match (b[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(v)) => {
+                out.push(v);
+                i += 3;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A command line with the passwords of its PostgreSQL URLs hidden: what
@@ -262,6 +292,22 @@ mod tests {
             "postgres://u@h/db?password=***&schema=s"
         );
         assert_eq!(redact("/tmp/h.db"), "/tmp/h.db");
+        for (given, hidden) in [
+            ("postgres://u:pa/ss@h/db", "postgres://u:***@h/db"),
+            ("postgres://u:pa?ss@h/db", "postgres://u:***@h/db"),
+            ("postgres://u:pa#ss@h/db", "postgres://u:***@h/db"),
+            (
+                "postgres://u@h/db?password=a b&x=1",
+                "postgres://u@h/db?password=***&x=1",
+            ),
+            (
+                "postgres://u@h/db?pass%77ord=zz",
+                "postgres://u@h/db?pass%77ord=***",
+            ),
+            ("HTTP://u:pw@gw:9091", "HTTP://u:***@gw:9091"),
+        ] {
+            assert_eq!(redact(given), hidden, "{given}");
+        }
     }
 
     #[test]

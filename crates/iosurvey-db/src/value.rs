@@ -30,6 +30,10 @@ pub(crate) enum SqlError {
 /// What PostgreSQL said: the server's message (with its detail and
 /// hint) when it said one, else the client's.
 pub(crate) fn pg_text(e: &postgres::Error) -> String {
+    pg_text_lines(e).replace(['\n', '\r'], " ")
+}
+
+fn pg_text_lines(e: &postgres::Error) -> String {
     match e.as_db_error() {
         Some(d) => {
             let mut s = d.message().to_string();
@@ -76,6 +80,10 @@ impl rusqlite::ToSql for Value {
             Value::Null => ToSqlOutput::Owned(rusqlite::types::Value::Null),
             Value::Int(i) => ToSqlOutput::Owned((*i).into()),
             Value::Real(f) => ToSqlOutput::Owned((*f).into()),
+            // PostgreSQL's text holds no NUL: refused on both, alike.
+            Value::Text(s) if s.contains('\0') => {
+                return Err(rusqlite::Error::ToSqlConversionFailure(NUL_TEXT.into()))
+            }
             Value::Text(s) => ToSqlOutput::Borrowed(ValueRef::Text(s.as_bytes())),
             Value::TooBig(u) => {
                 return Err(rusqlite::Error::ToSqlConversionFailure(
@@ -85,6 +93,11 @@ impl rusqlite::ToSql for Value {
         })
     }
 }
+
+/// The refusal of a text with a NUL character in it (a label, a host name
+/// of an imported report), which PostgreSQL cannot hold: refused by SQLite
+/// too, so that both answer the same.
+pub(crate) const NUL_TEXT: &str = "a text holds a NUL character, which the database cannot keep";
 
 /// What can be passed to a query.
 pub(crate) trait ToValue {

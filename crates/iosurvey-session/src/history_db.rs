@@ -90,8 +90,13 @@ fn not_recorded(m: String, given: &str, saved: &[String]) -> Failure {
     let kept = match saved.first() {
         None => "no report file was asked for: give --json next time, to record a run later with iosurvey db import".to_string(),
         Some(file) => format!(
-            "its report is in {}: record it later with iosurvey db import --db {given} {file}",
-            saved.join(", ")
+            "its report is in {}: record it later with iosurvey db import --db {given} {file}{}",
+            saved.join(", "),
+            if given.contains(":***@") {
+                " (the password in PGPASSWORD)"
+            } else {
+                ""
+            }
         ),
     };
     Failure::Run(anyhow!("{m}; the run was not recorded ({kept})"))
