@@ -61,9 +61,10 @@ for ((p = 1; p <= PAIRS; p++)); do
     awk -v p="$p" -v a="$a" -v b="$b" -v r="$r" 'BEGIN { printf "| %d | %.1f | %.1f | %s |\n", p, a / 1000, b / 1000, r }'
 done
 sort -g "$OUT/r" | awk '{ v[NR] = $1; s += $1; q += $1 * $1 } END {
-    m = s / NR; sd = sqrt((q - NR * m * m) / (NR - 1)); h = 2.262 * sd / sqrt(NR)
+    split("12.706 4.303 3.182 2.776 2.571 2.447 2.365 2.306 2.262 2.228 2.201 2.179 2.160 2.145 2.131 2.120 2.110 2.101 2.093", t, " ")
+    m = s / NR; sd = sqrt((q - NR * m * m) / (NR - 1)); tq = (NR - 1 <= 19) ? t[NR - 1] : 1.96; h = tq * sd / sqrt(NR)
     med = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-    printf "on/off IOPS: median %.4f, spread %.4f..%.4f, mean %.4f +/- %.4f (95%%, t with 9 df when 10 pairs)\n", med, v[1], v[NR], m, h }'
+    printf "on/off IOPS: median %.4f, spread %.4f..%.4f, mean %.4f +/- %.4f (95%%, t with %d df)\n", med, v[1], v[NR], m, h, NR - 1 }'
 
 # The soak's file is its own: the pairs' last one would read as a counter
 # going down at its first sample.

@@ -18,9 +18,10 @@ const JOURNAL_MAGIC: [u8; 8] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7];
 /// The version at the start of a wal-index (`-shm`), in the host's byte
 /// order.
 const WAL_INDEX_VERSION: u32 = 3_007_000;
-/// A wal-index grows by regions of this many bytes.
-const WAL_INDEX_REGION: u64 = 32_768;
-/// The smallest memory page, by which a wal-index being made grows.
+/// A wal-index's first region: whole before its header is written.
+const FIRST_REGION: u64 = 32_768;
+/// The smallest memory page, by which a wal-index grows (its regions are
+/// 32 KiB, each mapped a page at a time as it is made).
 const MEMORY_PAGE: u64 = 4096;
 /// The wal-index's two header copies and its checkpoint information.
 const WAL_INDEX_HEADER: usize = 136;
@@ -91,9 +92,11 @@ fn judge(suffix: &str, size: u64, head: &[u8]) -> Option<String> {
             if size == 3 || size.is_multiple_of(MEMORY_PAGE) && being_made {
                 return (!being_made).then(|| "it is 3 bytes that are not a wal-index's".into());
             }
-            if !size.is_multiple_of(WAL_INDEX_REGION) {
+            // A wal-index past its first region grows the next one a
+            // memory page at a time too.
+            if !size.is_multiple_of(MEMORY_PAGE) || size < FIRST_REGION {
                 return Some(format!(
-                    "its size is not a multiple of {WAL_INDEX_REGION} bytes, as a wal-index's is"
+                    "its size is not a wal-index's ({FIRST_REGION} bytes or more, in pages of {MEMORY_PAGE})"
                 ));
             }
             (head.get(..4) != Some(&version[..]))
@@ -142,6 +145,8 @@ mod tests {
         shm.extend([7; WAL_INDEX_HEADER - 4]);
         assert_eq!(judge("-shm", 32_768, &shm), None);
         assert!(judge("-shm", 32_769, &shm).is_some(), "size");
+        // A second region being mapped page by page.
+        assert!(judge("-shm", 32_768 + 4096, &shm).is_none(), "growing");
         assert_eq!(judge("-shm", 65_536, &[0; WAL_INDEX_HEADER]), None);
         assert!(judge("-shm", 32_768, &[1; WAL_INDEX_HEADER]).is_some());
         assert_eq!(judge("-shm", 3, &shm[..3]), None);
