@@ -30,6 +30,12 @@ pub fn sidecar_paths(db: &Path) -> Vec<PathBuf> {
 /// or is one SQLite did not make (a file of the user's with such a name:
 /// SQLite would truncate or rewrite it).
 pub fn check_sidecars(db: &Path, shown: &str) -> Result<(), OutputError> {
+    judge_sidecars(db, shown, true)
+}
+
+/// The files beside `db` judged by their kind and, when `read` is set, by
+/// what they begin with.
+fn judge_sidecars(db: &Path, shown: &str, read: bool) -> Result<(), OutputError> {
     for (p, suffix) in sidecar_paths(db).into_iter().zip(SIDECARS) {
         let Ok(m) = std::fs::symlink_metadata(&p) else {
             continue;
@@ -40,7 +46,10 @@ pub fn check_sidecars(db: &Path, shown: &str) -> Result<(), OutputError> {
             "not a regular file"
         } else if m.nlink() > 1 {
             "a hard link to another name"
-        } else if let Some(why) = crate::output::sqlite_made::not_sqlite_made(&p, suffix) {
+        } else if let Some(why) = read
+            .then(|| crate::output::sqlite_made::not_sqlite_made(&p, suffix))
+            .flatten()
+        {
             return Err(OutputError::new(format!(
                 "{shown}: {} is not a file SQLite made ({why}), and SQLite would overwrite or delete it; move it elsewhere (or remove it if it is not wanted), or give another database",
                 p.display()
@@ -58,29 +67,8 @@ pub fn check_sidecars(db: &Path, shown: &str) -> Result<(), OutputError> {
 /// opened beside it (closing a descriptor of a file drops every `fcntl`
 /// lock the process holds on it: SQLite's, under it).
 pub fn check_database_kinds(db: &Path, shown: &str) -> Result<(), OutputError> {
-    match std::fs::symlink_metadata(db) {
-        Ok(m) if m.file_type().is_symlink() => return Err(not_in_place(shown, db, "a symlink")),
-        Ok(m) if !m.file_type().is_file() => {
-            return Err(not_in_place(shown, db, "not a regular file"))
-        }
-        _ => {}
-    }
-    for p in sidecar_paths(db) {
-        let Ok(m) = std::fs::symlink_metadata(&p) else {
-            continue;
-        };
-        let what = if m.file_type().is_symlink() {
-            "a symlink"
-        } else if !m.file_type().is_file() {
-            "not a regular file"
-        } else if m.nlink() > 1 {
-            "a hard link to another name"
-        } else {
-            continue;
-        };
-        return Err(not_in_place(shown, &p, what));
-    }
-    Ok(())
+    check_database_itself(db, shown)?;
+    judge_sidecars(db, shown, false)
 }
 
 /// The refusal of `p`, which is `what` where SQLite writes in place.
@@ -97,17 +85,21 @@ fn not_in_place(shown: &str, p: &Path, what: &str) -> OutputError {
 /// other names (hard links of the user's); what SQLite writes beside it
 /// may not.
 pub fn check_database_files(db: &Path, shown: &str) -> Result<(), OutputError> {
-    match std::fs::symlink_metadata(db) {
-        Ok(m) if m.file_type().is_symlink() => return Err(not_in_place(shown, db, "a symlink")),
-        Ok(m) if m.is_dir() => return Err(not_in_place(shown, db, "a directory")),
-        Ok(m) if !m.file_type().is_file() => {
-            return Err(not_in_place(shown, db, "not a regular file"))
-        }
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(OutputError::new(format!("{shown}: {}: {e}", db.display()))),
-    }
+    check_database_itself(db, shown)?;
     check_sidecars(db, shown)
+}
+
+/// Refuses database `db` itself when it is there and is a symlink or not
+/// a regular file.
+fn check_database_itself(db: &Path, shown: &str) -> Result<(), OutputError> {
+    match std::fs::symlink_metadata(db) {
+        Ok(m) if m.file_type().is_symlink() => Err(not_in_place(shown, db, "a symlink")),
+        Ok(m) if m.is_dir() => Err(not_in_place(shown, db, "a directory")),
+        Ok(m) if !m.file_type().is_file() => Err(not_in_place(shown, db, "not a regular file")),
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(OutputError::new(format!("{shown}: {}: {e}", db.display()))),
+    }
 }
 
 /// Judges database `given` and the files beside it, to write them: the
