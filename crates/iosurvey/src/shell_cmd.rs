@@ -1,9 +1,10 @@
-//! `iosurvey completions SHELL` and `iosurvey man [COMMAND]`: what a shell
-//! and `man` expect, generated from the flags themselves, on stdout.
+//! `iosurvey completions SHELL` and the arguments of `iosurvey man
+//! [COMMAND]` (its page is [`crate::man_page`]'s): what a shell and `man`
+//! expect, generated from the flags themselves, on stdout.
 
 use anyhow::anyhow;
 use clap::Args;
-use iosurvey_session::{usage, Failure, Outcome};
+use iosurvey_session::{Failure, Outcome};
 use std::io::Write;
 
 #[derive(Args, Debug)]
@@ -29,40 +30,8 @@ pub fn completions(a: CompletionsArgs, mut cmd: clap::Command) -> Result<Outcome
     emit(&out)
 }
 
-/// The manual page of `cmd`, iosurvey's whole command line, or of one of
-/// its commands.
-pub fn man(a: ManArgs, mut cmd: clap::Command) -> Result<Outcome, Failure> {
-    cmd.build();
-    // A command's page carries iosurvey's version (a one-shot command: the
-    // leak is its lifetime).
-    let version: &'static str = Box::leak(cmd.get_version().unwrap_or_default().into());
-    let page = match &a.command {
-        None => cmd,
-        Some(name) => {
-            let names: Vec<String> = cmd
-                .get_subcommands()
-                .map(|c| c.get_name().to_string())
-                .collect();
-            let Some(sub) = cmd.find_subcommand(name).cloned() else {
-                return usage(anyhow!(
-                    "no command '{name}': give one of {}",
-                    names.join(", ")
-                ));
-            };
-            // The page of `iosurvey run` is iosurvey-run(1), as git's are.
-            let full: &'static str = Box::leak(format!("iosurvey-{}", sub.get_name()).into());
-            sub.name(full).version(version)
-        }
-    };
-    let mut out = Vec::new();
-    clap_mangen::Man::new(page)
-        .render(&mut out)
-        .map_err(|e| Failure::Run(anyhow!("writing the manual page: {e}")))?;
-    emit(&out)
-}
-
 /// Writes `bytes` to stdout; a reader that closed the pipe is not an error.
-fn emit(bytes: &[u8]) -> Result<Outcome, Failure> {
+pub fn emit(bytes: &[u8]) -> Result<Outcome, Failure> {
     let mut stdout = std::io::stdout().lock();
     match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {

@@ -4,7 +4,7 @@
 
 use clap::{Parser, Subcommand};
 
-const EXIT_CODES: &str =
+pub const EXIT_CODES: &str =
     "Exit codes: 0 ok, 1 run failed (I/O errors), 2 bad usage or refused, 130 interrupted.";
 
 /// `iosurvey --version`: the release and the commit it was built from.
