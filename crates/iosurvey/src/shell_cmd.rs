@@ -24,10 +24,49 @@ pub struct ManArgs {
 }
 
 /// The completion script of `cmd`, iosurvey's whole command line.
-pub fn completions(a: CompletionsArgs, mut cmd: clap::Command) -> Result<Outcome, Failure> {
+pub fn completions(a: CompletionsArgs, cmd: clap::Command) -> Result<Outcome, Failure> {
+    emit(&script(a.shell, cmd))
+}
+
+/// `shell`'s completion script of `cmd`: its commands, flags, and the
+/// possible values of every flag that has them.
+pub fn script(shell: clap_complete::Shell, mut cmd: clap::Command) -> Vec<u8> {
     let mut out = Vec::new();
-    clap_complete::generate(a.shell, &mut cmd, "iosurvey", &mut out);
-    emit(&out)
+    clap_complete::generate(shell, &mut cmd, "iosurvey", &mut out);
+    if shell == clap_complete::Shell::Fish {
+        fish_operands(&cmd, &[], &mut out);
+    }
+    out
+}
+
+/// fish's lines for the values of operands (`iosurvey completions
+/// SHELL`), which clap_complete gives bash and zsh but not fish.
+fn fish_operands(cmd: &clap::Command, path: &[&str], out: &mut Vec<u8>) {
+    if let Some((top, rest)) = path.split_first() {
+        let mut when = format!("__fish_iosurvey_using_subcommand {top}");
+        if let Some(last) = rest.last() {
+            when.push_str(&format!("; and __fish_seen_subcommand_from {last}"));
+        }
+        for a in cmd.get_positionals() {
+            let values: Vec<String> = a
+                .get_possible_values()
+                .iter()
+                .filter(|v| !v.is_hide_set())
+                .map(|v| v.get_name().to_string())
+                .collect();
+            if !values.is_empty() {
+                out.extend(
+                    format!("complete -c iosurvey -n \"{when}\" -f -a \"{}\"\n", values.join(" "))
+                        .bytes(),
+                );
+            }
+        }
+    }
+    for sub in cmd.get_subcommands() {
+        let mut p = path.to_vec();
+        p.push(sub.get_name());
+        fish_operands(sub, &p, out);
+    }
 }
 
 /// Writes `bytes` to stdout; a reader that closed the pipe is not an error.

@@ -24,6 +24,11 @@ pub fn doc() -> ToolDoc {
             w if w.contains("KB") => "KB",
             _ => "N",
         };
+        let what = match name {
+            "actions" => "the actions of each point, in order (write, read)",
+            "rslt" => "the prefix of the files (PREFIX.summary, PREFIX.detail)",
+            _ => what,
+        };
         Spelling::taken(name, Some(value), format!("{flag}: {what}"))
     }));
     ToolDoc {
