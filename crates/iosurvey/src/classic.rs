@@ -14,7 +14,12 @@ use page::ToolDoc;
 
 /// Every classic tool's page.
 pub fn docs() -> [ToolDoc; 4] {
-    [sgpdd::doc(), orion::doc(), frametest::doc(), diskperf::doc()]
+    [
+        sgpdd::doc(),
+        orion::doc(),
+        frametest::doc(),
+        diskperf::doc(),
+    ]
 }
 
 /// The classic tool iosurvey's command `mode` runs, if any.
@@ -28,7 +33,10 @@ pub fn doc_of(mode: &str) -> Option<ToolDoc> {
 pub fn documented(cmd: clap::Command) -> clap::Command {
     docs().into_iter().fold(cmd, |cmd, d| {
         cmd.mut_subcommand(d.mode, |s| {
-            let after = s.get_after_help().map(|h| h.to_string()).unwrap_or_default();
+            let after = s
+                .get_after_help()
+                .map(|h| h.to_string())
+                .unwrap_or_default();
             s.after_long_help(d.help_text(&after))
         })
     })

@@ -7,10 +7,10 @@
 
 use crate::compare_cmd::{pct, present, CompareOutput};
 use crate::flags::common::OutputArg;
+use crate::flags::listed::{listed, mode_names};
 use crate::out_path::{check_all, judge, Ident, OutPath, Sink};
 use crate::report_cmd::{parse_report, read_input, InputBudget};
 use anyhow::anyhow;
-use crate::flags::listed::{listed, mode_names};
 use clap::builder::StringValueParser;
 use clap::{Args, Subcommand, ValueEnum};
 use iosurvey_db::history::{self, Figure, Found, Series};

@@ -50,9 +50,7 @@ fn render(man: Man, doc: Option<&ToolDoc>) -> Result<Outcome, Failure> {
     man.render_synopsis_section(&mut out).map_err(failed)?;
     man.render_description_section(&mut out).map_err(failed)?;
     man.render_options_section(&mut out).map_err(failed)?;
-    classic_sections(doc)
-        .to_writer(&mut out)
-        .map_err(failed)?;
+    classic_sections(doc).to_writer(&mut out).map_err(failed)?;
     man.render_version_section(&mut out).map_err(failed)?;
     emit(&out)
 }
@@ -71,7 +69,8 @@ pub fn classic_sections(doc: &ToolDoc) -> Roff {
         r.text([roman(text)]);
     };
     if !doc.options.is_empty() {
-        r.control("SH", [doc.title.to_uppercase().as_str(), "OPTIONS"]);
+        let title = format!("{} OPTIONS", doc.title.to_uppercase());
+        r.control("SH", [title.as_str()]);
         r.text([roman(doc.options_heading())]);
         for s in &doc.options {
             tagged(&mut r, s.written(), &s.meaning);

@@ -2,8 +2,8 @@
 //! run each point, report.
 
 use crate::flags::common::{duration, size, OutputFlags, SimulateArg, TargetFlags};
-use anyhow::anyhow;
 use crate::flags::listed::{listed, rw_names};
+use anyhow::anyhow;
 use clap::builder::StringValueParser;
 use clap::Args;
 use iosurvey_session::presenter::TextOnly;

@@ -56,8 +56,11 @@ fn fish_operands(cmd: &clap::Command, path: &[&str], out: &mut Vec<u8>) {
                 .collect();
             if !values.is_empty() {
                 out.extend(
-                    format!("complete -c iosurvey -n \"{when}\" -f -a \"{}\"\n", values.join(" "))
-                        .bytes(),
+                    format!(
+                        "complete -c iosurvey -n \"{when}\" -f -a \"{}\"\n",
+                        values.join(" ")
+                    )
+                    .bytes(),
                 );
             }
         }

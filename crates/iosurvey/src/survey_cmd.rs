@@ -5,8 +5,8 @@
 //! and `.detail` files, rewritten as each point ends.
 
 use crate::flags::common::{size, OutputFlags, TargetFlags};
-use anyhow::anyhow;
 use crate::flags::listed::{action_names, listed};
+use anyhow::anyhow;
 use clap::builder::StringValueParser;
 use clap::{Args, ValueEnum};
 use iosurvey_model::document::RunReport;

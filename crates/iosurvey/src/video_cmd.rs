@@ -3,8 +3,8 @@
 //! rate, judged against real time.
 
 use crate::flags::common::{size, OutputFlags, TargetFlags};
-use anyhow::anyhow;
 use crate::flags::listed::{format_names, listed};
+use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use iosurvey_engine::{EngineKind, Op};
 use iosurvey_model::document::RunReport;

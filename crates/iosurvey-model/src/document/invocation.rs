@@ -46,14 +46,26 @@ mod tests {
     #[test]
     fn a_link_is_known_by_its_file_name() {
         assert_eq!(classic_name("/root/bin/orion"), Some(("orion", "matrix")));
-        assert_eq!(classic_name("orion_linux_x86-64"), Some(("orion", "matrix")));
+        assert_eq!(
+            classic_name("orion_linux_x86-64"),
+            Some(("orion", "matrix"))
+        );
         assert_eq!(
             classic_name("./sgpdd-survey.sh"),
             Some(("sgpdd-survey", "survey"))
         );
         assert_eq!(classic_name("frametest"), Some(("frametest", "video")));
-        assert_eq!(classic_name("/usr/sbin/diskperf"), Some(("diskperf", "diskperf")));
-        for other in ["iosurvey", "/usr/bin/iosurvey", "diskperf2", "orionx", "sgpdd"] {
+        assert_eq!(
+            classic_name("/usr/sbin/diskperf"),
+            Some(("diskperf", "diskperf"))
+        );
+        for other in [
+            "iosurvey",
+            "/usr/bin/iosurvey",
+            "diskperf2",
+            "orionx",
+            "sgpdd",
+        ] {
             assert_eq!(classic_name(other), None, "{other}");
         }
     }
@@ -64,7 +76,10 @@ mod tests {
             mode_words(&line("iosurvey matrix -run simple")),
             line("-run simple")
         );
-        assert_eq!(mode_words(&line("/bin/orion -run simple")), line("-run simple"));
+        assert_eq!(
+            mode_words(&line("/bin/orion -run simple")),
+            line("-run simple")
+        );
         assert!(mode_words(&line("iosurvey")).is_empty());
     }
 }

@@ -46,7 +46,11 @@ pub fn doc() -> ToolDoc {
         Spelling::taken("--header", Some("KB"), "a bare number is KB in a frametest line, as in frametest".into()),
     ]);
     options.extend(REFUSED.iter().map(|&(c, what, fix)| {
-        let fix = if c == 'h' { format!("{fix} (-h alone is --help)") } else { fix.to_string() };
+        let fix = if c == 'h' {
+            format!("{fix} (-h alone is --help)")
+        } else {
+            fix.to_string()
+        };
         Spelling::refused(format!("-{c}"), value_name(c), what, &fix)
     }));
     ToolDoc {

@@ -9,7 +9,10 @@ use crate::flags::spellings::orion::SPELLINGS;
 fn what(option: &str) -> (Option<&'static str>, &'static str) {
     match option {
         "-run" => (Some("LEVEL"), "simple, normal, advanced, oltp or dss"),
-        "-testname" => (Some("NAME"), "names the files, and the targets default to the lines of NAME.lun"),
+        "-testname" => (
+            Some("NAME"),
+            "names the files, and the targets default to the lines of NAME.lun",
+        ),
         "-num_disks" => (Some("N"), "spindles behind the targets; sets the loads"),
         "-size_small" => (Some("KB"), "small random I/O size"),
         "-size_large" => (Some("KB"), "large I/O size"),
@@ -17,7 +20,10 @@ fn what(option: &str) -> (Option<&'static str>, &'static str) {
         "-num_streamIO" | "-num_streamio" => (Some("N"), "outstanding I/Os per sequential stream"),
         "-simulate" => (Some("concat|raid0"), "how the targets make one volume"),
         "-stripe" => (Some("KB"), "stripe size for raid0"),
-        "-write" => (Some("PCT"), "percentage of writes (DESTROYS device data: --allow-destroy)"),
+        "-write" => (
+            Some("PCT"),
+            "percentage of writes (DESTROYS device data: --allow-destroy)",
+        ),
         "-duration" => (Some("SECS"), "measured time of each point"),
         "-matrix" => (Some("TYPE"), "basic, detailed, row, col, point or max"),
         "-num_small" => (Some("N"), "small load for -matrix col, point and max"),
@@ -40,7 +46,7 @@ pub fn doc() -> ToolDoc {
             Some("MB"),
             "--cache-warm: unmeasured warm-up before each point with large sequential I/O (0 for none)".into(),
         ),
-        Spelling::taken("-help", None, "--help: this text".into()),
+        Spelling::taken("-help", None, "--help: iosurvey matrix's help, these spellings with it".into()),
         Spelling::taken("-verbose", None, "accepted and left out: the text always shows each point".into()),
         Spelling::taken("-hugenotneeded", None, "accepted and left out: iosurvey needs no huge pages".into()),
     ]);

@@ -58,7 +58,12 @@ impl Spelling {
     }
 
     /// An option iosurvey has no equivalent for: `what` it is and the `fix`.
-    pub fn refused(word: impl Into<String>, value: Option<&'static str>, what: &str, fix: &str) -> Self {
+    pub fn refused(
+        word: impl Into<String>,
+        value: Option<&'static str>,
+        what: &str,
+        fix: &str,
+    ) -> Self {
         Spelling {
             word: word.into(),
             value,
@@ -145,7 +150,11 @@ impl ToolDoc {
             &format!("Environment ({}'s variables)", self.title),
             rows(&self.environment),
         );
-        let files = self.files.iter().map(|(f, m)| (f.to_string(), *m)).collect();
+        let files = self
+            .files
+            .iter()
+            .map(|(f, m)| (f.to_string(), *m))
+            .collect();
         table(&mut o, "Files", files);
         let _ = writeln!(o, "{}\n", self.link_text());
         let _ = writeln!(o, "Examples:");

@@ -78,7 +78,10 @@ fn every_orion_option_the_refusal_names_is_taken_and_in_matrixs_help() {
     let h = help("matrix");
     for o in list.split(' ') {
         let line = words(&["iosurvey", "matrix", o, "1"]);
-        assert!(!matches!(rewrite(line, &none), Err(e) if e.contains("unknown")), "{o}");
+        assert!(
+            !matches!(rewrite(line, &none), Err(e) if e.contains("unknown")),
+            "{o}"
+        );
         assert!(has_row(&h, o), "matrix --help lacks {o}:\n{h}");
     }
     assert!(list.split(' ').count() >= 18, "{list}");
@@ -97,7 +100,10 @@ fn every_variable_sgpdd_survey_reads_is_in_surveys_help() {
     let h = help("survey");
     let env_at = h.find("Environment (").expect("an Environment table");
     for name in asked {
-        assert!(has_row(&h[env_at..], &name), "survey --help lacks {name}:\n{h}");
+        assert!(
+            has_row(&h[env_at..], &name),
+            "survey --help lacks {name}:\n{h}"
+        );
     }
 }
 
@@ -123,7 +129,11 @@ fn shell_words(line: &str) -> (Vec<(String, String)>, Vec<String>) {
     let vars = out
         .iter()
         .take_while(|w| w.contains('=') && !w.starts_with('-'))
-        .map(|w| w.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())).unwrap())
+        .map(|w| {
+            w.split_once('=')
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .unwrap()
+        })
         .collect::<Vec<_>>();
     let args = out.split_off(vars.len());
     (vars, args)
@@ -132,11 +142,21 @@ fn shell_words(line: &str) -> (Vec<(String, String)>, Vec<String>) {
 #[test]
 fn every_example_parses_as_typed_into_its_command() {
     for doc in docs() {
-        assert!(doc.examples.iter().any(|e| e.line.starts_with(doc.tool) || e.line.contains(&format!(" {} ", doc.tool))), "{}: an example in the tool's own spelling", doc.tool);
+        assert!(
+            doc.examples.iter().any(
+                |e| e.line.starts_with(doc.tool) || e.line.contains(&format!(" {} ", doc.tool))
+            ),
+            "{}: an example in the tool's own spelling",
+            doc.tool
+        );
         for e in &doc.examples {
             let (vars, args) = shell_words(e.line);
             let env = |k: &str| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
-            assert!([doc.tool, "iosurvey"].contains(&args[0].as_str()), "{}", e.line);
+            assert!(
+                [doc.tool, "iosurvey"].contains(&args[0].as_str()),
+                "{}",
+                e.line
+            );
             let Invoked::Line(line) = invoked(&args, &env) else {
                 panic!("{}: not a line to run", e.line)
             };

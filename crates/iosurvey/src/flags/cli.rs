@@ -140,14 +140,17 @@ mod tests {
                 "{cmd} --{long} has no values: {flags:?}"
             );
         }
-        let rw = flags.iter().find(|(c, l, _)| c == "run" && l.as_deref() == Some("rw"));
+        let rw = flags
+            .iter()
+            .find(|(c, l, _)| c == "run" && l.as_deref() == Some("rw"));
         let names: Vec<String> = iosurvey_workload::modes::run::Rw::NAMES
             .iter()
             .map(|n| n.to_string())
             .collect();
         assert_eq!(rw.map(|f| &f.2), Some(&names));
         for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
-            let script = String::from_utf8(crate::shell_cmd::script(shell, Cli::command())).unwrap();
+            let script =
+                String::from_utf8(crate::shell_cmd::script(shell, Cli::command())).unwrap();
             for (cmd, long, values) in &flags {
                 // The text that completes the flag: bash's case (the
                 // line after `--rw)`), zsh's spec to its closing quote, fish's command;

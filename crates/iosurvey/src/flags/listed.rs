@@ -31,18 +31,26 @@ impl<P: TypedValueParser> TypedValueParser for Listed<P> {
     }
 
     fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
-        Some(Box::new((self.values)().into_iter().map(PossibleValue::new)))
+        Some(Box::new(
+            (self.values)().into_iter().map(PossibleValue::new),
+        ))
     }
 }
 
 /// `iosurvey run --rw`: the workloads the run's model parses.
 pub fn rw_names() -> Vec<&'static str> {
-    iosurvey_workload::modes::run::Rw::NAMES.iter().copied().collect()
+    iosurvey_workload::modes::run::Rw::NAMES
+        .iter()
+        .copied()
+        .collect()
 }
 
 /// `iosurvey video --format`: the frame catalogue's presets.
 pub fn format_names() -> Vec<&'static str> {
-    iosurvey_workload::modes::video::FORMATS.iter().map(|f| f.name).collect()
+    iosurvey_workload::modes::video::FORMATS
+        .iter()
+        .map(|f| f.name)
+        .collect()
 }
 
 /// `iosurvey survey --actions`: each action alone, and all in order (as
