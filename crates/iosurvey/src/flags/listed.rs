@@ -39,10 +39,7 @@ impl<P: TypedValueParser> TypedValueParser for Listed<P> {
 
 /// `iosurvey run --rw`: the workloads the run's model parses.
 pub fn rw_names() -> Vec<&'static str> {
-    iosurvey_workload::modes::run::Rw::NAMES
-        .iter()
-        .copied()
-        .collect()
+    iosurvey_workload::modes::run::Rw::NAMES.to_vec()
 }
 
 /// `iosurvey video --format`: the frame catalogue's presets.
