@@ -12,9 +12,9 @@ pub const CLASSIC_NAMES: [(&str, &str); 4] = [
 ];
 
 /// The classic tool and its mode when `argv0` (a path or a bare name) is a
-/// link named after one: the tool's name, `sgpdd-survey.sh` as Lustre's
-/// source tree holds the script, or `orion_linux_x86-64` and the like as
-/// ORION's downloads were named per platform.
+/// link named after one: the tool's name, that name with `.sh` (a copy of
+/// a script is often kept so: `sgpdd-survey.sh`), or `orion_linux_x86-64`
+/// and the like, as ORION's downloads were named per platform.
 pub fn classic_name(argv0: &str) -> Option<(&'static str, &'static str)> {
     let file = argv0.rsplit('/').next().unwrap_or(argv0);
     let file = file.strip_suffix(".sh").unwrap_or(file);
