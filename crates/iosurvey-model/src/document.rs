@@ -10,6 +10,7 @@ pub mod evidence;
 mod fps;
 pub mod frames;
 mod from_result;
+pub mod invocation;
 mod judge;
 pub mod modes;
 mod mpi;

@@ -190,7 +190,7 @@ pub fn render_summary(report: &RunReport, testname: &str) -> String {
     let first = report.points.first();
     let _ = writeln!(o, "iosurvey {} (ORION matrix)\n", report.tool.version);
     let _ = writeln!(o, "Commandline:");
-    let args = report.command_line.get(2..).unwrap_or_default();
+    let args = iosurvey_model::document::invocation::mode_words(&report.command_line);
     let _ = writeln!(o, "{}\n", args.join(" "));
     let _ = writeln!(o, "This maps to this test:");
     let _ = writeln!(o, "Test: {testname}");

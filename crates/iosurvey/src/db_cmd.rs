@@ -7,9 +7,11 @@
 
 use crate::compare_cmd::{pct, present, CompareOutput};
 use crate::flags::common::OutputArg;
+use crate::flags::listed::{listed, mode_names};
 use crate::out_path::{check_all, judge, Ident, OutPath, Sink};
 use crate::report_cmd::{parse_report, read_input, InputBudget};
 use anyhow::anyhow;
+use clap::builder::StringValueParser;
 use clap::{Args, Subcommand, ValueEnum};
 use iosurvey_db::history::{self, Figure, Found, Series};
 use iosurvey_db::record::RunRecord;
@@ -105,7 +107,7 @@ pub struct Select {
     #[arg(long, value_name = "DEVICE")]
     pub device: Option<String>,
     /// Runs of this mode (run, survey, ..., fio).
-    #[arg(long, value_name = "MODE")]
+    #[arg(long, value_name = "MODE", value_parser = listed(StringValueParser::new(), mode_names))]
     pub mode: Option<String>,
 }
 

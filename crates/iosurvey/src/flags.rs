@@ -4,4 +4,5 @@
 
 pub mod cli;
 pub mod common;
+pub mod listed;
 pub mod spellings;

@@ -21,11 +21,13 @@ macro_rules! eprint {
     };
 }
 
+mod classic;
 mod compare_cmd;
 mod db_cmd;
 mod diskperf_cmd;
 mod exit;
 mod flags;
+mod man_page;
 mod matrix_cmd;
 mod parallel_cmd;
 mod profile_cmd;
@@ -36,7 +38,7 @@ mod shell_cmd;
 mod survey_cmd;
 mod video_cmd;
 
-use clap::{CommandFactory, Parser};
+use clap::{CommandFactory, FromArgMatches};
 use flags::cli::{Cli, Command};
 use iosurvey_session::{Cluster, Failure, Outcome};
 // The memory budget and the report files' rules live in iosurvey-target;
@@ -70,10 +72,21 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let env = |k: &str| std::env::var(k).ok();
+    // Through a link named after a classic tool (`orion -run simple`), its
+    // command; with nothing to run, that tool's usage.
+    let line = match classic::invoked(&args, &env) {
+        classic::Invoked::Line(line) => line,
+        classic::Invoked::Usage(text) => {
+            if c.is_root() {
+                eprint!("{text}");
+            }
+            return ExitCode::from(2);
+        }
+    };
     // The classic tools' spellings become flags; the report records the
     // command line as typed.
-    let (parsed, taken) = match flags::spellings::rewrite(args.clone(), &|k| std::env::var(k).ok())
-    {
+    let (parsed, taken) = match flags::spellings::rewrite(line, &env) {
         Ok(a) => a,
         Err(e) => {
             if c.is_root() {
@@ -82,7 +95,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let cli = match Cli::try_parse_from(parsed) {
+    let cli = match documented_command()
+        .try_get_matches_from(parsed)
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
         Ok(cli) => cli,
         // Under MPI every rank parses the same line: rank 0 says what is
         // wrong with it.
@@ -95,6 +111,12 @@ fn main() -> ExitCode {
     };
     let outcome = run_command(cli.command, &args, c, environment);
     exit::end_run(outcome, c)
+}
+
+/// iosurvey's whole command line, each classic tool's spellings in its
+/// command's `--help`.
+fn documented_command() -> clap::Command {
+    classic::documented(Cli::command())
 }
 
 /// The command line as UTF-8 strings, or which argument is not UTF-8.
@@ -130,8 +152,8 @@ fn run_command(
         Some(Command::Report(a)) => report_cmd::report(a),
         Some(Command::Compare(a)) => compare_cmd::compare_runs(a),
         Some(Command::Db(a)) => db_cmd::db(a),
-        Some(Command::Completions(a)) => shell_cmd::completions(a, Cli::command()),
-        Some(Command::Man(a)) => shell_cmd::man(a, Cli::command()),
+        Some(Command::Completions(a)) => shell_cmd::completions(a, documented_command()),
+        Some(Command::Man(a)) => man_page::man(a, documented_command()),
         None => quick_cmd::quick(flags::cli::quick_defaults(), args, c),
     }
 }

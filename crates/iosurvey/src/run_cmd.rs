@@ -2,7 +2,9 @@
 //! run each point, report.
 
 use crate::flags::common::{duration, size, OutputFlags, SimulateArg, TargetFlags};
+use crate::flags::listed::{listed, rw_names};
 use anyhow::anyhow;
+use clap::builder::StringValueParser;
 use clap::Args;
 use iosurvey_session::presenter::TextOnly;
 use iosurvey_session::Cluster;
@@ -19,7 +21,7 @@ pub struct RunArgs {
     #[arg(required = true, value_name = "TARGET")]
     pub targets: Vec<PathBuf>,
     /// Workload: read, write, backread, backwrite, randread, randwrite, randrw.
-    #[arg(long, default_value = "read")]
+    #[arg(long, default_value = "read", value_parser = listed(StringValueParser::new(), rw_names))]
     pub rw: String,
     /// Percentage of reads for randrw (0-100; default 50).
     #[arg(long, value_name = "PCT")]

@@ -5,7 +5,9 @@
 //! and `.detail` files, rewritten as each point ends.
 
 use crate::flags::common::{size, OutputFlags, TargetFlags};
+use crate::flags::listed::{action_names, listed};
 use anyhow::anyhow;
+use clap::builder::StringValueParser;
 use clap::{Args, ValueEnum};
 use iosurvey_model::document::RunReport;
 use iosurvey_report::survey::{render_detail, render_summary, render_survey_csv, Layout};
@@ -59,7 +61,7 @@ pub struct SurveyArgs {
     #[arg(long, default_value_t = 4096)]
     pub thrhi: u32,
     /// What each point does, in order: write, read, or write,read.
-    #[arg(long, default_value = "write,read")]
+    #[arg(long, default_value = "write,read", value_parser = listed(StringValueParser::new(), action_names))]
     pub actions: String,
     /// Logical blocks of each device left alone before the first region.
     #[arg(long, value_name = "BLOCKS", default_value_t = 1024)]

@@ -3,6 +3,7 @@
 //! rate, judged against real time.
 
 use crate::flags::common::{size, OutputFlags, TargetFlags};
+use crate::flags::listed::{format_names, listed};
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use iosurvey_engine::{EngineKind, Op};
@@ -48,7 +49,7 @@ pub struct VideoArgs {
     #[arg(long)]
     pub read: bool,
     /// A frame preset (see --list-formats), e.g. hd, dpx-2k, dpx-4k, uhd-422 (2k alone is a size: 2048 bytes).
-    #[arg(long, value_parser = format_arg, conflicts_with = "frame_size")]
+    #[arg(long, value_parser = listed(format_arg, format_names), conflicts_with = "frame_size")]
     pub format: Option<&'static FrameFormat>,
     /// Empty frames (frametest -e): files with no data, so only their create (or open) and close are timed; --mode files only.
     #[arg(long, conflicts_with_all = ["format", "frame_size", "header"])]

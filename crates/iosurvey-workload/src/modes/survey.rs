@@ -21,6 +21,9 @@ pub enum Action {
 }
 
 impl Action {
+    /// Every action, in the order a survey runs them by default.
+    pub const ALL: [Action; 2] = [Action::Write, Action::Read];
+
     pub fn name(self) -> &'static str {
         match self {
             Action::Write => "write",
@@ -34,10 +37,11 @@ pub fn parse_actions(s: &str) -> Result<Vec<Action>, SurveyError> {
     let actions = s
         .split(|c: char| c == ',' || c.is_whitespace())
         .filter(|a| !a.is_empty())
-        .map(|a| match a {
-            "write" => Ok(Action::Write),
-            "read" => Ok(Action::Read),
-            _ => Err(SurveyError::Action(a.to_string())),
+        .map(|a| {
+            Action::ALL
+                .into_iter()
+                .find(|x| x.name() == a)
+                .ok_or_else(|| SurveyError::Action(a.to_string()))
         })
         .collect::<Result<Vec<_>, _>>()?;
     if actions.is_empty() {

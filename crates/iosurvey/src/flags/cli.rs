@@ -4,7 +4,7 @@
 
 use clap::{Parser, Subcommand};
 
-const EXIT_CODES: &str =
+pub const EXIT_CODES: &str =
     "Exit codes: 0 ok, 1 run failed (I/O errors), 2 bad usage or refused, 130 interrupted.";
 
 /// `iosurvey --version`: the release and the commit it was built from.
@@ -92,5 +92,92 @@ mod tests {
     #[test]
     fn every_commands_flags_pass_claps_checks() {
         Cli::command().debug_assert();
+    }
+
+    /// Every flag with possible values in `cmd` and its commands: its long
+    /// name (none for an operand) and its values.
+    fn enum_flags(cmd: &clap::Command, out: &mut Vec<(String, Option<String>, Vec<String>)>) {
+        for a in cmd.get_arguments() {
+            let values: Vec<String> = a
+                .get_possible_values()
+                .iter()
+                .filter(|v| !v.is_hide_set())
+                .map(|v| v.get_name().to_string())
+                .collect();
+            if a.get_action().takes_values() && !values.is_empty() {
+                let long = a.get_long().map(String::from);
+                out.push((cmd.get_name().to_string(), long, values));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            enum_flags(sub, out);
+        }
+    }
+
+    /// The words of `text`, split at anything a value cannot hold.
+    fn tokens(text: &str) -> Vec<&str> {
+        text.split(|c: char| !(c.is_ascii_alphanumeric() || "-_.,+".contains(c)))
+            .filter(|t| !t.is_empty())
+            .collect()
+    }
+
+    #[test]
+    fn completions_offer_the_values_of_every_enum_flag() {
+        use clap_complete::Shell;
+        let mut flags = Vec::new();
+        enum_flags(&Cli::command(), &mut flags);
+        // Flags parsed later from a list of their own have it too.
+        for (cmd, long) in [
+            ("run", "rw"),
+            ("video", "format"),
+            ("survey", "actions"),
+            ("history", "mode"),
+        ] {
+            assert!(
+                flags
+                    .iter()
+                    .any(|(c, l, _)| c == cmd && l.as_deref() == Some(long)),
+                "{cmd} --{long} has no values: {flags:?}"
+            );
+        }
+        let rw = flags
+            .iter()
+            .find(|(c, l, _)| c == "run" && l.as_deref() == Some("rw"));
+        let names: Vec<String> = iosurvey_workload::modes::run::Rw::NAMES
+            .iter()
+            .map(|n| n.to_string())
+            .collect();
+        assert_eq!(rw.map(|f| &f.2), Some(&names));
+        for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
+            let script =
+                String::from_utf8(crate::shell_cmd::script(shell, Cli::command())).unwrap();
+            for (cmd, long, values) in &flags {
+                // The text that completes the flag: bash's case (the
+                // line after `--rw)`), zsh's spec to its closing quote, fish's command;
+                // an operand's values anywhere.
+                let windows: Vec<&str> = match (long, shell) {
+                    (None, _) => vec![&script[..]],
+                    (Some(l), Shell::Bash) => script
+                        .match_indices(&format!("--{l})"))
+                        .map(|(i, _)| script[i..].splitn(3, '\n').take(2).last().unwrap_or(""))
+                        .collect(),
+                    (Some(l), Shell::Zsh) => script
+                        .match_indices(&format!("--{l}=["))
+                        .map(|(i, _)| script[i..].split("' \\\n").next().unwrap_or(""))
+                        .collect(),
+                    (Some(l), _) => script
+                        .match_indices(&format!(" -l {l} "))
+                        .map(|(i, _)| script[i..].split("\ncomplete ").next().unwrap_or(""))
+                        .collect(),
+                };
+                assert!(
+                    windows.iter().any(|w| {
+                        let t = tokens(w);
+                        values.iter().all(|v| t.contains(&v.as_str()))
+                    }),
+                    "{shell}: {cmd} {long:?} lacks some of {values:?}"
+                );
+            }
+        }
     }
 }

@@ -3,11 +3,11 @@
 //! `-W -r4k`, frametest's `-w 2k -n 100`, sgpdd-survey's environment
 //! (`scsidevs=... size=8192`). The report records the line as typed.
 
-mod frametest;
+pub mod frametest;
 mod getopt;
-mod irix;
-mod orion;
-mod sgpdd_env;
+pub mod irix;
+pub mod orion;
+pub mod sgpdd_env;
 
 pub use sgpdd_env::{sgpdd_variables, Taken};
 

@@ -50,6 +50,11 @@ mod truth {
     mod written_data;
 }
 
+/// The classic tools' own command lines in --help and the manual pages,
+/// and completions' values.
+mod classic_help;
+/// Links named after the classic tools.
+mod classic_names;
 mod history_db;
 /// `--db postgres://...`, beside SQLite.
 mod history_db_pg;

@@ -7,7 +7,7 @@ use iosurvey_workload::modes::video::{find_format, parse_fps, FrameFormat};
 
 /// frametest's options that map onto a flag of iosurvey's, the flag, and
 /// what the value is.
-const WITH_VALUE: [Row; 5] = [
+pub const WITH_VALUE: [Row; 5] = [
     ('n', "--frames", "a number of frames"),
     ('t', "--threads", "a number of threads"),
     ('f', "--fps", "a frame rate"),
@@ -16,7 +16,7 @@ const WITH_VALUE: [Row; 5] = [
 ];
 
 /// frametest's options iosurvey has no meaning for, and what to do instead.
-const REFUSED: [Row; 9] = [
+pub const REFUSED: [Row; 9] = [
     (
         'a',
         "asynchronous overlapped I/Os",

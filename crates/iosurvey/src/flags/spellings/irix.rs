@@ -7,7 +7,7 @@ use iosurvey_workload::units::{parse_duration, parse_size};
 
 /// IRIX diskperf's options with a value, iosurvey's flag for each, and
 /// what the value is.
-const WITH_VALUE: [Row; 6] = [
+pub const WITH_VALUE: [Row; 6] = [
     ('n', "--label", "a label"),
     ('t', "--time", "seconds"),
     ('s', "--scale", "a factor"),
@@ -18,7 +18,7 @@ const WITH_VALUE: [Row; 6] = [
 
 /// IRIX diskperf's options iosurvey has no equivalent for, and what to do
 /// instead.
-const REFUSED: [Row; 3] = [
+pub const REFUSED: [Row; 3] = [
     (
         'R',
         "the realtime subvolume of an XLV volume",

@@ -2,7 +2,7 @@
 //! `iosurvey matrix`'s flags.
 
 /// ORION's option, iosurvey's flag, and the unit appended to a bare number.
-const SPELLINGS: [(&str, &str, &str); 15] = [
+pub const SPELLINGS: [(&str, &str, &str); 15] = [
     ("-run", "--run", ""),
     ("-testname", "--testname", ""),
     ("-num_disks", "--num-disks", ""),
@@ -20,9 +20,25 @@ const SPELLINGS: [(&str, &str, &str); 15] = [
     ("-num_large", "--num-large", ""),
 ];
 
+/// ORION's options that take no value: `-help` is `--help`; `-verbose` and
+/// `-hugenotneeded` mean nothing here and go.
+pub const WITHOUT_VALUE: [&str; 3] = ["-help", "-verbose", "-hugenotneeded"];
+
+/// Every option of ORION's that a matrix line takes (the others are
+/// refused by name, listing these).
+pub fn options() -> Vec<&'static str> {
+    SPELLINGS
+        .iter()
+        .map(|(o, _, _)| *o)
+        .chain(["-cache_size"])
+        .chain(WITHOUT_VALUE)
+        .collect()
+}
+
 /// Rewrites ORION's single-dash spellings into iosurvey's flags (only for
 /// `iosurvey matrix`): sizes in KB, `-cache_size` in MB, `-duration` in
-/// seconds; `-verbose` and `-hugenotneeded` mean nothing here and go.
+/// seconds; `-help` is `--help`; `-verbose` and `-hugenotneeded` mean
+/// nothing here and go.
 pub fn orion_spellings(args: Vec<String>) -> Vec<String> {
     if args.get(1).map(String::as_str) != Some("matrix") {
         return args;
@@ -31,7 +47,11 @@ pub fn orion_spellings(args: Vec<String>) -> Vec<String> {
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
         let bare = |v: &str| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit());
-        if a == "-verbose" || a == "-hugenotneeded" {
+        if a == "-help" {
+            out.push("--help".into());
+            continue;
+        }
+        if WITHOUT_VALUE.contains(&a.as_str()) {
             continue;
         }
         if a == "-cache_size" {
@@ -71,13 +91,8 @@ pub fn unknown_orion_option(args: &[String]) -> Option<String> {
             && !a[1..].starts_with(|ch: char| ch.is_ascii_digit())
             && !a[1..].chars().all(|ch| matches!(ch, 'q' | 'h'))
     })?;
-    let known: Vec<&str> = SPELLINGS
-        .iter()
-        .map(|(o, _, _)| *o)
-        .chain(["-cache_size", "-verbose", "-hugenotneeded"])
-        .collect();
     Some(format!(
         "unknown ORION option '{bad}' (ORION's options: {})",
-        known.join(" ")
+        options().join(" ")
     ))
 }

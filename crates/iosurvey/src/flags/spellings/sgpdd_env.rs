@@ -27,7 +27,7 @@ const VARIABLES: [(&str, &str, &str, Unit); 10] = [
 ];
 
 /// The variables that name the devices: exactly one of them.
-const DEVICES: [&str; 2] = ["scsidevs", "rawdevs"];
+pub const DEVICES: [&str; 2] = ["scsidevs", "rawdevs"];
 
 #[derive(Clone, Copy)]
 enum Unit {
@@ -37,6 +37,20 @@ enum Unit {
     Count,
     /// Taken as written.
     Words,
+}
+
+/// sgpdd-survey's variables beside the devices': each name, iosurvey's
+/// flag, and what its value is (`a number of MB`, ...).
+pub fn variables() -> impl Iterator<Item = (&'static str, &'static str, &'static str)> {
+    VARIABLES.iter().map(|&(name, _, flag, unit)| {
+        let what = match unit {
+            Unit::Bytes("MiB") => "a number of MB (2^20 bytes)",
+            Unit::Bytes(_) => "a number of KB (2^10 bytes)",
+            Unit::Count => "a number",
+            Unit::Words => "words",
+        };
+        (name, flag, what)
+    })
 }
 
 /// What was made of sgpdd-survey's variables.
