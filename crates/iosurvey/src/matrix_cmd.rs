@@ -8,8 +8,8 @@ use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use iosurvey_model::document::{Cache, MatrixSettings, RunReport};
 use iosurvey_report::matrix::{
-    cell, failure_words, render_hist, render_matrix_csv, render_matrix_text, render_summary, stamp,
-    Metric,
+    cell, failure_words, render_hist, render_matrix_csv, render_matrix_text, render_summary,
+    stamp_of, Metric,
 };
 use iosurvey_report::TextOptions;
 use iosurvey_session::presenter::{FileBody, Presenter};
@@ -23,7 +23,8 @@ use iosurvey_workload::modes::matrix::{
 };
 use iosurvey_workload::units::{parse_duration, parse_size};
 use iosurvey_workload::Layout;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -225,6 +226,39 @@ const FILES: [&str; 6] = [
     "report.json",
 ];
 
+/// How many minutes past the run's start a free stamp is looked for.
+const LATER_MINUTES: u64 = 60;
+
+/// ORION's files' prefix, `<testname>_<yyyymmdd_hhmm>`, of the run that
+/// started at `started_at` (RFC 3339): its own minute's, or, when a file
+/// of that name is already in `dir` (an earlier run in the same minute, as
+/// a script looping over run levels makes, or a file of the user's), the
+/// next minute's that is free, so that no file is replaced and ORION's
+/// readers still find `<testname>_<stamp>_summary.txt`. The minute and how
+/// many later it is; the run's own when none in the hour is free (the
+/// judge then refuses it).
+fn free_prefix(testname: &str, started_at: &str, dir: &Path) -> (String, u64) {
+    let start = humantime::parse_rfc3339_weak(started_at).ok();
+    let prefix_at = |k: u64| {
+        let t = start.map_or(started_at.to_string(), |t| {
+            humantime::format_rfc3339_seconds(t + Duration::from_secs(60 * k)).to_string()
+        });
+        format!("{testname}_{}", stamp_of(&t))
+    };
+    let taken = |prefix: &str| {
+        FILES.iter().any(|suffix| {
+            dir.join(format!("{prefix}_{suffix}"))
+                .symlink_metadata()
+                .is_ok()
+        })
+    };
+    let last = if start.is_some() { LATER_MINUTES } else { 0 };
+    (0..=last)
+        .map(|k| (prefix_at(k), k))
+        .find(|(p, _)| !taken(p))
+        .unwrap_or_else(|| (prefix_at(0), 0))
+}
+
 /// ORION's presenters, and its files in `dir` after every point.
 struct MatrixPresenter {
     testname: String,
@@ -234,6 +268,26 @@ struct MatrixPresenter {
     dir: PathBuf,
     /// --quiet: failed points are marked in the outputs, not said.
     quiet: bool,
+    /// Whether this process writes the files (rank 0) and says so.
+    writes: bool,
+    /// The files' prefix, chosen when they are first judged and kept.
+    prefix: OnceLock<String>,
+}
+
+impl MatrixPresenter {
+    fn prefix(&self, report: &RunReport) -> &str {
+        self.prefix.get_or_init(|| {
+            let (prefix, later) = free_prefix(&self.testname, &report.started_at, &self.dir);
+            if later > 0 && self.writes && !self.quiet {
+                let own = format!("{}_{}", self.testname, stamp_of(&report.started_at));
+                eprintln!(
+                    "iosurvey: {own}_* already in {} (an earlier run this minute, or files of yours; kept): this run's files are {prefix}_*, the next free minute (the report's started_at keeps the start)",
+                    self.dir.display()
+                );
+            }
+            prefix
+        })
+    }
 }
 
 impl Presenter for MatrixPresenter {
@@ -258,7 +312,7 @@ impl Presenter for MatrixPresenter {
     }
 
     fn files(&self, report: &RunReport) -> Vec<(String, PathBuf)> {
-        let prefix = format!("{}_{}", self.testname, stamp(report));
+        let prefix = self.prefix(report);
         FILES
             .iter()
             .map(|suffix| {
@@ -346,9 +400,14 @@ pub fn matrix(a: MatrixArgs, argv: &[String], cluster: &dyn Cluster) -> Result<O
                 Warm::Bytes(b) => Cache::Bytes(b),
                 Warm::Time(t) => Cache::Time(t.as_nanos() as u64),
             }),
+            orion_command_line: Some(crate::flags::spellings::orion_command_line(
+                argv.get(2..).unwrap_or_default(),
+            )),
         },
         dir,
         quiet: a.out.quiet,
+        writes: cluster.rank() == 0,
+        prefix: OnceLock::new(),
     };
     run_plan(
         &plan,
