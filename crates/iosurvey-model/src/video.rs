@@ -203,7 +203,7 @@ pub const FORMATS: &[FrameFormat] = &[
     // frametest's `-w12512` KB.
     preset(
         "dpx-2k",
-        &["dpx10-2k"],
+        &[],
         "DPX 2K full aperture, 10-bit RGB",
         2048,
         1556,
@@ -223,7 +223,7 @@ pub const FORMATS: &[FrameFormat] = &[
     // a frame.
     v210(
         "uhd-v210",
-        &["uhd2160-v210"],
+        &[],
         "UHD 2160p, 10-bit 4:2:2 v210",
         3840,
         2160,
@@ -240,7 +240,7 @@ pub const FORMATS: &[FrameFormat] = &[
     // 4096 x 3112 x 4 = 50,987,008 picture bytes + 64 KiB: 51,052,544.
     preset(
         "dpx-4k",
-        &["dpx10-4k"],
+        &[],
         "DPX 4K full aperture, 10-bit RGB",
         4096,
         3112,

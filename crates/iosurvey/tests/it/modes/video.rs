@@ -681,7 +681,7 @@ fn time_ends_a_run_with_the_frames_done_by_then() {
 fn ten_bit_presets_and_a_format_with_z_said_not_guessed() {
     let text = stdout_ok(&video(&["--list-formats"]));
     for want in [
-        "hd-v210", "uhd-v210", "5529600", "22118400", "dpx10-2k", "dpx10-4k",
+        "hd-v210", "uhd-v210", "5529600", "22118400", "10-bit 4:2:2 v210",
     ] {
         assert!(text.contains(want), "{want} missing from:\n{text}");
     }
@@ -689,8 +689,8 @@ fn ten_bit_presets_and_a_format_with_z_said_not_guessed() {
     for (format, bytes) in [
         ("hd-v210", "5529600"),
         ("uhd-v210", "22118400"),
-        ("dpx10-2k", "12812288"),
-        ("dpx10-4k", "51052544"),
+        ("dpx-2k", "12812288"),
+        ("dpx-4k", "51052544"),
     ] {
         let text = stdout_ok(&video(&[
             path_str(dir.path()),
