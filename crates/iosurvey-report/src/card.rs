@@ -85,7 +85,9 @@ pub fn render_card(report: &RunReport, opts: TextOptions) -> String {
         if let Some(line) = storage_line(t) {
             let _ = writeln!(out, "{line}");
         }
-        let _ = writeln!(out, "test file {} ({} bytes)", t.path, t.size_bytes);
+        // The test file quick laid out, or the file or device it was given.
+        let what = if t.created { "test file" } else { "target" };
+        let _ = writeln!(out, "{what} {} ({} bytes)", t.path, t.size_bytes);
         let _ = writeln!(
             out,
             "{}, engine {}, {} s per test after {} s warm-up",
@@ -121,10 +123,10 @@ pub fn render_card(report: &RunReport, opts: TextOptions) -> String {
         }
     }
     for (name, r, w) in rows {
-        let _ = writeln!(out, "{name:<13} {:<5} {}", "read", cells(r, opts));
-        if w.is_some() {
-            let _ = writeln!(out, "{:<13} {:<5} {}", "", "write", cells(w, opts));
-        }
+        // A half that did not run (the write half of an existing file or
+        // device) shows its dashes.
+        let _ = writeln!(out, "{name:<13} {:<5} {}", "Read", cells(r, opts));
+        let _ = writeln!(out, "{:<13} {:<5} {}", "", "Write", cells(w, opts));
     }
     interruptions_and_failures(&mut out, report);
     crate::warnings::warnings_once(&mut out, report, "warning: ");

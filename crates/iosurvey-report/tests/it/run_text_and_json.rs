@@ -320,7 +320,7 @@ fn every_profiles_card_fits_80_columns_with_long_names() {
                 assert!(l.chars().count() <= 80, "{} chars: {l}\n{card}", l.chars().count());
             }
             for t in tests {
-                assert!(card.contains(&format!("\n{t:<13} read ")), "{t}: {card}");
+                assert!(card.contains(&format!("\n{t:<13} Read ")), "{t}: {card}");
             }
             assert!(card.contains("profile cdm8-nvme"), "{card}");
             assert!(card.contains("luks-luks-"), "the source is kept whole: {card}");

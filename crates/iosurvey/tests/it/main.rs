@@ -17,6 +17,7 @@ mod modes {
     mod matrix;
     mod parallel;
     mod profile;
+    mod quick;
     mod survey;
     mod video;
 }
