@@ -221,13 +221,7 @@ pub const FORMATS: &[FrameFormat] = &[
     ),
     // 3840 / 6 = 640 groups: 10240-byte rows (80 x 128), 22,118,400 bytes
     // a frame.
-    v210(
-        "uhd-v210",
-        &[],
-        "UHD 2160p, 10-bit 4:2:2 v210",
-        3840,
-        2160,
-    ),
+    v210("uhd-v210", &[], "UHD 2160p, 10-bit 4:2:2 v210", 3840, 2160),
     preset(
         "uhd-4444",
         &[],

@@ -74,7 +74,11 @@ pub fn render_card(report: &RunReport, opts: TextOptions) -> String {
     let (unit, _) = opts.rate_unit();
     match &report.quick {
         Some(q) => {
-            let _ = writeln!(out, "iosurvey quick, profile {}: {}", q.profile, q.description);
+            let _ = writeln!(
+                out,
+                "iosurvey quick, profile {}: {}",
+                q.profile, q.description
+            );
         }
         None => {
             let _ = writeln!(out, "iosurvey quick");
@@ -91,7 +95,11 @@ pub fn render_card(report: &RunReport, opts: TextOptions) -> String {
         let _ = writeln!(
             out,
             "{}, engine {}, {} s per test after {} s warm-up",
-            if p.settings.direct { "O_DIRECT" } else { "buffered" },
+            if p.settings.direct {
+                "O_DIRECT"
+            } else {
+                "buffered"
+            },
             p.settings.engine,
             p.settings.time_ns.unwrap_or(0) as f64 / 1e9,
             p.settings.ramp_ns as f64 / 1e9,
@@ -173,22 +181,6 @@ fn fit(text: &str, width: usize) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn long_lines_wrap_at_blanks_and_long_words_are_cut() {
-        let long = format!("storage: ext4 on /dev/{} mounted at /", "x".repeat(120));
-        let text = fit(&format!("short\n{long}\nwarning: {}\n", "word ".repeat(40)), 80);
-        assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
-        assert!(text.starts_with("short\nstorage: ext4 on\n  /dev/xxx"), "{text}");
-        // Nothing is lost but the blanks it broke at.
-        let squash = |s: &str| s.split_whitespace().collect::<String>();
-        assert_eq!(squash(&text), squash(&format!("short {long} warning: {}", "word ".repeat(40))));
-    }
-}
-
 /// The lines a multi-point summary ends with: whether the run was cut
 /// short, and each point's first failed I/O.
 pub(crate) fn interruptions_and_failures(out: &mut String, report: &RunReport) {
@@ -206,5 +198,30 @@ pub(crate) fn interruptions_and_failures(out: &mut String, report: &RunReport) {
                 iosurvey_model::document::failure_text(f.errno)
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_lines_wrap_at_blanks_and_long_words_are_cut() {
+        let long = format!("storage: ext4 on /dev/{} mounted at /", "x".repeat(120));
+        let text = fit(
+            &format!("short\n{long}\nwarning: {}\n", "word ".repeat(40)),
+            80,
+        );
+        assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+        assert!(
+            text.starts_with("short\nstorage: ext4 on\n  /dev/xxx"),
+            "{text}"
+        );
+        // Nothing is lost but the blanks it broke at.
+        let squash = |s: &str| s.split_whitespace().collect::<String>();
+        assert_eq!(
+            squash(&text),
+            squash(&format!("short {long} warning: {}", "word ".repeat(40)))
+        );
     }
 }

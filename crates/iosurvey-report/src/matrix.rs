@@ -196,7 +196,11 @@ pub fn render_summary(report: &RunReport, testname: &str) -> String {
     let _ = writeln!(o, "Commandline:");
     // ORION's own options as the run kept them; a report older than them
     // shows the line as typed.
-    let args = match report.matrix.as_ref().and_then(|m| m.orion_command_line.as_ref()) {
+    let args = match report
+        .matrix
+        .as_ref()
+        .and_then(|m| m.orion_command_line.as_ref())
+    {
         Some(orion) => orion.as_slice(),
         None => report.command_line.get(2..).unwrap_or_default(),
     };

@@ -3,6 +3,8 @@
 //! into flags first; targets come from the command line or `<testname>.lun`;
 //! ORION's files are rewritten in `--out DIR` after every point.
 
+mod stamp;
+
 use crate::flags::common::{duration, size, OutputFlags, SimulateArg, TargetFlags};
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
@@ -23,7 +25,8 @@ use iosurvey_workload::modes::matrix::{
 };
 use iosurvey_workload::units::{parse_duration, parse_size};
 use iosurvey_workload::Layout;
-use std::path::{Path, PathBuf};
+use stamp::{free_prefix, FILES};
+use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -214,49 +217,6 @@ fn spec_from(a: &MatrixArgs, cluster: &dyn Cluster) -> Result<MatrixSpec, Failur
     s.engine_flags = crate::flags::common::engine_flags(&a.target);
     (s.direct, s.seed) = (!a.target.buffered, a.seed);
     Ok(s)
-}
-
-/// ORION's files, in the order of `file_bodies`.
-const FILES: [&str; 6] = [
-    "summary.txt",
-    "mbps.csv",
-    "iops.csv",
-    "lat.csv",
-    "hist.txt",
-    "report.json",
-];
-
-/// How many minutes past the run's start a free stamp is looked for.
-const LATER_MINUTES: u64 = 60;
-
-/// ORION's files' prefix, `<testname>_<yyyymmdd_hhmm>`, of the run that
-/// started at `started_at` (RFC 3339): its own minute's, or, when a file
-/// of that name is already in `dir` (an earlier run in the same minute, as
-/// a script looping over run levels makes, or a file of the user's), the
-/// next minute's that is free, so that no file is replaced and ORION's
-/// readers still find `<testname>_<stamp>_summary.txt`. The minute and how
-/// many later it is; the run's own when none in the hour is free (the
-/// judge then refuses it).
-fn free_prefix(testname: &str, started_at: &str, dir: &Path) -> (String, u64) {
-    let start = humantime::parse_rfc3339_weak(started_at).ok();
-    let prefix_at = |k: u64| {
-        let t = start.map_or(started_at.to_string(), |t| {
-            humantime::format_rfc3339_seconds(t + Duration::from_secs(60 * k)).to_string()
-        });
-        format!("{testname}_{}", stamp_of(&t))
-    };
-    let taken = |prefix: &str| {
-        FILES.iter().any(|suffix| {
-            dir.join(format!("{prefix}_{suffix}"))
-                .symlink_metadata()
-                .is_ok()
-        })
-    };
-    let last = if start.is_some() { LATER_MINUTES } else { 0 };
-    (0..=last)
-        .map(|k| (prefix_at(k), k))
-        .find(|(p, _)| !taken(p))
-        .unwrap_or_else(|| (prefix_at(0), 0))
 }
 
 /// ORION's presenters, and its files in `dir` after every point.

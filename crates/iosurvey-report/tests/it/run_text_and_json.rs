@@ -288,7 +288,12 @@ fn every_profiles_card_fits_80_columns_with_long_names() {
         r.points.clear();
         for (i, (test, op)) in tests
             .iter()
-            .flat_map(|t| [(t, iosurvey_model::Op::Read), (t, iosurvey_model::Op::Write)])
+            .flat_map(|t| {
+                [
+                    (t, iosurvey_model::Op::Read),
+                    (t, iosurvey_model::Op::Write),
+                ]
+            })
             .enumerate()
         {
             let mut p = template.clone();
@@ -317,13 +322,20 @@ fn every_profiles_card_fits_80_columns_with_long_names() {
         for mib in [false, true] {
             let card = render_card(&r, TextOptions { mib });
             for l in card.lines() {
-                assert!(l.chars().count() <= 80, "{} chars: {l}\n{card}", l.chars().count());
+                assert!(
+                    l.chars().count() <= 80,
+                    "{} chars: {l}\n{card}",
+                    l.chars().count()
+                );
             }
             for t in tests {
                 assert!(card.contains(&format!("\n{t:<13} Read ")), "{t}: {card}");
             }
             assert!(card.contains("profile cdm8-nvme"), "{card}");
-            assert!(card.contains("luks-luks-"), "the source is kept whole: {card}");
+            assert!(
+                card.contains("luks-luks-"),
+                "the source is kept whole: {card}"
+            );
         }
     }
 }

@@ -198,7 +198,9 @@ fn unescape(field: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        let octal = b.get(i + 1..i + 4).filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        let octal = b
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
         match (b[i], octal) {
             (b'\\', Some(d)) => {
                 let v = d.iter().fold(0u32, |v, c| v * 8 + u32::from(c - b'0'));

@@ -22,7 +22,13 @@ pub struct QuickTest {
     pub threads: u32,
 }
 
-const fn test(name: &'static str, pattern: Pattern, bs: u64, queue: u32, threads: u32) -> QuickTest {
+const fn test(
+    name: &'static str,
+    pattern: Pattern,
+    bs: u64,
+    queue: u32,
+    threads: u32,
+) -> QuickTest {
     QuickTest {
         name,
         pattern,
@@ -228,12 +234,20 @@ mod tests {
         let labels: Vec<&str> = plan.points.iter().map(|p| p.label.as_str()).collect();
         assert_eq!(
             labels[..4],
-            ["SEQ1M Q8T1 read", "SEQ128K Q32T1 read", "RND4K Q32T16 read", "RND4K Q1T1 read"]
+            [
+                "SEQ1M Q8T1 read",
+                "SEQ128K Q32T1 read",
+                "RND4K Q32T16 read",
+                "RND4K Q1T1 read"
+            ]
         );
         let rnd = &plan.points[2].job;
         assert_eq!((rnd.workers, rnd.streams[0].outstanding), (16, 512));
         let seq = &plan.points[1].job;
-        assert_eq!((seq.workers, seq.streams[0].bs, seq.streams[0].outstanding), (1, 128 << 10, 32));
+        assert_eq!(
+            (seq.workers, seq.streams[0].bs, seq.streams[0].outstanding),
+            (1, 128 << 10, 32)
+        );
         assert!(find_profile("cdm9").is_none());
         // Every profile has four tests, named as CrystalDiskMark names them.
         for p in PROFILES {

@@ -34,9 +34,7 @@ fn quick_on_a_device_runs_the_read_half_and_leaves_it_untouched() {
     let (read, write) = (lines.next().unwrap(), lines.next().unwrap());
     // Read figures, then the write row empty.
     assert!(
-        read.split_whitespace()
-            .nth(3)
-            .is_some_and(|mbs| mbs != "-"),
+        read.split_whitespace().nth(3).is_some_and(|mbs| mbs != "-"),
         "{card}"
     );
     assert!(

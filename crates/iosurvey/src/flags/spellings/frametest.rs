@@ -136,13 +136,13 @@ pub fn frametest_spellings(args: Vec<String>) -> Result<Vec<String>, String> {
                 write = true;
                 let v = v.unwrap_or_default();
                 size = Some(frame_size('w', &v)?);
-                named = frametest_format(&v).is_some().then(|| ('w', v));
+                named = frametest_format(&v).is_some().then_some(('w', v));
             }
             Word::Opt('r', v) => {
                 read_ = true;
                 if let Some(v) = v {
                     size = Some(frame_size('r', &v)?);
-                    named = frametest_format(&v).is_some().then(|| ('r', v));
+                    named = frametest_format(&v).is_some().then_some(('r', v));
                 }
             }
             Word::Opt('z', v) => custom = Some(v.unwrap_or_default()),

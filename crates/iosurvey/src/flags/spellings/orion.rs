@@ -81,7 +81,11 @@ pub fn orion_command_line(args: &[String]) -> Vec<String> {
             Some((f, v)) => (format!("--{f}"), Some(v.to_string())),
             None => (a.clone(), None),
         };
-        let flag = if flag == "--duration" { "--time".into() } else { flag };
+        let flag = if flag == "--duration" {
+            "--time".into()
+        } else {
+            flag
+        };
         let name = match SPELLINGS.iter().find(|(_, f, _)| *f == flag) {
             Some((o, _, _)) => *o,
             None if flag == "--cache-warm" => "-cache_size",

@@ -116,6 +116,11 @@ fn an_unknown_profile_is_refused_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let out = iosurvey(&["quick", path_str(dir.path()), "--profile", "cdm9"]);
     assert_refused(&out, &["cdm9", "cdm8-nvme"]);
-    assert_eq!(stderr_of(&out).trim_end().lines().count(), 1, "{}", describe(&out));
+    assert_eq!(
+        stderr_of(&out).trim_end().lines().count(),
+        1,
+        "{}",
+        describe(&out)
+    );
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
