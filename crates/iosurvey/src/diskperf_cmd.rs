@@ -49,7 +49,7 @@ pub struct DiskperfArgs {
     /// Outstanding I/Os. diskperf runs one synchronous request at a time: the sync engine is used unless --engine is given or --qd is above 1 (then io_uring).
     #[arg(long, default_value_t = 1)]
     pub qd: u32,
-    /// Frames per second: also print each figure as times real time, one frame being --min (a frame preset or your own frame size).
+    /// Frames per second: also print each figure as times real time, one frame being --min (a frame preset or your own frame size), which must then be given.
     #[arg(long, value_name = "RATE", allow_negative_numbers = true)]
     pub fps: Option<f64>,
     /// Size of the test file created for a missing file or a directory [default: 1g]. An existing file or device is used at its own size.
