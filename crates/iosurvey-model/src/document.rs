@@ -25,7 +25,7 @@ pub use class::{
 pub use errno::{errno_name, failure_text};
 pub use evidence::Evidence;
 pub use frames::{FramesLayout, FramesReport, FramesSummary, WindowSums};
-pub use modes::{Cache, DiskperfSettings, MatrixSettings};
+pub use modes::{Cache, DiskperfSettings, MatrixSettings, QuickSettings};
 pub use mpi::{PointWindows, RankPoint, Window};
 pub use point::{
     CompressionReport, DeviceReport, FailureReport, PointReport, Settings, StreamDetail,

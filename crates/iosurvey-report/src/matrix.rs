@@ -116,7 +116,11 @@ pub fn cells(report: &RunReport) -> Vec<Cell> {
 
 /// ORION's file stamp, `yyyymmdd_hhmm`, from the report's start time.
 pub fn stamp(report: &RunReport) -> String {
-    let t = &report.started_at;
+    stamp_of(&report.started_at)
+}
+
+/// ORION's file stamp, `yyyymmdd_hhmm`, of an RFC 3339 time.
+pub fn stamp_of(t: &str) -> String {
     match (
         t.get(0..4),
         t.get(5..7),
@@ -190,7 +194,16 @@ pub fn render_summary(report: &RunReport, testname: &str) -> String {
     let first = report.points.first();
     let _ = writeln!(o, "iosurvey {} (ORION matrix)\n", report.tool.version);
     let _ = writeln!(o, "Commandline:");
-    let args = iosurvey_model::document::invocation::mode_words(&report.command_line);
+    // ORION's own options as the run kept them; a report older than them
+    // shows the line as typed.
+    let args = match report
+        .matrix
+        .as_ref()
+        .and_then(|m| m.orion_command_line.as_ref())
+    {
+        Some(orion) => orion.as_slice(),
+        None => iosurvey_model::document::invocation::mode_words(&report.command_line),
+    };
     let _ = writeln!(o, "{}\n", args.join(" "));
     let _ = writeln!(o, "This maps to this test:");
     let _ = writeln!(o, "Test: {testname}");
@@ -417,5 +430,7 @@ pub fn render_matrix_text(report: &RunReport, testname: &str) -> String {
     for l in maxima {
         let _ = writeln!(o, "{l}");
     }
+    // The plausibility warnings, as the other modes print theirs.
+    crate::warnings::warnings_once(&mut o, report, "warning: ");
     o
 }

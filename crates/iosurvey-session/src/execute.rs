@@ -246,6 +246,7 @@ pub(crate) fn new_report(plan: &Plan, argv: &[String], tflags: &TargetOptions) -
         repeats: 1,
         diskperf: None,
         matrix: None,
+        quick: None,
         environment: Vec::new(),
         label: None,
         schema_version: SCHEMA_VERSION,

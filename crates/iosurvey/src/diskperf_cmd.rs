@@ -29,9 +29,9 @@ pub struct DiskperfArgs {
     /// Add the write tests (fwd_wt, bwd_wt, rnd_wt). Without it only reads run and the write columns print NaN.
     #[arg(long)]
     pub write: bool,
-    /// First request size: a size (4k, 8404992; need not be a power of two) or a frame preset of the one catalogue video takes too (hd-422, hd-4444, dpx-2k, ...: iosurvey video --list-formats), rounded up to the target's logical block size.
-    #[arg(long, value_name = "SIZE|FRAME", default_value = "4k")]
-    pub min: String,
+    /// First request size: a size (4k, 8404992; need not be a power of two) or a frame preset of the one catalogue video takes too (hd-422, hd-4444, dpx-2k, ...: iosurvey video --list-formats), rounded up to the target's logical block size. [default: 4k]
+    #[arg(long, value_name = "SIZE|FRAME")]
+    pub min: Option<String>,
     /// Largest request size, a size or a frame preset; sizes double from --min while they are at most this. [default: 4m, or 32 x --min when --min is a frame preset or above 4m]
     #[arg(long, value_parser = max_size)]
     pub max: Option<u64>,
@@ -49,7 +49,7 @@ pub struct DiskperfArgs {
     /// Outstanding I/Os. diskperf runs one synchronous request at a time: the sync engine is used unless --engine is given or --qd is above 1 (then io_uring).
     #[arg(long, default_value_t = 1)]
     pub qd: u32,
-    /// Frames per second: also print each figure as times real time, one frame being --min (a frame preset or your own frame size).
+    /// Frames per second: also print each figure as times real time, one frame being --min (a frame preset or your own frame size), which must then be given.
     #[arg(long, value_name = "RATE", allow_negative_numbers = true)]
     pub fps: Option<f64>,
     /// Size of the test file created for a missing file or a directory [default: 1g]. An existing file or device is used at its own size.
@@ -63,6 +63,9 @@ pub struct DiskperfArgs {
     #[command(flatten)]
     pub out: OutputFlags,
 }
+
+/// The first request size when --min is not given.
+const DEFAULT_MIN: &str = "4k";
 
 /// Test file size when none is given.
 const DEFAULT_SIZE: u64 = 1 << 30;
@@ -129,7 +132,14 @@ fn check_fit(spec: &DiskperfSpec, g: &Geometry) -> Result<(), Failure> {
 
 fn spec_from(a: &DiskperfArgs) -> Result<DiskperfSpec, Failure> {
     let mut s = DiskperfSpec::new(a.path.clone());
-    s.min = match MinSize::parse(&a.min) {
+    // A frame rate counts frames: without a frame's size (a preset or a
+    // size given to --min) there is nothing to count.
+    if a.fps.is_some() && a.min.is_none() {
+        return usage(anyhow!(
+            "--fps needs a frame size: give --min (-r) a frame preset (--min hd-422; iosurvey video --list-formats) or your frame's size (--min 8404992)"
+        ));
+    }
+    s.min = match MinSize::parse(a.min.as_deref().unwrap_or(DEFAULT_MIN)) {
         Ok(m) => m,
         Err(e) => return usage(e),
     };
@@ -191,8 +201,10 @@ fn settings_from(a: &DiskperfArgs, spec: &DiskperfSpec) -> Result<DiskperfSettin
                 h => format!(" + {h}-byte DPX header"),
             };
             Some(format!(
-                "{} ({}x{}x{}{header} = {} bytes{note})",
-                f.name, f.width, f.height, f.bytes_per_pixel, bytes
+                "{} ({}{header} = {} bytes{note})",
+                f.name,
+                f.geometry(),
+                bytes
             ))
         }
         MinSize::Bytes(_) => None,

@@ -3,13 +3,15 @@
 //! into flags first; targets come from the command line or `<testname>.lun`;
 //! ORION's files are rewritten in `--out DIR` after every point.
 
+mod stamp;
+
 use crate::flags::common::{duration, size, OutputFlags, SimulateArg, TargetFlags};
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use iosurvey_model::document::{Cache, MatrixSettings, RunReport};
 use iosurvey_report::matrix::{
-    cell, failure_words, render_hist, render_matrix_csv, render_matrix_text, render_summary, stamp,
-    Metric,
+    cell, failure_words, render_hist, render_matrix_csv, render_matrix_text, render_summary,
+    stamp_of, Metric,
 };
 use iosurvey_report::TextOptions;
 use iosurvey_session::presenter::{FileBody, Presenter};
@@ -23,7 +25,9 @@ use iosurvey_workload::modes::matrix::{
 };
 use iosurvey_workload::units::{parse_duration, parse_size};
 use iosurvey_workload::Layout;
+use stamp::{free_prefix, FILES};
 use std::path::PathBuf;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -215,16 +219,6 @@ fn spec_from(a: &MatrixArgs, cluster: &dyn Cluster) -> Result<MatrixSpec, Failur
     Ok(s)
 }
 
-/// ORION's files, in the order of `file_bodies`.
-const FILES: [&str; 6] = [
-    "summary.txt",
-    "mbps.csv",
-    "iops.csv",
-    "lat.csv",
-    "hist.txt",
-    "report.json",
-];
-
 /// ORION's presenters, and its files in `dir` after every point.
 struct MatrixPresenter {
     testname: String,
@@ -234,6 +228,26 @@ struct MatrixPresenter {
     dir: PathBuf,
     /// --quiet: failed points are marked in the outputs, not said.
     quiet: bool,
+    /// Whether this process writes the files (rank 0) and says so.
+    writes: bool,
+    /// The files' prefix, chosen when they are first judged and kept.
+    prefix: OnceLock<String>,
+}
+
+impl MatrixPresenter {
+    fn prefix(&self, report: &RunReport) -> &str {
+        self.prefix.get_or_init(|| {
+            let (prefix, later) = free_prefix(&self.testname, &report.started_at, &self.dir);
+            if later > 0 && self.writes && !self.quiet {
+                let own = format!("{}_{}", self.testname, stamp_of(&report.started_at));
+                eprintln!(
+                    "iosurvey: {own}_* already in {} (an earlier run this minute, or files of yours; kept): this run's files are {prefix}_*, the next free minute (the report's started_at keeps the start)",
+                    self.dir.display()
+                );
+            }
+            prefix
+        })
+    }
 }
 
 impl Presenter for MatrixPresenter {
@@ -258,7 +272,7 @@ impl Presenter for MatrixPresenter {
     }
 
     fn files(&self, report: &RunReport) -> Vec<(String, PathBuf)> {
-        let prefix = format!("{}_{}", self.testname, stamp(report));
+        let prefix = self.prefix(report);
         FILES
             .iter()
             .map(|suffix| {
@@ -346,9 +360,14 @@ pub fn matrix(a: MatrixArgs, argv: &[String], cluster: &dyn Cluster) -> Result<O
                 Warm::Bytes(b) => Cache::Bytes(b),
                 Warm::Time(t) => Cache::Time(t.as_nanos() as u64),
             }),
+            orion_command_line: Some(crate::flags::spellings::orion_command_line(
+                argv.get(2..).unwrap_or_default(),
+            )),
         },
         dir,
         quiet: a.out.quiet,
+        writes: cluster.rank() == 0,
+        prefix: OnceLock::new(),
     };
     run_plan(
         &plan,

@@ -3,21 +3,48 @@
 
 use crate::flags::common::{duration, size, OutputFlags, TargetFlags};
 use anyhow::anyhow;
-use clap::Args;
-use iosurvey_session::presenter::TextOnly;
+use clap::{Args, ValueEnum};
+use iosurvey_model::document::{QuickSettings, RunReport};
+use iosurvey_report::TextOptions;
+use iosurvey_session::presenter::Presenter;
 use iosurvey_session::Cluster;
 use iosurvey_session::{run_plan, Session};
 use iosurvey_session::{usage, Failure, Outcome};
-use iosurvey_workload::modes::quick::{expand, QuickSpec};
+use iosurvey_workload::modes::quick::{expand, find_profile, QuickProfile, QuickSpec};
 use iosurvey_workload::units::format_size;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// The card's profile, as CrystalDiskMark and KDiskMark name theirs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ProfileArg {
+    /// CrystalDiskMark 8's default (KDiskMark's Standard): SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1.
+    Cdm8,
+    /// CrystalDiskMark 8's NVMe SSD profile (KDiskMark's NVMe SSD): SEQ1M Q8T1, SEQ128K Q32T1, RND4K Q32T16, RND4K Q1T1.
+    Cdm8Nvme,
+    /// CrystalDiskMark 7's default: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T16, RND4K Q1T1.
+    Cdm7,
+}
+
+impl ProfileArg {
+    fn profile(self) -> &'static QuickProfile {
+        let name = match self {
+            ProfileArg::Cdm8 => "cdm8",
+            ProfileArg::Cdm8Nvme => "cdm8-nvme",
+            ProfileArg::Cdm7 => "cdm7",
+        };
+        find_profile(name).expect("every profile argument names a profile")
+    }
+}
 
 #[derive(Args, Debug)]
 pub struct QuickArgs {
     /// Directory to put the test file in (or an existing file or device to read and, with --allow-destroy, write).
     #[arg(value_name = "DIR", default_value = ".")]
     pub dir: PathBuf,
+    /// The card's tests: CrystalDiskMark's and KDiskMark's profiles (a test of T threads runs T workers, Q outstanding each).
+    #[arg(long, value_enum, default_value = "cdm8")]
+    pub profile: ProfileArg,
     /// Test file size (less when free space is short).
     #[arg(long, value_parser = size, default_value = "1g")]
     pub size: u64,
@@ -86,6 +113,19 @@ fn refuse_missing(dir: &Path) -> Result<(), Failure> {
     }
 }
 
+/// The card, with the profile it shows kept in the report.
+struct Card(QuickSettings);
+
+impl Presenter for Card {
+    fn text(&self, report: &RunReport, opts: TextOptions) -> String {
+        iosurvey_report::render_card(report, opts)
+    }
+
+    fn annotate(&self, report: &mut RunReport) {
+        report.quick = Some(self.0.clone());
+    }
+}
+
 pub fn quick(a: QuickArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Outcome, Failure> {
     cluster.single_rank("quick")?;
     if a.time.is_zero() {
@@ -100,6 +140,7 @@ pub fn quick(a: QuickArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Out
     spec.time = a.time;
     spec.ramp = a.ramp;
     spec.seed = a.seed;
+    spec.profile = a.profile.profile();
     spec.direct = !a.target.buffered;
     spec.engine = a.target.engine_or_uring();
     spec.engine_flags = crate::flags::common::engine_flags(&a.target);
@@ -121,8 +162,9 @@ pub fn quick(a: QuickArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Out
     let plan = expand(&spec);
     let per = (a.time + a.ramp).as_secs_f64();
     let mut banner = format!(
-        "iosurvey: {} tests of {} s each on {}: about {:.0} s{}",
+        "iosurvey: {} tests ({} profile) of {} s each on {}: about {:.0} s{}",
         plan.points.len(),
+        spec.profile.name,
         per,
         a.dir.display(),
         per * plan.points.len() as f64,
@@ -135,7 +177,10 @@ pub fn quick(a: QuickArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Out
     if let Some(why) = &reads_only {
         banner.push_str(&format!("\niosurvey: the read half only: {why}"));
     }
-    let card = TextOnly(iosurvey_report::render_card);
+    let card = Card(QuickSettings {
+        profile: spec.profile.name.into(),
+        description: spec.profile.description.into(),
+    });
     run_plan(
         &plan,
         &card,

@@ -1,7 +1,7 @@
 //! What a mode was asked for beyond its points (display choices, not
 //! results), kept in the document so that a saved run is presented as it
-//! was: diskperf's label, scale and frame rate; ORION's run level and cache
-//! warm-up.
+//! was: diskperf's label, scale and frame rate; ORION's run level, cache
+//! warm-up and own options; quick's profile.
 
 /// Display choices of the command (not results), kept in the report
 /// (`diskperf`) so that a saved report is presented as the run was.
@@ -39,6 +39,23 @@ pub struct MatrixSettings {
     /// when none was (ORION's "Not Entered").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<Cache>,
+    /// ORION's own options from the command line, in ORION's spelling and
+    /// units (`-run advanced -size_small 4`), for the summary's
+    /// `Commandline:`: iosurvey's own flags and the targets left out. Left
+    /// out in reports older than it (the summary then shows the line as
+    /// typed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub orion_command_line: Option<Vec<String>>,
+}
+
+/// What `quick` ran: the profile of the card (whose rows are the points'
+/// tests, so a reader draws any profile from the points alone).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct QuickSettings {
+    /// The profile's name (`cdm8`, `cdm8-nvme`, `cdm7`).
+    pub profile: String,
+    /// What the profile is, e.g. `CrystalDiskMark 8 and KDiskMark default`.
+    pub description: String,
 }
 
 /// A cache warm-up as given.

@@ -250,6 +250,12 @@ pub struct DeviceReport {
     pub filesystem: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mount_options: Option<String>,
+    /// A file's mount: where it is mounted (`/`, `/mnt/b`) and what is
+    /// mounted there (`/dev/vda1`, a server's export, `tmpfs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mount_point: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mount_source: Option<String>,
     /// An md array's level and members (`raid0 of sda,sdb`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub array: Option<String>,

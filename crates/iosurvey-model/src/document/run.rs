@@ -1,7 +1,7 @@
 //! The run as a whole: the tool, the host, the command, under MPI every
 //! rank, and every point (each with its ranks' figures and windows).
 
-use crate::document::modes::{DiskperfSettings, MatrixSettings};
+use crate::document::modes::{DiskperfSettings, MatrixSettings, QuickSettings};
 use crate::document::point::PointReport;
 use crate::HostInfo;
 use serde::{Deserialize, Serialize};
@@ -41,6 +41,10 @@ pub struct RunReport {
     /// summary follows. Left out in other modes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub matrix: Option<MatrixSettings>,
+    /// `quick`: the profile its card shows. Left out in other modes (and
+    /// in quick reports older than it, which ran `cdm8`'s tests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quick: Option<QuickSettings>,
     /// Variables of the environment the command line was read with, as
     /// `NAME=VALUE`: sgpdd-survey's (`scsidevs`, `size`, ...) when
     /// `survey` took them. Left out when none.

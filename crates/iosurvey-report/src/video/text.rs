@@ -452,7 +452,8 @@ pub fn render_video(report: &RunReport, opts: TextOptions) -> String {
     out
 }
 
-/// Every preset for `--list-formats`: name, picture size, bytes per pixel,
+/// Every preset for `--list-formats`: name, picture size, bytes per pixel
+/// (or `v210`),
 /// header and frame bytes, MB/s (10^6) needed at 24 and 60 fps, then the
 /// description and aliases. One header line, one row per preset.
 pub fn render_format_list() -> String {
@@ -474,7 +475,7 @@ pub fn render_format_list() -> String {
             "{:<9}{:>10}{:>5}{:>7}{:>9}{:>8.1}{:>8.1}  {}{aliases}",
             f.name,
             format!("{}x{}", f.width, f.height),
-            f.bytes_per_pixel,
+            f.packing.to_string(),
             f.default_header(),
             f.frame_bytes(),
             mbs(24.0),

@@ -172,8 +172,11 @@ fn the_summary_is_orions_for_its_run_level_and_its_classes() {
     r.matrix = Some(MatrixSettings {
         run: "simple".into(),
         cache: None,
+        orion_command_line: Some(vec!["-run".into(), "simple".into()]),
     });
     let text = render_summary(&r, "orion");
+    // ORION's options alone, as ORION prints its command line.
+    assert!(text.contains("\nCommandline:\n-run simple\n\n"), "{text}");
     assert!(text.contains("Small Columns:,      0\n"), "{text}");
     assert!(
         text.contains("Large Columns:,      0,      1,      2\n"),
@@ -197,6 +200,7 @@ fn the_summary_is_orions_for_its_run_level_and_its_classes() {
     r.matrix = Some(MatrixSettings {
         run: "oltp".into(),
         cache: None,
+        orion_command_line: None,
     });
     let text = render_summary(&r, "x");
     assert!(

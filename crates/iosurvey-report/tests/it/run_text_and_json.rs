@@ -256,9 +256,88 @@ fn quick_card_layout() {
         };
         p.failure = None;
         p.cpu_us_per_io = Some(1.25 * (i + 1) as f64);
+        p.targets[0].device = Some(iosurvey_model::document::DeviceReport {
+            name: Some("vda".into()),
+            transport: Some("virtio".into()),
+            filesystem: Some("ext4".into()),
+            mount_point: Some("/".into()),
+            mount_source: Some("/dev/vda".into()),
+            ..Default::default()
+        });
         r.points.push(p);
     }
+    r.quick = Some(iosurvey_model::document::QuickSettings {
+        profile: "cdm8".into(),
+        description: "CrystalDiskMark 8 default, KDiskMark Standard".into(),
+    });
     insta::assert_snapshot!(render_card(&r, TextOptions { mib: false }));
+}
+
+/// Issue 32: the card fits 80 columns whatever its profile's test names,
+/// the unit, and however long the names of the storage and test file.
+#[test]
+fn every_profiles_card_fits_80_columns_with_long_names() {
+    let mut r = report();
+    r.mode = "quick".into();
+    let template = r.points[0].clone();
+    let long = format!("/mnt/{}", "a-very-long-mount-point-name/".repeat(6));
+    for tests in [
+        ["SEQ1M Q8T1", "SEQ1M Q1T1", "RND4K Q32T1", "RND4K Q1T1"],
+        ["SEQ1M Q8T1", "SEQ128K Q32T1", "RND4K Q32T16", "RND4K Q1T1"],
+    ] {
+        r.points.clear();
+        for (i, (test, op)) in tests
+            .iter()
+            .flat_map(|t| {
+                [
+                    (t, iosurvey_model::Op::Read),
+                    (t, iosurvey_model::Op::Write),
+                ]
+            })
+            .enumerate()
+        {
+            let mut p = template.clone();
+            p.index = i;
+            p.params = iosurvey_model::PointParams::Quick {
+                test: test.to_string(),
+                op,
+            };
+            p.targets[0].path = format!("{long}iosurvey-quick.tmp");
+            p.targets[0].device = Some(iosurvey_model::document::DeviceReport {
+                name: Some("nvme0n1".into()),
+                model: Some("SAMSUNG MZVL2512HCJQ-00BL7 with a much longer model name".into()),
+                transport: Some("nvme".into()),
+                filesystem: Some("btrfs".into()),
+                mount_point: Some(long.clone()),
+                mount_source: Some(format!("/dev/mapper/{}", "luks-".repeat(20))),
+                ..Default::default()
+            });
+            p.cpu_us_per_io = Some(123.45);
+            r.points.push(p);
+        }
+        r.quick = Some(iosurvey_model::document::QuickSettings {
+            profile: "cdm8-nvme".into(),
+            description: "CrystalDiskMark 8 NVMe SSD, KDiskMark NVMe SSD".into(),
+        });
+        for mib in [false, true] {
+            let card = render_card(&r, TextOptions { mib });
+            for l in card.lines() {
+                assert!(
+                    l.chars().count() <= 80,
+                    "{} chars: {l}\n{card}",
+                    l.chars().count()
+                );
+            }
+            for t in tests {
+                assert!(card.contains(&format!("\n{t:<13} Read ")), "{t}: {card}");
+            }
+            assert!(card.contains("profile cdm8-nvme"), "{card}");
+            assert!(
+                card.contains("luks-luks-"),
+                "the source is kept whole: {card}"
+            );
+        }
+    }
 }
 
 #[test]

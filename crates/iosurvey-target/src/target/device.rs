@@ -30,9 +30,11 @@ pub fn describe(fd: &OwnedFd, kind: TargetKind) -> Option<DeviceReport> {
             .filter(|s| StatxFlags::from_bits_retain(s.stx_mask).contains(StatxFlags::MNT_ID))
             .map(|s| s.stx_mnt_id);
         if let (Some(id), Ok(table)) = (mnt, std::fs::read_to_string("/proc/self/mountinfo")) {
-            if let Some((fs, opts)) = mount_of(&table, id) {
-                d.filesystem = Some(fs);
-                d.mount_options = Some(opts);
+            if let Some(m) = mount_entry(&table, id) {
+                d.filesystem = Some(m.filesystem);
+                d.mount_options = Some(m.options);
+                d.mount_point = Some(m.point);
+                d.mount_source = Some(m.source);
             }
         }
     }
@@ -69,6 +71,8 @@ pub fn disk(sys: &Path, major: u32, minor: u32) -> Option<DeviceReport> {
         name: Some(name),
         filesystem: None,
         mount_options: None,
+        mount_point: None,
+        mount_source: None,
     })
 }
 
@@ -140,9 +144,27 @@ fn read_trimmed(p: &Path) -> Option<String> {
         .map(|s| s.trim().to_string())
 }
 
+/// One mount of the mount table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MountEntry {
+    pub filesystem: String,
+    /// The mount's options, then the superblock's.
+    pub options: String,
+    /// Where it is mounted.
+    pub point: String,
+    /// What is mounted (a device, an export, `tmpfs`).
+    pub source: String,
+}
+
 /// The filesystem type and options (the mount's, then the superblock's)
 /// of mount `id` in a mount table in `/proc/self/mountinfo`'s layout.
 pub fn mount_of(table: &str, id: u64) -> Option<(String, String)> {
+    mount_entry(table, id).map(|m| (m.filesystem, m.options))
+}
+
+/// Mount `id` of a mount table in `/proc/self/mountinfo`'s layout, its
+/// paths unescaped (the kernel writes a blank as `\040`).
+pub fn mount_entry(table: &str, id: u64) -> Option<MountEntry> {
     for line in table.lines() {
         let Some((left, right)) = line.split_once(" - ") else {
             continue;
@@ -159,9 +181,39 @@ pub fn mount_of(table: &str, id: u64) -> Option<(String, String)> {
             "" => opts.to_string(),
             sb => format!("{opts},{sb}"),
         };
-        return Some((fs, all));
+        return Some(MountEntry {
+            filesystem: fs,
+            options: all,
+            point: unescape(f.get(4)?),
+            source: unescape(r.get(1).copied().unwrap_or("")),
+        });
     }
     None
+}
+
+/// A mount table's field with its octal escapes (`\040`, `\011`,
+/// `\012`, `\134`) turned back into the bytes they stand for.
+fn unescape(field: &str) -> String {
+    let b = field.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let octal = b
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match (b[i], octal) {
+            (b'\\', Some(d)) => {
+                let v = d.iter().fold(0u32, |v, c| v * 8 + u32::from(c - b'0'));
+                out.push(u8::try_from(v).unwrap_or(b'?'));
+                i += 4;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
@@ -248,11 +300,22 @@ mod tests {
     }
 
     #[test]
+    fn a_mount_names_its_point_and_source_unescaped() {
+        let t = "41 22 7:3 / /mnt/my\\040disk rw - xfs /dev/loop3 rw\n";
+        let m = mount_entry(t, 41).unwrap();
+        assert_eq!(
+            (m.point.as_str(), m.source.as_str(), m.filesystem.as_str()),
+            ("/mnt/my disk", "/dev/loop3", "xfs")
+        );
+    }
+
+    #[test]
     fn a_file_here_names_its_filesystem() {
         let f = tempfile::NamedTempFile::new().unwrap();
         let fd: OwnedFd = f.reopen().unwrap().into();
         let d = describe(&fd, TargetKind::File).expect("the mount table names every file's mount");
         assert!(d.filesystem.as_deref().is_some_and(|s| !s.is_empty()));
+        assert!(d.mount_point.as_deref().is_some_and(|p| p.starts_with('/')));
         assert!(d
             .mount_options
             .as_deref()

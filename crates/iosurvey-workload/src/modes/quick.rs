@@ -1,7 +1,7 @@
 //! `iosurvey quick` (and `iosurvey` with no arguments): a CrystalDiskMark-
-//! style card for the storage under a directory. Sequential 1 MiB at QD 8
-//! and QD 1, random 4 KiB at QD 32 and QD 1, each read and then written,
-//! on one test file laid out once.
+//! style card for the storage under a directory, in one of the profiles
+//! CrystalDiskMark and KDiskMark offer (each test read, then written, on
+//! one test file laid out once).
 
 use crate::model::{Bounds, Job, Mix, Pattern, Plan, Point, StreamClass, TargetSpec};
 use iosurvey_model::EngineKind;
@@ -9,13 +9,78 @@ use iosurvey_model::{Op, PointParams};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// The card's tests, in order: name, pattern, block size, queue depth.
-pub const TESTS: [(&str, Pattern, u64, u32); 4] = [
-    ("SEQ1M Q8T1", Pattern::Forward, 1 << 20, 8),
-    ("SEQ1M Q1T1", Pattern::Forward, 1 << 20, 1),
-    ("RND4K Q32T1", Pattern::Random, 4096, 32),
-    ("RND4K Q1T1", Pattern::Random, 4096, 1),
+/// One test of a card: CrystalDiskMark's `RND4K Q32T16` is 4 KiB random
+/// I/O from 16 threads with 32 outstanding each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QuickTest {
+    pub name: &'static str,
+    pub pattern: Pattern,
+    pub bs: u64,
+    /// Outstanding I/Os a thread (the Q).
+    pub queue: u32,
+    /// Threads (the T), each a worker of its own.
+    pub threads: u32,
+}
+
+const fn test(
+    name: &'static str,
+    pattern: Pattern,
+    bs: u64,
+    queue: u32,
+    threads: u32,
+) -> QuickTest {
+    QuickTest {
+        name,
+        pattern,
+        bs,
+        queue,
+        threads,
+    }
+}
+
+/// A card's tests under the name a user picks it by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QuickProfile {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub tests: &'static [QuickTest],
+}
+
+const SEQ1M_Q8T1: QuickTest = test("SEQ1M Q8T1", Pattern::Forward, 1 << 20, 8, 1);
+const SEQ1M_Q1T1: QuickTest = test("SEQ1M Q1T1", Pattern::Forward, 1 << 20, 1, 1);
+const SEQ128K_Q32T1: QuickTest = test("SEQ128K Q32T1", Pattern::Forward, 128 << 10, 32, 1);
+const RND4K_Q32T1: QuickTest = test("RND4K Q32T1", Pattern::Random, 4096, 32, 1);
+const RND4K_Q32T16: QuickTest = test("RND4K Q32T16", Pattern::Random, 4096, 32, 16);
+const RND4K_Q1T1: QuickTest = test("RND4K Q1T1", Pattern::Random, 4096, 1, 1);
+
+/// The profiles, the default first. CrystalDiskMark 8's default is
+/// KDiskMark's "Standard" preset and its "NVMe SSD" profile KDiskMark's
+/// "NVMe SSD" preset (KDiskMark's `defaultBenchmarkParams`: SEQ1M Q8T1,
+/// then SEQ1M Q1T1 or SEQ128K Q32T1, RND4K Q32T1 or Q32T16, RND4K Q1T1);
+/// CrystalDiskMark 7's default ran RND4K at Q32T16, as KDiskMark did
+/// before its presets.
+pub const PROFILES: [QuickProfile; 3] = [
+    QuickProfile {
+        name: "cdm8",
+        description: "CrystalDiskMark 8 default, KDiskMark Standard",
+        tests: &[SEQ1M_Q8T1, SEQ1M_Q1T1, RND4K_Q32T1, RND4K_Q1T1],
+    },
+    QuickProfile {
+        name: "cdm8-nvme",
+        description: "CrystalDiskMark 8 NVMe SSD, KDiskMark NVMe SSD",
+        tests: &[SEQ1M_Q8T1, SEQ128K_Q32T1, RND4K_Q32T16, RND4K_Q1T1],
+    },
+    QuickProfile {
+        name: "cdm7",
+        description: "CrystalDiskMark 7 default",
+        tests: &[SEQ1M_Q8T1, SEQ1M_Q1T1, RND4K_Q32T16, RND4K_Q1T1],
+    },
 ];
+
+/// The profile called `name`.
+pub fn find_profile(name: &str) -> Option<&'static QuickProfile> {
+    PROFILES.iter().find(|p| p.name.eq_ignore_ascii_case(name))
+}
 
 /// What `quick` was asked for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,6 +104,8 @@ pub struct QuickSpec {
     pub create: bool,
     /// The engine flags, written into every job.
     pub engine_flags: crate::EngineFlags,
+    /// The card's tests.
+    pub profile: &'static QuickProfile,
 }
 
 impl QuickSpec {
@@ -55,11 +122,13 @@ impl QuickSpec {
             writes: true,
             create: true,
             engine_flags: crate::EngineFlags::default(),
+            profile: &PROFILES[0],
         }
     }
 }
 
-/// Expands the card: the four tests read, then the four written.
+/// Expands the card: the profile's tests read, then written. A test of T
+/// threads runs T workers with Q x T outstanding (Q each).
 pub fn expand(spec: &QuickSpec) -> Plan {
     let mut points = Vec::new();
     let halves: &[(Mix, &str)] = if spec.writes {
@@ -68,13 +137,14 @@ pub fn expand(spec: &QuickSpec) -> Plan {
         &[(Mix::Read, "read")]
     };
     for &(mix, op) in halves {
-        for (name, pattern, bs, qd) in TESTS {
+        for t in spec.profile.tests {
             // The sync engine has one I/O in flight per worker.
-            let qd = if spec.engine == EngineKind::Sync {
+            let queue = if spec.engine == EngineKind::Sync {
                 1
             } else {
-                qd
+                t.queue
             };
+            let name = t.name;
             points.push(Point {
                 index: points.len(),
                 label: format!("{name} {op}"),
@@ -86,12 +156,20 @@ pub fn expand(spec: &QuickSpec) -> Plan {
                     engine: spec.engine,
                     direct: spec.direct,
                     seed: spec.seed,
+                    workers: t.threads,
                     ..Job::new(
                         vec![TargetSpec {
                             path: spec.target.clone(),
                             create_size: spec.create.then_some(spec.size),
                         }],
-                        vec![StreamClass::new(name, 0, mix, pattern, bs, qd)],
+                        vec![StreamClass::new(
+                            name,
+                            0,
+                            mix,
+                            t.pattern,
+                            t.bs,
+                            queue * t.threads,
+                        )],
                         Bounds {
                             time: Some(spec.time),
                             bytes: None,
@@ -146,6 +224,39 @@ mod tests {
             .points
             .iter()
             .all(|p| p.job.bounds.time == Some(Duration::from_secs(5))));
+    }
+
+    #[test]
+    fn the_nvme_profile_runs_rnd4k_from_16_workers_32_deep_each() {
+        let mut spec = QuickSpec::new("/mnt/x".into());
+        spec.profile = find_profile("CDM8-NVMe").unwrap();
+        let plan = expand(&spec);
+        let labels: Vec<&str> = plan.points.iter().map(|p| p.label.as_str()).collect();
+        assert_eq!(
+            labels[..4],
+            [
+                "SEQ1M Q8T1 read",
+                "SEQ128K Q32T1 read",
+                "RND4K Q32T16 read",
+                "RND4K Q1T1 read"
+            ]
+        );
+        let rnd = &plan.points[2].job;
+        assert_eq!((rnd.workers, rnd.streams[0].outstanding), (16, 512));
+        let seq = &plan.points[1].job;
+        assert_eq!(
+            (seq.workers, seq.streams[0].bs, seq.streams[0].outstanding),
+            (1, 128 << 10, 32)
+        );
+        assert!(find_profile("cdm9").is_none());
+        // Every profile has four tests, named as CrystalDiskMark names them.
+        for p in PROFILES {
+            assert_eq!(p.tests.len(), 4, "{}", p.name);
+            for t in p.tests {
+                let q = format!("Q{}T{}", t.queue, t.threads);
+                assert!(t.name.ends_with(&q), "{}", t.name);
+            }
+        }
     }
 
     #[test]

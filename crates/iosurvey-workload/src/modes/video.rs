@@ -44,6 +44,23 @@ mod tests {
         assert!(find_format("vhs").is_none());
     }
 
+    /// The 10-bit presets, from their packings: v210 is 16 bytes every 6
+    /// pixels with rows padded to 128 bytes; 10-bit DPX is 4 bytes a pixel
+    /// plus frametest's 64 KiB header.
+    #[test]
+    fn ten_bit_presets_are_v210_and_dpx_sized() {
+        let hd = find_format("hd-v210").unwrap();
+        assert_eq!(hd.picture_bytes(), 1920 / 6 * 16 * 1080);
+        assert_eq!(hd.picture_bytes(), 5_529_600);
+        assert_eq!(find_format("uhd-v210").unwrap().picture_bytes(), 22_118_400);
+        // 1280 wide: 214 groups, 3424 bytes, padded to 3456 (27 x 128).
+        assert_eq!(iosurvey_model::video::Packing::V210.row_bytes(1280), 3456);
+        let dpx = find_format("dpx-2k").unwrap();
+        assert_eq!(dpx.picture_bytes(), 12_746_752);
+        assert_eq!(dpx.frame_bytes(), 12_812_288);
+        assert_eq!(find_format("dpx-4k").unwrap().frame_bytes(), 51_052_544);
+    }
+
     #[test]
     fn presets_are_smallest_first_and_uniquely_named() {
         for w in FORMATS.windows(2) {

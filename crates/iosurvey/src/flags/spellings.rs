@@ -9,6 +9,7 @@ pub mod irix;
 pub mod orion;
 pub mod sgpdd_env;
 
+pub use orion::orion_command_line;
 pub use sgpdd_env::{sgpdd_variables, Taken};
 
 /// `args` (the command line as typed) as clap is to parse it, with

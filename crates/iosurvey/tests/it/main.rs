@@ -14,11 +14,15 @@ mod common;
 mod modes {
     mod compare;
     mod diskperf;
+    mod diskperf_frames;
     mod matrix;
+    mod matrix_runs;
     mod parallel;
     mod profile;
+    mod quick;
     mod survey;
     mod video;
+    mod video_presets;
 }
 
 /// What may be opened, written and removed: targets refused, races lost by

@@ -122,6 +122,8 @@ pub fn frametest_spellings(args: Vec<String>) -> Result<Vec<String>, String> {
         .any(|w| matches!(w, Word::Opt(c, v) if !(matches!(c, 'q' | 'h') && v.is_none())));
     let mut out = args[..2].to_vec();
     let (mut size, mut custom) = (None, None);
+    // A format named by -w or -r (`-w 2k`), as typed.
+    let mut named: Option<(char, String)> = None;
     let (mut write, mut read_, mut empty, mut queue, mut fps) = (false, false, false, false, false);
     let mut header_next = false;
     for w in words {
@@ -132,12 +134,15 @@ pub fn frametest_spellings(args: Vec<String>) -> Result<Vec<String>, String> {
             }
             Word::Opt('w', v) => {
                 write = true;
-                size = Some(frame_size('w', &v.unwrap_or_default())?);
+                let v = v.unwrap_or_default();
+                size = Some(frame_size('w', &v)?);
+                named = frametest_format(&v).is_some().then_some(('w', v));
             }
             Word::Opt('r', v) => {
                 read_ = true;
                 if let Some(v) = v {
                     size = Some(frame_size('r', &v)?);
+                    named = frametest_format(&v).is_some().then_some(('r', v));
                 }
             }
             Word::Opt('z', v) => custom = Some(v.unwrap_or_default()),
@@ -182,6 +187,15 @@ pub fn frametest_spellings(args: Vec<String>) -> Result<Vec<String>, String> {
     }
     if queue && !fps {
         return Err("frametest's -q N (frames queued before one is dropped) needs -f RATE, the pace they are queued behind".into());
+    }
+    // frametest's -z replaces the size -w gives (its idiom is `-w 1 -z
+    // 40000`, -w's number a placeholder); after a format's name the user
+    // meant that format, so two sizes are named: said, not guessed.
+    if let (Some(kb), Some((opt, name))) = (&custom, &named) {
+        let f = frametest_format(name).map_or(name.as_str(), |f| f.name);
+        return Err(format!(
+            "frametest's -{opt} {name} ({f}) and -z {kb} name two frame sizes, and frametest uses -z's: give -{opt} 1 -z {kb} for {kb} KB frames, or -{opt} {name} alone"
+        ));
     }
     // What the test is goes first, before any `--`.
     let mut test = Vec::new();
@@ -330,6 +344,11 @@ mod tests {
             ("video -w 2k -o DIR", "-o (out-of-order completion)"),
             ("video -w 2k -k DIR", "unknown frametest option '-k'"),
             ("video -w 1 -z 2k DIR", "frametest's -z '2k'"),
+            (
+                "video -w 2k -z 100 DIR",
+                "-w 2k (dpx-2k) and -z 100 name two frame sizes",
+            ),
+            ("video -r hd -z 100 DIR", "give -r 1 -z 100"),
             ("video DIR -n", "-n needs a number of frames"),
             ("video -w 2k -n x DIR", "-n 'x': give a number of frames"),
             ("video -w 2k -f fast DIR", "-f 'fast': give a frame rate"),

@@ -3,6 +3,7 @@
 //! parsing. The report keeps the line as typed.
 
 use super::getopt::{no_equivalent, read, row, Row, Takes, Word};
+use iosurvey_workload::modes::diskperf::parse_size_or_frame;
 use iosurvey_workload::units::{parse_duration, parse_size};
 
 /// IRIX diskperf's options with a value, iosurvey's flag for each, and
@@ -12,8 +13,8 @@ pub const WITH_VALUE: [Row; 6] = [
     ('t', "--time", "seconds"),
     ('s', "--scale", "a factor"),
     ('c', "--size", "a size (k, m, g)"),
-    ('r', "--min", "a size (k, m, g)"),
-    ('m', "--max", "a size (k, m, g)"),
+    ('r', "--min", "a size (k, m, g) or a frame preset"),
+    ('m', "--max", "a size (k, m, g) or a frame preset"),
 ];
 
 /// IRIX diskperf's options iosurvey has no equivalent for, and what to do
@@ -56,7 +57,8 @@ fn seconds(v: &str) -> String {
 /// Rewrites IRIX diskperf's options (only for `iosurvey diskperf`):
 /// `-W` is `--write`, `-n` `--label`, `-t` `--time` (seconds), `-s`
 /// `--scale`, `-c` `--size`, `-r` `--min`, `-m` `--max` (k, m and g are
-/// 2^10, 2^20 and 2^30 in both). `-D` asks for O_DIRECT, which iosurvey
+/// 2^10, 2^20 and 2^30 in both; `-r` and `-m` take the frame presets
+/// `--min` and `--max` take, `-rhd-422`). `-D` asks for O_DIRECT, which iosurvey
 /// uses anyway. `-R`, `-L` (XLV subvolumes) and `-d` (a delay between
 /// tests) have no equivalent and are refused, as is any other letter.
 pub fn irix_spellings(args: Vec<String>) -> Result<Vec<String>, String> {
@@ -94,7 +96,9 @@ pub fn irix_spellings(args: Vec<String>) -> Result<Vec<String>, String> {
 /// it, or why IRIX's option cannot take it.
 fn checked(c: char, v: String) -> Result<String, String> {
     let ok = match c {
-        'c' | 'r' | 'm' => parse_size(&v).is_ok(),
+        'c' => parse_size(&v).is_ok(),
+        // The same values as --min and --max: a size or a frame preset.
+        'r' | 'm' => parse_size_or_frame(&v).is_ok(),
         't' => {
             return parse_duration(&seconds(&v))
                 .map(|_| seconds(&v))
@@ -111,7 +115,11 @@ fn checked(c: char, v: String) -> Result<String, String> {
     let (_, _, what) = row(&WITH_VALUE, c).expect("known");
     Err(format!(
         "IRIX diskperf's -{c} '{v}': give {what}, e.g. -{c}{}",
-        if c == 's' { "0.5" } else { "4k" }
+        match c {
+            's' => "0.5",
+            'r' | 'm' => "4k or -rhd-422 (iosurvey video --list-formats)",
+            _ => "4k",
+        }
     ))
 }
 
@@ -165,7 +173,7 @@ mod tests {
             ("diskperf P -r", "-r needs a size"),
             (
                 "diskperf -r4x P",
-                "-r '4x': give a size (k, m, g), e.g. -r4k",
+                "-r '4x': give a size (k, m, g) or a frame preset, e.g. -r4k",
             ),
             ("diskperf -t soon P", "-t 'soon': give the seconds"),
             ("diskperf -s x P", "-s 'x': give a factor, e.g. -s0.5"),
@@ -174,6 +182,14 @@ mod tests {
             assert!(e.contains(want), "{line}: {e}");
             assert!(!e.contains('\n'), "{e}");
         }
+    }
+
+    #[test]
+    fn r_and_m_take_the_frame_presets_min_and_max_take() {
+        let got = irix_spellings(argv("diskperf -rhd-422 -m dpx-4k P")).unwrap();
+        assert_eq!(got, argv("diskperf --min=hd-422 --max=dpx-4k P"));
+        let e = irix_spellings(argv("diskperf -c hd-422 P")).unwrap_err();
+        assert!(e.contains("-c 'hd-422': give a size"), "{e}");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use crate::common::*;
 use serde_json::Value;
 
-fn diskperf(args: &[&str]) -> std::process::Output {
+pub(super) fn diskperf(args: &[&str]) -> std::process::Output {
     let mut all = vec!["diskperf"];
     all.extend_from_slice(args);
     iosurvey(&all)

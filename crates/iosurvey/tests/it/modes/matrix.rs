@@ -10,7 +10,7 @@ use serde_json::Value;
 use std::fs;
 use std::path::Path;
 
-fn matrix(dir: &Path, args: &[&str]) -> std::process::Output {
+pub(super) fn matrix(dir: &Path, args: &[&str]) -> std::process::Output {
     std::process::Command::new(BIN)
         .arg("matrix")
         .args(args)
@@ -21,7 +21,7 @@ fn matrix(dir: &Path, args: &[&str]) -> std::process::Output {
 }
 
 /// The one file in `dir` ending in `suffix`.
-fn file_ending(dir: &Path, suffix: &str) -> String {
+pub(super) fn file_ending(dir: &Path, suffix: &str) -> String {
     let names: Vec<_> = fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -32,7 +32,7 @@ fn file_ending(dir: &Path, suffix: &str) -> String {
 }
 
 /// Two 16 MiB files of random data in a fresh directory.
-fn two_files() -> tempfile::TempDir {
+pub(super) fn two_files() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for (i, name) in ["a.dat", "b.dat"].iter().enumerate() {
         fs::write(dir.path().join(name), random_bytes(16 << 20, i as u64)).unwrap();
@@ -313,49 +313,6 @@ fn large_mbps_level_off_at_a_throttled_limit() {
             "large={large}: {v} MB/s is far below the plateau\n{mbps}"
         );
     }
-}
-
-/// ORION's file names are made up by iosurvey (test name and minute), so
-/// whatever already has such a name, a user's file or a symlink to one,
-/// was never offered: the run is refused and nothing is replaced.
-#[test]
-fn a_file_or_symlink_already_at_an_orion_file_name_is_refused_and_kept() {
-    let dir = two_files();
-    let user = dir.path().join("notes.txt");
-    fs::write(&user, b"the user's notes").unwrap();
-    // This minute and the next, in case the run starts after the turn.
-    let mut planted = Vec::new();
-    for when in ["now", "+1 min"] {
-        let stamp = must("date", &["-u", "-d", when, "+%Y%m%d_%H%M"]);
-        let hist = dir.path().join(format!("orion_{}_hist.txt", stamp.trim()));
-        fs::write(&hist, b"an older result").unwrap();
-        let summary = dir
-            .path()
-            .join(format!("orion_{}_summary.txt", stamp.trim()));
-        std::os::unix::fs::symlink(&user, &summary).unwrap();
-        planted.push((hist, summary));
-    }
-    let out = matrix(
-        dir.path(),
-        &["a.dat", "--num-disks", "1", "--duration", "200ms"],
-    );
-    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("already exists"),
-        "{}",
-        describe(&out)
-    );
-    assert_eq!(fs::read(&user).unwrap(), b"the user's notes");
-    for (hist, summary) in planted {
-        assert_eq!(fs::read(&hist).unwrap(), b"an older result");
-        assert!(summary.symlink_metadata().unwrap().file_type().is_symlink());
-    }
-    let made: Vec<_> = fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with("_report.json") || n.ends_with("_mbps.csv"))
-        .collect();
-    assert!(made.is_empty(), "nothing written: {made:?}");
 }
 
 #[test]

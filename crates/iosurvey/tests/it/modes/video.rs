@@ -7,7 +7,7 @@ use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 
-fn video(args: &[&str]) -> std::process::Output {
+pub(super) fn video(args: &[&str]) -> std::process::Output {
     let mut all = vec!["video"];
     all.extend_from_slice(args);
     iosurvey(&all)
