@@ -42,6 +42,7 @@ pub fn json_head(report: &RunReport) -> String {
         diskperf,
         matrix,
         environment,
+        fio_job,
         label,
         points: _,
     } = report;
@@ -58,6 +59,7 @@ pub fn json_head(report: &RunReport) -> String {
         diskperf: diskperf.clone(),
         matrix: matrix.clone(),
         environment: environment.clone(),
+        fio_job: fio_job.clone(),
         label: label.clone(),
         points: Vec::new(),
     };

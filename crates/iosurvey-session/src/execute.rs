@@ -247,6 +247,7 @@ pub(crate) fn new_report(plan: &Plan, argv: &[String], tflags: &TargetOptions) -
         diskperf: None,
         matrix: None,
         environment: Vec::new(),
+        fio_job: None,
         label: None,
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo::default(),

@@ -72,8 +72,11 @@ fn main() -> ExitCode {
     };
     // The classic tools' spellings become flags; the report records the
     // command line as typed.
-    let (parsed, taken) = match flags::spellings::rewrite(args.clone(), &|k| std::env::var(k).ok())
-    {
+    let (parsed, taken, fio) = match flags::spellings::rewrite(
+        args.clone(),
+        &|k| std::env::var(k).ok(),
+        &|f| std::fs::read_to_string(f),
+    ) {
         Ok(a) => a,
         Err(e) => {
             if c.is_root() {
@@ -93,7 +96,7 @@ fn main() -> ExitCode {
         line: taken.line(),
         read: taken.read,
     };
-    let outcome = run_command(cli.command, &args, c, environment);
+    let outcome = run_command(cli.command, &args, c, environment, fio);
     exit::end_run(outcome, c)
 }
 
@@ -117,9 +120,10 @@ fn run_command(
     args: &[String],
     c: &dyn Cluster,
     environment: survey_cmd::FromEnvironment,
+    fio: Option<flags::spellings::FioRun>,
 ) -> Result<Outcome, Failure> {
     match command {
-        Some(Command::Run(a)) => run_cmd::run(a, args, c),
+        Some(Command::Run(a)) => run_cmd::run(a, args, c, fio),
         Some(Command::Quick(a)) => quick_cmd::quick(a, args, c),
         Some(Command::Diskperf(a)) => diskperf_cmd::diskperf(a, args, c),
         Some(Command::Parallel(a)) => parallel_cmd::parallel(a, args, c),

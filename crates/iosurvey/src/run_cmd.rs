@@ -4,7 +4,10 @@
 use crate::flags::common::{duration, size, OutputFlags, SimulateArg, TargetFlags};
 use anyhow::anyhow;
 use clap::Args;
-use iosurvey_session::presenter::TextOnly;
+use crate::flags::spellings::FioRun;
+use iosurvey_model::document::{FioJobFile, RunReport};
+use iosurvey_report::TextOptions;
+use iosurvey_session::presenter::Presenter;
 use iosurvey_session::Cluster;
 use iosurvey_session::{run_plan, Session};
 use iosurvey_session::{usage, Failure, Outcome};
@@ -81,10 +84,39 @@ pub struct RunArgs {
     /// Stripe size for --simulate raid0; an I/O that crosses a stripe is cut into one piece per stripe.
     #[arg(long, value_parser = size, default_value = "1m")]
     pub stripe: u64,
+    /// Run the jobs of a fio job file: its options become these flags (fio's defaults and units: bs 4k, psync, buffered unless direct=1, 4k and 4KB both 4096), its filename= the targets. Jobs that run together with the same workload on different files are one run over them; an option or a set of jobs one run cannot do is refused by name.
+    #[arg(long, value_name = "JOB.fio")]
+    pub fio: Option<PathBuf>,
+    /// With --fio: run only this job section (fio's --section; repeat for more).
+    #[arg(long, value_name = "NAME", requires = "fio")]
+    pub section: Vec<String>,
     #[command(flatten)]
     pub target: TargetFlags,
     #[command(flatten)]
     pub out: OutputFlags,
+}
+
+/// `run`'s text, and with `--fio` the job file's sections that ran (and
+/// what ran otherwise than written) above it and in the report.
+struct RunPresenter(Option<FioJobFile>);
+
+impl Presenter for RunPresenter {
+    fn text(&self, report: &RunReport, opts: TextOptions) -> String {
+        let text = iosurvey_report::render_text(report, opts);
+        let Some(job) = &self.0 else {
+            return text;
+        };
+        let sections: Vec<String> = job.sections.iter().map(|s| format!("[{s}]")).collect();
+        let mut head = format!("fio job file {}: ran {}\n", job.file, sections.join(" "));
+        for n in &job.notes {
+            head.push_str(&format!("  note: {n}\n"));
+        }
+        head + &text
+    }
+
+    fn annotate(&self, report: &mut RunReport) {
+        report.fio_job = self.0.clone();
+    }
 }
 
 fn spec_from(a: &RunArgs, cluster: &dyn Cluster) -> Result<RunSpec, Failure> {
@@ -129,13 +161,23 @@ fn spec_from(a: &RunArgs, cluster: &dyn Cluster) -> Result<RunSpec, Failure> {
     Ok(s)
 }
 
-pub fn run(a: RunArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Outcome, Failure> {
+pub fn run(
+    a: RunArgs,
+    argv: &[String],
+    cluster: &dyn Cluster,
+    fio: Option<FioRun>,
+) -> Result<Outcome, Failure> {
     let spec = spec_from(&a, cluster)?;
     // The same on every rank: a refusal said once.
     let plan = iosurvey_session::agree_on(cluster, expand(&spec).or_else(usage))?;
     run_plan(
         &plan,
-        &TextOnly(iosurvey_report::render_text),
+        &RunPresenter(fio.map(|f| FioJobFile {
+            file: f.file,
+            sections: f.sections,
+            notes: f.notes,
+            text: f.text,
+        })),
         &Session {
             argv,
             tflags: &a.target.options(),

@@ -1,0 +1,253 @@
+//! `iosurvey run --fio JOB.fio [--section NAME]...`: the job file's
+//! sections as `run`'s own flags, added to the line before clap parses it
+//! (so every check `run` makes applies). Jobs that run together with the
+//! same workload on different files are one run over those files; jobs
+//! that cannot be one run (other workloads at the same time, a job that
+//! waits for another) are refused by name.
+
+use super::fio_file::{parse, Section};
+use super::fio_job::{job_flags, JobFlags};
+
+/// What a run from a job file ran, for its report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FioRun {
+    /// The job file as given.
+    pub file: String,
+    /// Its text, so that the run can be made again from the report.
+    pub text: String,
+    /// The job sections that ran.
+    pub sections: Vec<String>,
+    /// What ran otherwise than written (libaio as io_uring).
+    pub notes: Vec<String>,
+}
+
+/// The values of `--NAME` (`--NAME V` or `--NAME=V`) among `words`.
+fn values_of(words: &[String], name: &str) -> Vec<String> {
+    let flag = format!("--{name}");
+    let mut out = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        if *w == flag {
+            out.extend(words.get(i + 1).cloned());
+        } else if let Some(v) = w.strip_prefix(&flag).and_then(|r| r.strip_prefix('=')) {
+            out.push(v.to_string());
+        }
+    }
+    out
+}
+
+/// The sections to run: those `--section` names (each must be there), or
+/// every job section.
+fn chosen(file: &str, jobs: Vec<Section>, names: &[String]) -> Result<Vec<Section>, String> {
+    if jobs.is_empty() {
+        return Err(format!("{file} has no job section (only [global])"));
+    }
+    if names.is_empty() {
+        return Ok(jobs);
+    }
+    for n in names {
+        if !jobs.iter().any(|j| j.name == *n) {
+            let all: Vec<String> = jobs.iter().map(|j| format!("[{}]", j.name)).collect();
+            return Err(format!(
+                "--section {n}: {file} has no job [{n}] (its jobs: {})",
+                all.join(" ")
+            ));
+        }
+    }
+    Ok(jobs.into_iter().filter(|j| names.contains(&j.name)).collect())
+}
+
+/// The first flag on which two jobs differ, as `--rw randread` or
+/// `--buffered`.
+fn first_difference(a: &JobFlags, b: &JobFlags) -> String {
+    let show = |(f, v): &(String, Option<String>)| match v {
+        Some(v) => format!("{f} {v}"),
+        None => f.clone(),
+    };
+    let only = |x: &JobFlags, y: &JobFlags| x.flags.iter().find(|f| !y.flags.contains(f)).map(show);
+    match (only(a, b), only(b, a)) {
+        (Some(x), Some(y)) => format!("{x} against {y}"),
+        (Some(x), None) | (None, Some(x)) => format!("{x} in one only"),
+        (None, None) => "their order".into(),
+    }
+}
+
+/// The jobs as one run: the flags they share and all their files.
+pub fn one_run(file: &str, jobs: &[Section]) -> Result<(JobFlags, Vec<String>), String> {
+    let mut run: Option<(JobFlags, String)> = None;
+    for s in jobs {
+        let job = job_flags(s).map_err(|e| format!("{file}: {e}"))?;
+        let Some((all, first)) = &mut run else {
+            run = Some((job, s.name.clone()));
+            continue;
+        };
+        if job.stonewall {
+            return Err(format!(
+                "{file}: [{}] waits for [{first}] to end (stonewall), and one iosurvey run runs one workload: run them one at a time with --section {first}, then --section {}",
+                s.name, s.name
+            ));
+        }
+        if job.flags != all.flags {
+            return Err(format!(
+                "{file}: [{first}] and [{}] run at the same time with different workloads ({}), which one iosurvey run cannot express: run one at a time with --section",
+                s.name,
+                first_difference(all, &job)
+            ));
+        }
+        if let Some(t) = job.targets.iter().find(|t| all.targets.contains(t)) {
+            return Err(format!(
+                "{file}: [{first}] and [{}] both use {t} at the same time: give one job numjobs= instead",
+                s.name
+            ));
+        }
+        all.targets.extend(job.targets);
+        all.notes.extend(job.notes);
+    }
+    let (run, _) = run.expect("at least one job was chosen");
+    let names = jobs.iter().map(|s| s.name.clone()).collect();
+    Ok((run, names))
+}
+
+/// For `iosurvey run` with `--fio JOB.fio`: the line with the job file's
+/// flags and files added (`--fio` and `--section` stay, for clap and the
+/// report), and what ran; `read` reads the job file. A flag given both on
+/// the line and by the job file is refused.
+pub fn fio_job_file(
+    args: Vec<String>,
+    read: &dyn Fn(&str) -> std::io::Result<String>,
+) -> Result<(Vec<String>, Option<FioRun>), String> {
+    if args.get(1).map(String::as_str) != Some("run") {
+        return Ok((args, None));
+    }
+    let end = args.iter().position(|a| a == "--").unwrap_or(args.len());
+    let files = values_of(&args[2..end], "fio");
+    let file = match files.as_slice() {
+        [] => return Ok((args, None)),
+        [f] => f.clone(),
+        _ => return Err("--fio is given more than once: give one job file".into()),
+    };
+    let text = read(&file).map_err(|e| format!("--fio {file}: {e}"))?;
+    let jobs = parse(&text).map_err(|e| format!("{file}: {e}"))?;
+    let jobs = chosen(&file, jobs, &values_of(&args[2..end], "section"))?;
+    let (run, sections) = one_run(&file, &jobs)?;
+    for (flag, _) in &run.flags {
+        let name = &flag[2..];
+        if !values_of(&args[2..end], name).is_empty() || args[2..end].contains(flag) {
+            return Err(format!(
+                "{flag} is given on the command line and by {file}: give it in one place"
+            ));
+        }
+    }
+    let mut out = args[..end].to_vec();
+    for (flag, value) in run.flags {
+        out.push(flag);
+        out.extend(value);
+    }
+    out.extend(args[end..].iter().cloned());
+    if end == args.len() {
+        out.push("--".into());
+    }
+    out.extend(run.targets);
+    Ok((
+        out,
+        Some(FioRun {
+            file,
+            text,
+            sections,
+            notes: run.notes,
+        }),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const JOBS: &str = "\
+[global]
+rw=randread
+bs=4k
+direct=1
+ioengine=io_uring
+iodepth=16
+runtime=5
+time_based
+
+[a]
+filename=/a
+
+[b]
+filename=/b
+
+[w]
+stonewall
+rw=write
+filename=/c
+";
+
+    fn line(words: &str) -> Result<(String, Option<FioRun>), String> {
+        let args = std::iter::once("iosurvey")
+            .chain(words.split(' '))
+            .map(String::from)
+            .collect();
+        let read = |f: &str| match f {
+            "jobs.fio" => Ok(JOBS.to_string()),
+            _ => Err(std::io::Error::from(std::io::ErrorKind::NotFound)),
+        };
+        fio_job_file(args, &read).map(|(a, r)| (a[1..].join(" "), r))
+    }
+
+    #[test]
+    fn jobs_with_one_workload_on_several_files_are_one_run_over_them() {
+        let (l, r) = line("run --fio jobs.fio --section a --section=b --json o.json").unwrap();
+        assert_eq!(
+            l,
+            "run --fio jobs.fio --section a --section=b --json o.json --rw randread --bs 4096 --qd 16 --engine uring --time 5s -- /a /b"
+        );
+        let r = r.unwrap();
+        assert_eq!(r.sections, vec!["a", "b"]);
+        assert_eq!(r.text, JOBS);
+        assert_eq!(r.file, "jobs.fio");
+    }
+
+    #[test]
+    fn a_job_that_waits_for_another_is_refused_with_how_to_run_it() {
+        let e = line("run --fio jobs.fio").unwrap_err();
+        assert_eq!(
+            e,
+            "jobs.fio: [w] waits for [a] to end (stonewall), and one iosurvey run runs one workload: run them one at a time with --section a, then --section w"
+        );
+        let (l, _) = line("run --fio jobs.fio --section w").unwrap();
+        assert!(l.contains("--rw write"), "{l}");
+    }
+
+    #[test]
+    fn jobs_at_the_same_time_with_other_workloads_are_refused_by_name() {
+        let text = "[r]\nfilename=/a\nrw=randread\n[w]\nfilename=/b\nrw=randwrite\n";
+        let jobs = parse(text).unwrap();
+        let e = one_run("x.fio", &jobs).unwrap_err();
+        assert_eq!(
+            e,
+            "x.fio: [r] and [w] run at the same time with different workloads (--rw randread against --rw randwrite), which one iosurvey run cannot express: run one at a time with --section"
+        );
+        let same = parse("[r]\nfilename=/a\n[s]\nfilename=/a\n").unwrap();
+        assert!(one_run("x.fio", &same).unwrap_err().contains("both use /a"));
+    }
+
+    #[test]
+    fn the_line_and_the_job_file_may_not_both_give_a_flag() {
+        let e = line("run --fio jobs.fio --section a --qd 4").unwrap_err();
+        assert_eq!(e, "--qd is given on the command line and by jobs.fio: give it in one place");
+        assert!(line("run --fio jobs.fio --section a --buffered --bs=1m").is_err());
+    }
+
+    #[test]
+    fn a_missing_file_or_section_is_said_in_one_line() {
+        assert!(line("run --fio none.fio").unwrap_err().starts_with("--fio none.fio: "));
+        assert_eq!(
+            line("run --fio jobs.fio --section z").unwrap_err(),
+            "--section z: jobs.fio has no job [z] (its jobs: [a] [b] [w])"
+        );
+        assert!(line("run --fio a --fio b").unwrap_err().contains("more than once"));
+        assert_eq!(line("run f --qd 4").unwrap(), ("run f --qd 4".into(), None));
+    }
+}
