@@ -50,6 +50,8 @@ mod truth {
     mod written_data;
 }
 
+/// fio's option names on `run`, and fio job files (`--fio`).
+mod fio_users;
 mod history_db;
 /// `--db postgres://...`, beside SQLite.
 mod history_db_pg;

@@ -17,7 +17,8 @@ const ALIASES: [(&str, &str); 6] = [
 ];
 
 /// fio's names this stage reads: the aliases and these.
-const OTHERS: [&str; 14] = [
+const OTHERS: [&str; 15] = [
+    "bssplit",
     "numjobs",
     "readwrite",
     "runtime",
