@@ -167,6 +167,16 @@ pub fn run(
     cluster: &dyn Cluster,
     fio: Option<FioRun>,
 ) -> Result<Outcome, Failure> {
+    if let Some(f) = &fio {
+        // The line's operands follow the job file's: any more are the user's.
+        if a.targets.len() > f.targets.len() {
+            return usage(anyhow!(
+                "{} is a target on the command line, and {} names the targets (filename=): give them in one place",
+                a.targets[0].display(),
+                f.file
+            ));
+        }
+    }
     let spec = spec_from(&a, cluster)?;
     // The same on every rank: a refusal said once.
     let plan = iosurvey_session::agree_on(cluster, expand(&spec).or_else(usage))?;

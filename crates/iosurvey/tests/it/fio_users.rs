@@ -285,6 +285,17 @@ fn what_one_run_cannot_express_is_refused_by_name() {
         "--bs is given on the command line and by seq.fio",
     );
     refused_in(d, &["run", "--fio", "none.fio"], "--fio none.fio: ");
+    refused_in(
+        d,
+        &["run", "--fio", "seq.fio", "--section", "write", "c.dat"],
+        "c.dat is a target on the command line, and seq.fio names the targets (filename=)",
+    );
+    write("many.fio", "[j]\nfilename=a.dat\nsize=1m\nnumjobs=4\n");
+    refused_in(
+        d,
+        &["run", "--fio", "many.fio"],
+        "[j] numjobs=4: fio's 4 jobs each read the whole file from its start",
+    );
     // A workload iosurvey has but that run refuses: run's own check.
     write("sync.fio", "[j]\nfilename=a.dat\nsize=1m\nrw=randread\niodepth=8\n");
     refused_in(

@@ -143,6 +143,13 @@ pub fn job_flags(s: &Section) -> Result<JobFlags, String> {
     if jobs == 0 {
         return Err(refusal(s, "numjobs", "give at least 1"));
     }
+    if jobs > 1 && !fio_option::is_random(rw) {
+        return Err(refusal(
+            s,
+            "numjobs",
+            &format!("fio's {jobs} jobs each {rw} the whole file from its start, which iosurvey's workers do not (they share the area, a region each): give one job per file"),
+        ));
+    }
     if jobs > 1 {
         flags.push(flag("--workers", jobs.to_string()));
     }
@@ -338,6 +345,8 @@ mod tests {
         assert!(e("[j]\nfilename=/f\nioengine=mmap\n").contains("no mmap engine"));
         assert!(e("[j]\nfilename=/f\nverify=pattern\n").starts_with("[j] verify=pattern"));
         assert!(e("[j]\nrw=read\n").contains("no filename"));
+        assert!(e("[j]\nfilename=/f\nsize=1m\nnumjobs=2\n")
+            .starts_with("[j] numjobs=2: fio's 2 jobs each read the whole file"));
     }
 
     #[test]

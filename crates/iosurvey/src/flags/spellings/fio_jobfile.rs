@@ -17,6 +17,8 @@ pub struct FioRun {
     pub text: String,
     /// The job sections that ran.
     pub sections: Vec<String>,
+    /// Their files, the run's targets.
+    pub targets: Vec<String>,
     /// What ran otherwise than written (libaio as io_uring).
     pub notes: Vec<String>,
 }
@@ -146,13 +148,14 @@ pub fn fio_job_file(
     if end == args.len() {
         out.push("--".into());
     }
-    out.extend(run.targets);
+    out.extend(run.targets.iter().cloned());
     Ok((
         out,
         Some(FioRun {
             file,
             text,
             sections,
+            targets: run.targets,
             notes: run.notes,
         }),
     ))
