@@ -7,6 +7,15 @@
 
 use super::fio_file::{parse, Section};
 use super::fio_job::{job_flags, JobFlags};
+use clap::CommandFactory;
+
+/// Whether `iosurvey run` takes the long flag `--NAME` (a job file's
+/// option may need one this build does not have yet).
+fn run_takes(name: &str) -> bool {
+    let cli = crate::flags::cli::Cli::command();
+    cli.find_subcommand("run")
+        .is_some_and(|run| run.get_arguments().any(|a| a.get_long() == Some(name)))
+}
 
 /// What a run from a job file ran, for its report.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -133,6 +142,11 @@ pub fn fio_job_file(
     let (run, sections) = one_run(&file, &jobs)?;
     for (flag, _) in &run.flags {
         let name = &flag[2..];
+        if !run_takes(name) {
+            return Err(format!(
+                "{file} needs {flag}, which this iosurvey's run does not take"
+            ));
+        }
         if !values_of(&args[2..end], name).is_empty() || args[2..end].contains(flag) {
             return Err(format!(
                 "{flag} is given on the command line and by {file}: give it in one place"
@@ -241,6 +255,13 @@ filename=/c
         let e = line("run --fio jobs.fio --section a --qd 4").unwrap_err();
         assert_eq!(e, "--qd is given on the command line and by jobs.fio: give it in one place");
         assert!(line("run --fio jobs.fio --section a --buffered --bs=1m").is_err());
+    }
+
+    #[test]
+    fn a_flag_this_builds_run_lacks_is_known_before_clap_sees_it() {
+        assert!(run_takes("qd"));
+        assert!(run_takes("buffered"));
+        assert!(!run_takes("no-such-flag"));
     }
 
     #[test]
