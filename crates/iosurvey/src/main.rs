@@ -72,19 +72,18 @@ fn main() -> ExitCode {
     };
     // The classic tools' spellings become flags; the report records the
     // command line as typed.
-    let (parsed, taken, fio) = match flags::spellings::rewrite(
-        args.clone(),
-        &|k| std::env::var(k).ok(),
-        &|f| std::fs::read_to_string(f),
-    ) {
-        Ok(a) => a,
-        Err(e) => {
-            if c.is_root() {
-                eprintln!("iosurvey: {e}");
+    let (parsed, taken, fio) =
+        match flags::spellings::rewrite(args.clone(), &|k| std::env::var(k).ok(), &|f| {
+            std::fs::read_to_string(f)
+        }) {
+            Ok(a) => a,
+            Err(e) => {
+                if c.is_root() {
+                    eprintln!("iosurvey: {e}");
+                }
+                return ExitCode::from(2);
             }
-            return ExitCode::from(2);
-        }
-    };
+        };
     let cli = match Cli::try_parse_from(parsed) {
         Ok(cli) => cli,
         // Under MPI every rank parses the same line: rank 0 says what is
@@ -98,6 +97,19 @@ fn main() -> ExitCode {
     };
     let outcome = run_command(cli.command, &args, c, environment, fio);
     exit::end_run(outcome, c)
+}
+
+/// What `run --fio` read, as `run` takes it.
+fn from_job_file(f: flags::spellings::FioRun) -> run_cmd::FromJobFile {
+    run_cmd::FromJobFile {
+        targets: f.targets.len(),
+        job: iosurvey_model::document::FioJobFile {
+            file: f.file,
+            sections: f.sections,
+            notes: f.notes,
+            text: f.text,
+        },
+    }
 }
 
 /// The command line as UTF-8 strings, or which argument is not UTF-8.
@@ -123,7 +135,7 @@ fn run_command(
     fio: Option<flags::spellings::FioRun>,
 ) -> Result<Outcome, Failure> {
     match command {
-        Some(Command::Run(a)) => run_cmd::run(a, args, c, fio),
+        Some(Command::Run(a)) => run_cmd::run(a, args, c, fio.map(from_job_file)),
         Some(Command::Quick(a)) => quick_cmd::quick(a, args, c),
         Some(Command::Diskperf(a)) => diskperf_cmd::diskperf(a, args, c),
         Some(Command::Parallel(a)) => parallel_cmd::parallel(a, args, c),

@@ -4,7 +4,6 @@
 use crate::flags::common::{duration, size, OutputFlags, SimulateArg, TargetFlags};
 use anyhow::anyhow;
 use clap::Args;
-use crate::flags::spellings::FioRun;
 use iosurvey_model::document::{FioJobFile, RunReport};
 use iosurvey_report::TextOptions;
 use iosurvey_session::presenter::Presenter;
@@ -96,6 +95,13 @@ pub struct RunArgs {
     pub out: OutputFlags,
 }
 
+/// A run made from a fio job file (`--fio`): what its report keeps, and
+/// how many targets its `filename=` options gave.
+pub struct FromJobFile {
+    pub job: FioJobFile,
+    pub targets: usize,
+}
+
 /// `run`'s text, and with `--fio` the job file's sections that ran (and
 /// what ran otherwise than written) above it and in the report.
 struct RunPresenter(Option<FioJobFile>);
@@ -165,15 +171,15 @@ pub fn run(
     a: RunArgs,
     argv: &[String],
     cluster: &dyn Cluster,
-    fio: Option<FioRun>,
+    fio: Option<FromJobFile>,
 ) -> Result<Outcome, Failure> {
     if let Some(f) = &fio {
         // The line's operands follow the job file's: any more are the user's.
-        if a.targets.len() > f.targets.len() {
+        if a.targets.len() > f.targets {
             return usage(anyhow!(
                 "{} is a target on the command line, and {} names the targets (filename=): give them in one place",
                 a.targets[0].display(),
-                f.file
+                f.job.file
             ));
         }
     }
@@ -182,12 +188,7 @@ pub fn run(
     let plan = iosurvey_session::agree_on(cluster, expand(&spec).or_else(usage))?;
     run_plan(
         &plan,
-        &RunPresenter(fio.map(|f| FioJobFile {
-            file: f.file,
-            sections: f.sections,
-            notes: f.notes,
-            text: f.text,
-        })),
+        &RunPresenter(fio.map(|f| f.job)),
         &Session {
             argv,
             tflags: &a.target.options(),

@@ -188,7 +188,10 @@ fn a_job_file_of_one_workload_on_two_files_is_one_run_over_them() {
     let r = json_file(&dir.path().join("r.json"));
     assert_valid(&r);
     assert_eq!(r["fio_job"]["file"], "two.fio");
-    assert_eq!(r["fio_job"]["sections"], serde_json::json!(["first", "second"]));
+    assert_eq!(
+        r["fio_job"]["sections"],
+        serde_json::json!(["first", "second"])
+    );
     assert_eq!(r["fio_job"]["text"], TWO_FILES);
     let p = &r["points"][0];
     let paths: Vec<&str> = p["targets"]
@@ -202,7 +205,10 @@ fn a_job_file_of_one_workload_on_two_files_is_one_run_over_them() {
     assert_eq!(stream(&r, 1)["bs"], 4096);
     assert_eq!(stream(&r, 1)["outstanding"], 4);
     assert_eq!(p["settings"]["direct"], true);
-    assert_eq!(p["settings"]["workers"], 2, "a worker per job, as fio's threads");
+    assert_eq!(
+        p["settings"]["workers"], 2,
+        "a worker per job, as fio's threads"
+    );
     assert!(!dir.path().join("a.dat").exists());
 }
 
@@ -228,7 +234,14 @@ fn a_section_runs_alone_with_fios_defaults() {
     std::fs::write(&job, STONEWALLED).unwrap();
     need!(fio_parses(&job));
     let out = iosurvey_cmd(&[
-        "run", "--fio", "seq.fio", "--section", "write", "--output", "json", "--quiet",
+        "run",
+        "--fio",
+        "seq.fio",
+        "--section",
+        "write",
+        "--output",
+        "json",
+        "--quiet",
     ])
     .current_dir(dir.path())
     .output();
@@ -273,7 +286,11 @@ fn what_one_run_cannot_express_is_refused_by_name() {
     write("inc.fio", "[j]\ninclude other.fio\n");
     refused_in(d, &["run", "--fio", "inc.fio"], "inc.fio: line 2: include");
     write("rw.fio", "[j]\nfilename=a.dat\nsize=1m\nrw=readwrite\n");
-    refused_in(d, &["run", "--fio", "rw.fio"], "[j] rw=readwrite: fio's sequential mix");
+    refused_in(
+        d,
+        &["run", "--fio", "rw.fio"],
+        "[j] rw=readwrite: fio's sequential mix",
+    );
     refused_in(
         d,
         &["run", "--fio", "seq.fio", "--section", "trim"],
@@ -281,7 +298,15 @@ fn what_one_run_cannot_express_is_refused_by_name() {
     );
     refused_in(
         d,
-        &["run", "--fio", "seq.fio", "--section", "write", "--bs", "4k"],
+        &[
+            "run",
+            "--fio",
+            "seq.fio",
+            "--section",
+            "write",
+            "--bs",
+            "4k",
+        ],
         "--bs is given on the command line and by seq.fio",
     );
     refused_in(d, &["run", "--fio", "none.fio"], "--fio none.fio: ");
@@ -297,7 +322,10 @@ fn what_one_run_cannot_express_is_refused_by_name() {
         "[j] numjobs=4: fio's 4 jobs each read the whole file from its start",
     );
     // A workload iosurvey has but that run refuses: run's own check.
-    write("sync.fio", "[j]\nfilename=a.dat\nsize=1m\nrw=randread\niodepth=8\n");
+    write(
+        "sync.fio",
+        "[j]\nfilename=a.dat\nsize=1m\nrw=randread\niodepth=8\n",
+    );
     refused_in(
         d,
         &["run", "--fio", "sync.fio"],

@@ -51,7 +51,9 @@ pub fn parse(text: &str) -> Result<Vec<Section>, String> {
         }
         if let Some(rest) = line.strip_prefix('[') {
             let Some(name) = rest.strip_suffix(']').map(str::trim) else {
-                return Err(format!("line {n}: '{line}' opens a section without closing it"));
+                return Err(format!(
+                    "line {n}: '{line}' opens a section without closing it"
+                ));
             };
             if name.is_empty() {
                 return Err(format!("line {n}: a section without a name"));
@@ -76,7 +78,9 @@ pub fn parse(text: &str) -> Result<Vec<Section>, String> {
             None => (line.to_string(), None),
         };
         if option.0.is_empty() || option.0.contains(char::is_whitespace) {
-            return Err(format!("line {n}: '{line}' is not an option (key=value, or a bare key)"));
+            return Err(format!(
+                "line {n}: '{line}' is not an option (key=value, or a bare key)"
+            ));
         }
         match in_global {
             None => {
@@ -86,7 +90,11 @@ pub fn parse(text: &str) -> Result<Vec<Section>, String> {
                 ))
             }
             Some(true) => global.push(option),
-            Some(false) => jobs.last_mut().expect("a job section is open").options.push(option),
+            Some(false) => jobs
+                .last_mut()
+                .expect("a job section is open")
+                .options
+                .push(option),
         }
     }
     Ok(jobs)
@@ -132,8 +140,12 @@ time_based
 
     #[test]
     fn what_cannot_be_read_is_named_by_its_line() {
-        assert!(parse("[a]\ninclude other.fio\n").unwrap_err().starts_with("line 2: include"));
-        assert!(parse("bs=4k\n[a]\n").unwrap_err().contains("before any section"));
+        assert!(parse("[a]\ninclude other.fio\n")
+            .unwrap_err()
+            .starts_with("line 2: include"));
+        assert!(parse("bs=4k\n[a]\n")
+            .unwrap_err()
+            .contains("before any section"));
         assert!(parse("[a\n").unwrap_err().contains("without closing"));
         assert!(parse("[]\n").unwrap_err().contains("without a name"));
         assert!(parse("[a]\nbs 4k\n").unwrap_err().contains("not an option"));

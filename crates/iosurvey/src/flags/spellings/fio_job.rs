@@ -101,7 +101,7 @@ pub fn job_flags(s: &Section) -> Result<JobFlags, String> {
         value(key)
             .map(|v| {
                 fio_option::one_direction(v)
-                    .and_then(|v| bytes(v))
+                    .and_then(&bytes)
                     .map_err(|e| refusal(s, key, &e))
             })
             .transpose()
@@ -115,7 +115,11 @@ pub fn job_flags(s: &Section) -> Result<JobFlags, String> {
     let mut flags = Vec::new();
     let mut notes = Vec::new();
 
-    let rw_key = if s.get(&["rw"]).is_some() { "rw" } else { "readwrite" };
+    let rw_key = if s.get(&["rw"]).is_some() {
+        "rw"
+    } else {
+        "readwrite"
+    };
     let rw = match value(rw_key) {
         Some(v) => fio_option::rw(v).map_err(|e| refusal(s, rw_key, &e))?,
         None => "read",
@@ -129,10 +133,16 @@ pub fn job_flags(s: &Section) -> Result<JobFlags, String> {
         };
         flags.push(flag("--mix", mix.to_string()));
     }
-    let bs = match read("bssplit", &|v| fio_option::bssplit(v, &|x| bytes(x).map(|b| b.to_string())))? {
+    let bs = match read("bssplit", &|v| {
+        fio_option::bssplit(v, &|x| bytes(x).map(|b| b.to_string()))
+    })? {
         Some(split) => split,
         None => {
-            let key = if s.get(&["bs"]).is_some() { "bs" } else { "blocksize" };
+            let key = if s.get(&["bs"]).is_some() {
+                "bs"
+            } else {
+                "blocksize"
+            };
             size_of(key)?.unwrap_or(4096).to_string()
         }
     };
@@ -165,7 +175,10 @@ pub fn job_flags(s: &Section) -> Result<JobFlags, String> {
         ));
     }
     if engine == Engine::Libaio {
-        notes.push(format!("[{}] ioengine=libaio runs as io_uring (iosurvey has no libaio)", s.name));
+        notes.push(format!(
+            "[{}] ioengine=libaio runs as io_uring (iosurvey has no libaio)",
+            s.name
+        ));
     }
     flags.push(flag("--engine", engine.flag().into()));
     let bool_of = |key: &str| {
@@ -190,12 +203,18 @@ pub fn job_flags(s: &Section) -> Result<JobFlags, String> {
     if let Some(o) = offset {
         flags.push(flag("--offset", o.to_string()));
     }
-    let runtime = read("runtime", &|v| fio_units::time(v).map(fio_units::duration_flag))?;
+    let runtime = read("runtime", &|v| {
+        fio_units::time(v).map(fio_units::duration_flag)
+    })?;
     let time_based = bool_of("time_based")?.unwrap_or(false);
     match (time_based, runtime) {
         (true, Some(t)) => flags.push(flag("--time", t)),
         (true, None) => {
-            return Err(refusal(s, "time_based", "without runtime fio runs until stopped; give runtime"))
+            return Err(refusal(
+                s,
+                "time_based",
+                "without runtime fio runs until stopped; give runtime",
+            ))
         }
         (false, runtime) => {
             // fio: one pass of `size` per job (or `runtime`, the first to
@@ -206,7 +225,11 @@ pub fn job_flags(s: &Section) -> Result<JobFlags, String> {
             match size {
                 Some(size) => flags.push(flag("--bytes", (size * jobs).to_string())),
                 None if runtime.is_some() || jobs > 1 => {
-                    let key = if runtime.is_some() { "runtime" } else { "numjobs" };
+                    let key = if runtime.is_some() {
+                        "runtime"
+                    } else {
+                        "numjobs"
+                    };
                     return Err(refusal(
                         s,
                         key,
@@ -217,7 +240,9 @@ pub fn job_flags(s: &Section) -> Result<JobFlags, String> {
             }
         }
     }
-    if let Some(r) = read("ramp_time", &|v| fio_units::time(v).map(fio_units::duration_flag))? {
+    if let Some(r) = read("ramp_time", &|v| {
+        fio_units::time(v).map(fio_units::duration_flag)
+    })? {
         flags.push(flag("--ramp", r));
     }
     if let Some(seed) = count("randseed")? {
@@ -228,7 +253,9 @@ pub fn job_flags(s: &Section) -> Result<JobFlags, String> {
         flags.push(flag("--rate", format!("{rate}/worker")));
     }
     if let Some(iops) = read("rate_iops", &|v| {
-        fio_option::one_direction(v).and_then(fio_units::count).map(|n| n.to_string())
+        fio_option::one_direction(v)
+            .and_then(fio_units::count)
+            .map(|n| n.to_string())
     })? {
         flags.push(flag("--rate-iops", format!("{iops}/worker")));
     }
@@ -261,7 +288,8 @@ pub fn job_flags(s: &Section) -> Result<JobFlags, String> {
             _ => f,
         })
         .collect();
-    let stonewall = bool_of("stonewall")?.unwrap_or(false) || bool_of("wait_for_previous")?.unwrap_or(false);
+    let stonewall =
+        bool_of("stonewall")?.unwrap_or(false) || bool_of("wait_for_previous")?.unwrap_or(false);
     Ok(JobFlags {
         flags,
         targets,
@@ -315,7 +343,9 @@ mod tests {
         assert!(f.ends_with("--time 10s --bytes 4194304"), "{f}");
         let e = flags("[j]\nfilename=/f\nruntime=10\n").unwrap_err();
         assert!(e.starts_with("[j] runtime=10: each of fio's jobs"), "{e}");
-        assert!(flags("[j]\nfilename=/f\ntime_based=1\n").unwrap_err().contains("give runtime"));
+        assert!(flags("[j]\nfilename=/f\ntime_based=1\n")
+            .unwrap_err()
+            .contains("give runtime"));
     }
 
     #[test]
@@ -328,7 +358,9 @@ mod tests {
             f,
             "--rw randwrite --bs 4096:70,65536:30 --qd 1 --engine sync --rate 52428800/worker --rate-iops 500/worker --dist zipf:1.1 --verify --verify-backlog 16"
         );
-        assert!(flags("[j]\nfilename=/f\nrw=trim\ndirect=1\n").unwrap().starts_with("--rw trim"));
+        assert!(flags("[j]\nfilename=/f\nrw=trim\ndirect=1\n")
+            .unwrap()
+            .starts_with("--rw trim"));
     }
 
     #[test]
@@ -338,7 +370,8 @@ mod tests {
             e("[seq]\nfilename=/f\nrw=rw\n"),
             "[seq] rw=rw: fio's sequential mix of reads and writes, which iosurvey does not have (its mix is randrw)"
         );
-        assert!(e("[j]\nfilename=/f\nloops=3\n").starts_with("[j] loops: an option iosurvey has no equivalent"));
+        assert!(e("[j]\nfilename=/f\nloops=3\n")
+            .starts_with("[j] loops: an option iosurvey has no equivalent"));
         assert!(e("[j]\nfilename=/f\niodepth=8\n").contains("psync (fio's default engine)"));
         assert!(e("[j]\nfilename=/f\nsize=50%\n").starts_with("[j] size=50%: "));
         assert!(e("[j]\nfilename=/f\nbs=4k,8k\n").starts_with("[j] bs=4k,8k: "));
@@ -351,10 +384,14 @@ mod tests {
 
     #[test]
     fn libaio_runs_as_io_uring_with_a_note_and_directory_joins_filename() {
-        let jobs = parse("[j]\nioengine=libaio\niodepth=4\ndirectory=/tmp\nfilename=a:/b\n").unwrap();
+        let jobs =
+            parse("[j]\nioengine=libaio\niodepth=4\ndirectory=/tmp\nfilename=a:/b\n").unwrap();
         let j = job_flags(&jobs[0]).unwrap();
         assert!(j.flags.contains(&("--engine".into(), Some("uring".into()))));
-        assert_eq!(j.notes, vec!["[j] ioengine=libaio runs as io_uring (iosurvey has no libaio)"]);
+        assert_eq!(
+            j.notes,
+            vec!["[j] ioengine=libaio runs as io_uring (iosurvey has no libaio)"]
+        );
         assert_eq!(j.targets, vec!["/tmp/a", "/b"]);
         assert!(!j.stonewall);
     }

@@ -64,7 +64,10 @@ fn chosen(file: &str, jobs: Vec<Section>, names: &[String]) -> Result<Vec<Sectio
             ));
         }
     }
-    Ok(jobs.into_iter().filter(|j| names.contains(&j.name)).collect())
+    Ok(jobs
+        .into_iter()
+        .filter(|j| names.contains(&j.name))
+        .collect())
 }
 
 /// The first flag on which two jobs differ, as `--rw randread` or
@@ -253,7 +256,10 @@ filename=/c
     #[test]
     fn the_line_and_the_job_file_may_not_both_give_a_flag() {
         let e = line("run --fio jobs.fio --section a --qd 4").unwrap_err();
-        assert_eq!(e, "--qd is given on the command line and by jobs.fio: give it in one place");
+        assert_eq!(
+            e,
+            "--qd is given on the command line and by jobs.fio: give it in one place"
+        );
         assert!(line("run --fio jobs.fio --section a --buffered --bs=1m").is_err());
     }
 
@@ -266,12 +272,16 @@ filename=/c
 
     #[test]
     fn a_missing_file_or_section_is_said_in_one_line() {
-        assert!(line("run --fio none.fio").unwrap_err().starts_with("--fio none.fio: "));
+        assert!(line("run --fio none.fio")
+            .unwrap_err()
+            .starts_with("--fio none.fio: "));
         assert_eq!(
             line("run --fio jobs.fio --section z").unwrap_err(),
             "--section z: jobs.fio has no job [z] (its jobs: [a] [b] [w])"
         );
-        assert!(line("run --fio a --fio b").unwrap_err().contains("more than once"));
+        assert!(line("run --fio a --fio b")
+            .unwrap_err()
+            .contains("more than once"));
         assert_eq!(line("run f --qd 4").unwrap(), ("run f --qd 4".into(), None));
     }
 }

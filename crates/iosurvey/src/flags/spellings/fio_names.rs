@@ -142,11 +142,16 @@ pub fn fio_names(args: Vec<String>) -> Result<Vec<String>, String> {
             continue;
         }
         // Flags without a value: fio's switches, and iosurvey's --buffered.
-        let switch = matches!(name, "time_based" | "group_reporting" | "buffered" | "direct");
+        let switch = matches!(
+            name,
+            "time_based" | "group_reporting" | "buffered" | "direct"
+        );
         let value = match attached {
             Some(v) => Some(v),
             None if switch => {
-                let next = args[i..end].first().filter(|v| matches!(v.as_str(), "0" | "1"));
+                let next = args[i..end]
+                    .first()
+                    .filter(|v| matches!(v.as_str(), "0" | "1"));
                 next.inspect(|_| i += 1).cloned()
             }
             None if i < end => {
@@ -281,12 +286,20 @@ mod tests {
         assert_eq!(run("run f --direct=0").unwrap(), "run f --buffered");
         assert_eq!(run("run f --buffered=1").unwrap(), "run f --buffered");
         assert_eq!(run("run f --buffered").unwrap(), "run f --buffered");
-        assert_eq!(run("run f --ioengine=io_uring").unwrap(), "run f --engine uring");
-        assert_eq!(run("run f --ioengine=psync").unwrap(), "run f --engine sync");
+        assert_eq!(
+            run("run f --ioengine=io_uring").unwrap(),
+            "run f --engine uring"
+        );
+        assert_eq!(
+            run("run f --ioengine=psync").unwrap(),
+            "run f --engine sync"
+        );
         assert!(run("run f --ioengine=libaio")
             .unwrap_err()
             .contains("type --engine uring"));
-        assert!(run("run f --ioengine=mmap").unwrap_err().contains("no mmap engine"));
+        assert!(run("run f --ioengine=mmap")
+            .unwrap_err()
+            .contains("no mmap engine"));
         assert!(run("run f --direct=2").is_err());
     }
 
@@ -321,7 +334,9 @@ mod tests {
         assert!(run("run f --bs=64KB")
             .unwrap_err()
             .contains("64KB is 64000 bytes; 64k is 65536"));
-        assert!(run("run f --bs 1MB").unwrap_err().contains("1MB is 1000000 bytes; 1m is 1048576"));
+        assert!(run("run f --bs 1MB")
+            .unwrap_err()
+            .contains("1MB is 1000000 bytes; 1m is 1048576"));
         assert!(run("run f --blocksize 4kb").is_err());
         assert!(run("run f --bs 4k,64kb").is_err());
         assert_eq!(run("run f --bs 4KiB").unwrap(), "run f --bs 4KiB");

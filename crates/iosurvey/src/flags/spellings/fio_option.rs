@@ -112,13 +112,13 @@ pub fn bssplit(v: &str, size: &dyn Fn(&str) -> Result<String, String>) -> Result
     if given > 100 || (blank == 0 && given != 100) {
         return Err(format!("its shares add up to {given}%, not 100%"));
     }
-    if blank > 0 && (100 - given) % blank != 0 {
+    if blank > 0 && !(100 - given).is_multiple_of(blank) {
         return Err(format!(
             "the {}% left does not split evenly over the {blank} sizes without a share: give each its share",
             100 - given
         ));
     }
-    let even = if blank > 0 { (100 - given) / blank } else { 0 };
+    let even = (100 - given).checked_div(blank).unwrap_or(0);
     Ok(pairs
         .iter()
         .filter(|(_, p)| *p != Some(0))
@@ -192,7 +192,9 @@ mod tests {
         assert_eq!(engine("io_uring").unwrap().flag(), "uring");
         assert_eq!(engine("psync").unwrap().flag(), "sync");
         assert_eq!(engine("libaio"), Ok(Engine::Libaio));
-        assert!(engine("posixaio").unwrap_err().contains("no posixaio engine"));
+        assert!(engine("posixaio")
+            .unwrap_err()
+            .contains("no posixaio engine"));
     }
 
     #[test]
@@ -219,7 +221,9 @@ mod tests {
         assert_eq!(distribution("pareto:0.9").unwrap(), "pareto:0.9");
         assert_eq!(distribution("random").unwrap(), "uniform");
         assert!(distribution("normal:10").unwrap_err().contains("normal"));
-        assert!(distribution("zipf:1.2:0.5").unwrap_err().contains("hot spot"));
+        assert!(distribution("zipf:1.2:0.5")
+            .unwrap_err()
+            .contains("hot spot"));
         assert!(distribution("zipf:").is_err());
     }
 

@@ -61,9 +61,13 @@ fn number(v: &str) -> Option<(u64, &str)> {
 pub fn size(v: &str, base: KbBase) -> Result<u64, String> {
     let v = v.trim();
     if let Some(what) = unreadable(v) {
-        return Err(format!("'{v}' is {what}, which iosurvey cannot read ahead of fio"));
+        return Err(format!(
+            "'{v}' is {what}, which iosurvey cannot read ahead of fio"
+        ));
     }
-    let bad = || format!("'{v}' is not a size fio reads the same way (a whole number and k, m, g, t or p)");
+    let bad = || {
+        format!("'{v}' is not a size fio reads the same way (a whole number and k, m, g, t or p)")
+    };
     let (n, unit) = number(v).ok_or_else(bad)?;
     let unit = unit.to_ascii_lowercase();
     let unit = unit.strip_suffix('b').unwrap_or(&unit);
@@ -95,7 +99,9 @@ pub fn size(v: &str, base: KbBase) -> Result<u64, String> {
 pub fn time(v: &str) -> Result<Duration, String> {
     let v = v.trim();
     if let Some(what) = unreadable(v) {
-        return Err(format!("'{v}' is {what}, which iosurvey cannot read ahead of fio"));
+        return Err(format!(
+            "'{v}' is {what}, which iosurvey cannot read ahead of fio"
+        ));
     }
     let bad = || format!("'{v}' is not a time fio reads (a whole number and d, h, m, s, ms or us)");
     let (n, unit) = number(v).ok_or_else(bad)?;
@@ -117,9 +123,9 @@ pub fn time(v: &str) -> Result<Duration, String> {
 /// microseconds (`60s`, `500ms`, `250us`).
 pub fn duration_flag(d: Duration) -> String {
     let us = d.as_micros();
-    if us % 1_000_000 == 0 {
+    if us.is_multiple_of(1_000_000) {
         format!("{}s", us / 1_000_000)
-    } else if us % 1_000 == 0 {
+    } else if us.is_multiple_of(1_000) {
         format!("{}ms", us / 1_000)
     } else {
         format!("{us}us")
