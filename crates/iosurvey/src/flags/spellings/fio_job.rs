@@ -22,7 +22,12 @@ const IGNORED: [&str; 8] = [
 ];
 
 /// Options read below.
-const READ: [&str; 28] = [
+const READ: [&str; 33] = [
+    "cpus_allowed",
+    "sqthread_poll",
+    "sqthread_poll_cpu",
+    "hipri",
+    "buffer_compress_percentage",
     "kb_base",
     "filename",
     "directory",
@@ -274,6 +279,21 @@ pub fn job_flags(s: &Section) -> Result<JobFlags, String> {
     } else if s.get(&["verify_backlog"]).is_some() {
         return Err(refusal(s, "verify_backlog", "without verify"));
     }
+    if let Some(cpus) = value("cpus_allowed") {
+        flags.push(flag("--cpus", cpus.to_string()));
+    }
+    if bool_of("sqthread_poll")?.unwrap_or(false) {
+        flags.push(("--sqpoll".into(), None));
+    }
+    if let Some(cpu) = count("sqthread_poll_cpu")? {
+        flags.push(flag("--sqpoll-cpu", cpu.to_string()));
+    }
+    if bool_of("hipri")?.unwrap_or(false) {
+        flags.push(("--hipri".into(), None));
+    }
+    if let Some(pct) = count("buffer_compress_percentage")? {
+        flags.push(flag("--compressible", pct.to_string()));
+    }
     let Some(files) = value("filename") else {
         return Err(format!(
             "[{}]: no filename: iosurvey runs on the files and devices it is given (give filename=)",
@@ -361,6 +381,20 @@ mod tests {
         assert!(flags("[j]\nfilename=/f\nrw=trim\ndirect=1\n")
             .unwrap()
             .starts_with("--rw trim"));
+    }
+
+    #[test]
+    fn io_uring_cpu_and_data_options_are_iosurveys() {
+        let f = flags(
+            "[j]\nfilename=/f\nioengine=io_uring\ndirect=1\nsqthread_poll=1\nsqthread_poll_cpu=1\nhipri\ncpus_allowed=0-1\nbuffer_compress_percentage=50\n",
+        )
+        .unwrap();
+        assert!(
+            f.ends_with(
+                "--engine uring --cpus 0-1 --sqpoll --sqpoll-cpu 1 --hipri --compressible 50"
+            ),
+            "{f}"
+        );
     }
 
     #[test]

@@ -7,8 +7,11 @@
 use super::fio_option::{self, Engine};
 
 /// fio's names that are iosurvey's under another name, the same meaning.
-const ALIASES: [(&str, &str); 6] = [
+const ALIASES: [(&str, &str); 9] = [
     ("iodepth", "--qd"),
+    ("cpus_allowed", "--cpus"),
+    ("sqthread_poll_cpu", "--sqpoll-cpu"),
+    ("buffer_compress_percentage", "--compressible"),
     ("ramp_time", "--ramp"),
     ("rwmixread", "--mix"),
     ("randseed", "--seed"),
@@ -17,8 +20,10 @@ const ALIASES: [(&str, &str); 6] = [
 ];
 
 /// fio's names this stage reads: the aliases and these.
-const OTHERS: [&str; 15] = [
+const OTHERS: [&str; 17] = [
     "bssplit",
+    "sqthread_poll",
+    "hipri",
     "numjobs",
     "readwrite",
     "runtime",
@@ -144,7 +149,7 @@ pub fn fio_names(args: Vec<String>) -> Result<Vec<String>, String> {
         // Flags without a value: fio's switches, and iosurvey's --buffered.
         let switch = matches!(
             name,
-            "time_based" | "group_reporting" | "buffered" | "direct"
+            "time_based" | "group_reporting" | "buffered" | "direct" | "sqthread_poll" | "hipri"
         );
         let value = match attached {
             Some(v) => Some(v),
@@ -202,6 +207,11 @@ pub fn fio_names(args: Vec<String>) -> Result<Vec<String>, String> {
                 "" | "1" => {}
                 "0" => out.push("--buffered".into()),
                 _ => return Err(said("fio's direct is 1 (iosurvey's default) or 0 (--buffered)")),
+            },
+            "sqthread_poll" | "hipri" => match v.as_str() {
+                "" | "1" => out.push(if name == "hipri" { "--hipri" } else { "--sqpoll" }.into()),
+                "0" => {}
+                _ => return Err(said("give 1 or 0")),
             },
             "buffered" => match v.as_str() {
                 "" | "1" => out.push("--buffered".into()),
@@ -275,6 +285,18 @@ mod tests {
         assert_eq!(
             run("run --filename=/a:/b\\:c --name=t1").unwrap(),
             "run --label t1 -- /a /b:c"
+        );
+    }
+
+    #[test]
+    fn fios_io_uring_and_cpu_options_are_iosurveys() {
+        assert_eq!(
+            run("run f --sqthread_poll --sqthread_poll_cpu=2 --hipri=1 --cpus_allowed=0-3 --buffer_compress_percentage=50").unwrap(),
+            "run f --sqpoll --sqpoll-cpu 2 --hipri --cpus 0-3 --compressible 50"
+        );
+        assert_eq!(
+            run("run f --sqthread_poll=0 --hipri").unwrap(),
+            "run f --hipri"
         );
     }
 
