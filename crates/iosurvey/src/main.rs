@@ -32,6 +32,7 @@ mod profile_cmd;
 mod quick_cmd;
 mod report_cmd;
 mod run_cmd;
+mod run_fio;
 mod shell_cmd;
 mod survey_cmd;
 mod video_cmd;
@@ -100,15 +101,17 @@ fn main() -> ExitCode {
 }
 
 /// What `run --fio` read, as `run` takes it.
-fn from_job_file(f: flags::spellings::FioRun) -> run_cmd::FromJobFile {
-    run_cmd::FromJobFile {
+fn from_job_file(f: flags::spellings::FioRun) -> run_fio::FromJobFile {
+    run_fio::FromJobFile {
         targets: f.targets.len(),
         job: iosurvey_model::document::FioJobFile {
             file: f.file,
-            sections: f.sections,
+            sections: f.sections.concat(),
             notes: f.notes,
             text: f.text,
         },
+        points: f.sections,
+        later: f.later,
     }
 }
 

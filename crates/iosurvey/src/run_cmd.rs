@@ -2,11 +2,10 @@
 //! run each point, report.
 
 use crate::flags::common::{duration, size, OutputFlags, SimulateArg, TargetFlags};
+use crate::run_fio::{one_after_another, FromJobFile, RunPresenter};
 use anyhow::anyhow;
 use clap::Args;
-use iosurvey_model::document::{FioJobFile, RunReport};
-use iosurvey_report::TextOptions;
-use iosurvey_session::presenter::Presenter;
+use clap::Parser;
 use iosurvey_session::Cluster;
 use iosurvey_session::{run_plan, Session};
 use iosurvey_session::{usage, Failure, Outcome};
@@ -95,36 +94,6 @@ pub struct RunArgs {
     pub out: OutputFlags,
 }
 
-/// A run made from a fio job file (`--fio`): what its report keeps, and
-/// how many targets its `filename=` options gave.
-pub struct FromJobFile {
-    pub job: FioJobFile,
-    pub targets: usize,
-}
-
-/// `run`'s text, and with `--fio` the job file's sections that ran (and
-/// what ran otherwise than written) above it and in the report.
-struct RunPresenter(Option<FioJobFile>);
-
-impl Presenter for RunPresenter {
-    fn text(&self, report: &RunReport, opts: TextOptions) -> String {
-        let text = iosurvey_report::render_text(report, opts);
-        let Some(job) = &self.0 else {
-            return text;
-        };
-        let sections: Vec<String> = job.sections.iter().map(|s| format!("[{s}]")).collect();
-        let mut head = format!("fio job file {}: ran {}\n", job.file, sections.join(" "));
-        for n in &job.notes {
-            head.push_str(&format!("  note: {n}\n"));
-        }
-        head + &text
-    }
-
-    fn annotate(&self, report: &mut RunReport) {
-        report.fio_job = self.0.clone();
-    }
-}
-
 fn spec_from(a: &RunArgs, cluster: &dyn Cluster) -> Result<RunSpec, Failure> {
     let mut s = RunSpec::new(cluster.localize_targets(&a.targets)?);
     s.rw = match a.rw.parse() {
@@ -186,9 +155,32 @@ pub fn run(
     let spec = spec_from(&a, cluster)?;
     // The same on every rank: a refusal said once.
     let plan = iosurvey_session::agree_on(cluster, expand(&spec).or_else(usage))?;
+    let (plan, presenter) = match fio {
+        None => (
+            plan,
+            RunPresenter {
+                job: None,
+                points: Vec::new(),
+            },
+        ),
+        Some(f) => {
+            let later = f
+                .later
+                .iter()
+                .map(|line| later_plan(line, cluster))
+                .collect::<Result<Vec<_>, _>>()?;
+            (
+                one_after_another(plan, later, &f.points),
+                RunPresenter {
+                    job: Some(f.job),
+                    points: f.points,
+                },
+            )
+        }
+    };
     run_plan(
         &plan,
-        &RunPresenter(fio.map(|f| f.job)),
+        &presenter,
         &Session {
             argv,
             tflags: &a.target.options(),
@@ -197,4 +189,31 @@ pub fn run(
             banner: None,
         },
     )
+}
+
+/// `run`'s flags alone, for the line of a later point of a job file.
+#[derive(Parser)]
+#[command(name = "iosurvey run")]
+struct LaterPoint {
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// The plan of a job file's later point, from its line (`iosurvey run
+/// ...`): the same checks as the first's.
+fn later_plan(line: &[String], cluster: &dyn Cluster) -> Result<iosurvey_workload::Plan, Failure> {
+    let words = std::iter::once("iosurvey run".to_string()).chain(line.iter().skip(2).cloned());
+    let b = match LaterPoint::try_parse_from(words) {
+        Ok(p) => p.run,
+        Err(e) => {
+            let e = e.to_string();
+            let first = e.lines().next().unwrap_or_default();
+            return usage(anyhow!(
+                "{}",
+                first.strip_prefix("error: ").unwrap_or(first)
+            ));
+        }
+    };
+    let spec = spec_from(&b, cluster)?;
+    iosurvey_session::agree_on(cluster, expand(&spec).or_else(usage))
 }

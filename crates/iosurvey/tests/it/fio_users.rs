@@ -258,15 +258,50 @@ fn a_section_runs_alone_with_fios_defaults() {
 }
 
 #[test]
+fn jobs_after_a_stonewall_are_the_next_point_on_the_same_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("seq.fio");
+    std::fs::write(&job, STONEWALLED).unwrap();
+    need!(fio_parses(&job));
+    let out = iosurvey_cmd(&["run", "--fio", "seq.fio", "--json", "r.json"])
+        .current_dir(dir.path())
+        .output();
+    let text = stdout_ok(&out);
+    assert!(
+        text.starts_with(
+            "fio job file seq.fio: ran [write], then [read]\nrun: [write] write bs=64KiB"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("\nrun: [read] read bs=64KiB"), "{text}");
+    let r = json_file(&dir.path().join("r.json"));
+    assert_valid(&r);
+    assert_eq!(
+        r["fio_job"]["sections"],
+        serde_json::json!(["write", "read"])
+    );
+    let points = r["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    assert_eq!(points[0]["total"]["write"]["bytes"], 1 << 20);
+    assert_eq!(points[1]["total"]["read"]["bytes"], 1 << 20);
+    assert_eq!(points[1]["streams"][0]["rw"], "read");
+    assert!(!dir.path().join("t.dat").exists());
+}
+
+#[test]
 fn what_one_run_cannot_express_is_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let write = |name: &str, text: &str| std::fs::write(d.join(name), text).unwrap();
     write("seq.fio", STONEWALLED);
+    write(
+        "apart.fio",
+        "[global]\nsize=1m\n[w]\nfilename=a.dat\nrw=write\n[r]\nstonewall\nfilename=b.dat\nrw=read\n",
+    );
     refused_in(
         d,
-        &["run", "--fio", "seq.fio"],
-        "seq.fio: [read] waits for [write] to end (stonewall)",
+        &["run", "--fio", "apart.fio"],
+        "apart.fio: [r] waits for [w] (stonewall) with other files, which the points of one iosurvey run share",
     );
     write(
         "mixed.fio",

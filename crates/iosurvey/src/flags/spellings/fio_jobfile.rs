@@ -24,12 +24,16 @@ pub struct FioRun {
     pub file: String,
     /// Its text, so that the run can be made again from the report.
     pub text: String,
-    /// The job sections that ran.
-    pub sections: Vec<String>,
+    /// The job sections that ran, point by point (jobs that run together
+    /// are one point; a `stonewall` starts the next).
+    pub sections: Vec<Vec<String>>,
     /// Their files, the run's targets.
     pub targets: Vec<String>,
     /// What ran otherwise than written (libaio as io_uring).
     pub notes: Vec<String>,
+    /// The lines of the points after the first (`stonewall`), each as
+    /// clap is to parse it.
+    pub later: Vec<Vec<String>>,
 }
 
 /// The values of `--NAME` (`--NAME V` or `--NAME=V`) among `words`.
@@ -86,7 +90,7 @@ fn first_difference(a: &JobFlags, b: &JobFlags) -> String {
 }
 
 /// The jobs as one run: the flags they share and all their files.
-pub fn one_run(file: &str, jobs: &[Section]) -> Result<(JobFlags, Vec<String>), String> {
+pub fn one_run(file: &str, jobs: &[Section]) -> Result<JobFlags, String> {
     let mut run: Option<(JobFlags, String)> = None;
     for s in jobs {
         let job = job_flags(s).map_err(|e| format!("{file}: {e}"))?;
@@ -94,12 +98,6 @@ pub fn one_run(file: &str, jobs: &[Section]) -> Result<(JobFlags, Vec<String>), 
             run = Some((job, s.name.clone()));
             continue;
         };
-        if job.stonewall {
-            return Err(format!(
-                "{file}: [{}] waits for [{first}] to end (stonewall), and one iosurvey run runs one workload: run them one at a time with --section {first}, then --section {}",
-                s.name, s.name
-            ));
-        }
         if job.flags != all.flags {
             return Err(format!(
                 "{file}: [{first}] and [{}] run at the same time with different workloads ({}), which one iosurvey run cannot express: run one at a time with --section",
@@ -116,15 +114,97 @@ pub fn one_run(file: &str, jobs: &[Section]) -> Result<(JobFlags, Vec<String>), 
         all.targets.extend(job.targets);
         all.notes.extend(job.notes);
     }
-    let (run, _) = run.expect("at least one job was chosen");
-    let names = jobs.iter().map(|s| s.name.clone()).collect();
-    Ok((run, names))
+    Ok(run.expect("a group has a job").0)
+}
+
+/// Flags of the whole run, which its points share: how the targets are
+/// made and opened, and the engine's setup.
+const SHARED: [&str; 7] = [
+    "--size",
+    "--buffered",
+    "--sqpoll",
+    "--sqpoll-cpu",
+    "--hipri",
+    "--cpus",
+    "--compressible",
+];
+
+/// The flags of `job` among [`SHARED`].
+fn shared(job: &JobFlags) -> Vec<&(String, Option<String>)> {
+    job.flags
+        .iter()
+        .filter(|(f, _)| SHARED.contains(&f.as_str()))
+        .collect()
+}
+
+/// The jobs in the order they run: a job with `stonewall` waits for those
+/// before it, so it and the jobs after it (up to the next) are the next
+/// point of the run; each point one run of its jobs, with their sections.
+/// The points of one run share its targets and how they are opened.
+pub fn points(file: &str, jobs: &[Section]) -> Result<Vec<(JobFlags, Vec<String>)>, String> {
+    let mut groups: Vec<Vec<Section>> = Vec::new();
+    for (i, s) in jobs.iter().enumerate() {
+        let waits = i > 0 && job_flags(s).map_err(|e| format!("{file}: {e}"))?.stonewall;
+        match groups.last_mut() {
+            Some(g) if !waits => g.push(s.clone()),
+            _ => groups.push(vec![s.clone()]),
+        }
+    }
+    let mut out: Vec<(JobFlags, Vec<String>)> = Vec::new();
+    for g in &groups {
+        let run = one_run(file, g)?;
+        let names: Vec<String> = g.iter().map(|s| s.name.clone()).collect();
+        if let Some((first, first_names)) = out.first() {
+            let refuse = |what: String| {
+                Err(format!(
+                    "{file}: [{}] waits for [{}] (stonewall) with {what}, which the points of one iosurvey run share: run them one at a time with --section",
+                    names[0], first_names[0]
+                ))
+            };
+            if run.targets != first.targets {
+                return refuse("other files".into());
+            }
+            if shared(&run) != shared(first) {
+                let other = JobFlags {
+                    flags: shared(&run).into_iter().cloned().collect(),
+                    ..run.clone()
+                };
+                let base = JobFlags {
+                    flags: shared(first).into_iter().cloned().collect(),
+                    ..first.clone()
+                };
+                return refuse(format!(
+                    "other settings ({})",
+                    first_difference(&base, &other)
+                ));
+            }
+        }
+        out.push((run, names));
+    }
+    Ok(out)
+}
+
+/// `args` (up to `end`, then what follows it) with a point's flags and
+/// targets added.
+fn with_flags(args: &[String], end: usize, run: &JobFlags) -> Vec<String> {
+    let mut out = args[..end].to_vec();
+    for (flag, value) in &run.flags {
+        out.push(flag.clone());
+        out.extend(value.clone());
+    }
+    out.extend(args[end..].iter().cloned());
+    if end == args.len() {
+        out.push("--".into());
+    }
+    out.extend(run.targets.iter().cloned());
+    out
 }
 
 /// For `iosurvey run` with `--fio JOB.fio`: the line with the job file's
 /// flags and files added (`--fio` and `--section` stay, for clap and the
 /// report), and what ran; `read` reads the job file. A flag given both on
-/// the line and by the job file is refused.
+/// the line and by the job file is refused. Jobs after a `stonewall` are
+/// later points: each a line of its own, in [`FioRun::later`].
 pub fn fio_job_file(
     args: Vec<String>,
     read: &dyn Fn(&str) -> std::io::Result<String>,
@@ -142,38 +222,36 @@ pub fn fio_job_file(
     let text = read(&file).map_err(|e| format!("--fio {file}: {e}"))?;
     let jobs = parse(&text).map_err(|e| format!("{file}: {e}"))?;
     let jobs = chosen(&file, jobs, &values_of(&args[2..end], "section"))?;
-    let (run, sections) = one_run(&file, &jobs)?;
-    for (flag, _) in &run.flags {
-        let name = &flag[2..];
-        if !run_takes(name) {
-            return Err(format!(
-                "{file} needs {flag}, which this iosurvey's run does not take"
-            ));
+    let points = points(&file, &jobs)?;
+    for (run, _) in &points {
+        for (flag, _) in &run.flags {
+            let name = &flag[2..];
+            if !run_takes(name) {
+                return Err(format!(
+                    "{file} needs {flag}, which this iosurvey's run does not take"
+                ));
+            }
+            if !values_of(&args[2..end], name).is_empty() || args[2..end].contains(flag) {
+                return Err(format!(
+                    "{flag} is given on the command line and by {file}: give it in one place"
+                ));
+            }
         }
-        if !values_of(&args[2..end], name).is_empty() || args[2..end].contains(flag) {
-            return Err(format!(
-                "{flag} is given on the command line and by {file}: give it in one place"
-            ));
-        }
     }
-    let mut out = args[..end].to_vec();
-    for (flag, value) in run.flags {
-        out.push(flag);
-        out.extend(value);
-    }
-    out.extend(args[end..].iter().cloned());
-    if end == args.len() {
-        out.push("--".into());
-    }
-    out.extend(run.targets.iter().cloned());
+    let lines: Vec<Vec<String>> = points
+        .iter()
+        .map(|(r, _)| with_flags(&args, end, r))
+        .collect();
+    let (first, later) = lines.split_first().expect("a job was chosen");
     Ok((
-        out,
+        first.clone(),
         Some(FioRun {
             file,
             text,
-            sections,
-            targets: run.targets,
-            notes: run.notes,
+            targets: points[0].0.targets.clone(),
+            notes: points.iter().flat_map(|(r, _)| r.notes.clone()).collect(),
+            sections: points.into_iter().map(|(_, n)| n).collect(),
+            later: later.to_vec(),
         }),
     ))
 }
@@ -224,20 +302,79 @@ filename=/c
             "run --fio jobs.fio --section a --section=b --json o.json --rw randread --bs 4096 --qd 16 --engine uring --time 5s -- /a /b"
         );
         let r = r.unwrap();
-        assert_eq!(r.sections, vec!["a", "b"]);
+        assert_eq!(r.sections, vec![vec!["a", "b"]]);
+        assert!(r.later.is_empty());
         assert_eq!(r.text, JOBS);
         assert_eq!(r.file, "jobs.fio");
     }
 
     #[test]
-    fn a_job_that_waits_for_another_is_refused_with_how_to_run_it() {
+    fn a_job_that_waits_for_another_on_other_files_is_refused_with_how_to_run_it() {
         let e = line("run --fio jobs.fio").unwrap_err();
         assert_eq!(
             e,
-            "jobs.fio: [w] waits for [a] to end (stonewall), and one iosurvey run runs one workload: run them one at a time with --section a, then --section w"
+            "jobs.fio: [w] waits for [a] (stonewall) with other files, which the points of one iosurvey run share: run them one at a time with --section"
         );
         let (l, _) = line("run --fio jobs.fio --section w").unwrap();
         assert!(l.contains("--rw write"), "{l}");
+    }
+
+    fn split(text: &str) -> Result<Vec<(Vec<String>, Vec<String>)>, String> {
+        let jobs = parse(text).unwrap();
+        points("x.fio", &jobs).map(|p| {
+            p.into_iter()
+                .map(|(r, names)| (r.flags.iter().map(|(f, _)| f.clone()).collect(), names))
+                .collect()
+        })
+    }
+
+    #[test]
+    fn a_stonewall_on_the_same_files_starts_the_next_point() {
+        let p = split(
+            "[global]\nfilename=/a\nsize=1m\n[w]\nrw=write\n[r]\nstonewall\nrw=read\n[r2]\nrw=read\nfilename=/b\n",
+        );
+        assert!(p
+            .unwrap_err()
+            .contains("[r] waits for [w] (stonewall) with other files"));
+        let p = split("[global]\nfilename=/a\nsize=1m\n[w]\nrw=write\n[r]\nstonewall\nrw=read\n")
+            .unwrap();
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[0].1, vec!["w"]);
+        assert_eq!(p[1].1, vec!["r"]);
+        let e = split("[global]\nfilename=/a\n[w]\nrw=write\nsize=1m\n[r]\nstonewall\nrw=read\nsize=1m\ndirect=1\n")
+            .unwrap_err();
+        assert_eq!(
+            e,
+            "x.fio: [r] waits for [w] (stonewall) with other settings (--buffered in one only), which the points of one iosurvey run share: run them one at a time with --section"
+        );
+        // wait_for_previous is stonewall; the first job's means nothing.
+        let p =
+            split("[w]\nfilename=/a\nstonewall\nrw=write\n[r]\nfilename=/a\nwait_for_previous\n")
+                .unwrap();
+        assert_eq!(p.len(), 2);
+    }
+
+    #[test]
+    fn each_later_point_is_a_line_of_its_own() {
+        let args: Vec<String> = "iosurvey run --fio s.fio --json o.json"
+            .split(' ')
+            .map(String::from)
+            .collect();
+        let read = |_: &str| {
+            Ok("[w]\nfilename=/a\nsize=1m\nrw=write\n[r]\nfilename=/a\nsize=1m\nrw=read\nstonewall\n".to_string())
+        };
+        let (first, r) = fio_job_file(args, &read).unwrap();
+        let r = r.unwrap();
+        assert!(first.join(" ").contains("--rw write"));
+        assert_eq!(r.later.len(), 1);
+        assert_eq!(
+            r.later[0].join(" "),
+            "iosurvey run --fio s.fio --json o.json --rw read --bs 4096 --qd 1 --engine sync --buffered --size 1048576 --bytes 1048576 -- /a"
+        );
+        assert_eq!(
+            r.sections,
+            vec![vec!["w".to_string()], vec!["r".to_string()]]
+        );
     }
 
     #[test]
