@@ -10,6 +10,7 @@ mod fio_job;
 mod fio_jobfile;
 mod fio_names;
 mod fio_option;
+mod fio_points;
 mod fio_units;
 mod frametest;
 mod getopt;
