@@ -82,7 +82,7 @@ pub struct RunArgs {
     /// Stripe size for --simulate raid0; an I/O that crosses a stripe is cut into one piece per stripe.
     #[arg(long, value_parser = size, default_value = "1m")]
     pub stripe: u64,
-    /// Run the jobs of a fio job file: its options become these flags (fio's defaults and units: bs 4k, psync, buffered unless direct=1, 4k and 4KB both 4096), its filename= the targets. Jobs that run together with the same workload on different files are one run over them; an option or a set of jobs one run cannot do is refused by name.
+    /// Run the jobs of a fio job file: its options become these flags (fio's defaults and units: bs 4k, psync, buffered unless direct=1, 4k and 4KB both 4096), its filename= the targets. Jobs that run together with the same workload on different files are one run over them, and a job after a stonewall is its next point; an option or a set of jobs one run cannot do is refused by name.
     #[arg(long, value_name = "JOB.fio")]
     pub fio: Option<PathBuf>,
     /// With --fio: run only this job section (fio's --section; repeat for more).
