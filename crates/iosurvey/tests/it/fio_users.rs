@@ -286,6 +286,26 @@ fn jobs_after_a_stonewall_are_the_next_point_on_the_same_file() {
     assert_eq!(points[1]["total"]["read"]["bytes"], 1 << 20);
     assert_eq!(points[1]["streams"][0]["rw"], "read");
     assert!(!dir.path().join("t.dat").exists());
+    // fio runs the same file to the same bytes, job by job.
+    let fio = std::process::Command::new("fio")
+        .args(["--output-format=json", "seq.fio"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        fio.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fio.stderr)
+    );
+    let f: Value = serde_json::from_slice(&fio.stdout).unwrap();
+    assert_eq!(
+        f["jobs"][0]["write"]["io_bytes"],
+        points[0]["total"]["write"]["bytes"]
+    );
+    assert_eq!(
+        f["jobs"][1]["read"]["io_bytes"],
+        points[1]["total"]["read"]["bytes"]
+    );
 }
 
 #[test]
