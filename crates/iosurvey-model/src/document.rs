@@ -31,5 +31,5 @@ pub use point::{
     CompressionReport, DeviceReport, FailureReport, PointReport, Settings, StreamDetail,
     TargetReport,
 };
-pub use run::{RankReport, RunReport, ToolInfo, COMMIT};
+pub use run::{FioJobFile, RankReport, RunReport, ToolInfo, COMMIT};
 pub use warning::Warning;

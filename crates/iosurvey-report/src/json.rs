@@ -43,6 +43,7 @@ pub fn json_head(report: &RunReport) -> String {
         matrix,
         quick,
         environment,
+        fio_job,
         label,
         points: _,
     } = report;
@@ -60,6 +61,7 @@ pub fn json_head(report: &RunReport) -> String {
         matrix: matrix.clone(),
         quick: quick.clone(),
         environment: environment.clone(),
+        fio_job: fio_job.clone(),
         label: label.clone(),
         points: Vec::new(),
     };

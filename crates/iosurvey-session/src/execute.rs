@@ -248,6 +248,7 @@ pub(crate) fn new_report(plan: &Plan, argv: &[String], tflags: &TargetOptions) -
         matrix: None,
         quick: None,
         environment: Vec::new(),
+        fio_job: None,
         label: None,
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo::default(),

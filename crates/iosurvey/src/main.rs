@@ -34,6 +34,7 @@ mod profile_cmd;
 mod quick_cmd;
 mod report_cmd;
 mod run_cmd;
+mod run_fio;
 mod shell_cmd;
 mod survey_cmd;
 mod video_cmd;
@@ -86,15 +87,16 @@ fn main() -> ExitCode {
     };
     // The classic tools' spellings become flags; the report records the
     // command line as typed.
-    let (parsed, taken) = match flags::spellings::rewrite(line, &env) {
-        Ok(a) => a,
-        Err(e) => {
-            if c.is_root() {
-                eprintln!("iosurvey: {e}");
+    let (parsed, taken, fio) =
+        match flags::spellings::rewrite(line, &env, &|f| std::fs::read_to_string(f)) {
+            Ok(a) => a,
+            Err(e) => {
+                if c.is_root() {
+                    eprintln!("iosurvey: {e}");
+                }
+                return ExitCode::from(2);
             }
-            return ExitCode::from(2);
-        }
-    };
+        };
     let cli = match documented_command()
         .try_get_matches_from(parsed)
         .and_then(|m| Cli::from_arg_matches(&m))
@@ -109,7 +111,7 @@ fn main() -> ExitCode {
         line: taken.line(),
         read: taken.read,
     };
-    let outcome = run_command(cli.command, &args, c, environment);
+    let outcome = run_command(cli.command, &args, c, environment, fio);
     exit::end_run(outcome, c)
 }
 
@@ -117,6 +119,21 @@ fn main() -> ExitCode {
 /// command's `--help`.
 fn documented_command() -> clap::Command {
     classic::documented(Cli::command())
+}
+
+/// What `run --fio` read, as `run` takes it.
+fn from_job_file(f: flags::spellings::FioRun) -> run_fio::FromJobFile {
+    run_fio::FromJobFile {
+        targets: f.targets.len(),
+        job: iosurvey_model::document::FioJobFile {
+            file: f.file,
+            sections: f.sections.concat(),
+            notes: f.notes,
+            text: f.text,
+        },
+        points: f.sections,
+        later: f.later,
+    }
 }
 
 /// The command line as UTF-8 strings, or which argument is not UTF-8.
@@ -139,9 +156,10 @@ fn run_command(
     args: &[String],
     c: &dyn Cluster,
     environment: survey_cmd::FromEnvironment,
+    fio: Option<flags::spellings::FioRun>,
 ) -> Result<Outcome, Failure> {
     match command {
-        Some(Command::Run(a)) => run_cmd::run(a, args, c),
+        Some(Command::Run(a)) => run_cmd::run(a, args, c, fio.map(from_job_file)),
         Some(Command::Quick(a)) => quick_cmd::quick(a, args, c),
         Some(Command::Diskperf(a)) => diskperf_cmd::diskperf(a, args, c),
         Some(Command::Parallel(a)) => parallel_cmd::parallel(a, args, c),

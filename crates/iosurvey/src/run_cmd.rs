@@ -3,10 +3,11 @@
 
 use crate::flags::common::{duration, size, OutputFlags, SimulateArg, TargetFlags};
 use crate::flags::listed::{listed, rw_names};
+use crate::run_fio::{one_after_another, FromJobFile, RunPresenter};
 use anyhow::anyhow;
 use clap::builder::StringValueParser;
 use clap::Args;
-use iosurvey_session::presenter::TextOnly;
+use clap::Parser;
 use iosurvey_session::Cluster;
 use iosurvey_session::{run_plan, Session};
 use iosurvey_session::{usage, Failure, Outcome};
@@ -83,6 +84,12 @@ pub struct RunArgs {
     /// Stripe size for --simulate raid0; an I/O that crosses a stripe is cut into one piece per stripe.
     #[arg(long, value_parser = size, default_value = "1m")]
     pub stripe: u64,
+    /// Run the jobs of a fio job file: its options become these flags (fio's defaults and units: bs 4k, psync, buffered unless direct=1, 4k and 4KB both 4096), its filename= the targets. Jobs that run together with the same workload on different files are one run over them, and a job after a stonewall is its next point; an option or a set of jobs one run cannot do is refused by name.
+    #[arg(long, value_name = "JOB.fio")]
+    pub fio: Option<PathBuf>,
+    /// With --fio: run only this job section (fio's --section; repeat for more).
+    #[arg(long, value_name = "NAME", requires = "fio")]
+    pub section: Vec<String>,
     #[command(flatten)]
     pub target: TargetFlags,
     #[command(flatten)]
@@ -131,13 +138,51 @@ fn spec_from(a: &RunArgs, cluster: &dyn Cluster) -> Result<RunSpec, Failure> {
     Ok(s)
 }
 
-pub fn run(a: RunArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Outcome, Failure> {
+pub fn run(
+    a: RunArgs,
+    argv: &[String],
+    cluster: &dyn Cluster,
+    fio: Option<FromJobFile>,
+) -> Result<Outcome, Failure> {
+    if let Some(f) = &fio {
+        // The line's operands follow the job file's: any more are the user's.
+        if a.targets.len() > f.targets {
+            return usage(anyhow!(
+                "{} is a target on the command line, and {} names the targets (filename=): give them in one place",
+                a.targets[0].display(),
+                f.job.file
+            ));
+        }
+    }
     let spec = spec_from(&a, cluster)?;
     // The same on every rank: a refusal said once.
     let plan = iosurvey_session::agree_on(cluster, expand(&spec).or_else(usage))?;
+    let (plan, presenter) = match fio {
+        None => (
+            plan,
+            RunPresenter {
+                job: None,
+                points: Vec::new(),
+            },
+        ),
+        Some(f) => {
+            let later = f
+                .later
+                .iter()
+                .map(|line| later_plan(line, cluster))
+                .collect::<Result<Vec<_>, _>>()?;
+            (
+                one_after_another(plan, later, &f.points),
+                RunPresenter {
+                    job: Some(f.job),
+                    points: f.points,
+                },
+            )
+        }
+    };
     run_plan(
         &plan,
-        &TextOnly(iosurvey_report::render_text),
+        &presenter,
         &Session {
             argv,
             tflags: &a.target.options(),
@@ -146,4 +191,31 @@ pub fn run(a: RunArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Outcome
             banner: None,
         },
     )
+}
+
+/// `run`'s flags alone, for the line of a later point of a job file.
+#[derive(Parser)]
+#[command(name = "iosurvey run")]
+struct LaterPoint {
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// The plan of a job file's later point, from its line (`iosurvey run
+/// ...`): the same checks as the first's.
+fn later_plan(line: &[String], cluster: &dyn Cluster) -> Result<iosurvey_workload::Plan, Failure> {
+    let words = std::iter::once("iosurvey run".to_string()).chain(line.iter().skip(2).cloned());
+    let b = match LaterPoint::try_parse_from(words) {
+        Ok(p) => p.run,
+        Err(e) => {
+            let e = e.to_string();
+            let first = e.lines().next().unwrap_or_default();
+            return usage(anyhow!(
+                "{}",
+                first.strip_prefix("error: ").unwrap_or(first)
+            ));
+        }
+    };
+    let spec = spec_from(&b, cluster)?;
+    iosurvey_session::agree_on(cluster, expand(&spec).or_else(usage))
 }

@@ -50,6 +50,10 @@ pub struct RunReport {
     /// `survey` took them. Left out when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub environment: Vec<String>,
+    /// `run --fio JOB.fio`: the fio job file the run was made from, the
+    /// sections that ran and its text. Left out otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio_job: Option<FioJobFile>,
     /// `--label`: the user's name for the run (a firmware, a setting
     /// tried), which the history database files it under. Left out when
     /// none.
@@ -76,6 +80,21 @@ impl RunReport {
             ..self.clone()
         }
     }
+}
+
+/// The fio job file a run was made from (`iosurvey run --fio JOB.fio`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FioJobFile {
+    /// The job file as named on the command line.
+    pub file: String,
+    /// Its job sections that ran, together as one run.
+    pub sections: Vec<String>,
+    /// What ran otherwise than the job file says (`ioengine=libaio` as
+    /// io_uring). Left out when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// The job file's text when the run was made, to run it again.
+    pub text: String,
 }
 
 /// One rank of a run under MPI.

@@ -59,6 +59,8 @@ mod truth {
 mod classic_help;
 /// Links named after the classic tools.
 mod classic_names;
+/// fio's option names on `run`, and fio job files (`--fio`).
+mod fio_users;
 mod history_db;
 /// `--db postgres://...`, beside SQLite.
 mod history_db_pg;
