@@ -1,7 +1,7 @@
 //! Hooks the runner calls while a plan runs: progress bars, live interval
 //! streams and saving each point as it finishes implement them.
 
-use crate::{JobResult, LiveSnapshot};
+use crate::{IntervalRow, JobResult, LiveSnapshot};
 use iosurvey_workload::Point;
 
 /// Running totals of the measured phase so far, over all workers.
@@ -29,6 +29,10 @@ pub trait Observer {
     /// The point's classes so far, added up over its workers, at each
     /// tick when wanted.
     fn live(&mut self, _point: &Point, _snapshot: &LiveSnapshot) {}
+    /// Intervals every worker is past, each stream's reads and writes
+    /// with their latency percentiles, in order of interval; the last
+    /// ones when the workers are done, before [`Observer::point_finished`].
+    fn intervals(&mut self, _point: &Point, _rows: &[IntervalRow]) {}
 }
 
 /// Observes nothing.

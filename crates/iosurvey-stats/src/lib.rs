@@ -23,8 +23,10 @@ mod class;
 mod cumulative;
 mod histogram;
 mod series;
+mod since;
 pub mod significance;
 
 pub use class::{ClassStats, FirstError, SHORT_TRANSFER};
 pub use histogram::{Histogram, HistogramData, LatencySummary, PERCENTILES};
 pub use series::{IntervalSample, Series};
+pub use since::Mark;
