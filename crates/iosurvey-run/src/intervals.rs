@@ -99,8 +99,10 @@ pub(crate) struct IntervalCollector {
 
 impl IntervalCollector {
     /// Takes the workers' cuts; returns the rows of the intervals every
-    /// worker is now past, in order of interval.
-    pub(crate) fn collect(&mut self, slots: &[IntervalSlot]) -> Vec<IntervalRow> {
+    /// worker is now past, in order of interval. Once every worker is done,
+    /// the rest (the point's last interval, cut by its end) is left for
+    /// the call with `finished`, after the workers are joined.
+    pub(crate) fn collect(&mut self, slots: &[IntervalSlot], finished: bool) -> Vec<IntervalRow> {
         let mut past = u64::MAX;
         for slot in slots {
             let Ok(mut s) = slot.0.lock() else { continue };
@@ -111,9 +113,10 @@ impl IntervalCollector {
                 past = past.min(s.passed);
             }
         }
-        let later = match past {
-            u64::MAX => BTreeMap::new(),
-            p => self.pending.split_off(&p),
+        let later = match (past, finished) {
+            (_, true) => BTreeMap::new(),
+            (u64::MAX, false) => return Vec::new(),
+            (p, false) => self.pending.split_off(&p),
         };
         let ready = std::mem::replace(&mut self.pending, later);
         let mut rows = Vec::new();
@@ -196,9 +199,9 @@ mod tests {
         }
         let mut c = IntervalCollector::default();
         slots[0].cut(&a, 0, 1);
-        assert!(c.collect(&slots).is_empty(), "worker 1 is not past 0 yet");
+        assert!(c.collect(&slots, false).is_empty(), "worker 1 is not past 0 yet");
         slots[1].cut(&b, 0, 1);
-        let rows = c.collect(&slots);
+        let rows = c.collect(&slots, false);
         assert_eq!(rows.len(), 1);
         let s = rows[0].sample;
         assert_eq!(s.ops, 200);
@@ -210,7 +213,8 @@ mod tests {
         a.streams[0].read.record(1, 4096, 7_000);
         slots[0].close(&a, 1);
         slots[1].close(&b, 1);
-        let rows = c.collect(&slots);
+        assert!(c.collect(&slots, false).is_empty(), "the last is left for the end");
+        let rows = c.collect(&slots, true);
         assert_eq!(rows.len(), 1, "worker 1 did nothing in interval 1");
         assert_eq!((rows[0].interval, rows[0].sample.ops), (1, 1));
         assert_eq!(rows[0].sample.lat_p99_ns, 7_000);

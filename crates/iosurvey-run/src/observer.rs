@@ -30,9 +30,11 @@ pub trait Observer {
     /// tick when wanted.
     fn live(&mut self, _point: &Point, _snapshot: &LiveSnapshot) {}
     /// Intervals every worker is past, each stream's reads and writes
-    /// with their latency percentiles, in order of interval; the last
-    /// ones when the workers are done, before [`Observer::point_finished`].
-    fn intervals(&mut self, _point: &Point, _rows: &[IntervalRow]) {}
+    /// with their latency percentiles, in order of interval. Once the
+    /// workers are done, called with `last` and the rest, whose latest
+    /// interval is the point's last (cut by its end), before
+    /// [`Observer::point_finished`].
+    fn intervals(&mut self, _point: &Point, _rows: &[IntervalRow], _last: bool) {}
 }
 
 /// Observes nothing.

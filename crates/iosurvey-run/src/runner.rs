@@ -521,9 +521,9 @@ pub(crate) fn run_job(
                 }
                 observer.live(point, &all);
             }
-            let rows = collector.collect(&cut_slots);
+            let rows = collector.collect(&cut_slots, false);
             if !rows.is_empty() {
-                observer.intervals(point, &rows);
+                observer.intervals(point, &rows, false);
             }
         }
         let cpu1 = cpu1.unwrap_or_else(CpuSample::now);
@@ -550,10 +550,7 @@ pub(crate) fn run_job(
     }
     let mut result = merged.unwrap_or_default();
     result.streams.resize(job.streams.len(), Default::default());
-    let rows = collector.collect(&cut_slots);
-    if !rows.is_empty() {
-        observer.intervals(point, &rows);
-    }
+    observer.intervals(point, &collector.collect(&cut_slots, true), true);
     collector.fill(&mut result);
     result.cpu.user_ns = user_ns;
     result.cpu.system_ns = system_ns;

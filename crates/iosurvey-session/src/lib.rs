@@ -48,6 +48,7 @@ pub mod history_db;
 mod host;
 mod json_file;
 mod launch;
+mod live_lines;
 pub mod localize;
 pub mod merge;
 mod metrics;

@@ -1,41 +1,22 @@
 //! What a running point shows: a progress bar on a terminal (elapsed and
 //! remaining time, live MB/s and IOPS) and, with `--live FILE`, one JSON
-//! line per interval, written as it ends. Each point that runs ends with a
-//! line marked `partial` that carries the rest, so a point's lines add up to
-//! its totals in the report. A failed `--live` write is said once on stderr,
+//! line per interval, target and direction, written as the interval ends
+//! ([`crate::live_lines`]). Each point that runs ends with lines marked
+//! `partial` that carry the rest, so a point's lines add up to its totals
+//! in the report. A failed `--live` write is said once on stderr,
 //! ends the stream (the run goes on) and makes the run exit 1; a closed
 //! stdout under `--live -` stops the run as Ctrl-C does.
 
 use crate::output::write_stdout;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iosurvey_report::{format_rate, TextOptions};
-use iosurvey_run::{JobResult, LiveSnapshot, Observer, Progress};
+use crate::live_lines::{LiveLine, LiveLines};
+use iosurvey_run::{IntervalRow, JobResult, LiveSnapshot, Observer, Progress};
 use iosurvey_target::output::path::OutPath;
 use iosurvey_workload::Point;
-use serde::Serialize;
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-
-/// One line of `--live`: what completed in one interval of the measured
-/// phase. Sampled at the runner's tick (about 100 ms), so boundaries are
-/// approximate; the report's `series` is exact.
-#[derive(Serialize)]
-struct LiveLine {
-    point: usize,
-    interval: u64,
-    /// End of the sample, from the start of the measured phase.
-    t_ns: u64,
-    /// Real length of the sample.
-    dt_ns: u64,
-    ops: u64,
-    bytes: u64,
-    iops: f64,
-    bytes_per_sec: f64,
-    /// The point's last line, cut by its end rather than by an interval
-    /// boundary: it carries whatever the earlier lines did not.
-    partial: bool,
-}
 
 /// Where the live lines go, opened once the targets have passed the guard.
 enum LiveSink {
@@ -62,9 +43,7 @@ pub struct Display {
     stdout_closed: Arc<AtomicBool>,
     units: TextOptions,
     ramp_ns: u64,
-    interval_ns: u64,
-    next_interval: u64,
-    last: Progress,
+    lines: LiveLines,
     /// Last sample for the bar's rate, about a second back.
     rate_from: Progress,
     /// `--metrics-file`, `--metrics-push`, once the targets are open.
@@ -94,9 +73,7 @@ impl Display {
             stdout_closed,
             units: TextOptions { mib },
             ramp_ns: 0,
-            interval_ns: 1_000_000_000,
-            next_interval: 0,
-            last: Progress::default(),
+            lines: LiveLines::default(),
             rate_from: Progress::default(),
             metrics: None,
         })
@@ -132,65 +109,24 @@ impl Display {
         }
     }
 
-    fn line(&self, point: usize, to: Progress, t_ns: u64, partial: bool) -> LiveLine {
-        let dt = to.elapsed_ns.saturating_sub(self.last.elapsed_ns);
-        let (ops, bytes) = (
-            to.ops.saturating_sub(self.last.ops),
-            to.bytes.saturating_sub(self.last.bytes),
-        );
-        let per_sec = |v: u64| {
-            if dt > 0 {
-                v as f64 * 1e9 / dt as f64
-            } else {
-                0.0
-            }
-        };
-        LiveLine {
-            point,
-            interval: self.next_interval,
-            t_ns,
-            dt_ns: dt,
-            ops,
-            bytes,
-            iops: per_sec(ops),
-            bytes_per_sec: per_sec(bytes),
-            partial,
-        }
-    }
-
-    fn write_live(&mut self, point: usize, p: Progress) {
-        if self.live.is_none() || p.elapsed_ns < self.ramp_ns {
-            return;
-        }
-        let measured = p.elapsed_ns - self.ramp_ns;
-        let boundary = (self.next_interval + 1) * self.interval_ns;
-        if measured < boundary {
-            return;
-        }
-        let line = self.line(point, p, measured, false);
-        self.emit(&line);
-        self.next_interval = measured / self.interval_ns;
-        self.last = p;
-    }
-
-    /// The point's last line: from the last one written to the point's
-    /// end, with the counts of the result, so the lines add up to them.
-    fn finish_live(&mut self, point: usize, result: &JobResult) {
+    /// Writes the lines of `rows` (see [`LiveLines::rows`]).
+    fn write_rows(&mut self, point: &Point, rows: &[IntervalRow], last: bool) {
         if self.live.is_none() {
             return;
         }
-        let (ops, bytes) = result.moved();
-        let measured_end = result
-            .elapsed_ns
-            .max(self.last.elapsed_ns.saturating_sub(self.ramp_ns));
-        let end = Progress {
-            ops,
-            bytes,
-            elapsed_ns: measured_end + self.ramp_ns,
-        };
-        let line = self.line(point, end, measured_end, true);
-        self.emit(&line);
-        self.last = end;
+        for line in self.lines.rows(point, rows, last) {
+            self.emit(&line);
+        }
+    }
+
+    /// The point's last lines, so that its lines add up to `result`.
+    fn finish_live(&mut self, point: &Point, result: &JobResult) {
+        if self.live.is_none() {
+            return;
+        }
+        for line in self.lines.finish(point, result) {
+            self.emit(&line);
+        }
     }
 }
 
@@ -201,12 +137,7 @@ impl Observer for Display {
         }
         let b = &point.job.bounds;
         self.ramp_ns = b.ramp.as_nanos() as u64;
-        self.interval_ns = point.job.interval.as_nanos() as u64;
-        self.next_interval = 0;
-        self.last = Progress {
-            elapsed_ns: self.ramp_ns,
-            ..Default::default()
-        };
+        self.lines.start(point);
         self.rate_from = Progress::default();
         if let Some(bar) = &mut self.bar {
             // A paced video point lasts its frames over its rate.
@@ -241,7 +172,6 @@ impl Observer for Display {
     }
 
     fn tick(&mut self, point: &Point, p: Progress) {
-        self.write_live(point.index, p);
         if let Some(bar) = &self.bar {
             bar.set_position(p.elapsed_ns / 1_000_000);
             let dt = p.elapsed_ns.saturating_sub(self.rate_from.elapsed_ns);
@@ -276,8 +206,12 @@ impl Observer for Display {
         }
     }
 
+    fn intervals(&mut self, point: &Point, rows: &[IntervalRow], last: bool) {
+        self.write_rows(point, rows, last);
+    }
+
     fn point_finished(&mut self, point: &Point, result: &JobResult) {
-        self.finish_live(point.index, result);
+        self.finish_live(point, result);
         if let Some(m) = &mut self.metrics {
             m.point_finished(point, result);
         }

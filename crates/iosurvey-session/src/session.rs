@@ -342,7 +342,7 @@ fn run_here(
     let runs_here = point.skip.is_none() && (!cluster.distributed() || !lp.job.streams.is_empty());
     let result = match (opened, runs_here) {
         (Some(o), true) if cluster.distributed() => {
-            run_point(lp, o, stop, &mut LiveRanks::new(display, cluster))
+            run_point(lp, o, stop, &mut LiveRanks::new(display, cluster, (point, &maps.streams)))
         }
         (Some(o), true) => run_point(lp, o, stop, display),
         _ => Ok(JobResult {
