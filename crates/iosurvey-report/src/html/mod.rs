@@ -9,6 +9,7 @@
 mod chart;
 mod diskperf;
 pub mod history;
+mod latency_time;
 mod matrix;
 mod modes;
 mod parallel;

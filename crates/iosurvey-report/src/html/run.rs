@@ -1,5 +1,6 @@
 //! Plots of one workload (`run`, `quick`): latency percentiles on a nines
-//! axis, the rate per interval over time, and the latency histogram.
+//! axis, the rate and the latency per interval over time, and the latency
+//! histogram.
 
 use super::chart::{Axis, Chart, Scale, Series, Style};
 use iosurvey_model::document::{ClassReport, PointReport, RunReport, StreamReport};
@@ -11,6 +12,7 @@ pub(super) fn charts(r: &RunReport) -> Vec<Chart> {
         percentiles(&lines),
         over_time(&lines, Rate::Bytes),
         over_time(&lines, Rate::Ops),
+        super::latency_time::latency_over_time(&lines),
         histogram(&lines),
     ]
 }
