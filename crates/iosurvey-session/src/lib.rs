@@ -55,6 +55,7 @@ mod metrics;
 mod metrics_push;
 mod metrics_text;
 mod options;
+mod plan_progress;
 pub mod output;
 pub mod presenter;
 mod progress;

@@ -11,9 +11,11 @@ use crate::output::write_stdout;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iosurvey_report::{format_rate, TextOptions};
 use crate::live_lines::{LiveLine, LiveLines};
+use crate::plan_progress::{planned, PlanProgress};
+use std::time::{Duration, Instant};
 use iosurvey_run::{IntervalRow, JobResult, LiveSnapshot, Observer, Progress};
 use iosurvey_target::output::path::OutPath;
-use iosurvey_workload::Point;
+use iosurvey_workload::{Plan, Point};
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -44,6 +46,12 @@ pub struct Display {
     units: TextOptions,
     ramp_ns: u64,
     lines: LiveLines,
+    /// Whether the point under way has a planned length (its bar fills).
+    timed: bool,
+    quiet: bool,
+    /// A plan of several points: where it is.
+    plan: Option<PlanProgress>,
+    run_started: Option<Instant>,
     /// Last sample for the bar's rate, about a second back.
     rate_from: Progress,
     /// `--metrics-file`, `--metrics-push`, once the targets are open.
@@ -74,6 +82,10 @@ impl Display {
             units: TextOptions { mib },
             ramp_ns: 0,
             lines: LiveLines::default(),
+            timed: false,
+            quiet,
+            plan: None,
+            run_started: None,
             rate_from: Progress::default(),
             metrics: None,
         })
@@ -109,6 +121,43 @@ impl Display {
         }
     }
 
+    /// Where a plan of several points is, on the terminal and on stderr
+    /// (see [`PlanProgress`]); not with `--quiet`.
+    pub fn set_plan(&mut self, plan: &Plan, repeats: u32) {
+        if !self.quiet {
+            self.plan = PlanProgress::of(plan, repeats);
+        }
+    }
+
+    /// Run `k` of the plan (repeats included) is about to start, whether
+    /// it runs here or not.
+    pub fn at_run(&mut self, k: usize) {
+        let now = Instant::now();
+        if let Some(plan) = &mut self.plan {
+            plan.start(k, self.run_started.map(|t| now - t));
+        }
+        self.run_started = Some(now);
+    }
+
+    /// The bar's look: one line of a terminal 80 columns wide: the label
+    /// (a survey's `rsz=1MiB crg=4 thr=16 write` whole) and the rates are
+    /// cut to their columns, the time is elapsed over the point's length,
+    /// and the bar takes what is left; over it, in a plan of several
+    /// points, where the plan is, `into` the point.
+    fn style(&self, into: Duration) -> ProgressStyle {
+        let line = match self.timed {
+            true => "{prefix:28!} [{wide_bar}] {elapsed_precise}/{duration_precise} {msg:26!}",
+            false => "{prefix:28!} {spinner} {elapsed_precise} {msg:26!}",
+        };
+        let template = match &self.plan {
+            Some(plan) => format!("{}\n{line}", plan.text(into)),
+            None => line.to_string(),
+        };
+        ProgressStyle::with_template(&template)
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ")
+    }
+
     /// Writes the lines of `rows` (see [`LiveLines::rows`]).
     fn write_rows(&mut self, point: &Point, rows: &[IntervalRow], last: bool) {
         if self.live.is_none() {
@@ -139,35 +188,18 @@ impl Observer for Display {
         self.ramp_ns = b.ramp.as_nanos() as u64;
         self.lines.start(point);
         self.rate_from = Progress::default();
-        if let Some(bar) = &mut self.bar {
-            // A paced video point lasts its frames over its rate.
-            let paced = point
-                .job
-                .frames()
-                .and_then(|f| f.fps.map(|r| r.duration_of(f.transfers())));
-            let total_ms = b
-                .time
-                .map(|t| t + b.ramp)
-                .or(paced)
-                .map(|t| t.as_millis() as u64);
+        if self.bar.is_some() {
+            // Its time and ramp, or a paced video point's frames over
+            // its rate.
+            let total_ms = planned(point).map(|t| t.as_millis() as u64);
             let new = ProgressBar::with_draw_target(total_ms, ProgressDrawTarget::stderr());
-            // One line of a terminal 80 columns wide: the label (a
-            // survey's `rsz=1MiB crg=4 thr=16 write` whole) and the rates
-            // are cut to their columns, the time is elapsed over the
-            // point's length, and the bar takes what is left.
-            let style = match total_ms {
-                Some(_) => {
-                    "{prefix:28!} [{wide_bar}] {elapsed_precise}/{duration_precise} {msg:26!}"
-                }
-                None => "{prefix:28!} {spinner} {elapsed_precise} {msg:26!}",
-            };
-            new.set_style(
-                ProgressStyle::with_template(style)
-                    .unwrap_or_else(|_| ProgressStyle::default_bar())
-                    .progress_chars("=> "),
-            );
+            self.timed = total_ms.is_some();
+            new.set_style(self.style(Duration::ZERO));
             new.set_prefix(point.label.clone());
-            *bar = new;
+            self.bar = Some(new);
+        } else if let Some(plan) = &self.plan {
+            // Not a terminal: a plain line per point, no carriage returns.
+            eprintln!("iosurvey: {}: {}", plan.text(Duration::ZERO), point.label);
         }
     }
 
@@ -191,6 +223,9 @@ impl Observer for Display {
                     None => format!("{phase}{} {:.0} IOPS", format_rate(rate, self.units), iops),
                 };
                 bar.set_message(text);
+                if self.plan.is_some() {
+                    bar.set_style(self.style(Duration::from_nanos(p.elapsed_ns)));
+                }
                 self.rate_from = p;
             }
         }
