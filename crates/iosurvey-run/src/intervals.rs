@@ -199,7 +199,10 @@ mod tests {
         }
         let mut c = IntervalCollector::default();
         slots[0].cut(&a, 0, 1);
-        assert!(c.collect(&slots, false).is_empty(), "worker 1 is not past 0 yet");
+        assert!(
+            c.collect(&slots, false).is_empty(),
+            "worker 1 is not past 0 yet"
+        );
         slots[1].cut(&b, 0, 1);
         let rows = c.collect(&slots, false);
         assert_eq!(rows.len(), 1);
@@ -213,7 +216,10 @@ mod tests {
         a.streams[0].read.record(1, 4096, 7_000);
         slots[0].close(&a, 1);
         slots[1].close(&b, 1);
-        assert!(c.collect(&slots, false).is_empty(), "the last is left for the end");
+        assert!(
+            c.collect(&slots, false).is_empty(),
+            "the last is left for the end"
+        );
         let rows = c.collect(&slots, true);
         assert_eq!(rows.len(), 1, "worker 1 did nothing in interval 1");
         assert_eq!((rows[0].interval, rows[0].sample.ops), (1, 1));

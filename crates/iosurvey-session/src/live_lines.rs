@@ -101,7 +101,12 @@ impl LiveLines {
 
     /// The lines of `rows`; with `last`, the rows of the latest interval
     /// among them are the point's last, kept for [`LiveLines::finish`].
-    pub(crate) fn rows(&mut self, point: &Point, rows: &[IntervalRow], last: bool) -> Vec<LiveLine> {
+    pub(crate) fn rows(
+        &mut self,
+        point: &Point,
+        rows: &[IntervalRow],
+        last: bool,
+    ) -> Vec<LiveLine> {
         let mut by: BTreeMap<u64, BTreeMap<Key, Sum>> = BTreeMap::new();
         for r in rows {
             let s = by
@@ -130,7 +135,14 @@ impl LiveLines {
         out
     }
 
-    fn line(&mut self, interval: u64, key: Key, s: Sum, (t_ns, dt_ns): (u64, u64), partial: bool) -> LiveLine {
+    fn line(
+        &mut self,
+        interval: u64,
+        key: Key,
+        s: Sum,
+        (t_ns, dt_ns): (u64, u64),
+        partial: bool,
+    ) -> LiveLine {
         let c = self.carried.entry(key.clone()).or_default();
         c.0 += s.ops;
         c.1 += s.bytes;

@@ -130,13 +130,19 @@ mod tests {
     fn the_time_left_is_the_plan_scaled_by_what_the_points_took() {
         let mut p = progress(&[Some(10), Some(10), Some(10), Some(10)]);
         assert_eq!(p.text(Duration::ZERO), "point 1 of 4, about 40 s left");
-        assert_eq!(p.left(Duration::from_secs(4)), Some(Duration::from_secs(36)));
+        assert_eq!(
+            p.left(Duration::from_secs(4)),
+            Some(Duration::from_secs(36))
+        );
         // The first took 15 s, not 10: the rest will take half as long again.
         p.start(1, Some(Duration::from_secs(15)));
         assert_eq!(p.left(Duration::ZERO), Some(Duration::from_secs(45)));
         assert_eq!(p.text(Duration::ZERO), "point 2 of 4, about 1 min left");
         p.start(3, Some(Duration::from_secs(15)));
-        assert_eq!(p.text(Duration::from_secs(20)), "point 4 of 4, about 0 s left");
+        assert_eq!(
+            p.text(Duration::from_secs(20)),
+            "point 4 of 4, about 0 s left"
+        );
     }
 
     #[test]

@@ -7,18 +7,18 @@
 //! ends the stream (the run goes on) and makes the run exit 1; a closed
 //! stdout under `--live -` stops the run as Ctrl-C does.
 
+use crate::live_lines::{LiveLine, LiveLines};
 use crate::output::write_stdout;
+use crate::plan_progress::{planned, PlanProgress};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iosurvey_report::{format_rate, TextOptions};
-use crate::live_lines::{LiveLine, LiveLines};
-use crate::plan_progress::{planned, PlanProgress};
-use std::time::{Duration, Instant};
 use iosurvey_run::{IntervalRow, JobResult, LiveSnapshot, Observer, Progress};
 use iosurvey_target::output::path::OutPath;
 use iosurvey_workload::{Plan, Point};
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Where the live lines go, opened once the targets have passed the guard.
 enum LiveSink {

@@ -345,9 +345,12 @@ fn run_here(
     let t0 = now_ns();
     let runs_here = point.skip.is_none() && (!cluster.distributed() || !lp.job.streams.is_empty());
     let result = match (opened, runs_here) {
-        (Some(o), true) if cluster.distributed() => {
-            run_point(lp, o, stop, &mut LiveRanks::new(display, cluster, (point, &maps.streams)))
-        }
+        (Some(o), true) if cluster.distributed() => run_point(
+            lp,
+            o,
+            stop,
+            &mut LiveRanks::new(display, cluster, (point, &maps.streams)),
+        ),
         (Some(o), true) => run_point(lp, o, stop, display),
         _ => Ok(JobResult {
             streams: vec![Default::default(); lp.job.streams.len()],

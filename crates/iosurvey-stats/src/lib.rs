@@ -23,8 +23,8 @@ mod class;
 mod cumulative;
 mod histogram;
 mod series;
-mod since;
 pub mod significance;
+mod since;
 
 pub use class::{ClassStats, FirstError, SHORT_TRANSFER};
 pub use histogram::{Histogram, HistogramData, LatencySummary, PERCENTILES};

@@ -189,7 +189,10 @@ fn latency_per_interval_is_plotted_from_the_series_percentiles() {
         .find(|s| s.contains("Latency per interval"))
         .expect("the latency plot");
     assert!(lat.contains("<polyline"), "its lines drawn");
-    assert!(lat.contains("read p50") && lat.contains("read p99"), "{lat}");
+    assert!(
+        lat.contains("read p50") && lat.contains("read p99"),
+        "{lat}"
+    );
     // The last interval's p99, 60,003 ns, at its end (4 s).
     assert!(lat.contains("latency 60.00µs</title>"), "{lat}");
     // A report whose series have no percentiles (before they were kept)
