@@ -9,7 +9,6 @@
 mod chart;
 mod diskperf;
 pub mod history;
-mod latency_time;
 mod matrix;
 mod modes;
 mod parallel;
