@@ -219,3 +219,83 @@ impl LiveLines {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iosurvey_run::StreamResult;
+    use iosurvey_stats::IntervalSample;
+    use iosurvey_workload::modes::run::{expand, RunSpec};
+
+    fn row(stream: usize, op: Op, interval: u64, ops: u64, p99: u64) -> IntervalRow {
+        IntervalRow {
+            stream,
+            op,
+            interval,
+            sample: IntervalSample {
+                ops,
+                bytes: ops * 4096,
+                lat_sum_ns: ops * 1000,
+                lat_max_ns: p99 + 1,
+                lat_p50_ns: 1000,
+                lat_p99_ns: p99,
+                lat_p999_ns: p99,
+            },
+        }
+    }
+
+    #[test]
+    fn lines_per_target_and_direction_end_with_partial_ones_that_add_up() {
+        let mut spec = RunSpec::new(vec!["/t/a".into(), "/t/b".into()]);
+        spec.size = Some(1 << 20);
+        let plan = expand(&spec).unwrap();
+        let point = &plan.points[0];
+        let mut lines = LiveLines::default();
+        lines.start(point);
+        let first = lines.rows(
+            point,
+            &[
+                row(0, Op::Read, 0, 10, 5000),
+                row(1, Op::Write, 0, 20, 9000),
+            ],
+            false,
+        );
+        assert_eq!(first.len(), 2);
+        assert_eq!((first[0].target.as_str(), first[0].dir), ("/t/a", "read"));
+        assert_eq!((first[1].target.as_str(), first[1].dir), ("/t/b", "write"));
+        assert_eq!(first[1].lat_p99_ns, Some(9000));
+        assert_eq!(first[1].lat_mean_ns, Some(1000));
+        // The workers are done: interval 2 is the point's last, held.
+        let rest = lines.rows(
+            point,
+            &[row(0, Op::Read, 1, 7, 4000), row(0, Op::Read, 2, 3, 6000)],
+            true,
+        );
+        assert_eq!(rest.len(), 1);
+        assert_eq!((rest[0].interval, rest[0].ops), (1, 7));
+        // The merged result holds 2 more reads of a than the lines (another
+        // rank's): the partial line carries them with the last interval's.
+        let mut result = JobResult::default();
+        result.streams.resize(2, StreamResult::default());
+        for _ in 0..22 {
+            result.streams[0].read.record(0, 4096, 1000);
+        }
+        for _ in 0..20 {
+            result.streams[1].write.record(0, 4096, 1000);
+        }
+        let last = lines.finish(point, &result);
+        assert_eq!(last.len(), 2, "one per target and direction that moved");
+        assert!(last.iter().all(|l| l.partial));
+        assert_eq!((last[0].target.as_str(), last[0].ops), ("/t/a", 5));
+        assert_eq!(last[0].lat_p99_ns, Some(6000));
+        assert_eq!(last[0].lat_mean_ns, Some(1000), "over the I/Os timed here");
+        assert_eq!((last[1].target.as_str(), last[1].ops), ("/t/b", 0));
+        assert_eq!(last[1].lat_p99_ns, None);
+        let all = first.iter().chain(&rest).chain(&last);
+        let a_reads: u64 = all
+            .filter(|l| l.target == "/t/a" && l.dir == "read")
+            .map(|l| l.ops)
+            .sum();
+        assert_eq!(a_reads, 22, "the lines add up to the result");
+    }
+}
