@@ -340,6 +340,7 @@ mod tests {
                 bytes: b,
                 lat_sum_ns: 1,
                 lat_max_ns: 1,
+                ..Default::default()
             })
             .collect();
         c.bytes = series.iter().sum();

@@ -13,6 +13,7 @@ mod error;
 #[cfg(test)]
 mod fake_engine;
 pub mod host;
+pub mod intervals;
 pub mod live;
 pub mod observer;
 pub mod result;
@@ -24,6 +25,7 @@ mod worker;
 
 pub use error::RunError;
 pub use host::{HostInfo, HostProbe};
+pub use intervals::IntervalRow;
 pub use live::{LiveClass, LiveSnapshot, LIVE_BOUNDS_NS};
 pub use observer::{NoObserver, Observer, Progress};
 pub use result::{CpuTime, FrameRecord, FrameStatus, IoFailure, JobResult, StreamResult};

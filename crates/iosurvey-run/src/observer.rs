@@ -1,7 +1,7 @@
 //! Hooks the runner calls while a plan runs: progress bars, live interval
 //! streams and saving each point as it finishes implement them.
 
-use crate::{JobResult, LiveSnapshot};
+use crate::{IntervalRow, JobResult, LiveSnapshot};
 use iosurvey_workload::Point;
 
 /// Running totals of the measured phase so far, over all workers.
@@ -29,6 +29,12 @@ pub trait Observer {
     /// The point's classes so far, added up over its workers, at each
     /// tick when wanted.
     fn live(&mut self, _point: &Point, _snapshot: &LiveSnapshot) {}
+    /// Intervals every worker is past, each stream's reads and writes
+    /// with their latency percentiles, in order of interval. Once the
+    /// workers are done, called with `last` and the rest, whose latest
+    /// interval is the point's last (cut by its end), before
+    /// [`Observer::point_finished`].
+    fn intervals(&mut self, _point: &Point, _rows: &[IntervalRow], _last: bool) {}
 }
 
 /// Observes nothing.

@@ -2,6 +2,7 @@
 //! out to workers, starts them at one barrier, and merges what they measured.
 
 use crate::host::CpuSample;
+use crate::intervals::{IntervalCollector, IntervalSlot};
 use crate::live::{LiveSlot, LiveSnapshot};
 use crate::observer::{Observer, Progress};
 use crate::result::JobResult;
@@ -398,6 +399,8 @@ pub(crate) fn run_job(
         true => (0..workers).map(|_| LiveSlot::default()).collect(),
         false => Vec::new(),
     };
+    let cut_slots: Vec<IntervalSlot> = (0..workers).map(|_| IntervalSlot::default()).collect();
+    let mut collector = IntervalCollector::default();
     let barrier = Barrier::new(workers + 1);
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
     let buffer_size = job.max_bs() as usize;
@@ -411,6 +414,7 @@ pub(crate) fn run_job(
             .map(|(w, (streams, files))| {
                 let (barrier, live) = (&barrier, &live[w]);
                 let detail = slots.get(w);
+                let cuts = &cut_slots[w];
                 let done = done_tx.clone();
                 let verify = verify.clone();
                 let seed = job.seed.wrapping_add(w as u64);
@@ -457,6 +461,7 @@ pub(crate) fn run_job(
                             stop,
                             live,
                             detail,
+                            intervals: Some(cuts),
                             verify: verify.as_deref(),
                             backlog: job
                                 .verify_backlog
@@ -516,6 +521,10 @@ pub(crate) fn run_job(
                 }
                 observer.live(point, &all);
             }
+            let rows = collector.collect(&cut_slots, false);
+            if !rows.is_empty() {
+                observer.intervals(point, &rows, false);
+            }
         }
         let cpu1 = cpu1.unwrap_or_else(CpuSample::now);
         let outcomes: Vec<_> = handles
@@ -541,6 +550,8 @@ pub(crate) fn run_job(
     }
     let mut result = merged.unwrap_or_default();
     result.streams.resize(job.streams.len(), Default::default());
+    observer.intervals(point, &collector.collect(&cut_slots, true), true);
+    collector.fill(&mut result);
     result.cpu.user_ns = user_ns;
     result.cpu.system_ns = system_ns;
     result.interrupted |= stop.load(Ordering::Relaxed);

@@ -1,41 +1,24 @@
 //! What a running point shows: a progress bar on a terminal (elapsed and
 //! remaining time, live MB/s and IOPS) and, with `--live FILE`, one JSON
-//! line per interval, written as it ends. Each point that runs ends with a
-//! line marked `partial` that carries the rest, so a point's lines add up to
-//! its totals in the report. A failed `--live` write is said once on stderr,
+//! line per interval, target and direction, written as the interval ends
+//! ([`crate::live_lines`]). Each point that runs ends with lines marked
+//! `partial` that carry the rest, so a point's lines add up to its totals
+//! in the report. A failed `--live` write is said once on stderr,
 //! ends the stream (the run goes on) and makes the run exit 1; a closed
 //! stdout under `--live -` stops the run as Ctrl-C does.
 
+use crate::live_lines::{LiveLine, LiveLines};
 use crate::output::write_stdout;
+use crate::plan_progress::{planned, PlanProgress};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iosurvey_report::{format_rate, TextOptions};
-use iosurvey_run::{JobResult, LiveSnapshot, Observer, Progress};
+use iosurvey_run::{IntervalRow, JobResult, LiveSnapshot, Observer, Progress};
 use iosurvey_target::output::path::OutPath;
-use iosurvey_workload::Point;
-use serde::Serialize;
+use iosurvey_workload::{Plan, Point};
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-
-/// One line of `--live`: what completed in one interval of the measured
-/// phase. Sampled at the runner's tick (about 100 ms), so boundaries are
-/// approximate; the report's `series` is exact.
-#[derive(Serialize)]
-struct LiveLine {
-    point: usize,
-    interval: u64,
-    /// End of the sample, from the start of the measured phase.
-    t_ns: u64,
-    /// Real length of the sample.
-    dt_ns: u64,
-    ops: u64,
-    bytes: u64,
-    iops: f64,
-    bytes_per_sec: f64,
-    /// The point's last line, cut by its end rather than by an interval
-    /// boundary: it carries whatever the earlier lines did not.
-    partial: bool,
-}
+use std::time::{Duration, Instant};
 
 /// Where the live lines go, opened once the targets have passed the guard.
 enum LiveSink {
@@ -62,9 +45,13 @@ pub struct Display {
     stdout_closed: Arc<AtomicBool>,
     units: TextOptions,
     ramp_ns: u64,
-    interval_ns: u64,
-    next_interval: u64,
-    last: Progress,
+    lines: LiveLines,
+    /// Whether the point under way has a planned length (its bar fills).
+    timed: bool,
+    quiet: bool,
+    /// A plan of several points: where it is.
+    plan: Option<PlanProgress>,
+    run_started: Option<Instant>,
     /// Last sample for the bar's rate, about a second back.
     rate_from: Progress,
     /// `--metrics-file`, `--metrics-push`, once the targets are open.
@@ -94,9 +81,11 @@ impl Display {
             stdout_closed,
             units: TextOptions { mib },
             ramp_ns: 0,
-            interval_ns: 1_000_000_000,
-            next_interval: 0,
-            last: Progress::default(),
+            lines: LiveLines::default(),
+            timed: false,
+            quiet,
+            plan: None,
+            run_started: None,
             rate_from: Progress::default(),
             metrics: None,
         })
@@ -132,65 +121,61 @@ impl Display {
         }
     }
 
-    fn line(&self, point: usize, to: Progress, t_ns: u64, partial: bool) -> LiveLine {
-        let dt = to.elapsed_ns.saturating_sub(self.last.elapsed_ns);
-        let (ops, bytes) = (
-            to.ops.saturating_sub(self.last.ops),
-            to.bytes.saturating_sub(self.last.bytes),
-        );
-        let per_sec = |v: u64| {
-            if dt > 0 {
-                v as f64 * 1e9 / dt as f64
-            } else {
-                0.0
-            }
+    /// Where a plan of several points is, on the terminal and on stderr
+    /// (see [`PlanProgress`]); not with `--quiet`.
+    pub fn set_plan(&mut self, plan: &Plan, repeats: u32) {
+        if !self.quiet {
+            self.plan = PlanProgress::of(plan, repeats);
+        }
+    }
+
+    /// Run `k` of the plan (repeats included) is about to start, whether
+    /// it runs here or not.
+    pub fn at_run(&mut self, k: usize) {
+        let now = Instant::now();
+        if let Some(plan) = &mut self.plan {
+            plan.start(k, self.run_started.map(|t| now - t));
+        }
+        self.run_started = Some(now);
+    }
+
+    /// The bar's look: one line of a terminal 80 columns wide: the label
+    /// (a survey's `rsz=1MiB crg=4 thr=16 write` whole) and the rates are
+    /// cut to their columns, the time is elapsed over the point's length,
+    /// and the bar takes what is left; over it, in a plan of several
+    /// points, where the plan is, `into` the point.
+    fn style(&self, into: Duration) -> ProgressStyle {
+        let line = match self.timed {
+            true => "{prefix:28!} [{wide_bar}] {elapsed_precise}/{duration_precise} {msg:26!}",
+            false => "{prefix:28!} {spinner} {elapsed_precise} {msg:26!}",
         };
-        LiveLine {
-            point,
-            interval: self.next_interval,
-            t_ns,
-            dt_ns: dt,
-            ops,
-            bytes,
-            iops: per_sec(ops),
-            bytes_per_sec: per_sec(bytes),
-            partial,
-        }
+        let template = match &self.plan {
+            Some(plan) => format!("{}\n{line}", plan.text(into)),
+            None => line.to_string(),
+        };
+        ProgressStyle::with_template(&template)
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ")
     }
 
-    fn write_live(&mut self, point: usize, p: Progress) {
-        if self.live.is_none() || p.elapsed_ns < self.ramp_ns {
-            return;
-        }
-        let measured = p.elapsed_ns - self.ramp_ns;
-        let boundary = (self.next_interval + 1) * self.interval_ns;
-        if measured < boundary {
-            return;
-        }
-        let line = self.line(point, p, measured, false);
-        self.emit(&line);
-        self.next_interval = measured / self.interval_ns;
-        self.last = p;
-    }
-
-    /// The point's last line: from the last one written to the point's
-    /// end, with the counts of the result, so the lines add up to them.
-    fn finish_live(&mut self, point: usize, result: &JobResult) {
+    /// Writes the lines of `rows` (see [`LiveLines::rows`]).
+    fn write_rows(&mut self, point: &Point, rows: &[IntervalRow], last: bool) {
         if self.live.is_none() {
             return;
         }
-        let (ops, bytes) = result.moved();
-        let measured_end = result
-            .elapsed_ns
-            .max(self.last.elapsed_ns.saturating_sub(self.ramp_ns));
-        let end = Progress {
-            ops,
-            bytes,
-            elapsed_ns: measured_end + self.ramp_ns,
-        };
-        let line = self.line(point, end, measured_end, true);
-        self.emit(&line);
-        self.last = end;
+        for line in self.lines.rows(point, rows, last) {
+            self.emit(&line);
+        }
+    }
+
+    /// The point's last lines, so that its lines add up to `result`.
+    fn finish_live(&mut self, point: &Point, result: &JobResult) {
+        if self.live.is_none() {
+            return;
+        }
+        for line in self.lines.finish(point, result) {
+            self.emit(&line);
+        }
     }
 }
 
@@ -201,47 +186,24 @@ impl Observer for Display {
         }
         let b = &point.job.bounds;
         self.ramp_ns = b.ramp.as_nanos() as u64;
-        self.interval_ns = point.job.interval.as_nanos() as u64;
-        self.next_interval = 0;
-        self.last = Progress {
-            elapsed_ns: self.ramp_ns,
-            ..Default::default()
-        };
+        self.lines.start(point);
         self.rate_from = Progress::default();
-        if let Some(bar) = &mut self.bar {
-            // A paced video point lasts its frames over its rate.
-            let paced = point
-                .job
-                .frames()
-                .and_then(|f| f.fps.map(|r| r.duration_of(f.transfers())));
-            let total_ms = b
-                .time
-                .map(|t| t + b.ramp)
-                .or(paced)
-                .map(|t| t.as_millis() as u64);
+        if self.bar.is_some() {
+            // Its time and ramp, or a paced video point's frames over
+            // its rate.
+            let total_ms = planned(point).map(|t| t.as_millis() as u64);
             let new = ProgressBar::with_draw_target(total_ms, ProgressDrawTarget::stderr());
-            // One line of a terminal 80 columns wide: the label (a
-            // survey's `rsz=1MiB crg=4 thr=16 write` whole) and the rates
-            // are cut to their columns, the time is elapsed over the
-            // point's length, and the bar takes what is left.
-            let style = match total_ms {
-                Some(_) => {
-                    "{prefix:28!} [{wide_bar}] {elapsed_precise}/{duration_precise} {msg:26!}"
-                }
-                None => "{prefix:28!} {spinner} {elapsed_precise} {msg:26!}",
-            };
-            new.set_style(
-                ProgressStyle::with_template(style)
-                    .unwrap_or_else(|_| ProgressStyle::default_bar())
-                    .progress_chars("=> "),
-            );
+            self.timed = total_ms.is_some();
+            new.set_style(self.style(Duration::ZERO));
             new.set_prefix(point.label.clone());
-            *bar = new;
+            self.bar = Some(new);
+        } else if let Some(plan) = &self.plan {
+            // Not a terminal: a plain line per point, no carriage returns.
+            eprintln!("iosurvey: {}: {}", plan.text(Duration::ZERO), point.label);
         }
     }
 
     fn tick(&mut self, point: &Point, p: Progress) {
-        self.write_live(point.index, p);
         if let Some(bar) = &self.bar {
             bar.set_position(p.elapsed_ns / 1_000_000);
             let dt = p.elapsed_ns.saturating_sub(self.rate_from.elapsed_ns);
@@ -261,6 +223,9 @@ impl Observer for Display {
                     None => format!("{phase}{} {:.0} IOPS", format_rate(rate, self.units), iops),
                 };
                 bar.set_message(text);
+                if self.plan.is_some() {
+                    bar.set_style(self.style(Duration::from_nanos(p.elapsed_ns)));
+                }
                 self.rate_from = p;
             }
         }
@@ -276,8 +241,12 @@ impl Observer for Display {
         }
     }
 
+    fn intervals(&mut self, point: &Point, rows: &[IntervalRow], last: bool) {
+        self.write_rows(point, rows, last);
+    }
+
     fn point_finished(&mut self, point: &Point, result: &JobResult) {
-        self.finish_live(point.index, result);
+        self.finish_live(point, result);
         if let Some(m) = &mut self.metrics {
             m.point_finished(point, result);
         }

@@ -8,7 +8,7 @@ use crate::cluster::Cluster;
 use crate::merge::{Body, Instants, Maps, Merger, RankPart};
 use crate::stream_file::StreamFile;
 use iosurvey_model::document::{PointWindows, RankPoint, StreamDetail, TargetReport};
-use iosurvey_run::{now_ns, JobResult, Observer, Progress};
+use iosurvey_run::{now_ns, IntervalRow, JobResult, Observer, Progress};
 use iosurvey_target::target::Identity;
 use iosurvey_workload::Point;
 use std::path::PathBuf;
@@ -79,14 +79,24 @@ pub fn gather_targets(
 pub struct LiveRanks<'a> {
     pub display: &'a mut dyn Observer,
     pub cluster: &'a dyn Cluster,
+    /// The whole plan's point, and its stream of each of this rank's:
+    /// rank 0's interval lines are named as the merged result's.
+    plan_point: &'a Point,
+    streams: &'a [usize],
     /// Per rank, its latest `[point + 1, elapsed, ops, bytes]`.
     peers: Vec<[u64; 4]>,
 }
 
 impl<'a> LiveRanks<'a> {
-    pub fn new(display: &'a mut dyn Observer, cluster: &'a dyn Cluster) -> Self {
+    pub fn new(
+        display: &'a mut dyn Observer,
+        cluster: &'a dyn Cluster,
+        (plan_point, streams): (&'a Point, &'a [usize]),
+    ) -> Self {
         LiveRanks {
             display,
+            plan_point,
+            streams,
             peers: vec![[0; 4]; cluster.ranks().len()],
             cluster,
         }
@@ -126,6 +136,17 @@ impl Observer for LiveRanks<'_> {
                 ..p
             },
         );
+    }
+    /// Rank 0's own intervals, in the plan's stream numbers.
+    fn intervals(&mut self, _point: &Point, rows: &[IntervalRow], last: bool) {
+        if !self.cluster.is_root() {
+            return;
+        }
+        let mut rows = rows.to_vec();
+        for r in &mut rows {
+            r.stream = self.streams.get(r.stream).copied().unwrap_or(r.stream);
+        }
+        self.display.intervals(self.plan_point, &rows, last);
     }
     /// The point's last live line waits for the merged result.
     fn point_finished(&mut self, _point: &Point, _result: &JobResult) {}

@@ -158,6 +158,9 @@ pub fn run_plan(
     let (file, step) = split(file);
     agree(cluster, step)?;
     let mut display = display.expect("agreed: every rank has its display");
+    if cluster.is_root() {
+        display.set_plan(plan, oflags.repeat);
+    }
     let mut stream_file = file.flatten();
     let whole_on_wire = oflags.stream_file.is_some();
     let all_targets = opened_targets(cluster, &assigned, &local, opened.as_deref());
@@ -186,6 +189,7 @@ pub fn run_plan(
         }
         let point = &plan.points[pi];
         let lp = &local.plan.points[pi];
+        display.at_run(repeat as usize * plan.points.len() + pi);
         if let Some(f) = &mut stream_file {
             f.at(pi, repeat);
         }
@@ -341,9 +345,12 @@ fn run_here(
     let t0 = now_ns();
     let runs_here = point.skip.is_none() && (!cluster.distributed() || !lp.job.streams.is_empty());
     let result = match (opened, runs_here) {
-        (Some(o), true) if cluster.distributed() => {
-            run_point(lp, o, stop, &mut LiveRanks::new(display, cluster))
-        }
+        (Some(o), true) if cluster.distributed() => run_point(
+            lp,
+            o,
+            stop,
+            &mut LiveRanks::new(display, cluster, (point, &maps.streams)),
+        ),
         (Some(o), true) => run_point(lp, o, stop, display),
         _ => Ok(JobResult {
             streams: vec![Default::default(); lp.job.streams.len()],

@@ -33,15 +33,15 @@ pub struct Histogram {
     counts: Option<Box<[u64]>>,
     /// Without `counts`: the non-empty buckets as (index, count),
     /// ascending.
-    sparse: Vec<(u32, u64)>,
+    pub(crate) sparse: Vec<(u32, u64)>,
     /// Values recorded: the sum of `counts`.
-    total: u64,
+    pub(crate) total: u64,
     clamped: u64,
     /// Smallest value recorded, as measured; `u64::MAX` when empty.
-    min: u64,
+    pub(crate) min: u64,
     /// Largest value recorded, as measured (above one hour too); 0 when
     /// empty.
-    max: u64,
+    pub(crate) max: u64,
 }
 
 /// Non-empty buckets a histogram keeps as a list before it takes the

@@ -24,7 +24,9 @@ mod cumulative;
 mod histogram;
 mod series;
 pub mod significance;
+mod since;
 
 pub use class::{ClassStats, FirstError, SHORT_TRANSFER};
 pub use histogram::{Histogram, HistogramData, LatencySummary, PERCENTILES};
 pub use series::{IntervalSample, Series};
+pub use since::Mark;

@@ -14,6 +14,17 @@ pub struct IntervalSample {
     pub lat_sum_ns: u64,
     /// Largest latency of an op that completed in the interval.
     pub lat_max_ns: u64,
+    /// The median latency of the interval's ops, from the difference of
+    /// the latency histogram between the interval's ends (3 significant
+    /// digits); 0 when not known (an older report, or no ops).
+    #[serde(default)]
+    pub lat_p50_ns: u64,
+    /// The interval's 99th percentile of latency, as `lat_p50_ns`.
+    #[serde(default)]
+    pub lat_p99_ns: u64,
+    /// The interval's 99.9th percentile of latency, as `lat_p50_ns`.
+    #[serde(default)]
+    pub lat_p999_ns: u64,
 }
 
 impl IntervalSample {
@@ -22,6 +33,13 @@ impl IntervalSample {
         self.bytes += o.bytes;
         self.lat_sum_ns += o.lat_sum_ns;
         self.lat_max_ns = self.lat_max_ns.max(o.lat_max_ns);
+        // Percentiles do not add: the runner sets them exactly over its
+        // workers; over several ranks the higher is kept (never below the
+        // merged figure, as a mixture's percentile is at most its parts'
+        // highest).
+        self.lat_p50_ns = self.lat_p50_ns.max(o.lat_p50_ns);
+        self.lat_p99_ns = self.lat_p99_ns.max(o.lat_p99_ns);
+        self.lat_p999_ns = self.lat_p999_ns.max(o.lat_p999_ns);
     }
 }
 

@@ -12,8 +12,14 @@ use std::time::Duration;
 /// Bytes of one dense latency histogram (the stats crate's bucket table,
 /// about 44k buckets of 8 bytes, rounded up).
 pub const HISTOGRAM_BYTES: u64 = 360 << 10;
-/// Bytes of one interval of a series (four counters).
-const INTERVAL_BYTES: u64 = 32;
+/// Bytes of one interval of a series (four counters and three latency
+/// percentiles), and of the same interval's row the runner keeps for the
+/// percentiles (the sample, its stream, op and interval number).
+const INTERVAL_BYTES: u64 = 56 + 80;
+/// Bytes of the mark of one class's histogram a worker keeps to cut its
+/// intervals' latencies: its filled buckets, 16 bytes each, room for
+/// 4096 (more than a run of minutes fills, as the encoding assumes).
+const MARK_BYTES: u64 = 64 << 10;
 /// Bytes of a ring entry and its bookkeeping: a submission (64) and two
 /// completions (16 each) per slot, with the slot's own state.
 const SLOT_BYTES: u64 = 256;
@@ -120,8 +126,8 @@ pub fn job_memory(job: &Job) -> MemoryNeed {
             pinned.entry(p).or_default().push(s);
         }
     }
-    let per_class =
-        (2 * HISTOGRAM_BYTES).saturating_add(intervals(job).saturating_mul(INTERVAL_BYTES));
+    let per_class = (2 * (HISTOGRAM_BYTES + MARK_BYTES))
+        .saturating_add(intervals(job).saturating_mul(INTERVAL_BYTES));
     // The workers that run only the shared streams, then each one that
     // runs pinned streams too.
     let plain = workers - pinned.len() as u64;
@@ -254,7 +260,10 @@ mod tests {
         let dealt = job_memory(&expand(&spec).unwrap().points[0].job);
         assert_eq!(dealt.buffers, 64 * 32 * 4096);
         assert_eq!(dealt.rings, 64 * 32 * SLOT_BYTES);
-        assert_eq!(dealt.stats, 64 * (2 * HISTOGRAM_BYTES + INTERVAL_BYTES));
+        assert_eq!(
+            dealt.stats,
+            64 * (2 * (HISTOGRAM_BYTES + MARK_BYTES) + INTERVAL_BYTES)
+        );
         // Two workers given: each runs a share of every stream, at --qd.
         spec.workers = Some(2);
         let shared = job_memory(&expand(&spec).unwrap().points[0].job);
@@ -281,7 +290,12 @@ mod tests {
         plan.points[0].job.bounds.time = Some(Duration::from_secs(3600));
         plan.points[0].job.interval = Duration::from_millis(1);
         let need = plan_memory(&plan, 1);
-        assert_eq!(need.stats, 2 * HISTOGRAM_BYTES + 3_600_000 * INTERVAL_BYTES);
+        assert_eq!(
+            need.stats,
+            2 * (HISTOGRAM_BYTES + MARK_BYTES) + 3_600_000 * INTERVAL_BYTES
+        );
+        // The interval percentiles are counted: more than four counters.
+        assert!(INTERVAL_BYTES > 4 * 8 + 3 * 8);
     }
 
     #[test]

@@ -441,6 +441,25 @@ fn placeholders_give_each_rank_a_file_of_its_own() {
         .map(|l| u(&serde_json::from_str::<serde_json::Value>(l).unwrap()["bytes"]))
         .sum();
     assert_eq!(live_bytes, 16 * MIB, "{lines}");
+    // Writes only, named as the report names the targets; the point ends
+    // with a partial line for each of the four, every rank's.
+    let parsed: Vec<serde_json::Value> = lines
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(parsed.iter().all(|l| l["dir"] == "write"), "{lines}");
+    assert!(
+        parsed
+            .iter()
+            .all(|l| names.iter().any(|n| l["target"] == n.as_str())),
+        "{lines}"
+    );
+    let partial: Vec<&str> = parsed
+        .iter()
+        .filter(|l| l["partial"] == true)
+        .map(|l| l["target"].as_str().unwrap())
+        .collect();
+    assert_eq!(partial, names, "{lines}");
     // Test files are removed, as on one host.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     // Rank 0 recorded the run once, with every rank's host and target.

@@ -172,3 +172,29 @@ fn a_schema_version_1_report_renders_with_its_text_warnings() {
     assert!(page.contains("reads were served from the page cache"));
     assert_eq!(svgs(&page).len(), 4);
 }
+
+#[test]
+fn latency_per_interval_is_plotted_from_the_series_percentiles() {
+    let mut r = report();
+    let series = &mut r.points[0].streams[0].read.series;
+    for (k, s) in series.iter_mut().enumerate() {
+        let k = k as u64;
+        (s.lat_p50_ns, s.lat_p99_ns, s.lat_p999_ns) = (50_000 + k, 60_000 + k, 70_000 + k);
+    }
+    let page = render_html(&r);
+    let svgs = svgs(&page);
+    assert_eq!(svgs.len(), 5, "the four, and latency per interval");
+    let lat = svgs
+        .iter()
+        .find(|s| s.contains("Latency per interval"))
+        .expect("the latency plot");
+    assert!(lat.contains("<polyline"), "its lines drawn");
+    assert!(
+        lat.contains("read p50") && lat.contains("read p99"),
+        "{lat}"
+    );
+    // The last interval's p99, 60,003 ns, at its end (4 s).
+    assert!(lat.contains("latency 60.00µs</title>"), "{lat}");
+    // A report whose series have no percentiles (before they were kept)
+    // shows the four plots only: see a_run_has_its_four_plots_each_drawn_and_valid_xml.
+}

@@ -403,6 +403,11 @@ impl<'w> Worker<'w> {
     #[cold]
     fn next_interval(&mut self, tc: u64) {
         let i = (tc - self.measure_start) / self.interval_ns;
+        // What completed since the last boundary is all in the interval
+        // the last reap fell in.
+        if let Some(slot) = self.bounds.intervals {
+            slot.cut(&self.tally.result, self.interval, i);
+        }
         self.interval = i as usize;
         self.interval_end = self
             .measure_start
@@ -480,6 +485,9 @@ impl<'w> Worker<'w> {
     fn finish<E: Engine>(self, engine: &E) -> JobResult {
         debug_assert_eq!(engine.in_flight(), 0);
         let measure_start = self.measure_start;
+        if let Some(slot) = self.bounds.intervals {
+            slot.close(&self.tally.result, self.interval);
+        }
         let mut result = self.tally.result;
         result.elapsed_ns = self.tally.last_done.saturating_sub(measure_start);
         for (r, done) in result.streams.iter_mut().zip(self.tally.stream_done) {

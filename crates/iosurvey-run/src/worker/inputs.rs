@@ -72,6 +72,9 @@ pub(crate) struct WorkerBounds<'a> {
     /// Where the worker publishes its classes once per interval, when an
     /// observer wants them (`--metrics-file`, `--metrics-push`).
     pub detail: Option<&'a crate::live::LiveSlot>,
+    /// Where the worker cuts its classes' latencies at each interval
+    /// boundary, for the interval percentiles.
+    pub intervals: Option<&'a crate::intervals::IntervalSlot>,
     /// `--verify`: the generation maps the writes reserve their blocks in.
     pub verify: Option<&'a WriteVerify>,
     /// `--verify-backlog N`: read back every N writes during the job.

@@ -200,7 +200,7 @@ pub struct OutputFlags {
     /// Print no messages and no progress bar on stderr.
     #[arg(long, short)]
     pub quiet: bool,
-    /// Write the interval series to FILE as JSON Lines while the job runs (- is stdout, instead of the text). Each point ends with a line marked "partial": true, so the lines add up to the report's totals. A failed write stops the stream, is reported, and the run exits 1.
+    /// Write the interval series to FILE as JSON Lines while the job runs (- is stdout, instead of the text): per interval, one line per target and direction with the point's label, ops, bytes, their rates, and mean, p99 and max latency. Each point ends with lines marked "partial": true, so the lines add up to the report's totals. A failed write stops the stream, is reported, and the run exits 1.
     #[arg(long, value_name = "FILE")]
     pub live: Option<PathBuf>,
     /// What the reports keep of each stream: full (its latency histograms and interval series too) or summary (its counts, rates, errors and latency percentiles; the histograms, series and traced access times only in the point's totals; refused by parallel, matrix and profile, which read them) [default: summary in an MPI job whose largest point has more than 1024 streams, else full].

@@ -156,6 +156,40 @@ fn check_page(mode: &str, page_path: &Path, plots: usize) {
     }
 }
 
+/// The run page's latency per interval: p50 and p99 lines, each through
+/// a point per interval, in the page and in the browser's DOM.
+fn latency_over_time_drawn(page_path: &Path) {
+    let page = std::fs::read_to_string(page_path).unwrap();
+    let url = format!("file://{}", page_path.display());
+    let dom = chromium(&["--dump-dom", &url]);
+    let dom_text = String::from_utf8_lossy(&dom.stdout).into_owned();
+    for (whose, text) in [("page", &page), ("DOM", &dom_text)] {
+        let svg = svgs(text)
+            .into_iter()
+            .find(|s| s.contains("Latency per interval"))
+            .unwrap_or_else(|| panic!("{whose}: no latency per interval plot"));
+        let doc = roxmltree::Document::parse(svg).unwrap();
+        let lines: Vec<usize> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("polyline"))
+            .map(|n| {
+                n.attribute("points")
+                    .unwrap_or("")
+                    .split_whitespace()
+                    .count()
+            })
+            .collect();
+        assert!(
+            lines.iter().filter(|&&n| n >= 2).count() >= 2,
+            "{whose}: a p50 and a p99 line through the intervals: {lines:?}"
+        );
+        assert!(
+            svg.contains("read p50") && svg.contains("read p99"),
+            "{whose}: the legend"
+        );
+    }
+}
+
 /// Runs iosurvey `args` with `--html` into `dir`, and checks the page.
 fn run_and_check(mode: &str, dir: &Path, args: &[&str], plots: usize) {
     let page = dir.join(format!("{mode}.html"));
@@ -201,8 +235,10 @@ fn every_mode_writes_a_page_the_browser_draws() {
         &[
             "run", a, "--rw", "randread", "--bs", "4k", "--qd", "8", "--time", "2s",
         ],
-        4,
+        // Percentiles, MB/s, IOPS, latency per interval, histogram.
+        5,
     );
+    latency_over_time_drawn(&d.join("run.html"));
     run_and_check(
         "quick",
         d,

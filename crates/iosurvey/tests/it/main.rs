@@ -66,6 +66,8 @@ mod history_db;
 mod history_db_pg;
 mod history_db_sidecars;
 mod html_in_browser;
+/// `--live` lines, interval percentiles, progress over a plan.
+mod live_data;
 mod metrics;
 mod polling;
 mod run_on_devices;

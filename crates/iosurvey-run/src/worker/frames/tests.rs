@@ -67,6 +67,7 @@ fn unbounded<'a>(
         stop,
         live,
         detail: None,
+        intervals: None,
         verify: None,
         backlog: None,
         warm: None,
