@@ -85,6 +85,9 @@ pub struct Series {
     pub style: Style,
     /// A tooltip per point; the default says the series, x and y.
     pub tips: Option<Vec<String>>,
+    /// An interval per point (low, high), drawn as a whisker through it;
+    /// `None` where the point has none.
+    pub whiskers: Vec<Option<(f64, f64)>>,
 }
 
 impl Series {
@@ -94,6 +97,7 @@ impl Series {
             points,
             style,
             tips: None,
+            whiskers: Vec::new(),
         }
     }
 }
@@ -266,6 +270,12 @@ fn draw<DB: DrawingBackend>(
         .flat_map(|s| s.points.iter().map(|p| p.1))
         .chain(
             chart
+                .series
+                .iter()
+                .flat_map(|s| s.whiskers.iter().flatten().flat_map(|w| [w.0, w.1])),
+        )
+        .chain(
+            chart
                 .bands
                 .iter()
                 .flat_map(|b| b.points.iter().flat_map(|p| [p.1, p.2])),
@@ -366,6 +376,7 @@ fn draw<DB: DrawingBackend>(
         }
         let line = c.stroke_width(2);
         let marker = k % 4;
+        whiskers(&mut cc, s, c, on_x, on_y)?;
         let anno = match s.style {
             Style::Line | Style::Curve => {
                 if s.style == Style::Line {
@@ -448,6 +459,34 @@ fn draw<DB: DrawingBackend>(
 }
 
 type Cartesian = Cartesian2d<RangedCoordf64, RangedCoordf64>;
+
+/// Each point's interval as a vertical whisker with a cap at either end,
+/// under its marker.
+fn whiskers<DB: DrawingBackend>(
+    cc: &mut ChartContext<'_, DB, Cartesian>,
+    s: &Series,
+    c: RGBColor,
+    on_x: impl Fn(f64) -> Option<f64>,
+    on_y: impl Fn(f64) -> Option<f64>,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let style = c.stroke_width(2);
+    for (&(x, _), w) in s.points.iter().zip(&s.whiskers) {
+        let Some((lo, hi)) = *w else { continue };
+        let (Some(x), Some(lo), Some(hi)) = (on_x(x), on_y(lo), on_y(hi)) else {
+            continue;
+        };
+        cc.draw_series(std::iter::once(PathElement::new(
+            vec![(x, lo), (x, hi)],
+            style,
+        )))?;
+        for y in [lo, hi] {
+            cc.draw_series(std::iter::once(
+                EmptyElement::at((x, y)) + PathElement::new(vec![(-7, 0), (7, 0)], style),
+            ))?;
+        }
+    }
+    Ok(())
+}
 
 /// Marker `k` (circle, triangle, square, cross) of colour `c` at each of
 /// `pts`: shapes as well as colours tell the series apart in print.

@@ -8,11 +8,14 @@
 
 mod chart;
 mod diskperf;
+mod drawn;
+mod heatmap;
 pub mod history;
 mod matrix;
 mod modes;
 mod parallel;
 mod profile;
+mod quick_card;
 mod run;
 mod survey;
 pub(crate) mod table;
@@ -49,11 +52,11 @@ pub fn render_html(report: &RunReport) -> String {
     // The mode's plots and tables show one run of the plan: the first
     // repeat of several (the others are in the tables below).
     let first = report.repeat(0);
-    let charts = modes::charts(&first);
-    if !charts.is_empty() {
+    let figures = modes::figures(&first);
+    if !figures.is_empty() {
         h.push_str("<section id=\"plots\">\n<h2>Plots</h2>\n");
-        for c in &charts {
-            let _ = writeln!(h, "<figure class=\"plot\">{}</figure>", chart::svg(c));
+        for f in &figures {
+            let _ = writeln!(h, "<figure class=\"plot\">{f}</figure>");
         }
         h.push_str("</section>\n");
     }
