@@ -213,7 +213,7 @@ pub fn render_compare_html(c: &CompareReport) -> String {
     ));
     differences(&mut h, c);
     let mut chart = Chart::new(
-        "B/A of MB/s per point (1 = the same; the whiskers: 95% bootstrap interval)",
+        "B/A of MB/s per point (whiskers: its 95% bootstrap interval)",
         Axis::new("point", Scale::Linear, |v| format!("{v}")),
         Axis::new("B/A", Scale::Linear, |v| format!("{v:.2}")),
     );

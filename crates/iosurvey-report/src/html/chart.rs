@@ -159,6 +159,16 @@ const PALETTE: [RGBColor; 8] = [
 pub const WIDTH: u32 = 760;
 pub const HEIGHT: u32 = 420;
 
+/// Font sizes as plotters takes them: it writes each as 1/1.24 of this in
+/// the SVG, so that 15 is drawn at 12.1 px (the least, see
+/// [`super::drawn::MIN_FONT_PX`]), 16 at 12.9 and 20 at 16.1.
+const LABEL_FONT: f64 = 15.0;
+const AXIS_FONT: f64 = 16.0;
+const TITLE_FONT: f64 = 20.0;
+/// The right margin: half of the widest last x tick label (`100.00µs`,
+/// `p99.999`) at [`LABEL_FONT`], and a little.
+const RIGHT_MARGIN: u32 = 44;
+
 /// The chart as an SVG document of [`WIDTH`] × [`HEIGHT`].
 pub fn svg(chart: &Chart) -> String {
     let mut out = String::new();
@@ -168,7 +178,7 @@ pub fn svg(chart: &Chart) -> String {
         // A chart that fails to draw (plotters refuses an empty range)
         // leaves its frame and title: the page still says what is missing.
         if draw(&root, chart, &mut tips).is_err() {
-            let _ = root.titled(&clean(&chart.title), ("sans-serif", 16));
+            let _ = root.titled(&clean(&chart.title), ("sans-serif", TITLE_FONT));
         }
         let _ = root.present();
     }
@@ -295,8 +305,10 @@ fn draw<DB: DrawingBackend>(
     let xr = range(&chart.x, xs, categorical, 0.0);
     let yr = range(&chart.y, ys, false, top);
     let mut cc = ChartBuilder::on(root)
-        .caption(clean(&chart.title), ("sans-serif", 17))
+        .caption(clean(&chart.title), ("sans-serif", TITLE_FONT))
         .margin(12)
+        // Room for half the last x tick label, centred on the axis's end.
+        .margin_right(RIGHT_MARGIN)
         .x_label_area_size(48)
         .y_label_area_size(78)
         .build_cartesian_2d(xr.0..xr.1, yr.0..yr.1)?;
@@ -330,8 +342,8 @@ fn draw<DB: DrawingBackend>(
         .x_label_formatter(&x_label)
         .y_label_formatter(&y_label)
         .light_line_style(RGBColor(235, 235, 235))
-        .label_style(("sans-serif", 12))
-        .axis_desc_style(("sans-serif", 13))
+        .label_style(("sans-serif", LABEL_FONT))
+        .axis_desc_style(("sans-serif", AXIS_FONT))
         .draw()?;
 
     for (k, band) in chart.bands.iter().enumerate() {
@@ -452,7 +464,7 @@ fn draw<DB: DrawingBackend>(
             .position(SeriesLabelPosition::UpperRight)
             .background_style(WHITE.mix(0.85))
             .border_style(RGBColor(160, 160, 160))
-            .label_font(("sans-serif", 12))
+            .label_font(("sans-serif", LABEL_FONT))
             .draw()?;
     }
     Ok(())

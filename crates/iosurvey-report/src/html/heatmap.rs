@@ -113,13 +113,8 @@ pub(super) fn heatmap(cells: &[Cell], heat: &Heat) -> Option<String> {
         text(&mut s, x, bottom + 18.0, MIN_FONT_PX, "middle", "#000000", &sm.to_string());
     }
     let mid = LEFT + (WIDTH - LEFT - LEGEND) / 2.0;
-    text(&mut s, mid, bottom + 40.0, 13.0, "middle", "#000000", "outstanding small I/Os");
-    let _ = write!(
-        s,
-        "<text x=\"16\" y=\"{:.1}\" font-family=\"sans-serif\" font-size=\"13\" text-anchor=\"middle\" transform=\"rotate(-90 16 {:.1})\">outstanding large I/Os</text>",
-        TOP + CELL_H * large.len() as f64 / 2.0,
-        TOP + CELL_H * large.len() as f64 / 2.0
-    );
+    text(&mut s, mid, bottom + 40.0, 13.0, "middle", "#000000", "outstanding small I/Os (across), large I/Os (down)");
+    text(&mut s, 12.0, TOP - 8.0, MIN_FONT_PX, "start", "#000000", "large \\ small");
     legend(&mut s, heat, (lo, hi), bottom);
     s.push_str("</svg>");
     Some(s)

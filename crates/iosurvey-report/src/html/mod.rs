@@ -22,6 +22,7 @@ pub(crate) mod table;
 mod video;
 
 pub use chart::{svg, Axis, Band, Chart, Scale, Series, Style};
+pub use drawn::{text_width, MIN_FONT_PX};
 
 use crate::{format_ns, to_json};
 pub(crate) use chart::escape;

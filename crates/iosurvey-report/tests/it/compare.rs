@@ -42,7 +42,7 @@ fn point(size: u64, mb: u64, lat: u64, repeat: u32) -> PointReport {
 
 /// A run of `repeats` repeats of two sizes, the 4 KiB one at `mb[k]` MB/s
 /// in repeat k, the 64 KiB one always at 500.
-fn run(mb: &[u64], lat: u64) -> RunReport {
+pub(crate) fn run(mb: &[u64], lat: u64) -> RunReport {
     let mut points = Vec::new();
     for (k, &m) in mb.iter().enumerate() {
         points.push(point(4096, m, lat, k as u32));
