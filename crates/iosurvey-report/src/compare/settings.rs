@@ -20,7 +20,10 @@ pub struct SettingDiff {
 }
 
 /// The distinct values of `f` over the streams of `p`, in order, joined.
-fn streams(p: &PointReport, f: impl Fn(&iosurvey_model::document::StreamReport) -> String) -> String {
+fn streams(
+    p: &PointReport,
+    f: impl Fn(&iosurvey_model::document::StreamReport) -> String,
+) -> String {
     let mut seen: Vec<String> = Vec::new();
     for s in &p.streams {
         let v = f(s);
@@ -56,7 +59,10 @@ pub(crate) fn settings_of(r: &RunReport) -> Vec<(&'static str, String)> {
             ("engine", s.engine.to_string()),
             ("workers", s.workers.to_string()),
             ("direct", s.direct.to_string()),
-            ("time per point", opt(s.time_ns.map(|t| crate::format_ns(t as f64)))),
+            (
+                "time per point",
+                opt(s.time_ns.map(|t| crate::format_ns(t as f64))),
+            ),
             ("bytes per point", opt(s.bytes)),
             ("ramp", crate::format_ns(s.ramp_ns as f64)),
             ("sqpoll", s.sqpoll.to_string()),
@@ -85,7 +91,14 @@ pub(crate) fn settings_of(r: &RunReport) -> Vec<(&'static str, String)> {
             ),
         ]);
     }
-    out.push(("points", r.points.iter().filter(|p| p.repeat == 0).count().to_string()));
+    out.push((
+        "points",
+        r.points
+            .iter()
+            .filter(|p| p.repeat == 0)
+            .count()
+            .to_string(),
+    ));
     let h = &r.host;
     out.extend([
         ("host", h.hostname.clone()),

@@ -74,18 +74,34 @@ pub(super) fn heatmap(cells: &[Cell], heat: &Heat) -> Option<String> {
     // Large levels down, from the lowest at the top, as ORION's tables.
     for (j, l) in large.iter().enumerate() {
         let y = TOP + CELL_H * j as f64;
-        text(&mut s, LEFT - 8.0, y + CELL_H / 2.0 + 5.0, MIN_FONT_PX, "end", "#000000", &l.to_string());
+        text(
+            &mut s,
+            LEFT - 8.0,
+            y + CELL_H / 2.0 + 5.0,
+            MIN_FONT_PX,
+            "end",
+            "#000000",
+            &l.to_string(),
+        );
         for (i, sm) in small.iter().enumerate() {
             let x = LEFT + cell_w * i as f64;
             let Some(c) = shown.iter().find(|c| c.small == *sm && c.large == *l) else {
                 continue;
             };
             let (fill, words, ink) = match ((heat.figure)(c), &c.failed) {
-                (_, Some(why)) => ("#BBBBBB".to_string(), (FAILED.to_string(), why.clone()), "#000000"),
+                (_, Some(why)) => (
+                    "#BBBBBB".to_string(),
+                    (FAILED.to_string(), why.clone()),
+                    "#000000",
+                ),
                 (Some(v), None) => {
                     let t = at(v);
                     let ink = if t > 0.55 { "#FFFFFF" } else { "#000000" };
-                    (colour(t), (fmt_num(v), format!("{} {}", fmt_num(v), heat.unit)), ink)
+                    (
+                        colour(t),
+                        (fmt_num(v), format!("{} {}", fmt_num(v), heat.unit)),
+                        ink,
+                    )
                 }
                 (None, None) => continue,
             };
@@ -96,7 +112,15 @@ pub(super) fn heatmap(cells: &[Cell], heat: &Heat) -> Option<String> {
                 cell_w
             );
             if text_width(&words.0, MIN_FONT_PX) + 4.0 <= cell_w {
-                text(&mut s, x + cell_w / 2.0, y + CELL_H / 2.0 + 5.0, MIN_FONT_PX, "middle", ink, &words.0);
+                text(
+                    &mut s,
+                    x + cell_w / 2.0,
+                    y + CELL_H / 2.0 + 5.0,
+                    MIN_FONT_PX,
+                    "middle",
+                    ink,
+                    &words.0,
+                );
             }
             s.push_str("</g>");
         }
@@ -110,11 +134,35 @@ pub(super) fn heatmap(cells: &[Cell], heat: &Heat) -> Option<String> {
     let every = ((widest + 6.0) / cell_w).ceil().max(1.0) as usize;
     for (i, sm) in small.iter().enumerate().filter(|(i, _)| i % every == 0) {
         let x = LEFT + cell_w * (i as f64 + 0.5);
-        text(&mut s, x, bottom + 18.0, MIN_FONT_PX, "middle", "#000000", &sm.to_string());
+        text(
+            &mut s,
+            x,
+            bottom + 18.0,
+            MIN_FONT_PX,
+            "middle",
+            "#000000",
+            &sm.to_string(),
+        );
     }
     let mid = LEFT + (WIDTH - LEFT - LEGEND) / 2.0;
-    text(&mut s, mid, bottom + 40.0, 13.0, "middle", "#000000", "outstanding small I/Os (across), large I/Os (down)");
-    text(&mut s, 12.0, TOP - 8.0, MIN_FONT_PX, "start", "#000000", "large \\ small");
+    text(
+        &mut s,
+        mid,
+        bottom + 40.0,
+        13.0,
+        "middle",
+        "#000000",
+        "outstanding small I/Os (across), large I/Os (down)",
+    );
+    text(
+        &mut s,
+        12.0,
+        TOP - 8.0,
+        MIN_FONT_PX,
+        "start",
+        "#000000",
+        "large \\ small",
+    );
     legend(&mut s, heat, (lo, hi), bottom);
     s.push_str("</svg>");
     Some(s)
@@ -137,7 +185,15 @@ fn legend(s: &mut String, heat: &Heat, (lo, hi): (f64, f64), bottom: f64) {
             "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"18\" height=\"{h:.1}\" fill=\"{}\"/>",
             colour(t)
         );
-        text(s, x + 24.0, y + h / 2.0 + 4.0, MIN_FONT_PX, "start", "#000000", &fmt_num(v));
+        text(
+            s,
+            x + 24.0,
+            y + h / 2.0 + 4.0,
+            MIN_FONT_PX,
+            "start",
+            "#000000",
+            &fmt_num(v),
+        );
     }
 }
 

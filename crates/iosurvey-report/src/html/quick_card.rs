@@ -72,7 +72,11 @@ pub(super) fn card(r: &RunReport) -> Option<String> {
         .flatten()
         .map(|c| c.bytes_per_sec)
         .fold(0.0, f64::max);
-    let mut s = open(WIDTH, height, "The card: MB/s (10^6 bytes/s) and IOPS per test");
+    let mut s = open(
+        WIDTH,
+        height,
+        "The card: MB/s (10^6 bytes/s) and IOPS per test",
+    );
     for (k, (name, dir)) in [("Read", READ), ("Write", WRITE)].into_iter().enumerate() {
         let x = names + k as f64 * (col + GAP);
         text(&mut s, x, TOP - 12.0, 14.0, "start", dir, name);
@@ -86,7 +90,15 @@ pub(super) fn card(r: &RunReport) -> Option<String> {
         {
             let x = names + k as f64 * (col + GAP);
             let Some(c) = class else {
-                text(&mut s, x, y + 20.0, MIN_FONT_PX, "start", "#555555", "not run");
+                text(
+                    &mut s,
+                    x,
+                    y + 20.0,
+                    MIN_FONT_PX,
+                    "start",
+                    "#555555",
+                    "not run",
+                );
                 continue;
             };
             let len = if top > 0.0 {

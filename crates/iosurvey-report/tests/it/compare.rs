@@ -8,8 +8,8 @@ use iosurvey_model::document::{ClassReport, PointReport, RunReport, StreamTotals
 use iosurvey_model::params::PointParams;
 use iosurvey_model::{Op, Pattern};
 use iosurvey_report::compare::{
-    compare, compare_json, gate, render_compare_html, render_compare_text, CompareReport, CompareRow, Figure,
-    GateFigure, NoMatch,
+    compare, compare_json, gate, render_compare_html, render_compare_text, CompareReport,
+    CompareRow, Figure, GateFigure, NoMatch,
 };
 use iosurvey_stats::ClassStats;
 
@@ -301,7 +301,10 @@ fn blue_lines(page: &str) -> Vec<Vec<(f64, f64)>> {
 
 #[test]
 fn the_page_draws_each_ratio_with_its_interval_as_a_whisker() {
-    let c = compared(run(&[100, 102, 101, 99], 40_000), run(&[80, 81, 79, 82], 50_000));
+    let c = compared(
+        run(&[100, 102, 101, 99], 40_000),
+        run(&[80, 81, 79, 82], 50_000),
+    );
     let page = render_compare_html(&c);
     assert!(page.contains("whiskers: its 95% bootstrap interval"));
     let lines = blue_lines(&page);
@@ -361,7 +364,9 @@ fn the_settings_that_differ_are_listed_and_same_settings_said() {
     let page = render_compare_html(&c);
     assert!(!page.contains("same settings"));
     assert!(
-        page.contains("<tr><td>B1</td><td>kernel</td><td class=\"n\">6.0</td><td class=\"n\">6.1</td></tr>"),
+        page.contains(
+            "<tr><td>B1</td><td>kernel</td><td class=\"n\">6.0</td><td class=\"n\">6.1</td></tr>"
+        ),
         "{page}"
     );
     // And in the JSON, for scripts.

@@ -54,7 +54,12 @@ fn extent(n: &roxmltree::Node<'_, '_>) -> Vec<(f64, f64)> {
         Some("hanging" | "text-before-edge") => (y, y + 1.05 * px),
         _ => (y - 0.8 * px, y + 0.25 * px),
     };
-    let mut corners = vec![(left, top), (left + w, top), (left, bottom), (left + w, bottom)];
+    let mut corners = vec![
+        (left, top),
+        (left + w, top),
+        (left, bottom),
+        (left + w, bottom),
+    ];
     if let Some(r) = n
         .attribute("transform")
         .and_then(|t| t.strip_prefix("rotate("))
@@ -97,7 +102,11 @@ fn misfits(svg: &str) -> Vec<String> {
             out.push(format!("{t:?} at {px}px"));
         }
         for (x, y) in extent(&n) {
-            if x < vb[0] - 0.5 || x > vb[0] + vb[2] + 0.5 || y < vb[1] - 0.5 || y > vb[1] + vb[3] + 0.5 {
+            if x < vb[0] - 0.5
+                || x > vb[0] + vb[2] + 0.5
+                || y < vb[1] - 0.5
+                || y > vb[1] + vb[3] + 0.5
+            {
                 out.push(format!("{t:?} reaches ({x:.0}, {y:.0}), outside {vb:?}"));
                 break;
             }

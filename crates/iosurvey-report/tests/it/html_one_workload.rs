@@ -206,7 +206,10 @@ fn the_histogram_is_also_drawn_with_its_counts_on_a_log_axis() {
     // Whole powers of ten on the count axis, from 1 (the slow I/O) up.
     let ticks = texts(log);
     for power in ["1", "10", "100", "1000"] {
-        assert!(ticks.iter().any(|t| t == power), "{power} not a tick: {ticks:?}");
+        assert!(
+            ticks.iter().any(|t| t == power),
+            "{power} not a tick: {ticks:?}"
+        );
     }
     assert!(!texts(linear).iter().any(|t| t == "10"), "linear counts");
     // Every bin with I/O has its marker and tooltip; no empty bin has one
