@@ -174,7 +174,8 @@ pub fn svg(chart: &Chart) -> String {
     let mut out = String::new();
     let mut tips = String::new();
     {
-        let root = SVGBackend::with_string(&mut out, (WIDTH, HEIGHT)).into_drawing_area();
+        let height = HEIGHT + turned_labels(chart);
+        let root = SVGBackend::with_string(&mut out, (WIDTH, height)).into_drawing_area();
         // A chart that fails to draw (plotters refuses an empty range)
         // leaves its frame and title: the page still says what is missing.
         if draw(&root, chart, &mut tips).is_err() {
@@ -187,6 +188,35 @@ pub fn svg(chart: &Chart) -> String {
         None => out.push_str(&tips),
     }
     out
+}
+
+/// The x label area's height and the plot's left edge, as drawn.
+const X_LABELS: u32 = 48;
+const Y_LABELS: u32 = 78;
+const MARGIN: u32 = 12;
+
+/// The drawn size of a category's name on the x axis, in px.
+const LABEL_PX: f64 = LABEL_FONT / 1.24;
+
+/// Extra height for the names of a categorical x axis turned upright,
+/// when side by side they would overlap: the widest's length (0 when they
+/// fit side by side, and on other axes).
+fn turned_labels(chart: &Chart) -> u32 {
+    if chart.categories.is_empty() {
+        return 0;
+    }
+    let plot = f64::from(WIDTH - MARGIN - RIGHT_MARGIN - Y_LABELS);
+    let slot = plot / (chart.categories.len() as f64 + 0.2);
+    let widest = chart
+        .categories
+        .iter()
+        .map(|c| super::drawn::text_width(&clean(c), LABEL_PX))
+        .fold(0.0, f64::max);
+    if widest + 8.0 <= slot {
+        0
+    } else {
+        widest.ceil() as u32
+    }
 }
 
 /// The drawn range of an axis over `values` (already on the axis): whole
@@ -303,19 +333,26 @@ fn draw<DB: DrawingBackend>(
         0.05
     };
     let xr = range(&chart.x, xs, categorical, 0.0);
+    // Names of categories too long to stand side by side are drawn
+    // upright, below the axis, by hand (plotters centres every x label on
+    // its tick, so that a turned one would reach into the plot).
+    let turned = turned_labels(chart);
     let yr = range(&chart.y, ys, false, top);
     let mut cc = ChartBuilder::on(root)
         .caption(clean(&chart.title), ("sans-serif", TITLE_FONT))
-        .margin(12)
+        .margin(MARGIN)
         // Room for half the last x tick label, centred on the axis's end.
         .margin_right(RIGHT_MARGIN)
-        .x_label_area_size(48)
-        .y_label_area_size(78)
+        .x_label_area_size(X_LABELS + turned)
+        .y_label_area_size(Y_LABELS)
         .build_cartesian_2d(xr.0..xr.1, yr.0..yr.1)?;
     let (xs, ys) = (chart.x.scale, chart.y.scale);
     let (xf, yf) = (chart.x.fmt, chart.y.fmt);
     let cats = &chart.categories;
     let x_label = |t: &f64| -> String {
+        if turned > 0 {
+            return String::new();
+        }
         if categorical {
             let i = t.round();
             if (t - i).abs() < 1e-6 && i >= 0.0 {
@@ -345,6 +382,17 @@ fn draw<DB: DrawingBackend>(
         .label_style(("sans-serif", LABEL_FONT))
         .axis_desc_style(("sans-serif", AXIS_FONT))
         .draw()?;
+    if turned > 0 {
+        for (i, name) in cats.iter().enumerate() {
+            let (px, py) = cc.backend_coord(&(i as f64, yr.0));
+            let y = py + 8;
+            let _ = writeln!(
+                tips,
+                "<text x=\"{px}\" y=\"{y}\" dy=\"0.35em\" text-anchor=\"end\" font-family=\"sans-serif\" font-size=\"{LABEL_PX:.2}\" fill=\"#000000\" transform=\"rotate(-90, {px}, {y})\">{}</text>",
+                escape(name)
+            );
+        }
+    }
 
     for (k, band) in chart.bands.iter().enumerate() {
         let c = PALETTE[k % PALETTE.len()];

@@ -1,7 +1,8 @@
 //! Every page type, rendered from fixed results, keeps each text of each
 //! plot inside its SVG (no clipped last tick label, no y label past the
-//! left edge) and writes none smaller than the minimum font size: at the
-//! page's default width a plot is drawn at its own size, one unit a pixel.
+//! left edge), apart from the texts beside it on its line (tick labels),
+//! and writes none smaller than the minimum font size: at the page's
+//! default width a plot is drawn at its own size, one unit a pixel.
 //! Text extents are taken conservatively (see `text_width`); the Chromium
 //! test measures the same in the browser.
 
@@ -92,6 +93,24 @@ fn misfits(svg: &str) -> Vec<String> {
         .map(num)
         .collect();
     let mut out = Vec::new();
+    // Texts on one line (one baseline, not turned) must not overlap: tick
+    // labels side by side.
+    let mut rows: Vec<(f64, f64, f64, String)> = Vec::new();
+    for n in doc.descendants().filter(|n| n.has_tag_name("text")) {
+        let t = n.text().unwrap_or_default().trim();
+        if t.is_empty() || n.attribute("transform").is_some() {
+            continue;
+        }
+        let c = extent(&n);
+        rows.push((c[2].1, c[0].0, c[1].0, t.to_string()));
+    }
+    for (i, a) in rows.iter().enumerate() {
+        for b in &rows[i + 1..] {
+            if (a.0 - b.0).abs() < 1.0 && a.1 < b.2 - 0.5 && b.1 < a.2 - 0.5 {
+                out.push(format!("{:?} and {:?} overlap", a.3, b.3));
+            }
+        }
+    }
     for n in doc.descendants().filter(|n| n.has_tag_name("text")) {
         let t = n.text().unwrap_or_default().trim();
         if t.is_empty() {
@@ -190,8 +209,14 @@ fn a_text_past_the_edge_or_too_small_is_found() {
                <text x=\"10\" y=\"40\" font-size=\"9\">a</text>\
                <text x=\"95\" y=\"20\" font-size=\"12\" text-anchor=\"end\">ok</text></svg>";
     let m = misfits(svg);
-    assert_eq!(m.len(), 2, "{m:?}");
-    assert!(m[0].contains("\"1000\" reaches") && m[1].contains("at 9px"));
+    assert_eq!(
+        m,
+        [
+            "\"1000\" and \"ok\" overlap",
+            "\"1000\" reaches (120, 10), outside [0.0, 0.0, 100.0, 50.0]",
+            "\"a\" at 9px"
+        ]
+    );
     // Turned a quarter round its anchor: a y axis title reaches down.
     let turned = "<svg viewBox=\"0 0 100 50\" xmlns=\"http://www.w3.org/2000/svg\">\
                   <text x=\"20\" y=\"40\" font-size=\"12\" transform=\"rotate(90, 20, 40)\">abcdef</text></svg>";
