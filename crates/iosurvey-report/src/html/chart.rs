@@ -161,7 +161,7 @@ pub const HEIGHT: u32 = 420;
 
 /// Font sizes as plotters takes them: it writes each as 1/1.24 of this in
 /// the SVG, so that 15 is drawn at 12.1 px (the least, see
-/// [`super::drawn::MIN_FONT_PX`]), 16 at 12.9 and 20 at 16.1.
+/// [`super::text_size::MIN_FONT_PX`]), 16 at 12.9 and 20 at 16.1.
 const LABEL_FONT: f64 = 15.0;
 const AXIS_FONT: f64 = 16.0;
 const TITLE_FONT: f64 = 20.0;
@@ -210,7 +210,7 @@ fn turned_labels(chart: &Chart) -> u32 {
     let widest = chart
         .categories
         .iter()
-        .map(|c| super::drawn::text_width(&clean(c), LABEL_PX))
+        .map(|c| super::text_size::text_width(&clean(c), LABEL_PX))
         .fold(0.0, f64::max);
     if widest + 8.0 <= slot {
         0

@@ -5,8 +5,9 @@
 //! cell's tooltip. A failed cell says FAILED; a cell not run is left
 //! blank.
 
-use super::drawn::{open, text, text_width, MIN_FONT_PX};
+use super::drawn::{open, text};
 use super::run::fmt_num;
+use super::text_size::{text_width, MIN_FONT_PX};
 use crate::matrix::{Cell, FAILED};
 use std::fmt::Write as _;
 
@@ -173,13 +174,13 @@ pub(super) fn heatmap(cells: &[Cell], heat: &Heat) -> Option<String> {
 fn legend(s: &mut String, heat: &Heat, (lo, hi): (f64, f64), bottom: f64) {
     let x = WIDTH - LEGEND + 16.0;
     text(s, x, TOP - 6.0, MIN_FONT_PX, "start", "#000000", heat.unit);
-    let steps = 5;
-    let h = ((bottom - TOP) / steps as f64).clamp(14.0, 24.0);
+    let steps = 5u32;
+    let h = ((bottom - TOP) / f64::from(steps)).clamp(14.0, 24.0);
     for k in 0..steps {
         // The highest at the top.
-        let t = 1.0 - k as f64 / (steps - 1) as f64;
+        let t = 1.0 - f64::from(k) / f64::from(steps - 1);
         let v = lo + (hi - lo) * t;
-        let y = TOP + h * k as f64;
+        let y = TOP + h * f64::from(k);
         let _ = write!(
             s,
             "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"18\" height=\"{h:.1}\" fill=\"{}\"/>",

@@ -19,10 +19,11 @@ mod quick_card;
 mod run;
 mod survey;
 pub(crate) mod table;
+mod text_size;
 mod video;
 
 pub use chart::{svg, Axis, Band, Chart, Scale, Series, Style};
-pub use drawn::{text_width, MIN_FONT_PX};
+pub use text_size::{text_width, MIN_FONT_PX};
 
 use crate::{format_ns, to_json};
 pub(crate) use chart::escape;

@@ -3,8 +3,9 @@
 //! its write side by side, each bar as long as its MB/s and labelled with
 //! its MB/s and IOPS; each bar's tooltip adds the latency percentiles.
 
-use super::drawn::{open, text, text_width, MIN_FONT_PX};
+use super::drawn::{open, text};
 use super::run::fmt_ns;
+use super::text_size::{text_width, MIN_FONT_PX};
 use iosurvey_model::document::{ClassReport, RunReport};
 use iosurvey_model::{Op, PointParams};
 use std::fmt::Write as _;
