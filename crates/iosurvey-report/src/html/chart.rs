@@ -5,7 +5,7 @@
 //! invisible circle with an SVG `<title>`: the browser shows it as a
 //! tooltip, with no script.
 
-use plotters::coord::types::RangedCoordf64;
+use super::chart_marks::{markers, whiskers};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::fmt::Write as _;
@@ -436,7 +436,7 @@ fn draw<DB: DrawingBackend>(
         }
         let line = c.stroke_width(2);
         let marker = k % 4;
-        whiskers(&mut cc, s, c, on_x, on_y)?;
+        whiskers(&mut cc, &s.points, &s.whiskers, c, on_x, on_y)?;
         let anno = match s.style {
             Style::Line | Style::Curve => {
                 if s.style == Style::Line {
@@ -515,56 +515,6 @@ fn draw<DB: DrawingBackend>(
             .label_font(("sans-serif", LABEL_FONT))
             .draw()?;
     }
-    Ok(())
-}
-
-type Cartesian = Cartesian2d<RangedCoordf64, RangedCoordf64>;
-
-/// Each point's interval as a vertical whisker with a cap at either end,
-/// under its marker.
-fn whiskers<DB: DrawingBackend>(
-    cc: &mut ChartContext<'_, DB, Cartesian>,
-    s: &Series,
-    c: RGBColor,
-    on_x: impl Fn(f64) -> Option<f64>,
-    on_y: impl Fn(f64) -> Option<f64>,
-) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let style = c.stroke_width(2);
-    for (&(x, _), w) in s.points.iter().zip(&s.whiskers) {
-        let Some((lo, hi)) = *w else { continue };
-        let (Some(x), Some(lo), Some(hi)) = (on_x(x), on_y(lo), on_y(hi)) else {
-            continue;
-        };
-        cc.draw_series(std::iter::once(PathElement::new(
-            vec![(x, lo), (x, hi)],
-            style,
-        )))?;
-        for y in [lo, hi] {
-            cc.draw_series(std::iter::once(
-                EmptyElement::at((x, y)) + PathElement::new(vec![(-7, 0), (7, 0)], style),
-            ))?;
-        }
-    }
-    Ok(())
-}
-
-/// Marker `k` (circle, triangle, square, cross) of colour `c` at each of
-/// `pts`: shapes as well as colours tell the series apart in print.
-fn markers<DB: DrawingBackend>(
-    cc: &mut ChartContext<'_, DB, Cartesian>,
-    pts: &[(f64, f64, usize)],
-    k: usize,
-    c: RGBColor,
-) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let at = pts.iter().map(|p| (p.0, p.1));
-    match k {
-        0 => cc.draw_series(at.map(|p| Circle::new(p, 4, c.filled())))?,
-        1 => cc.draw_series(at.map(|p| TriangleMarker::new(p, 5, c.filled())))?,
-        2 => cc.draw_series(
-            at.map(|p| EmptyElement::at(p) + Rectangle::new([(-4, -4), (4, 4)], c.filled())),
-        )?,
-        _ => cc.draw_series(at.map(|p| Cross::new(p, 4, c.stroke_width(2))))?,
-    };
     Ok(())
 }
 

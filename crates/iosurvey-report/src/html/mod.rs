@@ -7,6 +7,7 @@
 //! Like every presenter, a pure function of the report.
 
 mod chart;
+mod chart_marks;
 mod diskperf;
 mod drawn;
 mod heatmap;
