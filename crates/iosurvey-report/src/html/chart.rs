@@ -198,9 +198,31 @@ const MARGIN: u32 = 12;
 /// The drawn size of a category's name on the x axis, in px.
 const LABEL_PX: f64 = LABEL_FONT / 1.24;
 
+/// The longest a name turned upright is drawn, in px; a longer one is
+/// cut short with `…` (its tooltip has it whole).
+const TURNED_MAX: f64 = 220.0;
+
+/// `name` cut to be drawn in at most [`TURNED_MAX`].
+fn shortened(name: &str) -> String {
+    let width = |s: &str| super::text_size::text_width(s, LABEL_PX);
+    if width(name) <= TURNED_MAX {
+        return name.to_string();
+    }
+    let mut out = String::new();
+    for c in name.chars() {
+        out.push(c);
+        if width(&out) + width("…") > TURNED_MAX {
+            out.pop();
+            break;
+        }
+    }
+    out.push('…');
+    out
+}
+
 /// Extra height for the names of a categorical x axis turned upright,
-/// when side by side they would overlap: the widest's length (0 when they
-/// fit side by side, and on other axes).
+/// when side by side they would overlap: the widest's length, at most
+/// [`TURNED_MAX`] (0 when they fit side by side, and on other axes).
 fn turned_labels(chart: &Chart) -> u32 {
     if chart.categories.is_empty() {
         return 0;
@@ -215,7 +237,7 @@ fn turned_labels(chart: &Chart) -> u32 {
     if widest + 8.0 <= slot {
         0
     } else {
-        widest.ceil() as u32
+        widest.min(TURNED_MAX).ceil() as u32
     }
 }
 
@@ -388,7 +410,8 @@ fn draw<DB: DrawingBackend>(
             let y = py + 8;
             let _ = writeln!(
                 tips,
-                "<text x=\"{px}\" y=\"{y}\" dy=\"0.35em\" text-anchor=\"end\" font-family=\"sans-serif\" font-size=\"{LABEL_PX:.2}\" fill=\"#000000\" transform=\"rotate(-90, {px}, {y})\">{}</text>",
+                "<text x=\"{px}\" y=\"{y}\" dy=\"0.35em\" text-anchor=\"end\" font-family=\"sans-serif\" font-size=\"{LABEL_PX:.2}\" fill=\"#000000\" transform=\"rotate(-90, {px}, {y})\">{}<title>{}</title></text>",
+                escape(&shortened(name)),
                 escape(name)
             );
         }
@@ -577,6 +600,31 @@ mod tests {
         );
         assert_eq!(Scale::Log2.to_axis(0.0), None);
         assert_eq!(Scale::Log2.to_axis(4096.0), Some(12.0));
+    }
+
+    #[test]
+    fn names_too_long_for_their_place_are_turned_upright_and_cut_short() {
+        let mut c = Chart::new(
+            "t",
+            Axis::new("x", Scale::Linear, |v| v.to_string()),
+            Axis::new("y", Scale::Linear, |v| v.to_string()),
+        );
+        c.categories = vec!["a".into(), "b".into()];
+        c.series
+            .push(Series::new("s", Style::Bars, vec![(0.0, 1.0), (1.0, 2.0)]));
+        assert_eq!(turned_labels(&c), 0, "short names stand side by side");
+        assert!(!svg(&c).contains("rotate(-90"));
+        let long = "randread bs=4KiB qd=16 workers=1 | randread bs=4KiB qd=1 workers=16";
+        c.categories = vec![long.into(), "b".into()];
+        assert_eq!(turned_labels(&c), TURNED_MAX as u32);
+        let drawn = svg(&c);
+        roxmltree::Document::parse(&drawn).expect("XML");
+        assert_eq!(drawn.matches("rotate(-90").count(), 2, "{drawn}");
+        assert!(drawn.contains(&format!("<title>{long}</title>")));
+        let cut = shortened(long);
+        assert!(cut.ends_with('…') && cut.len() < long.len(), "{cut}");
+        assert!(drawn.contains(&format!(">{cut}<title>")));
+        assert!(drawn.contains(&format!("height=\"{}\"", HEIGHT + TURNED_MAX as u32)));
     }
 
     #[test]
