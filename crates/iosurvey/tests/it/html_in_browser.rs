@@ -210,31 +210,42 @@ fn check_page(mode: &str, page_path: &Path, plots: usize) {
     assert!(colours >= 4, "{mode}: the screenshot has {colours} colours");
 
     // The mode's first plot alone, as the browser draws it.
-    let first = dir.join(format!("{mode}-plot.html"));
+    plot_alone(mode, dir, found[0]);
+}
+
+/// `svg` alone, as the browser draws it at its own size: not blank, and
+/// with `UPDATE_SCREENSHOTS` set, written to `docs/html-NAME.png`.
+fn plot_alone(name: &str, dir: &Path, svg: &str) {
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    let size = |a: &str| -> u32 {
+        doc.root_element()
+            .attribute(a)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{name}: an SVG without its {a}"))
+    };
+    let (w, h) = (size("width"), size("height"));
+    let page = dir.join(format!("{name}-plot.html"));
     std::fs::write(
-        &first,
-        format!(
-            "<!DOCTYPE html><html><body style=\"margin:0\">{}</body></html>",
-            found[0]
-        ),
+        &page,
+        format!("<!DOCTYPE html><html><body style=\"margin:0\">{svg}</body></html>"),
     )
     .unwrap();
-    let plot_png = dir.join(format!("{mode}-plot.png"));
+    let plot_png = dir.join(format!("{name}-plot.png"));
     let out = chromium(&[
-        "--window-size=760,420",
+        &format!("--window-size={w},{h}"),
         &format!("--screenshot={}", plot_png.display()),
-        &format!("file://{}", first.display()),
+        &format!("file://{}", page.display()),
     ]);
     assert!(out.status.success());
     let (inked, all, _) = ink(&plot_png);
     assert!(
         inked * 20 > all,
-        "{mode}: the first plot is nearly blank ({inked} of {all})"
+        "{name}: the plot is nearly blank ({inked} of {all})"
     );
     if std::env::var_os("UPDATE_SCREENSHOTS").is_some() {
         let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs");
         std::fs::create_dir_all(&docs).unwrap();
-        std::fs::copy(&plot_png, docs.join(format!("html-{mode}.png"))).unwrap();
+        std::fs::copy(&plot_png, docs.join(format!("html-{name}.png"))).unwrap();
     }
 }
 
@@ -345,6 +356,13 @@ fn every_mode_writes_a_page_the_browser_draws() {
         // Three plots and three heatmaps.
         6,
     );
+    // The first heatmap of the grid, drawn too.
+    let page = std::fs::read_to_string(d.join("matrix.html")).unwrap();
+    let heat = svgs(&page)
+        .into_iter()
+        .find(|s| s.contains("Small IOPS (reads + writes) by load"))
+        .expect("the IOPS heatmap");
+    plot_alone("matrix-heatmap", d, heat);
     let page = std::fs::read_to_string(d.join("diskperf.html")).unwrap();
     assert!(
         page.contains("x real time at 24 fps (4 KiB a frame"),
