@@ -7,15 +7,18 @@
 //! [`MIN_REPEATS`] repeats a side. Latency percentiles come from the merged
 //! histograms of all repeats; their significance from each repeat's own.
 //! The gate (`--fail-if-slower`) is in [`gate`], the matching of points
-//! in `matching`, the text, JSON and page in `render`.
+//! in `matching`, the settings that differ in `settings`, the text, JSON
+//! and page in `render`.
 
 mod gate;
 mod matching;
 mod render;
+mod settings;
 
 pub use gate::{gate, GateFigure, GateReport};
 pub use matching::NoMatch;
 pub use render::{compare_json, render_compare_html, render_compare_text};
+pub use settings::SettingDiff;
 
 use iosurvey_model::document::{ClassReport, PointReport, RunReport};
 use iosurvey_stats::significance::{mann_whitney, median, median_ci, median_ratio_ci, MIN_REPEATS};
@@ -37,7 +40,7 @@ const BOOTSTRAP_ROUNDS: usize = 2000;
 pub const HEADLINE_IOPS_BELOW: f64 = 65536.0;
 
 /// A figure compared, named in JSON as in the text.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum Figure {
     #[serde(rename = "MB/s")]
     Mbps,
@@ -74,7 +77,7 @@ impl std::fmt::Display for Figure {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CompareReport {
     pub compare_version: u32,
     /// The runs, the first being the baseline (A) the others are compared
@@ -84,9 +87,13 @@ pub struct CompareReport {
     /// What `--fail-if-slower` judged, when it was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate: Option<GateReport>,
+    /// The settings (workload, targets, host, version) in which each run
+    /// compared differs from the first; empty when none do.
+    #[serde(default)]
+    pub differences: Vec<SettingDiff>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunRef {
     /// As given on the command line.
     pub name: String,
@@ -96,7 +103,7 @@ pub struct RunRef {
     pub repeats: u32,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CompareRow {
     /// The point, as its label names it.
     pub point: String,
@@ -131,7 +138,7 @@ pub struct CompareRow {
     pub p_holm: Option<f64>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Side {
     /// One value per repeat.
     pub values: Vec<f64>,
@@ -283,6 +290,12 @@ pub fn compare(names: &[String], runs: &[RunReport]) -> Result<CompareReport, No
         runs: refs,
         rows,
         gate: None,
+        differences: runs
+            .iter()
+            .enumerate()
+            .skip(1)
+            .flat_map(|(i, b)| settings::differences(&runs[0], b, i))
+            .collect(),
     })
 }
 

@@ -169,6 +169,36 @@ pub fn json_schema() -> String {
     s
 }
 
+/// The JSON Schema of `iosurvey compare --output json` (and `--json`),
+/// generated from [`crate::compare::CompareReport`] like [`json_schema`]
+/// and checked in beside it as `schema/compare-report.schema.json`.
+pub fn compare_json_schema() -> String {
+    use crate::compare::{CompareReport, COMPARE_VERSION};
+    let schema = schemars::generate::SchemaSettings::draft2020_12()
+        .into_generator()
+        .into_root_schema_for::<CompareReport>();
+    let mut schema = schema.to_value();
+    close(&mut schema, false);
+    if let Some(root) = schema.as_object_mut() {
+        root.insert(
+            "$id".into(),
+            format!("https://iosurvey.invalid/schema/compare-report.v{COMPARE_VERSION}.json")
+                .into(),
+        );
+        root.insert(
+            "title".into(),
+            format!("iosurvey compare report, compare_version {COMPARE_VERSION}").into(),
+        );
+        root.insert(
+            "description".into(),
+            "Runs compared with the first (A), point by point: medians over the repeats with their intervals, B/A with a bootstrap interval, a Mann-Whitney p-value and a verdict per row; the settings that differ; the gate when asked. Generated from the compare types.".into(),
+        );
+    }
+    let mut s = serde_json::to_string_pretty(&schema).expect("a schema always serialises");
+    s.push('\n');
+    s
+}
+
 /// Closes every object schema that lists its properties, so that a
 /// property the types do not have is refused. An object that also has
 /// `oneOf`/`anyOf`/`allOf` branches (a flattened enum, such as an array's

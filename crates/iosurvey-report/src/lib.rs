@@ -27,8 +27,8 @@ pub use card::render_card;
 pub use csv_table::render_csv;
 pub use html::{embedded_json, render_html};
 pub use json::{
-    from_json, json_head, json_point, json_schema, to_json, FIRST_SCHEMA_VERSION, JSON_TAIL, MODES,
-    SCHEMA_VERSION,
+    compare_json_schema, from_json, json_head, json_point, json_schema, to_json,
+    FIRST_SCHEMA_VERSION, JSON_TAIL, MODES, SCHEMA_VERSION,
 };
 pub use ranks::render_ranks;
 pub use text::{format_ns, format_rate, render_text, TextOptions};

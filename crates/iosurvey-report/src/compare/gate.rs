@@ -47,7 +47,7 @@ impl GateFigure {
 }
 
 /// What the gate judged and found.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GateReport {
     /// The figures judged, as `--gate` names them.
     pub figures: Vec<String>,

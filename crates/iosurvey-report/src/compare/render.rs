@@ -153,8 +153,37 @@ pub fn compare_json(c: &CompareReport) -> String {
     s
 }
 
-/// The comparison as a self-contained HTML page: the table, and a chart of
-/// each point's MB/s ratio with its interval.
+/// The settings in which each run differs from A, as a table, or a line
+/// saying that none do.
+fn differences(h: &mut String, c: &CompareReport) {
+    h.push_str("<section id=\"differences\">\n<h2>Settings that differ</h2>\n");
+    if c.differences.is_empty() {
+        h.push_str("<p>None: same settings, host and version.</p>\n");
+    } else {
+        let rows: Vec<Vec<String>> = c
+            .differences
+            .iter()
+            .map(|d| {
+                vec![
+                    format!("B{}", d.run),
+                    d.setting.clone(),
+                    d.a.clone(),
+                    d.b.clone(),
+                ]
+            })
+            .collect();
+        h.push_str(&crate::html::table::table(
+            "What B ran otherwise than A: a difference in the figures may come from these",
+            &["run", "setting", "A", "B"],
+            &rows,
+        ));
+    }
+    h.push_str("</section>\n");
+}
+
+/// The comparison as a self-contained HTML page: the runs, the settings
+/// that differ, a chart of each point's MB/s ratio with its interval as a
+/// whisker, and the table.
 pub fn render_compare_html(c: &CompareReport) -> String {
     let mut h = String::new();
     let _ = write!(
@@ -182,8 +211,9 @@ pub fn render_compare_html(c: &CompareReport) -> String {
         &["", "report", "mode", "started", "host", "repeats"],
         &runs,
     ));
+    differences(&mut h, c);
     let mut chart = Chart::new(
-        "B/A of MB/s per point (1 = the same; the whiskers: 95% bootstrap interval)",
+        "B/A of MB/s per point (whiskers: its 95% bootstrap interval)",
         Axis::new("point", Scale::Linear, |v| format!("{v}")),
         Axis::new("B/A", Scale::Linear, |v| format!("{v:.2}")),
     );
@@ -213,15 +243,8 @@ pub fn render_compare_html(c: &CompareReport) -> String {
             })
             .collect(),
     );
+    s.whiskers = mb.iter().map(|r| r.ratio_ci).collect();
     chart.series.push(s);
-    chart.bands.push(crate::html::Band {
-        name: "95% interval".into(),
-        points: mb
-            .iter()
-            .enumerate()
-            .filter_map(|(i, r)| r.ratio_ci.map(|(lo, hi)| (i as f64, lo, hi)))
-            .collect(),
-    });
     chart.hlines.push((1.0, "the same".into()));
     if chart.has_data() {
         let _ = writeln!(

@@ -5,7 +5,7 @@
 //! invisible circle with an SVG `<title>`: the browser shows it as a
 //! tooltip, with no script.
 
-use plotters::coord::types::RangedCoordf64;
+use super::chart_marks::{markers, whiskers};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::fmt::Write as _;
@@ -85,6 +85,9 @@ pub struct Series {
     pub style: Style,
     /// A tooltip per point; the default says the series, x and y.
     pub tips: Option<Vec<String>>,
+    /// An interval per point (low, high), drawn as a whisker through it;
+    /// `None` where the point has none.
+    pub whiskers: Vec<Option<(f64, f64)>>,
 }
 
 impl Series {
@@ -94,6 +97,7 @@ impl Series {
             points,
             style,
             tips: None,
+            whiskers: Vec::new(),
         }
     }
 }
@@ -155,16 +159,27 @@ const PALETTE: [RGBColor; 8] = [
 pub const WIDTH: u32 = 760;
 pub const HEIGHT: u32 = 420;
 
+/// Font sizes as plotters takes them: it writes each as 1/1.24 of this in
+/// the SVG, so that 15 is drawn at 12.1 px (the least, see
+/// [`super::text_size::MIN_FONT_PX`]), 16 at 12.9 and 20 at 16.1.
+const LABEL_FONT: f64 = 15.0;
+const AXIS_FONT: f64 = 16.0;
+const TITLE_FONT: f64 = 20.0;
+/// The right margin: half of the widest last x tick label (`100.00µs`,
+/// `p99.999`) at [`LABEL_FONT`], and a little.
+const RIGHT_MARGIN: u32 = 44;
+
 /// The chart as an SVG document of [`WIDTH`] × [`HEIGHT`].
 pub fn svg(chart: &Chart) -> String {
     let mut out = String::new();
     let mut tips = String::new();
     {
-        let root = SVGBackend::with_string(&mut out, (WIDTH, HEIGHT)).into_drawing_area();
+        let height = HEIGHT + turned_labels(chart);
+        let root = SVGBackend::with_string(&mut out, (WIDTH, height)).into_drawing_area();
         // A chart that fails to draw (plotters refuses an empty range)
         // leaves its frame and title: the page still says what is missing.
         if draw(&root, chart, &mut tips).is_err() {
-            let _ = root.titled(&clean(&chart.title), ("sans-serif", 16));
+            let _ = root.titled(&clean(&chart.title), ("sans-serif", TITLE_FONT));
         }
         let _ = root.present();
     }
@@ -173,6 +188,57 @@ pub fn svg(chart: &Chart) -> String {
         None => out.push_str(&tips),
     }
     out
+}
+
+/// The x label area's height and the plot's left edge, as drawn.
+const X_LABELS: u32 = 48;
+const Y_LABELS: u32 = 78;
+const MARGIN: u32 = 12;
+
+/// The drawn size of a category's name on the x axis, in px.
+const LABEL_PX: f64 = LABEL_FONT / 1.24;
+
+/// The longest a name turned upright is drawn, in px; a longer one is
+/// cut short with `…` (its tooltip has it whole).
+const TURNED_MAX: f64 = 220.0;
+
+/// `name` cut to be drawn in at most [`TURNED_MAX`].
+fn shortened(name: &str) -> String {
+    let width = |s: &str| super::text_size::text_width(s, LABEL_PX);
+    if width(name) <= TURNED_MAX {
+        return name.to_string();
+    }
+    let mut out = String::new();
+    for c in name.chars() {
+        out.push(c);
+        if width(&out) + width("…") > TURNED_MAX {
+            out.pop();
+            break;
+        }
+    }
+    out.push('…');
+    out
+}
+
+/// Extra height for the names of a categorical x axis turned upright,
+/// when side by side they would overlap: the widest's length, at most
+/// [`TURNED_MAX`] (0 when they fit side by side, and on other axes).
+fn turned_labels(chart: &Chart) -> u32 {
+    if chart.categories.is_empty() {
+        return 0;
+    }
+    let plot = f64::from(WIDTH - MARGIN - RIGHT_MARGIN - Y_LABELS);
+    let slot = plot / (chart.categories.len() as f64 + 0.2);
+    let widest = chart
+        .categories
+        .iter()
+        .map(|c| super::text_size::text_width(&clean(c), LABEL_PX))
+        .fold(0.0, f64::max);
+    if widest + 8.0 <= slot {
+        0
+    } else {
+        widest.min(TURNED_MAX).ceil() as u32
+    }
 }
 
 /// The drawn range of an axis over `values` (already on the axis): whole
@@ -266,6 +332,12 @@ fn draw<DB: DrawingBackend>(
         .flat_map(|s| s.points.iter().map(|p| p.1))
         .chain(
             chart
+                .series
+                .iter()
+                .flat_map(|s| s.whiskers.iter().flatten().flat_map(|w| [w.0, w.1])),
+        )
+        .chain(
+            chart
                 .bands
                 .iter()
                 .flat_map(|b| b.points.iter().flat_map(|p| [p.1, p.2])),
@@ -283,17 +355,26 @@ fn draw<DB: DrawingBackend>(
         0.05
     };
     let xr = range(&chart.x, xs, categorical, 0.0);
+    // Names of categories too long to stand side by side are drawn
+    // upright, below the axis, by hand (plotters centres every x label on
+    // its tick, so that a turned one would reach into the plot).
+    let turned = turned_labels(chart);
     let yr = range(&chart.y, ys, false, top);
     let mut cc = ChartBuilder::on(root)
-        .caption(clean(&chart.title), ("sans-serif", 17))
-        .margin(12)
-        .x_label_area_size(48)
-        .y_label_area_size(78)
+        .caption(clean(&chart.title), ("sans-serif", TITLE_FONT))
+        .margin(MARGIN)
+        // Room for half the last x tick label, centred on the axis's end.
+        .margin_right(RIGHT_MARGIN)
+        .x_label_area_size(X_LABELS + turned)
+        .y_label_area_size(Y_LABELS)
         .build_cartesian_2d(xr.0..xr.1, yr.0..yr.1)?;
     let (xs, ys) = (chart.x.scale, chart.y.scale);
     let (xf, yf) = (chart.x.fmt, chart.y.fmt);
     let cats = &chart.categories;
     let x_label = |t: &f64| -> String {
+        if turned > 0 {
+            return String::new();
+        }
         if categorical {
             let i = t.round();
             if (t - i).abs() < 1e-6 && i >= 0.0 {
@@ -320,9 +401,21 @@ fn draw<DB: DrawingBackend>(
         .x_label_formatter(&x_label)
         .y_label_formatter(&y_label)
         .light_line_style(RGBColor(235, 235, 235))
-        .label_style(("sans-serif", 12))
-        .axis_desc_style(("sans-serif", 13))
+        .label_style(("sans-serif", LABEL_FONT))
+        .axis_desc_style(("sans-serif", AXIS_FONT))
         .draw()?;
+    if turned > 0 {
+        for (i, name) in cats.iter().enumerate() {
+            let (px, py) = cc.backend_coord(&(i as f64, yr.0));
+            let y = py + 8;
+            let _ = writeln!(
+                tips,
+                "<text x=\"{px}\" y=\"{y}\" dy=\"0.35em\" text-anchor=\"end\" font-family=\"sans-serif\" font-size=\"{LABEL_PX:.2}\" fill=\"#000000\" transform=\"rotate(-90, {px}, {y})\">{}<title>{}</title></text>",
+                escape(&shortened(name)),
+                escape(name)
+            );
+        }
+    }
 
     for (k, band) in chart.bands.iter().enumerate() {
         let c = PALETTE[k % PALETTE.len()];
@@ -366,6 +459,7 @@ fn draw<DB: DrawingBackend>(
         }
         let line = c.stroke_width(2);
         let marker = k % 4;
+        whiskers(&mut cc, &s.points, &s.whiskers, c, on_x, on_y)?;
         let anno = match s.style {
             Style::Line | Style::Curve => {
                 if s.style == Style::Line {
@@ -441,31 +535,9 @@ fn draw<DB: DrawingBackend>(
             .position(SeriesLabelPosition::UpperRight)
             .background_style(WHITE.mix(0.85))
             .border_style(RGBColor(160, 160, 160))
-            .label_font(("sans-serif", 12))
+            .label_font(("sans-serif", LABEL_FONT))
             .draw()?;
     }
-    Ok(())
-}
-
-type Cartesian = Cartesian2d<RangedCoordf64, RangedCoordf64>;
-
-/// Marker `k` (circle, triangle, square, cross) of colour `c` at each of
-/// `pts`: shapes as well as colours tell the series apart in print.
-fn markers<DB: DrawingBackend>(
-    cc: &mut ChartContext<'_, DB, Cartesian>,
-    pts: &[(f64, f64, usize)],
-    k: usize,
-    c: RGBColor,
-) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let at = pts.iter().map(|p| (p.0, p.1));
-    match k {
-        0 => cc.draw_series(at.map(|p| Circle::new(p, 4, c.filled())))?,
-        1 => cc.draw_series(at.map(|p| TriangleMarker::new(p, 5, c.filled())))?,
-        2 => cc.draw_series(
-            at.map(|p| EmptyElement::at(p) + Rectangle::new([(-4, -4), (4, 4)], c.filled())),
-        )?,
-        _ => cc.draw_series(at.map(|p| Cross::new(p, 4, c.stroke_width(2))))?,
-    };
     Ok(())
 }
 
@@ -528,6 +600,31 @@ mod tests {
         );
         assert_eq!(Scale::Log2.to_axis(0.0), None);
         assert_eq!(Scale::Log2.to_axis(4096.0), Some(12.0));
+    }
+
+    #[test]
+    fn names_too_long_for_their_place_are_turned_upright_and_cut_short() {
+        let mut c = Chart::new(
+            "t",
+            Axis::new("x", Scale::Linear, |v| v.to_string()),
+            Axis::new("y", Scale::Linear, |v| v.to_string()),
+        );
+        c.categories = vec!["a".into(), "b".into()];
+        c.series
+            .push(Series::new("s", Style::Bars, vec![(0.0, 1.0), (1.0, 2.0)]));
+        assert_eq!(turned_labels(&c), 0, "short names stand side by side");
+        assert!(!svg(&c).contains("rotate(-90"));
+        let long = "randread bs=4KiB qd=16 workers=1 | randread bs=4KiB qd=1 workers=16";
+        c.categories = vec![long.into(), "b".into()];
+        assert_eq!(turned_labels(&c), TURNED_MAX as u32);
+        let drawn = svg(&c);
+        roxmltree::Document::parse(&drawn).expect("XML");
+        assert_eq!(drawn.matches("rotate(-90").count(), 2, "{drawn}");
+        assert!(drawn.contains(&format!("<title>{long}</title>")));
+        let cut = shortened(long);
+        assert!(cut.ends_with('…') && cut.len() < long.len(), "{cut}");
+        assert!(drawn.contains(&format!(">{cut}<title>")));
+        assert!(drawn.contains(&format!("height=\"{}\"", HEIGHT + TURNED_MAX as u32)));
     }
 
     #[test]

@@ -1,14 +1,43 @@
-//! The `matrix` plots and tables (Oracle ORION): small IOPS and small
-//! latency against the small load, one line per large level; large MB/s
-//! against the large load, one line per small level; and ORION's three
-//! matrices. Every figure is a [`crate::matrix::Cell`], as the text and
+//! The `matrix` plots and tables (Oracle ORION): the grid as heatmaps;
+//! small IOPS and small latency against the small load, one line per large
+//! level; large MB/s against the large load, one line per small level; and
+//! ORION's three matrices. Every figure is a [`crate::matrix::Cell`], as the text and
 //! CSV presenters compute it.
 
 use super::chart::{Axis, Chart, Scale, Series, Style};
+use super::heatmap::{heatmap, Heat};
 use super::run::fmt_num;
 use super::video::fmt_whole;
 use crate::matrix::{cells, grid, Cell, Metric};
 use iosurvey_model::document::RunReport;
+
+/// The grid as heatmaps (SVG), one per figure that some cell holds.
+pub(super) fn heatmaps(r: &RunReport) -> Vec<String> {
+    let cells = cells(r);
+    [
+        Heat {
+            title: "Small IOPS (reads + writes) by load",
+            unit: "IOPS",
+            figure: |c| c.iops,
+            small: true,
+        },
+        Heat {
+            title: "Large MB/s (10^6 bytes/s) by load",
+            unit: "MB/s",
+            figure: |c| c.mbps,
+            small: false,
+        },
+        Heat {
+            title: "Mean small latency (µs) by load",
+            unit: "µs",
+            figure: |c| c.lat_us.map(|l| l[0]),
+            small: true,
+        },
+    ]
+    .iter()
+    .filter_map(|h| heatmap(&cells, h))
+    .collect()
+}
 
 pub(super) fn charts(r: &RunReport) -> Vec<Chart> {
     let cells = cells(r);

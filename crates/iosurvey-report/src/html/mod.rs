@@ -7,18 +7,24 @@
 //! Like every presenter, a pure function of the report.
 
 mod chart;
+mod chart_marks;
 mod diskperf;
+mod drawn;
+mod heatmap;
 pub mod history;
 mod matrix;
 mod modes;
 mod parallel;
 mod profile;
+mod quick_card;
 mod run;
 mod survey;
 pub(crate) mod table;
+mod text_size;
 mod video;
 
 pub use chart::{svg, Axis, Band, Chart, Scale, Series, Style};
+pub use text_size::{text_width, MIN_FONT_PX};
 
 use crate::{format_ns, to_json};
 pub(crate) use chart::escape;
@@ -49,11 +55,11 @@ pub fn render_html(report: &RunReport) -> String {
     // The mode's plots and tables show one run of the plan: the first
     // repeat of several (the others are in the tables below).
     let first = report.repeat(0);
-    let charts = modes::charts(&first);
-    if !charts.is_empty() {
+    let figures = modes::figures(&first);
+    if !figures.is_empty() {
         h.push_str("<section id=\"plots\">\n<h2>Plots</h2>\n");
-        for c in &charts {
-            let _ = writeln!(h, "<figure class=\"plot\">{}</figure>", chart::svg(c));
+        for f in &figures {
+            let _ = writeln!(h, "<figure class=\"plot\">{f}</figure>");
         }
         h.push_str("</section>\n");
     }

@@ -4,7 +4,7 @@ use super::chart::Chart;
 use iosurvey_model::document::RunReport;
 
 /// The mode's plots, in the order shown.
-pub(super) fn charts(r: &RunReport) -> Vec<Chart> {
+fn charts(r: &RunReport) -> Vec<Chart> {
     let charts = match r.mode.as_str() {
         "diskperf" => super::diskperf::charts(r),
         "parallel" => super::parallel::charts(r),
@@ -16,6 +16,20 @@ pub(super) fn charts(r: &RunReport) -> Vec<Chart> {
         _ => super::run::charts(r),
     };
     charts.into_iter().filter(Chart::has_data).collect()
+}
+
+/// The mode's figures as SVG, in the order shown: its plots, led by the
+/// quick card's bars and followed by the matrix's heatmaps.
+pub(super) fn figures(r: &RunReport) -> Vec<String> {
+    let mut out = Vec::new();
+    if r.mode == "quick" {
+        out.extend(super::quick_card::card(r));
+    }
+    out.extend(charts(r).iter().map(super::chart::svg));
+    if r.mode == "matrix" {
+        out.extend(super::matrix::heatmaps(r));
+    }
+    out
 }
 
 /// The mode's own tables (HTML), before the table of every point.

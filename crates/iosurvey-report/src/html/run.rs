@@ -1,6 +1,6 @@
 //! Plots of one workload (`run`, `quick`): latency percentiles on a nines
 //! axis, the rate and the latency per interval over time, and the latency
-//! histogram.
+//! histogram, its counts on a linear and on a log axis.
 
 use super::chart::{Axis, Chart, Scale, Series, Style};
 use iosurvey_model::document::{ClassReport, PointReport, RunReport, StreamReport};
@@ -8,13 +8,14 @@ use iosurvey_stats::{Histogram, IntervalSample};
 
 pub(super) fn charts(r: &RunReport) -> Vec<Chart> {
     let lines = class_lines(r);
-    vec![
+    let mut out = vec![
         percentiles(&lines),
         over_time(&lines, Rate::Bytes),
         over_time(&lines, Rate::Ops),
         latency_over_time(&lines),
-        histogram(&lines),
-    ]
+    ];
+    out.extend(histograms(&lines));
+    out
 }
 
 /// A class that did something, named for its point (when there are
@@ -233,35 +234,54 @@ fn latency_over_time(lines: &[Line<'_>]) -> Chart {
     c
 }
 
-fn histogram(lines: &[Line<'_>]) -> Chart {
-    let mut c = Chart::new(
+/// The latency histogram twice: I/Os on a linear axis, where the body of
+/// the distribution shows, and on a log axis, where the tail's few slow
+/// I/Os (a count of 1 beside 10^6) show too. Latency is on a log axis in
+/// both. Two plots, not a switch: the page runs no script.
+fn histograms(lines: &[Line<'_>]) -> [Chart; 2] {
+    let mut linear = Chart::new(
         "Latency histogram (10 bins per decade)",
         Axis::new("latency", Scale::Log10, fmt_ns),
         Axis::new("I/Os", Scale::Linear, fmt_num),
     );
+    let mut log = Chart::new(
+        "Latency histogram, I/Os on a log scale (the tail)",
+        Axis::new("latency", Scale::Log10, fmt_ns),
+        Axis::new("I/Os (log scale)", Scale::Log10, fmt_num),
+    );
     for l in lines {
-        // The lossless buckets, gathered into bins of a tenth of a decade.
-        let mut bins: Vec<(i64, u64)> = Vec::new();
-        for &[v, n] in &l.class.histogram.counts {
-            let b = ((v.max(1) as f64).log10() * 10.0).floor() as i64;
-            match bins.last_mut() {
-                Some((k, m)) if *k == b => *m += n,
-                _ => bins.push((b, n)),
-            }
-        }
-        // Empty bins between filled ones drawn at zero, not bridged.
-        let mut pts = Vec::new();
-        let mut last: Option<i64> = None;
-        for (b, n) in bins {
-            if let Some(prev) = last {
-                for gap in prev + 1..b {
-                    pts.push((10f64.powf((gap as f64 + 0.5) / 10.0), 0.0));
-                }
-            }
-            pts.push((10f64.powf((b as f64 + 0.5) / 10.0), n as f64));
-            last = Some(b);
-        }
-        c.series.push(Series::new(&l.name, Style::Line, pts));
+        let pts = bins(l.class);
+        // A bin with no I/O has no place on a log axis: left out, its
+        // neighbours' markers standing apart.
+        let filled = pts.iter().copied().filter(|p| p.1 > 0.0).collect();
+        linear.series.push(Series::new(&l.name, Style::Line, pts));
+        log.series.push(Series::new(&l.name, Style::Points, filled));
     }
-    c
+    [linear, log]
+}
+
+/// The lossless buckets of `class`, gathered into bins of a tenth of a
+/// decade, as (the bin's middle, I/Os); the empty bins between filled
+/// ones at zero.
+fn bins(class: &ClassReport) -> Vec<(f64, f64)> {
+    let mut bins: Vec<(i64, u64)> = Vec::new();
+    for &[v, n] in &class.histogram.counts {
+        let b = ((v.max(1) as f64).log10() * 10.0).floor() as i64;
+        match bins.last_mut() {
+            Some((k, m)) if *k == b => *m += n,
+            _ => bins.push((b, n)),
+        }
+    }
+    let mut pts = Vec::new();
+    let mut last: Option<i64> = None;
+    for (b, n) in bins {
+        if let Some(prev) = last {
+            for gap in prev + 1..b {
+                pts.push((10f64.powf((gap as f64 + 0.5) / 10.0), 0.0));
+            }
+        }
+        pts.push((10f64.powf((b as f64 + 0.5) / 10.0), n as f64));
+        last = Some(b);
+    }
+    pts
 }

@@ -8,8 +8,8 @@ use iosurvey_model::document::{ClassReport, PointReport, RunReport, StreamTotals
 use iosurvey_model::params::PointParams;
 use iosurvey_model::{Op, Pattern};
 use iosurvey_report::compare::{
-    compare, compare_json, gate, render_compare_text, CompareReport, CompareRow, Figure,
-    GateFigure, NoMatch,
+    compare, compare_json, gate, render_compare_html, render_compare_text, CompareReport,
+    CompareRow, Figure, GateFigure, NoMatch,
 };
 use iosurvey_stats::ClassStats;
 
@@ -42,7 +42,7 @@ fn point(size: u64, mb: u64, lat: u64, repeat: u32) -> PointReport {
 
 /// A run of `repeats` repeats of two sizes, the 4 KiB one at `mb[k]` MB/s
 /// in repeat k, the 64 KiB one always at 500.
-fn run(mb: &[u64], lat: u64) -> RunReport {
+pub(crate) fn run(mb: &[u64], lat: u64) -> RunReport {
     let mut points = Vec::new();
     for (k, &m) in mb.iter().enumerate() {
         points.push(point(4096, m, lat, k as u32));
@@ -274,4 +274,102 @@ fn runs_with_no_point_in_common_are_an_error_that_says_why() {
     }
     let err = compare(&["a.json".into(), "w.json".into()], &[a, w]).unwrap_err();
     assert!(matches!(err, NoMatch::Classes { .. }), "{err:?}");
+}
+
+/// The lines of the first series' colour in a page's plot, as their
+/// points.
+fn blue_lines(page: &str) -> Vec<Vec<(f64, f64)>> {
+    let start = page.find("<svg").expect("a plot");
+    let end = page[start..].find("</svg>").unwrap() + start + 6;
+    let doc = roxmltree::Document::parse(&page[start..end]).unwrap();
+    doc.descendants()
+        .filter(|n| n.has_tag_name("polyline") && n.attribute("stroke") == Some("#0072B2"))
+        // Not the legend's swatch, which is 3 wide.
+        .filter(|n| n.attribute("stroke-width") == Some("2"))
+        .map(|n| {
+            n.attribute("points")
+                .unwrap_or_default()
+                .split_whitespace()
+                .map(|p| {
+                    let (x, y) = p.split_once(',').unwrap();
+                    (x.parse().unwrap(), y.parse().unwrap())
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn the_page_draws_each_ratio_with_its_interval_as_a_whisker() {
+    let c = compared(
+        run(&[100, 102, 101, 99], 40_000),
+        run(&[80, 81, 79, 82], 50_000),
+    );
+    let page = render_compare_html(&c);
+    assert!(page.contains("whiskers: its 95% bootstrap interval"));
+    let lines = blue_lines(&page);
+    // A whisker per point: a vertical line and a cap at either end.
+    let vertical: Vec<&Vec<(f64, f64)>> = lines
+        .iter()
+        .filter(|l| l.len() == 2 && l[0].0 == l[1].0)
+        .collect();
+    assert_eq!(vertical.len(), 2, "{lines:?}");
+    let caps = lines
+        .iter()
+        .filter(|l| l.len() == 2 && l[0].1 == l[1].1 && l[0].0 != l[1].0)
+        .count();
+    assert_eq!(caps, 4, "{lines:?}");
+    // The 4 KiB point's ratio varies over its repeats: a whisker of some
+    // length; the 64 KiB point's is 1 in every repeat: none.
+    let len = |l: &Vec<(f64, f64)>| (l[0].1 - l[1].1).abs();
+    assert!(len(vertical[0]) > 5.0, "{vertical:?}");
+    assert_eq!(len(vertical[1]), 0.0, "{vertical:?}");
+    // Without enough repeats there is no interval, and no whisker.
+    let c = compared(run(&[100, 102], 40_000), run(&[80, 81], 50_000));
+    let page = render_compare_html(&c);
+    assert!(blue_lines(&page).iter().all(|l| l.len() != 2), "no whisker");
+}
+
+#[test]
+fn the_settings_that_differ_are_listed_and_same_settings_said() {
+    let a = run(&[100, 102, 101, 99], 40_000);
+    let c = compared(a.clone(), a.clone());
+    assert!(c.differences.is_empty());
+    let page = render_compare_html(&c);
+    assert!(page.contains("Settings that differ") && page.contains("same settings"));
+    let mut b = a.clone();
+    b.host.kernel = "6.1".into();
+    b.tool.version = "0.0.1-test".into();
+    for p in &mut b.points {
+        p.settings.workers = 4;
+        p.settings.engine = iosurvey_model::EngineKind::Uring;
+    }
+    let c = compared(a, b);
+    let got: Vec<(String, String, String)> = c
+        .differences
+        .iter()
+        .map(|d| (d.setting.clone(), d.a.clone(), d.b.clone()))
+        .collect();
+    let want = |s: &str, a: &str, b: &str| (s.to_string(), a.to_string(), b.to_string());
+    assert_eq!(
+        got,
+        [
+            want("engine", "sync", "uring"),
+            want("workers", "1", "4"),
+            want("kernel", "6.0", "6.1"),
+            want("version", "iosurvey 0.0.0-test", "iosurvey 0.0.1-test"),
+        ]
+    );
+    assert!(c.differences.iter().all(|d| d.run == 1));
+    let page = render_compare_html(&c);
+    assert!(!page.contains("same settings"));
+    assert!(
+        page.contains(
+            "<tr><td>B1</td><td>kernel</td><td class=\"n\">6.0</td><td class=\"n\">6.1</td></tr>"
+        ),
+        "{page}"
+    );
+    // And in the JSON, for scripts.
+    let v: serde_json::Value = serde_json::from_str(&compare_json(&c)).unwrap();
+    assert_eq!(v["differences"][2]["setting"], "kernel");
 }

@@ -222,7 +222,7 @@ fn diskperf_point(index: usize, bs: u64, col: usize, mb_per_s: f64) -> PointRepo
 
 /// Three sizes from 4 KiB, every column (or the reads only); the random
 /// write of 16 KiB fails.
-fn diskperf_report(write: bool) -> RunReport {
+pub(crate) fn diskperf_report(write: bool) -> RunReport {
     let mut points = Vec::new();
     for (row, figures) in DISKPERF.iter().enumerate() {
         for (col, &mb) in figures.iter().enumerate() {
@@ -389,7 +389,7 @@ fn parallel_point(index: usize, rates: &[(f64, u64)]) -> PointReport {
 
 /// 80 MB/s alone; the controller caps the sum near 240 MB/s, so the
 /// fourth device adds little: the knee.
-fn parallel_report() -> RunReport {
+pub(crate) fn parallel_report() -> RunReport {
     fixtures::run_report(
         "parallel",
         vec![
@@ -589,7 +589,7 @@ fn survey_point(index: usize, crg: u32, thr: u32, action: Op, ms: u64) -> PointR
 /// crg 1 and 2 by thr 1, 2 and 4, writes then reads; crg 2 thr 1 writes
 /// fail on one region, crg 2 thr 4 writes are skipped for memory and its
 /// reads interrupted.
-fn survey_report() -> RunReport {
+pub(crate) fn survey_report() -> RunReport {
     let sweep = [
         (1, 1, 128, 100),
         (1, 2, 100, 80),

@@ -174,7 +174,7 @@ fn matrix_point(index: usize, small: u32, large: u32) -> PointReport {
     }
 }
 
-fn matrix_report() -> RunReport {
+pub(crate) fn matrix_report() -> RunReport {
     let mut points = Vec::new();
     for large in [0, 1, 2] {
         for small in [0, 1, 2] {
@@ -189,7 +189,7 @@ fn matrix_report() -> RunReport {
 #[test]
 fn matrix_plots_iops_latency_and_mbps_one_line_per_level_of_the_other_load() {
     let (_, p) = plots(&matrix_report());
-    assert_eq!(p.len(), 3);
+    assert_eq!(p.len(), 6, "three plots, then three heatmaps");
     // Small IOPS: a line through small 1 and 2 for each large level.
     assert_eq!((p[0].lines.len(), p[0].lines_of(2)), (3, 3));
     assert!(p[0].tip("large=0: outstanding small I/Os 1, small IOPS (reads + writes) 200"));
@@ -203,6 +203,57 @@ fn matrix_plots_iops_latency_and_mbps_one_line_per_level_of_the_other_load() {
     assert!(p[2].tip("small=0: outstanding large I/Os 2, large MB/s (10^6 bytes/s) 154"));
     assert!(p[2].tip("small=2: outstanding large I/Os 1, large MB/s (10^6 bytes/s) 76.9"));
     assert!(p[0].text("outstanding small I/Os") && p[2].text("large MB/s (10^6 bytes/s)"));
+}
+
+/// The cells of a heatmap: (tooltip, fill) of each `<g>` that has one.
+fn heat_cells(svg: &str) -> Vec<(String, String)> {
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    doc.descendants()
+        .filter(|n| n.has_tag_name("g"))
+        .filter_map(|g| {
+            let tip = g.children().find(|n| n.has_tag_name("title"))?;
+            let rect = g.children().find(|n| n.has_tag_name("rect"))?;
+            Some((
+                tip.text().unwrap_or_default().to_string(),
+                rect.attribute("fill").unwrap_or_default().to_string(),
+            ))
+        })
+        .collect()
+}
+
+#[test]
+fn matrix_heatmaps_colour_each_cell_of_the_grid_by_its_figure() {
+    let (html, p) = plots(&matrix_report());
+    let heat = &svgs(&html)[3..];
+    assert_eq!(heat.len(), 3);
+    assert!(heat[0].contains("Small IOPS") && heat[1].contains("Large MB/s"));
+    assert!(heat[2].contains("Mean small latency"));
+    // Small IOPS: small 1 and 2 across, large 0 to 2 down; every cell
+    // written in it and in its tooltip, the highest darkest.
+    let iops = heat_cells(heat[0]);
+    assert_eq!(iops.len(), 6, "{iops:?}");
+    let fill = |cells: &[(String, String)], tip: &str| {
+        cells
+            .iter()
+            .find(|c| c.0 == tip)
+            .unwrap_or_else(|| panic!("no cell {tip}: {cells:?}"))
+            .1
+            .clone()
+    };
+    assert_eq!(fill(&iops, "small 2, large 0: 400 IOPS"), "#0072B2");
+    assert_eq!(fill(&iops, "small 1, large 2: 66.7 IOPS"), "#F0F7FC");
+    let mid = fill(&iops, "small 2, large 1: 200 IOPS");
+    assert!(mid != "#0072B2" && mid != "#F0F7FC", "{mid}");
+    for v in ["400", "200", "66.7", "133"] {
+        assert!(p[3].text(v), "{v} not written in its cell");
+    }
+    // The legend: the scale's ends with their figures.
+    assert!(p[3].text("IOPS") && p[3].text("66.7"));
+    assert!(p[3].text("outstanding small I/Os (across), large I/Os (down)"));
+    // Large MB/s: the cells that ran large I/O only (large 1 and 2).
+    let mbps = heat_cells(heat[1]);
+    assert_eq!(mbps.len(), 6, "{mbps:?}");
+    assert!(mbps.iter().all(|c| !c.0.contains("large 0")));
 }
 
 #[test]
@@ -267,7 +318,7 @@ fn reads(
     }
 }
 
-fn profile_report() -> RunReport {
+pub(crate) fn profile_report() -> RunReport {
     let mut points: Vec<PointReport> = RATES
         .iter()
         .enumerate()
@@ -416,7 +467,7 @@ fn video_point(
 
 /// 48 hd-422 frames read at 24 fps over 2 s, 20 ms each, but frames 10 to
 /// 12 skipped and frames 20 and 30 late after 200 ms.
-fn paced() -> RunReport {
+pub(crate) fn paced() -> RunReport {
     let interval = SEC / 24;
     let records = (0..48u64)
         .map(|i| {
@@ -446,7 +497,7 @@ fn paced() -> RunReport {
 
 /// 120 hd-4444 frames written unpaced over 12 s, ten ending in each second;
 /// frame times by frame number modulo 10 from 4 to 90 ms.
-fn unpaced() -> RunReport {
+pub(crate) fn unpaced() -> RunReport {
     const TIMES_MS: [u64; 10] = [4, 5, 6, 8, 12, 15, 25, 40, 60, 90];
     let records = (0..120u64)
         .map(|i| {

@@ -20,7 +20,7 @@ fn reads(intervals: usize, n: u64, base: u64) -> ClassStats {
     c
 }
 
-fn report() -> RunReport {
+pub(crate) fn report() -> RunReport {
     let elapsed = 4_000_000_000;
     let c = reads(4, 1000, 50_000);
     let class = ClassReport::new(&c, elapsed);
@@ -78,19 +78,26 @@ fn svgs(page: &str) -> Vec<String> {
 }
 
 #[test]
-fn a_run_has_its_four_plots_each_drawn_and_valid_xml() {
+fn a_run_has_its_five_plots_each_drawn_and_valid_xml() {
     let page = render_html(&report());
     let svgs = svgs(&page);
-    assert_eq!(svgs.len(), 4, "percentiles, MB/s, IOPS, histogram");
+    assert_eq!(
+        svgs.len(),
+        5,
+        "percentiles, MB/s, IOPS, histogram, histogram on a log scale"
+    );
     for (svg, title) in svgs.iter().zip([
         "Latency percentiles",
         "Throughput per interval",
         "IOPS per interval",
-        "Latency histogram",
+        "Latency histogram (10 bins",
+        "Latency histogram, I/Os on a log scale",
     ]) {
         assert!(svg.contains(title), "{title} missing");
-        assert!(svg.contains("<polyline"), "{title}: no line drawn");
         assert!(svg.contains("<title>"), "{title}: no tooltip");
+    }
+    for svg in &svgs[..4] {
+        assert!(svg.contains("<polyline"), "no line drawn: {svg}");
     }
     // 1,000 I/Os of 4 KiB in each 1 s interval: 4.096 MB/s and 1,000 IOPS.
     assert!(svgs[1].contains("MB/s 4.10</title>"), "{}", svgs[1]);
@@ -170,7 +177,50 @@ fn a_schema_version_1_report_renders_with_its_text_warnings() {
     let old: RunReport = serde_json::from_value(v).unwrap();
     let page = render_html(&old);
     assert!(page.contains("reads were served from the page cache"));
-    assert_eq!(svgs(&page).len(), 4);
+    assert_eq!(svgs(&page).len(), 5);
+}
+
+/// The text of every `<text>` of an SVG.
+fn texts(svg: &str) -> Vec<String> {
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    doc.descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .map(|n| n.text().unwrap_or_default().trim().to_string())
+        .collect()
+}
+
+#[test]
+fn the_histogram_is_also_drawn_with_its_counts_on_a_log_axis() {
+    // 4,000 reads of 50.000 to 50.999 µs, and one of 9 ms: on a linear
+    // axis the slow one is a bar of 1 beside 3,000; on a log axis it is a
+    // marker a fourth of the way up.
+    let mut r = report();
+    let mut c = reads(4, 1000, 50_000);
+    c.record(3, 4096, 9_000_000);
+    let class = ClassReport::new(&c, 4_000_000_000);
+    r.points[0].streams[0].read = class.clone();
+    r.points[0].total.read = class;
+    let svgs = svgs(&render_html(&r));
+    let (linear, log) = (&svgs[3], &svgs[4]);
+    assert!(log.contains("I/Os (log scale)"), "{log}");
+    // Whole powers of ten on the count axis, from 1 (the slow I/O) up.
+    let ticks = texts(log);
+    for power in ["1", "10", "100", "1000"] {
+        assert!(
+            ticks.iter().any(|t| t == power),
+            "{power} not a tick: {ticks:?}"
+        );
+    }
+    assert!(!texts(linear).iter().any(|t| t == "10"), "linear counts");
+    // Every bin with I/O has its marker and tooltip; no empty bin has one
+    // (there is no zero on a log axis).
+    let tips: Vec<&str> = log.matches("<title>").collect();
+    assert_eq!(tips.len(), 3, "two bins round 50 µs and one at 9 ms: {log}");
+    assert!(log.contains("I/Os (log scale) 1</title>"), "{log}");
+    assert!(
+        linear.matches("<title>").count() > tips.len(),
+        "the linear histogram draws its empty bins at zero"
+    );
 }
 
 #[test]

@@ -44,3 +44,30 @@ fn the_schema_refuses_a_property_the_types_do_not_have() {
     value["points"][0]["surprise"] = 1.into();
     assert!(!v.is_valid(&value), "an unknown property is refused");
 }
+
+const COMPARE_PATH: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../schema/compare-report.schema.json"
+);
+
+#[test]
+fn the_checked_in_compare_schema_is_the_one_the_compare_types_generate() {
+    let generated = iosurvey_report::compare_json_schema();
+    if std::env::var_os("UPDATE_SCHEMA").is_some() {
+        std::fs::write(COMPARE_PATH, &generated).unwrap();
+        return;
+    }
+    let checked_in = std::fs::read_to_string(COMPARE_PATH).unwrap();
+    assert!(
+        checked_in == generated,
+        "schema/compare-report.schema.json is not what the compare types generate: run \
+         `UPDATE_SCHEMA=1 cargo test -p iosurvey-report --test it schema`, review the diff, \
+         and bump COMPARE_VERSION unless it is a pure addition"
+    );
+    let schema: serde_json::Value = serde_json::from_str(&generated).unwrap();
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+    jsonschema::validator_for(&schema).unwrap();
+}

@@ -62,10 +62,92 @@ fn ink(png_path: &Path) -> (usize, usize, usize) {
     (inked, data.len() / px, colours.len())
 }
 
+/// Measures, in Chromium at 1280 px wide (the page at its default width,
+/// 100% zoom), every text of every plot of `page`: its box as drawn must
+/// lie inside its SVG's viewBox, and its font be at least 12 px. A copy of
+/// the page with a script that writes what it finds into the DOM is
+/// loaded with `--dump-dom` (the page itself runs no script). Gives the
+/// count of texts measured and what does not fit.
+fn misfits_in_the_browser(mode: &str, page_path: &Path) -> (usize, Vec<String>) {
+    const MEASURE: &str = r#"<script>
+const out = [];
+document.querySelectorAll('svg').forEach((svg, i) => {
+  const vb = svg.viewBox.baseVal, s = svg.getBoundingClientRect();
+  const scale = s.width / vb.width;
+  svg.querySelectorAll('text').forEach(t => {
+    const what = t.textContent.trim();
+    if (!what) return;
+    const r = t.getBoundingClientRect();
+    const x0 = (r.left - s.left) / scale, x1 = (r.right - s.left) / scale;
+    const y0 = (r.top - s.top) / scale, y1 = (r.bottom - s.top) / scale;
+    if (x0 < -0.5 || y0 < -0.5 || x1 > vb.width + 0.5 || y1 > vb.height + 0.5)
+      out.push(`plot ${i}: "${what}" drawn over [${x0.toFixed(1)}, ${y0.toFixed(1)}, ${x1.toFixed(1)}, ${y1.toFixed(1)}], outside ${vb.width} x ${vb.height}`);
+    const px = parseFloat(getComputedStyle(t).fontSize) * scale;
+    if (px < 11.95) out.push(`plot ${i}: "${what}" at ${px.toFixed(2)} px`);
+  });
+});
+const pre = document.createElement('pre');
+pre.textContent = 'FIT[' + document.querySelectorAll('svg text').length + ']' + JSON.stringify(out) + 'END';
+document.body.appendChild(pre);
+</script>"#;
+    let page = std::fs::read_to_string(page_path).unwrap();
+    let at = page.rfind("</body>").expect("a body");
+    let probe = page_path.with_extension("fit.html");
+    std::fs::write(&probe, format!("{}{MEASURE}{}", &page[..at], &page[at..])).unwrap();
+    let dom = chromium(&[
+        "--window-size=1280,1000",
+        "--dump-dom",
+        &format!("file://{}", probe.display()),
+    ]);
+    assert!(dom.status.success(), "{mode}: chromium");
+    let text = String::from_utf8_lossy(&dom.stdout);
+    // The last: the script itself spells it too.
+    let start = text
+        .rfind("FIT[")
+        .unwrap_or_else(|| panic!("{mode}: the probe did not run"));
+    let end = text[start..].find("END").unwrap() + start;
+    let (count, found) = text[start + 4..end].split_once(']').unwrap();
+    let found = found
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    let found: Vec<String> =
+        serde_json::from_str(&found).unwrap_or_else(|e| panic!("{mode}: {e}: {found}"));
+    (count.parse().unwrap(), found)
+}
+
+fn texts_fit_in_the_browser(mode: &str, page_path: &Path) {
+    let (count, found) = misfits_in_the_browser(mode, page_path);
+    assert!(count > 0, "{mode}: no text measured");
+    assert!(found.is_empty(), "{mode}: {found:#?}");
+}
+
+#[test]
+fn the_browser_finds_a_clipped_label_and_a_small_font() {
+    need!(require_tool("chromium"));
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("p.html");
+    std::fs::write(
+        &page,
+        "<!DOCTYPE html><html><body><svg width=\"200\" height=\"100\" viewBox=\"0 0 200 100\" \
+         xmlns=\"http://www.w3.org/2000/svg\"><text x=\"180\" y=\"50\" font-size=\"14\">100.00µs</text>\
+         <text x=\"10\" y=\"80\" font-size=\"9\">small</text>\
+         <text x=\"10\" y=\"30\" font-size=\"14\">fits</text></svg></body></html>",
+    )
+    .unwrap();
+    let (count, found) = misfits_in_the_browser("probe", &page);
+    assert_eq!(count, 3);
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found[0].contains("\"100.00µs\" drawn over"), "{found:?}");
+    assert!(found[1].contains("\"small\" at 9.00 px"), "{found:?}");
+}
+
 /// Checks the page a run wrote: at least `plots` SVGs, each XML with its
-/// first series drawn, the same in the browser's DOM, no console error, and
-/// a screenshot that shows something.
+/// first series drawn, the same in the browser's DOM, no console error,
+/// every text inside its plot at a readable size, and a screenshot that
+/// shows something.
 fn check_page(mode: &str, page_path: &Path, plots: usize) {
+    texts_fit_in_the_browser(mode, page_path);
     let page = std::fs::read_to_string(page_path).unwrap();
     let found = svgs(&page);
     assert!(
@@ -128,31 +210,42 @@ fn check_page(mode: &str, page_path: &Path, plots: usize) {
     assert!(colours >= 4, "{mode}: the screenshot has {colours} colours");
 
     // The mode's first plot alone, as the browser draws it.
-    let first = dir.join(format!("{mode}-plot.html"));
+    plot_alone(mode, dir, found[0]);
+}
+
+/// `svg` alone, as the browser draws it at its own size: not blank, and
+/// with `UPDATE_SCREENSHOTS` set, written to `docs/html-NAME.png`.
+fn plot_alone(name: &str, dir: &Path, svg: &str) {
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    let size = |a: &str| -> u32 {
+        doc.root_element()
+            .attribute(a)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{name}: an SVG without its {a}"))
+    };
+    let (w, h) = (size("width"), size("height"));
+    let page = dir.join(format!("{name}-plot.html"));
     std::fs::write(
-        &first,
-        format!(
-            "<!DOCTYPE html><html><body style=\"margin:0\">{}</body></html>",
-            found[0]
-        ),
+        &page,
+        format!("<!DOCTYPE html><html><body style=\"margin:0\">{svg}</body></html>"),
     )
     .unwrap();
-    let plot_png = dir.join(format!("{mode}-plot.png"));
+    let plot_png = dir.join(format!("{name}-plot.png"));
     let out = chromium(&[
-        "--window-size=760,420",
+        &format!("--window-size={w},{h}"),
         &format!("--screenshot={}", plot_png.display()),
-        &format!("file://{}", first.display()),
+        &format!("file://{}", page.display()),
     ]);
     assert!(out.status.success());
     let (inked, all, _) = ink(&plot_png);
     assert!(
         inked * 20 > all,
-        "{mode}: the first plot is nearly blank ({inked} of {all})"
+        "{name}: the plot is nearly blank ({inked} of {all})"
     );
     if std::env::var_os("UPDATE_SCREENSHOTS").is_some() {
         let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs");
         std::fs::create_dir_all(&docs).unwrap();
-        std::fs::copy(&plot_png, docs.join(format!("html-{mode}.png"))).unwrap();
+        std::fs::copy(&plot_png, docs.join(format!("html-{name}.png"))).unwrap();
     }
 }
 
@@ -235,16 +328,18 @@ fn every_mode_writes_a_page_the_browser_draws() {
         &[
             "run", a, "--rw", "randread", "--bs", "4k", "--qd", "8", "--time", "2s",
         ],
-        // Percentiles, MB/s, IOPS, latency per interval, histogram.
-        5,
+        // Percentiles, MB/s, IOPS and latency per interval, the histogram
+        // twice.
+        6,
     );
     latency_over_time_drawn(&d.join("run.html"));
     run_and_check(
         "quick",
         d,
         &["quick", "--size", "16m", "--time", "300ms", "--ramp", "0s"],
-        // Its points are shorter than an interval: no rate over time.
-        2,
+        // The card's bars, the percentiles and the histogram twice; its
+        // points are shorter than an interval: no rate over time.
+        4,
     );
     run_and_check(
         "diskperf",
@@ -294,8 +389,16 @@ fn every_mode_writes_a_page_the_browser_draws() {
             "--out",
             path_str(&mx),
         ],
-        3,
+        // Three plots and three heatmaps.
+        6,
     );
+    // The first heatmap of the grid, drawn too.
+    let page = std::fs::read_to_string(d.join("matrix.html")).unwrap();
+    let heat = svgs(&page)
+        .into_iter()
+        .find(|s| s.contains("Small IOPS (reads + writes) by load"))
+        .expect("the IOPS heatmap");
+    plot_alone("matrix-heatmap", d, heat);
     let page = std::fs::read_to_string(d.join("diskperf.html")).unwrap();
     assert!(
         page.contains("x real time at 24 fps (4 KiB a frame"),
@@ -499,7 +602,7 @@ fn names_with_control_characters_keep_every_svg_xml() {
 
 #[test]
 fn repeats_compared_tell_a_real_slowdown_and_fail_if_asked() {
-    need!(require_root_and(&["dd"]));
+    need!(require_root_and(&["dd", "chromium"]));
     let _g = serial();
     let z = need!(filled_zram());
     let dir = tempfile::tempdir().unwrap();
@@ -575,6 +678,10 @@ fn repeats_compared_tell_a_real_slowdown_and_fail_if_asked() {
         path_str(&page),
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    // The ratio with its whisker, drawn; and what differs (bs, qd).
+    check_page("compare", &page, 1);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<td>bs</td>") && html.contains("<td>qd</td>"));
     let out = iosurvey(&[
         "compare",
         path_str(&slow),

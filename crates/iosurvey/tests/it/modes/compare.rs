@@ -345,3 +345,72 @@ fn documents_no_version_wrote_are_refused_and_every_older_version_read() {
         assert_eq!(out.status.code(), Some(0), "v{v}: {}", describe(&out));
     }
 }
+
+/// The errors of `doc` against `schema/compare-report.schema.json`.
+fn compare_schema_errors(doc: &serde_json::Value) -> Vec<String> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../schema/compare-report.schema.json"
+    );
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    v.iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect()
+}
+
+#[test]
+fn compare_json_validates_against_the_published_compare_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (a, b, c) = sets(d);
+    let (a, b, c) = (path_str(&a), path_str(&b), path_str(&c));
+    // Three runs, to stdout.
+    let out = compare(&[a, b, c, "--output", "json"]);
+    let three: serde_json::Value = serde_json::from_str(&stdout_ok(&out)).unwrap();
+    assert_eq!(three["runs"].as_array().unwrap().len(), 3);
+    // A gate that fails, to a file.
+    let file = d.join("c.compare.json");
+    let out = compare(&[a, c, "--fail-if-slower", "10", "--json", path_str(&file)]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let gated: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert!(gated["gate"].is_object(), "{gated}");
+    // Two real runs of other settings: what differs is listed.
+    let (x, y) = (d.join("x.json"), d.join("y.json"));
+    let f = d.join("data");
+    std::fs::write(&f, random_bytes(MIB as usize, 9)).unwrap();
+    for (bs, out) in [("4k", &x), ("8k", &y)] {
+        let r = iosurvey(&[
+            "run",
+            path_str(&f),
+            "--rw",
+            "read",
+            "--bs",
+            bs,
+            "--bytes",
+            "256k",
+            "--json",
+            path_str(out),
+            "--quiet",
+        ]);
+        assert_eq!(r.status.code(), Some(0), "{}", describe(&r));
+    }
+    let out = compare(&[path_str(&x), path_str(&y), "--output", "json"]);
+    let real: serde_json::Value = serde_json::from_str(&stdout_ok(&out)).unwrap();
+    let bs = real["differences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["setting"] == "bs")
+        .unwrap_or_else(|| panic!("bs differs: {real}"));
+    assert_eq!((&bs["a"], &bs["b"]), (&"4096".into(), &"8192".into()));
+    for doc in [&three, &gated, &real] {
+        let errors = compare_schema_errors(doc);
+        assert!(errors.is_empty(), "{errors:#?}");
+    }
+    // The schema is closed: a property compare does not write is refused.
+    let mut extra = real.clone();
+    extra["rows"][0]["surprise"] = 1.into();
+    assert!(!compare_schema_errors(&extra).is_empty());
+}
