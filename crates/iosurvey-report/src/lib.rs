@@ -17,6 +17,7 @@ pub mod matrix;
 pub mod parallel;
 pub mod profile;
 mod ranks;
+pub mod run_sweep;
 pub mod survey;
 mod text;
 pub mod video;

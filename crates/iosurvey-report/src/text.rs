@@ -145,7 +145,7 @@ fn target_title(t: &iosurvey_model::document::TargetReport) -> String {
     )
 }
 
-fn stream_title(p: &PointReport, s: &StreamReport) -> String {
+pub(crate) fn stream_title(p: &PointReport, s: &StreamReport) -> String {
     match &s.array {
         None => target_title(&p.targets[s.target]),
         Some(a) => {
@@ -255,8 +255,12 @@ pub(crate) fn verify_lines(
     }
 }
 
-/// Renders a report as the human summary.
+/// Renders a report as the human summary: a block per point, or a `run`
+/// sweep's table (see [`crate::run_sweep`]).
 pub fn render_text(report: &RunReport, opts: TextOptions) -> String {
+    if crate::run_sweep::is_run_sweep(report) {
+        return crate::run_sweep::render_sweep_text(report, opts);
+    }
     let mut out = String::new();
     for p in &report.points {
         let s = &p.settings;

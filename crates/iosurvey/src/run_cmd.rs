@@ -8,7 +8,7 @@ use iosurvey_session::presenter::TextOnly;
 use iosurvey_session::Cluster;
 use iosurvey_session::{run_plan, Session};
 use iosurvey_session::{usage, Failure, Outcome};
-use iosurvey_workload::modes::run::{expand, RunSpec};
+use iosurvey_workload::modes::run::{expand, parse_bs_list, parse_qd_list, RunSpec};
 use iosurvey_workload::Layout;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -24,12 +24,12 @@ pub struct RunArgs {
     /// Percentage of reads for randrw (0-100; default 50).
     #[arg(long, value_name = "PCT")]
     pub mix: Option<u32>,
-    /// Block size per I/O (4k = 4KiB = 4096; 4KB = 4000).
-    #[arg(long, value_parser = size, default_value = "1m")]
-    pub bs: u64,
-    /// Outstanding I/Os per target (fio's iodepth per job); with --workers, per target on each worker.
-    #[arg(long, default_value_t = 1)]
-    pub qd: u32,
+    /// Block size per I/O (4k = 4KiB = 4096; 4KB = 4000). A comma list (4k,64k) sweeps it: one point per size, each with every --qd.
+    #[arg(long, default_value = "1m", value_parser = list)]
+    pub bs: String,
+    /// Outstanding I/Os per target (fio's iodepth per job); with --workers, per target on each worker. A comma list (1,2,4,8) sweeps it: one point per depth, all in one run and one report.
+    #[arg(long, default_value = "1", value_parser = list)]
+    pub qd: String,
     /// Worker threads, each running a share of every target's stream (each with --qd of it in flight). Default: a worker per target, each target's stream its worker's alone, as fio gives each job a thread; past 64 workers (or the CPUs, if more) the targets are dealt round-robin.
     #[arg(long)]
     pub workers: Option<u32>,
@@ -87,6 +87,13 @@ pub struct RunArgs {
     pub out: OutputFlags,
 }
 
+/// A `--qd` or `--bs` list as given (read by the run's list parsers), a
+/// negative value refused as such.
+fn list(s: &str) -> Result<String, String> {
+    crate::flags::common::positive(s)?;
+    Ok(s.to_string())
+}
+
 fn spec_from(a: &RunArgs, cluster: &dyn Cluster) -> Result<RunSpec, Failure> {
     let mut s = RunSpec::new(cluster.localize_targets(&a.targets)?);
     s.rw = match a.rw.parse() {
@@ -101,8 +108,15 @@ fn spec_from(a: &RunArgs, cluster: &dyn Cluster) -> Result<RunSpec, Failure> {
         }
         m => m.map(|m| m as u8),
     };
-    s.bs = a.bs;
-    s.qd = a.qd;
+    let bs = parse_bs_list(&a.bs).or_else(usage)?;
+    let qd = parse_qd_list(&a.qd).or_else(usage)?;
+    (s.bs, s.qd) = (bs[0], qd[0]);
+    if bs.len() > 1 {
+        s.bs_sweep = bs;
+    }
+    if qd.len() > 1 {
+        s.qd_sweep = qd;
+    }
     s.workers = a.workers;
     s.cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     s.size = a.size;

@@ -237,7 +237,7 @@ mod tests {
         let point = Point {
             index: 0,
             label: String::new(),
-            params: PointParams::Run,
+            params: PointParams::RUN,
             job,
             skip: None,
         };

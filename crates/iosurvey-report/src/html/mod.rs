@@ -14,6 +14,7 @@ mod modes;
 mod parallel;
 mod profile;
 mod run;
+mod run_sweep;
 mod survey;
 pub(crate) mod table;
 mod video;

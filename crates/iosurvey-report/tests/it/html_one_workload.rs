@@ -27,7 +27,7 @@ fn report() -> RunReport {
     let empty = ClassReport::new(&ClassStats::new(), elapsed);
     let mut p = PointReport {
         label: "randread bs=4KiB qd=16".into(),
-        params: iosurvey_model::PointParams::Run,
+        params: iosurvey_model::PointParams::RUN,
         streams: vec![StreamReport {
             samples: Vec::new(),
             label: "main".into(),

@@ -73,7 +73,7 @@ fn report() -> RunReport {
             repeat: 0,
             index: 0,
             label: "randrw bs=4KiB qd=16 workers=1".into(),
-            params: iosurvey_model::PointParams::Run,
+            params: iosurvey_model::PointParams::RUN,
             settings: Settings {
                 engine: iosurvey_model::EngineKind::Uring,
                 workers: 1,

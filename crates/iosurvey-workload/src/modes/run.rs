@@ -1,4 +1,5 @@
-//! `iosurvey run`: one fio-style workload, one stream per target.
+//! `iosurvey run`: one fio-style workload, one stream per target; a sweep
+//! of `--qd` or `--bs` values runs it once per value, one point each.
 
 use crate::array::{ArraySpec, Layout};
 use crate::model::{Bounds, Job, Mix, Pattern, Plan, Point, StreamClass, TargetSpec};
@@ -8,6 +9,9 @@ use iosurvey_model::PointParams;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
+pub use sweep::{parse_bs_list, parse_qd_list, sweep_values, SweepValue};
+
+mod sweep;
 
 /// The `--rw` workloads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,6 +77,12 @@ pub struct RunSpec {
     /// Outstanding I/Os of each target's stream on each worker that runs
     /// it (fio's iodepth per job).
     pub qd: u32,
+    /// `--qd 1,2,4`: the depths to sweep, one point each, in this order;
+    /// fewer than two: `qd` alone.
+    pub qd_sweep: Vec<u32>,
+    /// `--bs 4k,64k`: the block sizes to sweep, one point each (each with
+    /// every depth of `qd_sweep`); fewer than two: `bs` alone.
+    pub bs_sweep: Vec<u64>,
     /// `--workers`: every target's stream shared by this many workers,
     /// each with `qd` of it in flight. `None`: the default, each target's
     /// stream one worker's alone (see [`default_workers`]).
@@ -118,6 +128,8 @@ impl RunSpec {
             mix: None,
             bs: 1 << 20,
             qd: 1,
+            qd_sweep: Vec::new(),
+            bs_sweep: Vec::new(),
             workers: None,
             cpus: 1,
             engine: EngineKind::Uring,
@@ -178,6 +190,14 @@ pub enum RunSpecError {
     FewerRegionsThanWorkers { regions: u32, workers: u32 },
     #[error("--interval must be at least 1ms")]
     Interval,
+    #[error("--{flag} {list}: {why}")]
+    List {
+        flag: &'static str,
+        list: String,
+        why: String,
+    },
+    #[error("--verify proves one point's writes; a sweep (--qd or --bs with several values) runs several: verify one point at a time")]
+    VerifySweep,
 }
 
 /// The most bytes one read or write moves on Linux (`MAX_RW_COUNT`): a
@@ -203,8 +223,31 @@ pub fn default_workers(streams: usize, cpus: u32) -> u32 {
     streams.min(DEFAULT_MAX_WORKERS.max(cpus))
 }
 
-/// Expands a run into a one-point plan.
+/// Expands a run into its plan: one point, or one per value of a sweep
+/// (see [`sweep_values`]), each checked as a run of its own.
 pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
+    let values = sweep_values(spec);
+    if spec.verify && values.len() > 1 {
+        return Err(RunSpecError::VerifySweep);
+    }
+    let mut points = Vec::with_capacity(values.len());
+    for (index, v) in values.into_iter().enumerate() {
+        let mut one = spec.clone();
+        (one.qd, one.bs) = (v.qd, v.bs);
+        points.push(Point {
+            index,
+            params: v.params,
+            ..expand_point(&one)?
+        });
+    }
+    Ok(spec.engine_flags.written(Plan {
+        mode: "run".into(),
+        points,
+    }))
+}
+
+/// The one point of `spec`'s `qd` and `bs` (its sweeps are not read).
+fn expand_point(spec: &RunSpec) -> Result<Point, RunSpecError> {
     if spec.targets.is_empty() {
         return Err(RunSpecError::NoTarget);
     }
@@ -340,22 +383,19 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
             },
         )
     };
-    Ok(spec.engine_flags.written(Plan {
-        mode: "run".into(),
-        points: vec![Point {
-            index: 0,
-            params: PointParams::Run,
-            label: format!(
-                "{} bs={} qd={} workers={}",
-                spec.rw.name(),
-                crate::units::format_size(spec.bs),
-                spec.qd,
-                workers
-            ),
-            job,
-            skip: None,
-        }],
-    }))
+    Ok(Point {
+        index: 0,
+        params: PointParams::RUN,
+        label: format!(
+            "{} bs={} qd={} workers={}",
+            spec.rw.name(),
+            crate::units::format_size(spec.bs),
+            spec.qd,
+            workers
+        ),
+        job,
+        skip: None,
+    })
 }
 
 #[cfg(test)]

@@ -59,5 +59,7 @@ mod metrics;
 mod polling;
 mod run_on_devices;
 mod run_on_files;
+/// `run --qd 1,2,4`, `--bs 4k,64k`: sweeps of one run.
+mod run_sweeps;
 mod verify;
 mod warnings;
