@@ -8,7 +8,7 @@ use iosurvey_session::presenter::TextOnly;
 use iosurvey_session::Cluster;
 use iosurvey_session::{run_plan, Session};
 use iosurvey_session::{usage, Failure, Outcome};
-use iosurvey_workload::modes::run::{expand, parse_bs_list, parse_qd_list, RunSpec};
+use iosurvey_workload::modes::run::{expand, parse_bs, parse_qd_list, BsArg, RunSpec};
 use iosurvey_workload::Layout;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -24,7 +24,7 @@ pub struct RunArgs {
     /// Percentage of reads for randrw (0-100; default 50).
     #[arg(long, value_name = "PCT")]
     pub mix: Option<u32>,
-    /// Block size per I/O (4k = 4KiB = 4096; 4KB = 4000). A comma list (4k,64k) sweeps it: one point per size, each with every --qd.
+    /// Block size per I/O (4k = 4KiB = 4096; 4KB = 4000). A comma list (4k,64k) sweeps it: one point per size, each with every --qd. Sizes with percents (4k:70,64k:30, adding up to 100) split it, as fio's bssplit: each I/O's size drawn by weight (seeded by --seed), offsets aligned to the smallest size (to the sizes' greatest common divisor when one is not a multiple of it), a byte bound met by whole I/Os.
     #[arg(long, default_value = "1m", value_parser = list)]
     pub bs: String,
     /// Outstanding I/Os per target (fio's iodepth per job); with --workers, per target on each worker. A comma list (1,2,4,8) sweeps it: one point per depth, all in one run and one report.
@@ -108,12 +108,20 @@ fn spec_from(a: &RunArgs, cluster: &dyn Cluster) -> Result<RunSpec, Failure> {
         }
         m => m.map(|m| m as u8),
     };
-    let bs = parse_bs_list(&a.bs).or_else(usage)?;
     let qd = parse_qd_list(&a.qd).or_else(usage)?;
-    (s.bs, s.qd) = (bs[0], qd[0]);
-    if bs.len() > 1 {
-        s.bs_sweep = bs;
+    match parse_bs(&a.bs).or_else(usage)? {
+        BsArg::Sizes(bs) => {
+            s.bs = bs[0];
+            if bs.len() > 1 {
+                s.bs_sweep = bs;
+            }
+        }
+        BsArg::Split(split) => {
+            s.bs = split.max_bs();
+            s.bs_split = Some(split);
+        }
     }
+    s.qd = qd[0];
     if qd.len() > 1 {
         s.qd_sweep = qd;
     }

@@ -30,6 +30,7 @@ fn report() -> RunReport {
         params: iosurvey_model::PointParams::RUN,
         streams: vec![StreamReport {
             samples: Vec::new(),
+            bs_split: Vec::new(),
             label: "main".into(),
             target: 0,
             rw: iosurvey_model::document::Rw::Read,

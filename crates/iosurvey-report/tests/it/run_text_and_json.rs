@@ -23,6 +23,7 @@ fn class(ops: u64, bs: u64, base_ns: u64) -> ClassStats {
 fn stream(target: usize, read: &ClassStats, write: &ClassStats, elapsed: u64) -> StreamReport {
     StreamReport {
         samples: Vec::new(),
+        bs_split: Vec::new(),
         label: "main".into(),
         target,
         rw: iosurvey_model::document::Rw::Mixed,

@@ -6,11 +6,13 @@ use crate::model::{Bounds, Job, Mix, Pattern, Plan, Point, StreamClass, TargetSp
 use crate::units::blocks_around;
 use iosurvey_model::EngineKind;
 use iosurvey_model::PointParams;
+pub use split::{parse_bs, BsArg};
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 pub use sweep::{parse_bs_list, parse_qd_list, sweep_values, SweepValue};
 
+mod split;
 mod sweep;
 
 /// The `--rw` workloads.
@@ -83,6 +85,9 @@ pub struct RunSpec {
     /// `--bs 4k,64k`: the block sizes to sweep, one point each (each with
     /// every depth of `qd_sweep`); fewer than two: `bs` alone.
     pub bs_sweep: Vec<u64>,
+    /// `--bs 4k:70,64k:30`: each I/O's size drawn from this split (`bs`
+    /// and `bs_sweep` are then not read).
+    pub bs_split: Option<iosurvey_model::BsSplit>,
     /// `--workers`: every target's stream shared by this many workers,
     /// each with `qd` of it in flight. `None`: the default, each target's
     /// stream one worker's alone (see [`default_workers`]).
@@ -130,6 +135,7 @@ impl RunSpec {
             qd: 1,
             qd_sweep: Vec::new(),
             bs_sweep: Vec::new(),
+            bs_split: None,
             workers: None,
             cpus: 1,
             engine: EngineKind::Uring,
@@ -196,6 +202,8 @@ pub enum RunSpecError {
         list: String,
         why: String,
     },
+    #[error("--bs with a split ({0}) cannot go with --{1}: {2}")]
+    SplitWith(String, &'static str, &'static str),
     #[error("--verify proves one point's writes; a sweep (--qd or --bs with several values) runs several: verify one point at a time")]
     VerifySweep,
 }
@@ -227,6 +235,21 @@ pub fn default_workers(streams: usize, cpus: u32) -> u32 {
 /// (see [`sweep_values`]), each checked as a run of its own.
 pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
     let values = sweep_values(spec);
+    if let Some(split) = &spec.bs_split {
+        let with = |flag, why| RunSpecError::SplitWith(split.describe(), flag, why);
+        if spec.verify {
+            return Err(with(
+                "verify",
+                "the verify layer keeps blocks of one size per run; verify a run of one --bs",
+            ));
+        }
+        if spec.simulate.is_some() {
+            return Err(with(
+                "simulate",
+                "an array cuts I/Os of one size into stripes; give one --bs",
+            ));
+        }
+    }
     if spec.verify && values.len() > 1 {
         return Err(RunSpecError::VerifySweep);
     }
@@ -251,11 +274,17 @@ fn expand_point(spec: &RunSpec) -> Result<Point, RunSpecError> {
     if spec.targets.is_empty() {
         return Err(RunSpecError::NoTarget);
     }
-    if spec.bs == 0 {
+    // With a split, the largest size (the buffers' length) is checked,
+    // and a byte bound is one of whole units its offsets step by.
+    let (bs, unit) = match &spec.bs_split {
+        Some(split) => (split.max_bs(), split.align()),
+        None => (spec.bs, spec.bs),
+    };
+    if bs == 0 {
         return Err(RunSpecError::Zero("bs"));
     }
-    if spec.bs > MAX_IO {
-        return Err(RunSpecError::BsTooLarge(spec.bs));
+    if bs > MAX_IO {
+        return Err(RunSpecError::BsTooLarge(bs));
     }
     if spec.qd == 0 {
         return Err(RunSpecError::Zero("qd"));
@@ -270,11 +299,10 @@ fn expand_point(spec: &RunSpec) -> Result<Point, RunSpecError> {
         return Err(RunSpecError::Zero("bytes"));
     }
     if let Some(bytes) = spec.bytes {
-        if let Some((below, above)) = blocks_around(bytes, spec.bs) {
-            let bs = spec.bs;
+        if let Some((below, above)) = blocks_around(bytes, unit) {
             return Err(RunSpecError::BytesNotWholeBlocks {
                 bytes,
-                bs,
+                bs: unit,
                 below,
                 above,
             });
@@ -359,7 +387,8 @@ fn expand_point(spec: &RunSpec) -> Result<Point, RunSpecError> {
             // ends there. Over an array --size is each member's (created)
             // size, and the array is used whole.
             limit: if array.is_none() { spec.size } else { None },
-            ..StreamClass::new("main", t, mix, pattern, spec.bs, spec.qd)
+            split: spec.bs_split.clone(),
+            ..StreamClass::new("main", t, mix, pattern, bs, spec.qd)
         })
         .collect();
     let job = Job {
@@ -389,7 +418,9 @@ fn expand_point(spec: &RunSpec) -> Result<Point, RunSpecError> {
         label: format!(
             "{} bs={} qd={} workers={}",
             spec.rw.name(),
-            crate::units::format_size(spec.bs),
+            spec.bs_split
+                .as_ref()
+                .map_or_else(|| crate::units::format_size(bs), |s| s.describe()),
             spec.qd,
             workers
         ),
