@@ -279,12 +279,8 @@ pub(crate) fn verify_lines(
     }
 }
 
-/// Renders a report as the human summary: a block per point, or a `run`
-/// sweep's table (see [`crate::run_sweep`]).
-pub fn render_text(report: &RunReport, opts: TextOptions) -> String {
-    if crate::run_sweep::is_run_sweep(report) {
-        return crate::run_sweep::render_sweep_text(report, opts);
-    }
+/// Renders a report as a block per point (see [`crate::render_text`]).
+pub(crate) fn render_points(report: &RunReport, opts: TextOptions) -> String {
     let mut out = String::new();
     for p in &report.points {
         let s = &p.settings;

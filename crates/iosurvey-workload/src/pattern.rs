@@ -386,7 +386,7 @@ mod tests {
         let mut g = OffsetGen::sized(Pattern::Random, 4096, 16384, area, Vec::new(), 3);
         for _ in 0..500 {
             let o = g.next_offset_of(16384);
-            assert!(o % 4096 == 0 && o >= area.start && o + 16384 <= area.start + area.len);
+            assert!(o.is_multiple_of(4096) && o >= area.start && o + 16384 <= area.start + area.len);
         }
     }
 

@@ -658,11 +658,11 @@ fn a_split_streams_ios_are_counted_by_their_own_size() {
     assert_eq!(s.read.bytes, moved);
     assert_eq!(s.read.latency.count(), s.read.ops);
     // The byte budget is met by whole I/Os: less than one more past it.
-    assert!(moved >= 3 << 20 && moved < (3 << 20) + 4096, "{moved}");
+    assert!((3 << 20..(3 << 20) + 4096).contains(&moved), "{moved}");
     // Forward, each I/O just after the one before, back to the start
     // where the largest would not fit.
     for w in e.issued.windows(2) {
         let next = w[0].offset + u64::from(w[0].len);
-        assert!(w[1].offset == next || w[1].offset == 0, "{:?}", w);
+        assert!(w[1].offset == next || w[1].offset == 0, "{w:?}");
     }
 }
