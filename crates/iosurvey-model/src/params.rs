@@ -11,8 +11,18 @@ pub enum PointParams {
     /// Not recorded: a report saved before points carried parameters.
     #[default]
     None,
-    /// `run`: one workload, described by its job alone.
-    Run,
+    /// `run`: one workload, described by its job; in a sweep (`--qd
+    /// 1,2,4`, `--bs 4k,64k`), the swept values of this point. A value
+    /// that is not swept is left out (`{"mode":"run"}` for a run of one
+    /// point, as before sweeps).
+    Run {
+        /// Outstanding I/Os per target of this point, when `--qd` is swept.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        qd: Option<u32>,
+        /// Block size of this point in bytes, when `--bs` is swept.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bs: Option<u64>,
+    },
     /// `quick`: one test of the card (`SEQ1M Q8T1`, ...), one direction.
     Quick { test: String, op: Op },
     /// `diskperf`: one request size, pattern and direction.
@@ -33,6 +43,16 @@ pub enum PointParams {
     Profile { position: ProfilePosition },
     /// `video`: one frame workload, described by its frame job.
     Video,
+}
+
+impl PointParams {
+    /// A `run` point that sweeps nothing.
+    pub const RUN: PointParams = PointParams::Run { qd: None, bs: None };
+
+    /// Whether this is a point of a `run` sweep (a swept `--qd` or `--bs`).
+    pub fn is_run_sweep(&self) -> bool {
+        matches!(self, PointParams::Run { qd, bs } if qd.is_some() || bs.is_some())
+    }
 }
 
 /// Where a `profile` point measures.

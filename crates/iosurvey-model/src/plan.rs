@@ -109,6 +109,9 @@ pub struct StreamClass {
     /// as fio's `size=` does. A target shorter than this is refused, never
     /// grown.
     pub limit: Option<u64>,
+    /// Each I/O's size drawn from this split (`--bs 4k:70,64k:30`); `bs`
+    /// is then its largest size. `None`: every I/O is `bs` long.
+    pub split: Option<crate::BsSplit>,
 }
 
 impl StreamClass {
@@ -138,6 +141,7 @@ impl StreamClass {
             frames: None,
             trace: 0,
             limit: None,
+            split: None,
         }
     }
 

@@ -18,6 +18,10 @@ pub struct StreamResult {
     /// stream ([`crate::plan::StreamClass::trace`]), in completion order.
     #[serde(default)]
     pub samples: Vec<[u64; 2]>,
+    /// With a block-size split: the measured I/Os of each of its sizes
+    /// that completed whole, in the split's order.
+    #[serde(default)]
+    pub sizes: Vec<u64>,
 }
 
 impl StreamResult {
@@ -40,6 +44,12 @@ impl StreamResult {
         self.write.merge(&other.write);
         self.elapsed_ns = self.elapsed_ns.max(other.elapsed_ns);
         self.samples.extend_from_slice(&other.samples);
+        if self.sizes.len() < other.sizes.len() {
+            self.sizes.resize(other.sizes.len(), 0);
+        }
+        for (a, b) in self.sizes.iter_mut().zip(&other.sizes) {
+            *a += b;
+        }
     }
 }
 
@@ -52,6 +62,9 @@ pub struct StreamSummary {
     pub elapsed_ns: u64,
     pub read: ClassSummary,
     pub write: ClassSummary,
+    /// With a block-size split: [`StreamResult::sizes`].
+    #[serde(default)]
+    pub sizes: Vec<u64>,
 }
 
 /// One class's figures of a [`StreamSummary`]: its latency summarised
@@ -126,6 +139,7 @@ impl StreamSummary {
             elapsed_ns: s.elapsed_ns,
             read: ClassSummary::of(&s.read),
             write: ClassSummary::of(&s.write),
+            sizes: s.sizes.clone(),
         }
     }
 }

@@ -17,6 +17,8 @@ pub mod matrix;
 pub mod parallel;
 pub mod profile;
 mod ranks;
+pub mod run_sweep;
+mod summary;
 pub mod survey;
 mod text;
 pub mod video;
@@ -31,6 +33,7 @@ pub use json::{
     FIRST_SCHEMA_VERSION, JSON_TAIL, MODES, SCHEMA_VERSION,
 };
 pub use ranks::render_ranks;
-pub use text::{format_ns, format_rate, render_text, TextOptions};
+pub use summary::render_text;
+pub use text::{format_ns, format_rate, TextOptions};
 pub use visible::{terminal_text, visible};
 pub use warnings::judge_scaling;

@@ -359,7 +359,7 @@ mod tests {
         };
         let p = SweepPoint::of(&params).unwrap();
         assert_eq!((p.rsz, p.crg, p.thr, p.action), (1 << 20, 4, 16, Op::Write));
-        assert_eq!(SweepPoint::of(&PointParams::Run), None);
+        assert_eq!(SweepPoint::of(&PointParams::RUN), None);
         assert_eq!(SweepPoint::of(&PointParams::None), None);
     }
 

@@ -145,7 +145,7 @@ fn target_title(t: &iosurvey_model::document::TargetReport) -> String {
     )
 }
 
-fn stream_title(p: &PointReport, s: &StreamReport) -> String {
+pub(crate) fn stream_title(p: &PointReport, s: &StreamReport) -> String {
     match &s.array {
         None => target_title(&p.targets[s.target]),
         Some(a) => {
@@ -165,10 +165,34 @@ fn stream_title(p: &PointReport, s: &StreamReport) -> String {
     }
 }
 
+/// A block-size split's sizes: each one's share asked for and done (of
+/// the measured I/Os that completed whole), so that a reader sees the
+/// split happened.
+fn split_line(out: &mut String, split: &[iosurvey_model::SizeReport]) {
+    let done: u64 = split.iter().map(|s| s.ops).sum();
+    if split.is_empty() || done == 0 {
+        return;
+    }
+    let parts: Vec<String> = split
+        .iter()
+        .map(|s| {
+            format!(
+                "{} {}% asked, {:.1}% done ({} ops)",
+                iosurvey_model::units::format_size(s.bs),
+                s.pct,
+                s.ops as f64 * 100.0 / done as f64,
+                s.ops
+            )
+        })
+        .collect();
+    let _ = writeln!(out, "        bs split: {}", parts.join("; "));
+}
+
 /// Bytes at the end of a stream's area that no I/O covers: every I/O moves
 /// a whole block, so a tail shorter than one is never read or written.
 pub(crate) fn untouched_tail(p: &PointReport, s: &StreamReport) -> u64 {
-    if s.array.is_some() || s.bs == 0 {
+    // A split's I/Os vary in size: no one block length to speak of.
+    if s.array.is_some() || s.bs == 0 || !s.bs_split.is_empty() {
         return 0;
     }
     let size = p.targets.get(s.target).map_or(0, |t| t.size_bytes);
@@ -255,8 +279,8 @@ pub(crate) fn verify_lines(
     }
 }
 
-/// Renders a report as the human summary.
-pub fn render_text(report: &RunReport, opts: TextOptions) -> String {
+/// Renders a report as a block per point (see [`crate::render_text`]).
+pub(crate) fn render_points(report: &RunReport, opts: TextOptions) -> String {
     let mut out = String::new();
     for p in &report.points {
         let s = &p.settings;
@@ -280,6 +304,7 @@ pub fn render_text(report: &RunReport, opts: TextOptions) -> String {
             let _ = writeln!(out, "{}", stream_title(p, st));
             class_lines(&mut out, "read", &st.read, st.elapsed_ns, opts);
             class_lines(&mut out, "write", &st.write, st.elapsed_ns, opts);
+            split_line(&mut out, &st.bs_split);
             let tail = untouched_tail(p, st);
             if tail > 0 {
                 let _ = writeln!(

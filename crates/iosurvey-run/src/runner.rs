@@ -7,14 +7,15 @@ use crate::live::{LiveSlot, LiveSnapshot};
 use crate::observer::{Observer, Progress};
 use crate::result::JobResult;
 use crate::worker::{
-    now_ns, run_worker, BacklogSpec, FrameShared, FrameWork, LiveCounters, WarmUp, WorkerBounds,
-    WorkerStream, UNBOUNDED,
+    now_ns, run_worker, BacklogSpec, FrameShared, FrameWork, LiveCounters, SizeDraw, WarmUp,
+    WorkerBounds, WorkerStream, UNBOUNDED,
 };
 use iosurvey_engine::verify::{GenMap, WriteVerify};
 use iosurvey_engine::{Engine, EngineConfig, EngineError, EngineKind, SyncEngine, UringEngine};
+use iosurvey_model::BsSplit;
 use iosurvey_target::target::{drop_cache, Geometry, OpenTarget};
 use iosurvey_workload::array::ArrayError;
-use iosurvey_workload::pattern::{resolve_area, worker_regions, OffsetGen};
+use iosurvey_workload::pattern::{resolve_area, worker_regions, AreaError, OffsetGen, Region};
 use iosurvey_workload::{ArrayMap, FrameJob, FrameLayout, Job, Layout, Point, MAX_OUTSTANDING};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -134,10 +135,17 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
                     },
                 });
             }
-            if t.direct && s.bs % t.logical_block_size != 0 {
+            // With a split, every size and offset is a multiple of its
+            // unit: that is what O_DIRECT needs aligned.
+            let unit = s.split.as_ref().map_or(s.bs, BsSplit::align);
+            if t.direct && (s.bs % t.logical_block_size != 0 || unit % t.logical_block_size != 0) {
                 return Err(RunError::BsAlignment {
                     path: t.path.clone(),
-                    bs: s.bs,
+                    bs: if unit % t.logical_block_size != 0 {
+                        unit
+                    } else {
+                        s.bs
+                    },
                     lbs: t.logical_block_size,
                 });
             }
@@ -179,10 +187,15 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
             path: path.clone(),
             reason,
         })?;
+        // Offsets step by the block size, or by a split's unit; a split's
+        // budget is in bytes (its I/Os' sizes vary), a whole number of
+        // units.
+        let unit = s.split.as_ref().map_or(s.bs, BsSplit::align);
         let (regions, pass_ops) = if s.pattern.is_sequential() {
             let n = if s.regions == 0 { workers } else { s.regions };
-            let mine =
-                worker_regions(area, s.bs, n, w, workers).map_err(|reason| RunError::Area {
+            let mine = worker_regions(area, unit, n, w, workers)
+                .and_then(|mine| fit_largest(mine, s.bs, unit, n, area.len))
+                .map_err(|reason| RunError::Area {
                     path: path.clone(),
                     reason,
                 })?;
@@ -191,7 +204,11 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
         } else {
             // One pass of random offsets: as many ops as whole blocks,
             // shared out exactly.
-            (Vec::new(), share(area.len / s.bs, w, workers))
+            (Vec::new(), share(area.len / unit, w, workers))
+        };
+        let pass_ops = match s.split {
+            Some(_) => pass_ops * unit,
+            None => pass_ops,
         };
         // `--verify` never has two writes of a block in flight: a write
         // waits for a free offset, which must come soon.
@@ -209,7 +226,10 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
             )));
         }
         let budget = match (job.bounds.bytes, job.bounds.time) {
-            (Some(bytes), _) => Some(share(bytes.div_ceil(s.bs), w, workers)),
+            (Some(bytes), _) => Some(match s.split {
+                Some(_) => share(bytes.div_ceil(unit), w, workers) * unit,
+                None => share(bytes.div_ceil(s.bs), w, workers),
+            }),
             (None, Some(_)) => None,
             (None, None) => Some(pass_ops),
         };
@@ -232,7 +252,11 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
             mix: s.mix,
             bs: s.bs as u32,
             slots: s.outstanding,
-            gen: OffsetGen::new(s.pattern, s.bs, area, regions, seed),
+            gen: match &s.split {
+                Some(_) => OffsetGen::sized(s.pattern, unit, s.bs, area, regions, seed),
+                None => OffsetGen::new(s.pattern, s.bs, area, regions, seed),
+            },
+            sizes: s.split.as_ref().map(|sp| Box::new(SizeDraw::new(sp))),
             budget,
             ramp_spends: !s.wrap,
             map,
@@ -240,6 +264,25 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
         });
     }
     Ok(out)
+}
+
+/// `regions` (of `unit`-byte blocks), checked to hold an I/O of the
+/// largest size `max` each (a split's regions are counted in its unit).
+fn fit_largest(
+    regions: Vec<Region>,
+    max: u64,
+    unit: u64,
+    n: u32,
+    len: u64,
+) -> Result<Vec<Region>, AreaError> {
+    if regions.iter().any(|r| r.blocks * unit < max) {
+        return Err(AreaError::TooManyRegions {
+            regions: n,
+            bs: max,
+            len,
+        });
+    }
+    Ok(regions)
 }
 
 /// Worker `w`'s share of `ops` over `workers`: equal shares, the first

@@ -97,7 +97,7 @@ fn survey_point(n: usize) -> Point {
     Point {
         index: 0,
         label: String::new(),
-        params: PointParams::Run,
+        params: PointParams::RUN,
         job: Job::new(targets, (0..n).map(class).collect(), bounds),
         skip: None,
     }

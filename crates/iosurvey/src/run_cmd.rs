@@ -11,7 +11,7 @@ use clap::Parser;
 use iosurvey_session::Cluster;
 use iosurvey_session::{run_plan, Session};
 use iosurvey_session::{usage, Failure, Outcome};
-use iosurvey_workload::modes::run::{expand, RunSpec};
+use iosurvey_workload::modes::run::{expand, parse_bs, parse_qd_list, BsArg, RunSpec};
 use iosurvey_workload::Layout;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -27,12 +27,12 @@ pub struct RunArgs {
     /// Percentage of reads for randrw (0-100; default 50).
     #[arg(long, value_name = "PCT")]
     pub mix: Option<u32>,
-    /// Block size per I/O (4k = 4KiB = 4096; 4KB = 4000).
-    #[arg(long, value_parser = size, default_value = "1m")]
-    pub bs: u64,
-    /// Outstanding I/Os per target (fio's iodepth per job); with --workers, per target on each worker.
-    #[arg(long, default_value_t = 1)]
-    pub qd: u32,
+    /// Block size per I/O (4k = 4KiB = 4096; 4KB = 4000). A comma list (4k,64k) sweeps it: one point per size, each with every --qd. Sizes with percents (4k:70,64k:30, adding up to 100) split it, as fio's bssplit: each I/O's size drawn by weight (seeded by --seed), offsets aligned to the smallest size (to the sizes' greatest common divisor when one is not a multiple of it), a byte bound met by whole I/Os.
+    #[arg(long, default_value = "1m", value_parser = list)]
+    pub bs: String,
+    /// Outstanding I/Os per target (fio's iodepth per job); with --workers, per target on each worker. A comma list (1,2,4,8) sweeps it: one point per depth, all in one run and one report.
+    #[arg(long, default_value = "1", value_parser = list)]
+    pub qd: String,
     /// Worker threads, each running a share of every target's stream (each with --qd of it in flight). Default: a worker per target, each target's stream its worker's alone, as fio gives each job a thread; past 64 workers (or the CPUs, if more) the targets are dealt round-robin.
     #[arg(long)]
     pub workers: Option<u32>,
@@ -96,6 +96,13 @@ pub struct RunArgs {
     pub out: OutputFlags,
 }
 
+/// A `--qd` or `--bs` list as given (read by the run's list parsers), a
+/// negative value refused as such.
+fn list(s: &str) -> Result<String, String> {
+    crate::flags::common::positive(s)?;
+    Ok(s.to_string())
+}
+
 fn spec_from(a: &RunArgs, cluster: &dyn Cluster) -> Result<RunSpec, Failure> {
     let mut s = RunSpec::new(cluster.localize_targets(&a.targets)?);
     s.rw = match a.rw.parse() {
@@ -110,8 +117,23 @@ fn spec_from(a: &RunArgs, cluster: &dyn Cluster) -> Result<RunSpec, Failure> {
         }
         m => m.map(|m| m as u8),
     };
-    s.bs = a.bs;
-    s.qd = a.qd;
+    let qd = parse_qd_list(&a.qd).or_else(usage)?;
+    match parse_bs(&a.bs).or_else(usage)? {
+        BsArg::Sizes(bs) => {
+            s.bs = bs[0];
+            if bs.len() > 1 {
+                s.bs_sweep = bs;
+            }
+        }
+        BsArg::Split(split) => {
+            s.bs = split.max_bs();
+            s.bs_split = Some(split);
+        }
+    }
+    s.qd = qd[0];
+    if qd.len() > 1 {
+        s.qd_sweep = qd;
+    }
     s.workers = a.workers;
     s.cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     s.size = a.size;

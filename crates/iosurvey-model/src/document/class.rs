@@ -44,6 +44,11 @@ pub struct StreamReport {
     /// (profile's access times), in completion order. Left out when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<[u64; 2]>,
+    /// With a block-size split (`--bs 4k:70,64k:30`): each size, the
+    /// share asked for and the measured I/Os of that size; `bs` is then the
+    /// largest. Left out when every I/O is `bs` long.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bs_split: Vec<crate::SizeReport>,
 }
 
 /// What a stream did: read, write, or a mix (of `read_pct` percent reads).

@@ -47,6 +47,7 @@ impl StreamReport {
         read: ClassReport,
         write: ClassReport,
         samples: Vec<[u64; 2]>,
+        sizes: &[u64],
     ) -> StreamReport {
         let (rw, read_pct) = match s.mix {
             Mix::Read => (Rw::Read, 100),
@@ -72,6 +73,18 @@ impl StreamReport {
             read,
             write,
             samples,
+            bs_split: s.split.as_ref().map_or_else(Vec::new, |split| {
+                split
+                    .shares
+                    .iter()
+                    .enumerate()
+                    .map(|(i, sh)| crate::SizeReport {
+                        bs: sh.bs,
+                        pct: sh.pct,
+                        ops: sizes.get(i).copied().unwrap_or(0),
+                    })
+                    .collect()
+            }),
         }
     }
 
@@ -80,7 +93,7 @@ impl StreamReport {
     pub fn whole(s: &StreamClass, x: &StreamResult) -> StreamReport {
         let e = x.elapsed_ns;
         let (read, write) = (ClassReport::new(&x.read, e), ClassReport::new(&x.write, e));
-        StreamReport::of(s, e, read, write, x.samples.clone())
+        StreamReport::of(s, e, read, write, x.samples.clone(), &x.sizes)
     }
 
     /// The report of class `s` from its summary `x`: its figures, no
@@ -91,7 +104,7 @@ impl StreamReport {
             ClassReport::from_summary(&x.read, e),
             ClassReport::from_summary(&x.write, e),
         );
-        StreamReport::of(s, e, read, write, Vec::new())
+        StreamReport::of(s, e, read, write, Vec::new(), &x.sizes)
     }
 }
 
@@ -237,7 +250,7 @@ mod tests {
         let point = Point {
             index: 0,
             label: String::new(),
-            params: PointParams::Run,
+            params: PointParams::RUN,
             job,
             skip: None,
         };

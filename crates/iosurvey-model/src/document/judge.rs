@@ -159,7 +159,7 @@ pub(crate) fn warnings(
     if matches!(point.params, crate::PointParams::Parallel { .. }) {
         out.extend(short_window(streams, job.bounds.time));
     }
-    if matches!(point.params, crate::PointParams::Run) {
+    if matches!(point.params, crate::PointParams::Run { .. }) {
         for (op, c) in [(Op::Read, total.read), (Op::Write, total.write)] {
             if let Some(w) = rate_checks(op, c, total.interval_ns) {
                 out.push(w);
@@ -258,7 +258,7 @@ mod tests {
         let point = crate::Point {
             index: 0,
             label: String::new(),
-            params: PointParams::Run,
+            params: PointParams::RUN,
             job,
             skip: None,
         };

@@ -155,6 +155,7 @@ mod tests {
             read: ClassReport::new(c, 1_000_000_000),
             write: ClassReport::new(&ClassStats::new(), 1_000_000_000),
             samples: Vec::new(),
+            bs_split: Vec::new(),
         };
         p.streams = vec![stream(&a), stream(&b)];
         p.total = StreamTotals::new(

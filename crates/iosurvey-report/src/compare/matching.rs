@@ -20,7 +20,7 @@ pub enum NoMatch {
 /// where the mode's points carry none that tell them apart.
 fn key(p: &PointReport) -> String {
     match &p.params {
-        PointParams::None | PointParams::Run | PointParams::Video => p.label.clone(),
+        PointParams::None | PointParams::Run { .. } | PointParams::Video => p.label.clone(),
         other => serde_json::to_string(other).unwrap_or_else(|_| p.label.clone()),
     }
 }
@@ -74,8 +74,12 @@ pub(super) fn no_point_matched(
 /// The parameters in which `a` and `b` differ (`label` where the mode's
 /// points carry none, `parameters` where only one side records them).
 fn differing(a: &PointParams, b: &PointParams) -> Vec<String> {
-    let plain =
-        |p: &PointParams| matches!(p, PointParams::None | PointParams::Run | PointParams::Video);
+    let plain = |p: &PointParams| {
+        matches!(
+            p,
+            PointParams::None | PointParams::Run { .. } | PointParams::Video
+        )
+    };
     if plain(a) && plain(b) {
         return vec!["label".into()];
     }
@@ -113,7 +117,7 @@ mod tests {
             differing(&d(4096, Op::Read), &d(8192, Op::Write)),
             ["op", "size"]
         );
-        assert_eq!(differing(&PointParams::Run, &PointParams::Run), ["label"]);
+        assert_eq!(differing(&PointParams::RUN, &PointParams::RUN), ["label"]);
         assert_eq!(
             differing(&PointParams::None, &d(4096, Op::Read)),
             ["parameters (one report records none)"]

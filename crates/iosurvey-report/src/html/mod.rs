@@ -18,6 +18,7 @@ mod parallel;
 mod profile;
 mod quick_card;
 mod run;
+mod run_sweep;
 mod survey;
 pub(crate) mod table;
 mod text_size;

@@ -12,6 +12,13 @@ fn charts(r: &RunReport) -> Vec<Chart> {
         "matrix" => super::matrix::charts(r),
         "profile" => super::profile::charts(r),
         "video" => super::video::charts(r),
+        // A run sweep: its plots against depth or size, then the
+        // points' own.
+        "run" if crate::run_sweep::is_run_sweep(r) => {
+            let mut c = super::run_sweep::charts(r);
+            c.extend(super::run::charts(r));
+            c
+        }
         // `run`, `quick`, and a mode this version does not know.
         _ => super::run::charts(r),
     };
@@ -41,6 +48,7 @@ pub(super) fn tables(r: &RunReport) -> Vec<String> {
         "matrix" => super::matrix::tables(r),
         "profile" => super::profile::tables(r),
         "video" => super::video::tables(r),
+        "run" if crate::run_sweep::is_run_sweep(r) => super::run_sweep::tables(r),
         _ => Vec::new(),
     }
 }

@@ -89,6 +89,7 @@ fn point(index: usize, bs: u64, col: usize, mb_per_s: f64) -> PointReport {
         elapsed_ns: ELAPSED,
         streams: vec![StreamReport {
             samples: Vec::new(),
+            bs_split: Vec::new(),
             label: name.into(),
             target: 0,
             rw: if op == Op::Read { Rw::Read } else { Rw::Write },

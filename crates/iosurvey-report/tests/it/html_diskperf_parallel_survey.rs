@@ -158,6 +158,7 @@ fn stream(
     };
     StreamReport {
         samples: Vec::new(),
+        bs_split: Vec::new(),
         label: label.into(),
         target,
         rw,

@@ -133,6 +133,7 @@ fn class(ops: u64, bs: u64, lat_ns: u64, elapsed_ns: u64) -> ClassReport {
 fn stream(label: &str, bs: u64, n: u32, read: ClassReport, elapsed_ns: u64) -> StreamReport {
     StreamReport {
         samples: Vec::new(),
+        bs_split: Vec::new(),
         label: label.into(),
         target: 0,
         rw: iosurvey_model::document::Rw::Read,

@@ -27,9 +27,10 @@ pub(crate) fn report() -> RunReport {
     let empty = ClassReport::new(&ClassStats::new(), elapsed);
     let mut p = PointReport {
         label: "randread bs=4KiB qd=16".into(),
-        params: iosurvey_model::PointParams::Run,
+        params: iosurvey_model::PointParams::RUN,
         streams: vec![StreamReport {
             samples: Vec::new(),
+            bs_split: Vec::new(),
             label: "main".into(),
             target: 0,
             rw: iosurvey_model::document::Rw::Read,

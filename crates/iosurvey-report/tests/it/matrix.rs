@@ -72,6 +72,7 @@ fn class(ops: u64, bs: u64, lat_us: u64) -> ClassReport {
 fn stream(label: &str, bs: u64, n: u32, ops: u64, lat_us: u64) -> StreamReport {
     StreamReport {
         samples: Vec::new(),
+        bs_split: Vec::new(),
         label: label.into(),
         target: 0,
         rw: iosurvey_model::document::Rw::Mixed,

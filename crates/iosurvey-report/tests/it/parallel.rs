@@ -33,6 +33,7 @@ fn point(index: usize, rates: &[(f64, u64)]) -> PointReport {
         .enumerate()
         .map(|(t, &(mb, ms))| StreamReport {
             samples: Vec::new(),
+            bs_split: Vec::new(),
             label: format!("dev{t}"),
             target: t,
             rw: iosurvey_model::document::Rw::Read,

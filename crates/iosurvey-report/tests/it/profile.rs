@@ -112,6 +112,7 @@ fn point(
         warnings: Vec::new(),
         streams: vec![StreamReport {
             samples: Vec::new(),
+            bs_split: Vec::new(),
             label: slabel.into(),
             target: 0,
             rw: iosurvey_model::document::Rw::Read,

@@ -23,6 +23,7 @@ fn class(ops: u64, bs: u64, base_ns: u64) -> ClassStats {
 fn stream(target: usize, read: &ClassStats, write: &ClassStats, elapsed: u64) -> StreamReport {
     StreamReport {
         samples: Vec::new(),
+        bs_split: Vec::new(),
         label: "main".into(),
         target,
         rw: iosurvey_model::document::Rw::Mixed,
@@ -73,7 +74,7 @@ fn report() -> RunReport {
             repeat: 0,
             index: 0,
             label: "randrw bs=4KiB qd=16 workers=1".into(),
-            params: iosurvey_model::PointParams::Run,
+            params: iosurvey_model::PointParams::RUN,
             settings: Settings {
                 engine: iosurvey_model::EngineKind::Uring,
                 workers: 1,

@@ -88,6 +88,7 @@ fn region(
     };
     StreamReport {
         samples: Vec::new(),
+        bs_split: Vec::new(),
         label: format!("dev{dev} r{j}"),
         target: dev,
         rw: if write { Rw::Write } else { Rw::Read },

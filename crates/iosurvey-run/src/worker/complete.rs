@@ -21,11 +21,12 @@ impl Worker<'_> {
         reap: &mut Reap,
     ) -> Option<Request> {
         match self.slots[c.buf as usize].kind {
-            Kind::Block => self.complete_block::<E>(c, reap),
+            Kind::Block => self.complete_block::<E, false>(c, reap),
             Kind::Verified => {
                 self.commit_write(c);
-                self.complete_block::<E>(c, reap)
+                self.complete_block::<E, false>(c, reap)
             }
+            Kind::Sized => self.complete_sized::<E>(c, reap),
             Kind::Piece => {
                 self.complete_piece(c, reap);
                 None
@@ -37,10 +38,35 @@ impl Worker<'_> {
         }
     }
 
+    /// An I/O of a stream with a block-size split: counted by its size,
+    /// in a run of I/Os of its length alone (a run moves one length each:
+    /// the run of another length is recorded first), then as a block
+    /// I/O, and re-armed with a new size.
+    #[inline(never)]
+    fn complete_sized<E: Engine>(&mut self, c: Completion, reap: &mut Reap) -> Option<Request> {
+        let slot = self.slots[c.buf as usize];
+        if c.result == slot.len as i32 && slot.counted {
+            if reap.run.n > 0 && reap.run.len != slot.len {
+                self.tally
+                    .record_apart(&reap.run, &self.batches, reap.interval, reap.tc);
+                reap.run = Run::EMPTY;
+            }
+            if let Some(sizes) = &mut self.streams[slot.stream as usize].sizes {
+                sizes.count(slot.len);
+            }
+        }
+        self.complete_block::<E, true>(c, reap)
+    }
+
     /// A block stream's I/O: counted (or failed, or moved in the warm-up),
-    /// then its slot re-armed unless the worker is stopping.
+    /// then its slot re-armed unless the worker is stopping. `SIZED`: of a
+    /// stream with a block-size split.
     #[inline(always)]
-    fn complete_block<E: Engine>(&mut self, c: Completion, reap: &mut Reap) -> Option<Request> {
+    fn complete_block<E: Engine, const SIZED: bool>(
+        &mut self,
+        c: Completion,
+        reap: &mut Reap,
+    ) -> Option<Request> {
         let slot = &self.slots[c.buf as usize];
         // One compare: anything but the whole length is a failure, a
         // negative errno or a short transfer (fewer bytes than asked, as
@@ -62,7 +88,7 @@ impl Worker<'_> {
             self.active -= 1;
             return None;
         }
-        self.rearm::<E>(c.buf, reap.measuring)
+        self.rearm::<E, SIZED>(c.buf, reap.measuring)
     }
 
     /// Adds the block I/O of slot `buf` to the reap's run: one more of its
@@ -109,7 +135,11 @@ impl Worker<'_> {
     fn swap_runs(&mut self, buf: u32, reap: &mut Reap) -> bool {
         let slot = &self.slots[buf as usize];
         let other = &self.set_aside;
-        if other.n > 0 && other.stream == slot.stream && other.op == slot.op {
+        if other.n > 0
+            && other.stream == slot.stream
+            && other.op == slot.op
+            && other.len == slot.len
+        {
             std::mem::swap(&mut reap.run, &mut self.set_aside);
             let run = &mut reap.run;
             if run.batch == slot.batch {
@@ -145,15 +175,22 @@ impl Worker<'_> {
     /// Re-arms slot `buf` with its stream's next I/O, or lets it go once
     /// the stream's budget is spent.
     #[inline(always)]
-    fn rearm<E: Engine>(&mut self, buf: u32, measuring: bool) -> Option<Request> {
+    fn rearm<E: Engine, const SIZED: bool>(
+        &mut self,
+        buf: u32,
+        measuring: bool,
+    ) -> Option<Request> {
         let verify = self.verify();
         let slot = &mut self.slots[buf as usize];
         let si = slot.stream as usize;
-        let next = next_request(&mut self.streams[si], buf, verify);
+        let next = next_request::<SIZED>(&mut self.streams[si], buf, verify);
         match next {
             Some(req) => {
                 slot.op = req.op;
                 slot.offset = req.offset;
+                if SIZED {
+                    slot.len = req.len;
+                }
                 slot.counted = measuring;
                 // A one-at-a-time engine's slot is stamped when its turn
                 // comes (`Worker::stamp_submit`).

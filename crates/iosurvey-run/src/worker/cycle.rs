@@ -205,11 +205,18 @@ impl<'w> Worker<'w> {
     fn arm_slot<E: Engine>(&mut self, engine: &mut E, si: usize, counted: bool) {
         let idx = self.slots.len() as u32;
         let verify = self.verify();
-        let kind = match verify {
-            Some(_) => Kind::Verified,
-            None => Kind::Block,
+        let sized = self.streams[si].sizes.is_some();
+        let kind = match (verify, sized) {
+            (Some(_), _) => Kind::Verified,
+            (None, true) => Kind::Sized,
+            (None, false) => Kind::Block,
         };
-        if let Some(req) = next_request(&mut self.streams[si], idx, verify) {
+        let st = &mut self.streams[si];
+        let next = match sized {
+            true => next_request::<true>(st, idx, verify),
+            false => next_request::<false>(st, idx, verify),
+        };
+        if let Some(req) = next {
             self.active += 1;
             let batch = self.batches.current();
             self.slots.push(Slot {
@@ -492,6 +499,12 @@ impl<'w> Worker<'w> {
         result.elapsed_ns = self.tally.last_done.saturating_sub(measure_start);
         for (r, done) in result.streams.iter_mut().zip(self.tally.stream_done) {
             r.elapsed_ns = done.saturating_sub(measure_start);
+        }
+        // A split's counts by size, kept by the stream's index in the job.
+        for st in self.streams {
+            if let (Some(sizes), Some(r)) = (st.sizes, result.streams.get_mut(st.index)) {
+                r.sizes = sizes.ops;
+            }
         }
         result.first_done_ns = result.elapsed_ns;
         // A warm-up that never ended (a stop, a failure) measured nothing.

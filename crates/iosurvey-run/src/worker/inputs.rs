@@ -34,6 +34,9 @@ pub(crate) struct WorkerStream {
     /// Measured I/Os whose offset and latency are still to be kept
     /// (profile's access times by position); counts down as they are.
     pub trace: u32,
+    /// A block-size split: each I/O's size is drawn from it (`bs` is then
+    /// the largest, and `budget` is in bytes, not ops).
+    pub sizes: Option<Box<super::SizeDraw>>,
 }
 
 impl WorkerStream {

@@ -11,13 +11,15 @@ use iosurvey_workload::Mix;
 /// spent (during the ramp, a budget put aside is [`super::UNBOUNDED`]). With
 /// `--verify`, a write's blocks are reserved in the generation map first:
 /// an offset whose blocks a write already has in flight is drawn again.
+/// `SIZED`: the stream has a block-size split (see [`next_op`]); the
+/// build without it is the plain stream's, unchanged.
 #[inline(always)]
-pub(super) fn next_request(
+pub(super) fn next_request<const SIZED: bool>(
     st: &mut WorkerStream,
     slot: u32,
     verify: Option<&WriteVerify>,
 ) -> Option<Request> {
-    let (op, offset) = next_op(st, verify)?;
+    let (op, offset, len) = next_op::<SIZED>(st, verify)?;
     let (file, offset) = match &st.map {
         None => (st.file, offset),
         Some(m) => m.locate(offset),
@@ -26,29 +28,43 @@ pub(super) fn next_request(
         file,
         op,
         offset,
-        len: st.bs,
+        len,
         buf: slot,
     })
 }
 
-/// The op and offset (in the stream's target, or its array) of the next
-/// I/O of `st`, or `None` once its budget is spent; see [`next_request`].
+/// The op, offset (in the stream's target, or its array) and length of
+/// the next I/O of `st`, or `None` once its budget is spent; see
+/// [`next_request`]. `SIZED`: the length is drawn from the stream's
+/// block-size split, the offset fits it, and the budget is of bytes.
 #[inline(always)]
-pub(super) fn next_op(st: &mut WorkerStream, verify: Option<&WriteVerify>) -> Option<(Op, u64)> {
+pub(super) fn next_op<const SIZED: bool>(
+    st: &mut WorkerStream,
+    verify: Option<&WriteVerify>,
+) -> Option<(Op, u64, u32)> {
     if st.budget == 0 {
         return None;
     }
-    st.budget -= 1;
     let op = match st.mix {
         Mix::Read => Op::Read,
         Mix::Write => Op::Write,
         mixed => mixed.op(st.gen.roll_percent()),
     };
-    let mut offset = st.gen.next_offset();
+    let (len, mut offset) = match (SIZED, &st.sizes) {
+        (true, Some(sizes)) => {
+            let len = sizes.len_at(st.gen.roll_percent());
+            st.budget = st.budget.saturating_sub(u64::from(len));
+            (len, st.gen.next_offset_of(u64::from(len)))
+        }
+        _ => {
+            st.budget -= 1;
+            (st.bs, st.gen.next_offset())
+        }
+    };
     if let (Some(v), Op::Write) = (verify, op) {
         offset = reserve(v, st, offset);
     }
-    Some((op, offset))
+    Some((op, offset, len))
 }
 
 /// Reserves the blocks of a write at `offset` (or at the next offsets the

@@ -16,6 +16,10 @@ pub(super) enum Kind {
     /// new generation (and feed the backlog) before it is counted as a
     /// block I/O.
     Verified,
+    /// A block stream's I/O of a size drawn from its block-size split:
+    /// counted by size, in runs of one length, then re-armed with a new
+    /// size (see `complete.rs`).
+    Sized,
     /// A piece of an I/O a striped array cut (see `split.rs`).
     Piece,
     /// One of the frame stream's operations, handed to its driver.

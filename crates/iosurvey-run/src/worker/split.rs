@@ -47,7 +47,7 @@ impl Arm<'_> {
         stream: u32,
         st: &mut WorkerStream,
     ) -> bool {
-        let Some((op, offset)) = next_op(st, None) else {
+        let Some((op, offset, _)) = next_op::<false>(st, None) else {
             return false;
         };
         let map = st.map.as_ref().expect("only an array's I/Os are cut");

@@ -37,6 +37,7 @@ fn stream(budget: Option<u64>, slots: u32, mix: Mix) -> WorkerStream {
         map: None,
         pieces: 1,
         trace: 0,
+        sizes: None,
     }
 }
 
@@ -616,4 +617,55 @@ fn a_run_over_three_batches_records_each_batchs_latency_once() {
     assert_eq!(s.lat_sum_ns, 2 * 9_000 + 3 * 8_000 + 7_000);
     assert_eq!(s.lat_max_ns, 9_000);
     assert_eq!((tally.live_ops, tally.live_bytes), (6, 6 * 4096));
+}
+
+/// A stream of 1 KiB and 4 KiB reads (the fake engine's buffers are
+/// 4 KiB), half each, forward over 1 MiB, with a budget of `budget` bytes.
+fn split_stream(budget: u64, slots: u32) -> WorkerStream {
+    let split = iosurvey_model::BsSplit {
+        shares: vec![
+            iosurvey_model::SizeShare { bs: 1024, pct: 50 },
+            iosurvey_model::SizeShare { bs: 4096, pct: 50 },
+        ],
+    };
+    let area = Area {
+        start: 0,
+        len: 1 << 20,
+    };
+    let region = Region {
+        base: 0,
+        blocks: 1024,
+    };
+    WorkerStream {
+        bs: 4096,
+        gen: OffsetGen::sized(Pattern::Forward, 1024, 4096, area, vec![region], 1),
+        budget,
+        sizes: Some(Box::new(SizeDraw::new(&split))),
+        ..stream(None, slots, Mix::Read)
+    }
+}
+
+#[test]
+fn a_split_streams_ios_are_counted_by_their_own_size() {
+    let mut e = FakeEngine::new();
+    let r = run(&mut e, vec![split_stream(3 << 20, 4)], false, false);
+    let s = &r.streams[0];
+    let lens: Vec<u32> = e.issued.iter().map(|q| q.len).collect();
+    assert!(lens.iter().all(|&l| l == 1024 || l == 4096));
+    let small = lens.iter().filter(|&&l| l == 1024).count() as u64;
+    assert_eq!(s.sizes, [small, lens.len() as u64 - small]);
+    assert!(small > 0 && small < lens.len() as u64, "both sizes drawn");
+    // Every I/O counted once, with its own length, and its latency.
+    assert_eq!(s.read.ops, lens.len() as u64);
+    let moved: u64 = lens.iter().map(|&l| u64::from(l)).sum();
+    assert_eq!(s.read.bytes, moved);
+    assert_eq!(s.read.latency.count(), s.read.ops);
+    // The byte budget is met by whole I/Os: less than one more past it.
+    assert!((3 << 20..(3 << 20) + 4096).contains(&moved), "{moved}");
+    // Forward, each I/O just after the one before, back to the start
+    // where the largest would not fit.
+    for w in e.issued.windows(2) {
+        let next = w[0].offset + u64::from(w[0].len);
+        assert!(w[1].offset == next || w[1].offset == 0, "{w:?}");
+    }
 }

@@ -1,13 +1,19 @@
-//! `iosurvey run`: one fio-style workload, one stream per target.
+//! `iosurvey run`: one fio-style workload, one stream per target; a sweep
+//! of `--qd` or `--bs` values runs it once per value, one point each.
 
 use crate::array::{ArraySpec, Layout};
 use crate::model::{Bounds, Job, Mix, Pattern, Plan, Point, StreamClass, TargetSpec};
 use crate::units::blocks_around;
 use iosurvey_model::EngineKind;
 use iosurvey_model::PointParams;
+pub use split::{parse_bs, BsArg};
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
+pub use sweep::{parse_bs_list, parse_qd_list, sweep_values, SweepValue};
+
+mod split;
+mod sweep;
 
 /// The `--rw` workloads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,6 +79,15 @@ pub struct RunSpec {
     /// Outstanding I/Os of each target's stream on each worker that runs
     /// it (fio's iodepth per job).
     pub qd: u32,
+    /// `--qd 1,2,4`: the depths to sweep, one point each, in this order;
+    /// fewer than two: `qd` alone.
+    pub qd_sweep: Vec<u32>,
+    /// `--bs 4k,64k`: the block sizes to sweep, one point each (each with
+    /// every depth of `qd_sweep`); fewer than two: `bs` alone.
+    pub bs_sweep: Vec<u64>,
+    /// `--bs 4k:70,64k:30`: each I/O's size drawn from this split (`bs`
+    /// and `bs_sweep` are then not read).
+    pub bs_split: Option<iosurvey_model::BsSplit>,
     /// `--workers`: every target's stream shared by this many workers,
     /// each with `qd` of it in flight. `None`: the default, each target's
     /// stream one worker's alone (see [`default_workers`]).
@@ -118,6 +133,9 @@ impl RunSpec {
             mix: None,
             bs: 1 << 20,
             qd: 1,
+            qd_sweep: Vec::new(),
+            bs_sweep: Vec::new(),
+            bs_split: None,
             workers: None,
             cpus: 1,
             engine: EngineKind::Uring,
@@ -178,6 +196,16 @@ pub enum RunSpecError {
     FewerRegionsThanWorkers { regions: u32, workers: u32 },
     #[error("--interval must be at least 1ms")]
     Interval,
+    #[error("--{flag} {list}: {why}")]
+    List {
+        flag: &'static str,
+        list: String,
+        why: String,
+    },
+    #[error("--bs with a split ({0}) cannot go with --{1}: {2}")]
+    SplitWith(String, &'static str, &'static str),
+    #[error("--verify proves one point's writes; a sweep (--qd or --bs with several values) runs several: verify one point at a time")]
+    VerifySweep,
 }
 
 /// The most bytes one read or write moves on Linux (`MAX_RW_COUNT`): a
@@ -203,16 +231,60 @@ pub fn default_workers(streams: usize, cpus: u32) -> u32 {
     streams.min(DEFAULT_MAX_WORKERS.max(cpus))
 }
 
-/// Expands a run into a one-point plan.
+/// Expands a run into its plan: one point, or one per value of a sweep
+/// (see [`sweep_values`]), each checked as a run of its own.
 pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
+    let values = sweep_values(spec);
+    if let Some(split) = &spec.bs_split {
+        let with = |flag, why| RunSpecError::SplitWith(split.describe(), flag, why);
+        if spec.verify {
+            return Err(with(
+                "verify",
+                "the verify layer keeps blocks of one size per run; verify a run of one --bs",
+            ));
+        }
+        if spec.simulate.is_some() {
+            return Err(with(
+                "simulate",
+                "an array cuts I/Os of one size into stripes; give one --bs",
+            ));
+        }
+    }
+    if spec.verify && values.len() > 1 {
+        return Err(RunSpecError::VerifySweep);
+    }
+    let mut points = Vec::with_capacity(values.len());
+    for (index, v) in values.into_iter().enumerate() {
+        let mut one = spec.clone();
+        (one.qd, one.bs) = (v.qd, v.bs);
+        points.push(Point {
+            index,
+            params: v.params,
+            ..expand_point(&one)?
+        });
+    }
+    Ok(spec.engine_flags.written(Plan {
+        mode: "run".into(),
+        points,
+    }))
+}
+
+/// The one point of `spec`'s `qd` and `bs` (its sweeps are not read).
+fn expand_point(spec: &RunSpec) -> Result<Point, RunSpecError> {
     if spec.targets.is_empty() {
         return Err(RunSpecError::NoTarget);
     }
-    if spec.bs == 0 {
+    // With a split, the largest size (the buffers' length) is checked,
+    // and a byte bound is one of whole units its offsets step by.
+    let (bs, unit) = match &spec.bs_split {
+        Some(split) => (split.max_bs(), split.align()),
+        None => (spec.bs, spec.bs),
+    };
+    if bs == 0 {
         return Err(RunSpecError::Zero("bs"));
     }
-    if spec.bs > MAX_IO {
-        return Err(RunSpecError::BsTooLarge(spec.bs));
+    if bs > MAX_IO {
+        return Err(RunSpecError::BsTooLarge(bs));
     }
     if spec.qd == 0 {
         return Err(RunSpecError::Zero("qd"));
@@ -227,11 +299,10 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
         return Err(RunSpecError::Zero("bytes"));
     }
     if let Some(bytes) = spec.bytes {
-        if let Some((below, above)) = blocks_around(bytes, spec.bs) {
-            let bs = spec.bs;
+        if let Some((below, above)) = blocks_around(bytes, unit) {
             return Err(RunSpecError::BytesNotWholeBlocks {
                 bytes,
-                bs,
+                bs: unit,
                 below,
                 above,
             });
@@ -316,7 +387,8 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
             // ends there. Over an array --size is each member's (created)
             // size, and the array is used whole.
             limit: if array.is_none() { spec.size } else { None },
-            ..StreamClass::new("main", t, mix, pattern, spec.bs, spec.qd)
+            split: spec.bs_split.clone(),
+            ..StreamClass::new("main", t, mix, pattern, bs, spec.qd)
         })
         .collect();
     let job = Job {
@@ -340,22 +412,21 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
             },
         )
     };
-    Ok(spec.engine_flags.written(Plan {
-        mode: "run".into(),
-        points: vec![Point {
-            index: 0,
-            params: PointParams::Run,
-            label: format!(
-                "{} bs={} qd={} workers={}",
-                spec.rw.name(),
-                crate::units::format_size(spec.bs),
-                spec.qd,
-                workers
-            ),
-            job,
-            skip: None,
-        }],
-    }))
+    Ok(Point {
+        index: 0,
+        params: PointParams::RUN,
+        label: format!(
+            "{} bs={} qd={} workers={}",
+            spec.rw.name(),
+            spec.bs_split
+                .as_ref()
+                .map_or_else(|| crate::units::format_size(bs), |s| s.describe()),
+            spec.qd,
+            workers
+        ),
+        job,
+        skip: None,
+    })
 }
 
 #[cfg(test)]

@@ -70,7 +70,11 @@ mod html_in_browser;
 mod live_data;
 mod metrics;
 mod polling;
+/// `run --bs 4k:70,64k:30`: a block-size split within a point.
+mod run_bs_split;
 mod run_on_devices;
 mod run_on_files;
+/// `run --qd 1,2,4`, `--bs 4k,64k`: sweeps of one run.
+mod run_sweeps;
 mod verify;
 mod warnings;

@@ -647,6 +647,7 @@ fn block_and_frame_streams_share_one_loop_and_one_tally() {
         map: None,
         pieces: 1,
         trace: 0,
+        sizes: None,
     };
     let mut e = FakeEngine::new();
     let (r, live_ops) = run_with_blocks(&mut e, vec![blocks], &sh, &stop);
