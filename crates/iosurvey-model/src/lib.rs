@@ -10,6 +10,7 @@
 #![deny(unsafe_code)]
 
 pub mod array;
+pub mod dist;
 pub mod document;
 pub mod engine;
 pub mod host;
@@ -25,6 +26,7 @@ pub mod verify;
 pub mod video;
 
 pub use array::{ArraySpec, Layout};
+pub use dist::{Dist, DistError};
 pub use engine::{EngineFeatures, EngineKind, Op, SqPoll};
 pub use host::HostInfo;
 pub use params::{PointParams, ProfilePosition};

@@ -109,6 +109,9 @@ pub struct StreamClass {
     /// as fio's `size=` does. A target shorter than this is refused, never
     /// grown.
     pub limit: Option<u64>,
+    /// How a random stream spreads its I/Os over its area's blocks
+    /// (`run --dist`); uniform for every other stream.
+    pub dist: crate::Dist,
 }
 
 impl StreamClass {
@@ -138,6 +141,7 @@ impl StreamClass {
             frames: None,
             trace: 0,
             limit: None,
+            dist: crate::Dist::Uniform,
         }
     }
 

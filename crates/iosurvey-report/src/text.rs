@@ -277,7 +277,11 @@ pub fn render_text(report: &RunReport, opts: TextOptions) -> String {
             let _ = writeln!(out, "  INTERRUPTED: partial results");
         }
         for st in &p.streams {
-            let _ = writeln!(out, "{}", stream_title(p, st));
+            let _ = write!(out, "{}", stream_title(p, st));
+            if !st.dist.is_uniform() {
+                let _ = write!(out, ", offsets by {}", st.dist);
+            }
+            out.push('\n');
             class_lines(&mut out, "read", &st.read, st.elapsed_ns, opts);
             class_lines(&mut out, "write", &st.write, st.elapsed_ns, opts);
             let tail = untouched_tail(p, st);

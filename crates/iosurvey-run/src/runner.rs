@@ -224,6 +224,9 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
             ^ (si as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
             ^ (u64::from(w) + 1).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
         let pieces = map.as_ref().map_or(1, |m| m.max_pieces(s.bs, area.start));
+        // A skewed stream's hot blocks are the same on every worker: placed
+        // by the job's seed and the stream, not the worker.
+        let hot_seed = job.seed ^ (si as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         out.push(WorkerStream {
             index: si,
             pieces: pieces as u32,
@@ -231,7 +234,7 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
             mix: s.mix,
             bs: s.bs as u32,
             slots: s.outstanding,
-            gen: OffsetGen::new(s.pattern, s.bs, area, regions, seed),
+            gen: OffsetGen::new(s.pattern, s.bs, area, regions, seed).with_dist(s.dist, hot_seed),
             budget,
             ramp_spends: !s.wrap,
             map,

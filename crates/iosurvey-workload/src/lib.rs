@@ -23,6 +23,7 @@ pub mod model;
 pub mod modes;
 pub mod pattern;
 pub mod rng;
+pub mod skew;
 pub mod units;
 
 pub use array::{ArrayMap, ArraySpec, Layout};

@@ -54,6 +54,9 @@ pub struct RunArgs {
     /// Split the area into N evenly spaced sequential streams (default: one per worker that runs the target: one, unless --workers is given).
     #[arg(long, default_value_t = 0, hide_default_value = true)]
     pub regions: u32,
+    /// How random offsets spread over the area's blocks, as fio's random_distribution: uniform (the default), zipf:THETA (block of rank k drawn in proportion to 1/k^THETA, e.g. zipf:1.2) or pareto:H (H in (0,1): the hottest share H of the blocks takes 1-H of the I/Os, e.g. pareto:0.2). The hot blocks are scattered over the area, the same for every worker and the same for a seed. Random workloads only.
+    #[arg(long, value_name = "DIST", default_value = "uniform")]
+    pub dist: String,
     /// Seed for random offsets and mixes; recorded in the results.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -113,6 +116,10 @@ fn spec_from(a: &RunArgs, cluster: &dyn Cluster) -> Result<RunSpec, Failure> {
     s.span = a.span;
     s.regions = a.regions;
     s.seed = a.seed;
+    s.dist = match a.dist.parse() {
+        Ok(d) => d,
+        Err(e) => return usage(e),
+    };
     s.interval = a.interval;
     s.continue_on_error = a.continue_on_error;
     s.verify = a.verify;

@@ -59,6 +59,7 @@ impl StreamReport {
             rw,
             read_pct,
             pattern: s.pattern,
+            dist: s.dist,
             bs: s.bs,
             outstanding: s.outstanding,
             offset: s.offset,

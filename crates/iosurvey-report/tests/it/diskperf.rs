@@ -94,6 +94,7 @@ fn point(index: usize, bs: u64, col: usize, mb_per_s: f64) -> PointReport {
             rw: if op == Op::Read { Rw::Read } else { Rw::Write },
             read_pct: if op == Op::Read { 100 } else { 0 },
             pattern,
+            dist: Default::default(),
             bs,
             outstanding: 1,
             offset: 0,

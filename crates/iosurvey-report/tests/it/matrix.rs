@@ -77,6 +77,7 @@ fn stream(label: &str, bs: u64, n: u32, ops: u64, lat_us: u64) -> StreamReport {
         rw: iosurvey_model::document::Rw::Mixed,
         read_pct: 75,
         pattern: iosurvey_model::Pattern::Random,
+        dist: Default::default(),
         bs,
         outstanding: n,
         offset: 0,

@@ -38,6 +38,7 @@ fn point(index: usize, rates: &[(f64, u64)]) -> PointReport {
             rw: iosurvey_model::document::Rw::Read,
             read_pct: 100,
             pattern: iosurvey_model::Pattern::Forward,
+            dist: Default::default(),
             bs: 1 << 20,
             outstanding: 1,
             offset: 0,

@@ -117,6 +117,7 @@ fn point(
             rw: iosurvey_model::document::Rw::Read,
             read_pct: 100,
             pattern,
+            dist: Default::default(),
             bs,
             outstanding: 1,
             offset,

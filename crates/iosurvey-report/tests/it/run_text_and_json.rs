@@ -28,6 +28,7 @@ fn stream(target: usize, read: &ClassStats, write: &ClassStats, elapsed: u64) ->
         rw: iosurvey_model::document::Rw::Mixed,
         read_pct: 70,
         pattern: iosurvey_model::Pattern::Random,
+        dist: Default::default(),
         bs: 4096,
         outstanding: 16,
         offset: 0,

@@ -93,6 +93,7 @@ fn region(
         rw: if write { Rw::Write } else { Rw::Read },
         read_pct: if write { 0 } else { 100 },
         pattern: iosurvey_model::Pattern::Forward,
+        dist: Default::default(),
         bs: MIB,
         outstanding: 1,
         offset: 1024 * 4096 + j * span,

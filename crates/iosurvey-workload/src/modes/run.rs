@@ -3,7 +3,7 @@
 use crate::array::{ArraySpec, Layout};
 use crate::model::{Bounds, Job, Mix, Pattern, Plan, Point, StreamClass, TargetSpec};
 use crate::units::blocks_around;
-use iosurvey_model::EngineKind;
+use iosurvey_model::{Dist, EngineKind};
 use iosurvey_model::PointParams;
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -105,6 +105,8 @@ pub struct RunSpec {
     pub simulate: Option<Layout>,
     /// The engine flags, written into every job.
     pub engine_flags: crate::EngineFlags,
+    /// `--dist`: how a random workload spreads its I/Os over the blocks.
+    pub dist: Dist,
 }
 
 impl RunSpec {
@@ -137,6 +139,7 @@ impl RunSpec {
             check_compression: false,
             simulate: None,
             engine_flags: crate::EngineFlags::default(),
+            dist: Dist::Uniform,
         }
     }
 }
@@ -178,6 +181,8 @@ pub enum RunSpecError {
     FewerRegionsThanWorkers { regions: u32, workers: u32 },
     #[error("--interval must be at least 1ms")]
     Interval,
+    #[error("--dist {dist} applies to random workloads (randread, randwrite, randrw), not {rw}")]
+    DistSequential { dist: Dist, rw: &'static str },
 }
 
 /// The most bytes one read or write moves on Linux (`MAX_RW_COUNT`): a
@@ -268,6 +273,12 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
         (Rw::Write | Rw::BackWrite | Rw::RandWrite, None) => Mix::Write,
     };
     let pattern = spec.rw.pattern();
+    if !spec.dist.is_uniform() && pattern.is_sequential() {
+        return Err(RunSpecError::DistSequential {
+            dist: spec.dist,
+            rw: spec.rw.name(),
+        });
+    }
     if spec.regions > 0 {
         if !pattern.is_sequential() {
             return Err(RunSpecError::RegionsRandom(spec.rw.name()));
@@ -316,6 +327,7 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
             // ends there. Over an array --size is each member's (created)
             // size, and the array is used whole.
             limit: if array.is_none() { spec.size } else { None },
+            dist: spec.dist,
             ..StreamClass::new("main", t, mix, pattern, spec.bs, spec.qd)
         })
         .collect();
@@ -491,6 +503,16 @@ mod tests {
     }
 
     #[test]
+    fn a_random_workload_carries_its_distribution() {
+        let mut s = spec();
+        s.rw = Rw::RandRw;
+        s.dist = Dist::Pareto { h: 0.2 };
+        let job = &expand(&s).unwrap().points[0].job;
+        assert!(job.streams.iter().all(|st| st.dist == s.dist));
+        assert_eq!(expand(&spec()).unwrap().points[0].job.streams[0].dist, Dist::Uniform);
+    }
+
+    #[test]
     fn backward_workloads_are_backward() {
         let mut s = spec();
         s.rw = Rw::BackWrite;
@@ -550,6 +572,13 @@ mod tests {
                     bs: 64 << 10,
                     below: 960 << 10,
                     above: 1 << 20,
+                },
+            ),
+            (
+                Box::new(|s| s.dist = Dist::Zipf { theta: 1.2 }),
+                RunSpecError::DistSequential {
+                    dist: Dist::Zipf { theta: 1.2 },
+                    rw: "read",
                 },
             ),
             (
