@@ -18,6 +18,7 @@ pub mod params;
 pub mod pattern;
 pub mod plan;
 pub mod profile;
+pub mod rate;
 pub mod result;
 pub mod rng;
 pub mod target;
@@ -31,6 +32,7 @@ pub use engine::{EngineFeatures, EngineKind, Op, SqPoll};
 pub use host::HostInfo;
 pub use params::{PointParams, ProfilePosition};
 pub use pattern::Pattern;
+pub use rate::{RateCap, RateUnit};
 pub use plan::{
     frames_dir, Bounds, DataFill, Fps, FrameJob, FrameLayout, FrameOrder, Job, Mix, Plan, Point,
     StreamClass, TargetSpec,

@@ -230,6 +230,9 @@ pub struct Job {
     /// together) before the measured phase, instead of `bounds.ramp`'s
     /// time: ORION's `-cache_size`. 0: none.
     pub warm_bytes: u64,
+    /// `run --rate-iops`, `--rate`: the workers issue their I/Os on a
+    /// schedule no faster than this. None: as fast as they complete.
+    pub rate: Option<crate::RateCap>,
 }
 
 impl Job {
@@ -256,6 +259,7 @@ impl Job {
             verify_state: None,
             check_compression: false,
             warm_bytes: 0,
+            rate: None,
         }
     }
 

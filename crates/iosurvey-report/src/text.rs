@@ -264,9 +264,13 @@ pub fn render_text(report: &RunReport, opts: TextOptions) -> String {
             0 => String::new(),
             pct => format!(", data {pct}% compressible"),
         };
+        let rate = match &s.rate {
+            Some(cap) => format!(", rate capped at {cap}"),
+            None => String::new(),
+        };
         let _ = writeln!(
             out,
-            "{}: {} (engine {}, {}, seed {}{compressible})",
+            "{}: {} (engine {}, {}, seed {}{compressible}{rate})",
             report.mode,
             p.label,
             s.engine,

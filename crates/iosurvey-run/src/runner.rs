@@ -6,8 +6,8 @@ use crate::live::{LiveSlot, LiveSnapshot};
 use crate::observer::{Observer, Progress};
 use crate::result::JobResult;
 use crate::worker::{
-    now_ns, run_worker, BacklogSpec, FrameShared, FrameWork, LiveCounters, WarmUp, WorkerBounds,
-    WorkerStream, UNBOUNDED,
+    now_ns, run_worker, BacklogSpec, FrameShared, FrameWork, LiveCounters, Pace, WarmUp,
+    WorkerBounds, WorkerStream, UNBOUNDED,
 };
 use iosurvey_engine::verify::{GenMap, WriteVerify};
 use iosurvey_engine::{Engine, EngineConfig, EngineError, EngineKind, SyncEngine, UringEngine};
@@ -328,6 +328,15 @@ pub(crate) fn run_job(
     let workers = job.workers as usize;
     let geometry: Vec<Geometry> = targets.iter().map(OpenTarget::geometry).collect();
     let shares = shares(job, &geometry)?;
+    // Each worker's share of a rate cap: the whole job's divided equally.
+    let job_pace = job.rate.map(|cap| {
+        let (num, den) = cap.per_worker_fraction(job.workers);
+        Pace {
+            num,
+            den,
+            bytes: cap.unit == iosurvey_model::RateUnit::Bytes,
+        }
+    });
     // Each worker holds a descriptor of every target and a ring; the
     // process its own, the targets' and a margin for the rest.
     let need = FD_MARGIN + (targets.len() as u64 + 1) * (workers as u64 + 1);
@@ -465,6 +474,7 @@ pub(crate) fn run_job(
                                 .verify_backlog
                                 .map(|every| BacklogSpec { every, targets }),
                             warm,
+                            pace: job_pace,
                         };
                         let out = match job.engine {
                             EngineKind::Uring => {

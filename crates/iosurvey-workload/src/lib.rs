@@ -22,6 +22,7 @@ pub mod memory;
 pub mod model;
 pub mod modes;
 pub mod pattern;
+pub mod rate;
 pub mod rng;
 pub mod skew;
 pub mod units;

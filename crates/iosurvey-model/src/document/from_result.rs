@@ -126,6 +126,7 @@ impl PointReport {
                 bytes: job.bounds.bytes,
                 ramp_ns: job.bounds.ramp.as_nanos() as u64,
                 warm_bytes: job.warm_bytes,
+                rate: job.rate,
                 interval_ns: job.interval.as_nanos() as u64,
                 continue_on_error: job.continue_on_error,
                 registered_files: r.engine.registered_files,

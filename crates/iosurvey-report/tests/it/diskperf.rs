@@ -55,6 +55,7 @@ fn point(index: usize, bs: u64, col: usize, mb_per_s: f64) -> PointReport {
             bytes: None,
             ramp_ns: 0,
             warm_bytes: 0,
+            rate: None,
             interval_ns: 1_000_000_000,
             continue_on_error: false,
             registered_files: false,

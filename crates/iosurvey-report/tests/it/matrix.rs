@@ -23,6 +23,7 @@ fn settings() -> Settings {
         bytes: None,
         ramp_ns: 2 * SEC,
         warm_bytes: 0,
+        rate: None,
         interval_ns: SEC,
         continue_on_error: false,
         registered_files: true,

@@ -63,6 +63,7 @@ fn point(index: usize, rates: &[(f64, u64)]) -> PointReport {
             bytes: None,
             ramp_ns: 0,
             warm_bytes: 0,
+            rate: None,
             interval_ns: INTERVAL,
             continue_on_error: false,
             registered_files: true,

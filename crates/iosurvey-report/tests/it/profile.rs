@@ -82,6 +82,7 @@ fn point(
             bytes: Some(64 * MIB),
             ramp_ns: 0,
             warm_bytes: 0,
+            rate: None,
             interval_ns: 1_000_000_000,
             continue_on_error: false,
             registered_files: false,

@@ -26,6 +26,7 @@ fn settings() -> Settings {
         bytes: None,
         ramp_ns: 0,
         warm_bytes: 0,
+        rate: None,
         interval_ns: 1_000_000_000,
         continue_on_error: true,
         registered_files: true,

@@ -21,10 +21,14 @@ impl Worker<'_> {
         reap: &mut Reap,
     ) -> Option<Request> {
         match self.slots[c.buf as usize].kind {
-            Kind::Block => self.complete_block::<E>(c, reap),
+            Kind::Block => self.complete_block::<E, false>(c, reap),
             Kind::Verified => {
                 self.commit_write(c);
-                self.complete_block::<E>(c, reap)
+                self.complete_block::<E, false>(c, reap)
+            }
+            Kind::Paced => {
+                self.commit_write(c);
+                self.complete_block::<E, true>(c, reap)
             }
             Kind::Piece => {
                 self.complete_piece(c, reap);
@@ -38,9 +42,14 @@ impl Worker<'_> {
     }
 
     /// A block stream's I/O: counted (or failed, or moved in the warm-up),
-    /// then its slot re-armed unless the worker is stopping.
+    /// then its slot re-armed unless the worker is stopping; a `PACED`
+    /// one's slot is parked until its turn (see `pace.rs`).
     #[inline(always)]
-    fn complete_block<E: Engine>(&mut self, c: Completion, reap: &mut Reap) -> Option<Request> {
+    fn complete_block<E: Engine, const PACED: bool>(
+        &mut self,
+        c: Completion,
+        reap: &mut Reap,
+    ) -> Option<Request> {
         let slot = &self.slots[c.buf as usize];
         // One compare: anything but the whole length is a failure, a
         // negative errno or a short transfer (fewer bytes than asked, as
@@ -60,6 +69,10 @@ impl Worker<'_> {
         }
         if self.stopping {
             self.active -= 1;
+            return None;
+        }
+        if PACED {
+            self.park(c.buf);
             return None;
         }
         self.rearm::<E>(c.buf, reap.measuring)
@@ -145,7 +158,7 @@ impl Worker<'_> {
     /// Re-arms slot `buf` with its stream's next I/O, or lets it go once
     /// the stream's budget is spent.
     #[inline(always)]
-    fn rearm<E: Engine>(&mut self, buf: u32, measuring: bool) -> Option<Request> {
+    pub(super) fn rearm<E: Engine>(&mut self, buf: u32, measuring: bool) -> Option<Request> {
         let verify = self.verify();
         let slot = &mut self.slots[buf as usize];
         let si = slot.stream as usize;
@@ -166,7 +179,7 @@ impl Worker<'_> {
         next
     }
 
-    /// `--verify`: a block write's blocks hold their new generation once
+    /// `--verify`: a block (or paced) write's blocks hold their new generation once
     /// it completes (whole or not), and a whole one is queued for the
     /// backlog's read-back.
     #[inline(never)]

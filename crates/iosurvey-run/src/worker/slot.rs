@@ -16,6 +16,10 @@ pub(super) enum Kind {
     /// new generation (and feed the backlog) before it is counted as a
     /// block I/O.
     Verified,
+    /// A block stream's I/O under a rate cap: counted (its write
+    /// committed under `--verify`), then its slot parked until its turn
+    /// (see `pace.rs`).
+    Paced,
     /// A piece of an I/O a striped array cut (see `split.rs`).
     Piece,
     /// One of the frame stream's operations, handed to its driver.

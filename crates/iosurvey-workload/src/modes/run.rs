@@ -3,7 +3,7 @@
 use crate::array::{ArraySpec, Layout};
 use crate::model::{Bounds, Job, Mix, Pattern, Plan, Point, StreamClass, TargetSpec};
 use crate::units::blocks_around;
-use iosurvey_model::{Dist, EngineKind};
+use iosurvey_model::{Dist, EngineKind, RateCap};
 use iosurvey_model::PointParams;
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -107,6 +107,8 @@ pub struct RunSpec {
     pub engine_flags: crate::EngineFlags,
     /// `--dist`: how a random workload spreads its I/Os over the blocks.
     pub dist: Dist,
+    /// `--rate-iops`, `--rate`: the cap on the rate I/Os are issued at.
+    pub rate: Option<RateCap>,
 }
 
 impl RunSpec {
@@ -140,6 +142,7 @@ impl RunSpec {
             simulate: None,
             engine_flags: crate::EngineFlags::default(),
             dist: Dist::Uniform,
+            rate: None,
         }
     }
 }
@@ -183,6 +186,8 @@ pub enum RunSpecError {
     Interval,
     #[error("--dist {dist} applies to random workloads (randread, randwrite, randrw), not {rw}")]
     DistSequential { dist: Dist, rw: &'static str },
+    #[error("--rate and --rate-iops do not apply with --simulate: a striped array cuts I/Os into pieces the schedule does not count; drop one")]
+    RateSimulate,
 }
 
 /// The most bytes one read or write moves on Linux (`MAX_RW_COUNT`): a
@@ -272,6 +277,9 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
         (Rw::Read | Rw::BackRead | Rw::RandRead, None) => Mix::Read,
         (Rw::Write | Rw::BackWrite | Rw::RandWrite, None) => Mix::Write,
     };
+    if spec.rate.is_some() && spec.simulate.is_some() {
+        return Err(RunSpecError::RateSimulate);
+    }
     let pattern = spec.rw.pattern();
     if !spec.dist.is_uniform() && pattern.is_sequential() {
         return Err(RunSpecError::DistSequential {
@@ -342,6 +350,7 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
         verify_backlog: spec.verify_backlog,
         verify_state: spec.verify_state.clone(),
         check_compression: spec.check_compression,
+        rate: spec.rate,
         ..Job::new(
             targets,
             streams,
@@ -580,6 +589,13 @@ mod tests {
                     dist: Dist::Zipf { theta: 1.2 },
                     rw: "read",
                 },
+            ),
+            (
+                Box::new(|s| {
+                    s.simulate = Some(Layout::Concat);
+                    s.rate = Some(crate::rate::parse_rate("100", iosurvey_model::RateUnit::Iops).unwrap())
+                }),
+                RunSpecError::RateSimulate,
             ),
             (
                 Box::new(|s| s.bs = MAX_IO + 4096),

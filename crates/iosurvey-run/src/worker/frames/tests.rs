@@ -70,6 +70,7 @@ fn unbounded<'a>(
         verify: None,
         backlog: None,
         warm: None,
+        pace: None,
     }
 }
 
