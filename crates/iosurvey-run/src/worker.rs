@@ -61,6 +61,8 @@ mod cycle;
 mod frames;
 mod inputs;
 mod pace;
+#[cfg(test)]
+mod pace_tests;
 mod request;
 mod slot;
 mod split;

@@ -56,6 +56,8 @@ mod history_db_pg;
 mod history_db_sidecars;
 mod html_in_browser;
 mod metrics;
+/// `run --rate-iops`, `--rate` and `--dist`.
+mod pacing;
 mod polling;
 mod run_on_devices;
 mod run_on_files;
