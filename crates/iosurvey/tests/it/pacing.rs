@@ -21,6 +21,11 @@ fn codes(p: &Value) -> Vec<String> {
 
 /// A 2 s random-read run on a created file with `extra` flags.
 fn capped(extra: &[&str]) -> Value {
+    capped_for("2s", extra)
+}
+
+/// A random-read run of `time` on a created file with `extra` flags.
+fn capped_for(time: &str, extra: &[&str]) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("t.dat");
     let mut args = vec![
@@ -32,7 +37,7 @@ fn capped(extra: &[&str]) -> Value {
         "--bs",
         "4k",
         "--time",
-        "2s",
+        time,
     ];
     args.extend_from_slice(extra);
     run_point(&args)
@@ -111,7 +116,7 @@ fn the_cap_and_the_distribution_are_in_the_text_and_the_json() {
     assert_eq!(s["dist"]["kind"], "zipf");
     assert_eq!(s["dist"]["theta"], 1.2);
     // A uniform run leaves both out, as every report before them.
-    let p = capped(&["--time", "100ms"]);
+    let p = capped_for("100ms", &[]);
     assert!(p["settings"]["rate"].is_null());
     assert!(p["streams"][0].get("dist").is_none());
 }
