@@ -63,7 +63,9 @@ pub enum DistError {
     Unknown(String),
     #[error("--dist zipf:{0}: THETA must be a number greater than 0 (e.g. zipf:1.2)")]
     Theta(String),
-    #[error("--dist pareto:{0}: H must be a number between 0 and 1, both excluded (e.g. pareto:0.2)")]
+    #[error(
+        "--dist pareto:{0}: H must be a number between 0 and 1, both excluded (e.g. pareto:0.2)"
+    )]
     H(String),
 }
 
@@ -78,9 +80,7 @@ impl FromStr for Dist {
         match (kind, arg) {
             ("uniform", None) => Ok(Dist::Uniform),
             ("zipf", a) => match num(a) {
-                Some(theta) if theta.is_finite() && theta > 0.0 => {
-                    Ok(Dist::Zipf { theta })
-                }
+                Some(theta) if theta.is_finite() && theta > 0.0 => Ok(Dist::Zipf { theta }),
                 _ => Err(DistError::Theta(a.unwrap_or("").to_string())),
             },
             ("pareto", a) => match num(a) {
@@ -118,12 +118,24 @@ mod tests {
     fn bad_parameters_are_refused_by_name() {
         assert_eq!("zipf:0".parse::<Dist>(), Err(DistError::Theta("0".into())));
         assert_eq!("zipf".parse::<Dist>(), Err(DistError::Theta("".into())));
-        assert_eq!("zipf:-2".parse::<Dist>(), Err(DistError::Theta("-2".into())));
-        assert_eq!("zipf:nan".parse::<Dist>(), Err(DistError::Theta("nan".into())));
+        assert_eq!(
+            "zipf:-2".parse::<Dist>(),
+            Err(DistError::Theta("-2".into()))
+        );
+        assert_eq!(
+            "zipf:nan".parse::<Dist>(),
+            Err(DistError::Theta("nan".into()))
+        );
         assert_eq!("pareto:1".parse::<Dist>(), Err(DistError::H("1".into())));
         assert_eq!("pareto:0".parse::<Dist>(), Err(DistError::H("0".into())));
-        assert!(matches!("gauss:2".parse::<Dist>(), Err(DistError::Unknown(_))));
-        assert!(matches!("uniform:3".parse::<Dist>(), Err(DistError::Unknown(_))));
+        assert!(matches!(
+            "gauss:2".parse::<Dist>(),
+            Err(DistError::Unknown(_))
+        ));
+        assert!(matches!(
+            "uniform:3".parse::<Dist>(),
+            Err(DistError::Unknown(_))
+        ));
     }
 
     #[test]
@@ -142,6 +154,9 @@ mod tests {
     fn json_names_the_kind_and_its_parameter() {
         let j = serde_json::to_string(&Dist::Zipf { theta: 1.2 }).unwrap();
         assert_eq!(j, r#"{"kind":"zipf","theta":1.2}"#);
-        assert_eq!(serde_json::from_str::<Dist>(&j).unwrap(), Dist::Zipf { theta: 1.2 });
+        assert_eq!(
+            serde_json::from_str::<Dist>(&j).unwrap(),
+            Dist::Zipf { theta: 1.2 }
+        );
     }
 }

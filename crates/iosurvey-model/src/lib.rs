@@ -32,11 +32,11 @@ pub use engine::{EngineFeatures, EngineKind, Op, SqPoll};
 pub use host::HostInfo;
 pub use params::{PointParams, ProfilePosition};
 pub use pattern::Pattern;
-pub use rate::{RateCap, RateUnit};
 pub use plan::{
     frames_dir, Bounds, DataFill, Fps, FrameJob, FrameLayout, FrameOrder, Job, Mix, Plan, Point,
     StreamClass, TargetSpec,
 };
+pub use rate::{RateCap, RateUnit};
 pub use result::{
     CachedPages, CompressionCheck, CpuTime, FrameRecord, FrameStatus, IoFailure, JobResult,
     ReadSample, StreamResult,

@@ -11,9 +11,9 @@ pub(crate) use clock::RealClock;
 use cycle::Worker;
 pub(crate) use frames::FrameShared;
 pub(crate) use frames::FrameWork;
-pub(crate) use pace::Pace;
 pub(crate) use inputs::{LiveCounters, WarmUp, WorkerBounds, WorkerStream, UNBOUNDED};
 use iosurvey_engine::Engine;
+pub(crate) use pace::Pace;
 use slot::Slot;
 use std::sync::atomic::Ordering;
 use tally::{Run, Tally};
@@ -69,4 +69,5 @@ mod split;
 mod tally;
 #[cfg(test)]
 mod tests;
+mod turns;
 mod wait;

@@ -364,7 +364,9 @@ mod tests {
         // Uniform stays uniform: no block far from the mean.
         let hits = histogram(Dist::Uniform, blocks, draws, 11);
         let mean = f64::from(draws) / blocks as f64;
-        assert!(hits.iter().all(|&h| (f64::from(h) - mean).abs() < mean * 0.35));
+        assert!(hits
+            .iter()
+            .all(|&h| (f64::from(h) - mean).abs() < mean * 0.35));
     }
 
     #[test]

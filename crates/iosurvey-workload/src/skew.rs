@@ -27,7 +27,9 @@ pub struct Skew {
 enum Law {
     Zipf(Zipf),
     /// u^pow scaled to the last rank.
-    Pareto { pow: f64 },
+    Pareto {
+        pow: f64,
+    },
 }
 
 impl Skew {

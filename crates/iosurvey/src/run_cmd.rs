@@ -4,12 +4,12 @@
 use crate::flags::common::{duration, size, OutputFlags, SimulateArg, TargetFlags};
 use anyhow::anyhow;
 use clap::Args;
+use iosurvey_model::RateUnit;
 use iosurvey_session::presenter::TextOnly;
 use iosurvey_session::Cluster;
 use iosurvey_session::{run_plan, Session};
 use iosurvey_session::{usage, Failure, Outcome};
 use iosurvey_workload::modes::run::{expand, RunSpec};
-use iosurvey_model::RateUnit;
 use iosurvey_workload::rate::parse_rate;
 use iosurvey_workload::Layout;
 use std::path::PathBuf;
@@ -125,7 +125,10 @@ fn spec_from(a: &RunArgs, cluster: &dyn Cluster) -> Result<RunSpec, Failure> {
     s.regions = a.regions;
     s.seed = a.seed;
     let cap = |s: &Option<String>, unit| s.as_deref().map(|s| parse_rate(s, unit)).transpose();
-    s.rate = match (cap(&a.rate_iops, RateUnit::Iops), cap(&a.rate, RateUnit::Bytes)) {
+    s.rate = match (
+        cap(&a.rate_iops, RateUnit::Iops),
+        cap(&a.rate, RateUnit::Bytes),
+    ) {
         (Err(e), _) | (_, Err(e)) => return usage(e),
         (Ok(r), Ok(b)) => r.or(b),
     };

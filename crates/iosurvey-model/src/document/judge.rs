@@ -173,7 +173,7 @@ pub(crate) fn warnings(
     if let Some(w) = job
         .rate
         .as_ref()
-        .and_then(|cap| pace::rate_not_reached(cap, job.workers, total))
+        .and_then(|cap| pace::rate_not_reached(cap, job.workers, total.read, total.write))
     {
         out.push(w);
     }

@@ -351,7 +351,9 @@ impl<'w> Worker<'w> {
 
     /// Nothing is armed and the frame stream (if any) is over.
     fn all_done(&self) -> bool {
-        self.active == 0 && !self.any_parked() && self.frames.as_ref().is_none_or(FrameDriver::finished)
+        self.active == 0
+            && !self.any_parked()
+            && self.frames.as_ref().is_none_or(FrameDriver::finished)
     }
 
     /// Gives the batch about to go out its submit time `ts` (or, on a

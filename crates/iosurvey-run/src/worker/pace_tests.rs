@@ -55,7 +55,15 @@ fn paced(st: WorkerStream, pace: Pace, delay: Duration, time: Option<Duration>) 
         warm: None,
         pace: Some(pace),
     };
-    run_worker_on(&mut e, vec![st], None, &bounds, clock.get(), &FakeClock(clock)).unwrap()
+    run_worker_on(
+        &mut e,
+        vec![st],
+        None,
+        &bounds,
+        clock.get(),
+        &FakeClock(clock),
+    )
+    .unwrap()
 }
 
 const IOPS_1000: Pace = Pace {

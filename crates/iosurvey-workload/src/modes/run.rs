@@ -3,8 +3,8 @@
 use crate::array::{ArraySpec, Layout};
 use crate::model::{Bounds, Job, Mix, Pattern, Plan, Point, StreamClass, TargetSpec};
 use crate::units::blocks_around;
-use iosurvey_model::{Dist, EngineKind, RateCap};
 use iosurvey_model::PointParams;
+use iosurvey_model::{Dist, EngineKind, RateCap};
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
@@ -186,6 +186,8 @@ pub enum RunSpecError {
     Interval,
     #[error("--dist {dist} applies to random workloads (randread, randwrite, randrw), not {rw}")]
     DistSequential { dist: Dist, rw: &'static str },
+    #[error("--verify does not take --dist {0} with writes: no two writes of a block may be in flight together, and a skewed stream would wait on its few hot blocks; verify with --dist uniform")]
+    VerifySkewed(Dist),
     #[error("--rate and --rate-iops do not apply with --simulate: a striped array cuts I/Os into pieces the schedule does not count; drop one")]
     RateSimulate,
 }
@@ -286,6 +288,9 @@ pub fn expand(spec: &RunSpec) -> Result<Plan, RunSpecError> {
             dist: spec.dist,
             rw: spec.rw.name(),
         });
+    }
+    if !spec.dist.is_uniform() && spec.verify && mix.writes() {
+        return Err(RunSpecError::VerifySkewed(spec.dist));
     }
     if spec.regions > 0 {
         if !pattern.is_sequential() {
@@ -518,7 +523,10 @@ mod tests {
         s.dist = Dist::Pareto { h: 0.2 };
         let job = &expand(&s).unwrap().points[0].job;
         assert!(job.streams.iter().all(|st| st.dist == s.dist));
-        assert_eq!(expand(&spec()).unwrap().points[0].job.streams[0].dist, Dist::Uniform);
+        assert_eq!(
+            expand(&spec()).unwrap().points[0].job.streams[0].dist,
+            Dist::Uniform
+        );
     }
 
     #[test]
@@ -592,8 +600,18 @@ mod tests {
             ),
             (
                 Box::new(|s| {
+                    s.rw = Rw::RandWrite;
+                    s.verify = true;
+                    s.dist = Dist::Pareto { h: 0.1 };
+                }),
+                RunSpecError::VerifySkewed(Dist::Pareto { h: 0.1 }),
+            ),
+            (
+                Box::new(|s| {
                     s.simulate = Some(Layout::Concat);
-                    s.rate = Some(crate::rate::parse_rate("100", iosurvey_model::RateUnit::Iops).unwrap())
+                    s.rate = Some(
+                        crate::rate::parse_rate("100", iosurvey_model::RateUnit::Iops).unwrap(),
+                    )
                 }),
                 RunSpecError::RateSimulate,
             ),

@@ -72,7 +72,11 @@ fn a_rate_cap_is_the_rate_reached_in_all_or_per_worker() {
 fn a_cap_the_run_cannot_reach_is_warned_about() {
     // No file answers 50 million random reads a second at QD 1.
     let p = capped(&["--rate-iops", "50000000"]);
-    assert!(codes(&p).contains(&"rate_not_reached".into()), "{:?}", codes(&p));
+    assert!(
+        codes(&p).contains(&"rate_not_reached".into()),
+        "{:?}",
+        codes(&p)
+    );
     let w = p["warnings"]
         .as_array()
         .unwrap()
@@ -106,9 +110,16 @@ fn the_cap_and_the_distribution_are_in_the_text_and_the_json() {
         "--json",
         j.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("rate capped at 200 IOPS per worker"), "{text}");
+    assert!(
+        text.contains("rate capped at 200 IOPS per worker"),
+        "{text}"
+    );
     assert!(text.contains("offsets by zipf:1.2"), "{text}");
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
     assert_valid(&report);
@@ -132,9 +143,22 @@ fn bad_rates_and_distributions_are_refused_with_one_line() {
         (&["--rate", "fast/worker"], "--rate 'fast/worker'"),
         (&["--rate", "1m", "--rate-iops", "5"], "cannot be used with"),
         (&["--rw", "randread", "--dist", "zipf:0"], "--dist zipf:0"),
-        (&["--rw", "randread", "--dist", "pareto:1.5"], "--dist pareto:1.5"),
-        (&["--rw", "randread", "--dist", "gauss"], "unknown --dist 'gauss'"),
-        (&["--rw", "write", "--dist", "zipf:1.2"], "applies to random workloads"),
+        (
+            &["--rw", "randread", "--dist", "pareto:1.5"],
+            "--dist pareto:1.5",
+        ),
+        (
+            &["--rw", "randread", "--dist", "gauss"],
+            "unknown --dist 'gauss'",
+        ),
+        (
+            &["--rw", "write", "--dist", "zipf:1.2"],
+            "applies to random workloads",
+        ),
+        (
+            &["--rw", "randwrite", "--verify", "--dist", "zipf:1.2"],
+            "--verify does not take --dist zipf:1.2",
+        ),
         (
             &["--rate-iops", "10", "--simulate", "concat"],
             "do not apply with --simulate",

@@ -2,8 +2,8 @@
 //! stayed below its cap (the device, or the workers, could not keep up),
 //! so that its figures are read as the device's, not the cap's.
 
+use crate::document::class::ClassReport;
 use crate::document::evidence::{Evidence, RateNotReached};
-use crate::document::judge::PointTotals;
 use crate::document::warning::Warning;
 use crate::{RateCap, RateUnit};
 
@@ -13,19 +13,18 @@ use crate::{RateCap, RateUnit};
 const REACHED_SHARE: f64 = 0.95;
 
 /// The warning of a job capped at `cap` over `workers` workers whose
-/// totals are `total`, if it stayed below its cap.
+/// reads and writes in all are `read` and `write`, if it stayed below its
+/// cap.
 pub(super) fn rate_not_reached(
     cap: &RateCap,
     workers: u32,
-    total: &PointTotals<'_>,
+    read: &ClassReport,
+    write: &ClassReport,
 ) -> Option<Warning> {
     let asked = cap.total(workers);
     let (reached, what) = match cap.unit {
-        RateUnit::Iops => (total.read.iops + total.write.iops, "IOPS"),
-        RateUnit::Bytes => (
-            total.read.bytes_per_sec + total.write.bytes_per_sec,
-            "bytes/s",
-        ),
+        RateUnit::Iops => (read.iops + write.iops, "IOPS"),
+        RateUnit::Bytes => (read.bytes_per_sec + write.bytes_per_sec, "bytes/s"),
     };
     if reached >= REACHED_SHARE * asked as f64 {
         return None;
@@ -47,7 +46,6 @@ pub(super) fn rate_not_reached(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::document::class::ClassReport;
 
     fn class(ops: u64, secs: f64) -> ClassReport {
         ClassReport {
@@ -67,14 +65,9 @@ mod tests {
             per_worker: true,
         };
         let (read, write) = (class(700, 1.0), class(300, 1.0));
-        let total = PointTotals {
-            read: &read,
-            write: &write,
-            interval_ns: 1_000_000_000,
-        };
         // 250 per worker over 4 workers: 1000 asked, 1000 reached.
-        assert!(rate_not_reached(&cap, 4, &total).is_none());
-        let w = rate_not_reached(&cap, 5, &total).unwrap();
+        assert!(rate_not_reached(&cap, 4, &read, &write).is_none());
+        let w = rate_not_reached(&cap, 5, &read, &write).unwrap();
         assert_eq!(w.code(), "rate_not_reached");
         assert!(w.message.contains("asked for 1250 IOPS"), "{}", w.message);
         let bytes = RateCap {
@@ -82,11 +75,11 @@ mod tests {
             per_second: 4096 * 1000,
             per_worker: false,
         };
-        assert!(rate_not_reached(&bytes, 3, &total).is_none());
+        assert!(rate_not_reached(&bytes, 3, &read, &write).is_none());
         let more = RateCap {
             per_second: 4096 * 1100,
             ..bytes
         };
-        assert!(rate_not_reached(&more, 3, &total).is_some());
+        assert!(rate_not_reached(&more, 3, &read, &write).is_some());
     }
 }
