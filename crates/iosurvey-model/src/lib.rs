@@ -11,6 +11,7 @@
 
 pub mod array;
 pub mod bs_split;
+pub mod dist;
 pub mod document;
 pub mod engine;
 pub mod host;
@@ -18,6 +19,7 @@ pub mod params;
 pub mod pattern;
 pub mod plan;
 pub mod profile;
+pub mod rate;
 pub mod result;
 pub mod rng;
 pub mod target;
@@ -27,6 +29,7 @@ pub mod video;
 
 pub use array::{ArraySpec, Layout};
 pub use bs_split::{BsSplit, SizeReport, SizeShare};
+pub use dist::{Dist, DistError};
 pub use engine::{EngineFeatures, EngineKind, Op, SqPoll};
 pub use host::HostInfo;
 pub use params::{PointParams, ProfilePosition};
@@ -35,6 +38,7 @@ pub use plan::{
     frames_dir, Bounds, DataFill, Fps, FrameJob, FrameLayout, FrameOrder, Job, Mix, Plan, Point,
     StreamClass, TargetSpec,
 };
+pub use rate::{RateCap, RateUnit};
 pub use result::{
     CachedPages, CompressionCheck, CpuTime, FrameRecord, FrameStatus, IoFailure, JobResult,
     ReadSample, StreamResult,

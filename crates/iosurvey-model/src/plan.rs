@@ -112,6 +112,9 @@ pub struct StreamClass {
     /// Each I/O's size drawn from this split (`--bs 4k:70,64k:30`); `bs`
     /// is then its largest size. `None`: every I/O is `bs` long.
     pub split: Option<crate::BsSplit>,
+    /// How a random stream spreads its I/Os over its area's blocks
+    /// (`run --dist`); uniform for every other stream.
+    pub dist: crate::Dist,
 }
 
 impl StreamClass {
@@ -142,6 +145,7 @@ impl StreamClass {
             trace: 0,
             limit: None,
             split: None,
+            dist: crate::Dist::Uniform,
         }
     }
 
@@ -230,6 +234,9 @@ pub struct Job {
     /// together) before the measured phase, instead of `bounds.ramp`'s
     /// time: ORION's `-cache_size`. 0: none.
     pub warm_bytes: u64,
+    /// `run --rate-iops`, `--rate`: the workers issue their I/Os on a
+    /// schedule no faster than this. None: as fast as they complete.
+    pub rate: Option<crate::RateCap>,
 }
 
 impl Job {
@@ -256,6 +263,7 @@ impl Job {
             verify_state: None,
             check_compression: false,
             warm_bytes: 0,
+            rate: None,
         }
     }
 

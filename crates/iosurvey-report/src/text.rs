@@ -288,9 +288,13 @@ pub(crate) fn render_points(report: &RunReport, opts: TextOptions) -> String {
             0 => String::new(),
             pct => format!(", data {pct}% compressible"),
         };
+        let rate = match &s.rate {
+            Some(cap) => format!(", rate capped at {cap}"),
+            None => String::new(),
+        };
         let _ = writeln!(
             out,
-            "{}: {} (engine {}, {}, seed {}{compressible})",
+            "{}: {} (engine {}, {}, seed {}{compressible}{rate})",
             report.mode,
             p.label,
             s.engine,
@@ -301,7 +305,11 @@ pub(crate) fn render_points(report: &RunReport, opts: TextOptions) -> String {
             let _ = writeln!(out, "  INTERRUPTED: partial results");
         }
         for st in &p.streams {
-            let _ = writeln!(out, "{}", stream_title(p, st));
+            let _ = write!(out, "{}", stream_title(p, st));
+            if !st.dist.is_uniform() {
+                let _ = write!(out, ", offsets by {}", st.dist);
+            }
+            out.push('\n');
             class_lines(&mut out, "read", &st.read, st.elapsed_ns, opts);
             class_lines(&mut out, "write", &st.write, st.elapsed_ns, opts);
             split_line(&mut out, &st.bs_split);

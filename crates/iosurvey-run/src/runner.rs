@@ -7,7 +7,7 @@ use crate::live::{LiveSlot, LiveSnapshot};
 use crate::observer::{Observer, Progress};
 use crate::result::JobResult;
 use crate::worker::{
-    now_ns, run_worker, BacklogSpec, FrameShared, FrameWork, LiveCounters, SizeDraw, WarmUp,
+    now_ns, run_worker, BacklogSpec, FrameShared, FrameWork, LiveCounters, Pace, SizeDraw, WarmUp,
     WorkerBounds, WorkerStream, UNBOUNDED,
 };
 use iosurvey_engine::verify::{GenMap, WriteVerify};
@@ -245,6 +245,9 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
             ^ (si as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
             ^ (u64::from(w) + 1).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
         let pieces = map.as_ref().map_or(1, |m| m.max_pieces(s.bs, area.start));
+        // A skewed stream's hot blocks are the same on every worker: placed
+        // by the job's seed and the stream, not the worker.
+        let hot_seed = job.seed ^ (si as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         out.push(WorkerStream {
             index: si,
             pieces: pieces as u32,
@@ -255,7 +258,8 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
             gen: match &s.split {
                 Some(_) => OffsetGen::sized(s.pattern, unit, s.bs, area, regions, seed),
                 None => OffsetGen::new(s.pattern, s.bs, area, regions, seed),
-            },
+            }
+            .with_dist(s.dist, hot_seed),
             sizes: s.split.as_ref().map(|sp| Box::new(SizeDraw::new(sp))),
             budget,
             ramp_spends: !s.wrap,
@@ -369,6 +373,15 @@ pub(crate) fn run_job(
     let workers = job.workers as usize;
     let geometry: Vec<Geometry> = targets.iter().map(OpenTarget::geometry).collect();
     let shares = shares(job, &geometry)?;
+    // Each worker's share of a rate cap: the whole job's divided equally.
+    let job_pace = job.rate.map(|cap| {
+        let (num, den) = cap.per_worker_fraction(job.workers);
+        Pace {
+            num,
+            den,
+            bytes: cap.unit == iosurvey_model::RateUnit::Bytes,
+        }
+    });
     // Each worker holds a descriptor of every target and a ring; the
     // process its own, the targets' and a margin for the rest.
     let need = FD_MARGIN + (targets.len() as u64 + 1) * (workers as u64 + 1);
@@ -510,6 +523,7 @@ pub(crate) fn run_job(
                                 .verify_backlog
                                 .map(|every| BacklogSpec { every, targets }),
                             warm,
+                            pace: job_pace,
                         };
                         let out = match job.engine {
                             EngineKind::Uring => {

@@ -13,6 +13,7 @@ pub(crate) use frames::FrameShared;
 pub(crate) use frames::FrameWork;
 pub(crate) use inputs::{LiveCounters, WarmUp, WorkerBounds, WorkerStream, UNBOUNDED};
 use iosurvey_engine::Engine;
+pub(crate) use pace::Pace;
 pub(crate) use sizes::SizeDraw;
 use slot::Slot;
 use std::sync::atomic::Ordering;
@@ -60,6 +61,9 @@ mod complete;
 mod cycle;
 mod frames;
 mod inputs;
+mod pace;
+#[cfg(test)]
+mod pace_tests;
 mod request;
 mod sizes;
 mod slot;
@@ -67,4 +71,5 @@ mod split;
 mod tally;
 #[cfg(test)]
 mod tests;
+mod turns;
 mod wait;

@@ -22,7 +22,9 @@ pub mod memory;
 pub mod model;
 pub mod modes;
 pub mod pattern;
+pub mod rate;
 pub mod rng;
+pub mod skew;
 pub mod units;
 
 pub use array::{ArrayMap, ArraySpec, Layout};

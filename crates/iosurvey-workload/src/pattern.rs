@@ -2,7 +2,9 @@
 //! resolved area, all aligned to the block size.
 
 use crate::rng::Rng;
+use crate::skew::Skew;
 use crate::Pattern;
+use iosurvey_model::Dist;
 
 /// The byte range a stream covers on its target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,10 +87,19 @@ pub fn worker_regions(
         .collect())
 }
 
+/// How a generator walks: the pattern, with a random one's law.
+#[derive(Clone, Copy, Debug)]
+enum Walk {
+    Forward,
+    Backward,
+    Uniform,
+    Skewed(Skew),
+}
+
 /// Draws the offsets of one stream on one worker.
 #[derive(Clone, Debug)]
 pub struct OffsetGen {
-    pattern: Pattern,
+    walk: Walk,
     bs: u64,
     area: Area,
     area_blocks: u64,
@@ -115,7 +126,11 @@ impl OffsetGen {
             })
             .collect();
         OffsetGen {
-            pattern,
+            walk: match pattern {
+                Pattern::Forward => Walk::Forward,
+                Pattern::Backward => Walk::Backward,
+                Pattern::Random => Walk::Uniform,
+            },
             bs,
             area,
             area_blocks: area.len / bs,
@@ -162,9 +177,10 @@ impl OffsetGen {
     #[inline]
     pub fn next_offset_of(&mut self, len: u64) -> u64 {
         let units = len / self.bs;
-        match self.pattern {
-            Pattern::Random => self.area.start + self.rng.below(self.area_blocks) * self.bs,
-            Pattern::Forward => {
+        match &self.walk {
+            Walk::Uniform => self.area.start + self.rng.below(self.area_blocks) * self.bs,
+            Walk::Skewed(skew) => self.area.start + skew.block(&mut self.rng) * self.bs,
+            Walk::Forward => {
                 let i = self.pick_region();
                 let max_units = self.max_units;
                 let (r, cur) = &mut self.regions[i];
@@ -175,7 +191,7 @@ impl OffsetGen {
                 *cur += units;
                 off
             }
-            Pattern::Backward => {
+            Walk::Backward => {
                 let i = self.pick_region();
                 let (r, cur) = &mut self.regions[i];
                 if *cur < units {
@@ -187,13 +203,24 @@ impl OffsetGen {
         }
     }
 
+    /// A random generator draws its blocks by `dist` instead of uniformly
+    /// (`run --dist`); the hot blocks' places come from `seed`. A
+    /// sequential one is left as it is (`expand` refuses a skewed one).
+    pub fn with_dist(mut self, dist: Dist, seed: u64) -> Self {
+        if let (Walk::Uniform, Some(skew)) = (self.walk, Skew::new(dist, self.area_blocks, seed)) {
+            self.walk = Walk::Skewed(skew);
+        }
+        self
+    }
+
     /// The next offset, in bytes from the start of the target. Inlined
     /// into the worker's completion handler: a call costs a tenth of it.
     #[inline(always)]
     pub fn next_offset(&mut self) -> u64 {
-        match self.pattern {
-            Pattern::Random => self.area.start + self.rng.below(self.area_blocks) * self.bs,
-            Pattern::Forward => {
+        match &self.walk {
+            Walk::Uniform => self.area.start + self.rng.below(self.area_blocks) * self.bs,
+            Walk::Skewed(skew) => self.area.start + skew.block(&mut self.rng) * self.bs,
+            Walk::Forward => {
                 let i = self.pick_region();
                 let (r, cur) = &mut self.regions[i];
                 let off = r.base + *cur * self.bs;
@@ -203,7 +230,7 @@ impl OffsetGen {
                 }
                 off
             }
-            Pattern::Backward => {
+            Walk::Backward => {
                 let i = self.pick_region();
                 let (r, cur) = &mut self.regions[i];
                 let off = r.base + *cur * self.bs;
@@ -367,6 +394,65 @@ mod tests {
         }
     }
 
+    /// Counts per block of `draws` offsets of a random generator over
+    /// `blocks` 4 KiB blocks drawn by `dist` with `seed`, hottest first.
+    fn histogram(dist: Dist, blocks: u64, draws: u32, seed: u64) -> Vec<u32> {
+        let area = Area {
+            start: 1 << 20,
+            len: blocks * 4096,
+        };
+        let mut g = gen(Pattern::Random, 4096, area, 1, seed).with_dist(dist, seed);
+        let mut hits = vec![0u32; blocks as usize];
+        for _ in 0..draws {
+            let o = g.next_offset();
+            assert!(o % 4096 == 0 && o >= area.start && o < area.start + area.len);
+            hits[((o - area.start) / 4096) as usize] += 1;
+        }
+        hits.sort_unstable_by(|a, b| b.cmp(a));
+        hits
+    }
+
+    #[test]
+    fn skewed_offsets_give_the_hottest_tenth_its_share_by_the_formula() {
+        let (blocks, draws) = (2000u64, 400_000u32);
+        for dist in [
+            Dist::Zipf { theta: 1.2 },
+            Dist::Zipf { theta: 0.8 },
+            Dist::Pareto { h: 0.2 },
+            Dist::Uniform,
+        ] {
+            let hits = histogram(dist, blocks, draws, 11);
+            let top: u32 = hits[..(blocks / 10) as usize].iter().sum();
+            let got = f64::from(top) / f64::from(draws);
+            let want = dist.hottest_share(0.1, blocks);
+            assert!((got - want).abs() < 0.02, "{dist}: {got} vs {want}");
+        }
+        // Uniform stays uniform: no block far from the mean.
+        let hits = histogram(Dist::Uniform, blocks, draws, 11);
+        let mean = f64::from(draws) / blocks as f64;
+        assert!(hits
+            .iter()
+            .all(|&h| (f64::from(h) - mean).abs() < mean * 0.35));
+    }
+
+    #[test]
+    fn skewed_offsets_are_the_same_for_a_seed() {
+        let area = Area {
+            start: 0,
+            len: 1000 * 512,
+        };
+        let d = Dist::Zipf { theta: 1.2 };
+        let draw = |seed| {
+            let mut g = gen(Pattern::Random, 512, area, 1, seed).with_dist(d, seed);
+            (0..100).map(|_| g.next_offset()).collect::<Vec<_>>()
+        };
+        assert_eq!(draw(4), draw(4));
+        assert_ne!(draw(4), draw(5));
+        // A sequential generator ignores it.
+        let mut f = gen(Pattern::Forward, 512, area, 1, 0).with_dist(d, 0);
+        assert_eq!([f.next_offset(), f.next_offset()], [0, 512]);
+    }
+
     #[test]
     fn sized_ios_follow_each_other_and_fit_their_area() {
         let area = Area {
@@ -386,7 +472,9 @@ mod tests {
         let mut g = OffsetGen::sized(Pattern::Random, 4096, 16384, area, Vec::new(), 3);
         for _ in 0..500 {
             let o = g.next_offset_of(16384);
-            assert!(o.is_multiple_of(4096) && o >= area.start && o + 16384 <= area.start + area.len);
+            assert!(
+                o.is_multiple_of(4096) && o >= area.start && o + 16384 <= area.start + area.len
+            );
         }
     }
 

@@ -8,10 +8,12 @@ use anyhow::anyhow;
 use clap::builder::StringValueParser;
 use clap::Args;
 use clap::Parser;
+use iosurvey_model::RateUnit;
 use iosurvey_session::Cluster;
 use iosurvey_session::{run_plan, Session};
 use iosurvey_session::{usage, Failure, Outcome};
 use iosurvey_workload::modes::run::{expand, parse_bs, parse_qd_list, BsArg, RunSpec};
+use iosurvey_workload::rate::parse_rate;
 use iosurvey_workload::Layout;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -57,6 +59,15 @@ pub struct RunArgs {
     /// Split the area into N evenly spaced sequential streams (default: one per worker that runs the target: one, unless --workers is given).
     #[arg(long, default_value_t = 0, hide_default_value = true)]
     pub regions: u32,
+    /// How random offsets spread over the area's blocks, as fio's random_distribution: uniform (the default), zipf:THETA (block of rank k drawn in proportion to 1/k^THETA, e.g. zipf:1.2) or pareto:H (H in (0,1): the hottest share H of the blocks takes 1-H of the I/Os, e.g. pareto:0.2). The hot blocks are scattered over the area, the same for every worker and the same for a seed. Random workloads only.
+    #[arg(long, value_name = "DIST", default_value = "uniform")]
+    pub dist: String,
+    /// Cap the run at N I/Os per second in all (shared equally by the workers), or N/worker for each worker's (fio's rate_iops, which is per job). I/Os go out on a schedule (the n-th of a worker no sooner than its start plus n over its rate, fio's rate_process=linear), at most --qd in flight; latency is timed from the submit, not from the I/O's turn. A run that stays below 95% of the cap is warned about (rate_not_reached).
+    #[arg(long, value_name = "N[/worker]", conflicts_with = "rate")]
+    pub rate_iops: Option<String>,
+    /// Cap the run at SIZE bytes per second in all (e.g. 200m = 200 MiB/s, 200MB = 200 MB/s), or SIZE/worker for each worker's (fio's rate); as --rate-iops.
+    #[arg(long, value_name = "SIZE[/worker]")]
+    pub rate: Option<String>,
     /// Seed for random offsets and mixes; recorded in the results.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -144,6 +155,18 @@ fn spec_from(a: &RunArgs, cluster: &dyn Cluster) -> Result<RunSpec, Failure> {
     s.span = a.span;
     s.regions = a.regions;
     s.seed = a.seed;
+    let cap = |s: &Option<String>, unit| s.as_deref().map(|s| parse_rate(s, unit)).transpose();
+    s.rate = match (
+        cap(&a.rate_iops, RateUnit::Iops),
+        cap(&a.rate, RateUnit::Bytes),
+    ) {
+        (Err(e), _) | (_, Err(e)) => return usage(e),
+        (Ok(r), Ok(b)) => r.or(b),
+    };
+    s.dist = match a.dist.parse() {
+        Ok(d) => d,
+        Err(e) => return usage(e),
+    };
     s.interval = a.interval;
     s.continue_on_error = a.continue_on_error;
     s.verify = a.verify;

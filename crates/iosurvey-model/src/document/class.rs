@@ -3,7 +3,7 @@
 
 use crate::document::errno::errno_name;
 use crate::result::ClassSummary;
-use crate::{Layout, Mix, Pattern};
+use crate::{Dist, Layout, Mix, Pattern};
 use iosurvey_stats::{ClassStats, HistogramData, IntervalSample, LatencySummary};
 use serde::{Deserialize, Serialize};
 
@@ -15,6 +15,10 @@ pub struct StreamReport {
     pub rw: Rw,
     pub read_pct: u8,
     pub pattern: Pattern,
+    /// How a random stream spread its I/Os over its blocks (`run --dist`);
+    /// left out when uniform, as every stream was before it.
+    #[serde(default, skip_serializing_if = "Dist::is_uniform")]
+    pub dist: Dist,
     pub bs: u64,
     pub outstanding: u32,
     pub offset: u64,

@@ -34,6 +34,8 @@ pub enum Evidence {
     ShortWindow(ShortWindow),
     /// Devices together faster than the sum of one alone (`parallel --scale`).
     SuperLinear(SuperLinear),
+    /// A rate cap the run did not reach (`run --rate-iops`, `--rate`).
+    RateNotReached(RateNotReached),
     /// A warning of a report older than the codes: its words only.
     Text(NoEvidence),
 }
@@ -55,6 +57,7 @@ impl Evidence {
             Evidence::RateAboveClass(_) => "rate_above_class",
             Evidence::ShortWindow(_) => "short_window",
             Evidence::SuperLinear(_) => "super_linear",
+            Evidence::RateNotReached(_) => "rate_not_reached",
             Evidence::Text(_) => "text",
         }
     }
@@ -142,6 +145,15 @@ pub struct RateAboveLink {
 pub struct LatencyBelowFloor {
     pub target: String,
     pub read_p50_ns: u64,
+}
+
+/// `rate_not_reached`: the cap asked for (the whole job's, per second)
+/// and the rate the run reached, in the cap's unit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RateNotReached {
+    pub unit: crate::RateUnit,
+    pub asked_per_sec: u64,
+    pub reached_per_sec: f64,
 }
 
 /// `too_short`: the whole intervals and the time measured.

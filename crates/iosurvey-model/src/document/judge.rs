@@ -2,6 +2,7 @@
 //! code, the figures that raised it and the threshold they crossed, so that
 //! a script can act on them and a reader can judge them.
 
+mod pace;
 mod series;
 mod stored;
 mod window;
@@ -168,6 +169,13 @@ pub(crate) fn warnings(
         if let Some(w) = collapse(total.write, total.interval_ns) {
             out.push(w);
         }
+    }
+    if let Some(w) = job
+        .rate
+        .as_ref()
+        .and_then(|cap| pace::rate_not_reached(cap, job.workers, total.read, total.write))
+    {
+        out.push(w);
     }
     out
 }

@@ -107,6 +107,10 @@ pub struct Settings {
         skip_serializing_if = "crate::document::defaults::is_zero_u64"
     )]
     pub warm_bytes: u64,
+    /// The cap on the rate the workers issued their I/Os at (`run
+    /// --rate-iops`, `--rate`); left out when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<crate::RateCap>,
     pub interval_ns: u64,
     pub continue_on_error: bool,
     /// Files registered with io_uring (false for the sync engine).

@@ -145,6 +145,7 @@ mod tests {
             rw: crate::document::Rw::Read,
             read_pct: 100,
             pattern: crate::Pattern::Random,
+            dist: Default::default(),
             bs: 4096,
             outstanding: 1,
             offset: 0,

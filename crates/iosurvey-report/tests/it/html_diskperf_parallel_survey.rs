@@ -164,6 +164,7 @@ fn stream(
         rw,
         read_pct: if rw == Rw::Read { 100 } else { 0 },
         pattern: iosurvey_model::Pattern::Forward,
+        dist: Default::default(),
         bs,
         outstanding: 1,
         offset: 0,

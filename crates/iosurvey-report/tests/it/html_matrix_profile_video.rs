@@ -139,6 +139,7 @@ fn stream(label: &str, bs: u64, n: u32, read: ClassReport, elapsed_ns: u64) -> S
         rw: iosurvey_model::document::Rw::Read,
         read_pct: 100,
         pattern: iosurvey_model::Pattern::Random,
+        dist: Default::default(),
         bs,
         outstanding: n,
         offset: 0,

@@ -36,6 +36,7 @@ pub(crate) fn report() -> RunReport {
             rw: iosurvey_model::document::Rw::Read,
             read_pct: 100,
             pattern: iosurvey_model::Pattern::Random,
+            dist: Default::default(),
             bs: 4096,
             outstanding: 16,
             offset: 0,

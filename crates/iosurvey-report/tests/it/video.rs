@@ -88,6 +88,7 @@ fn point(f: FramesReport, elapsed_ns: u64) -> PointReport {
             bytes: Some(f.frames * f.frame_bytes),
             ramp_ns: 0,
             warm_bytes: 0,
+            rate: None,
             interval_ns: SEC,
             continue_on_error: false,
             registered_files: true,

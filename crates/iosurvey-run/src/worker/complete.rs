@@ -21,12 +21,22 @@ impl Worker<'_> {
         reap: &mut Reap,
     ) -> Option<Request> {
         match self.slots[c.buf as usize].kind {
-            Kind::Block => self.complete_block::<E, false>(c, reap),
+            Kind::Block => self.complete_block::<E, false, false>(c, reap),
             Kind::Verified => {
                 self.commit_write(c);
-                self.complete_block::<E, false>(c, reap)
+                self.complete_block::<E, false, false>(c, reap)
             }
-            Kind::Sized => self.complete_sized::<E>(c, reap),
+            Kind::Paced => {
+                self.commit_write(c);
+                match self.streams[self.slots[c.buf as usize].stream as usize]
+                    .sizes
+                    .is_some()
+                {
+                    true => self.complete_sized::<E, true>(c, reap),
+                    false => self.complete_block::<E, false, true>(c, reap),
+                }
+            }
+            Kind::Sized => self.complete_sized::<E, false>(c, reap),
             Kind::Piece => {
                 self.complete_piece(c, reap);
                 None
@@ -41,9 +51,14 @@ impl Worker<'_> {
     /// An I/O of a stream with a block-size split: counted by its size,
     /// in a run of I/Os of its length alone (a run moves one length each:
     /// the run of another length is recorded first), then as a block
-    /// I/O, and re-armed with a new size.
+    /// I/O, and re-armed with a new size (a paced one parked until its
+    /// turn).
     #[inline(never)]
-    fn complete_sized<E: Engine>(&mut self, c: Completion, reap: &mut Reap) -> Option<Request> {
+    fn complete_sized<E: Engine, const PACED: bool>(
+        &mut self,
+        c: Completion,
+        reap: &mut Reap,
+    ) -> Option<Request> {
         let slot = self.slots[c.buf as usize];
         if c.result == slot.len as i32 && slot.counted {
             if reap.run.n > 0 && reap.run.len != slot.len {
@@ -55,14 +70,15 @@ impl Worker<'_> {
                 sizes.count(slot.len);
             }
         }
-        self.complete_block::<E, true>(c, reap)
+        self.complete_block::<E, true, PACED>(c, reap)
     }
 
     /// A block stream's I/O: counted (or failed, or moved in the warm-up),
     /// then its slot re-armed unless the worker is stopping. `SIZED`: of a
-    /// stream with a block-size split.
+    /// stream with a block-size split; a `PACED` one's slot is parked until
+    /// its turn (see `pace.rs`).
     #[inline(always)]
-    fn complete_block<E: Engine, const SIZED: bool>(
+    fn complete_block<E: Engine, const SIZED: bool, const PACED: bool>(
         &mut self,
         c: Completion,
         reap: &mut Reap,
@@ -86,6 +102,10 @@ impl Worker<'_> {
         }
         if self.stopping {
             self.active -= 1;
+            return None;
+        }
+        if PACED {
+            self.park(c.buf);
             return None;
         }
         self.rearm::<E, SIZED>(c.buf, reap.measuring)
@@ -175,7 +195,7 @@ impl Worker<'_> {
     /// Re-arms slot `buf` with its stream's next I/O, or lets it go once
     /// the stream's budget is spent.
     #[inline(always)]
-    fn rearm<E: Engine, const SIZED: bool>(
+    pub(super) fn rearm<E: Engine, const SIZED: bool>(
         &mut self,
         buf: u32,
         measuring: bool,
@@ -203,7 +223,7 @@ impl Worker<'_> {
         next
     }
 
-    /// `--verify`: a block write's blocks hold their new generation once
+    /// `--verify`: a block (or paced) write's blocks hold their new generation once
     /// it completes (whole or not), and a whole one is queued for the
     /// backlog's read-back.
     #[inline(never)]

@@ -9,6 +9,7 @@ use super::clock::{thread_cpu_ns, Clock};
 use super::frames::FrameWork;
 use super::frames::{Ctx, FrameDriver, Next};
 use super::inputs::{WarmUp, WorkerBounds, WorkerStream, UNBOUNDED};
+use super::pace::Pacer;
 use super::request::next_request;
 use super::slot::{Kind, Slot};
 use super::split::Group;
@@ -60,10 +61,10 @@ pub(super) struct Worker<'w> {
     pub(super) warm_moved: u64,
     /// When the measured phase starts; `u64::MAX` until a warm-up by
     /// bytes is over.
-    measure_start: u64,
-    end: u64,
+    pub(super) measure_start: u64,
+    pub(super) end: u64,
     /// Budgets put aside during the ramp (see [`Worker::set_ramp_budgets`]).
-    ramp_budgets: Vec<u64>,
+    pub(super) ramp_budgets: Vec<u64>,
     interval_ns: u64,
     /// The interval of the series the last measured reap fell in, and
     /// when it ends (0: to be worked out at the next measured reap): a
@@ -73,6 +74,8 @@ pub(super) struct Worker<'w> {
     cpu0: u64,
     /// How many completions to wait for (see `wait.rs`).
     wait: WaitPolicy,
+    /// The schedule of a rate-capped worker (see `pace.rs`).
+    pub(super) pacer: Option<Pacer>,
 }
 
 /// What every completion of one reap shares: when they were seen, the
@@ -141,6 +144,9 @@ impl<'w> Worker<'w> {
             interval_end: 0,
             cpu0,
             wait: WaitPolicy::new(),
+            pacer: bounds
+                .pace
+                .map(|pace| Pacer::new(pace, start_ns, block_slots)),
         };
         let counted = start_ns >= measure_start;
         if !counted {
@@ -211,6 +217,17 @@ impl<'w> Worker<'w> {
             (None, true) => Kind::Sized,
             (None, false) => Kind::Block,
         };
+        // A paced slot waits for its turn (see `Worker::release`).
+        if self.pacer.is_some() {
+            self.slots.push(Slot {
+                kind: Kind::Paced,
+                ..Slot::new(si as u32, Op::Read, 0, self.streams[si].bs, counted, 0)
+            });
+            if let Some(p) = &mut self.pacer {
+                p.parked.push(idx);
+            }
+            return;
+        }
         let st = &mut self.streams[si];
         let next = match sized {
             true => next_request::<true>(st, idx, verify),
@@ -264,7 +281,10 @@ impl<'w> Worker<'w> {
         clock: &C,
     ) -> std::io::Result<JobResult> {
         loop {
-            let (ts, wake) = self.step_frames(engine, clock);
+            let (ts, mut wake) = self.step_frames(engine, clock);
+            if self.pacer.is_some() {
+                wake = wake.min(self.release(engine, ts));
+            }
             if engine.in_flight() == 0 {
                 if self.all_done() {
                     break;
@@ -273,9 +293,10 @@ impl<'w> Worker<'w> {
                     self.active, 0,
                     "a block stream's slot is armed with nothing in flight"
                 );
-                // Only a paced frame stream has nothing in flight: it
-                // sleeps until its next release, and looks at its bounds
-                // at least once a second meanwhile.
+                // Only a paced stream (frames, or blocks under a rate
+                // cap) has nothing in flight: it sleeps until its next
+                // release, and looks at its bounds at least once a second
+                // meanwhile.
                 clock.sleep_until(wake.min(self.end).min(ts + MAX_WAIT_NS));
                 continue;
             }
@@ -283,7 +304,9 @@ impl<'w> Worker<'w> {
             let timeout = self.timeout(ts, wake);
             // A one-at-a-time engine runs one request per call, whatever
             // it is asked to wait for: it needs no wait policy.
-            let want = match E::ONE_AT_A_TIME {
+            // A paced worker waits for one: each completion's slot may
+            // be due again at once.
+            let want = match E::ONE_AT_A_TIME || self.pacer.is_some() {
                 true => 1,
                 false => self.wait.want(engine.in_flight()),
             };
@@ -335,7 +358,9 @@ impl<'w> Worker<'w> {
 
     /// Nothing is armed and the frame stream (if any) is over.
     fn all_done(&self) -> bool {
-        self.active == 0 && self.frames.as_ref().is_none_or(FrameDriver::finished)
+        self.active == 0
+            && !self.any_parked()
+            && self.frames.as_ref().is_none_or(FrameDriver::finished)
     }
 
     /// Gives the batch about to go out its submit time `ts` (or, on a
@@ -427,7 +452,7 @@ impl<'w> Worker<'w> {
 
     /// The ramp is over: the budgets put aside come back.
     #[cold]
-    fn restore_budgets(&mut self) {
+    pub(super) fn restore_budgets(&mut self) {
         for (st, b) in self.streams.iter_mut().zip(self.ramp_budgets.drain(..)) {
             if !st.ramp_spends {
                 st.budget = b;

@@ -84,6 +84,8 @@ pub(crate) struct WorkerBounds<'a> {
     pub backlog: Option<BacklogSpec<'a>>,
     /// A warm-up bounded by bytes moved, shared by the job's workers.
     pub warm: Option<&'a WarmUp>,
+    /// This worker's share of a rate cap (`run --rate-iops`, `--rate`).
+    pub pace: Option<super::Pace>,
 }
 
 /// An unmeasured warm-up that ends once its bytes are moved, by all the

@@ -20,6 +20,10 @@ pub(super) enum Kind {
     /// counted by size, in runs of one length, then re-armed with a new
     /// size (see `complete.rs`).
     Sized,
+    /// A block stream's I/O under a rate cap: counted (its write
+    /// committed under `--verify`), then its slot parked until its turn
+    /// (see `pace.rs`).
+    Paced,
     /// A piece of an I/O a striped array cut (see `split.rs`).
     Piece,
     /// One of the frame stream's operations, handed to its driver.

@@ -71,6 +71,7 @@ fn run_with_ramp(
         verify: None,
         backlog: None,
         warm: None,
+        pace: None,
     };
     let r = run_worker(engine, streams, None, &bounds, now_ns()).unwrap();
     assert_eq!(
@@ -251,6 +252,7 @@ fn run_on_clock<E: Engine>(
         verify: None,
         backlog: None,
         warm: None,
+        pace: None,
     };
     run_worker_on(e, streams, None, &bounds, clock.get(), &FakeClock(clock)).unwrap()
 }
@@ -436,6 +438,7 @@ fn a_warm_up_by_bytes_moves_them_unmeasured_then_measures_the_budget() {
         verify: None,
         backlog: None,
         warm: Some(&warm),
+        pace: None,
     };
     let r = run_worker(
         &mut e,

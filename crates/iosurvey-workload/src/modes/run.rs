@@ -4,8 +4,8 @@
 use crate::array::{ArraySpec, Layout};
 use crate::model::{Bounds, Job, Mix, Pattern, Plan, Point, StreamClass, TargetSpec};
 use crate::units::blocks_around;
-use iosurvey_model::EngineKind;
 use iosurvey_model::PointParams;
+use iosurvey_model::{Dist, EngineKind, RateCap};
 pub use split::{parse_bs, BsArg};
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -120,6 +120,10 @@ pub struct RunSpec {
     pub simulate: Option<Layout>,
     /// The engine flags, written into every job.
     pub engine_flags: crate::EngineFlags,
+    /// `--dist`: how a random workload spreads its I/Os over the blocks.
+    pub dist: Dist,
+    /// `--rate-iops`, `--rate`: the cap on the rate I/Os are issued at.
+    pub rate: Option<RateCap>,
 }
 
 impl RunSpec {
@@ -155,6 +159,8 @@ impl RunSpec {
             check_compression: false,
             simulate: None,
             engine_flags: crate::EngineFlags::default(),
+            dist: Dist::Uniform,
+            rate: None,
         }
     }
 }
@@ -206,6 +212,12 @@ pub enum RunSpecError {
     SplitWith(String, &'static str, &'static str),
     #[error("--verify proves one point's writes; a sweep (--qd or --bs with several values) runs several: verify one point at a time")]
     VerifySweep,
+    #[error("--dist {dist} applies to random workloads (randread, randwrite, randrw), not {rw}")]
+    DistSequential { dist: Dist, rw: &'static str },
+    #[error("--verify does not take --dist {0} with writes: no two writes of a block may be in flight together, and a skewed stream would wait on its few hot blocks; verify with --dist uniform")]
+    VerifySkewed(Dist),
+    #[error("--rate and --rate-iops do not apply with --simulate: a striped array cuts I/Os into pieces the schedule does not count; drop one")]
+    RateSimulate,
 }
 
 /// The most bytes one read or write moves on Linux (`MAX_RW_COUNT`): a
@@ -338,7 +350,19 @@ fn expand_point(spec: &RunSpec) -> Result<Point, RunSpecError> {
         (Rw::Read | Rw::BackRead | Rw::RandRead, None) => Mix::Read,
         (Rw::Write | Rw::BackWrite | Rw::RandWrite, None) => Mix::Write,
     };
+    if spec.rate.is_some() && spec.simulate.is_some() {
+        return Err(RunSpecError::RateSimulate);
+    }
     let pattern = spec.rw.pattern();
+    if !spec.dist.is_uniform() && pattern.is_sequential() {
+        return Err(RunSpecError::DistSequential {
+            dist: spec.dist,
+            rw: spec.rw.name(),
+        });
+    }
+    if !spec.dist.is_uniform() && spec.verify && mix.writes() {
+        return Err(RunSpecError::VerifySkewed(spec.dist));
+    }
     if spec.regions > 0 {
         if !pattern.is_sequential() {
             return Err(RunSpecError::RegionsRandom(spec.rw.name()));
@@ -388,6 +412,7 @@ fn expand_point(spec: &RunSpec) -> Result<Point, RunSpecError> {
             // size, and the array is used whole.
             limit: if array.is_none() { spec.size } else { None },
             split: spec.bs_split.clone(),
+            dist: spec.dist,
             ..StreamClass::new("main", t, mix, pattern, bs, spec.qd)
         })
         .collect();
@@ -402,6 +427,7 @@ fn expand_point(spec: &RunSpec) -> Result<Point, RunSpecError> {
         verify_backlog: spec.verify_backlog,
         verify_state: spec.verify_state.clone(),
         check_compression: spec.check_compression,
+        rate: spec.rate,
         ..Job::new(
             targets,
             streams,
@@ -562,6 +588,19 @@ mod tests {
     }
 
     #[test]
+    fn a_random_workload_carries_its_distribution() {
+        let mut s = spec();
+        s.rw = Rw::RandRw;
+        s.dist = Dist::Pareto { h: 0.2 };
+        let job = &expand(&s).unwrap().points[0].job;
+        assert!(job.streams.iter().all(|st| st.dist == s.dist));
+        assert_eq!(
+            expand(&spec()).unwrap().points[0].job.streams[0].dist,
+            Dist::Uniform
+        );
+    }
+
+    #[test]
     fn backward_workloads_are_backward() {
         let mut s = spec();
         s.rw = Rw::BackWrite;
@@ -622,6 +661,30 @@ mod tests {
                     below: 960 << 10,
                     above: 1 << 20,
                 },
+            ),
+            (
+                Box::new(|s| s.dist = Dist::Zipf { theta: 1.2 }),
+                RunSpecError::DistSequential {
+                    dist: Dist::Zipf { theta: 1.2 },
+                    rw: "read",
+                },
+            ),
+            (
+                Box::new(|s| {
+                    s.rw = Rw::RandWrite;
+                    s.verify = true;
+                    s.dist = Dist::Pareto { h: 0.1 };
+                }),
+                RunSpecError::VerifySkewed(Dist::Pareto { h: 0.1 }),
+            ),
+            (
+                Box::new(|s| {
+                    s.simulate = Some(Layout::Concat);
+                    s.rate = Some(
+                        crate::rate::parse_rate("100", iosurvey_model::RateUnit::Iops).unwrap(),
+                    )
+                }),
+                RunSpecError::RateSimulate,
             ),
             (
                 Box::new(|s| s.bs = MAX_IO + 4096),

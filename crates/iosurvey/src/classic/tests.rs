@@ -8,6 +8,14 @@ use crate::flags::spellings::rewrite;
 use clap::{CommandFactory, FromArgMatches};
 use std::cell::RefCell;
 
+/// No job file is read here (`run --fio` is fio_users's).
+fn no_file(f: &str) -> std::io::Result<String> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::NotFound,
+        f.to_string(),
+    ))
+}
+
 fn none(_: &str) -> Option<String> {
     None
 }
@@ -42,7 +50,7 @@ fn letters_taken(mode: &str, tool: &str) -> Vec<String> {
         .map(|c| format!("-{c}"))
         .filter(|o| {
             let line = words(&["iosurvey", mode, o, "1", "P"]);
-            !matches!(rewrite(line, &none), Err(e) if e.contains(&format!("unknown {tool} option")))
+            !matches!(rewrite(line, &none, &no_file), Err(e) if e.contains(&format!("unknown {tool} option")))
         })
         .collect()
 }
@@ -70,7 +78,7 @@ fn every_frametest_option_taken_is_in_videos_help() {
 
 #[test]
 fn every_orion_option_the_refusal_names_is_taken_and_in_matrixs_help() {
-    let e = rewrite(words(&["iosurvey", "matrix", "-nosuch"]), &none).unwrap_err();
+    let e = rewrite(words(&["iosurvey", "matrix", "-nosuch"]), &none, &no_file).unwrap_err();
     let list = e
         .split_once("(ORION's options: ")
         .and_then(|(_, l)| l.strip_suffix(')'))
@@ -79,7 +87,7 @@ fn every_orion_option_the_refusal_names_is_taken_and_in_matrixs_help() {
     for o in list.split(' ') {
         let line = words(&["iosurvey", "matrix", o, "1"]);
         assert!(
-            !matches!(rewrite(line, &none), Err(e) if e.contains("unknown")),
+            !matches!(rewrite(line, &none, &no_file), Err(e) if e.contains("unknown")),
             "{o}"
         );
         assert!(has_row(&h, o), "matrix --help lacks {o}:\n{h}");
@@ -94,7 +102,7 @@ fn every_variable_sgpdd_survey_reads_is_in_surveys_help() {
         asked.borrow_mut().push(k.to_string());
         (k == "scsidevs").then(|| "/dev/sdx".to_string())
     };
-    rewrite(words(&["iosurvey", "survey"]), &env).unwrap();
+    rewrite(words(&["iosurvey", "survey"]), &env, &no_file).unwrap();
     let asked = asked.into_inner();
     assert!(asked.len() >= 12, "{asked:?}");
     let h = help("survey");
@@ -161,7 +169,8 @@ fn every_example_parses_as_typed_into_its_command() {
                 panic!("{}: not a line to run", e.line)
             };
             assert_eq!(line[1], doc.mode, "{}", e.line);
-            let (parsed, _) = rewrite(line, &env).unwrap_or_else(|err| panic!("{}: {err}", e.line));
+            let (parsed, _, _) =
+                rewrite(line, &env, &no_file).unwrap_or_else(|err| panic!("{}: {err}", e.line));
             let m = documented(Cli::command())
                 .try_get_matches_from(&parsed)
                 .unwrap_or_else(|err| panic!("{}: {err}", e.line));

@@ -12,14 +12,14 @@ mod fio_names;
 mod fio_option;
 mod fio_points;
 mod fio_units;
-mod frametest;
+pub mod frametest;
 mod getopt;
 pub mod irix;
 pub mod orion;
 pub mod sgpdd_env;
 
-pub use orion::orion_command_line;
 pub use fio_jobfile::FioRun;
+pub use orion::orion_command_line;
 pub use sgpdd_env::{sgpdd_variables, Taken};
 
 /// `args` (the command line as typed) as clap is to parse it, with

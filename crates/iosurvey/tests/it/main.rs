@@ -69,6 +69,8 @@ mod html_in_browser;
 /// `--live` lines, interval percentiles, progress over a plan.
 mod live_data;
 mod metrics;
+/// `run --rate-iops`, `--rate` and `--dist`.
+mod pacing;
 mod polling;
 /// `run --bs 4k:70,64k:30`: a block-size split within a point.
 mod run_bs_split;

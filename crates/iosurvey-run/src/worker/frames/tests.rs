@@ -71,6 +71,7 @@ fn unbounded<'a>(
         verify: None,
         backlog: None,
         warm: None,
+        pace: None,
     }
 }
 
