@@ -137,7 +137,7 @@ mod tests {
         // The first took 15 s, not 10: the rest will take half as long again.
         p.start(1, Some(Duration::from_secs(15)));
         assert_eq!(p.left(Duration::ZERO), Some(Duration::from_secs(45)));
-        assert_eq!(p.text(Duration::ZERO), "point 2 of 4, about 1 min left");
+        assert_eq!(p.text(Duration::ZERO), "point 2 of 4, about 45 s left");
         p.start(3, Some(Duration::from_secs(15)));
         assert_eq!(
             p.text(Duration::from_secs(20)),

@@ -361,7 +361,7 @@ pub fn matrix(a: MatrixArgs, argv: &[String], cluster: &dyn Cluster) -> Result<O
                 Warm::Time(t) => Cache::Time(t.as_nanos() as u64),
             }),
             orion_command_line: Some(crate::flags::spellings::orion_command_line(
-                argv.get(2..).unwrap_or_default(),
+                iosurvey_model::document::invocation::mode_words(argv),
             )),
         },
         dir,

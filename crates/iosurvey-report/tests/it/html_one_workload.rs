@@ -235,7 +235,7 @@ fn latency_per_interval_is_plotted_from_the_series_percentiles() {
     }
     let page = render_html(&r);
     let svgs = svgs(&page);
-    assert_eq!(svgs.len(), 5, "the four, and latency per interval");
+    assert_eq!(svgs.len(), 6, "the five, and latency per interval");
     let lat = svgs
         .iter()
         .find(|s| s.contains("Latency per interval"))

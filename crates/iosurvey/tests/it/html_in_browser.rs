@@ -345,7 +345,7 @@ fn every_mode_writes_a_page_the_browser_draws() {
         "diskperf",
         d,
         &[
-            "diskperf", a, "--time", "300ms", "--max", "64k", "--fps", "24",
+            "diskperf", a, "--time", "300ms", "--min", "4k", "--max", "64k", "--fps", "24",
         ],
         // MB/s, and the multiple of real time at 24 fps.
         2,
