@@ -135,9 +135,10 @@ pub fn read_input(
 const MAX_REPORT_BYTES: u64 = 1 << 30;
 
 /// Memory per byte of input that presenting a report may take: its HTML
-/// page took 8.7 times the JSON's size (775 MB for 88.7 MB of JSON, a
-/// 463 MB page), `compare` 1.1 times the inputs' (198 MB for two of
-/// 88.7 MB); so the inputs may be a tenth of the memory.
+/// page took 5.4 times the JSON's size (494 MB for 92.3 MB of JSON, a
+/// 152 MB page; 8.7 times when the page copied the report), `compare` 1.1
+/// times the inputs' (198 MB for two of 88.7 MB); so the inputs may be a
+/// tenth of the memory, which leaves room for a debug build's more.
 pub const MEMORY_PER_INPUT_BYTE: u64 = 10;
 
 /// What is left of the bytes the inputs may take together: a tenth of the

@@ -55,11 +55,17 @@ pub fn render_html(report: &RunReport) -> String {
     warnings(&mut h, report);
     // The mode's plots and tables show one run of the plan: the first
     // repeat of several (the others are in the tables below).
-    let first = report.repeat(0);
+    // (Borrowed when there is one: a copy would double the memory a large
+    // report takes to present.)
+    let first = match report.repeats {
+        0 | 1 => std::borrow::Cow::Borrowed(report),
+        _ => std::borrow::Cow::Owned(report.repeat(0)),
+    };
     let figures = modes::figures(&first);
     if !figures.is_empty() {
         h.push_str("<section id=\"plots\">\n<h2>Plots</h2>\n");
-        for f in &figures {
+        // Each figure dropped once it is on the page.
+        for f in figures {
             let _ = writeln!(h, "<figure class=\"plot\">{f}</figure>");
         }
         h.push_str("</section>\n");
