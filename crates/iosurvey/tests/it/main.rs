@@ -29,6 +29,7 @@ mod modes {
 /// the attacker, runs stopped, memory budgeted.
 mod guard {
     mod cleanup_races;
+    mod consent_on_the_line;
     mod hostile_setups;
     mod loop_backing;
     mod memory_budget;
