@@ -29,7 +29,9 @@ mod modes {
 /// the attacker, runs stopped, memory budgeted.
 mod guard {
     mod cleanup_races;
+    mod consent_on_the_line;
     mod hostile_setups;
+    mod inputs_are_not_outputs;
     mod loop_backing;
     mod memory_budget;
     mod not_storage;
