@@ -140,6 +140,7 @@ pub(crate) fn judge_outputs(
         OutputFormat::Text => "the text summary (--output text)",
     });
     out_path::check_all(&outs.all(), &targets, taken).map_err(|e| Failure::Usage(e.into()))?;
+    check_inputs(&oflags.inputs, &outs.all())?;
     check_verify_states(plan, &outs.all())?;
     outs.check_db()?;
     outs.check_gateway(
@@ -148,6 +149,22 @@ pub(crate) fn judge_outputs(
         &targets,
     )?;
     Ok(outs)
+}
+
+/// Refuses an output that is a file the run reads to know what to do (a
+/// fio job file, ORION's `.lun`): writing it would replace the user's own.
+fn check_inputs(inputs: &[std::path::PathBuf], outs: &[out_path::OutPath]) -> Result<(), Failure> {
+    for input in inputs {
+        let ids = out_path::target_idents(input);
+        if let Some(o) = outs.iter().find(|o| ids.contains(&o.ident)) {
+            return Err(Failure::Usage(anyhow::anyhow!(
+                "{}: is {}, which this run reads; give the output another path",
+                o.shown(),
+                input.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// What goes to stdout as the run goes, and what already went.

@@ -80,6 +80,9 @@ pub struct OutputOptions {
     pub metrics_file: Option<PathBuf>,
     /// `--metrics-push`: the Pushgateway the same metrics go to.
     pub metrics_push: Option<String>,
+    /// Files the run reads to know what to do (a fio job file, ORION's
+    /// `<testname>.lun`): no output may be one of them.
+    pub inputs: Vec<PathBuf>,
 }
 
 /// Streams in a distributed job above which the report summarises each
@@ -88,6 +91,12 @@ pub struct OutputOptions {
 pub const SUMMARY_ABOVE: usize = 1024;
 
 impl OutputOptions {
+    /// The same options, with `input` among the files the run reads.
+    pub fn reading(mut self, input: Option<PathBuf>) -> Self {
+        self.inputs.extend(input);
+        self
+    }
+
     /// What goes to stdout: the text summary unless JSON was asked for.
     pub fn output(&self) -> OutputFormat {
         self.output.unwrap_or(OutputFormat::Text)
@@ -146,6 +155,7 @@ impl Default for OutputOptions {
             metrics_file: None,
             metrics_push: None,
             label: None,
+            inputs: Vec::new(),
         }
     }
 }

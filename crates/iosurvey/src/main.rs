@@ -36,6 +36,7 @@ mod report_cmd;
 mod run_cmd;
 mod run_fio;
 mod shell_cmd;
+mod small_text;
 mod survey_cmd;
 mod video_cmd;
 
@@ -87,16 +88,17 @@ fn main() -> ExitCode {
     };
     // The classic tools' spellings become flags; the report records the
     // command line as typed.
-    let (parsed, taken, fio) =
-        match flags::spellings::rewrite(line, &env, &|f| std::fs::read_to_string(f)) {
-            Ok(a) => a,
-            Err(e) => {
-                if c.is_root() {
-                    eprintln!("iosurvey: {e}");
-                }
-                return ExitCode::from(2);
+    let (parsed, taken, fio) = match flags::spellings::rewrite(line, &env, &|f| {
+        small_text::read_small_text(std::path::Path::new(f))
+    }) {
+        Ok(a) => a,
+        Err(e) => {
+            if c.is_root() {
+                eprintln!("iosurvey: {e}");
             }
-        };
+            return ExitCode::from(2);
+        }
+    };
     let cli = match documented_command()
         .try_get_matches_from(parsed)
         .and_then(|m| Cli::from_arg_matches(&m))

@@ -152,13 +152,18 @@ fn testname(s: &str) -> Result<String, String> {
     Ok(s.to_string())
 }
 
+/// ORION's list of targets for test `testname`.
+fn lun_path(testname: &str) -> PathBuf {
+    PathBuf::from(format!("{testname}.lun"))
+}
+
 /// The targets given, or the lines of `<testname>.lun`.
 fn targets(a: &MatrixArgs, cluster: &dyn Cluster) -> Result<Vec<PathBuf>, Failure> {
     if !a.targets.is_empty() {
         return Ok(a.targets.clone());
     }
-    let lun = PathBuf::from(format!("{}.lun", a.testname));
-    let read = match std::fs::read_to_string(&lun) {
+    let lun = lun_path(&a.testname);
+    let read = match crate::small_text::read_small_text(&lun) {
         Ok(text) => Ok(text
             .lines()
             .map(str::trim)
@@ -375,7 +380,10 @@ pub fn matrix(a: MatrixArgs, argv: &[String], cluster: &dyn Cluster) -> Result<O
         &Session {
             argv,
             tflags: &a.target.options(),
-            oflags: &a.out.options(),
+            oflags: &a
+                .out
+                .options()
+                .reading(a.targets.is_empty().then(|| lun_path(&a.testname))),
             cluster,
             banner: Some(banner),
         },

@@ -202,6 +202,7 @@ pub fn run(
     let spec = spec_from(&a, cluster)?;
     // The same on every rank: a refusal said once.
     let plan = iosurvey_session::agree_on(cluster, expand(&spec).or_else(usage))?;
+    let job_file = fio.as_ref().map(|f| PathBuf::from(&f.job.file));
     let (plan, presenter) = match fio {
         None => (
             plan,
@@ -231,7 +232,7 @@ pub fn run(
         &Session {
             argv,
             tflags: &a.target.options(),
-            oflags: &a.out.options(),
+            oflags: &a.out.options().reading(job_file),
             cluster,
             banner: None,
         },

@@ -319,6 +319,7 @@ impl OutputFlags {
             label: self.label.clone(),
             metrics_file: self.metrics_file.clone(),
             metrics_push: self.metrics_push.clone(),
+            inputs: Vec::new(),
         }
     }
 }

@@ -203,7 +203,10 @@ pub fn job_flags(s: &Section) -> Result<JobFlags, String> {
     let size = size_of("size")?;
     let offset = size_of("offset")?.filter(|&o| o > 0);
     if let Some(size) = size {
-        flags.push(flag("--size", (size + offset.unwrap_or(0)).to_string()));
+        let end = size
+            .checked_add(offset.unwrap_or(0))
+            .ok_or_else(|| refusal(s, "size", "with offset, past the largest size there is"))?;
+        flags.push(flag("--size", end.to_string()));
     }
     if let Some(o) = offset {
         flags.push(flag("--offset", o.to_string()));
@@ -228,7 +231,12 @@ pub fn job_flags(s: &Section) -> Result<JobFlags, String> {
                 flags.push(flag("--time", t.clone()));
             }
             match size {
-                Some(size) => flags.push(flag("--bytes", (size * jobs).to_string())),
+                Some(size) => {
+                    let all = size.checked_mul(u64::from(jobs)).ok_or_else(|| {
+                        refusal(s, "numjobs", "times size is past the largest size there is")
+                    })?;
+                    flags.push(flag("--bytes", all.to_string()))
+                }
                 None if runtime.is_some() || jobs > 1 => {
                     let key = if runtime.is_some() {
                         "runtime"
@@ -301,6 +309,25 @@ pub fn job_flags(s: &Section) -> Result<JobFlags, String> {
         ));
     };
     let dir = value("directory");
+    // fio expands `$VAR` (and `${VAR}`) and reads `-` as stdin; a path
+    // taken as written would name a file `$ZDEV` or `-` instead.
+    for (key, v) in [("filename", Some(files)), ("directory", dir)] {
+        let Some(v) = v else { continue };
+        if v.contains('$') {
+            return Err(refusal(
+                s,
+                key,
+                "an environment variable, which fio expands and iosurvey does not: write the path out",
+            ));
+        }
+        if key == "filename" && super::fio_names::targets(v).iter().any(|f| f == "-") {
+            return Err(refusal(
+                s,
+                key,
+                "'-' is fio's stdin or stdout, not a file iosurvey can run on",
+            ));
+        }
+    }
     let targets = super::fio_names::targets(files)
         .into_iter()
         .map(|f| match dir {
@@ -322,6 +349,22 @@ pub fn job_flags(s: &Section) -> Result<JobFlags, String> {
 mod tests {
     use super::*;
     use crate::flags::spellings::fio_file::parse;
+
+    #[test]
+    fn a_variable_or_dash_in_a_path_is_refused_not_taken_as_a_name() {
+        for (text, said) in [
+            ("[j]\nfilename=$ZDEV\nrw=read\n", "environment variable"),
+            ("[j]\nfilename=${ZDEV}\nrw=read\n", "environment variable"),
+            (
+                "[j]\nfilename=a\ndirectory=$HOME\nrw=read\n",
+                "environment variable",
+            ),
+            ("[j]\nfilename=-\nrw=read\n", "stdin or stdout"),
+        ] {
+            let e = flags(text).unwrap_err();
+            assert!(e.contains(said), "{text}: {e}");
+        }
+    }
 
     fn flags(text: &str) -> Result<String, String> {
         let jobs = parse(text).unwrap();

@@ -152,7 +152,14 @@ pub fn sgpdd_variables(
     if on_line("devices") {
         taken.overridden.push(name);
     } else {
-        // sgpdd-survey's `host:dev` entries are iosurvey's too.
+        // sgpdd-survey's `host:dev` entries are iosurvey's too. A word
+        // that reads as a flag is refused: consent (`--allow-destroy`,
+        // `--force`) is given on the command line, never by a variable.
+        if let Some(w) = list.split_whitespace().find(|w| w.starts_with('-')) {
+            return Err(format!(
+                "sgpdd-survey's {name}: '{w}' is not a device; its variables name devices only, and flags (consent among them) go on the command line"
+            ));
+        }
         flags.extend(list.split_whitespace().map(String::from));
         taken.read.insert(0, format!("{name}={}", list.trim()));
     }
@@ -168,6 +175,13 @@ fn whole(v: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_flag_in_a_device_variable_is_refused() {
+        let env = |k: &str| (k == "scsidevs").then(|| "--allow-destroy /dev/zram1".to_string());
+        let e = sgpdd_variables(argv("survey"), &env).unwrap_err();
+        assert!(e.contains("'--allow-destroy' is not a device"), "{e}");
+    }
 
     fn argv(line: &str) -> Vec<String> {
         std::iter::once("iosurvey")
