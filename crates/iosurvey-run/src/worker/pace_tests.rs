@@ -105,6 +105,10 @@ fn a_time_bound_gives_the_rate_times_the_time() {
         Some(Duration::from_secs(2)),
     );
     assert_eq!(r.total(Op::Read).ops, 500);
+    // The window is the time given, not up to the last completion (at
+    // 1996.05 ms): 250 IOPS, not a little more.
+    assert_eq!(r.elapsed_ns, 2_000_000_000);
+    assert_eq!(r.streams[0].elapsed_ns, 2_000_000_000);
 }
 
 #[test]

@@ -19,6 +19,15 @@ impl Worker<'_> {
             return u64::MAX;
         };
         if ts >= self.end || self.bounds.stop.load(Ordering::Relaxed) {
+            // A time bound reached while waiting for the schedule: the
+            // measured window is the whole time, not up to the last
+            // completion (at 1 IOPS for 5 s, 5 I/Os in 5 s, not in 4).
+            if !self.stopping && ts >= self.end && self.measure_start != u64::MAX {
+                self.tally.last_done = self.tally.last_done.max(self.end);
+                for done in &mut self.tally.stream_done {
+                    *done = (*done).max(self.end);
+                }
+            }
             self.stopping = true;
         }
         if self.stopping {
