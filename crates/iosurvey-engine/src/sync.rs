@@ -102,6 +102,7 @@ impl Engine for SyncEngine {
                 self.stamper.stamp_write(buf, req.file, req.offset);
                 pwrite(fd.as_fd(), buf, req.offset)
             }
+            Op::Trim => crate::discard::discard(fd.as_fd(), req.offset, req.len),
         };
         self.done = Some(Completion {
             buf: req.buf,
@@ -173,6 +174,8 @@ impl SyncEngine {
                         self.stamper.stamp_file_write(buf, offset, place);
                         rustix::io::pwrite(fd, buf, offset)
                     }
+                    // A frame's file takes no discards.
+                    Op::Trim => return -libc::EOPNOTSUPP,
                 };
                 res.map_or_else(|e| -e.raw_os_error(), |n| n as i32)
             }

@@ -37,6 +37,11 @@ const CANCEL: u64 = 1 << 34;
 /// `-EINVAL`.
 const BAD_OFFSET: u64 = 1 << 33;
 
+/// The bit of a completion's user data that marks a discard: done
+/// synchronously at the next submit, its result carried to the reap by
+/// the NOP that stands in for it.
+const TRIMMED: u64 = 1 << 35;
+
 /// The longest timeout a wait hands the kernel, about 136 years: in effect
 /// no limit. A [`Duration`] holds up to 2^64 s, which would turn negative
 /// in the kernel's signed `tv_sec` and end the wait at once; the kernel
@@ -67,9 +72,13 @@ pub struct UringEngine {
     /// Per slot: the path and `open_how` of an open in flight, which the
     /// kernel reads from until it completes.
     open_args: Vec<Option<Box<(CString, types::OpenHow)>>>,
-    /// Per slot: the result of a file operation done synchronously (the
-    /// kernel has no OPENAT2 or CLOSE), which a NOP carries to the reap.
+    /// Per slot: the result of a file operation or a discard done
+    /// synchronously (the kernel has no OPENAT2 or CLOSE), which a NOP
+    /// carries to the reap.
     sync_results: Vec<Option<i32>>,
+    /// Discards pushed and not yet done: each is done when the next
+    /// submit comes, so that the caller's submit time comes before it.
+    trims: Vec<Request>,
     /// The file a [`FileOp::Open`] opened (closed in Drop if still open).
     file: FileState,
     /// The ring takes OPENAT2, FSYNC and CLOSE (the kernel has them and
@@ -164,6 +173,7 @@ impl UringEngine {
             cq,
             open_args: (0..pool.count()).map(|_| None).collect(),
             sync_results: vec![None; pool.count()],
+            trims: Vec::with_capacity(pool.count()),
             file: FileState::new(pool.count()),
             file_ops,
             slots: SlotTable::new(pool.count(), pool.size(), cfg.files.len()),
@@ -310,8 +320,14 @@ impl UringEngine {
     /// holds), and `ptr` is that buffer.
     #[inline(always)]
     unsafe fn push_claimed(&mut self, ptr: *mut u8, req: &Request) {
-        if req.op == Op::Write {
-            stamp_write(&mut self.stamper, ptr, req.len, req.file, req.offset);
+        match req.op {
+            Op::Read => {}
+            Op::Write => stamp_write(&mut self.stamper, ptr, req.len, req.file, req.offset),
+            Op::Trim => {
+                // SAFETY: the caller's contract.
+                unsafe { self.push_trim(req) };
+                return;
+            }
         }
         let sqes = &self.sqes;
         // SAFETY: the caller's contract; the buffer belongs to this engine
@@ -323,6 +339,44 @@ impl UringEngine {
             self.sq
                 .push_keyed(|sqe, held| write_entry(sqes, sqe, held, ptr, req))
         };
+    }
+
+    /// Queues the discard `req` for the next submit, and a NOP that
+    /// carries its result to the reap (as fio, io_uring has no discard of
+    /// a block device before 6.12; it is done synchronously).
+    ///
+    /// # Safety
+    /// As [`Self::push_claimed`].
+    #[cold]
+    #[inline(never)]
+    unsafe fn push_trim(&mut self, req: &Request) {
+        self.sync_results[req.buf as usize] = None;
+        self.trims.push(*req);
+        let nop = Sqe::from_entry(
+            opcode::Nop::new()
+                .build()
+                .user_data(TRIMMED | u64::from(req.buf)),
+        );
+        // SAFETY: the caller's contract: a free entry, no view of the
+        // crate's queue; a NOP names no buffer or file.
+        unsafe {
+            self.sq.push_keyed(|sqe, _| {
+                *sqe = nop;
+                NO_TEMPLATE
+            })
+        };
+    }
+
+    /// Does the discards queued since the last submit, in order, each
+    /// result kept for its NOP's completion.
+    #[cold]
+    #[inline(never)]
+    fn run_trims(&mut self) {
+        for req in self.trims.drain(..) {
+            let fd = self.files[req.file as usize].as_fd();
+            let res = crate::discard::discard(fd, req.offset, req.len);
+            self.sync_results[req.buf as usize] = Some(res);
+        }
     }
 
     /// Makes sure the submission queue has a free entry, entering the
@@ -391,6 +445,8 @@ impl UringEngine {
                         .build(),
                     (false, Op::Read) => opcode::Read::new(file, ptr, len).offset(offset).build(),
                     (false, Op::Write) => opcode::Write::new(file, ptr, len).offset(offset).build(),
+                    // A frame's file takes no discards.
+                    (_, Op::Trim) => nop(-libc::EOPNOTSUPP, &mut self.sync_results),
                 }
             }
             FileOp::Sync { data_only } => {
@@ -513,6 +569,10 @@ fn settle_marked(
     }
     let slot = data as u32;
     let i = slot as usize;
+    if data & TRIMMED != 0 {
+        // A discard not done (a drop's drain) moved nothing.
+        return sync_results[i].take().unwrap_or(-libc::ECANCELED);
+    }
     let result = sync_results[i].take().unwrap_or(result);
     open_args[i] = None;
     file.finish(slot, result);
@@ -668,6 +728,11 @@ impl Engine for UringEngine {
 
     #[inline(always)]
     fn submit_and_wait(&mut self, min_complete: usize, timeout: Duration) -> std::io::Result<()> {
+        // Discards are done before the entries go out: their NOPs may
+        // complete at once (a polling thread takes them as they come).
+        if !self.trims.is_empty() {
+            self.run_trims();
+        }
         if !self.cq.is_empty() || self.slots.in_flight() == 0 {
             // Completions are ready (or nothing can come): hand the queue
             // over, and wait for nothing. With SQPOLL this enters the kernel

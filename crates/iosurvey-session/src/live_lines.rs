@@ -25,7 +25,7 @@ pub(crate) struct LiveLine {
     label: String,
     pub interval: u64,
     pub target: String,
-    /// `read` or `write`.
+    /// `read`, `write` or `trim`.
     pub dir: &'static str,
     /// End of the interval, from the start of the measured phase.
     t_ns: u64,
@@ -74,10 +74,7 @@ pub(crate) struct LiveLines {
 }
 
 fn dir(op: Op) -> &'static str {
-    match op {
-        Op::Read => "read",
-        Op::Write => "write",
-    }
+    op.name()
 }
 
 /// The name of the target of the point's stream `stream`.

@@ -157,6 +157,8 @@ mod tests {
             write: ClassReport::new(&ClassStats::new(), 1_000_000_000),
             samples: Vec::new(),
             bs_split: Vec::new(),
+            trim: ClassReport::idle(),
+            trim_pct: 0,
         };
         p.streams = vec![stream(&a), stream(&b)];
         p.total = StreamTotals::new(
