@@ -319,6 +319,12 @@ impl Job {
         self.streams.iter().any(|s| s.mix.writes() && s.touches(t))
     }
 
+    /// Whether any stream discards on target `t`, alone or as a member
+    /// of an array.
+    pub fn trims_target(&self, t: usize) -> bool {
+        self.streams.iter().any(|s| s.mix.trims() && s.touches(t))
+    }
+
     /// The frame workload of the job's frame stream, if it has one.
     pub fn frames(&self) -> Option<&FrameJob> {
         self.streams.iter().find_map(|s| s.frames.as_ref())

@@ -14,6 +14,7 @@ pub use sweep::{parse_bs_list, parse_qd_list, sweep_values, SweepValue};
 
 mod split;
 mod sweep;
+mod trim;
 
 /// The `--rw` workloads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,10 +26,14 @@ pub enum Rw {
     RandRead,
     RandWrite,
     RandRw,
+    /// Sequential discards of --bs blocks (fio's rw=trim).
+    Trim,
+    /// Random discards (fio's rw=randtrim).
+    RandTrim,
 }
 
 impl Rw {
-    pub const NAMES: [&'static str; 7] = [
+    pub const NAMES: [&'static str; 9] = [
         "read",
         "write",
         "backread",
@@ -36,6 +41,8 @@ impl Rw {
         "randread",
         "randwrite",
         "randrw",
+        "trim",
+        "randtrim",
     ];
 
     pub fn name(self) -> &'static str {
@@ -44,9 +51,9 @@ impl Rw {
 
     fn pattern(self) -> Pattern {
         match self {
-            Rw::Read | Rw::Write => Pattern::Forward,
+            Rw::Read | Rw::Write | Rw::Trim => Pattern::Forward,
             Rw::BackRead | Rw::BackWrite => Pattern::Backward,
-            Rw::RandRead | Rw::RandWrite | Rw::RandRw => Pattern::Random,
+            Rw::RandRead | Rw::RandWrite | Rw::RandRw | Rw::RandTrim => Pattern::Random,
         }
     }
 }
@@ -62,6 +69,8 @@ impl FromStr for Rw {
             "randread" => Rw::RandRead,
             "randwrite" => Rw::RandWrite,
             "randrw" => Rw::RandRw,
+            "trim" => Rw::Trim,
+            "randtrim" => Rw::RandTrim,
             _ => return Err(RunSpecError::Rw(s.to_string())),
         })
     }
@@ -75,6 +84,9 @@ pub struct RunSpec {
     pub rw: Rw,
     /// Percentage of reads for `randrw`.
     pub mix: Option<u8>,
+    /// `--trim PCT`: percent of I/Os that are discards (1 to 100), the
+    /// rest as `rw` and `mix` say.
+    pub trim: Option<u8>,
     pub bs: u64,
     /// Outstanding I/Os of each target's stream on each worker that runs
     /// it (fio's iodepth per job).
@@ -135,6 +147,7 @@ impl RunSpec {
             size: None,
             rw: Rw::Read,
             mix: None,
+            trim: None,
             bs: 1 << 20,
             qd: 1,
             qd_sweep: Vec::new(),
@@ -168,7 +181,7 @@ impl RunSpec {
 /// A run that cannot be expanded, whatever the targets are.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RunSpecError {
-    #[error("unknown --rw '{0}': use one of read, write, backread, backwrite, randread, randwrite, randrw")]
+    #[error("unknown --rw '{0}': use one of read, write, backread, backwrite, randread, randwrite, randrw, trim, randtrim")]
     Rw(String),
     #[error("no target given: name a file or a block device")]
     NoTarget,
@@ -212,12 +225,18 @@ pub enum RunSpecError {
     SplitWith(String, &'static str, &'static str),
     #[error("--verify proves one point's writes; a sweep (--qd or --bs with several values) runs several: verify one point at a time")]
     VerifySweep,
-    #[error("--dist {dist} applies to random workloads (randread, randwrite, randrw), not {rw}")]
+    #[error("--dist {dist} applies to random workloads (randread, randwrite, randrw, randtrim), not {rw}")]
     DistSequential { dist: Dist, rw: &'static str },
     #[error("--verify does not take --dist {0} with writes: no two writes of a block may be in flight together, and a skewed stream would wait on its few hot blocks; verify with --dist uniform")]
     VerifySkewed(Dist),
     #[error("--rate and --rate-iops do not apply with --simulate: a striped array cuts I/Os into pieces the schedule does not count; drop one")]
     RateSimulate,
+    #[error("--trim {0} is out of range: give the percentage of I/Os that are discards, 1 to 100")]
+    TrimRange(u32),
+    #[error("--trim goes with a read or write workload; --rw {0} is all discards already")]
+    TrimWithTrimRw(&'static str),
+    #[error("--{0} does not take discards (--rw trim, randtrim or --trim): {1}")]
+    TrimWith(&'static str, &'static str),
 }
 
 /// The most bytes one read or write moves on Linux (`MAX_RW_COUNT`): a
@@ -349,7 +368,9 @@ fn expand_point(spec: &RunSpec) -> Result<Point, RunSpecError> {
         (_, Some(_)) => return Err(RunSpecError::MixWithoutRandrw),
         (Rw::Read | Rw::BackRead | Rw::RandRead, None) => Mix::Read,
         (Rw::Write | Rw::BackWrite | Rw::RandWrite, None) => Mix::Write,
+        (Rw::Trim | Rw::RandTrim, None) => Mix::TRIM,
     };
+    let mix = trim::with_trims(spec, mix)?;
     if spec.rate.is_some() && spec.simulate.is_some() {
         return Err(RunSpecError::RateSimulate);
     }
@@ -442,8 +463,10 @@ fn expand_point(spec: &RunSpec) -> Result<Point, RunSpecError> {
         index: 0,
         params: PointParams::RUN,
         label: format!(
-            "{} bs={} qd={} workers={}",
+            "{}{} bs={} qd={} workers={}",
             spec.rw.name(),
+            spec.trim
+                .map_or_else(String::new, |t| format!(" trim={t}%")),
             spec.bs_split
                 .as_ref()
                 .map_or_else(|| crate::units::format_size(bs), |s| s.describe()),
