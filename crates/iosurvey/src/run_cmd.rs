@@ -132,9 +132,11 @@ fn spec_from(a: &RunArgs, cluster: &dyn Cluster) -> Result<RunSpec, Failure> {
         m => m.map(|m| m as u8),
     };
     s.trim = match a.trim {
-        Some(t) if !(1..=100).contains(&t) => return usage(anyhow!(
+        Some(t) if !(1..=100).contains(&t) => {
+            return usage(anyhow!(
             "--trim {t} is out of range: give the percentage of I/Os that are discards, 1 to 100"
-        )),
+        ))
+        }
         t => t.map(|t| t as u8),
     };
     let qd = parse_qd_list(&a.qd).or_else(usage)?;
