@@ -286,6 +286,32 @@ mod tests {
         got
     }
 
+    /// A discard runs when its turn comes, as reads do; a regular file
+    /// takes none (`-ENOTTY`).
+    #[test]
+    fn a_discard_runs_in_turn_with_its_own_result() {
+        let (_f, mut e) = engine(&[7u8; 8192], 2);
+        e.push(Request {
+            op: Op::Trim,
+            ..read(0, 0)
+        });
+        e.push(read(1, 4096));
+        let got = drain(&mut e);
+        assert_eq!(
+            got,
+            [
+                Completion {
+                    buf: 0,
+                    result: -libc::ENOTTY
+                },
+                Completion {
+                    buf: 1,
+                    result: 4096
+                }
+            ]
+        );
+    }
+
     #[test]
     fn reads_back_what_the_file_holds_and_reports_errno() {
         let (_f, mut e) = engine(&[7u8; 8192], 2);
