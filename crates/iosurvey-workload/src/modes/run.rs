@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 pub use sweep::{parse_bs_list, parse_qd_list, sweep_values, SweepValue};
+pub use trim::TrimError;
 
 mod split;
 mod sweep;
@@ -231,12 +232,8 @@ pub enum RunSpecError {
     VerifySkewed(Dist),
     #[error("--rate and --rate-iops do not apply with --simulate: a striped array cuts I/Os into pieces the schedule does not count; drop one")]
     RateSimulate,
-    #[error("--trim {0} is out of range: give the percentage of I/Os that are discards, 1 to 100")]
-    TrimRange(u32),
-    #[error("--trim goes with a read or write workload; --rw {0} is all discards already")]
-    TrimWithTrimRw(&'static str),
-    #[error("--{0} does not take discards (--rw trim, randtrim or --trim): {1}")]
-    TrimWith(&'static str, &'static str),
+    #[error(transparent)]
+    Trim(#[from] TrimError),
 }
 
 /// The most bytes one read or write moves on Linux (`MAX_RW_COUNT`): a
@@ -370,7 +367,14 @@ fn expand_point(spec: &RunSpec) -> Result<Point, RunSpecError> {
         (Rw::Write | Rw::BackWrite | Rw::RandWrite, None) => Mix::Write,
         (Rw::Trim | Rw::RandTrim, None) => Mix::TRIM,
     };
-    let mix = trim::with_trims(spec, mix)?;
+    let mix = trim::with_trims(&trim::Asked {
+        mix,
+        trim: spec.trim,
+        all_trims: matches!(spec.rw, Rw::Trim | Rw::RandTrim).then(|| spec.rw.name()),
+        verify: spec.verify,
+        check_compression: spec.check_compression,
+        simulate: spec.simulate.is_some(),
+    })?;
     if spec.rate.is_some() && spec.simulate.is_some() {
         return Err(RunSpecError::RateSimulate);
     }
@@ -499,6 +503,29 @@ mod tests {
         assert_eq!(job.streams[0].mix, Mix::Mixed { read_pct: 70 });
         assert_eq!(job.streams[0].pattern, Pattern::Random);
         assert_eq!(job.streams[0].outstanding, 16);
+    }
+
+    #[test]
+    fn trim_and_randtrim_are_all_discards_through_the_write_guard() {
+        for (rw, pattern) in [("trim", Pattern::Forward), ("randtrim", Pattern::Random)] {
+            let mut s = spec();
+            s.rw = rw.parse().unwrap();
+            let p = expand(&s).unwrap();
+            let job = &p.points[0].job;
+            assert_eq!(
+                (job.streams[0].mix, job.streams[0].pattern),
+                (Mix::TRIM, pattern)
+            );
+            assert!(job.writes_target(1) && job.trims_target(1));
+            assert!(p.points[0].label.starts_with(&format!("{rw} ")));
+        }
+        let mut s = spec();
+        s.rw = Rw::RandRw;
+        s.trim = Some(10);
+        let p = expand(&s).unwrap();
+        assert!(p.points[0].label.starts_with("randrw trim=10% "));
+        s.trim = Some(0);
+        assert_eq!(expand(&s), Err(RunSpecError::Trim(TrimError::Range(0))));
     }
 
     fn targets(n: usize) -> RunSpec {
