@@ -163,7 +163,7 @@ fn a_paced_split_stream_counts_each_size_and_paces_by_its_bytes() {
     assert_eq!(r.streams[0].sizes, [small, lens.len() as u64 - small]);
     let moved: u64 = lens.iter().sum();
     assert_eq!(r.total(Op::Read).bytes, moved);
-    assert!(moved >= 64 << 10 && moved < (64 << 10) + 4096, "{moved}");
+    assert!((64 << 10..(64 << 10) + 4096).contains(&moved), "{moved}");
     // The last went out when the bytes before it were due.
     let before = moved - lens.last().unwrap();
     let due = before * 1_000_000_000 / 4_096_000;
