@@ -176,14 +176,14 @@ impl LiveLines {
         match &result.summarised {
             // Streams summed into one: the point's directions, all targets.
             Some(s) => {
-                for op in [Op::Read, Op::Write] {
+                for op in [Op::Read, Op::Write, Op::Trim] {
                     let c = s.total.class(op);
                     totals.insert(("*".to_string(), dir(op)), (c.ops, c.bytes));
                 }
             }
             None => {
                 for (i, sr) in result.streams.iter().enumerate() {
-                    for op in [Op::Read, Op::Write] {
+                    for op in [Op::Read, Op::Write, Op::Trim] {
                         let c = sr.class(op);
                         let t = totals.entry((target_of(point, i), dir(op))).or_default();
                         t.0 += c.ops;

@@ -127,7 +127,14 @@ fn a_trim_share_splits_the_budget_three_ways_and_counts_each_apart() {
     let z = need!(Zram::new(16 * MIB));
     let dev = path_str(z.path());
     fill(dev);
+    let dir = tempfile::tempdir().unwrap();
+    let live = dir.path().join("live.jsonl");
+    let csv = dir.path().join("r.csv");
     let r = report(&[
+        "--live",
+        path_str(&live),
+        "--csv",
+        path_str(&csv),
         "--rw",
         "randrw",
         "--mix",
@@ -161,6 +168,25 @@ fn a_trim_share_splits_the_budget_three_ways_and_counts_each_apart() {
         p["label"].as_str().unwrap().contains("trim=10%"),
         "{}",
         p["label"]
+    );
+    // The --live lines of the discards add up to their total.
+    let lines = std::fs::read_to_string(&live).unwrap();
+    let live_trims: u64 = lines
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["dir"] == "trim")
+        .map(|v| u(&v["ops"]))
+        .sum();
+    assert_eq!(live_trims, trims, "{lines}");
+    // A CSV row of its own.
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    let row = csv
+        .lines()
+        .find(|l| l.contains(",trim,"))
+        .expect("a trim row");
+    assert!(
+        row.contains(&format!(",{trims},{},", trims * 4096)),
+        "{row}"
     );
 }
 
