@@ -37,11 +37,6 @@ const CANCEL: u64 = 1 << 34;
 /// `-EINVAL`.
 const BAD_OFFSET: u64 = 1 << 33;
 
-/// The bit of a completion's user data that marks a discard: done
-/// synchronously at the next submit, its result carried to the reap by
-/// the NOP that stands in for it.
-const TRIMMED: u64 = 1 << 35;
-
 /// The longest timeout a wait hands the kernel, about 136 years: in effect
 /// no limit. A [`Duration`] holds up to 2^64 s, which would turn negative
 /// in the kernel's signed `tv_sec` and end the wait at once; the kernel
@@ -72,13 +67,13 @@ pub struct UringEngine {
     /// Per slot: the path and `open_how` of an open in flight, which the
     /// kernel reads from until it completes.
     open_args: Vec<Option<Box<(CString, types::OpenHow)>>>,
-    /// Per slot: the result of a file operation or a discard done
-    /// synchronously (the kernel has no OPENAT2 or CLOSE), which a NOP
-    /// carries to the reap.
+    /// Per slot: the result of a file operation done synchronously (the
+    /// kernel has no OPENAT2 or CLOSE), which a NOP carries to the reap.
     sync_results: Vec<Option<i32>>,
-    /// Discards pushed and not yet done: each is done when the next
-    /// submit comes, so that the caller's submit time comes before it.
+    /// Discards pushed and not yet done, and those done and not yet
+    /// reaped (see `trims.rs`).
     trims: Vec<Request>,
+    trimmed: Vec<Completion>,
     /// The file a [`FileOp::Open`] opened (closed in Drop if still open).
     file: FileState,
     /// The ring takes OPENAT2, FSYNC and CLOSE (the kernel has them and
@@ -174,6 +169,7 @@ impl UringEngine {
             open_args: (0..pool.count()).map(|_| None).collect(),
             sync_results: vec![None; pool.count()],
             trims: Vec::with_capacity(pool.count()),
+            trimmed: Vec::with_capacity(pool.count()),
             file: FileState::new(pool.count()),
             file_ops,
             slots: SlotTable::new(pool.count(), pool.size(), cfg.files.len()),
@@ -231,6 +227,11 @@ impl UringEngine {
     /// and makes room for each re-arm there may be.
     #[inline(always)]
     fn reap_with<const LIMIT: bool>(&mut self, mut f: impl FnMut(Completion) -> Option<Request>) {
+        // The discards done at the last submit first (re-arms from them
+        // take their room before the ring's completions count theirs).
+        if !self.trimmed.is_empty() {
+            self.reap_trimmed(&mut f);
+        }
         // No view of the crate's queues is alive here: the completions are
         // read, and the re-arms written, in place (see `CqRing`, `SqRing`).
         let (mut head, mut tail) = self.cq.bounds();
@@ -324,8 +325,9 @@ impl UringEngine {
             Op::Read => {}
             Op::Write => stamp_write(&mut self.stamper, ptr, req.len, req.file, req.offset),
             Op::Trim => {
-                // SAFETY: the caller's contract.
-                unsafe { self.push_trim(req) };
+                // Done at the next submit, and reaped from there: it
+                // takes no entry of the ring.
+                self.trims.push(*req);
                 return;
             }
         }
@@ -339,44 +341,6 @@ impl UringEngine {
             self.sq
                 .push_keyed(|sqe, held| write_entry(sqes, sqe, held, ptr, req))
         };
-    }
-
-    /// Queues the discard `req` for the next submit, and a NOP that
-    /// carries its result to the reap (as fio, io_uring has no discard of
-    /// a block device before 6.12; it is done synchronously).
-    ///
-    /// # Safety
-    /// As [`Self::push_claimed`].
-    #[cold]
-    #[inline(never)]
-    unsafe fn push_trim(&mut self, req: &Request) {
-        self.sync_results[req.buf as usize] = None;
-        self.trims.push(*req);
-        let nop = Sqe::from_entry(
-            opcode::Nop::new()
-                .build()
-                .user_data(TRIMMED | u64::from(req.buf)),
-        );
-        // SAFETY: the caller's contract: a free entry, no view of the
-        // crate's queue; a NOP names no buffer or file.
-        unsafe {
-            self.sq.push_keyed(|sqe, _| {
-                *sqe = nop;
-                NO_TEMPLATE
-            })
-        };
-    }
-
-    /// Does the discards queued since the last submit, in order, each
-    /// result kept for its NOP's completion.
-    #[cold]
-    #[inline(never)]
-    fn run_trims(&mut self) {
-        for req in self.trims.drain(..) {
-            let fd = self.files[req.file as usize].as_fd();
-            let res = crate::discard::discard(fd, req.offset, req.len);
-            self.sync_results[req.buf as usize] = Some(res);
-        }
     }
 
     /// Makes sure the submission queue has a free entry, entering the
@@ -477,6 +441,22 @@ impl UringEngine {
         e.user_data(FILE_OP | u64::from(slot))
     }
 
+    /// Hands the entries queued to the kernel, waiting for nothing. With
+    /// SQPOLL this enters the kernel only to wake the polling thread.
+    #[inline(always)]
+    fn submit_queued(&mut self) -> std::io::Result<()> {
+        if self.sq.queued() > 0 {
+            let submitter = self.ring.submitter();
+            bind(&submitter, &mut self.unbound)?;
+            match submitter.submit() {
+                Ok(_) => {}
+                Err(e) if is_transient(&e) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
     /// Hands the submission queue to the kernel so that it has room again.
     #[cold]
     fn make_room(submitter: &io_uring::Submitter<'_>, sqpoll: bool, unbound: &mut bool) {
@@ -569,10 +549,6 @@ fn settle_marked(
     }
     let slot = data as u32;
     let i = slot as usize;
-    if data & TRIMMED != 0 {
-        // A discard not done (a drop's drain) moved nothing.
-        return sync_results[i].take().unwrap_or(-libc::ECANCELED);
-    }
     let result = sync_results[i].take().unwrap_or(result);
     open_args[i] = None;
     file.finish(slot, result);
@@ -728,25 +704,16 @@ impl Engine for UringEngine {
 
     #[inline(always)]
     fn submit_and_wait(&mut self, min_complete: usize, timeout: Duration) -> std::io::Result<()> {
-        // Discards are done before the entries go out: their NOPs may
-        // complete at once (a polling thread takes them as they come).
-        if !self.trims.is_empty() {
+        // Discards are done now, synchronously (as fio does them): they
+        // are completions ready, and nothing is waited for.
+        if !self.trims.is_empty() || !self.trimmed.is_empty() {
             self.run_trims();
+            return self.submit_queued();
         }
         if !self.cq.is_empty() || self.slots.in_flight() == 0 {
             // Completions are ready (or nothing can come): hand the queue
-            // over, and wait for nothing. With SQPOLL this enters the kernel
-            // only to wake the polling thread.
-            if self.sq.queued() > 0 {
-                let submitter = self.ring.submitter();
-                bind(&submitter, &mut self.unbound)?;
-                match submitter.submit() {
-                    Ok(_) => {}
-                    Err(e) if is_transient(&e) => {}
-                    Err(e) => return Err(e),
-                }
-            }
-            return Ok(());
+            // over, and wait for nothing.
+            return self.submit_queued();
         }
         // Without a time bound on the batch a wait could hold early
         // completions for long; polling has no batch window at all.
@@ -843,6 +810,7 @@ impl Engine for UringEngine {
 }
 
 mod teardown;
+mod trims;
 
 mod cq;
 mod sq;
