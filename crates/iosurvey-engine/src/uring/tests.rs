@@ -668,10 +668,10 @@ fn a_reap_takes_no_more_completions_than_it_can_rearm() {
     assert_eq!(again, room);
 }
 
-/// A discard is done at the next submit and completes through the ring
-/// beside the reads, its result carried on its NOP: here, on a regular
-/// file, the ioctl's `-ENOTTY`; a re-arm from the reap with a discard goes
-/// the same way. (On devices, `run_trim` in the binary's tests.)
+/// A discard is done at the next submit and reaped beside the ring's
+/// reads with its own result: here, on a regular file, the ioctl's
+/// `-ENOTTY`; a re-arm from the reap with a discard goes the same way.
+/// (On devices, `run_trim` in the binary's tests.)
 #[test]
 fn a_discard_completes_through_the_ring_with_its_own_result() {
     let f = file_of(&[5u8; 16384]);
