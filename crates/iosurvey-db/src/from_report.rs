@@ -133,7 +133,8 @@ fn point(p: &PointReport) -> PointRecord {
         .collect();
     let mut figures = Vec::new();
     let mut histograms = Vec::new();
-    for (dir, c) in [("read", &p.total.read), ("write", &p.total.write)] {
+    let t = &p.total;
+    for (dir, c) in [("read", &t.read), ("write", &t.write), ("trim", &t.trim)] {
         if c.is_empty() {
             continue;
         }

@@ -24,6 +24,7 @@
 
 mod buffers;
 pub mod data;
+mod discard;
 mod fileops;
 mod gen_map;
 mod slots;

@@ -102,6 +102,7 @@ impl Engine for SyncEngine {
                 self.stamper.stamp_write(buf, req.file, req.offset);
                 pwrite(fd.as_fd(), buf, req.offset)
             }
+            Op::Trim => crate::discard::discard(fd.as_fd(), req.offset, req.len),
         };
         self.done = Some(Completion {
             buf: req.buf,
@@ -173,6 +174,8 @@ impl SyncEngine {
                         self.stamper.stamp_file_write(buf, offset, place);
                         rustix::io::pwrite(fd, buf, offset)
                     }
+                    // A frame's file takes no discards.
+                    Op::Trim => return -libc::EOPNOTSUPP,
                 };
                 res.map_or_else(|e| -e.raw_os_error(), |n| n as i32)
             }
@@ -281,6 +284,32 @@ mod tests {
             });
         }
         got
+    }
+
+    /// A discard runs when its turn comes, as reads do; a regular file
+    /// takes none (`-ENOTTY`).
+    #[test]
+    fn a_discard_runs_in_turn_with_its_own_result() {
+        let (_f, mut e) = engine(&[7u8; 8192], 2);
+        e.push(Request {
+            op: Op::Trim,
+            ..read(0, 0)
+        });
+        e.push(read(1, 4096));
+        let got = drain(&mut e);
+        assert_eq!(
+            got,
+            [
+                Completion {
+                    buf: 0,
+                    result: -libc::ENOTTY
+                },
+                Completion {
+                    buf: 1,
+                    result: 4096
+                }
+            ]
+        );
     }
 
     #[test]

@@ -70,6 +70,10 @@ pub struct UringEngine {
     /// Per slot: the result of a file operation done synchronously (the
     /// kernel has no OPENAT2 or CLOSE), which a NOP carries to the reap.
     sync_results: Vec<Option<i32>>,
+    /// Discards pushed and not yet done, and those done and not yet
+    /// reaped (see `trims.rs`).
+    trims: Vec<Request>,
+    trimmed: Vec<Completion>,
     /// The file a [`FileOp::Open`] opened (closed in Drop if still open).
     file: FileState,
     /// The ring takes OPENAT2, FSYNC and CLOSE (the kernel has them and
@@ -164,6 +168,8 @@ impl UringEngine {
             cq,
             open_args: (0..pool.count()).map(|_| None).collect(),
             sync_results: vec![None; pool.count()],
+            trims: Vec::with_capacity(pool.count()),
+            trimmed: Vec::with_capacity(pool.count()),
             file: FileState::new(pool.count()),
             file_ops,
             slots: SlotTable::new(pool.count(), pool.size(), cfg.files.len()),
@@ -221,6 +227,11 @@ impl UringEngine {
     /// and makes room for each re-arm there may be.
     #[inline(always)]
     fn reap_with<const LIMIT: bool>(&mut self, mut f: impl FnMut(Completion) -> Option<Request>) {
+        // The discards done at the last submit first (re-arms from them
+        // take their room before the ring's completions count theirs).
+        if !self.trimmed.is_empty() {
+            self.reap_trimmed(&mut f);
+        }
         // No view of the crate's queues is alive here: the completions are
         // read, and the re-arms written, in place (see `CqRing`, `SqRing`).
         let (mut head, mut tail) = self.cq.bounds();
@@ -310,8 +321,15 @@ impl UringEngine {
     /// holds), and `ptr` is that buffer.
     #[inline(always)]
     unsafe fn push_claimed(&mut self, ptr: *mut u8, req: &Request) {
-        if req.op == Op::Write {
-            stamp_write(&mut self.stamper, ptr, req.len, req.file, req.offset);
+        match req.op {
+            Op::Read => {}
+            Op::Write => stamp_write(&mut self.stamper, ptr, req.len, req.file, req.offset),
+            Op::Trim => {
+                // Done at the next submit, and reaped from there: it
+                // takes no entry of the ring.
+                self.trims.push(*req);
+                return;
+            }
         }
         let sqes = &self.sqes;
         // SAFETY: the caller's contract; the buffer belongs to this engine
@@ -391,6 +409,8 @@ impl UringEngine {
                         .build(),
                     (false, Op::Read) => opcode::Read::new(file, ptr, len).offset(offset).build(),
                     (false, Op::Write) => opcode::Write::new(file, ptr, len).offset(offset).build(),
+                    // A frame's file takes no discards.
+                    (_, Op::Trim) => nop(-libc::EOPNOTSUPP, &mut self.sync_results),
                 }
             }
             FileOp::Sync { data_only } => {
@@ -419,6 +439,22 @@ impl UringEngine {
             }
         };
         e.user_data(FILE_OP | u64::from(slot))
+    }
+
+    /// Hands the entries queued to the kernel, waiting for nothing. With
+    /// SQPOLL this enters the kernel only to wake the polling thread.
+    #[inline(always)]
+    fn submit_queued(&mut self) -> std::io::Result<()> {
+        if self.sq.queued() > 0 {
+            let submitter = self.ring.submitter();
+            bind(&submitter, &mut self.unbound)?;
+            match submitter.submit() {
+                Ok(_) => {}
+                Err(e) if is_transient(&e) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
     }
 
     /// Hands the submission queue to the kernel so that it has room again.
@@ -668,20 +704,16 @@ impl Engine for UringEngine {
 
     #[inline(always)]
     fn submit_and_wait(&mut self, min_complete: usize, timeout: Duration) -> std::io::Result<()> {
+        // Discards are done now, synchronously (as fio does them): they
+        // are completions ready, and nothing is waited for.
+        if !self.trims.is_empty() || !self.trimmed.is_empty() {
+            self.run_trims();
+            return self.submit_queued();
+        }
         if !self.cq.is_empty() || self.slots.in_flight() == 0 {
             // Completions are ready (or nothing can come): hand the queue
-            // over, and wait for nothing. With SQPOLL this enters the kernel
-            // only to wake the polling thread.
-            if self.sq.queued() > 0 {
-                let submitter = self.ring.submitter();
-                bind(&submitter, &mut self.unbound)?;
-                match submitter.submit() {
-                    Ok(_) => {}
-                    Err(e) if is_transient(&e) => {}
-                    Err(e) => return Err(e),
-                }
-            }
-            return Ok(());
+            // over, and wait for nothing.
+            return self.submit_queued();
         }
         // Without a time bound on the batch a wait could hold early
         // completions for long; polling has no batch window at all.
@@ -778,6 +810,7 @@ impl Engine for UringEngine {
 }
 
 mod teardown;
+mod trims;
 
 mod cq;
 mod sq;

@@ -18,14 +18,18 @@
 pub enum Op {
     Read,
     Write,
+    /// A discard (`BLKDISCARD`) of the range: it destroys data like a
+    /// write and moves none.
+    Trim,
 }
 
 impl Op {
-    /// `read` or `write`.
+    /// `read`, `write` or `trim`.
     pub fn name(self) -> &'static str {
         match self {
             Op::Read => "read",
             Op::Write => "write",
+            Op::Trim => "trim",
         }
     }
 }
@@ -104,7 +108,7 @@ pub struct SqPoll {
     pub idle_ms: u32,
 }
 
-/// `read` or `write`, as reports print it.
+/// `read`, `write` or `trim`, as reports print it.
 impl std::fmt::Display for Op {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())

@@ -15,13 +15,20 @@ pub struct TargetSpec {
     pub create_size: Option<u64>,
 }
 
-/// What a stream does: read, write, or a mix.
+/// What a stream does: read, write, a mix, or discards among them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mix {
     Read,
     Write,
     /// Each op is a read with probability `read_pct` percent.
     Mixed {
+        read_pct: u8,
+    },
+    /// Each op is a discard with probability `trim_pct` percent (1 to
+    /// 100), and otherwise a read with probability `read_pct` percent
+    /// (`run --rw trim`, `--trim PCT`).
+    Trims {
+        trim_pct: u8,
         read_pct: u8,
     },
 }
@@ -33,6 +40,27 @@ impl Mix {
             Mix::Read => false,
             Mix::Write => true,
             Mix::Mixed { read_pct } => read_pct < 100,
+            // A discard destroys data as a write does.
+            Mix::Trims { .. } => true,
+        }
+    }
+
+    /// Only discards: `run --rw trim` or `randtrim`.
+    pub const TRIM: Mix = Mix::Trims {
+        trim_pct: 100,
+        read_pct: 0,
+    };
+
+    /// Whether any op of this mix is a discard.
+    pub fn trims(self) -> bool {
+        matches!(self, Mix::Trims { .. })
+    }
+
+    /// Percent of ops that are discards.
+    pub fn trim_pct(self) -> u8 {
+        match self {
+            Mix::Trims { trim_pct, .. } => trim_pct,
+            _ => 0,
         }
     }
 
@@ -42,6 +70,7 @@ impl Mix {
             Mix::Read => true,
             Mix::Write => false,
             Mix::Mixed { read_pct } => read_pct > 0,
+            Mix::Trims { trim_pct, read_pct } => trim_pct < 100 && read_pct > 0,
         }
     }
 
@@ -53,6 +82,18 @@ impl Mix {
             Mix::Write => Op::Write,
             Mix::Mixed { read_pct } => {
                 if roll < u64::from(read_pct) {
+                    Op::Read
+                } else {
+                    Op::Write
+                }
+            }
+            Mix::Trims { trim_pct, read_pct } => {
+                let trim = u64::from(trim_pct);
+                // The reads' share of the ops that are not discards.
+                let reads = (100 - trim) * u64::from(read_pct) / 100;
+                if roll < trim {
+                    Op::Trim
+                } else if roll < trim + reads {
                     Op::Read
                 } else {
                     Op::Write
@@ -278,6 +319,12 @@ impl Job {
         self.streams.iter().any(|s| s.mix.writes() && s.touches(t))
     }
 
+    /// Whether any stream discards on target `t`, alone or as a member
+    /// of an array.
+    pub fn trims_target(&self, t: usize) -> bool {
+        self.streams.iter().any(|s| s.mix.trims() && s.touches(t))
+    }
+
     /// The frame workload of the job's frame stream, if it has one.
     pub fn frames(&self) -> Option<&FrameJob> {
         self.streams.iter().find_map(|s| s.frames.as_ref())
@@ -461,4 +508,37 @@ pub struct Plan {
     /// The mode that expanded it (`run`, `diskperf`, ...).
     pub mode: String,
     pub points: Vec<Point>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shares(mix: Mix) -> [usize; 3] {
+        let mut n = [0; 3];
+        for roll in 0..100 {
+            n[mix.op(roll) as usize] += 1;
+        }
+        n
+    }
+
+    #[test]
+    fn a_trim_share_takes_its_percent_and_the_rest_splits_as_the_mix_says() {
+        let m = Mix::Trims {
+            trim_pct: 10,
+            read_pct: 70,
+        };
+        // Of 100 rolls: 10 trims, 70% of the other 90 reads (63), 27 writes.
+        assert_eq!(shares(m), [63, 27, 10]);
+        assert!(m.writes() && m.reads() && m.trims());
+        assert_eq!(shares(Mix::TRIM), [0, 0, 100]);
+        assert!(Mix::TRIM.writes() && !Mix::TRIM.reads());
+        let w = Mix::Trims {
+            trim_pct: 25,
+            read_pct: 0,
+        };
+        assert_eq!(shares(w), [0, 75, 25]);
+        assert!(!Mix::Mixed { read_pct: 50 }.trims());
+        assert_eq!(Mix::Write.trim_pct(), 0);
+    }
 }

@@ -6,11 +6,15 @@ use iosurvey_stats::{ClassStats, LatencySummary, PERCENTILES};
 mod frame_tally;
 pub use frame_tally::*;
 
-/// The reads and writes of one stream class.
+/// The reads, writes and discards of one stream class.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StreamResult {
     pub read: ClassStats,
     pub write: ClassStats,
+    /// Discards (`run --rw trim`, `--trim PCT`); empty for every other
+    /// stream.
+    #[serde(default)]
+    pub trim: ClassStats,
     /// From the start of the measured phase to this stream's last
     /// completion on any worker; its rates are taken over this.
     pub elapsed_ns: u64,
@@ -29,6 +33,7 @@ impl StreamResult {
         match op {
             Op::Read => &self.read,
             Op::Write => &self.write,
+            Op::Trim => &self.trim,
         }
     }
 
@@ -36,12 +41,14 @@ impl StreamResult {
         match op {
             Op::Read => &mut self.read,
             Op::Write => &mut self.write,
+            Op::Trim => &mut self.trim,
         }
     }
 
     pub fn merge(&mut self, other: &StreamResult) {
         self.read.merge(&other.read);
         self.write.merge(&other.write);
+        self.trim.merge(&other.trim);
         self.elapsed_ns = self.elapsed_ns.max(other.elapsed_ns);
         self.samples.extend_from_slice(&other.samples);
         if self.sizes.len() < other.sizes.len() {
@@ -62,6 +69,8 @@ pub struct StreamSummary {
     pub elapsed_ns: u64,
     pub read: ClassSummary,
     pub write: ClassSummary,
+    #[serde(default)]
+    pub trim: ClassSummary,
     /// With a block-size split: [`StreamResult::sizes`].
     #[serde(default)]
     pub sizes: Vec<u64>,
@@ -139,6 +148,7 @@ impl StreamSummary {
             elapsed_ns: s.elapsed_ns,
             read: ClassSummary::of(&s.read),
             write: ClassSummary::of(&s.write),
+            trim: ClassSummary::of(&s.trim),
             sizes: s.sizes.clone(),
         }
     }
@@ -169,6 +179,7 @@ impl Summarised {
         for s in streams {
             total.read.merge(&s.read);
             total.write.merge(&s.write);
+            total.trim.merge(&s.trim);
             total.elapsed_ns = total.elapsed_ns.max(s.elapsed_ns);
         }
         total
@@ -375,11 +386,12 @@ impl JobResult {
     /// Failed I/Os over every stream and class.
     pub fn error_count(&self) -> u64 {
         if let Some(s) = &self.summarised {
-            return s.total.read.error_count() + s.total.write.error_count();
+            let t = &s.total;
+            return t.read.error_count() + t.write.error_count() + t.trim.error_count();
         }
         self.streams
             .iter()
-            .map(|s| s.read.error_count() + s.write.error_count())
+            .map(|s| s.read.error_count() + s.write.error_count() + s.trim.error_count())
             .sum()
     }
 
@@ -392,17 +404,17 @@ impl JobResult {
         }
     }
 
-    /// The streams' ops and bytes, read and write added up.
+    /// The streams' ops and bytes, reads, writes and discards added up.
     pub fn moved(&self) -> (u64, u64) {
         let add = |(o, b): (u64, u64), c: &ClassStats| (o + c.ops, b + c.bytes);
         match &self.summarised {
-            Some(s) => [&s.total.read, &s.total.write]
+            Some(s) => [&s.total.read, &s.total.write, &s.total.trim]
                 .into_iter()
                 .fold((0, 0), add),
             None => self
                 .streams
                 .iter()
-                .flat_map(|s| [&s.read, &s.write])
+                .flat_map(|s| [&s.read, &s.write, &s.trim])
                 .fold((0, 0), add),
         }
     }

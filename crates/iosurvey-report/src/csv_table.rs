@@ -41,7 +41,7 @@ pub fn render_csv(report: &RunReport) -> String {
     let _ = w.write_record(COLUMNS);
     for p in &report.points {
         for (si, s) in p.streams.iter().enumerate() {
-            for (op, c) in [("read", &s.read), ("write", &s.write)] {
+            for (op, c) in [("read", &s.read), ("write", &s.write), ("trim", &s.trim)] {
                 if c.is_empty() {
                     continue;
                 }

@@ -60,13 +60,14 @@ fn settings_of(p: &PointReport) -> (u32, u64) {
     (qd, bs)
 }
 
-/// Every point's reads and writes that moved something, in the points'
-/// order, reads first.
+/// Every point's reads, writes and discards that moved something, in the
+/// points' order, reads first.
 pub(crate) fn sweep_rows(r: &RunReport) -> Vec<SweepRow<'_>> {
     let mut out = Vec::new();
     for p in r.points.iter().filter(|p| p.skipped.is_none()) {
         let (qd, bs) = settings_of(p);
-        for (op, class) in [("read", &p.total.read), ("write", &p.total.write)] {
+        let t = &p.total;
+        for (op, class) in [("read", &t.read), ("write", &t.write), ("trim", &t.trim)] {
             if class.is_empty() || class.ops == 0 {
                 continue;
             }

@@ -312,6 +312,7 @@ pub(crate) fn render_points(report: &RunReport, opts: TextOptions) -> String {
             out.push('\n');
             class_lines(&mut out, "read", &st.read, st.elapsed_ns, opts);
             class_lines(&mut out, "write", &st.write, st.elapsed_ns, opts);
+            class_lines(&mut out, "trim", &st.trim, st.elapsed_ns, opts);
             split_line(&mut out, &st.bs_split);
             let tail = untouched_tail(p, st);
             if tail > 0 {
@@ -326,6 +327,7 @@ pub(crate) fn render_points(report: &RunReport, opts: TextOptions) -> String {
             let _ = writeln!(out, "all {} streams:", p.streams.len());
             class_lines(&mut out, "read", &p.total.read, p.elapsed_ns, opts);
             class_lines(&mut out, "write", &p.total.write, p.elapsed_ns, opts);
+            class_lines(&mut out, "trim", &p.total.trim, p.elapsed_ns, opts);
         }
         if let Some(f) = &p.failure {
             let _ = writeln!(

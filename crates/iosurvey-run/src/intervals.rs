@@ -57,11 +57,11 @@ impl IntervalSlot {
     pub(crate) fn cut(&self, r: &JobResult, interval: usize, passed: u64) {
         let Ok(mut s) = self.0.lock() else { return };
         let s = &mut *s;
-        s.marks.resize_with(r.streams.len() * 2, Mark::new);
+        s.marks.resize_with(r.streams.len() * 3, Mark::new);
         for (stream, sr) in r.streams.iter().enumerate() {
-            for (k, op) in [Op::Read, Op::Write].into_iter().enumerate() {
+            for (k, op) in [Op::Read, Op::Write, Op::Trim].into_iter().enumerate() {
                 let c = sr.class(op);
-                let mark = &mut s.marks[stream * 2 + k];
+                let mark = &mut s.marks[stream * 3 + k];
                 let before: u64 = mark.iter().map(|&(_, n)| n).sum();
                 if c.latency.count() == before {
                     continue;
@@ -146,10 +146,10 @@ impl IntervalCollector {
 
 /// The rows of one interval: the workers' cuts of each class added up.
 fn rows_of(interval: u64, cuts: Vec<Cut>) -> Vec<IntervalRow> {
-    let mut by_class: BTreeMap<(usize, bool), (Histogram, IntervalSample)> = BTreeMap::new();
+    let mut by_class: BTreeMap<(usize, u8), (Histogram, IntervalSample)> = BTreeMap::new();
     for c in cuts {
         let (h, s) = by_class
-            .entry((c.stream, c.op == Op::Write))
+            .entry((c.stream, c.op as u8))
             .or_insert_with(|| (Histogram::new(), IntervalSample::default()));
         h.merge(&c.latency);
         s.ops += c.sample.ops;
@@ -159,13 +159,13 @@ fn rows_of(interval: u64, cuts: Vec<Cut>) -> Vec<IntervalRow> {
     }
     by_class
         .into_iter()
-        .map(|((stream, write), (h, mut sample))| {
+        .map(|((stream, op), (h, mut sample))| {
             sample.lat_p50_ns = h.percentile(50.0);
             sample.lat_p99_ns = h.percentile(99.0);
             sample.lat_p999_ns = h.percentile(99.9);
             IntervalRow {
                 stream,
-                op: if write { Op::Write } else { Op::Read },
+                op: [Op::Read, Op::Write, Op::Trim][op as usize],
                 interval,
                 sample,
             }

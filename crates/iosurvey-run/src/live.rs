@@ -72,12 +72,12 @@ impl LiveSnapshot {
     /// intervals summed, their sum), so that a publish costs what the
     /// intervals since the last one hold, not the whole series.
     fn summed(r: &JobResult, intervals: u64, sums: &mut Vec<[u64; 2]>) -> LiveSnapshot {
-        sums.resize(r.streams.len() * 2, [0, 0]);
+        sums.resize(r.streams.len() * 3, [0, 0]);
         let mut classes = Vec::new();
         for (stream, s) in r.streams.iter().enumerate() {
-            for (k, op) in [Op::Read, Op::Write].into_iter().enumerate() {
+            for (k, op) in [Op::Read, Op::Write, Op::Trim].into_iter().enumerate() {
                 let c = s.class(op);
-                let sum = &mut sums[stream * 2 + k];
+                let sum = &mut sums[stream * 3 + k];
                 // Every interval but the one running is over: summed once.
                 let over = c.series.samples.len().saturating_sub(1);
                 let from = (sum[0] as usize).min(over);

@@ -25,7 +25,7 @@ pub(crate) struct LiveLine {
     label: String,
     pub interval: u64,
     pub target: String,
-    /// `read` or `write`.
+    /// `read`, `write` or `trim`.
     pub dir: &'static str,
     /// End of the interval, from the start of the measured phase.
     t_ns: u64,
@@ -74,10 +74,7 @@ pub(crate) struct LiveLines {
 }
 
 fn dir(op: Op) -> &'static str {
-    match op {
-        Op::Read => "read",
-        Op::Write => "write",
-    }
+    op.name()
 }
 
 /// The name of the target of the point's stream `stream`.
@@ -179,14 +176,14 @@ impl LiveLines {
         match &result.summarised {
             // Streams summed into one: the point's directions, all targets.
             Some(s) => {
-                for op in [Op::Read, Op::Write] {
+                for op in [Op::Read, Op::Write, Op::Trim] {
                     let c = s.total.class(op);
                     totals.insert(("*".to_string(), dir(op)), (c.ops, c.bytes));
                 }
             }
             None => {
                 for (i, sr) in result.streams.iter().enumerate() {
-                    for op in [Op::Read, Op::Write] {
+                    for op in [Op::Read, Op::Write, Op::Trim] {
                         let c = sr.class(op);
                         let t = totals.entry((target_of(point, i), dir(op))).or_default();
                         t.0 += c.ops;

@@ -195,7 +195,8 @@ impl RankPart {
                     figures.read_bytes += s.read.bytes;
                     figures.write_ops += s.write.ops;
                     figures.write_bytes += s.write.bytes;
-                    figures.errors += s.read.error_count() + s.write.error_count();
+                    figures.errors +=
+                        s.read.error_count() + s.write.error_count() + s.trim.error_count();
                 }
                 let streams = globalise(&mut r, maps);
                 (Ok(r), streams, true)
@@ -329,7 +330,7 @@ impl RankPart {
             let local = t as f64 - start;
             *d = [0.0; 2];
             for (_, s) in &self.streams {
-                for c in [&s.read, &s.write] {
+                for c in [&s.read, &s.write, &s.trim] {
                     let (o, b) = done_within(&c.series.samples, interval_ns, local, s.elapsed_ns);
                     d[0] += o;
                     d[1] += b;

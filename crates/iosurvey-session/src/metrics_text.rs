@@ -83,7 +83,7 @@ pub fn render(
             *a += b;
         }
     }
-    sums.sort_by_key(|((t, op), _)| (*t, *op == Op::Write));
+    sums.sort_by_key(|((t, op), _)| (*t, *op as u8));
     let labels = |(t, op): (usize, Op)| {
         let tl = targets.get(t).cloned().unwrap_or_default();
         format!(
@@ -95,7 +95,7 @@ pub fn render(
             esc(&run.plan),
             esc(&point.label),
             point.repeat,
-            if op == Op::Read { "read" } else { "write" }
+            op.name()
         )
     };
     let mut out = String::new();

@@ -88,6 +88,7 @@ fn options<'a>(
 ) -> OpenOptions<'a> {
     OpenOptions {
         write: plan.points.iter().any(|p| p.job.writes_target(t)),
+        trim: plan.points.iter().any(|p| p.job.trims_target(t)),
         direct: !flags.buffered,
         policy: WritePolicy {
             allow_destroy: flags.allow_destroy,

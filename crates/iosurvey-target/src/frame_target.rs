@@ -203,7 +203,9 @@ fn survey(spec: &TargetSpec, fj: &FrameJob, opts: &OpenOptions<'_>) -> Result<Su
         }
     }
     let need = match fj.op {
-        Op::Write => (fj.frames * fj.frame_bytes).saturating_sub(existing_bytes),
+        // Frames are read or written; a discard (never asked of frames)
+        // counts as a write.
+        Op::Write | Op::Trim => (fj.frames * fj.frame_bytes).saturating_sub(existing_bytes),
         Op::Read => s.unwritten.count * fj.frame_bytes,
     };
     if need > 0 {
@@ -281,7 +283,7 @@ fn survey_frames(
                         unwritten.push(f);
                     }
                 }
-                Op::Write => {
+                Op::Write | Op::Trim => {
                     check_frame_use(uses.as_ref(), &path, &fd)?;
                     existing_bytes += size;
                     if !marked {
@@ -440,7 +442,7 @@ pub fn open_frame_dir(
     let created = fj.op == Op::Write || s.unwritten.count > 0;
     let root_fd = if created {
         let made = match fj.op {
-            Op::Write => make_tree(&mut s, fj, 0..fj.frames, &opts),
+            Op::Write | Op::Trim => make_tree(&mut s, fj, 0..fj.frames, &opts),
             Op::Read => {
                 let unwritten = std::mem::take(&mut s.unwritten.list);
                 let tree = make_tree(&mut s, fj, unwritten.iter().copied(), &opts);

@@ -6,6 +6,7 @@
 mod backing;
 mod claim;
 pub mod device;
+mod discard;
 mod hold;
 mod kernel_fs;
 mod layout;
@@ -48,6 +49,9 @@ pub fn open_target_claimed(
     claim: &Claim,
 ) -> Result<OpenTarget, TargetError> {
     let found = open::find(spec)?;
+    if opts.trim {
+        discard::check_discard(&found)?;
+    }
     if claim
         .expect
         .as_ref()

@@ -411,7 +411,7 @@ mod tests {
         let mut hits = vec![0u32; blocks as usize];
         for _ in 0..draws {
             let o = g.next_offset();
-            assert!(o % 4096 == 0 && o >= area.start && o < area.start + area.len);
+            assert!(o.is_multiple_of(4096) && o >= area.start && o < area.start + area.len);
             hits[((o - area.start) / 4096) as usize] += 1;
         }
         hits.sort_unstable_by(|a, b| b.cmp(a));

@@ -207,7 +207,7 @@ mod tests {
                 ones += u32::from(z.sample(&mut rng) == 1);
             }
             // P(rank 1) = 1 / sum k^-theta.
-            let p1: f64 = 1.0 / (1..=1000).map(|k| (k as f64).powf(-theta)).sum::<f64>();
+            let p1: f64 = 1.0 / (1..=1000).map(|k| f64::from(k).powf(-theta)).sum::<f64>();
             let got = f64::from(ones) / 200_000.0;
             assert!((got - p1).abs() < 0.01, "theta {theta}: {got} vs {p1}");
             let top = hottest_drawn(d, 1000, 200_000, 0.1);

@@ -93,6 +93,7 @@ fn probe(spec: &DiskperfSpec, flags: &TargetFlags) -> Option<Geometry> {
     };
     let opts = OpenOptions {
         write: spec.write,
+        trim: false,
         direct: spec.direct,
         policy: WritePolicy {
             allow_destroy: flags.allow_destroy,

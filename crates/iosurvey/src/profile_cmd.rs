@@ -81,6 +81,7 @@ fn target_error(e: TargetError) -> Failure {
 fn probe(a: &ProfileArgs) -> Result<Vec<Geometry>, Failure> {
     let opts = OpenOptions {
         write: false,
+        trim: false,
         direct: !a.target.buffered,
         policy: WritePolicy {
             allow_destroy: a.target.allow_destroy,

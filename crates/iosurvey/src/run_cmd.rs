@@ -23,12 +23,15 @@ pub struct RunArgs {
     /// Files or block devices; one stream per target.
     #[arg(required = true, value_name = "TARGET")]
     pub targets: Vec<PathBuf>,
-    /// Workload: read, write, backread, backwrite, randread, randwrite, randrw.
+    /// Workload: read, write, backread, backwrite, randread, randwrite, randrw, trim, randtrim (discards of --bs blocks, in order or at random, as fio's; block devices that support discard only, and only with --allow-destroy, as writes).
     #[arg(long, default_value = "read", value_parser = listed(StringValueParser::new(), rw_names))]
     pub rw: String,
     /// Percentage of reads for randrw (0-100; default 50).
     #[arg(long, value_name = "PCT")]
     pub mix: Option<u32>,
+    /// Percent of I/Os that are discards (1-100), the rest as --rw and --mix say (e.g. --rw randrw --mix 70 --trim 10: 10% trims, 63% reads, 27% writes). Block devices that support discard only, and only with --allow-destroy, as writes.
+    #[arg(long, value_name = "PCT")]
+    pub trim: Option<u32>,
     /// Block size per I/O (4k = 4KiB = 4096; 4KB = 4000). A comma list (4k,64k) sweeps it: one point per size, each with every --qd. Sizes with percents (4k:70,64k:30, adding up to 100) split it, as fio's bssplit: each I/O's size drawn by weight (seeded by --seed), offsets aligned to the smallest size (to the sizes' greatest common divisor when one is not a multiple of it), a byte bound met by whole I/Os.
     #[arg(long, default_value = "1m", value_parser = list)]
     pub bs: String,
@@ -127,6 +130,14 @@ fn spec_from(a: &RunArgs, cluster: &dyn Cluster) -> Result<RunSpec, Failure> {
             ))
         }
         m => m.map(|m| m as u8),
+    };
+    s.trim = match a.trim {
+        Some(t) if !(1..=100).contains(&t) => {
+            return usage(anyhow!(
+            "--trim {t} is out of range: give the percentage of I/Os that are discards, 1 to 100"
+        ))
+        }
+        t => t.map(|t| t as u8),
     };
     let qd = parse_qd_list(&a.qd).or_else(usage)?;
     match parse_bs(&a.bs).or_else(usage)? {

@@ -106,6 +106,7 @@ fn probe(
     };
     let opts = OpenOptions {
         write: writes,
+        trim: false,
         direct: !a.target.buffered,
         policy: WritePolicy {
             allow_destroy: a.target.allow_destroy,

@@ -173,6 +173,8 @@ fn build(
                     .build(),
                 (false, Op::Read) => opcode::Read::new($f, ptr, len).offset(offset).build(),
                 (false, Op::Write) => opcode::Write::new($f, ptr, len).offset(offset).build(),
+                // A discard has no template: the engine does it itself.
+                (_, Op::Trim) => opcode::Nop::new().build(),
             }
         };
     }

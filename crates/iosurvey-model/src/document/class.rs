@@ -44,6 +44,16 @@ pub struct StreamReport {
         skip_serializing_if = "ClassReport::is_idle"
     )]
     pub write: ClassReport,
+    /// Its discards (`run --rw trim`, `--trim PCT`); left out when none.
+    #[serde(
+        default = "ClassReport::idle",
+        skip_serializing_if = "ClassReport::is_idle"
+    )]
+    pub trim: ClassReport,
+    /// Percent of its ops that were discards (`read_pct` is then the
+    /// reads' share of the others); left out when none.
+    #[serde(default, skip_serializing_if = "crate::document::defaults::is_zero_u8")]
+    pub trim_pct: u8,
     /// `[offset, latency ns]` of the first measured I/Os of a traced stream
     /// (profile's access times), in completion order. Left out when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -55,13 +65,15 @@ pub struct StreamReport {
     pub bs_split: Vec<crate::SizeReport>,
 }
 
-/// What a stream did: read, write, or a mix (of `read_pct` percent reads).
+/// What a stream did: read, write, a mix (of `read_pct` percent reads),
+/// or discard alone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Rw {
     Read,
     Write,
     Mixed,
+    Trim,
 }
 
 /// `read`, `write` or `mixed`, as reports print it.
@@ -71,6 +83,7 @@ impl std::fmt::Display for Rw {
             Rw::Read => "read",
             Rw::Write => "write",
             Rw::Mixed => "mixed",
+            Rw::Trim => "trim",
         })
     }
 }
@@ -78,10 +91,16 @@ impl std::fmt::Display for Rw {
 impl StreamReport {
     /// The plan's mix this stream ran.
     pub fn mix(&self) -> Mix {
+        if self.trim_pct > 0 || self.rw == Rw::Trim {
+            return Mix::Trims {
+                trim_pct: self.trim_pct.max(1),
+                read_pct: self.read_pct,
+            };
+        }
         match self.rw {
             Rw::Read => Mix::Read,
             Rw::Write => Mix::Write,
-            Rw::Mixed => Mix::Mixed {
+            Rw::Mixed | Rw::Trim => Mix::Mixed {
                 read_pct: self.read_pct,
             },
         }
@@ -97,11 +116,17 @@ pub struct ArrayReport {
     pub members: Vec<usize>,
 }
 
-/// Reads and writes over all streams.
+/// Reads, writes and discards over all streams.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StreamTotals {
     pub read: ClassReport,
     pub write: ClassReport,
+    /// Left out when no stream discarded.
+    #[serde(
+        default = "ClassReport::idle",
+        skip_serializing_if = "ClassReport::is_idle"
+    )]
+    pub trim: ClassReport,
     /// The histograms are written with the totals: the streams'
     /// summaries hold none to make them again from (a point of
     /// `stream_detail` summary).
@@ -110,11 +135,13 @@ pub struct StreamTotals {
 }
 
 impl StreamTotals {
-    /// Totals whose histograms are the merge of the streams'.
+    /// Totals whose histograms are the merge of the streams', with no
+    /// discards (set `trim` after for a point that had some).
     pub fn new(read: ClassReport, write: ClassReport) -> Self {
         StreamTotals {
             read,
             write,
+            trim: ClassReport::idle(),
             whole: false,
         }
     }

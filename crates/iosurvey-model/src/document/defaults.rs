@@ -15,3 +15,7 @@ pub(crate) fn one() -> u32 {
 pub(crate) fn is_zero_u64(v: &u64) -> bool {
     *v == 0
 }
+
+pub(crate) fn is_zero_u8(v: &u8) -> bool {
+    *v == 0
+}

@@ -21,6 +21,7 @@ fn totals(streams: &[StreamReport], r: &JobResult) -> StreamTotals {
     if let Some(s) = &r.summarised {
         return StreamTotals {
             whole: true,
+            trim: ClassReport::new(&s.total.trim, r.elapsed_ns),
             ..StreamTotals::new(
                 ClassReport::new(&s.total.read, r.elapsed_ns),
                 ClassReport::new(&s.total.write, r.elapsed_ns),
@@ -28,24 +29,27 @@ fn totals(streams: &[StreamReport], r: &JobResult) -> StreamTotals {
         };
     }
     match (streams, &r.streams[..]) {
-        ([s], [one]) if one.elapsed_ns == r.elapsed_ns => {
-            StreamTotals::new(s.read.clone(), s.write.clone())
-        }
-        _ => StreamTotals::new(
-            ClassReport::new(&r.total(Op::Read), r.elapsed_ns),
-            ClassReport::new(&r.total(Op::Write), r.elapsed_ns),
-        ),
+        ([s], [one]) if one.elapsed_ns == r.elapsed_ns => StreamTotals {
+            trim: s.trim.clone(),
+            ..StreamTotals::new(s.read.clone(), s.write.clone())
+        },
+        _ => StreamTotals {
+            trim: ClassReport::new(&r.total(Op::Trim), r.elapsed_ns),
+            ..StreamTotals::new(
+                ClassReport::new(&r.total(Op::Read), r.elapsed_ns),
+                ClassReport::new(&r.total(Op::Write), r.elapsed_ns),
+            )
+        },
     }
 }
 
 impl StreamReport {
     /// The report of stream class `s`, which ran for `elapsed_ns` and
-    /// gave these reads, writes and traced access times.
+    /// gave these reads, writes, discards and traced access times.
     fn of(
         s: &StreamClass,
         elapsed_ns: u64,
-        read: ClassReport,
-        write: ClassReport,
+        [read, write, trim]: [ClassReport; 3],
         samples: Vec<[u64; 2]>,
         sizes: &[u64],
     ) -> StreamReport {
@@ -53,6 +57,10 @@ impl StreamReport {
             Mix::Read => (Rw::Read, 100),
             Mix::Write => (Rw::Write, 0),
             Mix::Mixed { read_pct } => (Rw::Mixed, read_pct),
+            Mix::Trims { trim_pct: 100, .. } => (Rw::Trim, 0),
+            Mix::Trims { read_pct: 100, .. } => (Rw::Read, 100),
+            Mix::Trims { read_pct: 0, .. } => (Rw::Write, 0),
+            Mix::Trims { read_pct, .. } => (Rw::Mixed, read_pct),
         };
         StreamReport {
             label: s.label.clone(),
@@ -73,6 +81,8 @@ impl StreamReport {
             elapsed_ns,
             read,
             write,
+            trim,
+            trim_pct: s.mix.trim_pct(),
             samples,
             bs_split: s.split.as_ref().map_or_else(Vec::new, |split| {
                 split
@@ -93,19 +103,16 @@ impl StreamReport {
     /// series and access times.
     pub fn whole(s: &StreamClass, x: &StreamResult) -> StreamReport {
         let e = x.elapsed_ns;
-        let (read, write) = (ClassReport::new(&x.read, e), ClassReport::new(&x.write, e));
-        StreamReport::of(s, e, read, write, x.samples.clone(), &x.sizes)
+        let classes = [&x.read, &x.write, &x.trim].map(|c| ClassReport::new(c, e));
+        StreamReport::of(s, e, classes, x.samples.clone(), &x.sizes)
     }
 
     /// The report of class `s` from its summary `x`: its figures, no
     /// histogram, series or access times.
     pub fn summary(s: &StreamClass, x: &StreamSummary) -> StreamReport {
         let e = x.elapsed_ns;
-        let (read, write) = (
-            ClassReport::from_summary(&x.read, e),
-            ClassReport::from_summary(&x.write, e),
-        );
-        StreamReport::of(s, e, read, write, Vec::new(), &x.sizes)
+        let classes = [&x.read, &x.write, &x.trim].map(|c| ClassReport::from_summary(c, e));
+        StreamReport::of(s, e, classes, Vec::new(), &x.sizes)
     }
 }
 

@@ -280,7 +280,7 @@ impl PointReport {
     /// The process's CPU time per completed I/O in microseconds, over the
     /// measured phase; `None` when no I/O completed.
     pub fn cpu_per_io_us(&self) -> Option<f64> {
-        let ops = self.total.read.ops + self.total.write.ops;
+        let ops = self.total.read.ops + self.total.write.ops + self.total.trim.ops;
         let cpu_ns = self.cpu_user_ns + self.cpu_system_ns;
         (ops > 0).then(|| cpu_ns as f64 / 1e3 / ops as f64)
     }
@@ -299,8 +299,10 @@ impl PointReport {
             };
             s.read.set_last_interval(interval, own);
             s.write.set_last_interval(interval, own);
+            s.trim.set_last_interval(interval, own);
         }
-        for c in [&mut self.total.read, &mut self.total.write] {
+        let t = &mut self.total;
+        for c in [&mut t.read, &mut t.write, &mut t.trim] {
             c.set_last_interval(interval, end);
         }
     }

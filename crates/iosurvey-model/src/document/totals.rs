@@ -30,10 +30,14 @@ pub(crate) fn write_totals<S: Serializer>(t: &StreamTotals, s: S) -> Result<S::O
     struct Bare<'a> {
         read: BareClass<'a>,
         write: BareClass<'a>,
+        /// Left out when no stream discarded, as [`StreamTotals`] does.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        trim: Option<BareClass<'a>>,
     }
     Bare {
         read: BareClass::of(&t.read),
         write: BareClass::of(&t.write),
+        trim: (!t.trim.is_idle()).then(|| BareClass::of(&t.trim)),
     }
     .serialize(s)
 }
@@ -66,7 +70,7 @@ impl<'a> BareClass<'a> {
     }
 }
 
-/// The merge of `class` (read or write) over every stream.
+/// The merge of `class` (read, write or trim) over every stream.
 fn merged(streams: &[StreamReport], class: fn(&StreamReport) -> &ClassReport) -> HistogramData {
     let mut h = Histogram::new();
     for s in streams {
@@ -89,6 +93,9 @@ fn fill(p: &mut PointReport) {
     }
     if left_out(&p.total.write) {
         p.total.write.histogram = merged(&p.streams, |s| &s.write);
+    }
+    if left_out(&p.total.trim) {
+        p.total.trim.histogram = merged(&p.streams, |s| &s.trim);
     }
 }
 
@@ -157,6 +164,8 @@ mod tests {
             write: ClassReport::new(&ClassStats::new(), 1_000_000_000),
             samples: Vec::new(),
             bs_split: Vec::new(),
+            trim: ClassReport::idle(),
+            trim_pct: 0,
         };
         p.streams = vec![stream(&a), stream(&b)];
         p.total = StreamTotals::new(

@@ -278,7 +278,8 @@ fn warnings(h: &mut String, r: &RunReport) {
 
 /// The classes of a point worth a row: those that did something.
 pub(crate) fn classes(p: &PointReport) -> impl Iterator<Item = (&'static str, &ClassReport)> {
-    [("read", &p.total.read), ("write", &p.total.write)]
+    let t = &p.total;
+    [("read", &t.read), ("write", &t.write), ("trim", &t.trim)]
         .into_iter()
         .filter(|(_, c)| !c.is_empty())
 }

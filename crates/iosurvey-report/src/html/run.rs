@@ -26,8 +26,8 @@ pub(super) struct Line<'a> {
     pub class: &'a ClassReport,
 }
 
-/// Every stream's read and write classes that did something, of every
-/// point that ran.
+/// Every stream's read, write and trim classes that did something, of
+/// every point that ran.
 pub(super) fn class_lines(r: &RunReport) -> Vec<Line<'_>> {
     let many_points = r.points.len() > 1;
     let mut out = Vec::new();
@@ -35,19 +35,24 @@ pub(super) fn class_lines(r: &RunReport) -> Vec<Line<'_>> {
         // Whose reads and writes: each stream's, or (summarised streams
         // hold no histogram and no series) the point's totals, the merge
         // of them all.
-        let whose: Vec<(String, &ClassReport, &ClassReport)> = if p.settings.stream_detail.is_full()
-        {
+        let whose: Vec<(String, [&ClassReport; 3])> = if p.settings.stream_detail.is_full() {
             let many_streams = p.streams.len() > 1;
             p.streams
                 .iter()
-                .map(|s| (stream_name(p, s, many_streams), &s.read, &s.write))
+                .map(|s| {
+                    (
+                        stream_name(p, s, many_streams),
+                        [&s.read, &s.write, &s.trim],
+                    )
+                })
                 .collect()
         } else {
             let all = format!("all {} streams ", p.streams.len());
-            vec![(all, &p.total.read, &p.total.write)]
+            let t = &p.total;
+            vec![(all, [&t.read, &t.write, &t.trim])]
         };
-        for (who, read, write) in whose {
-            for (dir, c) in [("read", read), ("write", write)] {
+        for (who, classes) in whose {
+            for (dir, c) in ["read", "write", "trim"].into_iter().zip(classes) {
                 if c.is_empty() || c.ops == 0 {
                     continue;
                 }

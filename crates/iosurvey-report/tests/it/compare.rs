@@ -35,6 +35,7 @@ fn point(size: u64, mb: u64, lat: u64, repeat: u32) -> PointReport {
             read: ClassReport::new(&c, elapsed),
             write: empty,
             whole: false,
+            trim: ClassReport::idle(),
         },
         ..blank_point(elapsed)
     }

@@ -91,6 +91,8 @@ fn point(index: usize, bs: u64, col: usize, mb_per_s: f64) -> PointReport {
         streams: vec![StreamReport {
             samples: Vec::new(),
             bs_split: Vec::new(),
+            trim: ClassReport::idle(),
+            trim_pct: 0,
             label: name.into(),
             target: 0,
             rw: if op == Op::Read { Rw::Read } else { Rw::Write },
@@ -111,6 +113,7 @@ fn point(index: usize, bs: u64, col: usize, mb_per_s: f64) -> PointReport {
             read,
             write,
             whole: false,
+            trim: ClassReport::idle(),
         },
         ..fixtures::blank_point(ELAPSED)
     }

@@ -159,6 +159,8 @@ fn stream(
     StreamReport {
         samples: Vec::new(),
         bs_split: Vec::new(),
+        trim: ClassReport::idle(),
+        trim_pct: 0,
         label: label.into(),
         target,
         rw,
@@ -216,6 +218,7 @@ fn diskperf_point(index: usize, bs: u64, col: usize, mb_per_s: f64) -> PointRepo
             read: s.read.clone(),
             write: s.write.clone(),
             whole: false,
+            trim: ClassReport::idle(),
         },
         streams: vec![s],
         ..fixtures::blank_point(DISKPERF_NS)

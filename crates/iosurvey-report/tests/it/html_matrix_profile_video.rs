@@ -134,6 +134,8 @@ fn stream(label: &str, bs: u64, n: u32, read: ClassReport, elapsed_ns: u64) -> S
     StreamReport {
         samples: Vec::new(),
         bs_split: Vec::new(),
+        trim: ClassReport::idle(),
+        trim_pct: 0,
         label: label.into(),
         target: 0,
         rw: iosurvey_model::document::Rw::Read,

@@ -31,6 +31,8 @@ pub(crate) fn report() -> RunReport {
         streams: vec![StreamReport {
             samples: Vec::new(),
             bs_split: Vec::new(),
+            trim: ClassReport::idle(),
+            trim_pct: 0,
             label: "main".into(),
             target: 0,
             rw: iosurvey_model::document::Rw::Read,
@@ -51,6 +53,7 @@ pub(crate) fn report() -> RunReport {
             read: class,
             write: empty,
             whole: false,
+            trim: ClassReport::idle(),
         },
         ..blank_point(elapsed)
     };

@@ -20,7 +20,7 @@ fn point(index: usize, test: &str, op: Op, ops: u64, bs: u64) -> PointReport {
     let idle = ClassReport::new(&ClassStats::new(), SEC);
     let (read, write) = match op {
         Op::Read => (done, idle),
-        Op::Write => (idle, done),
+        Op::Write | Op::Trim => (idle, done),
     };
     PointReport {
         index,
@@ -33,6 +33,7 @@ fn point(index: usize, test: &str, op: Op, ops: u64, bs: u64) -> PointReport {
             read,
             write,
             whole: false,
+            trim: ClassReport::idle(),
         },
         ..blank_point(SEC)
     }

@@ -74,6 +74,8 @@ fn stream(label: &str, bs: u64, n: u32, ops: u64, lat_us: u64) -> StreamReport {
     StreamReport {
         samples: Vec::new(),
         bs_split: Vec::new(),
+        trim: ClassReport::idle(),
+        trim_pct: 0,
         label: label.into(),
         target: 0,
         rw: iosurvey_model::document::Rw::Mixed,
@@ -126,6 +128,7 @@ fn point(index: usize, small: u32, large: u32) -> PointReport {
             read: empty.clone(),
             write: empty,
             whole: false,
+            trim: ClassReport::idle(),
         },
         ..fixtures::blank_point(15 * SEC)
     }

@@ -34,6 +34,8 @@ fn point(index: usize, rates: &[(f64, u64)]) -> PointReport {
         .map(|(t, &(mb, ms))| StreamReport {
             samples: Vec::new(),
             bs_split: Vec::new(),
+            trim: ClassReport::idle(),
+            trim_pct: 0,
             label: format!("dev{t}"),
             target: t,
             rw: iosurvey_model::document::Rw::Read,
@@ -104,6 +106,7 @@ fn point(index: usize, rates: &[(f64, u64)]) -> PointReport {
             read: ClassReport::new(&ClassStats::new(), 1),
             write: ClassReport::new(&ClassStats::new(), 1),
             whole: false,
+            trim: ClassReport::idle(),
         },
         streams,
         ..fixtures::blank_point(last)

@@ -114,6 +114,8 @@ fn point(
         streams: vec![StreamReport {
             samples: Vec::new(),
             bs_split: Vec::new(),
+            trim: ClassReport::idle(),
+            trim_pct: 0,
             label: slabel.into(),
             target: 0,
             rw: iosurvey_model::document::Rw::Read,
@@ -134,6 +136,7 @@ fn point(
             read,
             write,
             whole: false,
+            trim: ClassReport::idle(),
         },
         frames: None,
         verify: None,

@@ -24,6 +24,8 @@ fn stream(target: usize, read: &ClassStats, write: &ClassStats, elapsed: u64) ->
     StreamReport {
         samples: Vec::new(),
         bs_split: Vec::new(),
+        trim: ClassReport::idle(),
+        trim_pct: 0,
         label: "main".into(),
         target,
         rw: iosurvey_model::document::Rw::Mixed,
@@ -139,6 +141,7 @@ fn report() -> RunReport {
                 read: ClassReport::new(&tr, elapsed),
                 write: ClassReport::new(&tw, elapsed),
                 whole: false,
+                trim: ClassReport::idle(),
             },
             frames: None,
             verify: None,

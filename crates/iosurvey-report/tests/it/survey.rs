@@ -90,6 +90,8 @@ fn region(
     StreamReport {
         samples: Vec::new(),
         bs_split: Vec::new(),
+        trim: ClassReport::idle(),
+        trim_pct: 0,
         label: format!("dev{dev} r{j}"),
         target: dev,
         rw: if write { Rw::Write } else { Rw::Read },
@@ -141,6 +143,7 @@ fn point(index: usize, crg: u64, thr: u64, write: bool, ns: impl Fn(u64) -> u64)
             read: ClassReport::new(&total_r, elapsed),
             write: ClassReport::new(&total_w, elapsed),
             whole: false,
+            trim: ClassReport::idle(),
         },
         ..fixtures::blank_point(elapsed)
     }

@@ -367,7 +367,7 @@ impl<'a> FrameDriver<'a> {
                 }
                 let (flags, state) = match sh.job.op {
                     Op::Read => (OFlags::RDONLY | OFlags::NONBLOCK, State::Opening),
-                    Op::Write => (
+                    Op::Write | Op::Trim => (
                         OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL,
                         State::Creating,
                     ),

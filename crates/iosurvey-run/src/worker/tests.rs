@@ -278,14 +278,48 @@ fn a_mixed_streams_reads_and_writes_interleaved_in_a_reap_are_each_counted_whole
         assert_eq!(t.ops, n, "{op:?}");
         assert_eq!(t.latency.count(), n, "{op:?}");
         assert_eq!((t.latency.min(), t.latency.max()), (2_000_000, 2_000_000));
-        let s = match op {
-            Op::Read => &r.streams[0].read,
-            Op::Write => &r.streams[0].write,
-        };
+        let s = r.streams[0].class(op);
         let ops: u64 = s.series.samples.iter().map(|x| x.ops).sum();
         let lat: u64 = s.series.samples.iter().map(|x| x.lat_sum_ns).sum();
         assert_eq!((ops, lat), (n, n * 2_000_000), "{op:?}");
     }
+}
+
+/// A stream with a trim share (`--trim 10 --mix 70`) issues about one
+/// discard in ten, and the rest 70% reads; each direction is counted in
+/// its own class, whole, and the three add up to the budget.
+#[test]
+fn a_trim_share_is_drawn_and_counted_as_its_own_direction() {
+    let mut e = FakeEngine::new();
+    e.delay = Duration::from_millis(2);
+    let mix = Mix::Trims {
+        trim_pct: 10,
+        read_pct: 70,
+    };
+    let r = run_on_fake_clock(&mut e, vec![stream(Some(3000), 16, mix)]);
+    let issued = |op| e.issued.iter().filter(|q| q.op == op).count() as u64;
+    let (reads, writes, trims) = (issued(Op::Read), issued(Op::Write), issued(Op::Trim));
+    assert_eq!(reads + writes + trims, 3000);
+    // 10% trims, 63% reads, 27% writes, within a few percent.
+    assert!((200..400).contains(&trims), "{trims} trims");
+    assert!((1700..2100).contains(&reads), "{reads} reads");
+    assert!((650..1000).contains(&writes), "{writes} writes");
+    for (op, n) in [(Op::Read, reads), (Op::Write, writes), (Op::Trim, trims)] {
+        let t = r.total(op);
+        assert_eq!(t.ops, n, "{op:?}");
+        assert_eq!(t.bytes, n * 4096, "{op:?}");
+        assert_eq!(t.latency.count(), n, "{op:?}");
+    }
+}
+
+/// `--rw trim`: every I/O is a discard.
+#[test]
+fn a_trim_stream_issues_only_discards() {
+    let mut e = FakeEngine::new();
+    let r = run_on_fake_clock(&mut e, vec![stream(Some(100), 4, Mix::TRIM)]);
+    assert!(e.issued.iter().all(|q| q.op == Op::Trim));
+    assert_eq!(r.total(Op::Trim).ops, 100);
+    assert_eq!(r.total(Op::Read).ops + r.total(Op::Write).ops, 0);
 }
 
 #[test]

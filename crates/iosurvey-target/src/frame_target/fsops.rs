@@ -180,7 +180,7 @@ pub(crate) fn open_frame(
     };
     match op {
         Op::Read => open_regular(root, rel, OFlags::RDONLY | direct),
-        Op::Write => {
+        Op::Write | Op::Trim => {
             let created = open_beneath(
                 root,
                 rel,

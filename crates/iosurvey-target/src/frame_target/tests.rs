@@ -22,6 +22,7 @@ fn job(dir: &Path, op: Op, frames: u64, per_dir: u32, prepare: bool) -> (TargetS
 fn opts(policy: WritePolicy) -> OpenOptions<'static> {
     OpenOptions {
         write: true,
+        trim: false,
         direct: false,
         policy,
         stop: None,

@@ -78,6 +78,8 @@ pub enum TargetError {
     KernelFs { path: PathBuf, fs: &'static str },
     #[error("{path}: unsupported file type ({what}); give a regular file or a block device")]
     Unsupported { path: PathBuf, what: &'static str },
+    #[error("{path}: refusing discards: {why}")]
+    NoDiscard { path: PathBuf, why: String },
     #[error("{0}: is a directory; give --size for the test file iosurvey creates (and removes) inside it")]
     DirectoryNeedsSize(PathBuf),
     #[error("{0}: interrupted while laying out the test file; it was removed")]
@@ -131,6 +133,9 @@ pub(crate) fn io_err(path: &Path, op: &'static str, e: Errno) -> TargetError {
 pub struct OpenOptions<'a> {
     /// The job writes to it.
     pub write: bool,
+    /// The job discards on it (and so writes): it must be a block device
+    /// that supports discard.
+    pub trim: bool,
     /// O_DIRECT.
     pub direct: bool,
     /// What the user allowed to be written.

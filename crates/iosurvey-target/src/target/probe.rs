@@ -33,6 +33,9 @@ pub fn plan_target(
     claim: &Claim,
 ) -> Result<Planned, TargetError> {
     let found = open::find(spec)?;
+    if opts.trim {
+        super::discard::check_discard(&found)?;
+    }
     let identity = found.identity();
     let geometry = match &found {
         open::Found::Existing { path, kind, .. } => {

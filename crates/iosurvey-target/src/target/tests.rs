@@ -58,6 +58,7 @@ fn a_directory_gets_a_marked_test_file_that_later_runs_may_write() {
     };
     let write = OpenOptions {
         write: true,
+        trim: false,
         ..Default::default()
     };
     let t = open_target(&spec, write).unwrap();
@@ -112,6 +113,7 @@ fn foreign_files_are_written_only_with_allow_destroy_and_never_when_readonly() {
     };
     let mut opts = OpenOptions {
         write: true,
+        trim: false,
         ..Default::default()
     };
     assert!(matches!(
@@ -166,6 +168,7 @@ fn nothing_is_created_through_a_symlink() {
     std::os::unix::fs::symlink(&elsewhere, &dangling).unwrap();
     let write = OpenOptions {
         write: true,
+        trim: false,
         ..Default::default()
     };
     for opts in [OpenOptions::default(), write] {

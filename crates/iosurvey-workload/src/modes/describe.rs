@@ -21,10 +21,7 @@ pub fn estimate(plan: &Plan) -> Option<Duration> {
 
 /// A frame point in words.
 fn describe_frames(j: &crate::Job, f: &crate::FrameJob) -> String {
-    let verb = match f.op {
-        iosurvey_model::Op::Read => "read",
-        iosurvey_model::Op::Write => "write",
-    };
+    let verb = f.op.name();
     let layout = match f.layout {
         crate::FrameLayout::Files { files_per_dir: 0 } => "one file per frame".to_string(),
         crate::FrameLayout::Files { files_per_dir } => {
@@ -79,6 +76,10 @@ pub fn describe(plan: &Plan) -> String {
                     Mix::Read => "read".to_string(),
                     Mix::Write => "write".to_string(),
                     Mix::Mixed { read_pct } => format!("{read_pct}% read"),
+                    Mix::Trims { trim_pct: 100, .. } => "trim".to_string(),
+                    Mix::Trims { trim_pct, read_pct } => {
+                        format!("{trim_pct}% trim, the rest {read_pct}% read")
+                    }
                 };
                 format!(
                     "{} {} {} {} x{} at {}{}",

@@ -11,9 +11,11 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 pub use sweep::{parse_bs_list, parse_qd_list, sweep_values, SweepValue};
+pub use trim::TrimError;
 
 mod split;
 mod sweep;
+mod trim;
 
 /// The `--rw` workloads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,10 +27,14 @@ pub enum Rw {
     RandRead,
     RandWrite,
     RandRw,
+    /// Sequential discards of --bs blocks (fio's rw=trim).
+    Trim,
+    /// Random discards (fio's rw=randtrim).
+    RandTrim,
 }
 
 impl Rw {
-    pub const NAMES: [&'static str; 7] = [
+    pub const NAMES: [&'static str; 9] = [
         "read",
         "write",
         "backread",
@@ -36,6 +42,8 @@ impl Rw {
         "randread",
         "randwrite",
         "randrw",
+        "trim",
+        "randtrim",
     ];
 
     pub fn name(self) -> &'static str {
@@ -44,9 +52,9 @@ impl Rw {
 
     fn pattern(self) -> Pattern {
         match self {
-            Rw::Read | Rw::Write => Pattern::Forward,
+            Rw::Read | Rw::Write | Rw::Trim => Pattern::Forward,
             Rw::BackRead | Rw::BackWrite => Pattern::Backward,
-            Rw::RandRead | Rw::RandWrite | Rw::RandRw => Pattern::Random,
+            Rw::RandRead | Rw::RandWrite | Rw::RandRw | Rw::RandTrim => Pattern::Random,
         }
     }
 }
@@ -62,6 +70,8 @@ impl FromStr for Rw {
             "randread" => Rw::RandRead,
             "randwrite" => Rw::RandWrite,
             "randrw" => Rw::RandRw,
+            "trim" => Rw::Trim,
+            "randtrim" => Rw::RandTrim,
             _ => return Err(RunSpecError::Rw(s.to_string())),
         })
     }
@@ -75,6 +85,9 @@ pub struct RunSpec {
     pub rw: Rw,
     /// Percentage of reads for `randrw`.
     pub mix: Option<u8>,
+    /// `--trim PCT`: percent of I/Os that are discards (1 to 100), the
+    /// rest as `rw` and `mix` say.
+    pub trim: Option<u8>,
     pub bs: u64,
     /// Outstanding I/Os of each target's stream on each worker that runs
     /// it (fio's iodepth per job).
@@ -135,6 +148,7 @@ impl RunSpec {
             size: None,
             rw: Rw::Read,
             mix: None,
+            trim: None,
             bs: 1 << 20,
             qd: 1,
             qd_sweep: Vec::new(),
@@ -168,7 +182,7 @@ impl RunSpec {
 /// A run that cannot be expanded, whatever the targets are.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RunSpecError {
-    #[error("unknown --rw '{0}': use one of read, write, backread, backwrite, randread, randwrite, randrw")]
+    #[error("unknown --rw '{0}': use one of read, write, backread, backwrite, randread, randwrite, randrw, trim, randtrim")]
     Rw(String),
     #[error("no target given: name a file or a block device")]
     NoTarget,
@@ -212,12 +226,14 @@ pub enum RunSpecError {
     SplitWith(String, &'static str, &'static str),
     #[error("--verify proves one point's writes; a sweep (--qd or --bs with several values) runs several: verify one point at a time")]
     VerifySweep,
-    #[error("--dist {dist} applies to random workloads (randread, randwrite, randrw), not {rw}")]
+    #[error("--dist {dist} applies to random workloads (randread, randwrite, randrw, randtrim), not {rw}")]
     DistSequential { dist: Dist, rw: &'static str },
     #[error("--verify does not take --dist {0} with writes: no two writes of a block may be in flight together, and a skewed stream would wait on its few hot blocks; verify with --dist uniform")]
     VerifySkewed(Dist),
     #[error("--rate and --rate-iops do not apply with --simulate: a striped array cuts I/Os into pieces the schedule does not count; drop one")]
     RateSimulate,
+    #[error(transparent)]
+    Trim(#[from] TrimError),
 }
 
 /// The most bytes one read or write moves on Linux (`MAX_RW_COUNT`): a
@@ -349,7 +365,16 @@ fn expand_point(spec: &RunSpec) -> Result<Point, RunSpecError> {
         (_, Some(_)) => return Err(RunSpecError::MixWithoutRandrw),
         (Rw::Read | Rw::BackRead | Rw::RandRead, None) => Mix::Read,
         (Rw::Write | Rw::BackWrite | Rw::RandWrite, None) => Mix::Write,
+        (Rw::Trim | Rw::RandTrim, None) => Mix::TRIM,
     };
+    let mix = trim::with_trims(&trim::Asked {
+        mix,
+        trim: spec.trim,
+        all_trims: matches!(spec.rw, Rw::Trim | Rw::RandTrim).then(|| spec.rw.name()),
+        verify: spec.verify,
+        check_compression: spec.check_compression,
+        simulate: spec.simulate.is_some(),
+    })?;
     if spec.rate.is_some() && spec.simulate.is_some() {
         return Err(RunSpecError::RateSimulate);
     }
@@ -442,8 +467,10 @@ fn expand_point(spec: &RunSpec) -> Result<Point, RunSpecError> {
         index: 0,
         params: PointParams::RUN,
         label: format!(
-            "{} bs={} qd={} workers={}",
+            "{}{} bs={} qd={} workers={}",
             spec.rw.name(),
+            spec.trim
+                .map_or_else(String::new, |t| format!(" trim={t}%")),
             spec.bs_split
                 .as_ref()
                 .map_or_else(|| crate::units::format_size(bs), |s| s.describe()),
@@ -476,6 +503,29 @@ mod tests {
         assert_eq!(job.streams[0].mix, Mix::Mixed { read_pct: 70 });
         assert_eq!(job.streams[0].pattern, Pattern::Random);
         assert_eq!(job.streams[0].outstanding, 16);
+    }
+
+    #[test]
+    fn trim_and_randtrim_are_all_discards_through_the_write_guard() {
+        for (rw, pattern) in [("trim", Pattern::Forward), ("randtrim", Pattern::Random)] {
+            let mut s = spec();
+            s.rw = rw.parse().unwrap();
+            let p = expand(&s).unwrap();
+            let job = &p.points[0].job;
+            assert_eq!(
+                (job.streams[0].mix, job.streams[0].pattern),
+                (Mix::TRIM, pattern)
+            );
+            assert!(job.writes_target(1) && job.trims_target(1));
+            assert!(p.points[0].label.starts_with(&format!("{rw} ")));
+        }
+        let mut s = spec();
+        s.rw = Rw::RandRw;
+        s.trim = Some(10);
+        let p = expand(&s).unwrap();
+        assert!(p.points[0].label.starts_with("randrw trim=10% "));
+        s.trim = Some(0);
+        assert_eq!(expand(&s), Err(RunSpecError::Trim(TrimError::Range(0))));
     }
 
     fn targets(n: usize) -> RunSpec {

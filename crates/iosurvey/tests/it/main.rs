@@ -40,6 +40,8 @@ mod guard {
     mod shared_flag;
     mod signatures_and_mounts;
     mod stop_signals;
+    /// Discards through the write guard.
+    mod trims;
     mod video_hostile;
 }
 
@@ -80,5 +82,7 @@ mod run_on_devices;
 mod run_on_files;
 /// `run --qd 1,2,4`, `--bs 4k,64k`: sweeps of one run.
 mod run_sweeps;
+/// `run --rw trim|randtrim`, `--trim PCT`: discards on devices that take them.
+mod run_trim;
 mod verify;
 mod warnings;

@@ -343,6 +343,7 @@ fn files_point(dir: &std::path::Path, op: Op, engine: iosurvey_engine::EngineKin
 fn open(point: &Point) -> iosurvey_target::target::OpenTarget {
     let opts = OpenOptions {
         write: point.job.writes(),
+        trim: false,
         direct: false,
         policy: WritePolicy::default(),
         stop: None,

@@ -202,7 +202,7 @@ pub fn expand(spec: &VideoSpec) -> Result<Plan, VideoError> {
     };
     let (mix, verb) = match spec.op {
         Op::Read => (Mix::Read, "read"),
-        Op::Write => (Mix::Write, "write"),
+        Op::Write | Op::Trim => (Mix::Write, "write"),
     };
     let pattern = match spec.order {
         FrameOrder::Forward => Pattern::Forward,
