@@ -232,7 +232,7 @@ pub fn job_flags(s: &Section) -> Result<JobFlags, String> {
             }
             match size {
                 Some(size) => {
-                    let all = size.checked_mul(u64::from(jobs)).ok_or_else(|| {
+                    let all = size.checked_mul(jobs).ok_or_else(|| {
                         refusal(s, "numjobs", "times size is past the largest size there is")
                     })?;
                     flags.push(flag("--bytes", all.to_string()))
