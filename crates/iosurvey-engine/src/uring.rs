@@ -37,6 +37,10 @@ const CANCEL: u64 = 1 << 34;
 /// `-EINVAL`.
 const BAD_OFFSET: u64 = 1 << 33;
 
+/// The bit of a completion's user data that marks a discard done at the
+/// submit (see `trims.rs`): a NOP carries its result to the reap.
+const TRIM_DONE: u64 = 1 << 35;
+
 /// The longest timeout a wait hands the kernel, about 136 years: in effect
 /// no limit. A [`Duration`] holds up to 2^64 s, which would turn negative
 /// in the kernel's signed `tv_sec` and end the wait at once; the kernel
@@ -70,10 +74,8 @@ pub struct UringEngine {
     /// Per slot: the result of a file operation done synchronously (the
     /// kernel has no OPENAT2 or CLOSE), which a NOP carries to the reap.
     sync_results: Vec<Option<i32>>,
-    /// Discards pushed and not yet done, and those done and not yet
-    /// reaped (see `trims.rs`).
+    /// Discards pushed and not yet done (see `trims.rs`).
     trims: Vec<Request>,
-    trimmed: Vec<Completion>,
     /// The file a [`FileOp::Open`] opened (closed in Drop if still open).
     file: FileState,
     /// The ring takes OPENAT2, FSYNC and CLOSE (the kernel has them and
@@ -169,7 +171,6 @@ impl UringEngine {
             open_args: (0..pool.count()).map(|_| None).collect(),
             sync_results: vec![None; pool.count()],
             trims: Vec::with_capacity(pool.count()),
-            trimmed: Vec::with_capacity(pool.count()),
             file: FileState::new(pool.count()),
             file_ops,
             slots: SlotTable::new(pool.count(), pool.size(), cfg.files.len()),
@@ -227,11 +228,6 @@ impl UringEngine {
     /// and makes room for each re-arm there may be.
     #[inline(always)]
     fn reap_with<const LIMIT: bool>(&mut self, mut f: impl FnMut(Completion) -> Option<Request>) {
-        // The discards done at the last submit first (re-arms from them
-        // take their room before the ring's completions count theirs).
-        if !self.trimmed.is_empty() {
-            self.reap_trimmed(&mut f);
-        }
         // No view of the crate's queues is alive here: the completions are
         // read, and the re-arms written, in place (see `CqRing`, `SqRing`).
         let (mut head, mut tail) = self.cq.bounds();
@@ -325,8 +321,8 @@ impl UringEngine {
             Op::Read => {}
             Op::Write => stamp_write(&mut self.stamper, ptr, req.len, req.file, req.offset),
             Op::Trim => {
-                // Done at the next submit, and reaped from there: it
-                // takes no entry of the ring.
+                // Done at the next submit, whose NOP takes the entry
+                // reserved for it now.
                 self.trims.push(*req);
                 return;
             }
@@ -550,6 +546,9 @@ fn settle_marked(
     let slot = data as u32;
     let i = slot as usize;
     let result = sync_results[i].take().unwrap_or(result);
+    if data & TRIM_DONE != 0 {
+        return result;
+    }
     open_args[i] = None;
     file.finish(slot, result);
     result
@@ -704,11 +703,10 @@ impl Engine for UringEngine {
 
     #[inline(always)]
     fn submit_and_wait(&mut self, min_complete: usize, timeout: Duration) -> std::io::Result<()> {
-        // Discards are done now, synchronously (as fio does them): they
-        // are completions ready, and nothing is waited for.
-        if !self.trims.is_empty() || !self.trimmed.is_empty() {
+        // Discards are done now, synchronously (as fio does them), each
+        // handed to the reap by a NOP that completes at once.
+        if !self.trims.is_empty() {
             self.run_trims();
-            return self.submit_queued();
         }
         if !self.cq.is_empty() || self.slots.in_flight() == 0 {
             // Completions are ready (or nothing can come): hand the queue
