@@ -39,6 +39,8 @@ mod guard {
     mod same_storage_any_path;
     mod shared_flag;
     mod signatures_and_mounts;
+    /// Job files and .lun lists that are not regular files: refused, not waited on.
+    mod small_inputs_never_waited_on;
     mod stop_signals;
     /// Discards through the write guard.
     mod trims;
