@@ -227,6 +227,7 @@ impl PointReport {
         let totals = PointTotals {
             read: &report.total.read,
             write: &report.total.write,
+            trim: &report.total.trim,
             interval_ns: report.settings.interval_ns,
         };
         report.warnings = warnings(point, targets, r, ram_bytes, &report.streams, &totals);

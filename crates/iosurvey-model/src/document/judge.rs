@@ -170,11 +170,9 @@ pub(crate) fn warnings(
             out.push(w);
         }
     }
-    if let Some(w) = job
-        .rate
-        .as_ref()
-        .and_then(|cap| pace::rate_not_reached(cap, job.workers, total.read, total.write))
-    {
+    if let Some(w) = job.rate.as_ref().and_then(|cap| {
+        pace::rate_not_reached(cap, job.workers, &[total.read, total.write, total.trim])
+    }) {
         out.push(w);
     }
     out
@@ -233,6 +231,7 @@ fn rate_ceilings(t: &TargetReport, op: Op, rate: f64) -> Vec<Warning> {
 pub(crate) struct PointTotals<'a> {
     pub read: &'a ClassReport,
     pub write: &'a ClassReport,
+    pub trim: &'a ClassReport,
     pub interval_ns: u64,
 }
 

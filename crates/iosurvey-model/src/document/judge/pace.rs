@@ -18,13 +18,16 @@ const REACHED_SHARE: f64 = 0.95;
 pub(super) fn rate_not_reached(
     cap: &RateCap,
     workers: u32,
-    read: &ClassReport,
-    write: &ClassReport,
+    classes: &[&ClassReport],
 ) -> Option<Warning> {
     let asked = cap.total(workers);
+    // Every direction counts toward the cap: reads, writes and trims.
     let (reached, what) = match cap.unit {
-        RateUnit::Iops => (read.iops + write.iops, "IOPS"),
-        RateUnit::Bytes => (read.bytes_per_sec + write.bytes_per_sec, "bytes/s"),
+        RateUnit::Iops => (classes.iter().map(|c| c.iops).sum::<f64>(), "IOPS"),
+        RateUnit::Bytes => (
+            classes.iter().map(|c| c.bytes_per_sec).sum::<f64>(),
+            "bytes/s",
+        ),
     };
     if reached >= REACHED_SHARE * asked as f64 {
         return None;
@@ -66,8 +69,8 @@ mod tests {
         };
         let (read, write) = (class(700, 1.0), class(300, 1.0));
         // 250 per worker over 4 workers: 1000 asked, 1000 reached.
-        assert!(rate_not_reached(&cap, 4, &read, &write).is_none());
-        let w = rate_not_reached(&cap, 5, &read, &write).unwrap();
+        assert!(rate_not_reached(&cap, 4, &[&read, &write]).is_none());
+        let w = rate_not_reached(&cap, 5, &[&read, &write]).unwrap();
         assert_eq!(w.code(), "rate_not_reached");
         assert!(w.message.contains("asked for 1250 IOPS"), "{}", w.message);
         let bytes = RateCap {
@@ -75,11 +78,15 @@ mod tests {
             per_second: 4096 * 1000,
             per_worker: false,
         };
-        assert!(rate_not_reached(&bytes, 3, &read, &write).is_none());
+        assert!(rate_not_reached(&bytes, 3, &[&read, &write]).is_none());
         let more = RateCap {
             per_second: 4096 * 1100,
             ..bytes
         };
-        assert!(rate_not_reached(&more, 3, &read, &write).is_some());
+        assert!(rate_not_reached(&more, 3, &[&read, &write]).is_some());
+        // Trims count too: 1000 trims a second reach a cap of 1000 IOPS.
+        let trims = class(1000, 1.0);
+        let idle = ClassReport::idle();
+        assert!(rate_not_reached(&cap, 4, &[&idle, &idle, &trims]).is_none());
     }
 }
