@@ -3,7 +3,7 @@
 //! what any point has to say (warnings, failures, an interruption). The
 //! rows are also what the HTML page plots.
 
-use crate::text::{format_ns, stream_title, verify_lines, TextOptions};
+use crate::text::{format_ns, outcome_lines, stream_title, TextOptions};
 use iosurvey_model::document::{ClassReport, PointReport, RunReport};
 use iosurvey_model::units::format_size;
 use iosurvey_model::PointParams;
@@ -151,22 +151,7 @@ fn notes(out: &mut String, p: &PointReport, opts: TextOptions) {
     if let Some(why) = &p.skipped {
         let _ = writeln!(lines, "  skipped: {why}");
     }
-    if let Some(f) = &p.failure {
-        let _ = writeln!(
-            lines,
-            "  first failed I/O: {} at offset {} on {}: {}",
-            f.op,
-            f.offset,
-            p.targets[p.streams[f.stream].target].path,
-            iosurvey_model::document::failure_text(f.errno)
-        );
-    }
-    if let Some(v) = &p.verify {
-        verify_lines(&mut lines, p, v, opts);
-    }
-    for w in &p.warnings {
-        let _ = writeln!(lines, "  warning: {w}");
-    }
+    outcome_lines(&mut lines, p, opts);
     if !lines.is_empty() {
         let _ = writeln!(out, "{}:", p.label);
         out.push_str(&lines);

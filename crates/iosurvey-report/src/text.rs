@@ -199,6 +199,27 @@ pub(crate) fn untouched_tail(p: &PointReport, s: &StreamReport) -> u64 {
     s.span.unwrap_or(size.saturating_sub(s.offset)) % s.bs
 }
 
+/// Point `p`'s first failed I/O, its verification and its warnings, a
+/// line each (the run's text and the run sweep's notes both show them).
+pub(crate) fn outcome_lines(out: &mut String, p: &PointReport, opts: TextOptions) {
+    if let Some(f) = &p.failure {
+        let _ = writeln!(
+            out,
+            "  first failed I/O: {} at offset {} on {}: {}",
+            f.op,
+            f.offset,
+            p.targets[p.streams[f.stream].target].path,
+            iosurvey_model::document::failure_text(f.errno)
+        );
+    }
+    if let Some(v) = &p.verify {
+        verify_lines(out, p, v, opts);
+    }
+    for w in &p.warnings {
+        let _ = writeln!(out, "  warning: {w}");
+    }
+}
+
 /// The `--verify` pass: what it checked, and each failure it lists.
 pub(crate) fn verify_lines(
     out: &mut String,
@@ -329,22 +350,7 @@ pub(crate) fn render_points(report: &RunReport, opts: TextOptions) -> String {
             class_lines(&mut out, "write", &p.total.write, p.elapsed_ns, opts);
             class_lines(&mut out, "trim", &p.total.trim, p.elapsed_ns, opts);
         }
-        if let Some(f) = &p.failure {
-            let _ = writeln!(
-                out,
-                "  first failed I/O: {} at offset {} on {}: {}",
-                f.op,
-                f.offset,
-                p.targets[p.streams[f.stream].target].path,
-                iosurvey_model::document::failure_text(f.errno)
-            );
-        }
-        if let Some(v) = &p.verify {
-            verify_lines(&mut out, p, v, opts);
-        }
-        for w in &p.warnings {
-            let _ = writeln!(out, "  warning: {w}");
-        }
+        outcome_lines(&mut out, p, opts);
         let secs = p.elapsed_ns as f64 / 1e9;
         if secs > 0.0 {
             let _ = write!(
