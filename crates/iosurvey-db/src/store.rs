@@ -79,6 +79,34 @@ fn check_files(path: &Path, shown: &str) -> Result<(), DbError> {
         .map_err(|e| DbError::Refused(e.to_string()))
 }
 
+/// Judges the database's files ([`check_files`]) and locks it as `how`
+/// says. A file beside it may look not SQLite's only because another
+/// iosurvey holding the lock is writing it at this moment (runs ending
+/// together: one records, the others judge its wal-index cut to 3 bytes,
+/// or its header half written); such a refusal is judged again once the
+/// lock is taken, when no other iosurvey writes there, and stands only
+/// then. A database that is not there has no writer: its refusal stands.
+fn judged_and_locked(
+    path: &Path,
+    how: Locking,
+    wait: Duration,
+    shown: &str,
+) -> Result<Option<FileLock>, DbError> {
+    // What the files are (a symlink, a hard link) does not pass.
+    iosurvey_target::output::database::check_database_kinds(path, shown)
+        .map_err(|e| DbError::Refused(e.to_string()))?;
+    let first = check_files(path, shown);
+    let again = first.is_err();
+    if again && !path.exists() {
+        first?;
+    }
+    let lock = FileLock::take(path, how, wait, shown).map_err(DbError::Refused)?;
+    if again {
+        check_files(path, shown)?;
+    }
+    Ok(lock)
+}
+
 /// Judges the files beside the database immediately before the first
 /// statement of `conn` (which opens its log and wal-index), runs it
 /// ([`inspect`]), then verifies what SQLite opened ([`crate::held`]).
@@ -194,15 +222,14 @@ impl Db {
     /// recorded); an existing one must be an iosurvey database (or an
     /// empty file) this build can write, not locked, and writable.
     pub(crate) fn check_file(path: &Path, shown: &str) -> Result<(), DbError> {
-        check_files(path, shown)?;
+        // Held until the connection below is closed (declared before it);
+        // none when the file is not there.
+        let _lock = judged_and_locked(path, Locking::Write, CHECK_WAIT, shown)?;
         let meta = match std::fs::metadata(path) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(DbError::Refused(format!("{shown}: {e}"))),
         };
-        // Held until the connection below is closed (declared before it).
-        let _lock =
-            FileLock::take(path, Locking::Write, CHECK_WAIT, shown).map_err(DbError::Refused)?;
         peek(path, shown)?;
         if meta.permissions().mode() & 0o222 == 0 {
             return Err(DbError::Refused(format!(
@@ -236,9 +263,7 @@ impl Db {
     /// Opens `path` to write, making it when missing, and migrates it to
     /// this build's tables.
     pub(crate) fn open_file(path: &Path, shown: &str) -> Result<Db, DbError> {
-        check_files(path, shown)?;
-        let lock =
-            FileLock::take(path, Locking::Make, WRITE_WAIT, shown).map_err(DbError::Refused)?;
+        let lock = judged_and_locked(path, Locking::Make, WRITE_WAIT, shown)?;
         peek(path, shown)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
@@ -269,9 +294,7 @@ impl Db {
                 "{shown}: no such file; record runs into it with --db first"
             )));
         }
-        check_files(path, shown)?;
-        let lock =
-            FileLock::take(path, Locking::Read, WRITE_WAIT, shown).map_err(DbError::Refused)?;
+        let lock = judged_and_locked(path, Locking::Read, WRITE_WAIT, shown)?;
         peek(path, shown)?;
         // Read-write when the file and its directory allow it (nothing is
         // written through it), so that SQLite removes its write-ahead log

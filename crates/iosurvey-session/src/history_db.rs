@@ -11,7 +11,7 @@ use crate::failure::Failure;
 use anyhow::anyhow;
 use iosurvey_db::{from_report, Db, DbError, Inserted};
 use iosurvey_model::document::RunReport;
-use iosurvey_target::output::database::check_sidecars;
+use iosurvey_target::output::database::check_database_kinds;
 use iosurvey_target::output::path::{Ident, OutPath, Sink};
 use std::path::{Path, PathBuf};
 
@@ -39,7 +39,9 @@ fn place(out: &OutPath) -> Result<PathBuf, Failure> {
             )));
         }
     }
-    check_sidecars(real, &out.shown()).map_err(|e| Failure::Run(e.into()))?;
+    // What they hold is judged by the database's store, under its lock
+    // (another run may be writing them now).
+    check_database_kinds(real, &out.shown()).map_err(|e| Failure::Run(e.into()))?;
     let held = rustix::fs::fstat(dir.fd())
         .ok()
         .map(|s| (s.st_dev, s.st_ino));

@@ -20,17 +20,19 @@ impl Drop for Running {
     }
 }
 
+/// A finished command's status and output, for a failed assertion: the
+/// error last, where a log cut in the middle keeps it.
 pub fn describe(out: &Output) -> String {
     use std::os::unix::process::ExitStatusExt;
     format!(
-        "status {:?} (signal {:?})\nstderr: {}\nstdout (start): {}",
+        "status {:?} (signal {:?})\nstdout (start): {}\nstderr: {}",
         out.status.code(),
         out.status.signal(),
-        String::from_utf8_lossy(&out.stderr),
         String::from_utf8_lossy(&out.stdout)
             .chars()
             .take(2000)
-            .collect::<String>()
+            .collect::<String>(),
+        String::from_utf8_lossy(&out.stderr)
     )
 }
 

@@ -138,3 +138,59 @@ fn a_database_corrupt_in_many_places_is_refused_in_one_line() {
     assert!(!m.contains('\n'), "more than one line: {m}");
     assert!(std::fs::read(&p).unwrap() == before, "the file changed");
 }
+
+/// A wal-index caught between its header's second copy and its first,
+/// as SQLite writes them (the second, at byte 48, first): no finished
+/// wal-index is like it, and a process put off the CPU there leaves it so
+/// for as long as it is off.
+fn wal_index_half_written() -> Vec<u8> {
+    let mut shm = vec![0; 32_768];
+    shm[48..52].copy_from_slice(&3_007_000u32.to_ne_bytes());
+    shm[60..64].copy_from_slice(&4096u32.to_ne_bytes());
+    shm
+}
+
+#[test]
+fn a_wal_index_half_written_under_another_writers_lock_is_judged_again_when_it_is_let_go() {
+    // Runs ending together: one records, holding the database's lock,
+    // while the others judge its files; they lost runs to a wal-index
+    // looked at half written (`is not a file SQLite made`, exit 1).
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("h.db");
+    let mut db = Db::open(&p, "x").unwrap();
+    db.insert(&run("k1", "2025-01-01T00:00:00Z", None, 100.0, "1"))
+        .unwrap();
+    drop(db);
+    let shm = beside(&p, "-shm");
+    for open in [Db::check, |p: &Path, s: &str| Db::open(p, s).map(drop)] {
+        std::fs::write(&shm, wal_index_half_written()).unwrap();
+        let held = std::fs::File::open(&p).unwrap();
+        rustix::fs::flock(&held, rustix::fs::FlockOperation::LockExclusive).unwrap();
+        let writer = {
+            let shm = shm.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                // Its connection closed: the wal-index removed, the lock
+                // let go.
+                std::fs::remove_file(&shm).unwrap();
+                drop(held);
+            })
+        };
+        let t0 = std::time::Instant::now();
+        let done = open(&p, "--db h.db");
+        writer.join().unwrap();
+        assert!(done.is_ok(), "{done:?}");
+        assert!(t0.elapsed() >= std::time::Duration::from_millis(300));
+    }
+    let mut db = Db::open(&p, "x").unwrap();
+    db.insert(&run("k2", "2025-01-02T00:00:00Z", None, 100.0, "1"))
+        .unwrap();
+    assert_eq!(db.runs(&Filter::default()).unwrap().len(), 2);
+    drop(db);
+    // The same file with no writer's lock on it is a stranger's: refused,
+    // and kept.
+    std::fs::write(&shm, wal_index_half_written()).unwrap();
+    let m = refused(Db::open(&p, "--db h.db"));
+    assert!(m.contains("-shm is not a file SQLite made"), "{m}");
+    assert!(std::fs::read(&shm).unwrap() == wal_index_half_written());
+}

@@ -28,17 +28,38 @@ pub fn sidecar_paths(db: &Path) -> Vec<PathBuf> {
 /// Refuses a file beside database `db` that is there and is not a
 /// regular file of its own (`shown` names the database in the message),
 /// or is one SQLite did not make (a file of the user's with such a name:
-/// SQLite would truncate or rewrite it).
+/// SQLite would truncate or rewrite it). Without the database's lock:
+/// another iosurvey may be writing them now, and what they hold is
+/// judged as it settles ([`not_sqlite_made_settled`]).
+///
+/// [`not_sqlite_made_settled`]: crate::output::sqlite_made::not_sqlite_made_settled
 pub fn check_sidecars(db: &Path, shown: &str) -> Result<(), OutputError> {
-    judge_sidecars(db, shown, true)
+    judge_sidecars(db, shown, Read::Settled)
 }
 
-/// The files beside `db` judged by their kind and, when `read` is set, by
-/// what they begin with.
-fn judge_sidecars(db: &Path, shown: &str, read: bool) -> Result<(), OutputError> {
+/// How the files beside a database are judged.
+#[derive(Clone, Copy)]
+enum Read {
+    /// By their kind only.
+    Kind,
+    /// By what they begin with too, in one look (the database's lock
+    /// held: no other iosurvey writes them).
+    Once,
+    /// By what they begin with, as it settles (no lock held).
+    Settled,
+}
+
+/// The files beside `db` judged as `read` says.
+fn judge_sidecars(db: &Path, shown: &str, read: Read) -> Result<(), OutputError> {
+    use crate::output::sqlite_made::{not_sqlite_made, not_sqlite_made_settled};
     for (p, suffix) in sidecar_paths(db).into_iter().zip(SIDECARS) {
         let Ok(m) = std::fs::symlink_metadata(&p) else {
             continue;
+        };
+        let made = || match read {
+            Read::Kind => None,
+            Read::Once => not_sqlite_made(&p, suffix),
+            Read::Settled => not_sqlite_made_settled(&p, suffix),
         };
         let what = if m.file_type().is_symlink() {
             "a symlink"
@@ -46,10 +67,7 @@ fn judge_sidecars(db: &Path, shown: &str, read: bool) -> Result<(), OutputError>
             "not a regular file"
         } else if m.nlink() > 1 {
             "a hard link to another name"
-        } else if let Some(why) = read
-            .then(|| crate::output::sqlite_made::not_sqlite_made(&p, suffix))
-            .flatten()
-        {
+        } else if let Some(why) = made() {
             return Err(OutputError::new(format!(
                 "{shown}: {} is not a file SQLite made ({why}), and SQLite would overwrite or delete it; move it elsewhere (or remove it if it is not wanted), or give another database",
                 p.display()
@@ -68,7 +86,7 @@ fn judge_sidecars(db: &Path, shown: &str, read: bool) -> Result<(), OutputError>
 /// lock the process holds on it: SQLite's, under it).
 pub fn check_database_kinds(db: &Path, shown: &str) -> Result<(), OutputError> {
     check_database_itself(db, shown)?;
-    judge_sidecars(db, shown, false)
+    judge_sidecars(db, shown, Read::Kind)
 }
 
 /// The refusal of `p`, which is `what` where SQLite writes in place.
@@ -81,12 +99,15 @@ fn not_in_place(shown: &str, p: &Path, what: &str) -> OutputError {
 
 /// Refuses database `db` itself when it is there and is a symlink or not
 /// a regular file (the same words for a run's `--db` and a `db` command's),
-/// then the files beside it ([`check_sidecars`]). The database may have
-/// other names (hard links of the user's); what SQLite writes beside it
-/// may not.
+/// then the files beside it as [`check_sidecars`] does, but in one look at
+/// what they hold: for a process that holds the database's lock (so that
+/// no other iosurvey is writing them) and has not opened it in SQLite yet;
+/// or, without the lock, as a first look whose refusal is looked at again
+/// under it. The database may have other names (hard links of the
+/// user's); what SQLite writes beside it may not.
 pub fn check_database_files(db: &Path, shown: &str) -> Result<(), OutputError> {
     check_database_itself(db, shown)?;
-    check_sidecars(db, shown)
+    judge_sidecars(db, shown, Read::Once)
 }
 
 /// Refuses database `db` itself when it is there and is a symlink or not

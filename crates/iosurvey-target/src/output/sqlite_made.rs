@@ -9,6 +9,7 @@
 use std::io::Read;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// The first four bytes of a write-ahead log (big-endian; the last bit
 /// says the byte order of its checksums).
@@ -30,35 +31,86 @@ const WAL_INDEX_HEADER: usize = 136;
 /// `suffix` (`-wal`, `-shm`, `-journal`), is not one SQLite made; `None`
 /// when it is (or is empty, or is no longer there). Read through a
 /// descriptor opened without following a symlink and without waiting on a
-/// FIFO, which must still be a regular file.
+/// FIFO, which must still be a regular file. One look: for a file no
+/// other process can be writing (the database's lock held).
 pub fn not_sqlite_made(p: &Path, suffix: &str) -> Option<String> {
+    match look(p) {
+        Look::Fine => None,
+        Look::Not(why) => Some(why),
+        Look::Head(size, head) => judge(suffix, size, &head),
+    }
+}
+
+/// How long a file that looks not SQLite's is looked at again before it
+/// is said to be so, when another process may be writing it.
+const SETTLE: Duration = Duration::from_secs(1);
+/// How often it is looked at in that time.
+const RELOOK: Duration = Duration::from_millis(20);
+
+/// [`not_sqlite_made`] of a file another process's SQLite may be writing
+/// at this moment (runs ending together, one recording while the others
+/// judge its files): SQLite passes through states no finished file is in
+/// (a wal-index cut to 3 bytes and grown again a page at a time, its
+/// header's second copy written before its first, a journal's header
+/// before its magic), each for microseconds unless its process is put
+/// off the CPU. A look that finds the file SQLite's, or gone, settles
+/// it; a file is said not to be SQLite's only when every look for
+/// [`SETTLE`] says so (a user's file does not change; one of SQLite's
+/// does, within that).
+pub fn not_sqlite_made_settled(p: &Path, suffix: &str) -> Option<String> {
+    let until = Instant::now() + SETTLE;
+    loop {
+        let why = match look(p) {
+            Look::Fine => return None,
+            Look::Not(why) => return Some(why),
+            Look::Head(size, head) => judge(suffix, size, &head)?,
+        };
+        if Instant::now() >= until {
+            return Some(why);
+        }
+        std::thread::sleep(RELOOK);
+    }
+}
+
+/// What one look at a file beside a database found.
+enum Look {
+    /// Nothing to judge: gone, or empty.
+    Fine,
+    /// Not SQLite's whatever it holds (unreadable, not a regular file).
+    Not(String),
+    /// Its size and first [`WAL_INDEX_HEADER`] bytes (fewer when the file
+    /// is shorter, or was cut between the two).
+    Head(u64, Vec<u8>),
+}
+
+fn look(p: &Path) -> Look {
     let mut f = match std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc_flags())
         .open(p)
     {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-        Err(e) => return Some(format!("it cannot be read: {e}")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Look::Fine,
+        Err(e) => return Look::Not(format!("it cannot be read: {e}")),
     };
     let m = match f.metadata() {
         Ok(m) => m,
-        Err(e) => return Some(format!("it cannot be read: {e}")),
+        Err(e) => return Look::Not(format!("it cannot be read: {e}")),
     };
     if !m.file_type().is_file() {
-        return Some("it is not a regular file".into());
+        return Look::Not("it is not a regular file".into());
     }
     if m.size() == 0 {
-        return None;
+        return Look::Fine;
     }
     let mut head = Vec::with_capacity(WAL_INDEX_HEADER);
     if let Err(e) = (&mut f)
         .take(WAL_INDEX_HEADER as u64)
         .read_to_end(&mut head)
     {
-        return Some(format!("it cannot be read: {e}"));
+        return Look::Not(format!("it cannot be read: {e}"));
     }
-    judge(suffix, m.size(), &head)
+    Look::Head(m.size(), head)
 }
 
 /// `O_NOFOLLOW | O_NONBLOCK`, through rustix's constants.
@@ -183,5 +235,44 @@ mod tests {
         std::fs::write(&p, b"my notes\n").unwrap();
         let why = not_sqlite_made(&p, "-wal").unwrap();
         assert!(why.contains("magic"), "{why}");
+    }
+
+    #[test]
+    fn a_wal_index_that_settles_into_one_is_sqlites_and_one_that_stays_half_written_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("h.db-shm");
+        // Its header's second copy written, the first not yet.
+        let mut shm = vec![0; 32_768];
+        shm[48..52].copy_from_slice(&WAL_INDEX_VERSION.to_ne_bytes());
+        std::fs::write(&p, &shm).unwrap();
+        assert!(not_sqlite_made(&p, "-shm").is_some(), "one look");
+        let writer = {
+            let (p, mut shm) = (p.clone(), shm.clone());
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(200));
+                shm[..4].copy_from_slice(&WAL_INDEX_VERSION.to_ne_bytes());
+                std::fs::write(&p, &shm).unwrap();
+            })
+        };
+        assert_eq!(not_sqlite_made_settled(&p, "-shm"), None);
+        writer.join().unwrap();
+        std::fs::write(&p, &shm).unwrap();
+        let t0 = Instant::now();
+        let why = not_sqlite_made_settled(&p, "-shm").unwrap();
+        assert!(why.contains("wal-index header"), "{why}");
+        assert!(t0.elapsed() >= SETTLE);
+        // A file that is not a regular one is said at once.
+        let fifo = dir.path().join("f.db-wal");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let t0 = Instant::now();
+        assert!(not_sqlite_made_settled(&fifo, "-wal").is_some());
+        assert!(t0.elapsed() < SETTLE);
     }
 }
