@@ -45,9 +45,9 @@ pub struct QuickArgs {
     /// The card's tests: CrystalDiskMark's and KDiskMark's profiles (a test of T threads runs T workers, Q outstanding each).
     #[arg(long, value_enum, default_value = "cdm8")]
     pub profile: ProfileArg,
-    /// Test file size (less when free space is short).
-    #[arg(long, value_parser = size, default_value = "1g")]
-    pub size: u64,
+    /// Test file size [default: 1g, or half the free space when that is short; a size given must fit].
+    #[arg(long, value_parser = size)]
+    pub size: Option<u64>,
     /// Measured time per test.
     #[arg(long, value_parser = duration, default_value = "5s")]
     pub time: Duration,
@@ -63,26 +63,43 @@ pub struct QuickArgs {
     pub out: OutputFlags,
 }
 
-/// Smallest test file worth measuring.
+/// Smallest test file worth choosing when free space is short.
 const MIN_SIZE: u64 = 64 << 20;
+/// The test file's size when none is given.
+const DEFAULT_SIZE: u64 = 1 << 30;
+/// Room left beside a test file of a given size (the filesystem's own
+/// blocks for it, the report files).
+const HEADROOM: u64 = 1 << 20;
 
-/// The test file size: as asked, or half the free space (whole MiB) when
-/// that is short, saying so.
+/// The test file size: as given (refused when it cannot fit), or 1 GiB,
+/// or half the free space (whole MiB) when that is short, saying so.
 fn fit_size(a: &QuickArgs) -> Result<u64, Failure> {
+    let want = a.size.unwrap_or(DEFAULT_SIZE);
     if !a.dir.is_dir() {
-        return Ok(a.size);
+        return Ok(want);
     }
     let Ok(vfs) = rustix::fs::statvfs(&a.dir) else {
-        return Ok(a.size);
+        return Ok(want);
     };
     let free = vfs.f_bavail.saturating_mul(vfs.f_frsize);
-    if free >= a.size.saturating_add(MIN_SIZE) {
-        return Ok(a.size);
+    if let Some(given) = a.size {
+        if free >= given.saturating_add(HEADROOM) {
+            return Ok(given);
+        }
+        return usage(anyhow!(
+            "--size {}: only {} bytes free under {}; give a smaller --size, or leave it out to use half the free space",
+            format_size(given),
+            free,
+            a.dir.display()
+        ));
+    }
+    if free >= want.saturating_add(MIN_SIZE) {
+        return Ok(want);
     }
     let size = (free / 2) & !((1 << 20) - 1);
     if size < MIN_SIZE {
         return usage(anyhow!(
-            "{}: only {} bytes free; quick needs at least {} for its test file",
+            "{}: only {} bytes free; quick needs at least {} for its test file (or a --size that fits)",
             a.dir.display(),
             free,
             format_size(MIN_SIZE * 2)
@@ -94,7 +111,7 @@ fn fit_size(a: &QuickArgs) -> Result<u64, Failure> {
             free,
             a.dir.display(),
             format_size(size),
-            format_size(a.size)
+            format_size(want)
         );
     }
     Ok(size)
@@ -131,7 +148,7 @@ pub fn quick(a: QuickArgs, argv: &[String], cluster: &dyn Cluster) -> Result<Out
     if a.time.is_zero() {
         return usage(anyhow!("--time must be greater than zero"));
     }
-    if a.size == 0 {
+    if a.size == Some(0) {
         return usage(anyhow!("--size must be greater than zero"));
     }
     refuse_missing(&a.dir)?;

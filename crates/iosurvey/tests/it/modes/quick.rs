@@ -124,3 +124,33 @@ fn an_unknown_profile_is_refused_in_one_line() {
     );
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn a_size_given_that_fits_runs_on_a_small_filesystem_and_one_that_does_not_is_refused() {
+    // A 64 MiB tmpfs: an explicit 8 MiB test file fits (it was refused:
+    // quick wanted the size and 64 MiB more free, even when given).
+    let fs = need!(Mount::new("tmpfs", &["-t", "tmpfs", "-o", "size=64m"]));
+    let run = |size: Option<&str>| {
+        let mut a = vec![
+            "quick",
+            path_str(fs.path()),
+            "--time",
+            "100ms",
+            "--ramp",
+            "0s",
+            "-q",
+        ];
+        if let Some(s) = size {
+            a.extend(["--size", s]);
+        }
+        iosurvey(&a)
+    };
+    let card = stdout_ok(&run(Some("8m")));
+    assert!(card.contains("(8388608 bytes)"), "{card}");
+    let out = run(Some("80m"));
+    assert_refused(&out, &["--size 80MiB", "bytes free", "smaller --size"]);
+    // Not given: half the free space, at least 64 MiB of it.
+    let out = run(None);
+    assert_refused(&out, &["bytes free", "at least 128MiB"]);
+    assert_eq!(std::fs::read_dir(fs.path()).unwrap().count(), 0);
+}
