@@ -114,6 +114,12 @@ pub enum Refusal {
     InUse(PathBuf),
     #[error("{0}: another iosurvey run uses this target without --shared (it is locked); wait for it to end (--shared runs only beside runs that also give --shared)")]
     InUseUnshared(PathBuf),
+    #[error("{path}: process {pid} ({comm}) holds a lock on it (flock): it is in use; stop it or pick another target (--shared does not override this)")]
+    LockedBy {
+        path: PathBuf,
+        pid: u32,
+        comm: String,
+    },
     #[error("{path}: {dev} holds data ({what}); wipe it first or add --force to destroy it")]
     Signature {
         path: PathBuf,
@@ -322,9 +328,19 @@ pub fn lock(
         // A filesystem without flock: nothing to lock against.
         Err(_) => Ok::<_, Refusal>(Some(())),
     })?;
-    got.ok_or_else(|| match shared {
-        true => Refusal::InUseUnshared(path.to_path_buf()),
-        false => Refusal::InUse(path.to_path_buf()),
+    got.ok_or_else(|| {
+        let holder = rustix::fs::fstat(fd)
+            .ok()
+            .and_then(|st| openers::foreign_flock_holder(st.st_dev, st.st_ino));
+        match (holder, shared) {
+            (Some((pid, comm)), _) => Refusal::LockedBy {
+                path: path.to_path_buf(),
+                pid,
+                comm,
+            },
+            (None, true) => Refusal::InUseUnshared(path.to_path_buf()),
+            (None, false) => Refusal::InUse(path.to_path_buf()),
+        }
     })
 }
 

@@ -410,3 +410,86 @@ fn a_disk_and_its_partition_in_one_run_are_refused_but_siblings_are_not() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
 }
+
+#[test]
+fn a_target_another_program_holds_a_flock_on_is_refused_naming_that_program() {
+    // `flock -x FILE CMD` (a backup, a script's own guard): refused, and
+    // not as "another iosurvey run", which would send the user looking
+    // for a run that is not there.
+    need!(require_tool("flock"));
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("held.dat");
+    std::fs::write(&f, vec![7u8; MIB as usize]).unwrap();
+    let mut holder = Command::new("flock")
+        .arg("-x")
+        .arg(&f)
+        .args(["sleep", "60"])
+        .spawn()
+        .unwrap();
+    let holder_pid = holder.id();
+    // Until flock holds it (a refusal of any kind before that proves
+    // nothing).
+    let until = Instant::now() + Duration::from_secs(20);
+    while !std::fs::read_to_string("/proc/locks")
+        .unwrap()
+        .lines()
+        .any(|l| l.contains(&format!(" {holder_pid} ")))
+    {
+        assert!(Instant::now() < until, "flock did not take its lock");
+        sleep(Duration::from_millis(20));
+    }
+    let refused_for = |pid: u32, comm: &str| {
+        for extra in [&[][..], &["--shared"][..]] {
+            let mut a = vec!["run", path_str(&f), "--rw", "read", "--bs", "4k"];
+            a.extend(["--bytes", "64k", "--quiet"]);
+            a.extend_from_slice(extra);
+            let out = iosurvey(&a);
+            assert_refused(
+                &out,
+                &[&format!("process {pid} ({comm}) holds a lock on it")],
+            );
+            assert!(
+                !stderr_of(&out).contains("iosurvey run"),
+                "{}",
+                describe(&out)
+            );
+        }
+    };
+    refused_for(holder_pid, "flock");
+    // flock killed, its `sleep` left holding the file (and so the lock):
+    // the process holding it is named.
+    let children = format!("/proc/{holder_pid}/task/{holder_pid}/children");
+    let sleeper: u32 = loop {
+        // flock takes the lock, then starts its command.
+        match std::fs::read_to_string(&children).unwrap().trim().parse() {
+            Ok(pid) => break pid,
+            Err(_) if Instant::now() < until => sleep(Duration::from_millis(20)),
+            Err(e) => panic!("flock started no command: {e}"),
+        }
+    };
+    let _ = holder.kill();
+    let _ = holder.wait();
+    refused_for(sleeper, "sleep");
+    let _ = rustix::process::kill_process(
+        rustix::process::Pid::from_raw(sleeper as i32).unwrap(),
+        rustix::process::Signal::KILL,
+    );
+    let until = Instant::now() + Duration::from_secs(20);
+    while Path::new(&format!("/proc/{sleeper}")).exists() && Instant::now() < until {
+        sleep(Duration::from_millis(20));
+    }
+    let _ = holder.kill();
+    let _ = holder.wait();
+    let out = iosurvey(&[
+        "run",
+        path_str(&f),
+        "--rw",
+        "read",
+        "--bs",
+        "4k",
+        "--bytes",
+        "64k",
+        "-q",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+}
