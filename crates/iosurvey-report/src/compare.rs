@@ -225,8 +225,8 @@ pub fn compare(names: &[String], runs: &[RunReport]) -> Result<CompareReport, No
             } else {
                 a_points[0].label.clone()
             };
-            for (class, read) in [("read", true), ("write", false)] {
-                let (ac, bc) = (classes(a_points, read), classes(b_points, read));
+            for (class, pick) in CLASSES {
+                let (ac, bc) = (classes(a_points, pick), classes(b_points, pick));
                 if ac.iter().all(|c| c.ops == 0) || bc.iter().all(|c| c.ops == 0) {
                     continue;
                 }
@@ -299,12 +299,20 @@ pub fn compare(names: &[String], runs: &[RunReport]) -> Result<CompareReport, No
     })
 }
 
-/// The read (or write) class of each of `points`.
-fn classes<'a>(points: &[&'a PointReport], read: bool) -> Vec<&'a ClassReport> {
-    points
-        .iter()
-        .map(|p| if read { &p.total.read } else { &p.total.write })
-        .collect()
+/// The classes of I/O compared, each with how a point's total of it is
+/// found: reads, writes and trims (`--trim`, `--rw trim`).
+const CLASSES: [(&str, fn(&PointReport) -> &ClassReport); 3] = [
+    ("read", |p| &p.total.read),
+    ("write", |p| &p.total.write),
+    ("trim", |p| &p.total.trim),
+];
+
+/// The class `pick` finds, of each of `points`.
+fn classes<'a>(
+    points: &[&'a PointReport],
+    pick: fn(&PointReport) -> &ClassReport,
+) -> Vec<&'a ClassReport> {
+    points.iter().map(|p| pick(p)).collect()
 }
 
 fn side(values: Vec<f64>, value: Option<f64>) -> Side {

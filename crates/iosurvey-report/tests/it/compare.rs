@@ -374,3 +374,41 @@ fn the_settings_that_differ_are_listed_and_same_settings_said() {
     let v: serde_json::Value = serde_json::from_str(&compare_json(&c)).unwrap();
     assert_eq!(v["differences"][2]["setting"], "kernel");
 }
+
+#[test]
+fn trims_are_compared_as_a_class_of_their_own() {
+    // Points that trimmed (`--trim 20`): their discards get rows of their
+    // own, beside the reads', and the gate can judge them.
+    let with_trims = |mb: &[u64], lat: u64| {
+        let mut r = run(mb, 40_000);
+        for p in &mut r.points {
+            let mut c = ClassStats::new();
+            for _ in 0..1000 {
+                c.record(0, 4096, lat);
+            }
+            p.total.trim = ClassReport::new(&c, 1_000_000_000);
+        }
+        r
+    };
+    let c = compared(
+        with_trims(&[100, 100, 100, 100], 10_000),
+        with_trims(&[100, 100, 100, 100], 20_000),
+    );
+    let trims: Vec<&CompareRow> = c.rows.iter().filter(|r| r.class == "trim").collect();
+    // Two points, five figures each.
+    assert_eq!(trims.len(), 10, "{:?}", c.rows);
+    let p50 = trims
+        .iter()
+        .find(|r| r.point == "fwd read 4096" && r.metric == Figure::P50Latency)
+        .unwrap();
+    assert!((p50.ratio - 2.0).abs() < 0.02, "{}", p50.ratio);
+    let text = render_compare_text(&c);
+    assert!(
+        text.lines()
+            .any(|l| l.contains("fwd read 4096") && l.contains(" trim ")),
+        "{text}"
+    );
+    // Without trims in either run, no trim row.
+    let c = compared(run(&[100; 4], 40_000), run(&[100; 4], 40_000));
+    assert!(c.rows.iter().all(|r| r.class != "trim"));
+}
