@@ -155,7 +155,7 @@ fn point(p: &PointReport) -> PointRecord {
     if labels.len() > 1 {
         for l in labels {
             let of: Vec<&StreamReport> = p.streams.iter().filter(|s| s.label == l).collect();
-            for dir in ["read", "write"] {
+            for dir in ["read", "write", "trim"] {
                 if let Some((f, h)) = label_figures(l, dir, &of, p.elapsed_ns) {
                     figures.push(f);
                     histograms.extend(h);
@@ -224,12 +224,10 @@ fn label_figures(
     streams: &[&StreamReport],
     elapsed_ns: u64,
 ) -> Option<(FigureRow, Option<HistogramRow>)> {
-    let class = |s: &StreamReport| {
-        if dir == "read" {
-            s.read.clone()
-        } else {
-            s.write.clone()
-        }
+    let class = |s: &StreamReport| match dir {
+        "read" => s.read.clone(),
+        "trim" => s.trim.clone(),
+        _ => s.write.clone(),
     };
     let classes: Vec<ClassReport> = streams.iter().map(|s| class(s)).collect();
     if classes.iter().all(ClassReport::is_empty) {

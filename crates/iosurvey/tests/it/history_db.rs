@@ -697,3 +697,73 @@ fn runs_ending_together(n: usize) {
     let want: Vec<String> = (0..n).map(|k| format!("L{k}")).collect();
     assert_eq!(labels, want);
 }
+
+#[test]
+fn each_label_of_a_point_keeps_its_trims_in_the_database() {
+    // A point of two labels (ORION's small and large), each with discards
+    // as a trimming job's would be: the database keeps the trims of each
+    // label beside its reads (it kept only reads and writes per label).
+    let dir = tempfile::tempdir().unwrap();
+    for (i, name) in ["a.dat", "b.dat"].iter().enumerate() {
+        std::fs::write(dir.path().join(name), random_bytes(16 << 20, i as u64)).unwrap();
+    }
+    let json = dir.path().join("m.json");
+    let out = std::process::Command::new(BIN)
+        .args([
+            "matrix",
+            "a.dat",
+            "b.dat",
+            "--num-disks",
+            "1",
+            "--time",
+            "200ms",
+        ])
+        .args(["--run", "advanced", "--matrix", "point"])
+        .args([
+            "--num-small",
+            "1",
+            "--num-large",
+            "1",
+            "-q",
+            "--json",
+            "m.json",
+        ])
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let mut r: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    for p in r["points"].as_array_mut().unwrap() {
+        for st in p["streams"].as_array_mut().unwrap() {
+            st["trim"] = st["read"].clone();
+        }
+        p["total"]["trim"] = p["total"]["read"].clone();
+    }
+    std::fs::write(&json, r.to_string()).unwrap();
+    let db = dir.path().join("h.db");
+    let out = iosurvey(&["db", "import", "--db", s(&db), s(&json)]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let out = iosurvey(&["db", "export", "--db", s(&db)]);
+    let rows: Vec<(String, String, f64)> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let f = serde_json::from_str::<Value>(l).unwrap()["figure"].clone();
+            Some((
+                f["stream"].as_str()?.to_string(),
+                f["direction"].as_str()?.to_string(),
+                f["ops"].as_f64()?,
+            ))
+        })
+        .collect();
+    for label in ["small", "large"] {
+        let ops = |dir: &str| {
+            rows.iter()
+                .find(|(s, d, _)| s == label && d == dir)
+                .map(|r| r.2)
+                .unwrap_or_else(|| panic!("no {label} {dir} row in {rows:?}"))
+        };
+        assert!(ops("read") > 0.0);
+        assert_eq!(ops("trim"), ops("read"), "{rows:?}");
+    }
+}
