@@ -133,8 +133,7 @@ fn point(p: &PointReport) -> PointRecord {
         .collect();
     let mut figures = Vec::new();
     let mut histograms = Vec::new();
-    let t = &p.total;
-    for (dir, c) in [("read", &t.read), ("write", &t.write), ("trim", &t.trim)] {
+    for (dir, c) in p.total.classes() {
         if c.is_empty() {
             continue;
         }

@@ -225,8 +225,9 @@ pub fn compare(names: &[String], runs: &[RunReport]) -> Result<CompareReport, No
             } else {
                 a_points[0].label.clone()
             };
-            for (class, pick) in CLASSES {
-                let (ac, bc) = (classes(a_points, pick), classes(b_points, pick));
+            for k in 0..3 {
+                let class = a_points[0].total.classes()[k].0;
+                let (ac, bc) = (classes(a_points, k), classes(b_points, k));
                 if ac.iter().all(|c| c.ops == 0) || bc.iter().all(|c| c.ops == 0) {
                     continue;
                 }
@@ -299,20 +300,12 @@ pub fn compare(names: &[String], runs: &[RunReport]) -> Result<CompareReport, No
     })
 }
 
-/// The classes of I/O compared, each with how a point's total of it is
-/// found: reads, writes and trims (`--trim`, `--rw trim`).
-const CLASSES: [(&str, fn(&PointReport) -> &ClassReport); 3] = [
-    ("read", |p| &p.total.read),
-    ("write", |p| &p.total.write),
-    ("trim", |p| &p.total.trim),
-];
-
-/// The class `pick` finds, of each of `points`.
-fn classes<'a>(
-    points: &[&'a PointReport],
-    pick: fn(&PointReport) -> &ClassReport,
-) -> Vec<&'a ClassReport> {
-    points.iter().map(|p| pick(p)).collect()
+/// Class `k` of each of `points` (reads, writes, trims:
+/// [`StreamTotals::classes`]).
+///
+/// [`StreamTotals::classes`]: iosurvey_model::document::StreamTotals::classes
+fn classes<'a>(points: &[&'a PointReport], k: usize) -> Vec<&'a ClassReport> {
+    points.iter().map(|p| p.total.classes()[k].1).collect()
 }
 
 fn side(values: Vec<f64>, value: Option<f64>) -> Side {

@@ -145,6 +145,16 @@ impl StreamTotals {
             whole: false,
         }
     }
+
+    /// Its classes of I/O by name, in the order every table shows them:
+    /// reads, writes, trims.
+    pub fn classes(&self) -> [(&'static str, &ClassReport); 3] {
+        [
+            ("read", &self.read),
+            ("write", &self.write),
+            ("trim", &self.trim),
+        ]
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -288,12 +288,12 @@ pub(crate) fn classes(p: &PointReport) -> impl Iterator<Item = (&'static str, &C
 fn repeats_table(h: &mut String, r: &RunReport) {
     let mut rows = Vec::new();
     for p in r.points.iter().filter(|p| p.repeat == 0) {
-        for (dir, read) in [("read", true), ("write", false)] {
+        for (k, (dir, _)) in p.total.classes().into_iter().enumerate() {
             let same: Vec<&ClassReport> = r
                 .points
                 .iter()
                 .filter(|q| q.index == p.index && q.skipped.is_none())
-                .map(|q| if read { &q.total.read } else { &q.total.write })
+                .map(|q| q.total.classes()[k].1)
                 .filter(|c| !c.is_empty())
                 .collect();
             if same.is_empty() {

@@ -378,7 +378,8 @@ fn the_settings_that_differ_are_listed_and_same_settings_said() {
 #[test]
 fn trims_are_compared_as_a_class_of_their_own() {
     // Points that trimmed (`--trim 20`): their discards get rows of their
-    // own, beside the reads', and the gate can judge them.
+    // own, beside the reads', in a comparison and in a run's table of its
+    // repeats.
     let with_trims = |mb: &[u64], lat: u64| {
         let mut r = run(mb, 40_000);
         for p in &mut r.points {
@@ -390,10 +391,13 @@ fn trims_are_compared_as_a_class_of_their_own() {
         }
         r
     };
-    let c = compared(
-        with_trims(&[100, 100, 100, 100], 10_000),
-        with_trims(&[100, 100, 100, 100], 20_000),
-    );
+    let a = with_trims(&[100, 100, 100, 100], 10_000);
+    // The run's own page spreads each class over its repeats, trims too.
+    let page = iosurvey_report::render_html(&a);
+    let at = page.find("Repeats (4 runs").expect("a repeats table");
+    let repeats = &page[at..at + page[at..].find("</table>").unwrap()];
+    assert_eq!(repeats.matches(">trim<").count(), 2, "{repeats}");
+    let c = compared(a, with_trims(&[100, 100, 100, 100], 20_000));
     let trims: Vec<&CompareRow> = c.rows.iter().filter(|r| r.class == "trim").collect();
     // Two points, five figures each.
     assert_eq!(trims.len(), 10, "{:?}", c.rows);
