@@ -45,7 +45,13 @@ fn storage_line(t: &TargetReport) -> Option<String> {
     let mut parts = Vec::new();
     if let Some(fs) = &d.filesystem {
         let mut on = fs.clone();
-        if let Some(src) = d.mount_source.as_deref().filter(|s| !s.is_empty()) {
+        // A filesystem with no device under it names its source as its
+        // type (`tmpfs`, `overlay`): "tmpfs on tmpfs" says nothing more.
+        let source = d
+            .mount_source
+            .as_deref()
+            .filter(|s| !s.is_empty() && s != fs);
+        if let Some(src) = source {
             on.push_str(&format!(" on {src}"));
         }
         if let Some(point) = &d.mount_point {
