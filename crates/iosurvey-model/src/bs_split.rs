@@ -24,6 +24,12 @@ impl BsSplit {
         self.shares.iter().map(|s| s.bs).max().unwrap_or(0)
     }
 
+    /// The smallest size: a sequential pass ends when less than this is
+    /// left of its region.
+    pub fn min_bs(&self) -> u64 {
+        self.shares.iter().map(|s| s.bs).min().unwrap_or(0)
+    }
+
     /// What every offset is a multiple of (from the start of the area):
     /// the greatest common divisor of the sizes, which is the smallest
     /// size when each is a multiple of it, as fio aligns random offsets to

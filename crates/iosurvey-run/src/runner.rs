@@ -256,7 +256,7 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
             bs: s.bs as u32,
             slots: s.outstanding,
             gen: match &s.split {
-                Some(_) => OffsetGen::sized(s.pattern, unit, s.bs, area, regions, seed),
+                Some(split) => OffsetGen::sized(s.pattern, split, area, regions, seed),
                 None => OffsetGen::new(s.pattern, s.bs, area, regions, seed),
             }
             .with_dist(s.dist, hot_seed),
