@@ -9,13 +9,29 @@ use std::path::PathBuf;
 /// Why a job could not run. Messages say what to change.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    #[error("{path}: I/Os of {bs} bytes are not a multiple of the logical block size {lbs}, which O_DIRECT needs; give a size that is a multiple of {lbs}, or --buffered")]
-    BsAlignment { path: PathBuf, bs: u64, lbs: u64 },
-    #[error("{path}: --offset {offset} is not a multiple of the logical block size {lbs}, which O_DIRECT needs")]
+    #[error("{path}: I/Os of {bs} bytes are not a multiple of the logical block size {lbs}, {need}; give a --bs that is a multiple of {lbs}{}", need.remedy())]
+    BsAlignment {
+        path: PathBuf,
+        bs: u64,
+        lbs: u64,
+        need: Aligned,
+    },
+    #[error("{path}: --bs {split}: {sizes} {} not a multiple of the logical block size {lbs}, {need}; give sizes that are multiples of {lbs}{}", if sizes.contains(',') { "are" } else { "is" }, need.remedy())]
+    SplitAlignment {
+        path: PathBuf,
+        /// The split as the user wrote it.
+        split: String,
+        /// Its sizes that are not a multiple of `lbs`, as written.
+        sizes: String,
+        lbs: u64,
+        need: Aligned,
+    },
+    #[error("{path}: --offset {offset} is not a multiple of the logical block size {lbs}, {need}")]
     OffsetAlignment {
         path: PathBuf,
         offset: u64,
         lbs: u64,
+        need: Aligned,
     },
     #[error("{path}: --size {limit} is more than the {} holds ({size} bytes); an existing target is never grown: give --size {size} or less, or leave --size out to use all of it", if *array { "array" } else { "target" })]
     Limit {
@@ -77,4 +93,35 @@ pub enum RunError {
     Worker(std::io::Error),
     #[error("{0}")]
     Verify(String),
+}
+
+/// Why I/Os must be aligned to a target's logical blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Aligned {
+    /// O_DIRECT reads and writes.
+    Direct,
+    /// Discards (`BLKDISCARD`), buffered or not.
+    Discard,
+}
+
+impl Aligned {
+    /// What else the user may do: drop O_DIRECT, which discards do not
+    /// use.
+    fn remedy(self) -> &'static str {
+        match self {
+            Aligned::Direct => ", or --buffered",
+            Aligned::Discard => "",
+        }
+    }
+}
+
+impl std::fmt::Display for Aligned {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Aligned::Direct => "which O_DIRECT needs",
+            Aligned::Discard => {
+                "the granularity of its discards (the kernel refuses others with EINVAL, buffered or not)"
+            }
+        })
+    }
 }

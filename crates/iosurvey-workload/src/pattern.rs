@@ -575,7 +575,7 @@ mod tests {
         BsSplit {
             shares: parts
                 .iter()
-                .map(|&(bs, pct)| iosurvey_model::SizeShare { bs, pct })
+                .map(|&(bs, pct)| iosurvey_model::SizeShare::new(bs, pct))
                 .collect(),
         }
     }

@@ -661,8 +661,8 @@ fn a_run_over_three_batches_records_each_batchs_latency_once() {
 fn split_stream(budget: u64, slots: u32) -> WorkerStream {
     let split = iosurvey_model::BsSplit {
         shares: vec![
-            iosurvey_model::SizeShare { bs: 1024, pct: 50 },
-            iosurvey_model::SizeShare { bs: 4096, pct: 50 },
+            iosurvey_model::SizeShare::new(1024, 50),
+            iosurvey_model::SizeShare::new(4096, 50),
         ],
     };
     let area = Area {

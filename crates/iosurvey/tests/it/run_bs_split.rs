@@ -289,3 +289,46 @@ fn a_sequential_pass_with_a_split_writes_each_block_of_its_span_once() {
         );
     }
 }
+
+#[test]
+fn a_split_refused_for_o_direct_names_the_sizes_as_written() {
+    // zram has 4 KiB logical blocks: 6k cannot go to it with O_DIRECT.
+    // The refusal names 6k, not 2048 (the sizes' greatest common divisor,
+    // which is what offsets step by, not an I/O size).
+    let _lock = crate::common::serial();
+    need!(crate::common::require_root());
+    let z = need!(crate::common::Zram::new(16 << 20));
+    let dev = s(z.path());
+    let out = iosurvey(&[
+        "run",
+        dev,
+        "--rw",
+        "read",
+        "--bs",
+        "4k:50,6k:50",
+        "--bytes",
+        "6m",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--bs 4k:50,6k:50: 6k is not a multiple of the logical block size 4096, which O_DIRECT needs; give sizes that are multiples of 4096, or --buffered"),
+        "{err}"
+    );
+    assert!(!err.contains("2048"), "{err}");
+    // Buffered, or with sizes of whole blocks, it runs.
+    for args in [
+        &["--bs", "4k:50,6k:50", "--buffered"][..],
+        &["--bs", "4k:50,8k:50"],
+    ] {
+        let mut a = vec!["run", dev, "--rw", "read", "--bytes", "8m", "--quiet"];
+        a.extend_from_slice(args);
+        let out = iosurvey(&a);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
