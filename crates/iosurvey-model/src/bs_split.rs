@@ -5,10 +5,25 @@
 use serde::{Deserialize, Serialize};
 
 /// One size of a split and its share of the I/Os, in percent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SizeShare {
     pub bs: u64,
     pub pct: u8,
+    /// The size as the user wrote it (`6k`), for the messages that refuse
+    /// it.
+    pub written: String,
+}
+
+impl SizeShare {
+    /// A share of a split built in code: its size written as labels
+    /// print it (`6KiB`).
+    pub fn new(bs: u64, pct: u8) -> Self {
+        SizeShare {
+            bs,
+            pct,
+            written: crate::units::format_size(bs),
+        }
+    }
 }
 
 /// The sizes of a split, in the order given, their percents adding up to
@@ -22,6 +37,12 @@ impl BsSplit {
     /// The largest size: the stream's buffers are this long.
     pub fn max_bs(&self) -> u64 {
         self.shares.iter().map(|s| s.bs).max().unwrap_or(0)
+    }
+
+    /// The smallest size: a sequential pass ends when less than this is
+    /// left of its region.
+    pub fn min_bs(&self) -> u64 {
+        self.shares.iter().map(|s| s.bs).min().unwrap_or(0)
     }
 
     /// What every offset is a multiple of (from the start of the area):
@@ -52,6 +73,28 @@ impl BsSplit {
             at += usize::from(s.pct);
         }
         t
+    }
+
+    /// The sizes not a multiple of `n`, as the user wrote them, joined by
+    /// commas (`6k, 10k`); empty when every size is one.
+    pub fn not_multiples_of(&self, n: u64) -> String {
+        let bad: Vec<&str> = self
+            .shares
+            .iter()
+            .filter(|s| !s.bs.is_multiple_of(n.max(1)))
+            .map(|s| s.written.as_str())
+            .collect();
+        bad.join(", ")
+    }
+
+    /// `4k:70,64k:30`, as the user wrote it.
+    pub fn written(&self) -> String {
+        let parts: Vec<String> = self
+            .shares
+            .iter()
+            .map(|s| format!("{}:{}", s.written, s.pct))
+            .collect();
+        parts.join(",")
     }
 
     /// `4KiB:70,64KiB:30`, as labels print it.
@@ -85,7 +128,7 @@ mod tests {
         BsSplit {
             shares: parts
                 .iter()
-                .map(|&(bs, pct)| SizeShare { bs, pct })
+                .map(|&(bs, pct)| SizeShare::new(bs, pct))
                 .collect(),
         }
     }
@@ -104,5 +147,14 @@ mod tests {
     fn offsets_align_to_what_every_size_is_a_multiple_of() {
         assert_eq!(split(&[(4096, 50), (6144, 50)]).align(), 2048);
         assert_eq!(split(&[(8192, 50), (16384, 50)]).align(), 8192);
+    }
+
+    #[test]
+    fn the_sizes_not_a_multiple_are_named_as_written() {
+        let mut s = split(&[(4096, 40), (6144, 30), (10240, 30)]);
+        s.shares[1].written = "6k".into();
+        assert_eq!(s.not_multiples_of(4096), "6k, 10KiB");
+        assert_eq!(s.not_multiples_of(2048), "");
+        assert_eq!((s.min_bs(), s.max_bs()), (4096, 10240));
     }
 }

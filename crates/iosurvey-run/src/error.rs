@@ -1,6 +1,7 @@
 //! Why a job could not run: the one error of the runner, the verify pass
 //! and the compression check, shared by them all.
 
+use crate::alignment::Aligned;
 use iosurvey_engine::EngineError;
 use iosurvey_workload::pattern::AreaError;
 use iosurvey_workload::MAX_OUTSTANDING;
@@ -9,13 +10,29 @@ use std::path::PathBuf;
 /// Why a job could not run. Messages say what to change.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    #[error("{path}: I/Os of {bs} bytes are not a multiple of the logical block size {lbs}, which O_DIRECT needs; give a size that is a multiple of {lbs}, or --buffered")]
-    BsAlignment { path: PathBuf, bs: u64, lbs: u64 },
-    #[error("{path}: --offset {offset} is not a multiple of the logical block size {lbs}, which O_DIRECT needs")]
+    #[error("{path}: I/Os of {bs} bytes are not a multiple of the logical block size {lbs}, {need}; give a --bs that is a multiple of {lbs}{}", need.remedy())]
+    BsAlignment {
+        path: PathBuf,
+        bs: u64,
+        lbs: u64,
+        need: Aligned,
+    },
+    #[error("{path}: --bs {split}: {sizes} {} not a multiple of the logical block size {lbs}, {need}; give sizes that are multiples of {lbs}{}", if sizes.contains(',') { "are" } else { "is" }, need.remedy())]
+    SplitAlignment {
+        path: PathBuf,
+        /// The split as the user wrote it.
+        split: String,
+        /// Its sizes that are not a multiple of `lbs`, as written.
+        sizes: String,
+        lbs: u64,
+        need: Aligned,
+    },
+    #[error("{path}: --offset {offset} is not a multiple of the logical block size {lbs}, {need}")]
     OffsetAlignment {
         path: PathBuf,
         offset: u64,
         lbs: u64,
+        need: Aligned,
     },
     #[error("{path}: --size {limit} is more than the {} holds ({size} bytes); an existing target is never grown: give --size {size} or less, or leave --size out to use all of it", if *array { "array" } else { "target" })]
     Limit {

@@ -7,6 +7,7 @@
 //! publish live totals that an [`Observer`] sees about ten times a second.
 #![deny(unsafe_code)]
 
+mod alignment;
 mod clock;
 mod compression;
 mod error;
@@ -23,6 +24,7 @@ mod verify;
 pub mod verify_state;
 mod worker;
 
+pub use alignment::Aligned;
 pub use error::RunError;
 pub use host::{HostInfo, HostProbe};
 pub use intervals::IntervalRow;

@@ -22,6 +22,7 @@ use std::sync::Arc;
 use std::sync::Barrier;
 use std::time::Duration;
 
+use crate::alignment::check_alignment;
 pub use crate::error::RunError;
 
 /// Checks that `job` fits targets of these shapes (alignment, areas)
@@ -135,27 +136,7 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
                     },
                 });
             }
-            // With a split, every size and offset is a multiple of its
-            // unit: that is what O_DIRECT needs aligned.
-            let unit = s.split.as_ref().map_or(s.bs, BsSplit::align);
-            if t.direct && (s.bs % t.logical_block_size != 0 || unit % t.logical_block_size != 0) {
-                return Err(RunError::BsAlignment {
-                    path: t.path.clone(),
-                    bs: if unit % t.logical_block_size != 0 {
-                        unit
-                    } else {
-                        s.bs
-                    },
-                    lbs: t.logical_block_size,
-                });
-            }
-            if t.direct && s.offset % t.logical_block_size != 0 {
-                return Err(RunError::OffsetAlignment {
-                    path: t.path.clone(),
-                    offset: s.offset,
-                    lbs: t.logical_block_size,
-                });
-            }
+            check_alignment(s, t)?;
         }
         let path = targets[s.target].path.clone();
         let map = match &s.array {
@@ -256,7 +237,7 @@ fn build_streams(job: &Job, targets: &[Geometry], w: u32) -> Result<Vec<WorkerSt
             bs: s.bs as u32,
             slots: s.outstanding,
             gen: match &s.split {
-                Some(_) => OffsetGen::sized(s.pattern, unit, s.bs, area, regions, seed),
+                Some(split) => OffsetGen::sized(s.pattern, split, area, regions, seed),
                 None => OffsetGen::new(s.pattern, s.bs, area, regions, seed),
             }
             .with_dist(s.dist, hot_seed),

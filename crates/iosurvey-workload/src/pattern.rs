@@ -6,6 +6,8 @@ use crate::skew::Skew;
 use crate::Pattern;
 use iosurvey_model::Dist;
 
+mod sized;
+
 /// The byte range a stream covers on its target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Area {
@@ -109,9 +111,11 @@ pub struct OffsetGen {
     regions: Vec<(Region, u64)>,
     next_region: usize,
     rng: Rng,
-    /// With I/Os of several sizes ([`OffsetGen::sized`]): the largest, in
-    /// units of `bs` (which is then what every offset is a multiple of).
-    max_units: u64,
+    /// With I/Os of several sizes ([`OffsetGen::sized`]): the smallest,
+    /// in units of `bs` (which is then what every offset is a multiple
+    /// of). A sequential region with less than this left is done for the
+    /// pass.
+    min_units: u64,
 }
 
 impl OffsetGen {
@@ -140,69 +144,7 @@ impl OffsetGen {
             regions,
             next_region: 0,
             rng: Rng::new(seed),
-            max_units: 1,
-        }
-    }
-
-    /// A generator for I/Os of several sizes (a block-size split), each a
-    /// multiple of `unit` and none longer than `max`: offsets are
-    /// multiples of `unit` from the area's start (or a region's), and an
-    /// I/O of up to `max` bytes at each fits. Sequential I/Os follow each
-    /// other with no gap (see [`OffsetGen::next_offset_of`]); every region
-    /// must hold `max`.
-    pub fn sized(
-        pattern: Pattern,
-        unit: u64,
-        max: u64,
-        area: Area,
-        regions: Vec<Region>,
-        seed: u64,
-    ) -> Self {
-        let max_units = max.div_ceil(unit).max(1);
-        let mut g = OffsetGen::new(pattern, unit, area, regions, seed);
-        // Random: every start from which the largest I/O fits.
-        g.area_blocks = (area.len / unit).saturating_sub(max_units) + 1;
-        g.max_units = max_units;
-        // Backward: each region's cursor is the end of its next I/O.
-        if pattern == Pattern::Backward {
-            for (r, cur) in &mut g.regions {
-                *cur = r.blocks;
-            }
-        }
-        g
-    }
-
-    /// The offset of the next I/O of `len` bytes (a multiple of the unit)
-    /// of a generator made by [`OffsetGen::sized`]: random, anywhere it
-    /// fits; forward, just after the last one of its region, back to the
-    /// region's start when the largest size would not fit; backward, just
-    /// before the last one, back to the region's end at its start.
-    #[inline]
-    pub fn next_offset_of(&mut self, len: u64) -> u64 {
-        let units = len / self.bs;
-        match &self.walk {
-            Walk::Uniform => self.area.start + self.rng.below(self.area_blocks) * self.bs,
-            Walk::Skewed(skew) => self.area.start + skew.block(&mut self.rng) * self.bs,
-            Walk::Forward => {
-                let i = self.pick_region();
-                let max_units = self.max_units;
-                let (r, cur) = &mut self.regions[i];
-                if *cur + max_units.max(units) > r.blocks {
-                    *cur = 0;
-                }
-                let off = r.base + *cur * self.bs;
-                *cur += units;
-                off
-            }
-            Walk::Backward => {
-                let i = self.pick_region();
-                let (r, cur) = &mut self.regions[i];
-                if *cur < units {
-                    *cur = r.blocks;
-                }
-                *cur -= units;
-                r.base + *cur * self.bs
-            }
+            min_units: 1,
         }
     }
 
@@ -457,31 +399,6 @@ mod tests {
         // A sequential generator ignores it.
         let mut f = gen(Pattern::Forward, 512, area, 1, 0).with_dist(d, 0);
         assert_eq!([f.next_offset(), f.next_offset()], [0, 512]);
-    }
-
-    #[test]
-    fn sized_ios_follow_each_other_and_fit_their_area() {
-        let area = Area {
-            start: 4096,
-            len: 10 * 4096,
-        };
-        let lens = [4096u64, 16384, 4096, 16384, 16384, 4096];
-        let r = worker_regions(area, 4096, 1, 0, 1).unwrap();
-        let mut g = OffsetGen::sized(Pattern::Forward, 4096, 16384, area, r.clone(), 0);
-        let offs: Vec<u64> = lens.iter().map(|&l| g.next_offset_of(l)).collect();
-        // 4096 + [0, 4k, 20k, 24k] then the largest would not fit: back.
-        assert_eq!(offs, [4096, 8192, 24576, 28672, 4096, 20480]);
-        let mut g = OffsetGen::sized(Pattern::Backward, 4096, 16384, area, r, 0);
-        let offs: Vec<u64> = lens.iter().map(|&l| g.next_offset_of(l)).collect();
-        // From the end (44k) down, back to the end once below the start.
-        assert_eq!(offs, [40960, 24576, 20480, 4096, 28672, 24576]);
-        let mut g = OffsetGen::sized(Pattern::Random, 4096, 16384, area, Vec::new(), 3);
-        for _ in 0..500 {
-            let o = g.next_offset_of(16384);
-            assert!(
-                o.is_multiple_of(4096) && o >= area.start && o + 16384 <= area.start + area.len
-            );
-        }
     }
 
     #[test]

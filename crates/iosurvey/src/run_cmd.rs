@@ -32,7 +32,7 @@ pub struct RunArgs {
     /// Percent of I/Os that are discards (1-100), the rest as --rw and --mix say (e.g. --rw randrw --mix 70 --trim 10: 10% trims, 63% reads, 27% writes). Block devices that support discard only, and only with --allow-destroy, as writes.
     #[arg(long, value_name = "PCT")]
     pub trim: Option<u32>,
-    /// Block size per I/O (4k = 4KiB = 4096; 4KB = 4000). A comma list (4k,64k) sweeps it: one point per size, each with every --qd. Sizes with percents (4k:70,64k:30, adding up to 100) split it, as fio's bssplit: each I/O's size drawn by weight (seeded by --seed), offsets aligned to the smallest size (to the sizes' greatest common divisor when one is not a multiple of it), a byte bound met by whole I/Os.
+    /// Block size per I/O (4k = 4KiB = 4096; 4KB = 4000). A comma list (4k,64k) sweeps it: one point per size, each with every --qd. Sizes with percents (4k:70,64k:30, adding up to 100) split it, as fio's bssplit: each I/O's size drawn by weight (seeded by --seed), offsets aligned to the smallest size (to the sizes' greatest common divisor when one is not a multiple of it), a byte bound met by whole I/Os; a sequential pass does each block once, a size that would run past the end drawn again.
     #[arg(long, default_value = "1m", value_parser = list)]
     pub bs: String,
     /// Outstanding I/Os per target (fio's iodepth per job); with --workers, per target on each worker. A comma list (1,2,4,8) sweeps it: one point per depth, all in one run and one report.

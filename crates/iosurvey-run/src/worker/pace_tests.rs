@@ -140,8 +140,8 @@ fn a_paced_split_stream_counts_each_size_and_paces_by_its_bytes() {
     // each I/O goes out when the bytes before it are due.
     let split = iosurvey_model::BsSplit {
         shares: vec![
-            iosurvey_model::SizeShare { bs: 1024, pct: 50 },
-            iosurvey_model::SizeShare { bs: 4096, pct: 50 },
+            iosurvey_model::SizeShare::new(1024, 50),
+            iosurvey_model::SizeShare::new(4096, 50),
         ],
     };
     let area = Area {

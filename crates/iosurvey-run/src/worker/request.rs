@@ -52,9 +52,15 @@ pub(super) fn next_op<const SIZED: bool>(
     };
     let (len, mut offset) = match (SIZED, &st.sizes) {
         (true, Some(sizes)) => {
-            let len = sizes.len_at(st.gen.roll_percent());
-            st.budget = st.budget.saturating_sub(u64::from(len));
-            (len, st.gen.next_offset_of(u64::from(len)))
+            // A sequential stream draws a size again where the one drawn
+            // would run past its region's end: the budget pays for the
+            // size done.
+            let drawn = u64::from(sizes.len_at(st.gen.roll_percent()));
+            let (offset, len) = st
+                .gen
+                .next_sized(drawn, |roll| u64::from(sizes.len_at(roll)));
+            st.budget = st.budget.saturating_sub(len);
+            (len as u32, offset)
         }
         _ => {
             st.budget -= 1;

@@ -46,10 +46,7 @@ mod tests {
     #[test]
     fn rolls_draw_sizes_by_weight_and_completions_count_by_size() {
         let split = BsSplit {
-            shares: vec![
-                SizeShare { bs: 4096, pct: 25 },
-                SizeShare { bs: 65536, pct: 75 },
-            ],
+            shares: vec![SizeShare::new(4096, 25), SizeShare::new(65536, 75)],
         };
         let mut d = SizeDraw::new(&split);
         let drawn: Vec<u32> = (0..100).map(|r| d.len_at(r)).collect();

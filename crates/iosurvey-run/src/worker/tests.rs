@@ -661,8 +661,8 @@ fn a_run_over_three_batches_records_each_batchs_latency_once() {
 fn split_stream(budget: u64, slots: u32) -> WorkerStream {
     let split = iosurvey_model::BsSplit {
         shares: vec![
-            iosurvey_model::SizeShare { bs: 1024, pct: 50 },
-            iosurvey_model::SizeShare { bs: 4096, pct: 50 },
+            iosurvey_model::SizeShare::new(1024, 50),
+            iosurvey_model::SizeShare::new(4096, 50),
         ],
     };
     let area = Area {
@@ -675,7 +675,7 @@ fn split_stream(budget: u64, slots: u32) -> WorkerStream {
     };
     WorkerStream {
         bs: 4096,
-        gen: OffsetGen::sized(Pattern::Forward, 1024, 4096, area, vec![region], 1),
+        gen: OffsetGen::sized(Pattern::Forward, &split, area, vec![region], 1),
         budget,
         sizes: Some(Box::new(SizeDraw::new(&split))),
         ..stream(None, slots, Mix::Read)
@@ -700,9 +700,29 @@ fn a_split_streams_ios_are_counted_by_their_own_size() {
     // The byte budget is met by whole I/Os: less than one more past it.
     assert!((3 << 20..(3 << 20) + 4096).contains(&moved), "{moved}");
     // Forward, each I/O just after the one before, back to the start
-    // where the largest would not fit.
+    // only at the end of the area.
     for w in e.issued.windows(2) {
         let next = w[0].offset + u64::from(w[0].len);
-        assert!(w[1].offset == next || w[1].offset == 0, "{w:?}");
+        assert!(
+            w[1].offset == next || (w[1].offset == 0 && next == 1 << 20),
+            "{w:?}"
+        );
     }
+}
+
+#[test]
+fn a_split_streams_pass_reads_each_kib_of_its_area_once() {
+    // A budget of one pass (1 MiB): the sizes drawn tile the area, the
+    // last I/Os drawn again where a 4 KiB one would run past its end.
+    let mut e = FakeEngine::new();
+    let r = run(&mut e, vec![split_stream(1 << 20, 4)], false, false);
+    let mut per_kib = vec![0u32; 1024];
+    for q in &e.issued {
+        for k in q.offset / 1024..(q.offset + u64::from(q.len)) / 1024 {
+            per_kib[k as usize] += 1;
+        }
+    }
+    let wrong: Vec<usize> = (0..1024).filter(|&k| per_kib[k] != 1).collect();
+    assert!(wrong.is_empty(), "KiB done other than once: {wrong:?}");
+    assert_eq!(r.streams[0].read.bytes, 1 << 20);
 }

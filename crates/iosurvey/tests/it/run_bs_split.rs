@@ -227,3 +227,108 @@ fn bad_splits_are_refused_in_one_line_before_any_io() {
         assert!(!f.exists(), "{args:?} left the test file");
     }
 }
+
+/// Which 4 KiB blocks of `data` are all zeros.
+fn zero_blocks(data: &[u8]) -> Vec<usize> {
+    data.chunks(4096)
+        .enumerate()
+        .filter(|(_, b)| b.iter().all(|&x| x == 0))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+#[test]
+fn a_sequential_pass_with_a_split_writes_each_block_of_its_span_once() {
+    // A file of zeros, 8 MiB; one pass over its first 4 MiB (no bound but
+    // the pass) must write every 4 KiB block of them, and nothing twice:
+    // the bytes written are the span's, exactly. It missed the last
+    // blocks of each region (and wrote others twice) when a sequential
+    // cursor wrapped wherever the largest size did not fit.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("zeros");
+    let span = 4usize << 20;
+    for extra in [
+        &["--rw", "write"][..],
+        &["--rw", "write", "--workers", "2", "--qd", "4"],
+        &["--rw", "write", "--regions", "3", "--buffered"],
+        &["--rw", "backwrite", "--qd", "2"],
+    ] {
+        std::fs::write(&f, vec![0u8; 2 * span]).unwrap();
+        let mut a = vec![
+            "run",
+            s(&f),
+            "--bs",
+            "4k:50,64k:50",
+            "--span",
+            "4m",
+            "--allow-destroy",
+            "--quiet",
+            "--output",
+            "json",
+        ];
+        a.extend_from_slice(extra);
+        let out = iosurvey(&a);
+        assert!(
+            out.status.success(),
+            "{extra:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let written = u(&r["points"][0]["total"]["write"]["bytes"]);
+        assert_eq!(written, span as u64, "{extra:?}: one pass, once");
+        let data = std::fs::read(&f).unwrap();
+        let holes = zero_blocks(&data[..span]);
+        assert!(
+            holes.is_empty(),
+            "{extra:?}: blocks never written: {holes:?}"
+        );
+        assert_eq!(
+            zero_blocks(&data[span..]).len(),
+            span / 4096,
+            "{extra:?}: written past the span"
+        );
+    }
+}
+
+#[test]
+fn a_split_refused_for_o_direct_names_the_sizes_as_written() {
+    // zram has 4 KiB logical blocks: 6k cannot go to it with O_DIRECT.
+    // The refusal names 6k, not 2048 (the sizes' greatest common divisor,
+    // which is what offsets step by, not an I/O size).
+    let _lock = crate::common::serial();
+    need!(crate::common::require_root());
+    let z = need!(crate::common::Zram::new(16 << 20));
+    let dev = s(z.path());
+    let out = iosurvey(&[
+        "run",
+        dev,
+        "--rw",
+        "read",
+        "--bs",
+        "4k:50,6k:50",
+        "--bytes",
+        "6m",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--bs 4k:50,6k:50: 6k is not a multiple of the logical block size 4096, which O_DIRECT needs; give sizes that are multiples of 4096, or --buffered"),
+        "{err}"
+    );
+    assert!(!err.contains("2048"), "{err}");
+    // Buffered, or with sizes of whole blocks, it runs.
+    for args in [
+        &["--bs", "4k:50,6k:50", "--buffered"][..],
+        &["--bs", "4k:50,8k:50"],
+    ] {
+        let mut a = vec!["run", dev, "--rw", "read", "--bytes", "8m", "--quiet"];
+        a.extend_from_slice(args);
+        let out = iosurvey(&a);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -219,6 +219,84 @@ fn a_fio_job_of_randtrim_runs_on_a_device() {
 }
 
 #[test]
+fn a_split_trim_pass_discards_each_block_of_its_area_once() {
+    let _lock = serial();
+    need!(require_root());
+    let z = need!(Zram::new(16 * MIB));
+    let dev = path_str(z.path());
+    fill(dev);
+    let r = report(&[
+        "--rw",
+        "trim",
+        "--bs",
+        "4k:50,64k:50",
+        "--size",
+        "4m",
+        "--qd",
+        "4",
+        "--allow-destroy",
+        dev,
+    ]);
+    let p = &r["points"][0];
+    // One pass: the sizes tile the 4 MiB, none past it, none twice.
+    assert_eq!(u(&p["total"]["trim"]["bytes"]), 4 * MIB, "{}", p["total"]);
+    let data = read_device(z.path());
+    let cut = (4 * MIB) as usize;
+    let kept: Vec<usize> = data[..cut]
+        .chunks(4096)
+        .enumerate()
+        .filter(|(_, b)| b.iter().any(|&x| x != 0))
+        .map(|(i, _)| i)
+        .collect();
+    assert!(kept.is_empty(), "blocks not discarded: {kept:?}");
+    assert!(
+        data[cut..2 * cut].iter().any(|&b| b != 0),
+        "past --size was trimmed"
+    );
+}
+
+#[test]
+fn discards_off_the_logical_blocks_are_refused_before_any_io_buffered_or_not() {
+    let _lock = serial();
+    need!(require_root());
+    let z = need!(Zram::new(16 * MIB));
+    let dev = path_str(z.path());
+    fill(dev);
+    let before = read_device(z.path());
+    // zram's logical blocks are 4 KiB: the kernel refuses a 6 KiB discard
+    // with EINVAL, and the run must not get that far.
+    let cases: [(&[&str], &[&str]); 4] = [
+        (
+            &["--rw", "trim", "--bs", "6k", "--buffered"],
+            &["I/Os of 6144 bytes", "logical block size 4096", "discards"],
+        ),
+        (
+            &["--rw", "trim", "--bs", "6k"],
+            &["I/Os of 6144 bytes", "logical block size 4096", "discards"],
+        ),
+        (
+            &["--rw", "trim", "--bs", "4k:50,6k:50", "--buffered"],
+            &["--bs 4k:50,6k:50: 6k is not a multiple of the logical block size 4096"],
+        ),
+        (
+            &["--rw", "randrw", "--trim", "10", "--bs", "6k", "--buffered"],
+            &["I/Os of 6144 bytes", "discards"],
+        ),
+    ];
+    for (args, needles) in cases {
+        let mut all = vec!["run", "--bytes", "6m", "--allow-destroy", dev];
+        all.extend_from_slice(args);
+        let out = iosurvey(&all);
+        refused_in_one_line(&out, needles);
+        assert!(!stderr_of(&out).contains("--buffered"), "{args:?}");
+    }
+    assert!(
+        read_device(z.path()) == before,
+        "a refused run changed the device"
+    );
+}
+
+#[test]
 fn a_device_whose_queue_does_not_discard_is_refused() {
     let _lock = serial();
     need!(require_root());

@@ -52,7 +52,11 @@ pub fn parse_bs(s: &str) -> Result<BsArg, RunSpecError> {
         if shares.iter().any(|sh| sh.bs == bs) {
             return Err(twice("bs", s, size.trim()));
         }
-        shares.push(SizeShare { bs, pct });
+        shares.push(SizeShare {
+            bs,
+            pct,
+            written: size.trim().to_string(),
+        });
     }
     let sum: u32 = shares.iter().map(|sh| u32::from(sh.pct)).sum();
     if sum != 100 {
@@ -77,8 +81,16 @@ mod tests {
         assert_eq!(
             sp.shares,
             [
-                SizeShare { bs: 4096, pct: 70 },
-                SizeShare { bs: 65536, pct: 30 }
+                SizeShare {
+                    bs: 4096,
+                    pct: 70,
+                    written: "4k".into()
+                },
+                SizeShare {
+                    bs: 65536,
+                    pct: 30,
+                    written: "64k".into()
+                }
             ]
         );
         assert_eq!(parse_bs("4k,8k").unwrap(), BsArg::Sizes(vec![4096, 8192]));
