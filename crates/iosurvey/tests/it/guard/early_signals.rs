@@ -183,3 +183,93 @@ fn sigterm_at_any_early_moment_exits_130_and_leaves_nothing() {
         assert_stopped_clean(&out, target.path(), outdir.path(), &when);
     }
 }
+
+/// Whether process `pid` is asleep in a system call (state `D`, a
+/// syscall number in `/proc/PID/syscall`): waiting on the frozen
+/// filesystem.
+fn blocked_in_a_syscall(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The state follows the command's name, which ends with the last ')'.
+    let state = stat.rsplit_once(')').map(|(_, r)| r.trim_start());
+    let call = std::fs::read_to_string(format!("/proc/{pid}/syscall")).unwrap_or_default();
+    let number = call
+        .split(' ')
+        .next()
+        .and_then(|n| n.trim().parse::<u64>().ok());
+    state.is_some_and(|s| s.starts_with('D')) && number.is_some()
+}
+
+/// The hostile tester's case: the report goes to a frozen filesystem
+/// (`fsfreeze`), so the judging of the output waits there; a SIGTERM
+/// then, and a thaw. Before, the signal killed the run once the thaw let
+/// it go (143), its trash made and left in the report's directory.
+#[test]
+fn sigterm_while_the_output_filesystem_is_frozen_exits_130_and_leaves_no_trash() {
+    let _lock = serial();
+    need!(require_root_and(&FROZEN_EXT4_TOOLS));
+    let l = need!(LoopDev::blank(64 * MIB, &[]));
+    mkfs_ext4_settled(l.path());
+    let mut m = need!(Mount::new(path_str(l.path()), &[]));
+    let outdir = m.path().join("out");
+    std::fs::create_dir(&outdir).unwrap();
+    m.freeze().expect("fsfreeze -f");
+    let target = tempfile::tempdir().unwrap();
+    let child = start(target.path(), &outdir, &[]);
+    let mut run = Running(Some(child));
+    let pid = run.0.as_ref().unwrap().id();
+    let started = Instant::now();
+    // Three looks in a row: not a moment's wait for a page of the binary.
+    let mut seen = 0;
+    while seen < 3 {
+        assert!(
+            started.elapsed() < PATIENCE,
+            "the run never waited on the frozen filesystem"
+        );
+        seen = if blocked_in_a_syscall(pid) {
+            seen + 1
+        } else {
+            0
+        };
+        sleep(Duration::from_millis(10));
+    }
+    let child = run.0.take().unwrap();
+    terminate(&child);
+    must("fsfreeze", &["-u", path_str(m.path())]);
+    let out = child.wait_with_output().unwrap();
+    assert_stopped_clean(&out, target.path(), &outdir, "frozen");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("stopped by a signal"), "{}", describe(&out));
+}
+
+/// A command that never looks at the stop flag is ended by a signal at
+/// once, with 130: `report -` waiting on a terminal that never types.
+/// Before, SIGTERM's default action ended it (143).
+#[test]
+fn sigterm_ends_a_report_waiting_on_stdin_with_130() {
+    let _lock = serial();
+    let outdir = tempfile::tempdir().unwrap();
+    let child = Command::new(BIN)
+        .args(["report", "-", "--html"])
+        .arg(outdir.path().join("r.html"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting iosurvey");
+    let mut run = Running(Some(child));
+    let pid = run.0.as_ref().unwrap().id();
+    let started = Instant::now();
+    while catches_sigterm(pid) == Some(false) {
+        assert!(started.elapsed() < PATIENCE, "no SIGTERM handler came");
+        std::thread::yield_now();
+    }
+    let mut child = run.0.take().unwrap();
+    // Its stdin stays open, and empty, until the end.
+    let stdin = child.stdin.take();
+    terminate(&child);
+    let out = child.wait_with_output().unwrap();
+    drop(stdin);
+    assert_eq!(out.status.code(), Some(130), "{}", describe(&out));
+    let left = names_in(outdir.path());
+    assert!(left.is_empty(), "left beside the page: {left:?}");
+}
