@@ -23,7 +23,8 @@ static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 /// Registers the handlers (once) and returns the flag they set. A second
 /// signal exits at once with 130 (signal-hook runs a signal's actions in
 /// the order registered, so the check of the flag comes before the first
-/// signal sets it).
+/// signal sets it). That exit is from the handler, where nothing may be
+/// cleaned up: the run's test file and trash stay, as after a kill.
 pub fn install() -> Arc<AtomicBool> {
     Arc::clone(STOP.get_or_init(|| {
         let stop = Arc::new(AtomicBool::new(false));
