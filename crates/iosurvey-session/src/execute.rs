@@ -19,17 +19,12 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// Sets a flag on SIGINT, SIGTERM or SIGHUP (a terminal or ssh session
-/// that goes away: its default action killed the run, leaving its test
-/// file and saving nothing), or when stderr's reader goes; a second
-/// signal exits at once (130).
+/// The process's stop flag (see [`crate::stop`]), set on SIGINT, SIGTERM
+/// or SIGHUP (a terminal or ssh session that goes away: its default action
+/// killed the run, leaving its test file and saving nothing), and from now
+/// on when stderr's reader goes; a second signal exits at once (130).
 pub fn stop_flag() -> Arc<AtomicBool> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [SIGINT, SIGTERM, SIGHUP] {
-        let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&stop));
-        let _ = signal_hook::flag::register(sig, Arc::clone(&stop));
-    }
+    let stop = crate::stop::install();
     // A closed stderr stops the run too.
     crate::say::stop_on_close(&stop);
     stop

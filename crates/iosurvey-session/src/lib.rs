@@ -62,6 +62,7 @@ mod progress;
 pub mod ranks;
 pub mod say;
 mod session;
+pub mod stop;
 mod stream_file;
 mod targets;
 mod tuning;

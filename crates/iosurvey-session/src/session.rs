@@ -112,6 +112,16 @@ pub fn run_plan(
     let outs = check_before_io(
         cluster, &local, has_work, tflags, oflags, &report, presenter,
     )?;
+    // A signal since `main` began (its handler is the first thing `main`
+    // installs) was only recorded: the run ends here, before anything is
+    // opened, and `main` removes the trash the checks made.
+    let stop = stop_flag();
+    if cluster.any(stop.load(Ordering::Relaxed)) {
+        return Err(agreed(
+            cluster,
+            Failure::Interrupted(anyhow!(STOPPED_BEFORE)),
+        ));
+    }
     if oflags.dry_run {
         if root {
             output::print_text(&describe(plan));
@@ -120,7 +130,6 @@ pub fn run_plan(
     }
 
     // 2. Open and lay out, every rank; then a barrier.
-    let stop = stop_flag();
     let closed = Arc::new(AtomicBool::new(false));
     let mut outs = outs;
     if let Some(o) = &mut outs {
@@ -314,6 +323,9 @@ pub fn run_plan(
     }
     worst_over_ranks(cluster, outcome, failed, last_save)
 }
+
+/// What a run stopped before it began says: one line, exit 130.
+const STOPPED_BEFORE: &str = "stopped by a signal before the run began; nothing was measured";
 
 /// A point as this rank ran it, and the whole job's result on rank 0.
 struct Ran {

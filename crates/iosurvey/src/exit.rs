@@ -97,14 +97,15 @@ fn hints(e: &clap::Error) -> String {
 /// and of a failure every rank reached together rank 0 says it (each
 /// rank's own refusals among them) while the others end silently.
 pub fn end_run(outcome: Result<Outcome, Failure>, c: &dyn Cluster) -> ExitCode {
+    // The trash directories made ahead, empty by now, go; first, since
+    // ending a rank alone does not come back.
+    iosurvey_target::guard::trash::release_reserved();
     if let (Err(f), true) = (&outcome, c.distributed()) {
         if !c.was_agreed() {
             let v = verdict(f);
             c.end_alone(v.code, &v.text);
         }
     }
-    // The trash directories made ahead, empty by now, go.
-    iosurvey_target::guard::trash::release_reserved();
     let say = |e: &anyhow::Error| {
         let text = format!("{e:#}");
         if text != iosurvey_session::SILENT {

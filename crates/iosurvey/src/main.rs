@@ -50,6 +50,11 @@ use iosurvey_target::output::path as out_path;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // First of all: a SIGINT, SIGTERM or SIGHUP from now on is recorded,
+    // not fatal. Before, the handler came only once the run's outputs were
+    // judged, and a signal in the first milliseconds killed the run (exit
+    // 143) with the trash directories of the judged outputs left behind.
+    iosurvey_session::stop::install();
     // Under mpirun: MPI up for the whole run (finalised when this drops),
     // or a refusal from a build without it.
     let cluster = match iosurvey_session::start() {
@@ -160,6 +165,9 @@ fn run_command(
     environment: survey_cmd::FromEnvironment,
     fio: Option<flags::spellings::FioRun>,
 ) -> Result<Outcome, Failure> {
+    if !runs_a_plan(command.as_ref()) {
+        iosurvey_session::stop::at_once();
+    }
     match command {
         Some(Command::Run(a)) => run_cmd::run(a, args, c, fio.map(from_job_file)),
         Some(Command::Quick(a)) => quick_cmd::quick(a, args, c),
@@ -176,4 +184,19 @@ fn run_command(
         Some(Command::Man(a)) => man_page::man(a, documented_command()),
         None => quick_cmd::quick(flags::cli::quick_defaults(), args, c),
     }
+}
+
+/// Whether `command` runs a plan through the session, which watches the
+/// stop flag; the others never look at it, and a signal ends them at once.
+fn runs_a_plan(command: Option<&Command>) -> bool {
+    !matches!(
+        command,
+        Some(
+            Command::Report(_)
+                | Command::Compare(_)
+                | Command::Db(_)
+                | Command::Completions(_)
+                | Command::Man(_)
+        )
+    )
 }

@@ -30,6 +30,8 @@ mod modes {
 mod guard {
     mod cleanup_races;
     mod consent_on_the_line;
+    /// SIGTERM before a run has opened anything.
+    mod early_signals;
     mod hostile_setups;
     mod inputs_are_not_outputs;
     mod loop_backing;
