@@ -62,8 +62,11 @@ fn stop_during_buffer_setup(signal: Signal) {
     let landed = writes_done(l.path()) - before;
     assert_eq!(landed, 0, "{landed} writes landed after {signal:?}");
     assert_eq!(out.status.code(), Some(130), "{}", describe(&out));
+    // Well short of the run's 10 s: the set-up was cut, not waited out.
+    // (It takes about 0.6 s here, and up to 1 s with the machine busy: a
+    // bound any tighter fails on load, not on the code.)
     assert!(
-        took < Duration::from_secs(1),
+        took < Duration::from_secs(5),
         "{signal:?} took {took:?} to stop the run"
     );
     let report = json_file(&json);
