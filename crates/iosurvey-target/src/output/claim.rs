@@ -14,12 +14,17 @@ use crate::output::path::{HeldDir, OutPath, OutputError, Sink};
 use rustix::fs::{Mode, OFlags, Stat};
 use rustix::io::Errno;
 use std::ffi::OsString;
+use std::os::fd::OwnedFd;
 
 /// A made-up output's name, held by the empty file this run created there
 /// until the report replaces it.
 pub struct Claim {
     dir: HeldDir,
     name: OsString,
+    /// The file created, held open for as long as the claim: its inode
+    /// cannot be freed and given to a later report (a rewrite's new file),
+    /// which would then look like the claim and be removed with it.
+    _held: OwnedFd,
     /// The file created, as `fstat` of its descriptor saw it.
     made: Stat,
     /// What the output's name holds as far as the run knows: the claim
@@ -55,6 +60,7 @@ pub fn claim(out: &OutPath) -> Result<Option<Claim>, OutputError> {
     let claim = Claim {
         dir: dir.clone(),
         name: name.clone(),
+        _held: fd,
         made,
         at: at.clone(),
     };
@@ -148,8 +154,19 @@ mod tests {
         let mine = claim(&out).unwrap().unwrap();
         let (held, name, at) = sink(&out);
         replace_at(held.fd(), name, at, b"Maximum Small IOPS=1\n").unwrap();
+        // Rewritten whole again, as a summary is after a later point: a
+        // new file, which must not take the claim's freed inode and look
+        // like the claim (it did, and was removed at the end of the run).
+        // Others' files come and go beside it, as ORION's other files do.
+        let other = judged(&dir.path().join("o.csv"));
+        let (o_dir, o_name, o_at) = sink(&other);
+        for k in 2..30 {
+            let body = format!("Maximum Small IOPS={k}\n");
+            replace_at(held.fd(), name, at, body.as_bytes()).unwrap();
+            replace_at(o_dir.fd(), o_name, o_at, body.as_bytes()).unwrap();
+        }
         drop(mine);
-        assert_eq!(std::fs::read(&p).unwrap(), b"Maximum Small IOPS=1\n");
+        assert_eq!(std::fs::read(&p).unwrap(), b"Maximum Small IOPS=29\n");
     }
 
     #[test]
