@@ -5,6 +5,7 @@
 //! Ctrl-C does.
 
 use crate::failure::Failure;
+use crate::made_up;
 use crate::output::{stdout_body, write_stdout, Outputs};
 use crate::presenter::Presentation;
 use crate::{OutputFormat, OutputOptions, TargetOptions};
@@ -110,40 +111,61 @@ fn check_verify_states(plan: &Plan, outs: &[out_path::OutPath]) -> Result<(), Fa
 }
 
 /// Judges every output before any target is opened: refused (exit 2) if
-/// one cannot be written, is a target, or is another output.
+/// one cannot be written, is a target, or is another output. A mode's
+/// files under made-up names take the first set nothing is at, claimed
+/// last, once every check has passed (see [`crate::made_up`]); not with
+/// `--dry-run`, which writes nothing.
 pub(crate) fn judge_outputs(
     plan: &Plan,
     report: &RunReport,
     oflags: &OutputOptions,
     presenter: &Presentation<'_>,
 ) -> Result<Outputs, Failure> {
-    let files = presenter.files(report);
-    if presenter.files_are_made_up() {
-        if let Some((_, p)) = files.iter().find(|(_, p)| p.symlink_metadata().is_ok()) {
-            return Err(Failure::Usage(anyhow::anyhow!(
-                "{}: already exists (an earlier run in the same minute, or a file of yours); \
-                 iosurvey names this file itself and never replaces what it did not offer to write: \
-                 move it, or give another output directory",
-                p.display()
-            )));
-        }
-    }
     let targets = target_paths(plan);
-    let mut outs = Outputs::judge(oflags, &files, &targets)?;
-    let taken = oflags.output.map(|o| match o {
-        OutputFormat::Json => "the JSON report (--output json)",
-        OutputFormat::Text => "the text summary (--output text)",
-    });
-    out_path::check_all(&outs.all(), &targets, taken).map_err(|e| Failure::Usage(e.into()))?;
-    check_inputs(&oflags.inputs, &outs.all())?;
-    check_verify_states(plan, &outs.all())?;
+    let sets = presenter.made_up_files(report);
+    let mut outs = Outputs::judge(oflags, &presenter.files(report), &targets)?;
+    let mut taken = None;
+    if !sets.is_empty() {
+        let (k, mode) = made_up::judge_free(&sets, 0)?;
+        outs.set_made_up(mode);
+        taken = Some(k);
+    }
+    check_between(plan, oflags, &outs, &targets)?;
     outs.check_db()?;
     outs.check_gateway(
         oflags.metrics_push.as_deref(),
         &report.host.hostname,
         &targets,
     )?;
+    if let Some(mut k) = taken {
+        while !oflags.dry_run && !outs.claim_made_up()? {
+            // A run started at the same moment claimed set `k` since it
+            // was judged: the next free one, judged against the rest again.
+            let (next, mode) = made_up::judge_free(&sets, k + 1)?;
+            outs.set_made_up(mode);
+            check_between(plan, oflags, &outs, &targets)?;
+            k = next;
+        }
+        presenter.took_files(report, k);
+    }
     Ok(outs)
+}
+
+/// The checks between the outputs and of each against what the run
+/// touches: no two the same, none a target, an input or a verify state.
+fn check_between(
+    plan: &Plan,
+    oflags: &OutputOptions,
+    outs: &Outputs,
+    targets: &[PathBuf],
+) -> Result<(), Failure> {
+    let taken = oflags.output.map(|o| match o {
+        OutputFormat::Json => "the JSON report (--output json)",
+        OutputFormat::Text => "the text summary (--output text)",
+    });
+    out_path::check_all(&outs.all(), targets, taken).map_err(|e| Failure::Usage(e.into()))?;
+    check_inputs(&oflags.inputs, &outs.all())?;
+    check_verify_states(plan, &outs.all())
 }
 
 /// Refuses an output that is a file the run reads to know what to do (a

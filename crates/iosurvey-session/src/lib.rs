@@ -50,6 +50,7 @@ mod json_file;
 mod launch;
 mod live_lines;
 pub mod localize;
+mod made_up;
 pub mod merge;
 mod metrics;
 mod metrics_push;

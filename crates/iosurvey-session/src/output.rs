@@ -14,6 +14,7 @@ use crate::{OutputFormat, OutputOptions};
 use anyhow::anyhow;
 use iosurvey_model::document::RunReport;
 use iosurvey_report::{render_html, to_json, TextOptions};
+use iosurvey_target::output::claim::{claim, Claim};
 use iosurvey_target::output::file::replace_at;
 use iosurvey_target::output::path::{fd_ident, judge, OutPath, Sink};
 use rustix::fs::{Mode, OFlags};
@@ -233,6 +234,10 @@ pub struct Outputs {
     /// report) as last saved.
     csv_saved: std::cell::RefCell<Option<Grown>>,
     mode_saved: std::cell::RefCell<Vec<ModeSaved>>,
+    /// The first of the mode's made-up files, claimed when the run was
+    /// planned: removed when the outputs are dropped if no report
+    /// replaced it (see `iosurvey_target::output::claim`).
+    claim: Option<Claim>,
 }
 
 /// A mode's file as last saved: as a text, or as a JSON report.
@@ -291,7 +296,33 @@ impl Outputs {
             json_saved: Default::default(),
             csv_saved: Default::default(),
             mode_saved: std::cell::RefCell::new((0..mode.len()).map(|_| (None, None)).collect()),
+            claim: None,
         })
+    }
+
+    /// Makes `mode`, judged as new files under names iosurvey made up
+    /// (see `crate::made_up`), the mode's own files, in place of any
+    /// judged before.
+    pub(crate) fn set_made_up(&mut self, mode: Vec<OutPath>) {
+        self.mode_saved = std::cell::RefCell::new(mode.iter().map(|_| (None, None)).collect());
+        self.mode = mode;
+        self.claim = None;
+    }
+
+    /// Claims the first of the mode's made-up files, kept until the
+    /// outputs are dropped; `false` when a run started at the same moment
+    /// took it since it was judged.
+    pub(crate) fn claim_made_up(&mut self) -> Result<bool, Failure> {
+        let Some(first) = self.mode.first() else {
+            return Ok(true);
+        };
+        match claim(first).map_err(|e| Failure::Usage(e.into()))? {
+            Some(c) => {
+                self.claim = Some(c);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
     }
 
     /// All of them, for the checks between them.

@@ -33,12 +33,19 @@ pub trait Presenter {
     fn file_bodies(&self, _report: &RunReport) -> Vec<FileBody> {
         Vec::new()
     }
-    /// Whether `files` are names iosurvey made up rather than paths the
-    /// user gave: such a file must not exist yet (nor be a symlink), since
-    /// nobody offered what is there.
-    fn files_are_made_up(&self) -> bool {
-        false
+    /// The mode's own files under names iosurvey makes up rather than
+    /// paths the user gave (ORION's `<testname>_<minute>_*`): the sets of
+    /// names the run may take, best first, each in `file_bodies`' order.
+    /// The run takes the first set none of whose names is there (nobody
+    /// offered what is), and claims it when it is planned (see
+    /// `crate::made_up`), so that runs started together each take their
+    /// own. Empty: the mode's files are `files`.
+    fn made_up_files(&self, _report: &RunReport) -> Vec<Vec<(String, PathBuf)>> {
+        Vec::new()
     }
+    /// Told that the run's files are set `k` of `made_up_files`, for the
+    /// mode to say so when it is not the first.
+    fn took_files(&self, _report: &RunReport, _k: usize) {}
     /// The start of `text` that later points cannot change, printed on
     /// stdout as the run goes (so a reader sees lines early, and a closed
     /// stdout is found early); `None` prints the text only at the end.
@@ -119,8 +126,11 @@ impl Presentation<'_> {
     pub fn file_bodies(&self, shown: &RunReport) -> Vec<FileBody> {
         self.presenter.file_bodies(shown)
     }
-    pub fn files_are_made_up(&self) -> bool {
-        self.presenter.files_are_made_up()
+    pub fn made_up_files(&self, report: &RunReport) -> Vec<Vec<(String, PathBuf)>> {
+        self.presenter.made_up_files(report)
+    }
+    pub fn took_files(&self, report: &RunReport, k: usize) {
+        self.presenter.took_files(report, k)
     }
     /// The settled start of the text; none over several repeats (each
     /// repeat's text is whole only at its end).

@@ -3,6 +3,7 @@
 //! file replaced atomically beside itself and anything else written in
 //! place ([`file`]).
 
+pub mod claim;
 pub mod database;
 pub mod file;
 pub mod judged;

@@ -25,9 +25,8 @@ use iosurvey_workload::modes::matrix::{
 };
 use iosurvey_workload::units::{parse_duration, parse_size};
 use iosurvey_workload::Layout;
-use stamp::{free_prefix, FILES};
+use stamp::{prefixes, FILES};
 use std::path::PathBuf;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -235,24 +234,6 @@ struct MatrixPresenter {
     quiet: bool,
     /// Whether this process writes the files (rank 0) and says so.
     writes: bool,
-    /// The files' prefix, chosen when they are first judged and kept.
-    prefix: OnceLock<String>,
-}
-
-impl MatrixPresenter {
-    fn prefix(&self, report: &RunReport) -> &str {
-        self.prefix.get_or_init(|| {
-            let (prefix, later) = free_prefix(&self.testname, &report.started_at, &self.dir);
-            if later > 0 && self.writes && !self.quiet {
-                let own = format!("{}_{}", self.testname, stamp_of(&report.started_at));
-                eprintln!(
-                    "iosurvey: {own}_* already in {} (an earlier run this minute, or files of yours; kept): this run's files are {prefix}_*, the next free minute (the report's started_at keeps the start)",
-                    self.dir.display()
-                );
-            }
-            prefix
-        })
-    }
 }
 
 impl Presenter for MatrixPresenter {
@@ -276,19 +257,35 @@ impl Presenter for MatrixPresenter {
         Ok(())
     }
 
-    fn files(&self, report: &RunReport) -> Vec<(String, PathBuf)> {
-        let prefix = self.prefix(report);
-        FILES
+    /// ORION's files of each minute from the run's start on: the session
+    /// takes the first set that is free and claims it (`made_up`).
+    fn made_up_files(&self, report: &RunReport) -> Vec<Vec<(String, PathBuf)>> {
+        prefixes(&self.testname, &report.started_at)
             .iter()
-            .map(|suffix| {
-                let path = self.dir.join(format!("{prefix}_{suffix}"));
-                (format!("--out ({suffix})"), path)
+            .map(|prefix| {
+                FILES
+                    .iter()
+                    .map(|suffix| {
+                        let path = self.dir.join(format!("{prefix}_{suffix}"));
+                        (format!("--out ({suffix})"), path)
+                    })
+                    .collect()
             })
             .collect()
     }
 
-    fn files_are_made_up(&self) -> bool {
-        true
+    /// Says which minute the files took when it is not the run's own.
+    fn took_files(&self, report: &RunReport, k: usize) {
+        if k == 0 || !self.writes || self.quiet {
+            return;
+        }
+        let own = format!("{}_{}", self.testname, stamp_of(&report.started_at));
+        let taken = prefixes(&self.testname, &report.started_at);
+        let prefix = taken.get(k).map_or("?", String::as_str);
+        eprintln!(
+            "iosurvey: {own}_* already in {} (an earlier run this minute, one started with this one, or files of yours; kept): this run's files are {prefix}_*, the next free minute (the report's started_at keeps the start)",
+            self.dir.display()
+        );
     }
 
     fn file_bodies(&self, report: &RunReport) -> Vec<FileBody> {
@@ -372,7 +369,6 @@ pub fn matrix(a: MatrixArgs, argv: &[String], cluster: &dyn Cluster) -> Result<O
         dir,
         quiet: a.out.quiet,
         writes: cluster.rank() == 0,
-        prefix: OnceLock::new(),
     };
     run_plan(
         &plan,

@@ -307,6 +307,22 @@ pub fn judge(flag: &str, given: &Path) -> Result<OutPath, OutputError> {
     }
 }
 
+/// Judges `given`, a name iosurvey made up rather than a path the user
+/// gave, as a new file: `None` when anything is at it already (a file,
+/// a symlink, even one to nothing), since nobody offered that to be
+/// replaced.
+pub fn judge_new(flag: &str, given: &Path) -> Result<Option<OutPath>, OutputError> {
+    if given.symlink_metadata().is_ok() {
+        return Ok(None);
+    }
+    let out = judge(flag, given)?;
+    // Something put there since the look is judged as there: taken too.
+    match &out.sink {
+        Sink::File { at, .. } if at.get().is_none() => Ok(Some(out)),
+        _ => Ok(None),
+    }
+}
+
 /// An existing regular file `st` at `given`: its directory held (symlinks
 /// resolved now, once), the file checked to be there under its name.
 fn judge_regular(shown: &str, given: &Path, st: &Stat) -> Result<Sink, OutputError> {

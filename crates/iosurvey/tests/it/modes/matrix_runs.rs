@@ -214,3 +214,97 @@ fn warnings_are_printed_with_the_matrix_text() {
         "{warned:?}"
     );
 }
+
+/// ORION's files of one run: `orion_<stamp>_` and each of them.
+const ORION_FILES: [&str; 6] = [
+    "summary.txt",
+    "mbps.csv",
+    "iops.csv",
+    "lat.csv",
+    "hist.txt",
+    "report.json",
+];
+
+/// Starts `iosurvey matrix` on `target` in `dir`: one small random point
+/// held for a second, so that every run started together is planned
+/// while the others measure, long before any writes its files.
+fn start_one_point(dir: &std::path::Path, target: &str) -> std::process::Child {
+    std::process::Command::new(BIN)
+        .args(["matrix", target, "--num-disks", "1", "--matrix", "point"])
+        .args(["--num-small", "1", "--num-large", "0", "--time", "1s", "-q"])
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starting iosurvey")
+}
+
+/// Runs started at the same moment in one directory with one test name
+/// (a script starting ORION's run levels in parallel) each claim a minute
+/// of their own when they are planned: every run exits 0 with its own
+/// six files under its own stamp. Before, they all took the same stamp
+/// and all but the first lost their results (exit 1). A run refused after
+/// its claim (its target missing) leaves nothing, its claim included.
+#[test]
+fn runs_started_together_in_one_directory_each_keep_their_own_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let targets = ["a.dat", "b.dat", "c.dat", "d.dat"];
+    for (i, t) in targets.iter().enumerate() {
+        fs::write(dir.path().join(t), random_bytes(4 << 20, i as u64)).unwrap();
+    }
+    let runs: Vec<_> = targets
+        .iter()
+        .map(|t| start_one_point(dir.path(), t))
+        .collect();
+    let refused = start_one_point(dir.path(), "missing.dat");
+    for (t, run) in targets.iter().zip(runs) {
+        let out = run.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{t}: {}", describe(&out));
+    }
+    let out = refused.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("missing.dat"), "{err}");
+    // Every name in the directory: the targets and ORION's files alone
+    // (no claim, temporary file or trash left by any run).
+    let mut stamps = std::collections::BTreeMap::<String, Vec<String>>::new();
+    for e in fs::read_dir(dir.path()).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        if targets.contains(&name.as_str()) {
+            continue;
+        }
+        let kind = ORION_FILES
+            .iter()
+            .find(|k| name.ends_with(&format!("_{k}")));
+        let stamp = kind.and_then(|k| name.strip_prefix("orion_")?.strip_suffix(&format!("_{k}")));
+        let (Some(stamp), Some(kind)) = (stamp, kind) else {
+            panic!("{name}: left in the directory");
+        };
+        stamps
+            .entry(stamp.to_string())
+            .or_default()
+            .push(kind.to_string());
+    }
+    assert_eq!(stamps.len(), targets.len(), "{stamps:?}");
+    for (stamp, kinds) in &mut stamps {
+        kinds.sort();
+        let mut all = ORION_FILES.map(String::from).to_vec();
+        all.sort();
+        assert_eq!(*kinds, all, "{stamp}");
+    }
+    // Each run's files are its own: each target in one summary, measured.
+    let summaries: Vec<String> = stamps
+        .keys()
+        .map(|s| fs::read_to_string(dir.path().join(format!("orion_{s}_summary.txt"))).unwrap())
+        .collect();
+    for t in targets {
+        let own: Vec<_> = summaries
+            .iter()
+            .filter(|s| s.contains(&format!("Name: {t}\t")))
+            .collect();
+        assert_eq!(own.len(), 1, "{t}: {summaries:?}");
+        assert!(own[0].contains("Maximum Small IOPS="), "{}", own[0]);
+    }
+}
