@@ -1,7 +1,7 @@
 //! Whether a stream's I/Os start and end on its target's logical blocks
 //! where they must: under O_DIRECT, and for discards, buffered or not.
 
-use crate::error::RunError;
+use crate::error::{Aligned, RunError};
 use iosurvey_target::target::Geometry;
 use iosurvey_workload::StreamClass;
 
@@ -53,37 +53,6 @@ pub(crate) fn check_alignment(s: &StreamClass, t: &Geometry) -> Result<(), RunEr
         });
     }
     Ok(())
-}
-
-/// Why I/Os must be aligned to a target's logical blocks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Aligned {
-    /// O_DIRECT reads and writes.
-    Direct,
-    /// Discards (`BLKDISCARD`), buffered or not.
-    Discard,
-}
-
-impl Aligned {
-    /// What else the user may do: drop O_DIRECT, which discards do not
-    /// use.
-    pub(crate) fn remedy(self) -> &'static str {
-        match self {
-            Aligned::Direct => ", or --buffered",
-            Aligned::Discard => "",
-        }
-    }
-}
-
-impl std::fmt::Display for Aligned {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Aligned::Direct => "which O_DIRECT needs",
-            Aligned::Discard => {
-                "the granularity of its discards (the kernel refuses others with EINVAL, buffered or not)"
-            }
-        })
-    }
 }
 
 #[cfg(test)]

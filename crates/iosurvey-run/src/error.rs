@@ -1,7 +1,6 @@
 //! Why a job could not run: the one error of the runner, the verify pass
 //! and the compression check, shared by them all.
 
-use crate::alignment::Aligned;
 use iosurvey_engine::EngineError;
 use iosurvey_workload::pattern::AreaError;
 use iosurvey_workload::MAX_OUTSTANDING;
@@ -94,4 +93,35 @@ pub enum RunError {
     Worker(std::io::Error),
     #[error("{0}")]
     Verify(String),
+}
+
+/// Why I/Os must be aligned to a target's logical blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Aligned {
+    /// O_DIRECT reads and writes.
+    Direct,
+    /// Discards (`BLKDISCARD`), buffered or not.
+    Discard,
+}
+
+impl Aligned {
+    /// What else the user may do: drop O_DIRECT, which discards do not
+    /// use.
+    pub(crate) fn remedy(self) -> &'static str {
+        match self {
+            Aligned::Direct => ", or --buffered",
+            Aligned::Discard => "",
+        }
+    }
+}
+
+impl std::fmt::Display for Aligned {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Aligned::Direct => "which O_DIRECT needs",
+            Aligned::Discard => {
+                "the granularity of its discards (the kernel refuses others with EINVAL, buffered or not)"
+            }
+        })
+    }
 }

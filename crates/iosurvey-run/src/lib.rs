@@ -24,7 +24,7 @@ mod verify;
 pub mod verify_state;
 mod worker;
 
-pub use alignment::Aligned;
+pub use error::Aligned;
 pub use error::RunError;
 pub use host::{HostInfo, HostProbe};
 pub use intervals::IntervalRow;
