@@ -418,7 +418,8 @@ fn a_wait_with_nothing_completing_returns_by_its_timeout() {
     e.submit_and_wait(1, Duration::from_millis(50)).unwrap();
     let waited = t.elapsed();
     assert!(waited >= Duration::from_millis(45), "{waited:?}");
-    assert!(waited < Duration::from_millis(500), "{waited:?}");
+    // Bounded (not a wait for ever), with room for a busy machine.
+    assert!(waited < Duration::from_secs(2), "{waited:?}");
     assert_eq!(e.features().empty_wakeups, 1, "an empty wake-up is counted");
     let mut n = 0;
     e.reap(|_| {
@@ -433,14 +434,15 @@ fn a_wait_with_nothing_completing_returns_by_its_timeout() {
     e.submit_and_wait(1, Duration::from_millis(50)).unwrap();
     let waited = t.elapsed();
     assert!(waited >= Duration::from_millis(45), "{waited:?}");
-    assert!(waited < Duration::from_millis(500), "{waited:?}");
+    // Bounded (not a wait for ever), with room for a busy machine.
+    assert!(waited < Duration::from_secs(2), "{waited:?}");
     assert_eq!(e.features().empty_wakeups, 2);
     tx.write_all(b"x").unwrap();
     // And a wait that something ends returns with it, well before its
     // timeout.
     let t = Instant::now();
     e.submit_and_wait(1, Duration::from_secs(5)).unwrap();
-    assert!(t.elapsed() < Duration::from_secs(2));
+    assert!(t.elapsed() < Duration::from_secs(4));
     let mut results = Vec::new();
     e.reap(|c| {
         results.push(c.result);
