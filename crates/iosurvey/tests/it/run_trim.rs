@@ -32,6 +32,25 @@ fn fill(dev: &str) {
     assert!(u(&p["total"]["write"]["ops"]) > 0);
 }
 
+/// Asserts that device `dev` (filled, then trimmed over its first `cut`
+/// bytes) reads back zeros in every 4 KiB block of them, and data in the
+/// `cut` bytes after them.
+fn assert_discarded_up_to(dev: &Path, cut: u64) {
+    let data = read_device(dev);
+    let cut = cut as usize;
+    let kept: Vec<usize> = data[..cut]
+        .chunks(4096)
+        .enumerate()
+        .filter(|(_, b)| b.iter().any(|&x| x != 0))
+        .map(|(i, _)| i)
+        .collect();
+    assert!(kept.is_empty(), "blocks not discarded: {kept:?}");
+    assert!(
+        data[cut..2 * cut].iter().any(|&b| b != 0),
+        "past --size was trimmed"
+    );
+}
+
 #[test]
 fn trim_discards_each_block_of_its_size_and_the_region_reads_back_zeros() {
     let _lock = serial();
@@ -65,16 +84,7 @@ fn trim_discards_each_block_of_its_size_and_the_region_reads_back_zeros() {
     assert!(u(&lat["min_ns"]) > 0 && u(&lat["max_ns"]) >= u(&lat["min_ns"]));
     // The discards reached the device: the region reads back as zeros,
     // and what follows it still holds the data written.
-    let data = read_device(z.path());
-    let cut = (4 * MIB) as usize;
-    assert!(
-        data[..cut].iter().all(|&b| b == 0),
-        "the trimmed area holds data"
-    );
-    assert!(
-        data[cut..2 * cut].iter().any(|&b| b != 0),
-        "past --size was trimmed"
-    );
+    assert_discarded_up_to(z.path(), 4 * MIB);
 }
 
 #[test]
@@ -240,19 +250,7 @@ fn a_split_trim_pass_discards_each_block_of_its_area_once() {
     let p = &r["points"][0];
     // One pass: the sizes tile the 4 MiB, none past it, none twice.
     assert_eq!(u(&p["total"]["trim"]["bytes"]), 4 * MIB, "{}", p["total"]);
-    let data = read_device(z.path());
-    let cut = (4 * MIB) as usize;
-    let kept: Vec<usize> = data[..cut]
-        .chunks(4096)
-        .enumerate()
-        .filter(|(_, b)| b.iter().any(|&x| x != 0))
-        .map(|(i, _)| i)
-        .collect();
-    assert!(kept.is_empty(), "blocks not discarded: {kept:?}");
-    assert!(
-        data[cut..2 * cut].iter().any(|&b| b != 0),
-        "past --size was trimmed"
-    );
+    assert_discarded_up_to(z.path(), 4 * MIB);
 }
 
 #[test]
